@@ -1,0 +1,184 @@
+"""``fitbot``: the command line. Parses flags, calls the same service the chat adapters use, prints.
+
+Heavy libraries (chat platforms, matplotlib, huggingface_hub) are imported inside the sub-commands
+that need them, so ``fitbot estimate`` and ``fitbot ask`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+
+from bot.lookup import NotFound, find_gpu, find_model
+from catalog.store import CatalogStore
+from core.estimate import EstimateError, FitEstimate, Request, estimate
+from core.models import GIB, Catalog, Engine, KvCacheType
+
+MAX_CONTEXT = 1 << 24
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+def _context(text: str) -> int:
+    """Context as tokens: "32768", "32k", "1m"."""
+    raw = text.strip().lower()
+    scale = {"k": 1024, "m": 1 << 20}.get(raw[-1:], 1)
+    try:
+        value = int(float(raw[:-1] if scale > 1 else raw) * scale)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a context length: {text!r} (try 8192 or 32k)") from None
+    if not 1 <= value <= MAX_CONTEXT:
+        raise argparse.ArgumentTypeError(f"context must be between 1 and {MAX_CONTEXT} tokens, got {value}")
+    return value
+
+
+def _positive(kind: type, upper: float) -> object:
+    def parse(text: str) -> object:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not 0 < value <= upper:
+            raise argparse.ArgumentTypeError(f"must be between 0 and {upper:g}, got {text}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fitbot", description="Can I run this model? Fit, speed and cost.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    est = sub.add_parser("estimate", help="memory breakdown and fit verdict for one model on one GPU setup")
+    est.add_argument("--model", required=True, help="catalog name/alias, HF repo id, config.json, folder or .gguf")
+    est.add_argument("--gpu", required=True, help='GPU name or alias, e.g. "rtx 4090", "2x 3090", "m3 ultra 512"')
+    est.add_argument("--gpus", type=_positive(int, 64), default=None, help="number of GPUs")
+    est.add_argument("--quant", help="Q4_K_M (default), Q8_0, UD-Q2_K_XL, BF16, FP8, AWQ ...")
+    est.add_argument("--ctx", type=_context, help="context length in tokens (default 8192)")
+    est.add_argument("--kv-cache", choices=[k.value for k in KvCacheType], help="KV cache type (default f16)")
+    est.add_argument("--ram", type=_positive(float, 65536), help="system RAM in GB (default 64)")
+    est.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
+    est.add_argument("--json", action="store_true", help="print one JSON object")
+
+    cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
+    cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
+    cat.add_argument("--json", action="store_true")
+    return parser
+
+
+def load_catalog() -> Catalog:
+    return asyncio.run(CatalogStore().load())
+
+
+def run_estimate(args: argparse.Namespace, catalog: Catalog) -> FitEstimate:
+    hit = find_model(catalog, args.model)
+    if isinstance(hit, NotFound):
+        raise UsageError(_not_found(hit))
+    found = find_gpu(catalog, args.gpu)
+    if isinstance(found, NotFound):
+        raise UsageError(_not_found(found))
+    gpu, count = found
+    request = Request(
+        quant=args.quant or hit.quant,
+        context=args.ctx,
+        kv_cache=KvCacheType(args.kv_cache) if args.kv_cache else None,
+        engine=Engine(args.engine) if args.engine else None,
+        gpu_count=args.gpus or count,
+        ram_gb=args.ram,
+    )
+    quant_id = request.quant or ("BF16" if request.engine is Engine.VLLM else "Q4_K_M")
+    quant = catalog.quant(quant_id)
+    if quant is None:
+        raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
+    measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
+    try:
+        return estimate(hit.model, gpu, quant, request, measured)
+    except EstimateError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _not_found(miss: NotFound) -> str:
+    line = miss.reason or f"unknown {miss.kind} {miss.text!r}"
+    if miss.suggestions:
+        line += f" (did you mean: {', '.join(miss.suggestions)}?)"
+    return line
+
+
+def _gib(value: int) -> str:
+    return f"{value / GIB:,.2f} GiB"
+
+
+def print_estimate(est: FitEstimate) -> None:
+    mem = est.memory
+    hw = est.hardware
+    count = f"{hw.count}x " if hw.count > 1 else ""
+    print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value} on {count}{hw.gpu_name}")
+    print(f"verdict: {est.verdict.value}")
+    rows = [
+        ("weights", mem.weights_bytes),
+        ("  of which in system RAM", mem.host_weights_bytes),
+        ("KV cache", mem.kv_cache_bytes),
+        ("runtime overhead", mem.overhead_bytes),
+        ("total on GPU", mem.total_bytes),
+        ("usable", mem.usable_bytes),
+        ("reserve", mem.reserve_bytes),
+    ]
+    for label, value in rows:
+        print(f"  {label:<26}{_gib(value):>14}")
+    off = est.offload
+    if off.mode == "experts":
+        print(f"offload: experts of {off.cpu_moe_layers}/{off.layers_total} layers in RAM ({_gib(off.bytes_in_ram)})")
+    elif off.mode == "layers":
+        print(f"offload: {off.layers_on_gpu}/{off.layers_total} layers on GPU, {_gib(off.bytes_in_ram)} in RAM")
+    print(f"max context fully on GPU: {est.max_context:,} tokens")
+    print("assumptions: " + "; ".join(est.assumptions))
+
+
+def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
+    items = {"gpus": catalog.gpus, "models": catalog.models, "offers": catalog.offers, "quants": catalog.quants}[what]
+    if as_json:
+        print(json.dumps([i.model_dump(mode="json") for i in items], ensure_ascii=False, indent=1))
+        return
+    for item in items:
+        prov = item.provenance
+        if what == "gpus":
+            head = f"{item.id:<24} {item.memory_bytes / GIB:>7.1f} GiB {item.bandwidth_bytes_per_s / 1e9:>7.0f} GB/s"
+        elif what == "models":
+            head = f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
+        elif what == "offers":
+            head = f"{item.provider:<14} {item.gpu_count}x {item.gpu_id:<18} ${item.price_per_hour_usd:>7.2f}/h  seen {item.seen}"
+        else:
+            head = f"{item.id:<14} {item.label}"
+        flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
+        print(f"{head}  ({prov.source[:60]}; {prov.as_of}){flag}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        catalog = load_catalog()
+        if args.command == "estimate":
+            result = run_estimate(args, catalog)
+            if args.json:
+                print(result.model_dump_json(indent=1))
+            else:
+                print_estimate(result)
+        elif args.command == "catalog":
+            print_catalog(args.what, catalog, args.json)
+    except UsageError as exc:
+        print(f"fitbot: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the catalog files or database are broken: say so in one line
+        print(f"fitbot: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

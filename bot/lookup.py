@@ -1,0 +1,122 @@
+"""Finds catalog entries for what the user typed: exact ids and aliases first, then fuzzy matches.
+
+Returns either the entry or a ``NotFound`` with up to three "did you mean" suggestions; never
+raises for unknown names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rapidfuzz import fuzz, process
+
+from catalog.hf_config import ConfigError, spec_from_config
+from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
+
+_COUNT = re.compile(r"^\s*(\d{1,2})\s*x\s*(.+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class NotFound:
+    kind: str  # "model" or "gpu"
+    text: str
+    suggestions: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ModelHit:
+    model: ModelSpec
+    measured: dict[str, QuantSize] = field(default_factory=dict)  # sizes that come with a local file
+    quant: str | None = None
+
+
+def normalise(text: str) -> str:
+    """Lower-case and collapse separators so "GLM-4.5_Air" and "glm 4.5 air" compare equal."""
+    return re.sub(r"[\s_\-./]+", " ", text.lower()).strip()
+
+
+def _names(catalog: Catalog, kind: str) -> dict[str, str]:
+    """normalised name/alias -> id, for models or gpus (built once per loaded catalog)."""
+    key = f"_names_{kind}"
+    cached: dict[str, str] | None = catalog.__dict__.get(key)
+    if cached is not None:
+        return cached
+    out: dict[str, str] = {}
+    items = catalog.models if kind == "model" else catalog.gpus
+    for item in items:
+        names = [item.id, item.name, *item.aliases]
+        if isinstance(item, GpuSpec):
+            names.append(item.short_name)
+        if isinstance(item, ModelSpec) and item.hf_repo:
+            names.append(item.hf_repo)
+        for name in names:
+            out.setdefault(normalise(name), item.id)
+    catalog.__dict__[key] = out
+    return out
+
+
+def suggest(catalog: Catalog, kind: str, text: str, limit: int = 3) -> tuple[str, ...]:
+    """Up to ``limit`` ids whose names are closest to ``text``."""
+    names = _names(catalog, kind)
+    hits = process.extract(normalise(text), list(names), scorer=fuzz.WRatio, limit=limit * 4)
+    ids: list[str] = []
+    for name, score, _ in hits:
+        if score >= 55 and names[name] not in ids:
+            ids.append(names[name])
+    return tuple(ids[:limit])
+
+
+def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
+    """A catalog model by id, name, alias or HF repo id; or a local config.json / folder / .gguf."""
+    path = Path(text).expanduser()
+    if text.endswith((".gguf", ".json")) or path.is_dir():
+        return _local_model(path)
+    model_id = _names(catalog, "model").get(normalise(text))
+    if model_id:
+        model = catalog.model(model_id)
+        assert model is not None
+        return ModelHit(model)
+    return NotFound("model", text, suggest(catalog, "model", text))
+
+
+def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
+    """A device by id, name or alias, with an optional count prefix ("2x 3090")."""
+    count = 1
+    match = _COUNT.match(text)
+    if match:
+        count, text = int(match.group(1)), match.group(2)
+    gpu_id = _names(catalog, "gpu").get(normalise(text))
+    if gpu_id:
+        gpu = catalog.gpu(gpu_id)
+        assert gpu is not None
+        return gpu, max(count, 1)
+    for ghost in catalog.not_devices:
+        if normalise(text) in {normalise(ghost.name), *(normalise(a) for a in ghost.aliases)}:
+            return NotFound("gpu", text, suggest(catalog, "gpu", text), reason=ghost.note)
+    return NotFound("gpu", text, suggest(catalog, "gpu", text))
+
+
+def _local_model(path: Path) -> ModelHit | NotFound:
+    if not path.exists():
+        return NotFound("model", str(path), reason=f"no such file: {path}")
+    if path.suffix == ".gguf":
+        from catalog.gguf_file import read_gguf
+
+        try:
+            model, size, quant = read_gguf(path)
+        except ConfigError as exc:
+            return NotFound("model", str(path), reason=str(exc))
+        return ModelHit(model, {quant: size}, quant)
+    config_path = path / "config.json" if path.is_dir() else path
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        prov = Provenance(source=f"local {config_path}", as_of="local file")
+        return ModelHit(spec_from_config(config, path.stem if path.is_file() else path.name, prov))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return NotFound("model", str(path), reason=f"cannot read {config_path.name}: {exc.__class__.__name__}")
+    except ConfigError as exc:
+        return NotFound("model", str(path), reason=str(exc))

@@ -1,0 +1,106 @@
+"""``CatalogStore``: the only code that reads and writes the fact catalog's SQLite file.
+
+The fact files are the truth; the SQLite file is a build product. On open the store compares the
+files' hash with the one recorded in ``meta`` and rebuilds all fact tables in one transaction when
+they differ (or when the file is new). The user's own data lives in another file (``user.sqlite``),
+so a rebuild can never lose it.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiosqlite
+
+from catalog.facts import FACTS_DIR, facts_hash, load_facts
+from catalog.migrations import CATALOG_MIGRATIONS, migrate
+from core.models import Catalog, CloudOffer, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
+
+
+def data_dir() -> Path:
+    """Where FitBot keeps its databases: $FITBOT_DATA_DIR, else the XDG data home."""
+    explicit = os.environ.get("FITBOT_DATA_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "fitbot"
+
+
+class CatalogStore:
+    """Builds the catalog database from the fact files and loads it as a ``Catalog``."""
+
+    def __init__(self, path: Path | None = None, facts_dir: Path = FACTS_DIR) -> None:
+        self.path = path or data_dir() / "catalog.sqlite"
+        self.facts_dir = facts_dir
+
+    async def load(self) -> Catalog:
+        """Open (building or rebuilding as needed) and return the whole catalog."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        async with aiosqlite.connect(self.path, isolation_level=None) as db:
+            await migrate(db, CATALOG_MIGRATIONS)
+            if await self._version(db) != facts_hash(self.facts_dir):
+                await self._rebuild(db)
+            return await self._read(db)
+
+    async def _version(self, db: aiosqlite.Connection) -> str | None:
+        async with db.execute("SELECT value FROM meta WHERE key = 'facts_hash'") as cur:
+            row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def _rebuild(self, db: aiosqlite.Connection) -> None:
+        catalog = load_facts(self.facts_dir)  # validate before touching the database
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            for table in ("gpus", "models", "quants", "not_devices", "quant_sizes", "offers", "meta"):
+                await db.execute(f"DELETE FROM {table}")
+            await db.executemany(
+                "INSERT INTO gpus VALUES (?, ?, ?)", [(g.id, g.name, g.model_dump_json()) for g in catalog.gpus]
+            )
+            await db.executemany(
+                "INSERT INTO models VALUES (?, ?, ?)", [(m.id, m.name, m.model_dump_json()) for m in catalog.models]
+            )
+            await db.executemany(
+                "INSERT INTO quants VALUES (?, ?, ?)", [(q.id, q.label, q.model_dump_json()) for q in catalog.quants]
+            )
+            await db.executemany(
+                "INSERT INTO not_devices VALUES (?, ?, ?)",
+                [(n.name.lower(), n.name, n.model_dump_json()) for n in catalog.not_devices],
+            )
+            await db.executemany(
+                "INSERT INTO quant_sizes VALUES (?, ?, ?)",
+                [(s.model_id, s.quant_id, s.model_dump_json()) for s in catalog.sizes],
+            )
+            await db.executemany(
+                "INSERT INTO offers (gpu_id, price_per_hour_usd, data) VALUES (?, ?, ?)",
+                [(o.gpu_id, o.price_per_hour_usd, o.model_dump_json()) for o in catalog.offers],
+            )
+            built = datetime.now(UTC).isoformat(timespec="seconds")
+            await db.executemany(
+                "INSERT INTO meta VALUES (?, ?)", [("facts_hash", catalog.version), ("built_at", built)]
+            )
+        except BaseException:
+            await db.rollback()
+            raise
+        await db.commit()
+
+    async def _read(self, db: aiosqlite.Connection) -> Catalog:
+        async def column(sql: str) -> list[str]:
+            async with db.execute(sql) as cur:
+                return [row[0] async for row in cur]
+
+        meta = dict(await (await db.execute("SELECT key, value FROM meta")).fetchall())  # type: ignore[arg-type]
+        return Catalog(
+            gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),
+            models=tuple(ModelSpec.model_validate_json(d) for d in await column("SELECT data FROM models ORDER BY rowid")),
+            quants=tuple(QuantSpec.model_validate_json(d) for d in await column("SELECT data FROM quants ORDER BY rowid")),
+            sizes=tuple(QuantSize.model_validate_json(d) for d in await column("SELECT data FROM quant_sizes")),
+            offers=tuple(
+                CloudOffer.model_validate_json(d)
+                for d in await column("SELECT data FROM offers ORDER BY price_per_hour_usd")
+            ),
+            not_devices=tuple(NotADevice.model_validate_json(d) for d in await column("SELECT data FROM not_devices")),
+            version=meta.get("facts_hash", ""),
+            built_at=meta.get("built_at", ""),
+        )

@@ -1,0 +1,173 @@
+"""One estimate for one question: resolve defaults, place the model, summarise for the card.
+
+``estimate`` is the single entry point the CLI and the bot call; it returns everything a card
+shows (and the full breakdown for "why?" follow-ups) as one ``FitEstimate``.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core.fit import MemoryBreakdown, Offload, Verdict, max_context, place
+from core.memory import RAM_USABLE_FRACTION, unified_fraction
+from core.models import (
+    GIB,
+    Engine,
+    Frozen,
+    GpuSpec,
+    Hardware,
+    KvCacheType,
+    ModelSpec,
+    QuantSize,
+    QuantSpec,
+    Workload,
+)
+
+# The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
+DEFAULT_QUANT = "Q4_K_M"
+DEFAULT_VLLM_QUANT = "BF16"
+DEFAULT_CONTEXT = 8192
+DEFAULT_KV = KvCacheType.F16
+DEFAULT_ENGINE = Engine.LLAMA_CPP
+DEFAULT_RAM_GB = 64.0
+
+
+class Request(Frozen):
+    """What the user asked; None means "not said", so the default is used and listed."""
+
+    quant: str | None = None
+    context: int | None = Field(default=None, ge=1)
+    kv_cache: KvCacheType | None = None
+    engine: Engine | None = None
+    gpu_count: int = Field(default=1, ge=1, le=64)
+    ram_gb: float | None = Field(default=None, ge=0, le=65536)
+    ram_bandwidth_gbps: float | None = Field(default=None, gt=0, le=100000)
+    prompt_tokens: int | None = Field(default=None, ge=1, le=1 << 24)
+    concurrent: int | None = Field(default=None, ge=1, le=4096)
+
+
+class ModelRef(Frozen):
+    id: str
+    name: str
+    hf_repo: str | None
+    gguf_repo: str | None
+    total_params: int
+    active_params: int
+    max_context: int
+
+
+class HardwareRef(Frozen):
+    gpu: str
+    gpu_name: str
+    count: int
+    memory_bytes: int  # physical memory, all devices
+    usable_bytes: int
+    unified_memory: bool
+    system_ram_bytes: int
+
+
+class FitEstimate(Frozen):
+    model: ModelRef
+    quant: str
+    context: int
+    kv_cache: KvCacheType
+    engine: Engine
+    hardware: HardwareRef
+    memory: MemoryBreakdown
+    verdict: Verdict
+    offload: Offload
+    max_context: int  # largest context that still fits fully on the GPU(s) at this quant
+    assumptions: tuple[str, ...]
+    defaults_used: tuple[str, ...]  # request fields filled with defaults, for localized cards
+
+
+class EstimateError(ValueError):
+    """The request cannot be estimated (e.g. a quant the engine cannot run)."""
+
+
+def resolve(model: ModelSpec, gpu: GpuSpec, request: Request) -> tuple[Hardware, Workload, str, list[str], list[str]]:
+    """Fill unset request fields with defaults; say which defaults and assumptions were used."""
+    used: list[str] = []
+    notes: list[str] = []
+    engine = request.engine or DEFAULT_ENGINE
+    if request.engine is None:
+        used.append("engine")
+        notes.append(f"engine {engine.value} (default)")
+    quant = request.quant or (DEFAULT_QUANT if engine is Engine.LLAMA_CPP else DEFAULT_VLLM_QUANT)
+    if request.quant is None:
+        used.append("quant")
+        notes.append(f"quant {quant} (default)")
+    context = request.context or min(DEFAULT_CONTEXT, model.max_context)
+    if request.context is None:
+        used.append("context")
+        notes.append(f"context {context} tokens (default)")
+    if context > model.max_context:
+        notes.append(f"context {context} exceeds the model's trained maximum of {model.max_context}")
+    kv = request.kv_cache or (KvCacheType.F16 if engine is Engine.LLAMA_CPP else KvCacheType.BF16)
+    if request.kv_cache is None:
+        used.append("kv_cache")
+        notes.append(f"KV cache {kv.value} (default)")
+    ram_gb = DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb
+    if request.ram_gb is None and not gpu.unified_memory:
+        used.append("ram")
+        notes.append(f"system RAM {ram_gb:g} GB (default), {RAM_USABLE_FRACTION:.0%} of it usable for offload")
+    if gpu.unified_memory:
+        notes.append(f"unified memory: {unified_fraction(gpu):.0%} usable by the GPU (OS default limit)")
+    else:
+        notes.append("token embedding kept in system RAM (llama.cpp)" if engine is Engine.LLAMA_CPP else
+                     "vLLM pre-allocates gpu_memory_utilization 0.9 of each GPU")
+    concurrent = request.concurrent or 1
+    workload = Workload(
+        context=context, kv_cache=kv, engine=engine, concurrent=concurrent,
+        prompt_tokens=request.prompt_tokens or 4096,
+    )
+    hardware = Hardware(
+        gpu=gpu, count=request.gpu_count, system_ram_bytes=round(ram_gb * 1e9),
+        ram_bandwidth_bytes_per_s=request.ram_bandwidth_gbps * 1e9 if request.ram_bandwidth_gbps else None,
+    )
+    if request.gpu_count > 1:
+        notes.append(
+            "layer split across GPUs (llama.cpp), compute buffers on every GPU" if engine is Engine.LLAMA_CPP
+            else f"tensor parallel over {request.gpu_count} GPUs (vLLM)"
+        )
+    return hardware, workload, quant, used, notes
+
+
+def estimate(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    quant: QuantSpec,
+    request: Request,
+    measured: QuantSize | None = None,
+) -> FitEstimate:
+    """Fit estimate for one model, quant and hardware."""
+    hardware, workload, _, used, notes = resolve(model, gpu, request)
+    if workload.engine not in quant.engines:
+        raise EstimateError(f"{quant.id} cannot be served by {workload.engine.value}")
+    placement = place(model, quant, hardware, workload, measured)
+    notes.append("weights: measured file size" if placement.weights.measured else
+                 f"weights: estimated from the {quant.id} recipe (no measured file size)")
+    return FitEstimate(
+        model=ModelRef(
+            id=model.id, name=model.name, hf_repo=model.hf_repo, gguf_repo=model.gguf_repo,
+            total_params=model.total_params, active_params=model.active_params, max_context=model.max_context,
+        ),
+        quant=quant.id,
+        context=workload.context,
+        kv_cache=workload.kv_cache,
+        engine=workload.engine,
+        hardware=HardwareRef(
+            gpu=gpu.id, gpu_name=gpu.short_name, count=hardware.count,
+            memory_bytes=gpu.memory_bytes * hardware.count, usable_bytes=placement.memory.usable_bytes,
+            unified_memory=gpu.unified_memory, system_ram_bytes=hardware.system_ram_bytes,
+        ),
+        memory=placement.memory,
+        verdict=placement.verdict,
+        offload=placement.offload,
+        max_context=max_context(model, quant, hardware, workload, measured),
+        assumptions=tuple(notes),
+        defaults_used=tuple(used),
+    )
+
+
+__all__ = ["GIB", "EstimateError", "FitEstimate", "Request", "estimate", "resolve"]

@@ -1,0 +1,177 @@
+"""Memory breakdown, placement (GPU / system RAM) and the fit verdict.
+
+Two stages, as in gguf-parser's estimate-then-summarize: ``breakdown`` computes every part for a
+full GPU placement; ``place`` decides what has to move to system RAM and gives the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from typing import Literal
+
+from core import memory
+from core.models import GIB, Engine, Frozen, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
+from core.weights import WeightEstimate, weights
+
+
+class Verdict(StrEnum):
+    FITS = "fits"
+    TIGHT = "tight"  # fits, but with less than the comfortable reserve
+    OFFLOAD = "offload"  # runs only with part of the model in system RAM
+    NO_FIT = "no_fit"
+
+
+class MemoryBreakdown(Frozen):
+    weights_bytes: int  # the whole model file / checkpoint
+    host_weights_bytes: int  # part of the weights llama.cpp keeps in RAM anyway (token embedding)
+    kv_cache_bytes: int
+    overhead_bytes: int  # compute buffers, output buffer, runtime/driver context
+    total_bytes: int  # GPU memory needed with everything offloaded to the GPU(s)
+    usable_bytes: int
+    reserve_bytes: int  # usable - total; negative when it does not fit
+    comfortable_reserve_bytes: int  # the reserve below which the verdict is "tight"
+    weights_measured: bool
+
+
+class Offload(Frozen):
+    mode: Literal["none", "layers", "experts"]
+    layers_on_gpu: int
+    layers_total: int
+    cpu_moe_layers: int = 0  # llama.cpp --n-cpu-moe: layers whose routed experts stay in RAM
+    gpu_bytes: int  # what the GPU(s) hold in this placement
+    bytes_in_ram: int  # weights (and their KV) in system RAM
+    ram_usable_bytes: int
+    fits_ram: bool
+
+
+class Placement(Frozen):
+    memory: MemoryBreakdown
+    offload: Offload
+    verdict: Verdict
+    weights: WeightEstimate
+
+
+def comfortable_reserve(usable: int, count: int) -> int:
+    """Reserve a full fit should keep: 5 % of usable memory, at least 0.5 GiB per device."""
+    return max(round(0.05 * usable), count * GIB // 2)
+
+
+def breakdown(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+    context: int | None = None,
+) -> tuple[MemoryBreakdown, WeightEstimate]:
+    """Every memory part for the whole model on the GPU(s)."""
+    w = weights(model, quant, measured)
+    kv = memory.kv_cache_bytes(model, workload, context)
+    overhead = memory.overhead_bytes(model, hardware, workload, context)
+    # llama.cpp keeps the token embedding in host memory (a row lookup); on unified memory the
+    # host is the same pool, so it counts.
+    host = w.embed_bytes if workload.engine is Engine.LLAMA_CPP and not hardware.gpu.unified_memory else 0
+    total = w.total_bytes - host + kv + overhead
+    usable = memory.usable_bytes(hardware, workload)
+    mem = MemoryBreakdown(
+        weights_bytes=w.total_bytes,
+        host_weights_bytes=host,
+        kv_cache_bytes=kv,
+        overhead_bytes=overhead,
+        total_bytes=total,
+        usable_bytes=usable,
+        reserve_bytes=usable - total,
+        comfortable_reserve_bytes=comfortable_reserve(usable, hardware.count),
+        weights_measured=w.measured,
+    )
+    return mem, w
+
+
+def place(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+    context: int | None = None,
+) -> Placement:
+    """Decide what stays on the GPU(s) and give the verdict."""
+    mem, w = breakdown(model, quant, hardware, workload, measured, context)
+    ram_usable = memory.usable_ram_bytes(hardware)
+    layers = model.n_layers
+    if mem.total_bytes <= mem.usable_bytes:
+        verdict = Verdict.FITS if mem.reserve_bytes >= mem.comfortable_reserve_bytes else Verdict.TIGHT
+        full = Offload(
+            mode="none", layers_on_gpu=layers, layers_total=layers, gpu_bytes=mem.total_bytes,
+            bytes_in_ram=mem.host_weights_bytes, ram_usable_bytes=ram_usable,
+            fits_ram=mem.host_weights_bytes <= max(ram_usable, mem.host_weights_bytes),
+        )
+        return Placement(memory=mem, offload=full, verdict=verdict, weights=w)
+    if workload.engine is Engine.VLLM or hardware.gpu.unified_memory or ram_usable == 0:
+        none = Offload(
+            mode="none", layers_on_gpu=0, layers_total=layers, gpu_bytes=mem.total_bytes,
+            bytes_in_ram=0, ram_usable_bytes=ram_usable, fits_ram=False,
+        )
+        return Placement(memory=mem, offload=none, verdict=Verdict.NO_FIT, weights=w)
+    budget = mem.usable_bytes - mem.comfortable_reserve_bytes
+    plan = _expert_offload(model, mem, w, budget, ram_usable) if model.is_moe else None
+    if plan is None:
+        plan = _layer_offload(model, mem, w, budget, ram_usable)
+    verdict = Verdict.OFFLOAD if plan.fits_ram else Verdict.NO_FIT
+    return Placement(memory=mem, offload=plan, verdict=verdict, weights=w)
+
+
+def _expert_offload(
+    model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, budget: int, ram_usable: int
+) -> Offload | None:
+    """MoE: keep attention, shared weights and KV on the GPU; move whole layers' experts to RAM."""
+    per_layer = w.experts_bytes / model.n_layers
+    fixed = mem.total_bytes - w.experts_bytes
+    if fixed > budget or per_layer <= 0:
+        return None
+    cpu_layers = min(model.n_layers, math.ceil((mem.total_bytes - budget) / per_layer))
+    in_ram = round(cpu_layers * per_layer) + mem.host_weights_bytes
+    return Offload(
+        mode="experts", layers_on_gpu=model.n_layers, layers_total=model.n_layers,
+        cpu_moe_layers=cpu_layers, gpu_bytes=mem.total_bytes - round(cpu_layers * per_layer),
+        bytes_in_ram=in_ram, ram_usable_bytes=ram_usable, fits_ram=in_ram <= ram_usable,
+    )
+
+
+def _layer_offload(
+    model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, budget: int, ram_usable: int
+) -> Offload:
+    """Dense (or MoE whose shared part alone overflows): whole layers with their KV go to RAM."""
+    per_layer = (w.dense_bytes + w.experts_bytes + mem.kv_cache_bytes) / model.n_layers
+    room = budget - mem.overhead_bytes
+    on_gpu = max(0, min(model.n_layers - 1, math.floor(room / per_layer))) if room > 0 else 0
+    gpu = mem.overhead_bytes + round(on_gpu * per_layer)
+    in_ram = round((model.n_layers - on_gpu) * per_layer) + w.output_bytes + mem.host_weights_bytes
+    return Offload(
+        mode="layers", layers_on_gpu=on_gpu, layers_total=model.n_layers, gpu_bytes=gpu,
+        bytes_in_ram=in_ram, ram_usable_bytes=ram_usable, fits_ram=in_ram <= ram_usable,
+    )
+
+
+def max_context(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+) -> int:
+    """Largest context (multiple of 256, up to the model's maximum) that stays fully on the GPU."""
+
+    def fits(ctx: int) -> bool:
+        mem, _ = breakdown(model, quant, hardware, workload, measured, ctx)
+        return mem.total_bytes <= mem.usable_bytes
+
+    lo, hi = 0, model.max_context // 256
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid * 256):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo * 256

@@ -1,0 +1,151 @@
+"""KV cache, runtime overhead and usable memory: the parts of the memory breakdown besides weights.
+
+Formulas follow what llama.cpp allocates (src/llama-kv-cache.cpp, src/llama-context.cpp at
+b6000-era mainline) and what vLLM pre-allocates (vllm/worker/gpu_worker.py,
+``determine_available_memory``), calibrated against the load logs in
+``shared/calibration/llamacpp_memory.csv`` and ``vllm_memory.csv`` (see bench/accuracy.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+from core.models import (
+    GIB,
+    MIB,
+    AttentionKind,
+    Engine,
+    GpuSpec,
+    Hardware,
+    KvCacheType,
+    ModelSpec,
+    Workload,
+)
+
+# Bytes per cached element. q8_0/q4_0 store 32 values in 34/18 bytes (ggml-common.h block_q8_0/q4_0).
+KV_BYTES_PER_ELEMENT: dict[KvCacheType, float] = {
+    KvCacheType.F16: 2.0,
+    KvCacheType.BF16: 2.0,
+    KvCacheType.FP8: 1.0,
+    KvCacheType.Q8_0: 34 / 32,
+    KvCacheType.Q4_0: 18 / 32,
+}
+
+# llama.cpp pads the KV cache length to 256 cells when flash attention is on (llama-context.cpp,
+# n_ctx_pad); vLLM allocates in blocks of 16 tokens.
+LLAMA_CPP_CTX_PAD = 256
+VLLM_BLOCK_TOKENS = 16
+
+# Driver/runtime context per device that llama.cpp does not log (CUDA context, cuBLAS workspace):
+# the gap between measured and logged totals on Strix Halo (334-343 MiB) and gguf-parser's 250 MiB
+# platform default.
+RUNTIME_CONTEXT_BYTES = 340 * MIB
+
+# vLLM: activations of the profiling run, CUDA graphs and non-torch allocations, per GPU.
+# Measured 0.8-1.7 GiB on vllm_memory.csv (Qwen3-8B on a 4090, Qwen3-32B TP2 with 0.81 GiB graphs).
+VLLM_OVERHEAD_BYTES = int(1.5 * GIB)
+
+# Share of system RAM llama.cpp may fill with offloaded weights; the OS and page cache keep the rest.
+RAM_USABLE_FRACTION = 0.85
+
+
+def padded_context(context: int, engine: Engine) -> int:
+    pad = LLAMA_CPP_CTX_PAD if engine is Engine.LLAMA_CPP else VLLM_BLOCK_TOKENS
+    return math.ceil(context / pad) * pad
+
+
+def kv_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
+    """Cached K+V elements for one token in one attention layer.
+
+    GQA: n_kv_heads * (head_dim_k + head_dim_v), with the config's head_dim (never hidden/heads).
+    MLA: vLLM caches the compressed latent plus the rope key (kv_lora_rank + qk_rope_head_dim);
+    llama.cpp stores that as K and the latent again as V (kv_lora_rank), see its MLA cache layout.
+    """
+    if model.attention is AttentionKind.MLA:
+        assert model.kv_lora_rank is not None
+        latent = model.kv_lora_rank + (model.qk_rope_head_dim or 0)
+        return latent + model.kv_lora_rank if engine is Engine.LLAMA_CPP else latent
+    v_dim = model.v_head_dim or model.head_dim
+    return model.n_kv_heads * (model.head_dim + v_dim)
+
+
+def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:
+    """KV cache for all sequences at ``context`` tokens (default: the workload's context).
+
+    Full-attention layers grow with context; sliding-window layers hold min(context, window +
+    ubatch) cells (llama.cpp keeps a window plus one batch); linear-attention/SSM layers keep a
+    constant recurrent state per sequence.
+    """
+    ctx = padded_context(context if context is not None else workload.context, workload.engine)
+    per_elem = KV_BYTES_PER_ELEMENT[workload.kv_cache]
+    elems = kv_elements_per_token_layer(model, workload.engine)
+    full = model.kv_layers * ctx * elems * per_elem
+    swa = 0.0
+    if model.n_sliding_layers and model.sliding_window:
+        window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)
+        swa = model.n_sliding_layers * min(ctx, padded_context(window, workload.engine)) * elems * per_elem
+    state = model.n_linear_layers * model.linear_state_bytes
+    return round((full + swa) * workload.concurrent + state * workload.concurrent)
+
+
+def kv_bytes_per_token(model: ModelSpec, workload: Workload) -> float:
+    """Marginal KV bytes one more token of context costs (full-attention layers only)."""
+    per_elem = KV_BYTES_PER_ELEMENT[workload.kv_cache]
+    return model.kv_layers * kv_elements_per_token_layer(model, workload.engine) * per_elem
+
+
+def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:
+    """llama.cpp's per-device compute buffer for one ubatch.
+
+    The graph allocator reuses memory, so the peak is the largest live set: the f32 logits of a
+    ubatch (n_ubatch * vocab * 4) or, without flash attention, the f32 attention scores
+    (n_heads * n_ubatch * n_ctx * 4); plus one f32 hidden-state row per token. Checked against
+    Qwen3-32B (306.75 MiB logged, 306.75 computed) and Llama-3-8B at 8K without FA (560 logged).
+    """
+    ub = workload.n_ubatch
+    hidden = ub * model.hidden_size * 4
+    logits = ub * model.vocab_size * 4
+    if workload.flash_attention:
+        return logits + hidden
+    ctx = padded_context(context if context is not None else workload.context, workload.engine)
+    scores = model.n_heads * ub * min(ctx, model.max_context) * 4
+    return max(logits + hidden, scores + 6 * hidden)
+
+
+def overhead_bytes(model: ModelSpec, hardware: Hardware, workload: Workload, context: int | None = None) -> int:
+    """Runtime overhead over all devices: compute buffers, output buffer, driver context."""
+    if workload.engine is Engine.VLLM:
+        return VLLM_OVERHEAD_BYTES * hardware.count
+    per_device = compute_buffer_bytes(model, workload, context) + RUNTIME_CONTEXT_BYTES
+    output_buffer = model.vocab_size * 4 * workload.concurrent
+    return per_device * hardware.count + output_buffer
+
+
+def unified_fraction(gpu: GpuSpec) -> float:
+    """Share of unified memory the GPU may use by default.
+
+    macOS wires at most about 2/3 of RAM for the GPU on machines up to 36 GB and 3/4 above
+    (raisable with ``sudo sysctl iogpu.wired_limit_mb=...``); Linux APUs (Strix Halo, DGX Spark)
+    leave the OS about 15 %.
+    """
+    if gpu.category == "apple":
+        return 2 / 3 if gpu.memory_bytes <= 36 * GIB else 0.75
+    return 0.85
+
+
+def usable_bytes(hardware: Hardware, workload: Workload) -> int:
+    """Memory the runtime may fill, over all devices."""
+    gpu = hardware.gpu
+    per_device = gpu.memory_bytes
+    if gpu.unified_memory:
+        per_device = round(per_device * (hardware.unified_gpu_fraction or unified_fraction(gpu)))
+    if workload.engine is Engine.VLLM:
+        per_device = round(per_device * workload.gpu_memory_utilization)
+    return per_device * hardware.count
+
+
+def usable_ram_bytes(hardware: Hardware) -> int:
+    """System RAM available for offloaded weights (0 on unified memory: it is the same pool)."""
+    if hardware.gpu.unified_memory:
+        return 0
+    return round(hardware.system_ram_bytes * RAM_USABLE_FRACTION)

@@ -1,0 +1,248 @@
+"""Frozen pydantic inputs of the estimator: models, devices, quants, workloads.
+
+Every quantity is in base units and says so in its name: ``*_bytes`` (bytes),
+``*_bytes_per_s`` (bytes/s), ``*_tflops`` (10^12 FLOP/s), ``*_usd`` (US dollars),
+``*_watts``. Locale formatting happens only in ``bot/render`` and ``locales/``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+GIB = 1 << 30
+MIB = 1 << 20
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Provenance(Frozen):
+    """Where a catalog fact came from; every row carries one."""
+
+    source: str
+    as_of: str  # ISO date (YYYY-MM-DD or YYYY-MM) the fact was read
+    unverified: tuple[str, ...] = ()  # field names that could not be checked
+
+
+class Backend(StrEnum):
+    CUDA = "cuda"
+    ROCM = "rocm"
+    METAL = "metal"
+    VULKAN = "vulkan"
+    SYCL = "sycl"
+    CPU = "cpu"
+    OTHER = "other"  # CANN, Gaudi, Chinese accelerators: no llama.cpp calibration
+
+
+class Engine(StrEnum):
+    LLAMA_CPP = "llama.cpp"
+    VLLM = "vllm"
+
+
+class KvCacheType(StrEnum):
+    F16 = "f16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
+
+
+class AttentionKind(StrEnum):
+    GQA = "gqa"  # MHA, GQA and MQA: K and V heads of head_dim each
+    MLA = "mla"  # DeepSeek-style latent: kv_lora_rank + qk_rope_head_dim per token and layer
+
+
+class GpuSpec(Frozen):
+    """One accelerator (or one Apple/APU machine: its unified memory is the pool)."""
+
+    id: str
+    name: str
+    short_name: str
+    vendor: str
+    category: Literal["consumer", "workstation", "datacenter", "apple", "apu", "accelerator"]
+    memory_bytes: int = Field(gt=0)
+    bandwidth_bytes_per_s: float = Field(gt=0)
+    fp16_tflops: float | None = Field(default=None, gt=0)  # dense tensor rate a GEMM gets
+    tdp_watts: float | None = None
+    unified_memory: bool = False
+    backend: Backend
+    interconnect: Literal["nvlink", "xgmi", "pcie", "none"] = "pcie"
+    launch_year: int | None = None
+    price_usd: float | None = None
+    price_note: str = ""
+    aliases: tuple[str, ...] = ()
+    provenance: Provenance
+
+
+class ModelSpec(Frozen):
+    """Architecture numbers the memory and speed models need; mirrors a HF config.json."""
+
+    id: str
+    name: str
+    family: str
+    hf_repo: str | None = None
+    gguf_repo: str | None = None
+    architecture: str = ""
+    total_params: int = Field(gt=0)
+    active_params: int = Field(gt=0)
+    n_layers: int = Field(gt=0, le=1000)
+    hidden_size: int = Field(gt=0, le=1 << 17)
+    n_heads: int = Field(gt=0, le=4096)
+    n_kv_heads: int = Field(ge=0, le=4096)
+    head_dim: int = Field(gt=0, le=4096)  # K (and V unless v_head_dim) head size
+    v_head_dim: int | None = Field(default=None, gt=0, le=4096)
+    attention: AttentionKind = AttentionKind.GQA
+    kv_lora_rank: int | None = Field(default=None, gt=0)
+    qk_rope_head_dim: int | None = Field(default=None, ge=0)
+    sliding_window: int | None = Field(default=None, gt=0)
+    n_full_attention_layers: int | None = None  # layers whose KV grows with context
+    n_sliding_layers: int = Field(default=0, ge=0)
+    n_linear_layers: int = Field(default=0, ge=0)  # linear-attention / SSM: constant state
+    linear_state_bytes: int = Field(default=0, ge=0)  # recurrent state per linear layer and sequence
+    n_experts: int | None = Field(default=None, gt=0)
+    experts_per_token: int | None = Field(default=None, gt=0)
+    n_shared_experts: int = Field(default=0, ge=0)
+    moe_intermediate_size: int | None = Field(default=None, gt=0)  # routed expert FFN width
+    vocab_size: int = Field(gt=0, le=1 << 22)
+    max_context: int = Field(gt=0, le=1 << 25)
+    tied_embeddings: bool = False
+    native_dtype: Literal["bf16", "fp16", "fp8", "mxfp4", "fp32", "int4"] = "bf16"
+    license: str = ""
+    release: str = ""
+    aliases: tuple[str, ...] = ()
+    provenance: Provenance
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.n_experts and self.experts_per_token and self.n_experts > 1)
+
+    @property
+    def kv_layers(self) -> int:
+        """Layers that keep a growing (full-context) KV cache."""
+        if self.n_full_attention_layers is not None:
+            return self.n_full_attention_layers
+        return self.n_layers - self.n_sliding_layers - self.n_linear_layers
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelSpec:
+        if self.active_params > self.total_params:
+            raise ValueError("active_params exceeds total_params")
+        if self.kv_layers + self.n_sliding_layers + self.n_linear_layers > self.n_layers:
+            raise ValueError("attention layer counts exceed n_layers")
+        if self.attention is AttentionKind.MLA and not self.kv_lora_rank:
+            raise ValueError("MLA attention needs kv_lora_rank")
+        if self.attention is AttentionKind.GQA and self.n_kv_heads == 0 and self.kv_layers:
+            raise ValueError("GQA attention needs n_kv_heads")
+        return self
+
+
+class QuantSpec(Frozen):
+    """A weight format and how many bits each tensor group gets (llama.cpp recipe)."""
+
+    id: str  # "Q4_K_M", "UD-Q4_K_XL", "BF16", "FP8", "AWQ", "MXFP4"
+    label: str
+    format: Literal["gguf", "checkpoint"]
+    bits: float  # nominal bits of the main block type, for sorting and display
+    bpw_dense: float  # attention + dense FFN tensors, average bits per weight
+    bpw_experts: float  # routed MoE expert tensors
+    bpw_experts_unaligned: float | None = None  # experts when their FFN width is not a multiple of 256
+    bpw_embed: float  # token embedding
+    bpw_output: float  # output projection (lm_head)
+    engines: tuple[Engine, ...] = (Engine.LLAMA_CPP,)
+    vllm_quantization: str | None = None  # value for `vllm serve --quantization`
+    provenance: Provenance
+
+
+class QuantSize(Frozen):
+    """A measured file size of one model in one quant (sum of split files)."""
+
+    model_id: str
+    quant_id: str
+    size_bytes: int = Field(gt=0)
+    repo: str | None = None
+    provenance: Provenance
+
+
+class Hardware(Frozen):
+    gpu: GpuSpec
+    count: int = Field(default=1, ge=1, le=64)
+    system_ram_bytes: int = Field(default=64 * 10**9, ge=0)
+    ram_bandwidth_bytes_per_s: float | None = Field(default=None, gt=0)
+    # macOS lets the GPU wire this share of RAM (iogpu.wired_limit_mb raises it)
+    unified_gpu_fraction: float | None = Field(default=None, gt=0, le=1)
+
+
+class Workload(Frozen):
+    context: int = Field(default=8192, ge=1, le=1 << 24)
+    kv_cache: KvCacheType = KvCacheType.F16
+    engine: Engine = Engine.LLAMA_CPP
+    n_ubatch: int = Field(default=512, ge=1, le=65536)
+    prompt_tokens: int = Field(default=4096, ge=1, le=1 << 24)
+    concurrent: int = Field(default=1, ge=1, le=4096)
+    flash_attention: bool = True
+    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)  # vLLM
+
+
+class CloudOffer(Frozen):
+    """An hourly GPU rental price, as seen on a date."""
+
+    provider: str
+    instance: str
+    gpu_id: str
+    gpu_count: int = Field(ge=1)
+    price_per_hour_usd: float = Field(gt=0)
+    billing: str = "hourly"
+    pricing_type: str = "on-demand"
+    region: str = ""
+    seen: str  # date the price was observed
+    provenance: Provenance
+
+
+class NotADevice(Frozen):
+    """A name people ask for that is no real product (e.g. "Mac Studio M4 Ultra")."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    note: str
+    provenance: Provenance
+
+
+class Catalog(Frozen):
+    """Everything the estimator knows, as loaded from the catalog store."""
+
+    gpus: tuple[GpuSpec, ...]
+    models: tuple[ModelSpec, ...]
+    quants: tuple[QuantSpec, ...]
+    sizes: tuple[QuantSize, ...] = ()
+    offers: tuple[CloudOffer, ...] = ()
+    not_devices: tuple[NotADevice, ...] = ()
+    version: str = ""  # hash of the fact files the store was built from
+    built_at: str = ""
+
+    def gpu(self, gpu_id: str) -> GpuSpec | None:
+        return self._index()["gpu"].get(gpu_id)  # type: ignore[return-value]
+
+    def model(self, model_id: str) -> ModelSpec | None:
+        return self._index()["model"].get(model_id)  # type: ignore[return-value]
+
+    def quant(self, quant_id: str) -> QuantSpec | None:
+        return self._index()["quant"].get(quant_id.upper())  # type: ignore[return-value]
+
+    def size(self, model_id: str, quant_id: str) -> QuantSize | None:
+        return self._index()["size"].get(f"{model_id}\0{quant_id.upper()}")  # type: ignore[return-value]
+
+    def _index(self) -> dict[str, dict[str, Frozen]]:
+        cached: dict[str, dict[str, Frozen]] | None = self.__dict__.get("_lookup")
+        if cached is None:
+            cached = {
+                "gpu": {g.id: g for g in self.gpus},
+                "model": {m.id: m for m in self.models},
+                "quant": {q.id.upper(): q for q in self.quants},
+                "size": {f"{s.model_id}\0{s.quant_id.upper()}": s for s in self.sizes},
+            }
+            self.__dict__["_lookup"] = cached
+        return cached

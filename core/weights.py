@@ -1,0 +1,115 @@
+"""Weight bytes of a model in a quant: measured file size when known, else a per-tensor-group recipe.
+
+llama.cpp does not quantize every tensor alike (src/llama-quant.cpp, ``llama_tensor_get_type``):
+the output projection mostly gets Q6_K, the token embedding keeps the base type (Q2_K/IQ3_S for
+the smallest IQ types), and ``attn_v``/``ffn_down`` get more bits in about half the layers for the
+_M/_L variants. ``QuantSpec`` carries the resulting average bits per weight of each group; the
+dense figure was fitted on llama.cpp's own size table for Llama-3.1-8B
+(tools/quantize/README.md @311c2c9), see ``catalog/facts/quants.toml``.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core.models import Frozen, ModelSpec, QuantSize, QuantSpec
+
+
+class ParamGroups(Frozen):
+    """Parameter counts by how llama.cpp quantizes and places them."""
+
+    embed: int = Field(ge=0)  # token embedding: stays in system RAM with llama.cpp
+    output: int = Field(ge=0)  # lm_head (0 when tied to the embedding)
+    dense: int = Field(ge=0)  # attention, norms, dense FFN, shared experts, router
+    experts: int = Field(ge=0)  # routed experts of all layers
+
+    @property
+    def total(self) -> int:
+        return self.embed + self.output + self.dense + self.experts
+
+
+class WeightEstimate(Frozen):
+    total_bytes: int
+    embed_bytes: int
+    output_bytes: int
+    dense_bytes: int
+    experts_bytes: int
+    measured: bool  # True when total_bytes is a measured file size
+
+
+def param_groups(model: ModelSpec) -> ParamGroups:
+    """Split the parameter count into embedding, output, dense and routed-expert parameters.
+
+    Routed experts follow from total and active counts: with E experts of which k are used,
+    active = shared + routed * k / E and total = shared + routed, so
+    routed = (total - active) / (1 - k / E).
+    """
+    embed = model.vocab_size * model.hidden_size
+    output = 0 if model.tied_embeddings else embed
+    experts = 0
+    if model.is_moe:
+        assert model.n_experts and model.experts_per_token
+        share = model.experts_per_token / model.n_experts
+        experts = round((model.total_params - model.active_params) / (1 - share))
+    rest = model.total_params - embed - output - experts
+    if rest < 0:  # tiny models with a huge vocab and an imprecise total: trust the total
+        experts = max(0, experts + rest)
+        rest = model.total_params - embed - output - experts
+    return ParamGroups(embed=embed, output=output, dense=max(rest, 0), experts=experts)
+
+
+def recipe_weights(model: ModelSpec, quant: QuantSpec) -> WeightEstimate:
+    """Estimate weight bytes from the quant's per-group bits per weight."""
+    groups = param_groups(model)
+    embed = round(groups.embed * quant.bpw_embed / 8)
+    # tied embeddings: llama.cpp quantizes the shared tensor with the output type
+    if model.tied_embeddings:
+        embed = round(groups.embed * quant.bpw_output / 8)
+    output = round(groups.output * quant.bpw_output / 8)
+    dense = round(groups.dense * quant.bpw_dense / 8)
+    experts = round(groups.experts * expert_bpw(model, quant) / 8)
+    return WeightEstimate(
+        total_bytes=embed + output + dense + experts,
+        embed_bytes=embed,
+        output_bytes=output,
+        dense_bytes=dense,
+        experts_bytes=experts,
+        measured=False,
+    )
+
+
+def expert_bpw(model: ModelSpec, quant: QuantSpec) -> float:
+    """Bits per routed-expert weight; K/IQ blocks need rows that are multiples of 256."""
+    width = model.moe_intermediate_size
+    if width and width % 256 and quant.bpw_experts_unaligned is not None:
+        return quant.bpw_experts_unaligned
+    return quant.bpw_experts
+
+
+def weights(model: ModelSpec, quant: QuantSpec, measured: QuantSize | None = None) -> WeightEstimate:
+    """Weight bytes, preferring a measured file size and keeping the recipe's split of it."""
+    recipe = recipe_weights(model, quant)
+    if measured is None:
+        return recipe
+    scale = measured.size_bytes / recipe.total_bytes
+    parts = [round(b * scale) for b in (recipe.embed_bytes, recipe.output_bytes, recipe.experts_bytes)]
+    return WeightEstimate(
+        total_bytes=measured.size_bytes,
+        embed_bytes=parts[0],
+        output_bytes=parts[1],
+        experts_bytes=parts[2],
+        dense_bytes=measured.size_bytes - sum(parts),
+        measured=True,
+    )
+
+
+def active_weight_bytes(model: ModelSpec, w: WeightEstimate) -> int:
+    """Bytes read per generated token: all dense weights plus the routed experts actually used.
+
+    The token embedding is a row lookup, not a full read, so it is left out.
+    """
+    used = w.experts_bytes
+    if model.is_moe:
+        assert model.n_experts and model.experts_per_token
+        used = round(w.experts_bytes * model.experts_per_token / model.n_experts)
+    return w.dense_bytes + w.output_bytes + used
