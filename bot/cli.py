@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from bot.lookup import NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
-from core.estimate import EstimateError, FitEstimate, Request, estimate
+from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
 from core.models import GIB, Catalog, Engine, KvCacheType
 
 MAX_CONTEXT = 1 << 24
@@ -91,7 +91,7 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> FitEstimate:
         gpu_count=args.gpus or count,
         ram_gb=args.ram,
     )
-    quant_id = request.quant or ("BF16" if request.engine is Engine.VLLM else "Q4_K_M")
+    quant_id = request.quant or default_quant(hit.model, request.engine or Engine.LLAMA_CPP)
     quant = catalog.quant(quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
@@ -174,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"fitbot: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head`
+        return 0
     except Exception as exc:  # the catalog files or database are broken: say so in one line
         print(f"fitbot: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1

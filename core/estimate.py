@@ -85,6 +85,15 @@ class EstimateError(ValueError):
     """The request cannot be estimated (e.g. a quant the engine cannot run)."""
 
 
+def default_quant(model: ModelSpec, engine: Engine) -> str:
+    """Q4_K_M for llama.cpp, the native checkpoint for vLLM; MXFP4 models ship 4-bit natively."""
+    if model.native_dtype == "mxfp4":
+        return "MXFP4"
+    if engine is Engine.VLLM:
+        return "FP8" if model.native_dtype == "fp8" else DEFAULT_VLLM_QUANT
+    return DEFAULT_QUANT
+
+
 def resolve(model: ModelSpec, gpu: GpuSpec, request: Request) -> tuple[Hardware, Workload, str, list[str], list[str]]:
     """Fill unset request fields with defaults; say which defaults and assumptions were used."""
     used: list[str] = []
@@ -93,7 +102,7 @@ def resolve(model: ModelSpec, gpu: GpuSpec, request: Request) -> tuple[Hardware,
     if request.engine is None:
         used.append("engine")
         notes.append(f"engine {engine.value} (default)")
-    quant = request.quant or (DEFAULT_QUANT if engine is Engine.LLAMA_CPP else DEFAULT_VLLM_QUANT)
+    quant = request.quant or default_quant(model, engine)
     if request.quant is None:
         used.append("quant")
         notes.append(f"quant {quant} (default)")

@@ -48,7 +48,7 @@ STOPWORDS = frozenset(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so""".split()
+    bitte noch auch als dann da hier mal so x""".split()
 )
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
@@ -66,11 +66,10 @@ HF_ID = re.compile(
 )
 ENGINE = re.compile(r"\b(vllm|llama[ .-]?cpp|ollama|lm[ -]?studio|lmstudio)\b", A)
 _KV_TYPE = r"(q8_0|q8|q4_0|q4|fp8|f8|f16|fp16|bf16)"
-KV_CACHE = re.compile(
-    r"\b(?:kv|k/v|kv[ -]?cache|cache[ -]?type(?:[ -]?[kv])?)\s*[:=-]?\s*" + _KV_TYPE + r"\b"
-    r"|\b" + _KV_TYPE + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b",
-    A,
+KV_AFTER = re.compile(
+    r"\b(?:kv[ -]?cache|kv|k/v|cache[ -]?type(?:[ -]?[kv])?)\s*[:=-]?\s*" + _KV_TYPE + r"\b", A
 )
+KV_BEFORE = re.compile(r"\b" + _KV_TYPE + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b", A)
 KV_TYPES = {
     "q8": "q8_0", "q8_0": "q8_0", "q4": "q4_0", "q4_0": "q4_0", "fp8": "fp8", "f8": "fp8",
     "f16": "f16", "fp16": "f16", "bf16": "bf16",
@@ -85,17 +84,20 @@ USERS = re.compile(
     r"|\b(\d{1,5})\s*(?:(?:concurrent|gleichzeitigen?|parallelen?|simultaneous)\s*)?"
     r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen)\b"
     r"|\b(\d{1,5})\s*(?:concurrent|gleichzeitig|parallel|simultaneous)\b",
+    A,
 )
 RAM = re.compile(
     r"\b" + _NUM + r"\s*(gb|gib|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
     r"(?:ram|arbeitsspeicher|hauptspeicher|system\s*memory)\b"
     r"|\b(?:ram|arbeitsspeicher|hauptspeicher)\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(gb|gib|g|tb)?\b",
+    A,
 )
 CONTEXT = re.compile(
-    r"\b(?:ctx|context|kontext|context[ -]?length|kontextlänge|ctx[ -]?size|window)\s*"
+    r"\b(?:ctx|context|kontext)(?:[ -]?(?:window|length|länge|size|fenster))?\s*"
     r"(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(k|m)?\b(?:\s*tokens?)?"
     r"|\b" + _NUM + r"(?:\s*(k)|(m))\b(?:\s*(?:tokens?|ctx|context|kontext))?"
     r"|\b(\d{3,8})\s*(?:tokens?|ctx|context|kontext)\b",
+    A,
 )
 QUANT_GGUF = re.compile(
     r"\b((?:ud[-_])?i?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*)\b", A
@@ -110,7 +112,7 @@ QUANT_ALIASES = {
     "int8": ("Q8_0",), "8bit": ("Q8_0",), "8bits": ("Q8_0",), "f8": ("FP8",), "w8a8": ("FP8",),
     "fp16": ("BF16", "F16"), "f16": ("BF16", "F16"), "native": ("BF16",), "nativ": ("BF16",),
     "unquantized": ("BF16",), "unquantised": ("BF16",), "unquantisiert": ("BF16",),
-    "fullprecision": ("BF16",),
+    "fullprecision": ("BF16",), "q4k": ("Q4_K_M",), "q5k": ("Q5_K_M",), "q3k": ("Q3_K_M",),
 }
 FINETUNE = re.compile(
     r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b"
@@ -136,8 +138,8 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
     ("compare", re.compile(r"\b(?:compare|comparison|vergleich\w*|vs|versus|gegen|against)\b")),
     ("speed", re.compile(
-        r"\b(?:wie schnell|how fast|speed|geschwindigkeit|tokens? (?:per|pro|/) ?s\w*|tok/s|t/s"
-        r"|throughput|durchsatz|latency|latenz|ttft|schnell|fast)\b|tok/s|t/s"
+        r"\b(?:wie schnell|how fast|fast enough|speed|geschwindigkeit|tokens? (?:per|pro) s\w*"
+        r"|throughput|durchsatz|latency|latenz|ttft|schnell)\b|\btok(?:ens?)?/s|\bt/s"
     )),
     ("cloud", re.compile(
         r"\b(?:cheapest|günstigste\w*|billigste\w*|was kostet|kostet|how much does|cost\w*|kosten"
