@@ -1,0 +1,82 @@
+"""German and English texts and locale-aware number formatting.
+
+Messages live in ``locales/en.toml`` and ``locales/de.toml`` (one key per message, ``{name}``
+placeholders); numbers, bytes and money are formatted with Babel (German ``204,19 GiB``,
+``9,17 $``). A test fails when a key exists in one language only.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from babel.numbers import format_currency, format_decimal
+
+Lang = Literal["de", "en"]
+LANGS: tuple[Lang, ...] = ("en", "de")
+BABEL_LOCALE = {"en": "en_US", "de": "de_DE"}
+GIB = 1 << 30
+
+
+@cache
+def messages(lang: Lang) -> dict[str, str]:
+    """All messages of one language, flattened to dotted keys."""
+    raw = tomllib.loads(Path(__file__).with_name(f"{lang}.toml").read_text(encoding="utf-8"))
+    out: dict[str, str] = {}
+
+    def walk(prefix: str, node: dict[str, object]) -> None:
+        for key, value in node.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, dict):
+                walk(name + ".", value)
+            else:
+                out[name] = str(value)
+
+    walk("", raw)
+    return out
+
+
+def lang_of(code: str | None) -> Lang:
+    """Map a platform locale ("de-DE", "de", "en-GB", None) to one of our languages."""
+    return "de" if code and code.lower().startswith("de") else "en"
+
+
+def t(lang: Lang, key: str, **params: object) -> str:
+    """The message ``key`` in ``lang`` with ``params`` filled in (English if missing)."""
+    text = messages(lang).get(key) or messages("en").get(key) or key
+    return text.format(**params) if params else text
+
+
+def num(value: float, lang: Lang, digits: int = 2) -> str:
+    """A number with the locale's separators and ``digits`` decimals."""
+    pattern = "#,##0" + ("." + "0" * digits if digits else "")
+    return format_decimal(value, format=pattern, locale=BABEL_LOCALE[lang])
+
+
+def gib(value: float, lang: Lang, digits: int = 2) -> str:
+    """Bytes as GiB: "204.19 GiB" / "204,19 GiB"."""
+    return f"{num(value / GIB, lang, digits)} GiB"
+
+
+def usd(value: float, lang: Lang, digits: int = 2) -> str:
+    """US dollars the locale's way: "$9.17" / "9,17 $"."""
+    pattern = "¤#,##0." + "0" * digits if lang == "en" else "#,##0." + "0" * digits + " ¤"
+    return format_currency(value, "USD", format=pattern, locale=BABEL_LOCALE[lang], currency_digits=False)
+
+
+def tokens_per_s(value: float, lang: Lang) -> str:
+    digits = 0 if value >= 100 else 1
+    return f"{num(value, lang, digits)} tok/s"
+
+
+def integer(value: int, lang: Lang) -> str:
+    return num(value, lang, 0)
+
+
+def context_label(tokens: int) -> str:
+    """32768 -> "32K" (binary K, as context lengths are quoted)."""
+    if tokens % 1024 == 0 and tokens >= 1024:
+        return f"{tokens // 1024}K"
+    return str(tokens)

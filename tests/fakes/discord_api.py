@@ -34,9 +34,10 @@ import time
 import uuid
 import warnings
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Self
 
 from aiohttp import WSMsgType, web
 
@@ -49,17 +50,63 @@ ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024
 ALL_PERMISSIONS = str((1 << 50) - 1)
 
 _MESSAGE_KEYS = {
-    "channel_create": {"content", "nonce", "tts", "embeds", "allowed_mentions", "message_reference",
-                       "components", "sticker_ids", "attachments", "flags", "enforce_nonce", "poll"},
+    "channel_create": {
+        "content",
+        "nonce",
+        "tts",
+        "embeds",
+        "allowed_mentions",
+        "message_reference",
+        "components",
+        "sticker_ids",
+        "attachments",
+        "flags",
+        "enforce_nonce",
+        "poll",
+    },
     "channel_edit": {"content", "embeds", "flags", "allowed_mentions", "components", "attachments"},
-    "webhook_execute": {"content", "username", "avatar_url", "tts", "embeds", "allowed_mentions",
-                        "components", "attachments", "flags", "thread_name", "applied_tags", "poll"},
+    "webhook_execute": {
+        "content",
+        "username",
+        "avatar_url",
+        "tts",
+        "embeds",
+        "allowed_mentions",
+        "components",
+        "attachments",
+        "flags",
+        "thread_name",
+        "applied_tags",
+        "poll",
+    },
     "webhook_edit": {"content", "embeds", "flags", "allowed_mentions", "components", "attachments", "poll"},
-    "callback_message": {"tts", "content", "embeds", "allowed_mentions", "flags", "components",
-                         "attachments", "poll"},
+    "callback_message": {
+        "tts",
+        "content",
+        "embeds",
+        "allowed_mentions",
+        "flags",
+        "components",
+        "attachments",
+        "poll",
+    },
 }
-_EMBED_KEYS = {"title", "type", "description", "url", "timestamp", "color", "footer", "image",
-               "thumbnail", "video", "provider", "author", "fields"}
+_EMBED_KEYS = {
+    "title",
+    "type",
+    "description",
+    "url",
+    "timestamp",
+    "color",
+    "footer",
+    "image",
+    "thumbnail",
+    "video",
+    "provider",
+    "author",
+    "fields",
+    "flags",
+}
 # Initial response types an interaction type accepts (PING, command, component, autocomplete, modal).
 _CALLBACK_TYPES = {1: {1}, 2: {4, 5, 9}, 3: {4, 5, 6, 7, 9}, 4: {8}, 5: {4, 5, 6, 7}}
 _COMMAND_NAME_RE = re.compile(r"^[-_\w]{1,32}$")
@@ -80,14 +127,21 @@ def import_discord() -> Any:
 
 
 def snowflake_time() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 class DiscordError(Exception):
     """An error answer: HTTP status plus Discord's JSON error code and message."""
 
-    def __init__(self, status: int, code: int, message: str, errors: dict | None = None,
-                 headers: dict[str, str] | None = None, body: dict | None = None):
+    def __init__(
+        self,
+        status: int,
+        code: int,
+        message: str,
+        errors: dict | None = None,
+        headers: dict[str, str] | None = None,
+        body: dict | None = None,
+    ):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
         self.errors, self.headers, self.body = errors, headers or {}, body
@@ -181,14 +235,17 @@ def check_components(err: FormErrors, rows: Any, path: tuple = ("components",)) 
     custom_ids: set[str] = set()
     for i, row in enumerate(rows):
         if row.get("type") != 1:
-            err.add(path + (i, "type"), "UNION_TYPE_CHOICES", "Value of field \"type\" must be one of (1,).")
+            err.add(path + (i, "type"), "UNION_TYPE_CHOICES", 'Value of field "type" must be one of (1,).')
             continue
         children = row.get("components") or []
         err.length(path + (i, "components"), children, 5, 1)
         selects = [c for c in children if c.get("type") in (3, 5, 6, 7, 8)]
         if selects and len(children) > 1:
-            err.add(path + (i, "components"), "COMPONENT_LAYOUT_WIDTH_EXCEEDED",
-                    "The specified component exceeds the maximum width")
+            err.add(
+                path + (i, "components"),
+                "COMPONENT_LAYOUT_WIDTH_EXCEEDED",
+                "The specified component exceeds the maximum width",
+            )
         for j, comp in enumerate(children):
             p = path + (i, "components", j)
             err.length(p + ("label",), comp.get("label"), 80)
@@ -202,8 +259,11 @@ def check_components(err: FormErrors, rows: Any, path: tuple = ("components",)) 
                 continue
             err.length(p + ("custom_id",), custom_id, 100, 1)
             if custom_id in custom_ids:
-                err.add(p + ("custom_id",), "COMPONENT_CUSTOM_ID_DUPLICATED",
-                        "Component custom id cannot be duplicated")
+                err.add(
+                    p + ("custom_id",),
+                    "COMPONENT_CUSTOM_ID_DUPLICATED",
+                    "Component custom id cannot be duplicated",
+                )
             custom_ids.add(custom_id)
             if comp.get("type") in (3, 5, 6, 7, 8):
                 err.length(p + ("options",), comp.get("options"), 25)
@@ -226,14 +286,21 @@ def check_message(err: FormErrors, body: dict, kind: str, files: int = 0, path: 
         err.unknown(path + ("allowed_mentions",), mentions, {"parse", "roles", "users", "replied_user"})
         parse = mentions.get("parse", [])
         if set(parse) - {"roles", "users", "everyone"}:
-            err.add(path + ("allowed_mentions", "parse"), "ENUM_TYPE_COERCE", "Value must be one of roles, users, everyone.")
+            err.add(
+                path + ("allowed_mentions", "parse"),
+                "ENUM_TYPE_COERCE",
+                "Value must be one of roles, users, everyone.",
+            )
         for key in ("users", "roles"):
             if key in parse and mentions.get(key):
-                err.add(path + ("allowed_mentions",), "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
-                        f"parse:[\"{key}\"] and {key}: [ids...] are mutually exclusive.")
-    if kind in ("channel_create", "webhook_execute", "callback_message"):
-        if not any(body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "poll")) and not files:
-            raise DiscordError(400, 50006, "Cannot send an empty message")
+                err.add(
+                    path + ("allowed_mentions",),
+                    "MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE",
+                    f'parse:["{key}"] and {key}: [ids...] are mutually exclusive.',
+                )
+    has_body = any(body.get(k) for k in ("content", "embeds", "components", "sticker_ids", "poll"))
+    if kind in ("channel_create", "webhook_execute", "callback_message") and not has_body and not files:
+        raise DiscordError(400, 50006, "Cannot send an empty message")
 
 
 def check_choices(err: FormErrors, data: dict) -> None:
@@ -261,7 +328,9 @@ def check_commands(err: FormErrors, commands: Any) -> None:
         if not _COMMAND_NAME_RE.match(name) or (ctype == 1 and name != name.lower()):
             err.add((i, "name"), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
         if (ctype, name) in names:
-            err.add((i, "name"), "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
+            err.add(
+                (i, "name"), "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique"
+            )
         names.add((ctype, name))
         if ctype == 1:
             err.length((i, "description"), cmd.get("description") or "", 100, 1)
@@ -274,13 +343,19 @@ def check_commands(err: FormErrors, commands: Any) -> None:
                 err.add(p + ("name",), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
             err.length(p + ("description",), opt.get("description") or "", 100, 1)
             if opt.get("required") and seen_optional:
-                err.add(p + ("required",), "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
-                        "Required options must be placed before non-required options")
+                err.add(
+                    p + ("required",),
+                    "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
+                    "Required options must be placed before non-required options",
+                )
             seen_optional = seen_optional or not opt.get("required")
             err.length(p + ("choices",), opt.get("choices"), 25)
             if opt.get("choices") and opt.get("autocomplete"):
-                err.add(p + ("autocomplete",), "APPLICATION_COMMAND_OPTION_CHOICES_AUTOCOMPLETE",
-                        "Autocomplete cannot be set with choices")
+                err.add(
+                    p + ("autocomplete",),
+                    "APPLICATION_COMMAND_OPTION_CHOICES_AUTOCOMPLETE",
+                    "Autocomplete cannot be set with choices",
+                )
 
 
 # --------------------------------------------------------------------------- recording types
@@ -314,14 +389,14 @@ class Interaction:
     original_id: str | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class _Conn:
     ws: web.WebSocketResponse
     compressor: Any = None
-    session: "_Session | None" = None
+    session: _Session | None = None
 
 
-@dataclass
+@dataclass(eq=False)
 class _Session:
     session_id: str
     shard: list[int] | None
@@ -366,6 +441,7 @@ class FakeDiscord:
         self.member_user = self.user(USER_ID, "tess")
         self.requests: list[Request] = []
         self.gateway_frames: list[dict[str, Any]] = []  # frames received from the client
+        self.gateway_connections: list[dict[str, Any]] = []  # query string and whether zlib was used
         self.commands: dict[int | None, list[dict[str, Any]]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
         self.interactions: dict[str, Interaction] = {}
@@ -385,23 +461,35 @@ class FakeDiscord:
             ({"GET"}, r"/oauth2/applications/@me", self._r_app, True),
             ({"GET"}, r"/gateway", self._r_gateway, False),
             ({"GET"}, r"/gateway/bot", self._r_gateway_bot, True),
-            ({"GET", "PUT"}, r"/applications/(?P<app>\d+)(?:/guilds/(?P<guild>\d+))?/commands",
-             self._r_commands, True),
+            (
+                {"GET", "PUT"},
+                r"/applications/(?P<app>\d+)(?:/guilds/(?P<guild>\d+))?/commands",
+                self._r_commands,
+                True,
+            ),
             ({"POST"}, r"/interactions/(?P<iid>\d+)/(?P<token>[^/]+)/callback", self._r_callback, False),
             ({"POST"}, r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)", self._r_followup, False),
-            ({"GET", "PATCH", "DELETE"}, r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)",
-             self._r_webhook_message, False),
+            (
+                {"GET", "PATCH", "DELETE"},
+                r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/(?P<mid>@original|\d+)",
+                self._r_webhook_message,
+                False,
+            ),
             ({"GET"}, r"/channels/(?P<cid>\d+)", self._r_channel, True),
             ({"POST"}, r"/channels/(?P<cid>\d+)/typing", self._r_typing, True),
             ({"POST", "GET"}, r"/channels/(?P<cid>\d+)/messages", self._r_channel_messages, True),
-            ({"GET", "PATCH", "DELETE"}, r"/channels/(?P<cid>\d+)/messages/(?P<mid>\d+)",
-             self._r_channel_message, True),
+            (
+                {"GET", "PATCH", "DELETE"},
+                r"/channels/(?P<cid>\d+)/messages/(?P<mid>\d+)",
+                self._r_channel_message,
+                True,
+            ),
         ]  # type: ignore[assignment]
         self._routes = [(m, re.compile(p + "$"), h, a) for m, p, h, a in self._routes]  # type: ignore[misc]
 
     # ---- lifecycle
 
-    async def start(self) -> FakeDiscord:
+    async def start(self) -> Self:
         """Starts serving REST under /api/v10 and the gateway at / on a free port."""
         app = web.Application(client_max_size=4 * ATTACHMENT_SIZE_LIMIT)
         app.router.add_get("/", self._gateway)
@@ -422,7 +510,7 @@ class FakeDiscord:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> FakeDiscord:
+    async def __aenter__(self) -> Self:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
@@ -447,8 +535,10 @@ class FakeDiscord:
         import yarl
 
         discord = import_discord()
-        targets = [(discord.http.Route, "BASE", self.api_base),
-                   (discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(self.gateway_url))]
+        targets = [
+            (discord.http.Route, "BASE", self.api_base),
+            (discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(self.gateway_url)),
+        ]
         saved = [(obj, name, getattr(obj, name)) for obj, name, _ in targets]
         for obj, name, value in targets:
             if monkeypatch is not None:
@@ -469,43 +559,111 @@ class FakeDiscord:
 
     @staticmethod
     def user(user_id: int, name: str, bot: bool = False) -> dict[str, Any]:
-        return {"id": str(user_id), "username": name, "discriminator": "0", "global_name": name.title(),
-                "avatar": None, "bot": bot, "public_flags": 0, "flags": 0}
+        return {
+            "id": str(user_id),
+            "username": name,
+            "discriminator": "0",
+            "global_name": name.title(),
+            "avatar": None,
+            "bot": bot,
+            "public_flags": 0,
+            "flags": 0,
+        }
 
     @staticmethod
     def channel_id(guild_id: int) -> int:
         return CHANNEL_ID if guild_id == GUILD_ID else guild_id + 100
 
     def channel(self, guild_id: int) -> dict[str, Any]:
-        return {"id": str(self.channel_id(guild_id)), "type": 0, "guild_id": str(guild_id), "name": "general",
-                "position": 0, "permission_overwrites": [], "nsfw": False, "parent_id": None, "topic": None,
-                "last_message_id": None, "rate_limit_per_user": 0, "flags": 0}
+        return {
+            "id": str(self.channel_id(guild_id)),
+            "type": 0,
+            "guild_id": str(guild_id),
+            "name": "general",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+        }
 
     def member(self, user: dict[str, Any], permissions: bool = False) -> dict[str, Any]:
-        member = {"user": user, "roles": [], "joined_at": snowflake_time(), "deaf": False, "mute": False,
-                  "flags": 0, "nick": None, "pending": False, "avatar": None, "premium_since": None}
+        member = {
+            "user": user,
+            "roles": [],
+            "joined_at": snowflake_time(),
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+            "nick": None,
+            "pending": False,
+            "avatar": None,
+            "premium_since": None,
+        }
         if permissions:
             member["permissions"] = ALL_PERMISSIONS
         return member
 
     def guild(self, guild_id: int) -> dict[str, Any]:
         """A full GUILD_CREATE payload: one text channel, @everyone, the bot and one member."""
-        everyone = {"id": str(guild_id), "name": "@everyone", "color": 0, "colors": {"primary_color": 0},
-                    "hoist": False, "position": 0, "permissions": "1071698660929", "managed": False,
-                    "mentionable": False, "flags": 0, "icon": None, "unicode_emoji": None}
+        everyone = {
+            "id": str(guild_id),
+            "name": "@everyone",
+            "color": 0,
+            "colors": {"primary_color": 0},
+            "hoist": False,
+            "position": 0,
+            "permissions": "1071698660929",
+            "managed": False,
+            "mentionable": False,
+            "flags": 0,
+            "icon": None,
+            "unicode_emoji": None,
+        }
         return {
-            "id": str(guild_id), "name": "FitBot Test Guild", "icon": None, "splash": None,
-            "discovery_splash": None, "owner_id": str(USER_ID), "afk_channel_id": None, "afk_timeout": 300,
-            "verification_level": 0, "default_message_notifications": 0, "explicit_content_filter": 0,
-            "roles": [everyone], "emojis": [], "stickers": [], "features": [], "mfa_level": 0,
-            "system_channel_id": None, "system_channel_flags": 0, "rules_channel_id": None,
-            "vanity_url_code": None, "description": None, "banner": None, "premium_tier": 0,
-            "premium_subscription_count": 0, "preferred_locale": "en-US", "public_updates_channel_id": None,
-            "nsfw_level": 0, "premium_progress_bar_enabled": False, "joined_at": snowflake_time(),
-            "large": False, "unavailable": False, "member_count": 2, "voice_states": [],
+            "id": str(guild_id),
+            "name": "FitBot Test Guild",
+            "icon": None,
+            "splash": None,
+            "discovery_splash": None,
+            "owner_id": str(USER_ID),
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "roles": [everyone],
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "mfa_level": 0,
+            "system_channel_id": None,
+            "system_channel_flags": 0,
+            "rules_channel_id": None,
+            "vanity_url_code": None,
+            "description": None,
+            "banner": None,
+            "premium_tier": 0,
+            "premium_subscription_count": 0,
+            "preferred_locale": "en-US",
+            "public_updates_channel_id": None,
+            "nsfw_level": 0,
+            "premium_progress_bar_enabled": False,
+            "joined_at": snowflake_time(),
+            "large": False,
+            "unavailable": False,
+            "member_count": 2,
+            "voice_states": [],
             "members": [self.member(self.bot_user), self.member(self.member_user)],
-            "channels": [self.channel(guild_id)], "threads": [], "presences": [], "stage_instances": [],
-            "guild_scheduled_events": [], "soundboard_sounds": [],
+            "channels": [self.channel(guild_id)],
+            "threads": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
         }
 
     def _command_data(self, name: str, guild_id: int | None) -> dict[str, Any]:
@@ -526,7 +684,15 @@ class FakeDiscord:
             return options
         out = []
         for name, value in options.items():
-            otype = 5 if isinstance(value, bool) else 4 if isinstance(value, int) else 10 if isinstance(value, float) else 3
+            otype = (
+                5
+                if isinstance(value, bool)
+                else 4
+                if isinstance(value, int)
+                else 10
+                if isinstance(value, float)
+                else 3
+            )
             opt: dict[str, Any] = {"name": name, "type": otype, "value": value}
             if name == focused:
                 opt.update(type=3, value=str(value), focused=True)
@@ -546,47 +712,76 @@ class FakeDiscord:
         """A complete INTERACTION_CREATE payload (guild with member, or DM with user when guild_id=None)."""
         user = self.member_user if user_id == USER_ID else self.user(user_id, f"user{user_id}")
         payload: dict[str, Any] = {
-            "id": self.snowflake(), "application_id": str(APP_ID), "type": itype, "data": data,
-            "token": f"itok-{uuid.uuid4().hex}", "version": 1, "locale": locale,
-            "app_permissions": ALL_PERMISSIONS, "entitlements": [], "entitlement_sku_ids": [],
+            "id": self.snowflake(),
+            "application_id": str(APP_ID),
+            "type": itype,
+            "data": data,
+            "token": f"itok-{uuid.uuid4().hex}",
+            "version": 1,
+            "locale": locale,
+            "app_permissions": ALL_PERMISSIONS,
+            "entitlements": [],
+            "entitlement_sku_ids": [],
             "attachment_size_limit": ATTACHMENT_SIZE_LIMIT,
         }
         if guild_id is not None:
             payload.update(
-                guild_id=str(guild_id), channel_id=str(self.channel_id(guild_id)), channel=self.channel(guild_id),
-                member=self.member(user, permissions=True), guild_locale="en-US",
+                guild_id=str(guild_id),
+                channel_id=str(self.channel_id(guild_id)),
+                channel=self.channel(guild_id),
+                member=self.member(user, permissions=True),
+                guild_locale="en-US",
                 guild={"id": str(guild_id), "locale": "en-US", "features": []},
-                authorizing_integration_owners={"0": str(guild_id)}, context=0,
+                authorizing_integration_owners={"0": str(guild_id)},
+                context=0,
             )
         else:
             dm_id = str(int(user["id"]) + 7)
-            payload.update(channel_id=dm_id, channel={"id": dm_id, "type": 1, "recipients": [user], "flags": 0},
-                           user=user, authorizing_integration_owners={"0": str(user["id"])}, context=1)
+            payload.update(
+                channel_id=dm_id,
+                channel={"id": dm_id, "type": 1, "recipients": [user], "flags": 0},
+                user=user,
+                authorizing_integration_owners={"0": str(user["id"])},
+                context=1,
+            )
         if message is not None:
             payload["message"] = message
         return payload
 
-    def make_slash(self, name: str, options: dict[str, Any] | list | None = None, **kw: Any) -> dict[str, Any]:
+    def make_slash(
+        self, name: str, options: dict[str, Any] | list | None = None, **kw: Any
+    ) -> dict[str, Any]:
         """INTERACTION_CREATE for a chat-input command; int values become type 4, str type 3."""
         data = self._command_data(name, kw.get("guild_id", GUILD_ID))
         data["options"] = self._options(options)
         data["resolved"] = {}
         return self.make_interaction(2, data, **kw)
 
-    def make_autocomplete(self, name: str, options: dict[str, Any], focused: str, **kw: Any) -> dict[str, Any]:
+    def make_autocomplete(
+        self, name: str, options: dict[str, Any], focused: str, **kw: Any
+    ) -> dict[str, Any]:
         """INTERACTION_CREATE type 4; the ``focused`` option is a string with ``focused: true``."""
         data = self._command_data(name, kw.get("guild_id", GUILD_ID))
         data["options"] = self._options(options, focused)
         return self.make_interaction(4, data, **kw)
 
-    def make_component(self, custom_id: str, message: dict[str, Any] | None = None,
-                       component_type: int = 2, values: list[str] | None = None, **kw: Any) -> dict[str, Any]:
+    def make_component(
+        self,
+        custom_id: str,
+        message: dict[str, Any] | None = None,
+        component_type: int = 2,
+        values: list[str] | None = None,
+        **kw: Any,
+    ) -> dict[str, Any]:
         """INTERACTION_CREATE type 3 for a button (or a select with ``values``) on ``message``."""
         data: dict[str, Any] = {"custom_id": custom_id, "component_type": component_type}
         if values is not None:
             data["values"] = values
         if message is None:
-            message = self._message_payload(str(self.channel_id(kw.get("guild_id") or GUILD_ID)), {"content": "…"})
+            message = self._message_payload(
+                str(self.channel_id(kw.get("guild_id") or GUILD_ID)), {"content": "…"}
+            )
+            self.messages[message["id"]] = message
         return self.make_interaction(3, data, message=message, **kw)
 
     def make_mention(self, text: str, guild_id: int = GUILD_ID, user_id: int = USER_ID) -> dict[str, Any]:
@@ -597,19 +792,39 @@ class FakeDiscord:
         mention = dict(self.bot_user, member=self.member(self.bot_user))
         del mention["member"]["user"]
         msg = {
-            "id": self.snowflake(), "channel_id": str(self.channel_id(guild_id)), "guild_id": str(guild_id),
-            "author": author, "member": member, "content": f"<@{APP_ID}> {text}", "timestamp": snowflake_time(),
-            "edited_timestamp": None, "tts": False, "mention_everyone": False, "mentions": [mention],
-            "mention_roles": [], "attachments": [], "embeds": [], "pinned": False, "type": 0, "flags": 0,
-            "components": [], "nonce": None,
+            "id": self.snowflake(),
+            "channel_id": str(self.channel_id(guild_id)),
+            "guild_id": str(guild_id),
+            "author": author,
+            "member": member,
+            "content": f"<@{APP_ID}> {text}",
+            "timestamp": snowflake_time(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [mention],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            "type": 0,
+            "flags": 0,
+            "components": [],
+            "nonce": None,
         }
         self.messages[msg["id"]] = msg
         return msg
 
     # ---- test controls
 
-    def fail_next(self, route_prefix: str, status: int = 429, retry_after: float = 0.5, times: int = 1,
-                  is_global: bool = False) -> None:
+    def fail_next(
+        self,
+        route_prefix: str,
+        status: int = 429,
+        retry_after: float = 0.5,
+        times: int = 1,
+        is_global: bool = False,
+    ) -> None:
         """Fails the next ``times`` requests whose path (after /api/v10) starts with ``route_prefix``.
 
         ``route_prefix`` may start with a method: ``"POST /interactions"``.
@@ -636,13 +851,18 @@ class FakeDiscord:
 
     async def wait_request(self, method: str, path_contains: str, count: int = 1, timeout: float = 5) -> Any:
         """Waits until ``count`` answered requests match; returns the Request, or a list if count > 1."""
-        return await self._wait(lambda: [r for r in self.requests_to(method, path_contains) if r.status],
-                                count, timeout, f"{method} {path_contains}")
+        return await self._wait(
+            lambda: [r for r in self.requests_to(method, path_contains) if r.status],
+            count,
+            timeout,
+            f"{method} {path_contains}",
+        )
 
     async def wait_gateway(self, op: int, count: int = 1, timeout: float = 5) -> Any:
         """Waits for ``count`` client frames with opcode ``op`` (2 IDENTIFY, 6 RESUME, ...)."""
-        return await self._wait(lambda: [f for f in self.gateway_frames if f.get("op") == op],
-                                count, timeout, f"gateway op {op}")
+        return await self._wait(
+            lambda: [f for f in self.gateway_frames if f.get("op") == op], count, timeout, f"gateway op {op}"
+        )
 
     async def dispatch(self, event: str, data: dict[str, Any], shard_id: int | None = None) -> None:
         """Sends a DISPATCH to the session of ``shard_id`` (derived from guild_id when omitted).
@@ -681,7 +901,9 @@ class FakeDiscord:
     async def _send(self, conn: _Conn, frame: dict[str, Any]) -> None:
         raw = json.dumps(frame)
         if conn.compressor is not None:
-            await conn.ws.send_bytes(conn.compressor.compress(raw.encode()) + conn.compressor.flush(zlib.Z_SYNC_FLUSH))
+            await conn.ws.send_bytes(
+                conn.compressor.compress(raw.encode()) + conn.compressor.flush(zlib.Z_SYNC_FLUSH)
+            )
         else:
             await conn.ws.send_str(raw)
 
@@ -697,9 +919,13 @@ class FakeDiscord:
         await ws.prepare(request)
         use_zlib = self.compress and request.query.get("compress") == "zlib-stream"
         conn = _Conn(ws, zlib.compressobj() if use_zlib else None)
+        self.gateway_connections.append({"query": dict(request.query), "zlib": use_zlib})
         self._conns.add(conn)
         try:
-            await self._send(conn, {"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}, "s": None, "t": None})
+            await self._send(
+                conn,
+                {"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}, "s": None, "t": None},
+            )
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
                     continue
@@ -733,10 +959,19 @@ class FakeDiscord:
         shard_id, count = shard or (0, 1)
         guilds = [g for g in self.guild_ids if (g >> 22) % count == shard_id]
         ready = {
-            "v": 10, "user": self.bot_user, "guilds": [{"id": str(g), "unavailable": True} for g in guilds],
-            "session_id": session.session_id, "session_type": "normal", "resume_gateway_url": self.gateway_url,
-            "application": {"id": str(APP_ID), "flags": 0}, "private_channels": [], "relationships": [],
-            "presences": [], "guild_join_requests": [], "geo_ordered_rtc_regions": [], "auth": {},
+            "v": 10,
+            "user": self.bot_user,
+            "guilds": [{"id": str(g), "unavailable": True} for g in guilds],
+            "session_id": session.session_id,
+            "session_type": "normal",
+            "resume_gateway_url": self.gateway_url,
+            "application": {"id": str(APP_ID), "flags": 0},
+            "private_channels": [],
+            "relationships": [],
+            "presences": [],
+            "guild_join_requests": [],
+            "geo_ordered_rtc_regions": [],
+            "auth": {},
         }
         if shard:
             ready["shard"] = shard
@@ -763,8 +998,11 @@ class FakeDiscord:
         if body is None:
             return web.Response(status=204, headers=headers)
         # Exactly "application/json": discord.py only decodes JSON for that literal header.
-        return web.Response(status=status, body=json.dumps(body).encode(),
-                            headers={"Content-Type": "application/json", **(headers or {})})
+        return web.Response(
+            status=status,
+            body=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", **(headers or {})},
+        )
 
     async def _decode(self, request: web.Request) -> tuple[Any, list[dict[str, Any]]]:
         if request.content_type == "multipart/form-data":
@@ -774,8 +1012,15 @@ class FakeDiscord:
                     body = json.loads(await part.text())
                 elif part.filename is not None:
                     data = bytes(await part.read(decode=False))
-                    files.append({"field": part.name, "filename": part.filename, "size": len(data),
-                                  "content_type": part.headers.get("Content-Type"), "data": data})
+                    files.append(
+                        {
+                            "field": part.name,
+                            "filename": part.filename,
+                            "size": len(data),
+                            "content_type": part.headers.get("Content-Type"),
+                            "data": data,
+                        }
+                    )
             return body, files
         raw = await request.read()
         if not raw:
@@ -796,15 +1041,23 @@ class FakeDiscord:
             return DiscordError(failure.status, 0, f"{failure.status}: Injected failure")
         reset_after = f"{failure.retry_after:.3f}"
         headers = {
-            "Retry-After": str(math.ceil(failure.retry_after)), "X-RateLimit-Limit": "5",
-            "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": f"{time.time() + failure.retry_after:.3f}",
-            "X-RateLimit-Reset-After": reset_after, "X-RateLimit-Bucket": "fakebucket",
-            "X-RateLimit-Scope": "global" if failure.is_global else "user", "Via": "1.1 google",
+            "Retry-After": str(math.ceil(failure.retry_after)),
+            "X-RateLimit-Limit": "5",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": f"{time.time() + failure.retry_after:.3f}",
+            "X-RateLimit-Reset-After": reset_after,
+            "X-RateLimit-Bucket": "fakebucket",
+            "X-RateLimit-Scope": "global" if failure.is_global else "user",
+            "Via": "1.1 google",
         }
         if failure.is_global:
             headers["X-RateLimit-Global"] = "true"
-        body = {"message": "You are being rate limited.", "retry_after": failure.retry_after,
-                "global": failure.is_global, "code": 0}
+        body = {
+            "message": "You are being rate limited.",
+            "retry_after": failure.retry_after,
+            "global": failure.is_global,
+            "code": 0,
+        }
         return DiscordError(429, 0, body["message"], headers=headers, body=body)
 
     async def _rest(self, request: web.Request) -> web.Response:
@@ -847,29 +1100,56 @@ class FakeDiscord:
                 raise DiscordError(413, 40005, "Request entity too large")
             att_id = self.snowflake()
             url = f"http://127.0.0.1:{self.port}/attachments/{att_id}/{f['filename']}"
-            out.append({"id": att_id, "filename": f["filename"], "size": f["size"], "url": url, "proxy_url": url,
-                        "content_type": f["content_type"]})
+            out.append(
+                {
+                    "id": att_id,
+                    "filename": f["filename"],
+                    "size": f["size"],
+                    "url": url,
+                    "proxy_url": url,
+                    "content_type": f["content_type"],
+                }
+            )
         return out
 
-    def _message_payload(self, channel_id: str, body: dict[str, Any], files: list | None = None,
-                         interaction: Interaction | None = None, flags: int = 0) -> dict[str, Any]:
+    def _message_payload(
+        self,
+        channel_id: str,
+        body: dict[str, Any],
+        files: list | None = None,
+        interaction: Interaction | None = None,
+        flags: int = 0,
+    ) -> dict[str, Any]:
         channel = self.channels.get(channel_id, {})
         msg: dict[str, Any] = {
-            "id": self.snowflake(), "channel_id": channel_id, "author": self.bot_user,
-            "content": body.get("content") or "", "timestamp": snowflake_time(), "edited_timestamp": None,
-            "tts": bool(body.get("tts")), "mention_everyone": False, "mentions": [], "mention_roles": [],
+            "id": self.snowflake(),
+            "channel_id": channel_id,
+            "author": self.bot_user,
+            "content": body.get("content") or "",
+            "timestamp": snowflake_time(),
+            "edited_timestamp": None,
+            "tts": bool(body.get("tts")),
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
             "attachments": self._attachments(files or []),
             "embeds": [dict(e, type=e.get("type", "rich")) for e in body.get("embeds") or []],
-            "pinned": False, "type": 0, "flags": body.get("flags", 0) | flags,
+            "pinned": False,
+            "type": 0,
+            "flags": body.get("flags", 0) | flags,
             "components": body.get("components") or [],
         }
         if "guild_id" in channel:
             msg["guild_id"] = channel["guild_id"]
         if body.get("message_reference"):
             msg["type"] = 19
-            msg["message_reference"] = {k: str(v) for k, v in body["message_reference"].items() if v is not None}
+            msg["message_reference"] = {
+                k: str(v) for k, v in body["message_reference"].items() if v is not None
+            }
         if interaction is not None:
-            msg.update(webhook_id=str(APP_ID), application_id=str(APP_ID), type=20 if interaction.type == 2 else 0)
+            msg.update(
+                webhook_id=str(APP_ID), application_id=str(APP_ID), type=20 if interaction.type == 2 else 0
+            )
         return msg
 
     def _edit(self, msg: dict[str, Any], body: dict[str, Any], files: list) -> dict[str, Any]:
@@ -893,26 +1173,51 @@ class FakeDiscord:
     async def _r_dm(self, body: dict[str, Any], **_: Any) -> dict[str, Any]:
         recipient = str(body.get("recipient_id"))
         dm_id = str(int(recipient) + 7)
-        user = self.member_user if recipient == str(USER_ID) else self.user(int(recipient), f"user{recipient}")
-        self.channels[dm_id] = {"id": dm_id, "type": 1, "recipients": [user], "last_message_id": None, "flags": 0}
+        user = (
+            self.member_user if recipient == str(USER_ID) else self.user(int(recipient), f"user{recipient}")
+        )
+        self.channels[dm_id] = {
+            "id": dm_id,
+            "type": 1,
+            "recipients": [user],
+            "last_message_id": None,
+            "flags": 0,
+        }
         return self.channels[dm_id]
 
     async def _r_app(self, **_: Any) -> dict[str, Any]:
         return {
-            "id": str(APP_ID), "name": "FitBot Test", "icon": None, "description": "", "summary": "",
-            "type": None, "bot_public": True, "bot_require_code_grant": False, "verify_key": "0" * 64,
-            "owner": self.member_user, "flags": 0, "team": None, "bot": self.bot_user,
-            "redirect_uris": [], "interactions_endpoint_url": None, "tags": [],
+            "id": str(APP_ID),
+            "name": "FitBot Test",
+            "icon": None,
+            "description": "",
+            "summary": "",
+            "type": None,
+            "bot_public": True,
+            "bot_require_code_grant": False,
+            "verify_key": "0" * 64,
+            "owner": self.member_user,
+            "flags": 0,
+            "team": None,
+            "bot": self.bot_user,
+            "redirect_uris": [],
+            "interactions_endpoint_url": None,
+            "tags": [],
         }
 
     async def _r_gateway(self, **_: Any) -> dict[str, Any]:
         return {"url": self.gateway_url}
 
     async def _r_gateway_bot(self, **_: Any) -> dict[str, Any]:
-        return {"url": self.gateway_url, "shards": self.shards,
-                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}}
+        return {
+            "url": self.gateway_url,
+            "shards": self.shards,
+            "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+        }
 
-    async def _r_commands(self, request: web.Request, body: Any, app: str, guild: str | None, **_: Any) -> Any:
+    async def _r_commands(
+        self, request: web.Request, body: Any, app: str, guild: str | None, **_: Any
+    ) -> Any:
         if int(app) != APP_ID:
             raise DiscordError(403, 50001, "Missing Access")
         scope = int(guild) if guild else None
@@ -926,16 +1231,21 @@ class FakeDiscord:
         previous = {c["name"]: c["id"] for c in self.commands.get(scope, [])}
         stored = []
         for cmd in body:
-            echoed = dict(cmd, id=previous.get(cmd["name"]) or self.snowflake(), application_id=str(APP_ID),
-                          version=self.snowflake())
+            echoed = dict(
+                cmd,
+                id=previous.get(cmd["name"]) or self.snowflake(),
+                application_id=str(APP_ID),
+                version=self.snowflake(),
+            )
             if scope is not None:
                 echoed["guild_id"] = str(scope)
             stored.append(echoed)
         self.commands[scope] = stored
         return stored
 
-    async def _r_callback(self, request: web.Request, body: Any, files: list, iid: str, token: str,
-                          **_: Any) -> Any:
+    async def _r_callback(
+        self, request: web.Request, body: Any, files: list, iid: str, token: str, **_: Any
+    ) -> Any:
         interaction = self.interactions.get(iid)
         if interaction is None or interaction.token != token:
             raise DiscordError(404, 10062, "Unknown interaction")
@@ -945,8 +1255,12 @@ class FakeDiscord:
             raise DiscordError(404, 10062, "Unknown interaction")
         err = FormErrors()
         if not isinstance(body, dict):
-            raise DiscordError(400, 50035, "Invalid Form Body", {"_errors": [{"code": "DICT_TYPE_CONVERT",
-                                                                              "message": "Must be an object."}]})
+            raise DiscordError(
+                400,
+                50035,
+                "Invalid Form Body",
+                {"_errors": [{"code": "DICT_TYPE_CONVERT", "message": "Must be an object."}]},
+            )
         err.unknown((), body, {"type", "data"})
         rtype = body.get("type")
         if rtype not in _CALLBACK_TYPES.get(interaction.type, set()):
@@ -968,8 +1282,9 @@ class FakeDiscord:
         resource: dict[str, Any] = {"type": rtype}
         channel_id = interaction.payload.get("channel_id", "")
         if rtype in (4, 5):
-            msg = self._message_payload(channel_id, data if rtype == 4 else {}, files, interaction,
-                                        flags=128 if rtype == 5 else 0)
+            msg = self._message_payload(
+                channel_id, data if rtype == 4 else {}, files, interaction, flags=128 if rtype == 5 else 0
+            )
             self.messages[msg["id"]] = msg
             interaction.original_id = msg["id"]
             resource["message"] = msg
@@ -981,10 +1296,15 @@ class FakeDiscord:
                 resource["message"] = self._edit(stored, data, files)
         if request.query.get("with_response") not in ("1", "true", "True"):
             return None
-        result = {"interaction": {"id": iid, "type": interaction.type,
-                                  "response_message_loading": rtype == 5,
-                                  "response_message_ephemeral": bool(data.get("flags", 0) & 64)},
-                  "resource": resource}
+        result = {
+            "interaction": {
+                "id": iid,
+                "type": interaction.type,
+                "response_message_loading": rtype == 5,
+                "response_message_ephemeral": bool(data.get("flags", 0) & 64),
+            },
+            "resource": resource,
+        }
         if interaction.original_id:
             result["interaction"]["response_message_id"] = interaction.original_id
         return result
@@ -995,8 +1315,9 @@ class FakeDiscord:
                 return interaction
         raise DiscordError(404, 10015, "Unknown Webhook")
 
-    async def _r_followup(self, request: web.Request, body: Any, files: list, app: str, token: str,
-                          **_: Any) -> Any:
+    async def _r_followup(
+        self, request: web.Request, body: Any, files: list, app: str, token: str, **_: Any
+    ) -> Any:
         interaction = self._interaction_for(app, token)
         body = body or {}
         err = FormErrors()
@@ -1006,8 +1327,9 @@ class FakeDiscord:
         self.messages[msg["id"]] = msg
         return msg if request.query.get("wait") in ("1", "true", "True") else None
 
-    async def _r_webhook_message(self, request: web.Request, body: Any, files: list, app: str, token: str,
-                                 mid: str, **_: Any) -> Any:
+    async def _r_webhook_message(
+        self, request: web.Request, body: Any, files: list, app: str, token: str, mid: str, **_: Any
+    ) -> Any:
         interaction = self._interaction_for(app, token)
         message_id = interaction.original_id if mid == "@original" else mid
         msg = self.messages.get(message_id or "")
@@ -1033,12 +1355,15 @@ class FakeDiscord:
 
     async def _r_typing(self, cid: str, **_: Any) -> None:
         self._channel_or_404(cid)
-        return None
 
-    async def _r_channel_messages(self, request: web.Request, body: Any, files: list, cid: str, **_: Any) -> Any:
+    async def _r_channel_messages(
+        self, request: web.Request, body: Any, files: list, cid: str, **_: Any
+    ) -> Any:
         self._channel_or_404(cid)
         if request.method == "GET":
-            return [m for m in reversed(self.messages.values()) if m["channel_id"] == cid][: int(request.query.get("limit", 50))]
+            return [m for m in reversed(self.messages.values()) if m["channel_id"] == cid][
+                : int(request.query.get("limit", 50))
+            ]
         body = body or {}
         err = FormErrors()
         check_message(err, body, "channel_create", len(files))
@@ -1054,8 +1379,9 @@ class FakeDiscord:
         self.messages[msg["id"]] = msg
         return msg
 
-    async def _r_channel_message(self, request: web.Request, body: Any, files: list, cid: str, mid: str,
-                                 **_: Any) -> Any:
+    async def _r_channel_message(
+        self, request: web.Request, body: Any, files: list, cid: str, mid: str, **_: Any
+    ) -> Any:
         self._channel_or_404(cid)
         msg = self.messages.get(mid)
         if msg is None or msg["channel_id"] != cid:

@@ -27,9 +27,10 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import unescape as _html_unescape
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from aiohttp import web
 
@@ -43,31 +44,77 @@ MAX_INLINE_RESULTS = 50
 # Parameters the Bot API types as String: sent raw by PTB, never JSON-decoded here.
 _STRING_FIELDS = frozenset(
     {
-        "text", "caption", "parse_mode", "callback_query_id", "inline_query_id", "url",
-        "secret_token", "next_offset", "switch_pm_text", "switch_pm_parameter", "action",
-        "inline_message_id", "language_code", "business_connection_id", "message_effect_id",
-        "ip_address", "photo", "document", "file_id", "title", "description", "short_description",
-        "name", "emoji", "query",
+        "text",
+        "caption",
+        "parse_mode",
+        "callback_query_id",
+        "inline_query_id",
+        "url",
+        "secret_token",
+        "next_offset",
+        "switch_pm_text",
+        "switch_pm_parameter",
+        "action",
+        "inline_message_id",
+        "language_code",
+        "business_connection_id",
+        "message_effect_id",
+        "ip_address",
+        "photo",
+        "document",
+        "file_id",
+        "title",
+        "description",
+        "short_description",
+        "name",
+        "emoji",
+        "query",
     }
 )
 _CHAT_ACTIONS = frozenset(
     {
-        "typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
-        "upload_document", "choose_sticker", "find_location", "record_video_note",
+        "typing",
+        "upload_photo",
+        "record_video",
+        "upload_video",
+        "record_voice",
+        "upload_voice",
+        "upload_document",
+        "choose_sticker",
+        "find_location",
+        "record_video_note",
         "upload_video_note",
     }
 )
 _BUTTON_ACTIONS = frozenset(
     {
-        "callback_data", "url", "switch_inline_query", "switch_inline_query_current_chat",
-        "switch_inline_query_chosen_chat", "login_url", "web_app", "callback_game", "pay",
+        "callback_data",
+        "url",
+        "switch_inline_query",
+        "switch_inline_query_current_chat",
+        "switch_inline_query_chosen_chat",
+        "login_url",
+        "web_app",
+        "callback_game",
+        "pay",
         "copy_text",
     }
 )
 _INLINE_RESULT_TYPES = frozenset(
     {
-        "article", "photo", "gif", "mpeg4_gif", "video", "audio", "voice", "document",
-        "location", "venue", "contact", "game", "sticker",
+        "article",
+        "photo",
+        "gif",
+        "mpeg4_gif",
+        "video",
+        "audio",
+        "voice",
+        "document",
+        "location",
+        "venue",
+        "contact",
+        "game",
+        "sticker",
     }
 )
 _COMMAND_RE = re.compile(r"^[a-z0-9_]{1,32}$")
@@ -101,12 +148,27 @@ def utf16_len(text: str) -> int:
 # --------------------------------------------------------------------------- text parsing
 
 _HTML_ENTITY_TYPES = {
-    "b": "bold", "strong": "bold", "i": "italic", "em": "italic", "u": "underline",
-    "ins": "underline", "s": "strikethrough", "strike": "strikethrough", "del": "strikethrough",
-    "span": "spoiler", "tg-spoiler": "spoiler", "a": "text_link", "code": "code", "pre": "pre",
-    "blockquote": "blockquote", "tg-emoji": "custom_emoji",
+    "b": "bold",
+    "strong": "bold",
+    "i": "italic",
+    "em": "italic",
+    "u": "underline",
+    "ins": "underline",
+    "s": "strikethrough",
+    "strike": "strikethrough",
+    "del": "strikethrough",
+    "span": "spoiler",
+    "tg-spoiler": "spoiler",
+    "a": "text_link",
+    "code": "code",
+    "pre": "pre",
+    "blockquote": "blockquote",
+    "tg-emoji": "custom_emoji",
 }
-_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:\s+[A-Za-z][A-Za-z0-9_-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>\"']+))?)*)\s*>")
+_TAG_RE = re.compile(
+    r"<(/?)([A-Za-z][A-Za-z0-9-]*)"
+    r"((?:\s+[A-Za-z][A-Za-z0-9_-]*(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>\"']+))?)*)\s*>"
+)
 _ATTR_RE = re.compile(r"([A-Za-z][A-Za-z0-9_-]*)(?:\s*=\s*(\"[^\"]*\"|'[^']*'|[^\s>\"']+))?")
 _ENTITY_RE = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z]+);")
 _NAMED_ENTITIES = {"lt": "<", "gt": ">", "amp": "&", "quot": '"'}
@@ -122,7 +184,7 @@ def _decode_entity(src: str, i: int) -> tuple[str, int]:
         raise EntityError(f"Can't find end of the entity starting at byte offset {_byte_offset(src, i)}")
     name = m.group(1)
     if name.startswith("#"):
-        code = int(name[2:], 16) if name[1:2] in ("x", "X") else int(name[1:])
+        code = int("0" + name[1:], 0) if name[1:2] in ("x", "X") else int(name[1:])
         if not 0 < code <= 0x10FFFF:
             raise EntityError(f"Invalid character code in entity at byte offset {_byte_offset(src, i)}")
         return chr(code), m.end()
@@ -149,10 +211,10 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
             closing, name, attrs = m.group(1) == "/", m.group(2).lower(), m.group(3)
             if closing:
                 if not stack:
-                    raise EntityError(f'Unexpected end tag at byte offset {_byte_offset(src, i)}')
+                    raise EntityError(f"Unexpected end tag at byte offset {_byte_offset(src, i)}")
                 if stack[-1][0] != name:
                     raise EntityError(
-                        f'Unmatched end tag at byte offset {_byte_offset(src, i)}, '
+                        f"Unmatched end tag at byte offset {_byte_offset(src, i)}, "
                         f'expected "</{stack[-1][0]}>", found "</{name}>"'
                     )
                 _, entity, start = stack.pop()
@@ -200,7 +262,7 @@ def _start_entity(
     if name == "code" and stack and stack[-1][0] == "pre":
         language = attrs.get("class", "")
         if language.startswith("language-") and stack[-1][1] is not None:
-            stack[-1][1]["language"] = language[len("language-"):]
+            stack[-1][1]["language"] = language[len("language-") :]
             return None
     return entity
 
@@ -228,7 +290,7 @@ def parse_markdown_v2(src: str) -> tuple[str, list[dict[str, Any]]]:
             if end < 0:
                 kind = "Pre" if fence == "```" else "Code"
                 raise EntityError(f"Can't find end of {kind} entity at byte offset {_byte_offset(src, i)}")
-            out.append(src[i + len(fence):end].replace("\\`", "`").replace("\\\\", "\\"))
+            out.append(src[i + len(fence) : end].replace("\\`", "`").replace("\\\\", "\\"))
             i = end + len(fence)
             continue
         marker = next((m for m in _MDV2_MARKERS if src.startswith(m, i)), None)
@@ -274,7 +336,12 @@ def parse_text(text: str, parse_mode: str | None, entities: Any = None) -> tuple
             raise _bad("can't parse entities JSON object")
         size = utf16_len(text)
         for e in entities:
-            if not isinstance(e, dict) or "type" not in e or e.get("offset", -1) < 0 or e.get("length", 0) < 1:
+            if (
+                not isinstance(e, dict)
+                or "type" not in e
+                or e.get("offset", -1) < 0
+                or e.get("length", 0) < 1
+            ):
                 raise _bad("can't parse entities: entity is invalid")
             if e["offset"] + e["length"] > size:
                 raise _bad("can't parse entities: entity is beyond the end of the text")
@@ -371,17 +438,33 @@ class FakeTelegramAPI:
         self._handlers: dict[str, Callable[[dict[str, Any]], Any]] = {
             name.lower(): getattr(self, f"_m_{name}")
             for name in (
-                "getMe", "deleteWebhook", "setWebhook", "getWebhookInfo", "getUpdates", "sendMessage",
-                "editMessageText", "editMessageCaption", "editMessageReplyMarkup", "sendPhoto",
-                "sendDocument", "answerCallbackQuery", "answerInlineQuery", "setMyCommands",
-                "getMyCommands", "deleteMyCommands", "deleteMessage", "sendChatAction", "getFile",
-                "close", "logOut",
+                "getMe",
+                "deleteWebhook",
+                "setWebhook",
+                "getWebhookInfo",
+                "getUpdates",
+                "sendMessage",
+                "editMessageText",
+                "editMessageCaption",
+                "editMessageReplyMarkup",
+                "sendPhoto",
+                "sendDocument",
+                "answerCallbackQuery",
+                "answerInlineQuery",
+                "setMyCommands",
+                "getMyCommands",
+                "deleteMyCommands",
+                "deleteMessage",
+                "sendChatAction",
+                "getFile",
+                "close",
+                "logOut",
             )
         }
 
     # ---- lifecycle
 
-    async def start(self) -> FakeTelegramAPI:
+    async def start(self) -> Self:
         """Starts serving on 127.0.0.1 on a free port."""
         app = web.Application(client_max_size=60 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
@@ -403,7 +486,7 @@ class FakeTelegramAPI:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> FakeTelegramAPI:
+    async def __aenter__(self) -> Self:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
@@ -474,7 +557,9 @@ class FakeTelegramAPI:
         reply_to: int | dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Builds a message update from a user (not yet queued; pass it to push_update)."""
-        user = self._user(user_id if user_id is not None else (chat_id if chat_type == "private" else 4242), language_code)
+        user = self._user(
+            user_id if user_id is not None else (chat_id if chat_type == "private" else 4242), language_code
+        )
         chat = self.chats.get(chat_id) or self.add_chat(
             chat_id, chat_type, **({"first_name": user["first_name"]} if chat_type == "private" else {})
         )
@@ -490,7 +575,9 @@ class FakeTelegramAPI:
         if entities:
             msg["entities"] = entities
         if reply_to is not None:
-            msg["reply_to_message"] = reply_to if isinstance(reply_to, dict) else self._stored(chat_id, reply_to)
+            msg["reply_to_message"] = (
+                reply_to if isinstance(reply_to, dict) else self._stored(chat_id, reply_to)
+            )
         return {"update_id": next(self._update_ids), "message": msg}
 
     def make_callback(
@@ -505,7 +592,9 @@ class FakeTelegramAPI:
         message = self._stored(chat_id, message_id)
         query_id = str(next(self._ids) + 9_000_000)
         self._callback_queries[query_id] = False
-        user = self._user(user_id if user_id is not None else (chat_id if chat_id > 0 else 4242), language_code)
+        user = self._user(
+            user_id if user_id is not None else (chat_id if chat_id > 0 else 4242), language_code
+        )
         return {
             "update_id": next(self._update_ids),
             "callback_query": {
@@ -565,7 +654,12 @@ class FakeTelegramAPI:
     # ---- internals: storage helpers
 
     def _user(self, user_id: int, language_code: str | None) -> dict[str, Any]:
-        user: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": "Tess", "username": f"tess{user_id}"}
+        user: dict[str, Any] = {
+            "id": user_id,
+            "is_bot": False,
+            "first_name": "Tess",
+            "username": f"tess{user_id}",
+        }
         if language_code:
             user["language_code"] = language_code
         return user
@@ -602,9 +696,8 @@ class FakeTelegramAPI:
             found = [c for c in self.chats.values() if c.get("username") == chat_id[1:]]
             if found:
                 return found[0]
-        elif isinstance(chat_id, (int, str)) and str(chat_id).lstrip("-").isdigit():
-            if int(chat_id) in self.chats:
-                return self.chats[int(chat_id)]
+        elif str(chat_id).lstrip("-").isdigit() and int(chat_id) in self.chats:
+            return self.chats[int(chat_id)]
         raise _bad("chat not found")
 
     def _target(self, params: dict[str, Any], verb: str = "edit") -> dict[str, Any]:
@@ -636,7 +729,9 @@ class FakeTelegramAPI:
             async for part in reader:
                 if part.filename is not None:
                     data = await part.read(decode=False)
-                    params[part.name] = UploadedFile(part.filename, part.headers.get("Content-Type"), bytes(data))
+                    params[part.name] = UploadedFile(
+                        part.filename, part.headers.get("Content-Type"), bytes(data)
+                    )
                 else:
                     params[part.name] = self._field(part.name, await part.text())
         elif ctype == "application/x-www-form-urlencoded":
@@ -647,7 +742,7 @@ class FakeTelegramAPI:
         # attach://name references point at another multipart part
         for key, value in list(params.items()):
             if isinstance(value, str) and value.startswith("attach://"):
-                params[key] = params.pop(value[len("attach://"):], value)
+                params[key] = params.pop(value[len("attach://") :], value)
         return params
 
     @staticmethod
@@ -672,7 +767,9 @@ class FakeTelegramAPI:
         try:
             params = await self._decode(request)
         except ValueError:
-            return self._reply(400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid JSON"})
+            return self._reply(
+                400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid JSON"}
+            )
         handler = self._handlers.get(method.lower())
         name = method if handler is None else handler.__name__[3:]
         exchange = Exchange(name, params)
@@ -710,7 +807,9 @@ class FakeTelegramAPI:
                 {"retry_after": failure.retry_after},
             )
         default = {400: "Bad Request", 403: "Forbidden: bot was blocked by the user", 409: "Conflict"}
-        raise ApiError(failure.status, failure.description or default.get(failure.status, "Internal Server Error"))
+        raise ApiError(
+            failure.status, failure.description or default.get(failure.status, "Internal Server Error")
+        )
 
     async def _handle_file(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
@@ -762,8 +861,11 @@ class FakeTelegramAPI:
 
     async def _m_getUpdates(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         if self.webhook.get("url"):
-            raise ApiError(409, "Conflict: can't use getUpdates method while webhook is active; "
-                                "use deleteWebhook to delete the webhook first")
+            raise ApiError(
+                409,
+                "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            )
         offset = int(params.get("offset") or 0)
         limit = int(params.get("limit") or 100)
         if not 1 <= limit <= 100:
@@ -793,10 +895,15 @@ class FakeTelegramAPI:
             finally:
                 self._parked.remove(waiter)
             if reason == "conflict":
-                raise ApiError(409, "Conflict: terminated by other getUpdates request; "
-                                    "make sure that only one bot instance is running")
+                raise ApiError(
+                    409,
+                    "Conflict: terminated by other getUpdates request; "
+                    "make sure that only one bot instance is running",
+                )
 
-    def _check_text(self, text: Any, parse_mode: Any, entities: Any, limit: int, what: str) -> tuple[str, list]:
+    def _check_text(
+        self, text: Any, parse_mode: Any, entities: Any, limit: int, what: str
+    ) -> tuple[str, list]:
         if not isinstance(text, str):
             text = "" if text is None else str(text)
         plain, parsed = parse_text(text, parse_mode, entities)
@@ -817,7 +924,9 @@ class FakeTelegramAPI:
             return None
         rows = markup["inline_keyboard"]
         if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
-            raise _bad("can't parse inline keyboard markup: field \"inline_keyboard\" must be an Array of Arrays")
+            raise _bad(
+                'can\'t parse inline keyboard markup: field "inline_keyboard" must be an Array of Arrays'
+            )
         if sum(len(r) for r in rows) > 100:
             raise _bad("reply markup is too long")
         for row in rows:
@@ -865,8 +974,11 @@ class FakeTelegramAPI:
         caption, entities = None, []
         if params.get("caption"):
             caption, entities = self._check_text(
-                params["caption"], params.get("parse_mode"), params.get("caption_entities"),
-                MAX_CAPTION, "message caption",
+                params["caption"],
+                params.get("parse_mode"),
+                params.get("caption_entities"),
+                MAX_CAPTION,
+                "message caption",
             )
         markup = self._check_markup(params.get("reply_markup"))
         reply_to = self._check_reply(chat, params)
@@ -880,15 +992,24 @@ class FakeTelegramAPI:
             file_id, size = str(media), 1024
         unique = f"U{file_id}"
         if kind == "photo":
-            content: Any = [{"file_id": file_id, "file_unique_id": unique, "width": 640, "height": 480,
-                             "file_size": size}]
+            content: Any = [
+                {"file_id": file_id, "file_unique_id": unique, "width": 640, "height": 480, "file_size": size}
+            ]
         else:
-            content = {"file_id": file_id, "file_unique_id": unique, "file_size": size,
-                       "file_name": getattr(media, "filename", None) or "file",
-                       "mime_type": getattr(media, "content_type", None) or "application/octet-stream"}
+            content = {
+                "file_id": file_id,
+                "file_unique_id": unique,
+                "file_size": size,
+                "file_name": getattr(media, "filename", None) or "file",
+                "mime_type": getattr(media, "content_type", None) or "application/octet-stream",
+            }
         return self._new_message(
-            chat, **{kind: content}, caption=caption, caption_entities=entities,
-            reply_markup=markup, reply_to_message=reply_to,
+            chat,
+            **{kind: content},
+            caption=caption,
+            caption_entities=entities,
+            reply_markup=markup,
+            reply_to_message=reply_to,
         )
 
     def _m_sendPhoto(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -901,8 +1022,12 @@ class FakeTelegramAPI:
         file_id = params.get("file_id")
         if file_id not in self.files:
             raise _bad("invalid file_id")
-        return {"file_id": file_id, "file_unique_id": f"U{file_id}", "file_size": len(self.files[file_id].data),
-                "file_path": f"files/{file_id}"}
+        return {
+            "file_id": file_id,
+            "file_unique_id": f"U{file_id}",
+            "file_size": len(self.files[file_id].data),
+            "file_path": f"files/{file_id}",
+        }
 
     def _apply_edit(self, msg: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
         current = {k: msg.get(k) for k in changes}
@@ -936,8 +1061,11 @@ class FakeTelegramAPI:
         caption, entities = None, []
         if params.get("caption"):
             caption, entities = self._check_text(
-                params["caption"], params.get("parse_mode"), params.get("caption_entities"),
-                MAX_CAPTION, "message caption",
+                params["caption"],
+                params.get("parse_mode"),
+                params.get("caption_entities"),
+                MAX_CAPTION,
+                "message caption",
             )
         markup = self._check_markup(params.get("reply_markup"))
         if params.get("inline_message_id"):
@@ -945,7 +1073,9 @@ class FakeTelegramAPI:
         msg = self._target(params)
         if "text" in msg:
             raise _bad("there is no caption in the message to edit")
-        return self._apply_edit(msg, {"caption": caption, "caption_entities": entities, "reply_markup": markup})
+        return self._apply_edit(
+            msg, {"caption": caption, "caption_entities": entities, "reply_markup": markup}
+        )
 
     def _m_editMessageReplyMarkup(self, params: dict[str, Any]) -> Any:
         markup = self._check_markup(params.get("reply_markup"))
@@ -1000,11 +1130,21 @@ class FakeTelegramAPI:
             if result["type"] == "article" and not content:
                 raise _bad("MESSAGE_EMPTY")
             if content and "message_text" in content:
-                self._check_text(content["message_text"], content.get("parse_mode"), content.get("entities"),
-                                 MAX_TEXT, "message text")
+                self._check_text(
+                    content["message_text"],
+                    content.get("parse_mode"),
+                    content.get("entities"),
+                    MAX_TEXT,
+                    "message text",
+                )
             if result.get("caption"):
-                self._check_text(result["caption"], result.get("parse_mode"), result.get("caption_entities"),
-                                 MAX_CAPTION, "message caption")
+                self._check_text(
+                    result["caption"],
+                    result.get("parse_mode"),
+                    result.get("caption_entities"),
+                    MAX_CAPTION,
+                    "message caption",
+                )
             self._check_markup(result.get("reply_markup"))
         self._inline_queries[query_id] = True
         return True

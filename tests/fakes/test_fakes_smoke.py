@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dtm
+import io
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
+import yarl
 from telegram import (
     Bot,
     InlineKeyboardButton,
@@ -33,9 +35,22 @@ from telegram.ext import (
     InlineQueryHandler,
 )
 
-from tests.fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN as DISCORD_TOKEN, FakeDiscord, import_discord
-from tests.fakes.fixtures import discord_api, telegram_api  # noqa: F401  (fixtures)
+from tests.fakes import fixtures
+from tests.fakes.discord_api import (
+    APP_ID,
+    CHANNEL_ID,
+    GUILD_ID,
+    FakeDiscord,
+    import_discord,
+)
+from tests.fakes.discord_api import (
+    TOKEN as DISCORD_TOKEN,
+)
 from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
+
+# The shared fixtures, until tests/conftest.py imports them for every test module.
+telegram_api = fixtures.telegram_api
+discord_api = fixtures.discord_api
 
 discord = import_discord()
 app_commands = discord.app_commands
@@ -47,8 +62,9 @@ TG_TOKEN = "123456:TEST-token"
 async def _start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Replies with a bold greeting and one button."""
     keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("More", callback_data="more|1")]])
-    await update.effective_message.reply_text("Hello <b>there</b> &amp; welcome", parse_mode=ParseMode.HTML,
-                                              reply_markup=keyboard)
+    await update.effective_message.reply_text(
+        "Hello <b>there</b> &amp; welcome", parse_mode=ParseMode.HTML, reply_markup=keyboard
+    )
 
 
 async def _button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -68,12 +84,16 @@ async def _inline(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _polling(api: FakeTelegramAPI, rate_limiter: AIORateLimiter | None = None) -> AsyncIterator[Application]:
+async def _polling(
+    api: FakeTelegramAPI, rate_limiter: AIORateLimiter | None = None
+) -> AsyncIterator[Application]:
     builder = ApplicationBuilder().token(TG_TOKEN).base_url(api.base_url).base_file_url(api.base_file_url)
     if rate_limiter is not None:
         builder = builder.rate_limiter(rate_limiter)
     app = builder.build()
-    app.add_handlers([CommandHandler("start", _start), CallbackQueryHandler(_button), InlineQueryHandler(_inline)])
+    app.add_handlers(
+        [CommandHandler("start", _start), CallbackQueryHandler(_button), InlineQueryHandler(_inline)]
+    )
     await app.initialize()
     await app.updater.start_polling(poll_interval=0, timeout=dtm.timedelta(seconds=1))
     await app.start()
@@ -87,7 +107,9 @@ async def _polling(api: FakeTelegramAPI, rate_limiter: AIORateLimiter | None = N
 
 async def test_telegram_command_callback_and_edit(telegram_api: FakeTelegramAPI) -> None:
     async with _polling(telegram_api):
-        telegram_api.push_update(telegram_api.make_message(f"/start@{BOT_USERNAME}", chat_id=-100, chat_type="group"))
+        telegram_api.push_update(
+            telegram_api.make_message(f"/start@{BOT_USERNAME}", chat_id=-100, chat_type="group")
+        )
         sent = await telegram_api.wait_call("sendMessage")
         assert sent.params["chat_id"] == -100
         assert sent.params["text"] == "Hello <b>there</b> &amp; welcome"
@@ -132,8 +154,13 @@ async def test_telegram_429_retried_by_rate_limiter(telegram_api: FakeTelegramAP
     [
         ({"text": "x" * 4097}, "message text is too long"),
         ({"text": "<b>" + "x" * 4097 + "</b>", "parse_mode": "HTML"}, "message text is too long"),
-        ({"text": "ok", "reply_markup": InlineKeyboardMarkup([[InlineKeyboardButton("b", callback_data="d" * 65)]])},
-         "button_data_invalid"),
+        (
+            {
+                "text": "ok",
+                "reply_markup": InlineKeyboardMarkup([[InlineKeyboardButton("b", callback_data="d" * 65)]]),
+            },
+            "button_data_invalid",
+        ),
         ({"text": "<b>unclosed", "parse_mode": "HTML"}, "can't find end tag"),
         ({"text": "<script>x</script>", "parse_mode": "HTML"}, 'unsupported start tag "script"'),
         ({"text": "a < b", "parse_mode": "HTML"}, "unsupported start tag"),
@@ -143,7 +170,9 @@ async def test_telegram_429_retried_by_rate_limiter(telegram_api: FakeTelegramAP
         ({"text": "   "}, "message text is empty"),
     ],
 )
-async def test_telegram_fake_rejects_what_telegram_rejects(telegram_api: FakeTelegramAPI, kwargs, error) -> None:
+async def test_telegram_fake_rejects_what_telegram_rejects(
+    telegram_api: FakeTelegramAPI, kwargs, error
+) -> None:
     telegram_api.add_chat(777)
     async with Bot(TG_TOKEN, base_url=telegram_api.base_url, base_file_url=telegram_api.base_file_url) as bot:
         with pytest.raises(BadRequest) as info:
@@ -155,11 +184,16 @@ async def test_telegram_fake_accepts_limits_and_edits_strictly(telegram_api: Fak
     telegram_api.add_chat(777)
     async with Bot(TG_TOKEN, base_url=telegram_api.base_url, base_file_url=telegram_api.base_file_url) as bot:
         await bot.send_message(777, "<b>" + "x" * 4096 + "</b>", parse_mode="HTML")
-        msg = await bot.send_message(777, "a &lt;b&gt; &#x27;c&#39; <a href=\"https://x.org\">l</a> <tg-spoiler>s</tg-spoiler>",
-                                     parse_mode="HTML")
+        msg = await bot.send_message(
+            777,
+            'a &lt;b&gt; &#x27;c&#39; <a href="https://x.org">l</a> <tg-spoiler>s</tg-spoiler>',
+            parse_mode="HTML",
+        )
         assert msg.text == "a <b> 'c' l s"
         with pytest.raises(BadRequest, match="(?i)message is not modified"):
-            await bot.edit_message_text(msg.text, chat_id=777, message_id=msg.message_id, entities=msg.entities)
+            await bot.edit_message_text(
+                msg.text, chat_id=777, message_id=msg.message_id, entities=msg.entities
+            )
         with pytest.raises(BadRequest, match="(?i)message to edit not found"):
             await bot.edit_message_text("new", chat_id=777, message_id=9999)
         with pytest.raises(BadRequest, match="(?i)chat not found"):
@@ -181,10 +215,12 @@ async def test_telegram_fake_accepts_limits_and_edits_strictly(telegram_api: Fak
 
 
 def test_html_parser_entities_use_utf16_offsets() -> None:
-    text, entities = parse_html("😀 <b>bold</b> <pre><code class=\"language-py\">x</code></pre>")
+    text, entities = parse_html('😀 <b>bold</b> <pre><code class="language-py">x</code></pre>')
     assert text == "😀 bold x"
-    assert entities == [{"type": "bold", "offset": 3, "length": 4},
-                        {"type": "pre", "language": "py", "offset": 8, "length": 1}]
+    assert entities == [
+        {"type": "bold", "offset": 3, "length": 4},
+        {"type": "pre", "language": "py", "offset": 8, "length": 1},
+    ]
 
 
 async def test_telegram_long_poll_conflict_and_release(telegram_api: FakeTelegramAPI) -> None:
@@ -198,10 +234,14 @@ async def test_telegram_long_poll_conflict_and_release(telegram_api: FakeTelegra
         update = telegram_api.push_update(telegram_api.make_message("hi"))
         got = await (await asyncio.wait_for(newer, 2)).json()
         assert [u["update_id"] for u in got["result"]] == [update["update_id"]]
+        telegram_api.webhook = {"url": "https://bot.example.invalid/hook"}
+        conflict = await http.post(url, json={"timeout": 0})
+        assert conflict.status == 409 and "webhook is active" in (await conflict.json())["description"]
+        telegram_api.webhook = {}
         again = await (await http.post(url, json={"offset": update["update_id"] + 1, "timeout": 0})).json()
         assert again["result"] == [] and telegram_api.updates == []
         released = asyncio.ensure_future(http.post(url, json={"timeout": 30}))
-        await telegram_api.wait_call("getUpdates", count=4)
+        await telegram_api.wait_call("getUpdates", count=5)
         started = asyncio.get_running_loop().time()
         await telegram_api.close()
         assert (await asyncio.wait_for(released, 3)).status == 200
@@ -211,12 +251,26 @@ async def test_telegram_long_poll_conflict_and_release(telegram_api: FakeTelegra
 # --------------------------------------------------------------------------- Discord
 
 
+class _MoreView(discord.ui.View):
+    """A persistent view with one button that updates its message (callback type 7)."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    @discord.ui.button(label="More", custom_id="more")
+    async def more(self, interaction: discord.Interaction, button: discord.ui.Button) -> None:
+        await interaction.response.edit_message(content="updated")
+
+
 class _Probe(discord.Client):
     """A minimal client with a command tree, synced in setup_hook."""
 
     def __init__(self) -> None:
-        super().__init__(intents=discord.Intents.default(), guild_ready_timeout=0.05,
-                         allowed_mentions=discord.AllowedMentions.none())
+        super().__init__(
+            intents=discord.Intents.default(),
+            guild_ready_timeout=0.05,
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
         self.tree = app_commands.CommandTree(self)
         self.ready = asyncio.Event()
         self.resumed = asyncio.Event()
@@ -224,6 +278,7 @@ class _Probe(discord.Client):
         self._add_commands()
 
     async def setup_hook(self) -> None:
+        self.add_view(_MoreView())
         await self.tree.sync()
 
     async def on_ready(self) -> None:
@@ -244,7 +299,9 @@ class _Probe(discord.Client):
             await interaction.response.send_message(embed=embed)
 
         @fit.autocomplete("model")
-        async def fit_models(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        async def fit_models(
+            interaction: discord.Interaction, current: str
+        ) -> list[app_commands.Choice[str]]:
             names = ["glm-4.5-air", "glm-4.6", "qwen3-32b"]
             return [app_commands.Choice(name=n, value=n) for n in names if n.startswith(current)]
 
@@ -277,32 +334,53 @@ async def discord_bot(discord_api: FakeDiscord) -> AsyncIterator[_Probe]:
 
 async def test_discord_login_sync_and_ready(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
     paths = [(r.method, r.path) for r in discord_api.requests]
-    assert paths[:3] == [("GET", "/users/@me"), ("GET", "/oauth2/applications/@me"),
-                         ("PUT", f"/applications/{APP_ID}/commands")]
+    assert paths[:3] == [
+        ("GET", "/users/@me"),
+        ("GET", "/oauth2/applications/@me"),
+        ("PUT", f"/applications/{APP_ID}/commands"),
+    ]
     synced = {c["name"]: c for c in discord_api.requests[2].json}
     assert set(synced) == {"fit", "slow", "big"}
     assert [(o["name"], o["type"], o.get("autocomplete", False)) for o in synced["fit"]["options"]] == [
-        ("model", 3, True), ("gpu", 3, False), ("context", 4, False)]
+        ("model", 3, True),
+        ("gpu", 3, False),
+        ("context", 4, False),
+    ]
     identify = (await discord_api.wait_gateway(2))["d"]
     assert identify["token"] == DISCORD_TOKEN
     guild = discord_bot.get_guild(GUILD_ID)
-    assert guild is not None and guild.get_channel(CHANNEL_ID) is not None and guild.default_role.id == GUILD_ID
+    assert (
+        guild is not None and guild.get_channel(CHANNEL_ID) is not None and guild.default_role.id == GUILD_ID
+    )
 
 
 async def test_discord_slash_autocomplete_and_followup(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
-    await discord_api.dispatch("INTERACTION_CREATE", discord_api.make_slash(
-        "fit", {"model": "glm-4.5-air", "gpu": "rtx 5090", "context": 32768}, locale="de"))
+    await discord_api.dispatch(
+        "INTERACTION_CREATE",
+        discord_api.make_slash(
+            "fit", {"model": "glm-4.5-air", "gpu": "rtx 5090", "context": 32768}, locale="de"
+        ),
+    )
     body = (await discord_api.wait_request("POST", "/callback")).json
     assert body["type"] == 4
     assert body["data"]["embeds"][0]["title"] == "glm-4.5-air on rtx 5090"
     assert body["data"]["embeds"][0]["description"] == "32768 tokens"
     assert body["data"]["allowed_mentions"] == {"parse": []}
 
-    await discord_api.dispatch("INTERACTION_CREATE", discord_api.make_autocomplete(
-        "fit", {"model": "glm", "gpu": ""}, focused="model"))
+    await discord_api.dispatch(
+        "INTERACTION_CREATE",
+        discord_api.make_autocomplete("fit", {"model": "glm", "gpu": ""}, focused="model"),
+    )
     choices = (await discord_api.wait_request("POST", "/callback", count=2))[1].json
-    assert choices == {"type": 8, "data": {"choices": [{"name": "glm-4.5-air", "value": "glm-4.5-air"},
-                                                       {"name": "glm-4.6", "value": "glm-4.6"}]}}
+    assert choices == {
+        "type": 8,
+        "data": {
+            "choices": [
+                {"name": "glm-4.5-air", "value": "glm-4.5-air"},
+                {"name": "glm-4.6", "value": "glm-4.6"},
+            ]
+        },
+    }
 
     slow = discord_api.make_slash("slow")
     await discord_api.dispatch("INTERACTION_CREATE", slow)
@@ -310,6 +388,67 @@ async def test_discord_slash_autocomplete_and_followup(discord_api: FakeDiscord,
     assert discord_api.interactions[slow["id"]].acked == 5
     assert followup.query.get("wait") in ("1", "true") and followup.json["embeds"][0]["title"] == "done"
     assert followup.status == 200
+
+
+async def test_discord_button_and_file_upload(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
+    assert discord_api.gateway_connections[0]["zlib"] is True
+    press = discord_api.make_component("more")
+    await discord_api.dispatch("INTERACTION_CREATE", press)
+    update = await discord_api.wait_request("POST", "/callback")
+    assert update.json == {
+        "type": 7,
+        "data": {"tts": False, "content": "updated", "allowed_mentions": {"parse": []}},
+    }
+    assert discord_api.messages[press["message"]["id"]]["content"] == "updated"
+
+    channel = discord_bot.get_channel(CHANNEL_ID)
+    sent = await channel.send("report", file=discord.File(io.BytesIO(b"abc"), filename="r.txt"))
+    request = await discord_api.wait_request("POST", "/messages")
+    assert request.json["attachments"] == [{"id": 0, "filename": "r.txt"}]
+    assert [(f["field"], f["data"]) for f in request.files] == [("files[0]", b"abc")]
+    assert sent.attachments[0].filename == "r.txt" and sent.attachments[0].size == 3
+
+
+async def test_discord_plain_text_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with FakeDiscord(compress=False) as fake:
+        with fake.point(monkeypatch):
+            client = _Probe()
+            task = asyncio.create_task(client.start(DISCORD_TOKEN))
+            await asyncio.wait_for(client.ready.wait(), 5)
+            await client.close()
+            await asyncio.wait_for(task, 5)
+    assert fake.gateway_connections[0]["zlib"] is False
+    assert fake.gateway_connections[0]["query"]["compress"] == "zlib-stream"
+
+
+class _Sharded(discord.AutoShardedClient):
+    """Identifies every shard at once (the default hook sleeps 5 s per extra shard)."""
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        return
+
+    async def on_ready(self) -> None:
+        self.ready.set()
+
+
+async def test_discord_sharding_uses_gateway_bot(monkeypatch: pytest.MonkeyPatch) -> None:
+    second_guild = GUILD_ID + (1 << 22)  # lands on the other of 2 shards
+    async with FakeDiscord(guild_ids=(GUILD_ID, second_guild), shards=2) as fake:
+        with fake.point(monkeypatch):
+            # A canary: the sharded client must take the URL from GET /gateway/bot instead.
+            monkeypatch.setattr(
+                discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL("ws://127.0.0.1:9/")
+            )
+            client = _Sharded(intents=discord.Intents.default(), guild_ready_timeout=0.05)
+            client.ready = asyncio.Event()
+            task = asyncio.create_task(client.start(DISCORD_TOKEN))
+            await asyncio.wait_for(client.ready.wait(), 5)
+            await client.close()
+            await asyncio.wait_for(task, 5)
+    assert ("GET", "/gateway/bot") in [(r.method, r.path) for r in fake.requests]
+    assert sorted(f["d"]["shard"] for f in fake.gateway_frames if f["op"] == 2) == [[0, 2], [1, 2]]
+    assert {g.id: g.shard_id for g in client.guilds} == {g: (g >> 22) % 2 for g in (GUILD_ID, second_guild)}
+    assert len({g.shard_id for g in client.guilds}) == 2
 
 
 async def test_discord_fake_rejects_oversized_embed(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
@@ -326,7 +465,9 @@ async def test_discord_fake_rejects_oversized_embed(discord_api: FakeDiscord, di
 
 async def test_discord_resume_replays_missed_events(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
     await discord_api.drop_connection()
-    await discord_api.dispatch("INTERACTION_CREATE", discord_api.make_slash("fit", {"model": "a", "gpu": "b"}))
+    await discord_api.dispatch(
+        "INTERACTION_CREATE", discord_api.make_slash("fit", {"model": "a", "gpu": "b"})
+    )
     resume = (await discord_api.wait_gateway(6))["d"]
     assert resume["session_id"] and resume["seq"] >= 2
     await asyncio.wait_for(discord_bot.resumed.wait(), 5)
@@ -350,6 +491,7 @@ async def test_discord_fake_interaction_rules(discord_api: FakeDiscord) -> None:
     discord_api.interaction_timeout = 0.2
     base = discord_api.api_base
     async with aiohttp.ClientSession() as http:
+
         async def callback(payload: dict, body: dict) -> tuple[int, dict]:
             url = f"{base}/interactions/{payload['id']}/{payload['token']}/callback?with_response=1"
             async with http.post(url, json=body) as resp:
@@ -357,7 +499,9 @@ async def test_discord_fake_interaction_rules(discord_api: FakeDiscord) -> None:
 
         auto = discord_api.make_autocomplete("fit", {"model": "g"}, focused="model")
         discord_api.register_interaction(auto)
-        status, body = await callback(auto, {"type": 8, "data": {"choices": [{"name": "n", "value": "v"}] * 26}})
+        status, body = await callback(
+            auto, {"type": 8, "data": {"choices": [{"name": "n", "value": "v"}] * 26}}
+        )
         assert (status, body["code"]) == (400, 50035)
         status, body = await callback(auto, {"type": 4, "data": {"content": "x"}})
         assert status == 400 and "type" in body["errors"]
@@ -376,8 +520,13 @@ async def test_discord_fake_interaction_rules(discord_api: FakeDiscord) -> None:
 
         comp = discord_api.make_component("x" * 101)
         discord_api.register_interaction(comp)
-        row = {"type": 1, "components": [{"type": 2, "style": 1, "label": "l" * 81, "custom_id": "c" * 101}] * 6}
-        status, body = await callback(comp, {"type": 4, "data": {"content": "c" * 2001, "components": [row] * 6}})
+        row = {
+            "type": 1,
+            "components": [{"type": 2, "style": 1, "label": "l" * 81, "custom_id": "c" * 101}] * 6,
+        }
+        status, body = await callback(
+            comp, {"type": 4, "data": {"content": "c" * 2001, "components": [row] * 6}}
+        )
         errors = body["errors"]["data"]
         assert {"content", "components"} <= set(errors)
         assert "label" in errors["components"]["0"]["components"]["0"]

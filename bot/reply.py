@@ -1,0 +1,101 @@
+"""The platform-neutral answer: what every adapter renders, in Discord, Telegram or the terminal.
+
+All text in a ``Reply`` is already localized and formatted (numbers the locale's way); renderers
+only lay it out and escape it for their platform. ``echo`` holds the user's own words and must
+always be escaped.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Tone(StrEnum):
+    """The verdict's colour: green, amber, red, or neutral information."""
+
+    GOOD = "good"
+    WARN = "warn"
+    BAD = "bad"
+    INFO = "info"
+
+
+TONE_EMOJI = {Tone.GOOD: "🟢", Tone.WARN: "🟡", Tone.BAD: "🔴", Tone.INFO: "ℹ️"}
+TONE_COLOUR = {Tone.GOOD: 0x2ECC71, Tone.WARN: 0xF1C40F, Tone.BAD: 0xE74C3C, Tone.INFO: 0x3498DB}
+
+
+class Row(_Frozen):
+    label: str
+    value: str
+
+
+class Section(_Frozen):
+    title: str
+    rows: tuple[Row, ...] = ()
+
+
+class Table(_Frozen):
+    title: str = ""
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...] = ()
+
+
+class CodeBlock(_Frozen):
+    label: str
+    text: str
+
+
+class Action(_Frozen):
+    """A follow-up button: ``query`` is the question to answer when it is pressed."""
+
+    label: str
+    query: str
+
+
+class Series(_Frozen):
+    name: str
+    points: tuple[tuple[float, float], ...]
+
+
+class ChartSpec(_Frozen):
+    """What to draw; ``bot/charts.py`` turns it into a PNG (and caches it)."""
+
+    kind: Literal["memory_vs_context", "speed_per_gpu"]
+    title: str
+    x_label: str
+    y_label: str
+    series: tuple[Series, ...] = ()
+    bars: tuple[tuple[str, float], ...] = ()  # speed_per_gpu: (gpu name, tokens/s)
+    limit: float | None = None  # memory_vs_context: the device's usable memory
+    limit_label: str = ""
+
+
+class Reply(_Frozen):
+    kind: str  # fit, speed, cloud, quant, gpus, models, finetune, tco, compare, help, suggest, error, ...
+    locale: Literal["de", "en"]
+    title: str
+    tone: Tone = Tone.INFO
+    summary: str = ""
+    sections: tuple[Section, ...] = ()
+    table: Table | None = None
+    code: tuple[CodeBlock, ...] = ()
+    chart: ChartSpec | None = None
+    actions: tuple[Action, ...] = ()
+    suggestions: tuple[str, ...] = Field(default=(), max_length=3)  # "did you mean" choices
+    assumptions: str = ""
+    footer: str = ""
+    echo: str = ""  # the user's words, shown back; untrusted
+
+    @property
+    def emoji(self) -> str:
+        return TONE_EMOJI[self.tone]
+
+    @property
+    def colour(self) -> int:
+        return TONE_COLOUR[self.tone]
