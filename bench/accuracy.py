@@ -157,7 +157,7 @@ def grade_llamacpp(catalog: Catalog, show: bool) -> tuple[list[float], list[floa
 
             measured_w = QuantSize(model_id=model.id, quant_id=quant.id, size_bytes=round(size * GIB),
                                    provenance=Provenance(source="calibration", as_of="2026"))
-        if "B (" in row["model_size_reported"]:
+        if re.match(r"^\d+ B \(", row["model_size_reported"]):
             from core.models import Provenance, QuantSize
 
             measured_w = QuantSize(model_id=model.id, quant_id=quant.id,
