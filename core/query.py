@@ -242,7 +242,7 @@ def _add_alias(idx: _Index, alias: _Alias) -> None:
     idx.aliases.append(alias)
     keys = set(alias.words) | set(alias.nums)
     keys |= {a + b for a, b in zip(alias.words, alias.words[1:])}
-    keys |= {n[:-1] for n in alias.nums if n.endswith("b") and n[:-1].isdigit()}
+    keys |= {n[:-1] for n in alias.nums if n[:-1].isdigit() and (n.endswith("b") or n.isdigit())}
     if alias.memory:
         keys.add(str(alias.memory))
     for key in keys:
@@ -298,21 +298,30 @@ def _num_score(span: _Span, alias: _Alias) -> float:
     score = 0.0
     for t in span.nums:
         alt = t + "b" if t.isdigit() else (t[:-1] if t.endswith("b") and t[:-1].isdigit() else "")
-        hit = t if t in left else alt if alt and alt in left else None
-        if hit is not None:
-            left.remove(hit)
+        prefix = next((a for a in left if _version_prefix(t, a)), None)
+        if t in left:
+            left.remove(t)
         elif t.isdigit() and alias.memory is not None and int(t) == alias.memory:
-            score += 5.0
-        elif prefix := next((a for a in left if len(a) == len(t) + 1 and a.startswith(t)), None):
-            left.remove(prefix)  # "llama 3 70b" for "llama 3.1 70b": a version left short
+            score += 10.0
+        elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
+            left.remove(prefix)
             score -= 8.0
+        elif alt and alt in left:
+            left.remove(alt)
         else:
             score -= 30.0
             if alias.has_size and (L.SIZE.fullmatch(t) or (t.isdigit() and int(t) < 1000)):
                 score -= 30.0
     for m in span.mems:
-        score += 5.0 if m == alias.memory else -30.0
-    return score - sum(20.0 if L.SHORT_ID.fullmatch(a) else 10.0 for a in left)
+        score += 10.0 if m == alias.memory else -30.0
+    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one
+    miss = 25.0 if alias.kind != "model" else 10.0
+    return score - sum(max(miss, 20.0) if L.SHORT_ID.fullmatch(a) else miss for a in left)
+
+
+def _version_prefix(t: str, a: str) -> bool:
+    """Says whether ``t`` is a version written short ("3" for "3.1", stored as "31")."""
+    return len(a) == len(t) + 1 and a.startswith(t) and t.isdigit() and a.isdigit()
 
 
 def _score(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
@@ -570,6 +579,7 @@ def _extract_repo(text: str, found: Found) -> str:
 
 def _extract_params(low: str, found: Found, idx: _Index) -> str:
     """Takes every fixed-shape parameter out of the text."""
+    low = L.FILLER_PHRASES.sub(lambda m: " " * len(m.group()), low)
     low = _take(L.ENGINE, low, found, _on_engine)
     low = _take(L.KV_AFTER, low, found, _on_kv)
     low = _take(L.KV_BEFORE, low, found, _on_kv)
@@ -684,6 +694,8 @@ def _parse(text: str, vocab: Vocabulary) -> Query:
     low = _command(low, found)
     low = _extract_params(low, found, idx)
     fm = L.FINETUNE.search(low)
+    if fm and fm.group(1) != "voll" and not fm.group(1).startswith("voll"):
+        low = low[: fm.start()] + " " * (fm.end() - fm.start()) + low[fm.end() :]
     toks = _tokenize(low)
     chosen = _select(_candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)

@@ -118,6 +118,10 @@ FINETUNE = re.compile(
     r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b"
 )
 BARE_CONTEXT_MIN = 1024
+# phrases that only say "per time" and must not be read as names ("pro" in "tokens pro sekunde")
+FILLER_PHRASES = re.compile(
+    r"\b(?:tokens?|tok|t)\s*(?:/|per|pro)\s*(?:sekunde|second|sec|s)\b|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
+)
 
 # --- intents -----------------------------------------------------------------------------
 
@@ -183,5 +187,7 @@ FILLER = STOPWORDS | frozenset(
     which lohnt sich tco worth fine tune tuning finetune finetuning training quant quants
     quantization quantisierung brauche need enough genug reicht reichen fine help hilfe ram
     vram memory speicher mac studio system setup machine rechner pc laptop server local lokal
-    with gb gib s t ja yes no nein hi hallo hello hey thanks danke ok okay""".split()
+    with gb gib s t ja yes no nein hi hallo hello hey thanks danke ok okay voll full finetunen
+    buying worth lassen viele schafft schaffen bekomme bekommen kriege möglich possible
+    sekunde second""".split()
 )

@@ -638,7 +638,11 @@ class FakeTelegramAPI:
         timeout: float = 5,
         where: Callable[[dict[str, Any]], bool] | None = None,
     ) -> Any:
-        """Waits until ``count`` calls of ``method`` arrived; returns the call, or the list if count > 1."""
+        """Waits until ``count`` calls of ``method`` arrived; returns the call, or the list if count > 1.
+
+        Calls count on arrival (a parked getUpdates counts while it waits); the answer is in
+        the matching ``exchanges`` entry.
+        """
         try:
             async with asyncio.timeout(timeout):
                 while True:
