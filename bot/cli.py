@@ -65,6 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
     est.add_argument("--json", action="store_true", help="print one JSON object")
 
+    ask = sub.add_parser("ask", help="answer one question, as the chat bot would")
+    ask.add_argument("question", nargs="+", help='e.g. "can I run qwen3 32b on two 3090?"')
+    ask.add_argument("--lang", choices=["de", "en"], help="answer language (default: the question's)")
+    ask.add_argument("--json", action="store_true", help="print the Reply as JSON")
+
+    chat = sub.add_parser("chat", help="interactive session in the terminal")
+    chat.add_argument("--lang", choices=["de", "en"])
+
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
     cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
     cat.add_argument("--json", action="store_true")
@@ -169,6 +177,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(result.model_dump_json(indent=1))
             else:
                 print_estimate(result)
+        elif args.command == "ask":
+            from bot.console import ask
+
+            print(ask(catalog, " ".join(args.question), args.lang, args.json))
+        elif args.command == "chat":
+            from bot.console import chat
+
+            chat(catalog, args.lang)
         elif args.command == "catalog":
             print_catalog(args.what, catalog, args.json)
     except UsageError as exc:

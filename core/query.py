@@ -33,7 +33,7 @@ from core.models import Engine, Frozen, KvCacheType
 MAX_CHARS = 2000
 CONFIDENT = 80.0  # a best score at or above this, with MARGIN to the runner-up, is an answer
 MARGIN = 4.0
-SUGGEST_MIN = 55.0  # below this a candidate is not worth a "did you mean"
+SUGGEST_MIN = 60.0  # below this a candidate is not worth a "did you mean"
 MAX_SPAN = 7
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
@@ -523,18 +523,26 @@ def _on_ram(m: re.Match[str], found: Found) -> bool:
     return _set(found, "ram_gb", gb if 1 <= gb <= (16384 if unit else 2048) else None)
 
 
-def _on_context(m: re.Match[str], found: Found) -> bool:
-    g = m.groups()
-    if g[0]:
-        num, suffix, keyword = g[0], g[1] or "", True
-    elif g[2]:
-        num, suffix, keyword = g[2], g[3] or g[4] or "", False
-    else:
-        num, suffix, keyword = g[5], "", True
+def _on_context_word(m: re.Match[str], found: Found) -> bool:
+    return _set(found, "context", _context(m.group(1), m.group(2) or "", keyword=True))
+
+
+def _on_context_suffix(m: re.Match[str], found: Found) -> bool:
+    return _set(found, "context", _context(m.group(1), m.group(2) or m.group(3), keyword=False))
+
+
+def _on_context_after(m: re.Match[str], found: Found) -> bool:
+    return _set(found, "context", _context(m.group(1), "", keyword=True))
+
+
+def _context(num: str, suffix: str, keyword: bool) -> int | None:
+    """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
     value = _number(num)
-    mult = 1024 if suffix == "k" or (keyword and not suffix and value < 256) else 1
-    n = int(value * (1 << 20 if suffix == "m" else mult))
-    return _set(found, "context", n if 512 <= n <= 1 << 25 else None)
+    if suffix == "m":
+        value *= 1 << 20
+    elif suffix == "k" or (keyword and value < 256):
+        value *= 1024
+    return int(value) if 512 <= value <= 1 << 25 else None
 
 
 def _quant_id(raw: str, quants: dict[str, str]) -> str | None:
@@ -586,7 +594,9 @@ def _extract_params(low: str, found: Found, idx: _Index) -> str:
     low = _take(L.PROMPT, low, found, _on_prompt)
     low = _take(L.USERS, low, found, _on_users)
     low = _take(L.RAM, low, found, _on_ram)
-    low = _take(L.CONTEXT, low, found, _on_context)
+    low = _take(L.CONTEXT_WORD_FIRST, low, found, _on_context_word)
+    low = _take(L.CONTEXT_SUFFIX, low, found, _on_context_suffix)
+    low = _take(L.CONTEXT_WORD_AFTER, low, found, _on_context_after)
     handle = _quant_handler(idx.quants)
     if isinstance(tag := found.get("repo_tag"), str):
         _set(found, "quant", _quant_id(tag, idx.quants))

@@ -92,13 +92,16 @@ RAM = re.compile(
     r"|\b(?:ram|arbeitsspeicher|hauptspeicher)\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(gb|gib|g|tb)?\b",
     A,
 )
-CONTEXT = re.compile(
+# three passes, most specific first: "context 16000", then "32k"/"1M", then "16000 tokens"
+CONTEXT_WORD_FIRST = re.compile(
     r"\b(?:ctx|context|kontext)(?:[ -]?(?:window|length|länge|size|fenster))?\s*"
-    r"(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(k|m)?\b(?:\s*tokens?)?"
-    r"|\b" + _NUM + r"(?:\s*(k)|(m))\b(?:\s*(?:tokens?|ctx|context|kontext))?"
-    r"|\b(\d{3,8})\s*(?:tokens?|ctx|context|kontext)\b",
+    r"(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(k|m)?\b(?:\s*tokens?)?",
     A,
 )
+CONTEXT_SUFFIX = re.compile(
+    r"\b" + _NUM + r"(?:\s*(k)|(m))\b(?:\s*(?:tokens?|ctx|context|kontext))?", A
+)
+CONTEXT_WORD_AFTER = re.compile(r"\b(\d{3,8})\s*(?:tokens?|ctx|context|kontext)\b", A)
 QUANT_GGUF = re.compile(
     r"\b((?:ud[-_])?i?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*)\b", A
 )

@@ -1,0 +1,202 @@
+"""``Service.answer``: the one use case every adapter calls. Text in, ``Reply`` out.
+
+Flow: parse (core.query) → resolve names against the catalog (or the Hugging Face cache) →
+estimate (core) → build a card (bot.cards). Nothing here knows about Discord or Telegram, and
+nothing here raises: every failure becomes a friendly, localized card.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from bot import cards
+from bot.reply import Reply
+from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.fit import Verdict
+from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
+from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
+from locales import Lang, context_label, gib, integer, t, tokens_per_s
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+TABLE_CONTEXTS = (8192, 32768)
+
+
+def vocabulary(catalog: Catalog) -> Vocabulary:
+    """The names the parser may recognise, from the catalog (built once per catalog)."""
+    return Vocabulary(
+        models=tuple(VocabEntry(id=m.id, names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())))
+                     for m in catalog.models),
+        gpus=tuple(VocabEntry(id=g.id, names=(g.short_name, g.name, g.id, *g.aliases),
+                              memory_gib=round(g.memory_bytes / (1 << 30)), group=g.category) for g in catalog.gpus),
+        quants=tuple(q.id for q in catalog.quants),
+        not_devices=tuple(VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)),
+    )
+
+
+@dataclass(frozen=True)
+class User:
+    """Who asks; defaults they saved apply when the question leaves a field out."""
+
+    id: str = ""
+    lang: Lang | None = None
+    gpu_id: str | None = None
+    gpu_count: int = 1
+    ram_gb: float | None = None
+
+
+@dataclass
+class Service:
+    catalog: Catalog
+    vocab: Vocabulary = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.vocab = vocabulary(self.catalog)
+
+    async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
+        """Answer one question; never raises."""
+        user = user or User()
+        lang: Lang = user.lang or ("de" if (locale or "").lower().startswith("de") else "en")
+        if len(text) > MAX_QUESTION_CHARS:
+            return cards.error_card(lang, t(lang, "ask.too_long", limit=MAX_QUESTION_CHARS))
+        try:
+            query = parse(text, self.vocab)
+            if not user.lang and query.language:
+                lang = query.language
+            return self._dispatch(query, lang, user, text)
+        except Exception:
+            log.exception("answer failed")
+            return cards.error_card(lang, t(lang, "error.internal"))
+
+    def _dispatch(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
+        if q.intent in (Intent.HELP, Intent.START):
+            return cards.help_card(lang)
+        if q.intent is Intent.MODELS:
+            return self._models_for_gpu(q, lang, user, text)
+        model = self._model(q, lang, text)
+        if isinstance(model, Reply):
+            return model
+        if q.intent is Intent.GPUS:
+            return self._gpus_for_model(model, q, lang)
+        gpu = self._gpu(q, lang, user, text, model)
+        if isinstance(gpu, Reply):
+            return gpu
+        hw, count = gpu
+        if q.intent is Intent.QUANT:
+            return self._quant_matrix(model, hw, count, q, lang, user)
+        return self._fit(model, hw, count, q, lang, user, text)
+
+    # --- name resolution ----------------------------------------------------------------------
+
+    def _model(self, q: Query, lang: Lang, text: str) -> ModelSpec | Reply:
+        match = q.model
+        if match and match.id and not match.ambiguous:
+            found = self.catalog.model(match.id)
+            if found:
+                return found
+        if match and match.suggestions:
+            return self._suggest(lang, t(lang, "ask.unknown_model", text=match.text), match, "model", q, text)
+        return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
+
+    def _gpu(self, q: Query, lang: Lang, user: User, text: str, model: ModelSpec) -> tuple[GpuSpec, int] | Reply:
+        if q.not_device:
+            ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
+            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=ghost.note), echo=text)
+        match = q.gpu
+        if match and match.id and not match.ambiguous:
+            gpu = self.catalog.gpu(match.id)
+            if gpu:
+                return gpu, q.gpu_count
+        if match and match.suggestions:
+            return self._suggest(lang, t(lang, "ask.unknown_gpu", text=match.text), match, "gpu", q, text)
+        if user.gpu_id and self.catalog.gpu(user.gpu_id):
+            return self.catalog.gpu(user.gpu_id), user.gpu_count  # type: ignore[return-value]
+        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model.id), echo=text)
+
+    def _suggest(self, lang: Lang, message: str, match: Match, kind: str, q: Query, text: str) -> Reply:
+        names, queries = [], []
+        for sid in match.suggestions[:3]:
+            item = self.catalog.model(sid) if kind == "model" else self.catalog.gpu(sid)
+            if item is None:
+                continue
+            names.append(item.name if kind == "model" else item.short_name)
+            other = q.gpu.id if kind == "model" and q.gpu and q.gpu.id else ""
+            model = q.model.id if kind == "gpu" and q.model and q.model.id else ""
+            queries.append(f"/{q.intent.value} {model or sid} {other or (sid if model else '')}".strip())
+        return cards.ask_card(lang, message, names, queries, echo=text)
+
+    # --- estimates ----------------------------------------------------------------------------
+
+    def _request(self, q: Query, user: User, count: int) -> Request:
+        return Request(
+            quant=q.quant, context=q.context, kv_cache=q.kv_cache, engine=q.engine, gpu_count=count,
+            ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb, prompt_tokens=q.prompt_tokens,
+            concurrent=q.users,
+        )
+
+    def _estimate(self, model: ModelSpec, gpu: GpuSpec, request: Request, quant_id: str | None = None) -> FitEstimate:
+        qid = quant_id or request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
+        quant = self.catalog.quant(qid)
+        if quant is None:
+            raise EstimateError(f"unknown quant {qid}")
+        measured: QuantSize | None = self.catalog.size(model.id, quant.id)
+        return estimate(model, gpu, quant, request, measured)
+
+    def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
+        try:
+            est = self._estimate(model, gpu, self._request(q, user, count))
+        except EstimateError as exc:
+            return cards.error_card(lang, t(lang, "error.estimate", reason=str(exc)))
+        card = cards.fit_card(est, self.catalog, lang, echo=text)
+        return card.model_copy(update={"kind": q.intent.value if q.intent is Intent.SPEED else "fit"})
+
+    def _quant_matrix(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
+        request = self._request(q, user, count)
+        engine = request.engine or Engine.LLAMA_CPP
+        rows = []
+        for quant in sorted(self.catalog.quants, key=lambda x: -x.bits):
+            if engine not in quant.engines or (quant.id == "MXFP4" and model.native_dtype != "mxfp4"):
+                continue
+            est = self._estimate(model, gpu, request.model_copy(update={"quant": quant.id}))
+            mem = est.memory
+            rows.append((quant.id, gib(mem.weights_bytes, lang), gib(mem.kv_cache_bytes, lang),
+                         gib(mem.total_bytes, lang), "–", cards.verdict_label(est.verdict, lang)))
+        ctx = request.context or 8192
+        title = t(lang, "quant.title", model=model.name, gpu=f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name,
+                  context=context_label(ctx))
+        return cards.table_card("quant", title, t(lang, "quant.headers"), rows, self.catalog, lang)
+
+    def _gpus_for_model(self, model: ModelSpec, q: Query, lang: Lang) -> Reply:
+        rows = []
+        request = self._request(q, User(), 1)
+        for gpu in self.catalog.gpus:
+            ests = [self._estimate(model, gpu, request.model_copy(update={"context": c})) for c in TABLE_CONTEXTS]
+            rows.append((gpu.short_name, gib(gpu.memory_bytes, lang, 0), gib(ests[0].memory.total_bytes, lang, 1),
+                         gib(ests[1].memory.total_bytes, lang, 1), "–", cards.verdict_label(ests[0].verdict, lang)))
+        quant = request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
+        title = t(lang, "gpus.title", model=model.name, count=len(rows), quant=quant)
+        headers = t(lang, "gpus.headers", ctx1=context_label(TABLE_CONTEXTS[0]), ctx2=context_label(TABLE_CONTEXTS[1]))
+        return cards.table_card("gpus", title, headers, rows, self.catalog, lang)
+
+    def _models_for_gpu(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
+        any_model = self.catalog.models[0]
+        gpu = self._gpu(q, lang, user, text, any_model)
+        if isinstance(gpu, Reply):
+            return gpu
+        hw, count = gpu
+        request = self._request(q, user, count)
+        rows = []
+        for model in self.catalog.models:
+            est = self._estimate(model, hw, request)
+            if est.verdict in (Verdict.FITS, Verdict.TIGHT):
+                rows.append((est.model.name, f"{integer(round(model.total_params / 1e9), lang)}B",
+                             gib(est.memory.total_bytes, lang, 1), "–", cards.verdict_label(est.verdict, lang)))
+        title = t(lang, "models.title", gpu=f"{count}x {hw.short_name}" if count > 1 else hw.short_name,
+                  quant=request.quant or "Q4_K_M", context=context_label(request.context or 8192))
+        return cards.table_card("models", title, t(lang, "models.headers"), rows, self.catalog, lang,
+                                summary="" if rows else t(lang, "models.none"))
+
+
+__all__ = ["Service", "User", "tokens_per_s", "vocabulary"]
