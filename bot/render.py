@@ -13,15 +13,18 @@ This module holds the shared helpers and the console renderer and re-exports the
 
 from __future__ import annotations
 
+import importlib
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import cache
+from typing import TYPE_CHECKING, TypeVar
 
 import jinja2
 
 from bot.reply import Reply, Section, Table
 
+T = TypeVar("T")
 ELLIPSIS = "…"
 TEMPLATE_DIR = "templates"
 
@@ -38,6 +41,7 @@ MAX_NOTE = 600  # assumptions and footer
 MAX_CODE_LINE = 500
 MAX_TABLE_LINE = 300
 TABLE_GAP = "  "
+CONSOLE_LABEL_WIDTH = 32  # longer labels push their own value right instead of every row's
 
 # The renderers' own words (everything else in a Reply is localized already).
 CHROME = {
@@ -46,7 +50,7 @@ CHROME = {
 }
 
 _INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
     "\ud800-\udfff]"
 )
 _NUMERIC = re.compile(r"^[~≈<>$€£+\-−]?\s?\d")
@@ -91,10 +95,12 @@ def _pad(text: str, width: int, right: bool = False) -> str:
     return fill + text if right else text + fill
 
 
-def table_lines(table: Table, line_limit: int | None = MAX_TABLE_LINE) -> list[str]:
+def table_lines(
+    table: Table, line_limit: int | None = MAX_TABLE_LINE, cell_limit: int = MAX_CELL
+) -> list[str]:
     """Header, rule and rows of ``table`` as aligned monospace lines; numeric columns right-aligned."""
-    headers = [one_line(h, MAX_CELL) for h in table.headers]
-    rows = [[one_line(c, MAX_CELL) for c in row] for row in table.rows]
+    headers = [one_line(h, cell_limit) for h in table.headers]
+    rows = [[one_line(c, cell_limit) for c in row] for row in table.rows]
     ncols = max([len(headers), *(len(r) for r in rows)])
     headers += [""] * (ncols - len(headers))
     rows = [r + [""] * (ncols - len(r)) for r in rows]
@@ -122,10 +128,10 @@ def suggestions_text(reply: Reply) -> str:
     return ", ".join(s for s in (one_line(s, MAX_SUGGESTION) for s in reply.suggestions) if s)
 
 
-def chunk(items: Iterable[str], fits: Callable[[list[str]], bool]) -> list[list[str]]:
+def chunk(items: Iterable[T], fits: Callable[[list[T]], bool]) -> list[list[T]]:
     """Greedy groups of ``items`` in order such that ``fits(group)`` holds for every group of 2+."""
-    groups: list[list[str]] = []
-    current: list[str] = []
+    groups: list[list[T]] = []
+    current: list[T] = []
     for item in items:
         if current and not fits([*current, item]):
             groups.append(current)
@@ -155,47 +161,66 @@ def environment() -> jinja2.Environment:
 def to_console(reply: Reply) -> str:
     """The card as plain text for a terminal: aligned rows and tables, indented commands."""
     sections = [(one_line(s.title, MAX_TITLE), rows_of(s)) for s in reply.sections]
-    label_width = max([display_width(lab) for _, rows in sections for lab, _ in rows] or [0])
+    label_width = min(max([display_width(lab) for _, rows in sections for lab, _ in rows] or [0]), CONSOLE_LABEL_WIDTH)
     code = [
         (one_line(c.label, MAX_TITLE), [ln.rstrip() for ln in clean(c.text).strip("\n").split("\n")])
         for c in reply.code
     ]
     actions = [(one_line(a.label, MAX_TITLE), one_line(a.query, MAX_VALUE)) for a in reply.actions]
-    text = environment().get_template("console.txt.j2").render(
-        emoji=reply.emoji,
-        title=one_line(reply.title, MAX_TITLE),
-        echo=one_line(reply.echo, MAX_ECHO),
-        summary=block(reply.summary, MAX_SUMMARY),
-        sections=sections,
-        label_width=label_width,
-        pad=_pad,
-        table_title=one_line(reply.table.title, MAX_TITLE) if reply.table else "",
-        table=table_lines(reply.table, None) if reply.table else [],
-        code=code,
-        suggestions=suggestions_text(reply),
-        assumptions=block(reply.assumptions, MAX_NOTE),
-        footer=block(reply.footer, MAX_NOTE),
-        actions=actions,
-        words=CHROME.get(reply.locale, CHROME["en"]),
+    text = (
+        environment()
+        .get_template("console.txt.j2")
+        .render(
+            emoji=reply.emoji,
+            title=one_line(reply.title, MAX_TITLE),
+            echo=one_line(reply.echo, MAX_ECHO),
+            summary=block(reply.summary, MAX_SUMMARY),
+            sections=sections,
+            label_width=label_width,
+            pad=_pad,
+            table_title=one_line(reply.table.title, MAX_TITLE) if reply.table else "",
+            table=table_lines(reply.table, None, MAX_VALUE) if reply.table else [],
+            code=code,
+            suggestions=suggestions_text(reply),
+            assumptions=block(reply.assumptions, MAX_NOTE),
+            footer=block(reply.footer, MAX_NOTE),
+            actions=actions,
+            words=CHROME.get(reply.locale, CHROME["en"]),
+        )
     )
     lines = [ln.rstrip() for ln in text.split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n") + "\n"
 
 
-# Public API of the platform renderers (they import the helpers above, hence the import down here).
-from bot.render_discord import (  # noqa: E402
-    CHART_FILENAME,
-    DiscordMessage,
-    escape_markdown,
-    neutralise_mentions,
-    to_discord,
-)
-from bot.render_telegram import (  # noqa: E402
-    TelegramMessage,
-    caption_for_photo,
-    telegram_visible_length,
-    to_telegram,
-)
+# The platform renderers import the helpers above, so they are re-exported lazily (PEP 562); importing
+# them here at module level would be circular whenever a platform module is imported first.
+_PLATFORM_EXPORTS = {
+    **dict.fromkeys(
+        ("CHART_FILENAME", "DiscordMessage", "escape_markdown", "neutralise_mentions", "to_discord"),
+        "bot.render_discord",
+    ),
+    **dict.fromkeys(
+        ("TelegramMessage", "caption_for_photo", "telegram_visible_length", "to_telegram"),
+        "bot.render_telegram",
+    ),
+}
+
+if TYPE_CHECKING:
+    from bot.render_discord import (
+        CHART_FILENAME,
+        DiscordMessage,
+        escape_markdown,
+        neutralise_mentions,
+        to_discord,
+    )
+    from bot.render_telegram import TelegramMessage, caption_for_photo, telegram_visible_length, to_telegram
+
+
+def __getattr__(name: str) -> object:
+    if name in _PLATFORM_EXPORTS:
+        return getattr(importlib.import_module(_PLATFORM_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CHART_FILENAME",

@@ -17,8 +17,9 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import escape
 
 from bot.render import (
     MAX_CODE_LINE,
@@ -28,7 +29,6 @@ from bot.render import (
     MAX_TITLE,
     block,
     chrome,
-    chunk,
     clean,
     environment,
     one_line,
@@ -46,6 +46,7 @@ MAX_BUTTON_LABEL = 64
 CAPTION_SUMMARY = 300
 CAPTION_ROWS = 6
 BLOCK_SEP = "\n\n"
+MIN_SPLIT = 3  # rows of a split block that must fit before it may start in a partly filled message
 TEMPLATE = "telegram.html.j2"
 
 _TAG = re.compile(r"<[^>]*>")
@@ -59,62 +60,123 @@ class TelegramMessage:
     buttons: tuple[tuple[str, int], ...] = ()
 
 
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _plain(markup: str) -> str:
+    return html.unescape(_TAG.sub("", markup))
+
+
 def telegram_visible_length(text: str) -> int:
     """Length of the HTML ``text`` after entity parsing (tags dropped, entities decoded), in UTF-16 units."""
-    plain = html.unescape(_TAG.sub("", text))
-    return len(plain.encode("utf-16-le", "surrogatepass")) // 2
+    return _utf16_len(_plain(text))
 
 
 def _visible_clip(markup: str, limit: int) -> str:
     """Fallback for a block that cannot be split: its visible text, escaped and cut to ``limit``."""
-    plain = html.unescape(_TAG.sub("", markup))
-    while len(plain.encode("utf-16-le", "surrogatepass")) // 2 > limit:
-        plain = plain[: max(len(plain) - 1 - (len(plain.encode("utf-16-le", "surrogatepass")) // 2 - limit), 0)]
-        plain = plain.rstrip() + "…"
-    return str(escape(plain))
+    plain = _plain(markup)
+    if _utf16_len(plain) <= limit:
+        return str(escape(plain))
+    plain = plain[: limit - 1]
+    while (excess := _utf16_len(plain) - (limit - 1)) > 0:
+        plain = plain[: len(plain) - max(excess // 2, 1)]
+    return str(escape(plain.rstrip() + "…"))
 
 
-def _split(render: Callable[[list[str]], str], items: list[str], limit: int) -> list[str]:
-    """Renders ``items`` as few blocks as fit in ``limit`` each, keeping the order."""
-    groups = chunk(items, lambda group: telegram_visible_length(render(group)) <= limit)
-    blocks = [render(group) for group in groups] or [render([])]
-    return [b if telegram_visible_length(b) <= limit else _visible_clip(b, limit) for b in blocks]
+@dataclass(frozen=True)
+class _Unit:
+    """One block of the card, splittable by its items: ``render(items[:n])`` is valid HTML for any n."""
+
+    render: Callable[[list[Any]], str]
+    items: list[Any]
 
 
-def _blocks(reply: Reply, limit: int) -> list[str]:
-    """The card as HTML blocks, each well-formed and at most ``limit`` visible characters."""
-    macros = environment().get_template(TEMPLATE).module
-    out: list[str] = []
-    head = macros.header(
-        reply.emoji,
-        one_line(reply.title, MAX_TITLE),
-        one_line(reply.echo, MAX_ECHO),
-        block(reply.summary, MAX_SUMMARY),
-    )
-    out.append(head if telegram_visible_length(head) <= limit else _visible_clip(head, limit))
+def _whole(markup: str) -> _Unit:
+    return _Unit(lambda _: str(markup), [None])
+
+
+def _with_head(macro: Callable[[str, list[Any]], str], head: str) -> Callable[[list[Any]], str]:
+    return lambda items: str(macro(head, items))
+
+
+def _units(reply: Reply) -> list[_Unit]:
+    """The card as blocks: header, sections, table, commands, notes."""
+    macros: Any = environment().get_template(TEMPLATE).module
+    title, echo, summary = one_line(reply.title, MAX_TITLE), one_line(reply.echo, MAX_ECHO), reply.summary
+    units = [_whole(macros.header(reply.emoji, title, echo, block(summary, MAX_SUMMARY)))]
     for section in reply.sections:
-        title, rows = one_line(section.title, MAX_TITLE), rows_of(section)
-        if not title and not rows:
-            continue
-        index = list(range(len(rows)))
-        out += _split(lambda g, t=title, r=rows: macros.section(t, [r[int(i)] for i in g]), [str(i) for i in index], limit)
+        name = one_line(section.title, MAX_TITLE)
+        units.append(_Unit(_with_head(macros.section, name), rows_of(section)))
     if reply.table is not None:
-        lines = table_lines(reply.table)
-        title, head_lines = one_line(reply.table.title, MAX_TITLE), lines[:2]
-        out += _split(lambda g: macros.table(title, head_lines + g), lines[2:], limit)
+        lines, name = table_lines(reply.table), one_line(reply.table.title, MAX_TITLE)
+        header = lines[:2]
+        units.append(
+            _Unit(
+                lambda g: str(macros.table(name, header + [x for x in g if x is not None])),
+                lines[2:] or [None],
+            )
+        )
     for code in reply.code:
         label = one_line(code.label, MAX_TITLE)
         code_lines = [ln.rstrip()[:MAX_CODE_LINE] for ln in clean(code.text).strip("\n").split("\n")]
-        out += _split(lambda g, lab=label: macros.code(lab, g), code_lines, limit)
-    notes = macros.notes(
-        chrome(reply, "did_you_mean"),
-        suggestions_text(reply),
-        block(reply.assumptions, MAX_NOTE),
-        block(reply.footer, MAX_NOTE),
-    )
-    if notes.strip():
-        out.append(notes if telegram_visible_length(notes) <= limit else _visible_clip(notes, limit))
-    return [str(b) for b in out if html.unescape(_TAG.sub("", str(b))).strip()]
+        units.append(_Unit(_with_head(macros.code, label), code_lines))
+    suggestions, did_you_mean = suggestions_text(reply), chrome(reply, "did_you_mean")
+    notes = (block(reply.assumptions, MAX_NOTE), block(reply.footer, MAX_NOTE))
+    units.append(_whole(macros.notes(did_you_mean, suggestions, *notes)))
+    return units
+
+
+def _longest_prefix(unit: _Unit, items: list[Any], room: int) -> int:
+    """The most leading items whose rendering fits in ``room`` (visible length grows with the count)."""
+    low, high = 0, len(items)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if telegram_visible_length(unit.render(items[:mid])) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _pack(units: list[_Unit], limit: int, max_messages: int) -> list[str]:
+    """Fills messages block by block. A block that fits a message of its own is never split; a longer
+    one starts in the room left (at least ``MIN_SPLIT`` items) and goes on in the next messages."""
+    texts: list[str] = []
+    current: list[str] = []
+
+    def used() -> int:
+        return sum(telegram_visible_length(b) for b in current) + len(BLOCK_SEP) * len(current)
+
+    def flush() -> None:
+        text = BLOCK_SEP.join(current)
+        if _plain(text).strip():  # Telegram refuses a message with no visible text
+            texts.append(text)
+        current.clear()
+
+    for unit in units:
+        items = unit.items
+        while items and len(texts) <= max_messages:
+            whole = unit.render(items)
+            size, room = telegram_visible_length(whole), limit - used()
+            if not _plain(whole).strip():
+                break
+            if size <= room:
+                current.append(whole)
+                break
+            if size <= limit and current:
+                flush()
+                continue
+            n = _longest_prefix(unit, items, room)
+            if n < min(MIN_SPLIT, len(items)) and current:
+                flush()
+                continue
+            part = unit.render(items[:n]) if n else _visible_clip(unit.render(items[:1]), limit)
+            current.append(part)
+            flush()
+            items = items[max(n, 1) :]
+    flush()
+    return texts
 
 
 def _buttons(reply: Reply) -> tuple[tuple[str, int], ...]:
@@ -124,28 +186,20 @@ def _buttons(reply: Reply) -> tuple[tuple[str, int], ...]:
 
 def to_telegram(reply: Reply) -> list[TelegramMessage]:
     """The card as one or more HTML messages; buttons ride on the last one."""
-    sep = len(BLOCK_SEP)
-    texts = [
-        BLOCK_SEP.join(group)
-        for group in chunk(
-            _blocks(reply, MAX_TEXT),
-            lambda g: sum(telegram_visible_length(b) for b in g) + sep * (len(g) - 1) <= MAX_TEXT,
-        )
-    ]
+    texts = _pack(_units(reply), MAX_TEXT, MAX_MESSAGES)
     if len(texts) > MAX_MESSAGES:
         texts = texts[:MAX_MESSAGES]
-        if telegram_visible_length(texts[-1]) + sep + 1 <= MAX_TEXT:
+        if telegram_visible_length(texts[-1]) + len(BLOCK_SEP) + 1 <= MAX_TEXT:
             texts[-1] += BLOCK_SEP + "…"
-    messages = [TelegramMessage(text) for text in texts]
-    messages[-1] = TelegramMessage(texts[-1], _buttons(reply))
-    return messages
+    messages = [TelegramMessage(text) for text in texts[:-1]]
+    return [*messages, TelegramMessage(texts[-1], _buttons(reply))]
 
 
 def caption_for_photo(reply: Reply) -> str | None:
     """A short HTML caption for the chart photo (title, summary, first rows), or None without a chart."""
     if reply.chart is None:
         return None
-    macros = environment().get_template(TEMPLATE).module
+    macros: Any = environment().get_template(TEMPLATE).module
     title, summary = one_line(reply.title, MAX_TITLE), block(reply.summary, CAPTION_SUMMARY)
     rows = rows_of(reply.sections[0])[:CAPTION_ROWS] if reply.sections else []
     while True:
@@ -157,6 +211,11 @@ def caption_for_photo(reply: Reply) -> str | None:
         rows = rows[:-1]
 
 
-__all__ = ["MAX_CAPTION", "MAX_TEXT", "TelegramMessage", "caption_for_photo", "telegram_visible_length", "to_telegram"]
-
-_ = Markup  # re-exported type of macro results
+__all__ = [
+    "MAX_CAPTION",
+    "MAX_TEXT",
+    "TelegramMessage",
+    "caption_for_photo",
+    "telegram_visible_length",
+    "to_telegram",
+]

@@ -38,9 +38,10 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
 
 @dataclass(frozen=True)
 class User:
-    """Who asks; defaults they saved apply when the question leaves a field out."""
+    """Who asks, as ``platform:id`` ("tg:42", "dc:1234"); saved defaults fill what a question leaves out."""
 
     id: str = ""
+    chat: str = ""  # "tg:-1001234" / "dc:guild:5678"; empty in private chats and the console
     lang: Lang | None = None
     gpu_id: str | None = None
     gpu_count: int = 1

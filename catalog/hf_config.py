@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from core.models import AttentionKind, ModelSpec, Provenance
 
@@ -20,6 +20,59 @@ class ConfigError(ValueError):
 
 class UnsupportedArchitecture(ConfigError):
     """A valid config for an architecture the memory model does not cover yet."""
+
+    def __init__(self, message: str, arch: str = "") -> None:
+        super().__init__(message)
+        self.arch = arch
+
+
+class _Bounds(BaseModel):
+    """Sane ranges for the raw config keys, checked before any arithmetic touches them.
+
+    A hub config is untrusted input: 10**12 layers or -4 heads must fail here, by the config's
+    own key name, rather than deep inside the parameter count or as a ModelSpec field name.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    num_hidden_layers: int | None = Field(default=None, gt=0, le=1000)
+    n_layer: int | None = Field(default=None, gt=0, le=1000)
+    num_layers: int | None = Field(default=None, gt=0, le=1000)
+    hidden_size: int | None = Field(default=None, gt=0, le=1 << 17)
+    n_embd: int | None = Field(default=None, gt=0, le=1 << 17)
+    d_model: int | None = Field(default=None, gt=0, le=1 << 17)
+    num_attention_heads: int | None = Field(default=None, gt=0, le=4096)
+    n_head: int | None = Field(default=None, gt=0, le=4096)
+    num_key_value_heads: int | None = Field(default=None, ge=0, le=4096)
+    head_dim: int | None = Field(default=None, gt=0, le=4096)
+    vocab_size: int | None = Field(default=None, gt=0, le=1 << 22)
+    intermediate_size: int | None = Field(default=None, gt=0, le=1 << 20)
+    moe_intermediate_size: int | None = Field(default=None, gt=0, le=1 << 20)
+    num_local_experts: int | None = Field(default=None, gt=0, le=1 << 14)
+    num_experts: int | None = Field(default=None, gt=0, le=1 << 14)
+    n_routed_experts: int | None = Field(default=None, gt=0, le=1 << 14)
+    num_experts_per_tok: int | None = Field(default=None, gt=0, le=1 << 14)
+    n_shared_experts: int | None = Field(default=None, ge=0, le=1 << 10)
+    first_k_dense_replace: int | None = Field(default=None, ge=0, le=1000)
+    kv_lora_rank: int | None = Field(default=None, gt=0, le=1 << 16)
+    qk_rope_head_dim: int | None = Field(default=None, ge=0, le=4096)
+    qk_nope_head_dim: int | None = Field(default=None, ge=0, le=4096)
+    v_head_dim: int | None = Field(default=None, gt=0, le=4096)
+    max_position_embeddings: int | None = Field(default=None, gt=0, le=1 << 25)
+    sliding_window_pattern: int | None = Field(default=None, gt=0, le=1000)
+    full_attention_interval: int | None = Field(default=None, gt=0, le=1000)
+
+
+def check_bounds(cfg: dict[str, Any], source: str = "config.json") -> None:
+    """Raise ``ConfigError`` naming the first config key that is not a sane integer."""
+    try:
+        _Bounds.model_validate(cfg)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "config"
+        got = first.get("input")
+        shown = repr(got) if len(repr(got)) <= 40 else repr(got)[:37] + "..."
+        raise ConfigError(f"{source} is out of bounds at {key}: {first['msg']} (got {shown})") from None
 
 
 # Families whose attention is plain GQA/MHA with the standard config keys.
@@ -95,10 +148,12 @@ def spec_from_config(
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
     cfg = text_config(config)
+    check_bounds(cfg)
     model_type = str(cfg.get("model_type") or "").lower()
     if model_type not in _GQA_TYPES | _MLA_TYPES | _HYBRID_TYPES:
-        arch = (cfg.get("architectures") or [model_type or "unknown"])[0]
-        raise UnsupportedArchitecture(f"can't estimate the {arch} architecture yet")
+        archs = cfg.get("architectures")
+        arch = str(archs[0]) if isinstance(archs, list) and archs else model_type or "unknown"
+        raise UnsupportedArchitecture(f"can't estimate the {arch} architecture yet", arch=arch)
     layers = _int(cfg, "num_hidden_layers", "n_layer", "num_layers")
     hidden = _int(cfg, "hidden_size", "n_embd", "d_model")
     heads = _int(cfg, "num_attention_heads", "n_head")
@@ -120,7 +175,7 @@ def spec_from_config(
     fields.update(_layer_mix(cfg, layers))
     experts = _int(cfg, "num_local_experts", "num_experts", "n_routed_experts")
     total, active = count_params(cfg, hidden, layers, heads, kv_heads, head_dim, vocab, tied)
-    if total_params:
+    if total_params and total > 0:
         active = round(active * total_params / total)
         total = total_params
     max_ctx = _int(cfg, "max_position_embeddings", "n_positions", "seq_length", default=4096) or 4096
@@ -185,6 +240,76 @@ def _dtype(cfg: dict[str, Any]) -> str:
         return "int4"
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
     return {"float16": "fp16", "float32": "fp32"}.get(dtype, "bf16")
+
+
+# llama.cpp architecture names (general.architecture) -> the HF model_type spec_from_config knows.
+# Hybrid linear-attention GGUFs (qwen3next, ...) are left out: their state sizes are not in this mapping.
+GGUF_MODEL_TYPES = {
+    "llama": "llama", "llama4": "llama4_text", "qwen2": "qwen2", "qwen2moe": "qwen2_moe", "qwen3": "qwen3",
+    "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3",
+    "phi2": "phi", "glm4": "glm4", "glm4moe": "glm4_moe", "gpt-oss": "gpt_oss", "olmo": "olmo", "olmo2": "olmo2",
+    "command-r": "cohere", "cohere2": "cohere2", "granite": "granite", "granitemoe": "granitemoe",
+    "exaone": "exaone", "starcoder2": "starcoder2", "internlm2": "internlm2", "smollm3": "smollm3",
+    "seed_oss": "seed_oss", "apertus": "apertus", "dots1": "dots1", "arcee": "arcee",
+    "hunyuan-moe": "hunyuan_v1_moe", "hunyuan-dense": "hunyuan_v1_dense", "ernie4_5": "ernie4_5",
+    "ernie4_5-moe": "ernie4_5_moe", "deepseek2": "deepseek_v3", "minimax-m2": "minimax_m2",
+}
+
+# GGUF key (after the "{arch}." prefix) -> config.json key.
+_GGUF_KEYS = {
+    "block_count": "num_hidden_layers", "embedding_length": "hidden_size",
+    "attention.head_count": "num_attention_heads", "attention.head_count_kv": "num_key_value_heads",
+    "feed_forward_length": "intermediate_size", "context_length": "max_position_embeddings",
+    "expert_count": "num_experts", "expert_used_count": "num_experts_per_tok",
+    "expert_shared_count": "n_shared_experts", "expert_feed_forward_length": "moe_intermediate_size",
+    "leading_dense_block_count": "first_k_dense_replace", "vocab_size": "vocab_size",
+    "attention.sliding_window": "sliding_window", "attention.kv_lora_rank": "kv_lora_rank",
+}
+
+
+def config_from_gguf(meta: dict[str, Any]) -> dict[str, Any]:
+    """A config.json-shaped dict from GGUF header metadata, for ``spec_from_config``.
+
+    ``meta`` maps GGUF keys to values; arrays may be given by their length only (an int under
+    ``"<key>#len"``), which is how a ranged header read reports the tokenizer it did not download.
+    """
+    arch = meta.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise ConfigError("GGUF header has no general.architecture")
+    model_type = GGUF_MODEL_TYPES.get(arch)
+    if model_type is None:
+        raise UnsupportedArchitecture(f"can't estimate the {arch} architecture yet", arch=arch)
+
+    def get(key: str) -> Any:
+        value = meta.get(f"{arch}.{key}")
+        if isinstance(value, list):  # per-layer values (variable GQA, per-layer FFN widths)
+            numbers = [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+            return max(numbers) if numbers else None
+        return value
+
+    cfg: dict[str, Any] = {"model_type": model_type, "architectures": [arch]}
+    for gguf_key, cfg_key in _GGUF_KEYS.items():
+        value = get(gguf_key)
+        if value is not None:
+            cfg[cfg_key] = value
+    if "vocab_size" not in cfg:
+        tokens = meta.get("tokenizer.ggml.tokens#len")
+        cfg["vocab_size"] = tokens if isinstance(tokens, int) and tokens > 0 else None
+    key_length, rope = get("attention.key_length"), get("rope.dimension_count")
+    if model_type in _MLA_TYPES:
+        key_mla = get("attention.key_length_mla") or key_length
+        cfg["qk_rope_head_dim"] = rope if rope is not None else 64
+        if isinstance(key_mla, int):
+            cfg["qk_nope_head_dim"] = key_mla - cfg["qk_rope_head_dim"]
+        cfg["v_head_dim"] = get("attention.value_length_mla") or get("attention.value_length")
+    elif key_length:
+        cfg["head_dim"] = key_length
+    pattern = get("attention.sliding_window_pattern")
+    if isinstance(pattern, int) and pattern > 1:
+        cfg["sliding_window_pattern"] = pattern
+    elif arch == "gemma3" and cfg.get("sliding_window"):
+        cfg["sliding_window_pattern"] = 6  # llama.cpp hard-codes 5 local : 1 global for gemma3
+    return cfg
 
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")

@@ -5,20 +5,18 @@ every offer is placed (``fit.place``) on its own GPU model and count, gets its o
 and so its own $/Mtok. Prices and the date they were seen are arguments; nothing here reads a
 clock or the network.
 
-Decode speed comes from ``decode_speeds``, the only function that would call ``core.speed``.
+Decode speed comes from ``core.speed`` through ``decode_speeds``, the only function that calls it.
 """
 
 from __future__ import annotations
 
 import math
 
-from core import memory
 from core.estimate import EstimateError, Request, resolve
 from core.fit import Placement, Verdict, place
 from core.models import (
     Catalog,
     CloudOffer,
-    Engine,
     Frozen,
     GpuSpec,
     Hardware,
@@ -27,7 +25,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
-from core.weights import active_weight_bytes
+from core.speed import concurrency, estimate_speed
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.assumptions and can be overridden.
 DEFAULT_USD_PER_KWH = 0.30  # household tariff order of magnitude (EU ~0.30, US ~0.17 $/kWh)
@@ -35,12 +33,6 @@ DEFAULT_UTILISATION = 0.70  # average board power while serving, as a share of T
 DEFAULT_HOURS_PER_DAY = 8.0
 DAYS_PER_MONTH = 365.25 / 12  # 30.4375
 DEFAULT_USERS = 8  # concurrent streams for the "real deployment" $/Mtok figure
-
-# Stand-in speed model until core.speed lands (see decode_speeds): a bandwidth roofline.
-DECODE_BANDWIDTH_EFFICIENCY = 0.70  # share of peak memory bandwidth a decode step reaches
-BATCH_COMPUTE_EFFICIENCY = 0.50  # share of dense fp16 tensor FLOP/s a batched decode GEMM reaches
-TENSOR_PARALLEL_EFFICIENCY = 0.85  # vLLM TP: all-reduce per layer costs ~15 %
-DEFAULT_RAM_BANDWIDTH = 60e9  # dual-channel DDR5, bytes/s, for offloaded weights
 
 
 class Speeds(Frozen):
@@ -115,51 +107,19 @@ def break_even_months(purchase_usd: float, cloud_usd_per_month: float, electrici
 
 
 def decode_speeds(model: ModelSpec, placement: Placement, hardware: Hardware, workload: Workload,
-                  users: int = 1) -> Speeds:
-    """Decode speed for one stream and for ``users`` batched streams (stand-in for core.speed).
+                  users: int = 1, quant_id: str | None = None) -> Speeds:
+    """Single-stream and batched decode speed from ``core.speed``: the one place cost and advice ask it.
 
-    Wire-up: replace the body with ``core.speed.estimate_speed(model, placement.weights,
-    placement, hardware, workload)`` and its concurrency sub-model. Until then a roofline:
-    a step reads the active weights plus each stream's KV (bandwidth x 0.7) or does
-    2 x active_params FLOPs per stream (fp16 TFLOP/s x 0.5), whichever is slower. A batch of B
-    streams touches 1 - (1 - k/E)^B of the routed experts (uniform routing). llama.cpp splits
-    layers, so GPUs work in turn (one GPU's bandwidth); vLLM tensor parallel adds them up.
+    Single stream: ``estimate_speed().decode_tokens_per_s`` (short context, llama-bench tg128).
+    Batched: ``speed.concurrency`` (roofline over a batch of min(users, sequences whose KV fits));
+    when not even one more full-context sequence fits, the single stream is all there is.
     """
-    gpu = hardware.gpu
-    w = placement.weights
-    bandwidth = gpu.bandwidth_bytes_per_s * DECODE_BANDWIDTH_EFFICIENCY
-    if workload.engine is Engine.VLLM and hardware.count > 1:
-        bandwidth *= hardware.count * TENSOR_PARALLEL_EFFICIENCY
-    flops = (gpu.fp16_tflops or 0) * 1e12 * BATCH_COMPUTE_EFFICIENCY * hardware.count
-    kv_per_stream = memory.kv_bytes_per_token(model, workload) * min(workload.prompt_tokens, workload.context)
-    ram_fraction = 0.0
-    if placement.offload.mode != "none" and w.total_bytes:
-        ram_fraction = min(1.0, placement.offload.bytes_in_ram / w.total_bytes)
-    ram_bw = hardware.ram_bandwidth_bytes_per_s or DEFAULT_RAM_BANDWIDTH
-
-    def step_seconds(batch: int) -> float:
-        experts = w.experts_bytes
-        if model.is_moe:
-            assert model.n_experts and model.experts_per_token
-            experts = round(w.experts_bytes * (1 - (1 - model.experts_per_token / model.n_experts) ** batch))
-        weight_read = w.dense_bytes + w.output_bytes + experts
-        read = weight_read * (1 - ram_fraction) / bandwidth + weight_read * ram_fraction / ram_bw
-        read += batch * kv_per_stream / bandwidth
-        compute = 2 * model.active_params * batch / flops if flops else 0.0
-        return max(read, compute)
-
-    single = 1 / step_seconds(1)
-    served = max(1, min(users, streams_that_fit(placement, workload)))
-    return Speeds(decode_tokens_per_s=single, users=users, users_served=served,
-                  aggregate_tokens_per_s=served / step_seconds(served))
-
-
-def streams_that_fit(placement: Placement, workload: Workload) -> int:
-    """How many full-context streams the KV cache space left next to the weights can hold."""
-    mem = placement.memory
-    per_stream = mem.kv_cache_bytes / workload.concurrent
-    room = mem.usable_bytes - (mem.total_bytes - mem.kv_cache_bytes)
-    return max(0, math.floor(room / per_stream)) if per_stream > 0 else workload.concurrent
+    single = estimate_speed(model, placement.weights, placement, hardware, workload, quant_id).decode_tokens_per_s
+    batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
+    if batch.batch < 1 or batch.aggregate_tokens_per_s <= 0:
+        return Speeds(decode_tokens_per_s=single, users=users, users_served=1, aggregate_tokens_per_s=single)
+    return Speeds(decode_tokens_per_s=single, users=users, users_served=batch.batch,
+                  aggregate_tokens_per_s=batch.aggregate_tokens_per_s)
 
 
 def quote_offers(
@@ -185,7 +145,7 @@ def quote_offers(
         placement = place(model, quant, hardware, workload, measured)
         if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
             continue
-        speeds = decode_speeds(model, placement, hardware, workload, users)
+        speeds = decode_speeds(model, placement, hardware, workload, users, quant.id)
         quotes.append(OfferQuote(
             offer=offer, gpu=gpu, verdict=placement.verdict, total_bytes=placement.memory.total_bytes,
             usable_bytes=placement.memory.usable_bytes, decode_tokens_per_s=speeds.decode_tokens_per_s,
@@ -249,7 +209,7 @@ def cost_assumptions(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_
     return (
         "each offer runs on its own GPU model and count; only offers that hold the whole model are listed",
         "$/Mtok = hourly price / (decode tok/s x 3600) x 1e6, output tokens, instance busy the whole hour",
-        f"batched figure: {users} concurrent streams (vLLM / llama-server -np continuous batching), "
-        "capped at the streams whose KV cache fits",
+        (f"batched figure: {users} concurrent streams (vLLM / llama-server -np continuous batching), "
+         "capped at the streams whose KV cache fits"),
         f"monthly = hourly price x {hours_per_month(hours_per_day):.1f} h ({hours_per_day:g} h/day)",
     )

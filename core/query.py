@@ -17,12 +17,12 @@ Pure: no I/O, no env, no clock. ``parse`` never raises; the index is built once 
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from itertools import pairwise
 from typing import Literal
 
 from rapidfuzz import fuzz, process
@@ -30,12 +30,11 @@ from rapidfuzz import fuzz, process
 from core import query_lexicon as L
 from core.models import Engine, Frozen, KvCacheType
 
-MAX_CHARS = 2000
 CONFIDENT = 80.0  # a best score at or above this, with MARGIN to the runner-up, is an answer
 MARGIN = 4.0
 SUGGEST_MIN = 60.0  # below this a candidate is not worth a "did you mean"
 MAX_SPAN = 7
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a wall of text
 
 
 class VocabEntry(Frozen):
@@ -111,64 +110,6 @@ class Query(Frozen):
     explicit: frozenset[str] = frozenset()
 
 
-# --- tokens ------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Tok:
-    text: str  # the piece as typed (lower-case)
-    key: str  # normalised: a word, or a number without dots ("3.1" → "31")
-    kind: str  # word, num, mem (a GB figure), count ("2x", "zwei"), post ("x2"), skip
-    start: int
-    end: int
-    value: int = 0  # count or GiB
-
-
-def _tokenize(text: str) -> list[_Tok]:
-    """Cuts text into name tokens; counts, GB figures and filler words are marked as such."""
-    toks: list[_Tok] = []
-    for m in L.NAME_SPLIT.finditer(text):
-        _add_raw(m.group(), m.start(), m.end(), toks)
-    return toks
-
-
-def _add_raw(raw: str, s: int, e: int, toks: list[_Tok]) -> None:
-    """Appends the token(s) of one raw piece."""
-    if raw in L.COUNT_WORDS:
-        toks.append(_Tok(raw, raw, "count", s, e, L.COUNT_WORDS[raw]))
-    elif m := L.COUNT_SUFFIX.fullmatch(raw):
-        toks.append(_Tok(raw, raw, "post", s, e, int(m.group(1))))
-    elif L.MOE_SIZE.fullmatch(raw):
-        toks.append(_Tok(raw, raw.replace(".", ""), "num", s, e))
-    elif m := L.COUNT_PREFIX.fullmatch(raw):
-        toks.append(_Tok(raw, raw, "count", s, e, int(m.group(1))))
-        if m.group(2):
-            _add_raw(m.group(2), s + m.start(2), e, toks)
-    elif m := L.MEM_TOKEN.fullmatch(raw):
-        toks.append(_Tok(raw, m.group(1), "mem", s, e, int(m.group(1))))
-    elif raw in ("gb", "gib") and toks and toks[-1].kind == "num" and toks[-1].key.isdigit():
-        last = toks[-1]
-        toks[-1] = _Tok(last.text, last.key, "mem", last.start, e, int(last.key))
-    elif m := L.PLURAL_GPU.fullmatch(raw):
-        toks.append(_Tok(raw, m.group(1), "num", s, e))
-    elif m := L.VENDOR_PREFIX.fullmatch(raw):
-        _add_raw(m.group(1), s + m.start(1), e, toks)
-    elif L.SHORT_ID.fullmatch(raw):
-        toks.append(_Tok(raw, raw.replace(".", ""), "num", s, e))
-    else:
-        for p in L.PIECES.finditer(raw):
-            piece = p.group()
-            kind = "num" if piece[0].isdigit() else _word_kind(piece)
-            toks.append(_Tok(piece, piece.replace(".", ""), kind, s + p.start(), s + p.end()))
-
-
-def _word_kind(word: str) -> str:
-    """Says whether a word may be part of a name ("word") or is transparent ("skip")."""
-    if word in L.VENDOR_WORDS or word in L.NOISE_WORDS or word in L.STOPWORDS:
-        return "skip"
-    return "word"
-
-
 # --- index -------------------------------------------------------------------------------
 
 
@@ -219,15 +160,15 @@ def _build_index(vocab: Vocabulary) -> _Index:
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
                     _add_alias(idx, alias)
-    idx.words = sorted(k for k in idx.keys if not any(c.isdigit() for c in k))
-    idx.quants = {_compact(q): q for q in vocab.quants}
+    idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
+    idx.quants = {L.compact(q): q for q in vocab.quants}
     return idx
 
 
 def _make_alias(entry: VocabEntry, kind: str, name: str) -> _Alias:
     """Turns one display name or alias into comparable parts."""
     text = unicodedata.normalize("NFKC", name).lower().replace("_", " ")
-    toks = _tokenize(text)
+    toks = L.tokenize(text)
     words = tuple(t.key for t in toks if t.kind in ("word", "count"))
     nums = tuple(t.key for t in toks if t.kind == "num")
     mems = [t.value for t in toks if t.kind == "mem"]
@@ -241,17 +182,12 @@ def _add_alias(idx: _Index, alias: _Alias) -> None:
     pos = len(idx.aliases)
     idx.aliases.append(alias)
     keys = set(alias.words) | set(alias.nums)
-    keys |= {a + b for a, b in zip(alias.words, alias.words[1:])}
-    keys |= {n[:-1] for n in alias.nums if n[:-1].isdigit() and (n.endswith("b") or n.isdigit())}
+    keys |= {a + b for a, b in pairwise(alias.words)}
+    keys |= {n[:-1] for n in alias.nums if n[:-1].isdecimal() and (n.endswith("b") or n.isdecimal())}
     if alias.memory:
         keys.add(str(alias.memory))
     for key in keys:
         idx.keys.setdefault(key, set()).add(pos)
-
-
-def _compact(text: str) -> str:
-    """Lower-cases and drops everything but letters and digits."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 # --- scoring -----------------------------------------------------------------------------
@@ -297,11 +233,11 @@ def _num_score(span: _Span, alias: _Alias) -> float:
     left = list(alias.nums)
     score = 0.0
     for t in span.nums:
-        alt = t + "b" if t.isdigit() else (t[:-1] if t.endswith("b") and t[:-1].isdigit() else "")
+        alt = t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
         prefix = next((a for a in left if _version_prefix(t, a)), None)
         if t in left:
             left.remove(t)
-        elif t.isdigit() and alias.memory is not None and int(t) == alias.memory:
+        elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
             score += 10.0
         elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
             left.remove(prefix)
@@ -310,7 +246,7 @@ def _num_score(span: _Span, alias: _Alias) -> float:
             left.remove(alt)
         else:
             score -= 30.0
-            if alias.has_size and (L.SIZE.fullmatch(t) or (t.isdigit() and int(t) < 1000)):
+            if alias.has_size and (L.SIZE.fullmatch(t) or (t.isdecimal() and int(t) < 1000)):
                 score -= 30.0
     for m in span.mems:
         score += 10.0 if m == alias.memory else -30.0
@@ -321,7 +257,7 @@ def _num_score(span: _Span, alias: _Alias) -> float:
 
 def _version_prefix(t: str, a: str) -> bool:
     """Says whether ``t`` is a version written short ("3" for "3.1", stored as "31")."""
-    return len(a) == len(t) + 1 and a.startswith(t) and t.isdigit() and a.isdigit()
+    return len(a) == len(t) + 1 and a.startswith(t) and t.isdecimal() and a.isdecimal()
 
 
 def _score(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
@@ -340,14 +276,14 @@ class _Cand:
     ranking: list[tuple[str, float]]
 
 
-def _relevance(toks: list[_Tok], seq: list[int], idx: _Index) -> dict[int, set[int]]:
+def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[int]]:
     """Maps each token position to the aliases it may belong to (exact, fuzzy or joined)."""
     rel: dict[int, set[int]] = {}
     for i in seq:
         t = toks[i]
         hits: set[int] = set()
         keys = [str(t.value)] if t.kind == "mem" else [t.key]
-        if t.kind == "num" and t.key.isdigit():
+        if t.kind == "num" and t.key.isdecimal():
             keys.append(t.key + "b")
         for key in keys:
             hits |= idx.keys.get(key, set())
@@ -355,7 +291,7 @@ def _relevance(toks: list[_Tok], seq: list[int], idx: _Index) -> dict[int, set[i
             hits = _fuzzy_hits(t.key, idx, 75)
         if hits:
             rel[i] = hits
-    for a, b in zip(seq, seq[1:]):
+    for a, b in pairwise(seq):
         if toks[a].kind == toks[b].kind == "word":
             joined = _fuzzy_hits(toks[a].key + toks[b].key, idx, 85)
             if joined:
@@ -367,7 +303,9 @@ def _relevance(toks: list[_Tok], seq: list[int], idx: _Index) -> dict[int, set[i
 def _fuzzy_hits(word: str, idx: _Index, cutoff: int) -> set[int]:
     """Aliases holding a word spelt like this one."""
     hits: set[int] = set()
-    for key, _score_, _pos in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+    for key, _score_, _pos in process.extract(
+        word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6
+    ):
         hits |= idx.keys[key]
     return hits
 
@@ -386,9 +324,9 @@ def _runs(seq: list[int], rel: dict[int, set[int]]) -> Iterator[list[int]]:
         yield run
 
 
-def _candidates(toks: list[_Tok], idx: _Index) -> list[_Cand]:
+def _candidates(toks: list[L.Tok], idx: _Index) -> list[_Cand]:
     """Scores every span of every run; one candidate per span and kind, best first."""
-    seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")]
+    seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
     memo: dict[tuple[str, str], float] = {}
     cands: list[_Cand] = []
@@ -400,14 +338,14 @@ def _candidates(toks: list[_Tok], idx: _Index) -> list[_Cand]:
                 if not pool:
                     continue
                 span = _make_span(toks, run[a : b + 1])
-                if span.words or any(not n.isdigit() or int(n) >= 100 for n in span.nums):
+                if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
                     cands.extend(_rank(span, pool, idx, memo))
     # a longer span wins a near tie: "m3 ultra 512" beats "ultra" alone
     cands.sort(key=lambda c: (-c.score - 1.5 * (c.span.last - c.span.first), c.span.first))
     return cands
 
 
-def _make_span(toks: list[_Tok], positions: list[int]) -> _Span:
+def _make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
     """Collects the words, numbers and GB figures of some token positions."""
     ts = [toks[i] for i in positions]
     return _Span(
@@ -463,167 +401,25 @@ def _second_ok(c: _Cand, first: _Cand) -> bool:
     return c.score >= CONFIDENT and c.ranking[0][0] != first.ranking[0][0]
 
 
-def _to_match(c: _Cand, text: str, toks: list[_Tok]) -> Match:
+def _to_match(c: _Cand, text: str, toks: list[L.Tok]) -> Match:
     """Turns a chosen span into a Match; a weak or close best becomes suggestions."""
     (best, s1), s2 = c.ranking[0], (c.ranking[1][1] if len(c.ranking) > 1 else 0.0)
     sure = s1 >= CONFIDENT and s1 - s2 >= MARGIN
     words = text[toks[c.span.first].start : toks[c.span.last].end]
     suggestions = () if sure else tuple(i for i, s in c.ranking[:3] if s >= SUGGEST_MIN)
-    return Match(id=best if sure else None, text=words, score=round(max(0.0, s1), 1),
-                 suggestions=suggestions, ambiguous=not sure)
-
-
-# --- parameters --------------------------------------------------------------------------
-
-Found = dict[str, object]
-
-
-def _number(s: str) -> float:
-    """Reads "16,000", "16.000", "1.5" or "1,5"."""
-    if m := re.fullmatch(r"(\d+)[.,](\d{3})", s):
-        return float(m.group(1) + m.group(2))
-    return float(s.replace(",", "."))
-
-
-def _take(pattern: re.Pattern[str], text: str, found: Found, handle: Callable[[re.Match[str], Found], bool]) -> str:
-    """Blanks every match the handler accepts, keeping offsets."""
-    return pattern.sub(lambda m: " " * len(m.group()) if handle(m, found) else m.group(), text)
-
-
-def _set(found: Found, key: str, value: object) -> bool:
-    """Records the first value of a field; later ones are understood but ignored."""
-    if value is None:
-        return False
-    found.setdefault(key, value)
-    return True
-
-
-def _on_engine(m: re.Match[str], found: Found) -> bool:
-    return _set(found, "engine", Engine.VLLM if m.group(1) == "vllm" else Engine.LLAMA_CPP)
-
-
-def _on_kv(m: re.Match[str], found: Found) -> bool:
-    return _set(found, "kv_cache", KvCacheType(L.KV_TYPES[m.group(1)]))
-
-
-def _on_prompt(m: re.Match[str], found: Found) -> bool:
-    num, k = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    n = int(_number(num) * (1024 if k else 1))
-    return _set(found, "prompt_tokens", n if 1 <= n <= 1 << 24 else None)
-
-
-def _on_users(m: re.Match[str], found: Found) -> bool:
-    n = int(next(g for g in m.groups() if g))
-    return _set(found, "users", n if 1 <= n <= 100_000 else None)
-
-
-def _on_ram(m: re.Match[str], found: Found) -> bool:
-    num, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    gb = _number(num) * (1000 if unit == "tb" else 1)
-    return _set(found, "ram_gb", gb if 1 <= gb <= (16384 if unit else 2048) else None)
-
-
-def _on_context_word(m: re.Match[str], found: Found) -> bool:
-    return _set(found, "context", _context(m.group(1), m.group(2) or "", keyword=True))
-
-
-def _on_context_suffix(m: re.Match[str], found: Found) -> bool:
-    return _set(found, "context", _context(m.group(1), m.group(2) or m.group(3), keyword=False))
-
-
-def _on_context_after(m: re.Match[str], found: Found) -> bool:
-    return _set(found, "context", _context(m.group(1), "", keyword=True))
-
-
-def _context(num: str, suffix: str, keyword: bool) -> int | None:
-    """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
-    value = _number(num)
-    if suffix == "m":
-        value *= 1 << 20
-    elif suffix == "k" or (keyword and value < 256):
-        value *= 1024
-    return int(value) if 512 <= value <= 1 << 25 else None
-
-
-def _quant_id(raw: str, quants: dict[str, str]) -> str | None:
-    """Maps a typed quant ("q4", "4-bit", "ud-q2_k_xl") to a vocabulary id, or None."""
-    key = _compact(raw)
-    if key in quants:
-        return quants[key]
-    for alias in L.QUANT_ALIASES.get(key, ()):
-        if _compact(alias) in quants:
-            return quants[_compact(alias)]
-    return None
-
-
-def _quant_handler(quants: dict[str, str]) -> Callable[[re.Match[str], Found], bool]:
-    """Builds the quant handler; an unknown quant is kept as a leftover."""
-
-    def handle(m: re.Match[str], found: Found) -> bool:
-        qid = _quant_id(m.group(1), quants)
-        if qid is None:
-            found.setdefault("unknown_quants", []).append(m.group(1))  # type: ignore[union-attr]
-        return _set(found, "quant", qid) or qid is None
-
-    return handle
-
-
-def _extract_repo(text: str, found: Found) -> str:
-    """Finds a Hugging Face repo id or URL; leaves its name part so the model can be matched."""
-    for pattern in (L.HF_URL, L.HF_ID):
-        m = pattern.search(text)
-        if m is None:
-            continue
-        owner, name, tag = m.group(1), m.group(2).rstrip(".-"), m.group(3)
-        if L.QUANT_GGUF.fullmatch(owner.lower()) or L.QUANT_GGUF.fullmatch(name.lower()):
-            continue
-        found["hf_repo"] = f"{owner}/{name}"
-        if tag:
-            found["repo_tag"] = tag
-        s, e = m.start(2), m.start(2) + len(name)
-        return text[: m.start()] + " " * (s - m.start()) + text[s:e] + " " * (m.end() - e) + text[m.end() :]
-    return text
-
-
-def _extract_params(low: str, found: Found, idx: _Index) -> str:
-    """Takes every fixed-shape parameter out of the text."""
-    low = L.FILLER_PHRASES.sub(lambda m: " " * len(m.group()), low)
-    low = _take(L.ENGINE, low, found, _on_engine)
-    low = _take(L.KV_AFTER, low, found, _on_kv)
-    low = _take(L.KV_BEFORE, low, found, _on_kv)
-    low = _take(L.PROMPT, low, found, _on_prompt)
-    low = _take(L.USERS, low, found, _on_users)
-    low = _take(L.RAM, low, found, _on_ram)
-    low = _take(L.CONTEXT_WORD_FIRST, low, found, _on_context_word)
-    low = _take(L.CONTEXT_SUFFIX, low, found, _on_context_suffix)
-    low = _take(L.CONTEXT_WORD_AFTER, low, found, _on_context_after)
-    handle = _quant_handler(idx.quants)
-    if isinstance(tag := found.get("repo_tag"), str):
-        _set(found, "quant", _quant_id(tag, idx.quants))
-    low = _take(L.QUANT_GGUF, low, found, handle)
-    low = _take(L.QUANT_WORD, low, found, handle)
-    return low
+    return Match(
+        id=best if sure else None,
+        text=words,
+        score=round(max(0.0, s1), 1),
+        suggestions=suggestions,
+        ambiguous=not sure,
+    )
 
 
 # --- intent, language, counts ------------------------------------------------------------
 
 
-def _command(low: str, found: Found) -> str:
-    """Reads a leading /command (with an optional @BotName) and the /lang argument."""
-    m = L.COMMAND.match(low)
-    if m is None:
-        return low
-    name = L.COMMAND_ALIASES.get(m.group(1), m.group(1))
-    if name in L.COMMANDS:
-        found["command"] = name
-    rest = low[m.end() :]
-    if name == "lang" and (arg := re.match(r"\s*([a-z_-]{1,12})\b", rest)):
-        found["lang_arg"] = arg.group(1)
-        rest = " " * arg.end() + rest[arg.end() :]
-    return " " * m.end() + rest
-
-
-def _intent(low: str, found: Found, chosen: dict[str, _Cand]) -> tuple[Intent, bool]:
+def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent, bool]:
     """Picks the intent: the command if any, else the first intent whose words appear."""
     if isinstance(cmd := found.get("command"), str):
         return Intent(cmd), True
@@ -640,73 +436,47 @@ def _intent(low: str, found: Found, chosen: dict[str, _Cand]) -> tuple[Intent, b
     return Intent.FIT, False
 
 
-def _language(low: str) -> Literal["de", "en"] | None:
-    """Guesses German or English from common words; None when unsure."""
-    words = re.findall(r"[^\W\d_]+", low)
-    de = sum(w in L.GERMAN_WORDS for w in words) + (2 if re.search("[äöüß]", low) else 0)
-    en = sum(w in L.ENGLISH_WORDS for w in words)
-    return "de" if de > en else "en" if en > de else None
-
-
-def _count_near(toks: list[_Tok], c: _Cand, used: set[int]) -> int | None:
+def _count_near(toks: list[L.Tok], c: _Cand, used: set[int]) -> int | None:
     """Reads a GPU count written just before ("2x", "zwei", "4 x") or after ("x2") a GPU."""
     i = c.span.first - 1
-    while i >= 0 and (toks[i].key in L.COUNT_GLUE or toks[i].kind == "skip" and toks[i].key != "x"):
+    while i >= 0 and (toks[i].key in L.COUNT_GLUE or toks[i].key in L.VENDOR_WORDS):
         i -= 1
-    if i >= 0 and toks[i].key == "x":
-        i -= 1
-    if i >= 0 and i not in used:
-        t = toks[i]
-        if t.kind == "count" or (t.kind == "num" and t.key.isdigit() and 1 <= int(t.key) <= 64):
-            used.add(i)
-            return t.value or int(t.key)
+    if i >= 0 and i not in used and (n := _count_value(toks[i], "count")):
+        used.add(i)
+        return n
     j = c.span.last + 1
-    if j < len(toks) and toks[j].kind == "post":
+    if j < len(toks) and (n := _count_value(toks[j], "post")):
         used.add(j)
-        return toks[j].value
-    if j + 1 < len(toks) and toks[j].key == "x" and toks[j + 1].key.isdigit() and int(toks[j + 1].key) <= 64:
+        return n
+    if j + 1 < len(toks) and toks[j].key == "x" and (n := _count_value(toks[j + 1], "")):
         used.update((j, j + 1))
-        return int(toks[j + 1].key)
+        return n
     return None
+
+
+def _count_value(t: L.Tok, kind: str) -> int | None:
+    """The GPU count a token states (a count word or a bare 1–64), or None."""
+    n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
+    return n if 1 <= n <= 64 else None
 
 
 # --- parse -------------------------------------------------------------------------------
 
 
-def _clean(text: str) -> str:
-    """Normalises Unicode, drops control characters and caps the length."""
-    text = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2])[:MAX_CHARS]
-    return _CONTROL.sub(" ", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
-
-
-def _lower(text: str) -> str:
-    """Lower-cases without changing the length (offsets must stay valid)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-
-
 def parse(text: str, vocab: Vocabulary) -> Query:
     """Reads one chat message into a Query; never raises on any string."""
-    try:
-        return _parse(text, vocab)
-    except Exception:  # a parser bug must not take down a chat handler
-        return Query(leftovers=(str(text)[:80],))
-
-
-def _parse(text: str, vocab: Vocabulary) -> Query:
     idx = _index_for(vocab)
-    found: Found = {}
-    clean = _extract_repo(_clean(text if isinstance(text, str) else ""), found)
-    low = _lower(clean)
+    found: L.Found = {}
+    clean = L.read_repo(L.clean(text if isinstance(text, str) else ""), found)
+    low = L.lower_keep_length(clean)
     full_low = low
-    low = _command(low, found)
-    low = _extract_params(low, found, idx)
+    low = L.read_command(low, found)
+    unknown: list[str] = []
+    low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
-    if fm and fm.group(1) != "voll" and not fm.group(1).startswith("voll"):
-        low = low[: fm.start()] + " " * (fm.end() - fm.start()) + low[fm.end() :]
-    toks = _tokenize(low)
+    if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
+        low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
+    toks = L.tokenize(low)
     chosen = _select(_candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
@@ -720,8 +490,8 @@ def _parse(text: str, vocab: Vocabulary) -> Query:
         explicit.add("intent")
     return Query(
         intent=intent,
-        language=_language(low),
-        leftovers=_leftovers(toks, used, found),
+        language=L.guess_language(low),
+        leftovers=_leftovers(toks, used, unknown),
         explicit=frozenset(explicit),
         **fields,  # type: ignore[arg-type]
     )
@@ -733,7 +503,7 @@ def _finetune_method(word: str) -> Literal["qlora", "lora", "full"]:
 
 
 def _name_fields(
-    chosen: dict[str, _Cand], clean: str, toks: list[_Tok], used: set[int], idx: _Index, low: str
+    chosen: dict[str, _Cand], clean: str, toks: list[L.Tok], used: set[int], idx: _Index, low: str
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
@@ -749,7 +519,9 @@ def _name_fields(
     return out
 
 
-def _memory(chosen: dict[str, _Cand], toks: list[_Tok], used: set[int], idx: _Index, low: str) -> float | None:
+def _memory(
+    chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _Index, low: str
+) -> float | None:
     """Returns the memory size the user named for a unified-memory machine (Mac, APU)."""
     c = chosen.get("gpu") or chosen.get("not")
     unified = bool(L.MAC_WORDS.search(low))
@@ -769,12 +541,12 @@ def _memory(chosen: dict[str, _Cand], toks: list[_Tok], used: set[int], idx: _In
     return None
 
 
-def _bare_context(toks: list[_Tok], used: set[int], found: Found) -> None:
+def _bare_context(toks: list[L.Tok], used: set[int], found: L.Found) -> None:
     """Reads a lone round number like 32768 or 16000 as the context length."""
     for i, t in enumerate(toks):
         if "context" in found:
             return
-        if i in used or t.kind != "num" or not t.key.isdigit() or len(t.key) > 8:
+        if i in used or t.kind != "num" or not t.key.isdecimal() or len(t.key) > 8:
             continue
         n = int(t.key)
         if L.BARE_CONTEXT_MIN <= n <= 1 << 25 and (n % 1024 == 0 or n % 1000 == 0):
@@ -782,9 +554,9 @@ def _bare_context(toks: list[_Tok], used: set[int], found: Found) -> None:
             used.add(i)
 
 
-def _leftovers(toks: list[_Tok], used: set[int], found: Found) -> tuple[str, ...]:
+def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[str, ...]:
     """Lists the words the parser did not understand (at most ten)."""
-    out = [str(q) for q in found.get("unknown_quants", [])]  # type: ignore[attr-defined]
+    out = list(unknown)
     for i, t in enumerate(toks):
         if i in used or t.kind == "skip" or t.key in L.FILLER or t.kind in ("count", "post"):
             continue

@@ -1,24 +1,34 @@
-"""Word lists and patterns the question parser (``core.query``) reads; German and English.
+"""The words of the question parser (``core.query``), German and English.
 
-Kept apart from the parsing logic so that adding a phrasing is a data change. Every pattern
-runs on lower-cased, NFKC-normalised text; the numeric ones use ``re.ASCII`` so that only
-ASCII digits count as numbers.
+Word lists, the patterns of fixed-shape parameters with their readers (``READERS``), how a
+name is cut into tokens (``tokenize``) and a language guess. Kept apart from the matching logic
+so that a new phrasing is mostly a data change. Every pattern runs on lower-cased,
+NFKC-normalised text; the numeric ones use ``re.ASCII`` so that only ASCII digits are numbers.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from core.models import Engine, KvCacheType
 
 A = re.ASCII
-_NUM = r"(\d{1,7}(?:[.,]\d{1,3})?)"
+
+
+def _words(text: str) -> frozenset[str]:
+    """Splits a whitespace-separated word list."""
+    return frozenset(text.split())
+
 
 # --- names -------------------------------------------------------------------------------
 
-VENDOR_WORDS = frozenset(
-    "nvidia geforce amd radeon instinct apple rtx gtx rx tesla quadro intel arc".split()
-)
+VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla quadro intel arc")
 # words that carry no identity in a model or GPU name
-NOISE_WORDS = frozenset("instruct chat it hf gguf the model modell llm".split())
+NOISE_WORDS = _words("instruct chat it hf gguf the model modell llm")
 NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
@@ -34,24 +44,83 @@ SIZE = re.compile(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b", A)
 COUNT_WORDS = {
     "single": 1, "einzelne": 1, "einer": 1, "eine": 1, "one": 1,
     "two": 2, "zwei": 2, "dual": 2, "double": 2, "doppel": 2, "doppelte": 2, "pair": 2,
-    "three": 3, "drei": 3, "triple": 3, "four": 4, "vier": 4, "quad": 4,
-    "five": 5, "fünf": 5, "six": 6, "sechs": 6, "seven": 7, "sieben": 7,
-    "eight": 8, "acht": 8, "ten": 10, "zehn": 10, "twelve": 12, "zwölf": 12,
-    "sixteen": 16, "sechzehn": 16,
-}
-COUNT_GLUE = frozenset("x × mal of von my meine meiner meinen meinem".split())
+    "three": 3, "drei": 3, "triple": 3, "four": 4, "vier": 4, "quad": 4, "five": 5, "fünf": 5,
+    "six": 6, "sechs": 6, "seven": 7, "sieben": 7, "eight": 8, "acht": 8, "ten": 10, "zehn": 10,
+    "twelve": 12, "zwölf": 12, "sixteen": 16, "sechzehn": 16,
+}  # fmt: skip
+COUNT_GLUE = _words("x × mal of von my meine meiner meinen meinem")
 
-STOPWORDS = frozenset(
+STOPWORDS = _words(
     """a an the my our your on with and or of for to in at by is are be i me we you it this that
     can could will would should do does did run running runs fit fits use using have has get
     what which how much many about please just also than then there here into onto from
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x""".split()
+    bitte noch auch als dann da hier mal so x"""
 )
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
+
+# --- name tokens -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Tok:
+    """One piece of a name or of a question, as the matcher sees it."""
+
+    text: str  # the piece as typed (lower-case)
+    key: str  # normalised: a word, or a number without dots ("3.1" → "31")
+    kind: str  # word, num, mem (a GB figure), count ("2x", "zwei"), post ("x2"), skip
+    start: int
+    end: int
+    value: int = 0  # count or GiB
+
+
+def tokenize(text: str) -> list[Tok]:
+    """Cuts text into name tokens; counts, GB figures and filler words are marked as such."""
+    toks: list[Tok] = []
+    for m in NAME_SPLIT.finditer(text):
+        _add_raw(m.group(), m.start(), m.end(), toks)
+    return toks
+
+
+def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
+    """Appends the token(s) of one raw piece."""
+    if raw in COUNT_WORDS:
+        toks.append(Tok(raw, raw, "count", s, e, COUNT_WORDS[raw]))
+    elif m := COUNT_SUFFIX.fullmatch(raw):
+        toks.append(Tok(raw, raw, "post", s, e, int(m.group(1))))
+    elif MOE_SIZE.fullmatch(raw):
+        toks.append(Tok(raw, raw.replace(".", ""), "num", s, e))
+    elif m := COUNT_PREFIX.fullmatch(raw):
+        toks.append(Tok(raw, raw, "count", s, e, int(m.group(1))))
+        if m.group(2):
+            _add_raw(m.group(2), s + m.start(2), e, toks)
+    elif m := MEM_TOKEN.fullmatch(raw):
+        toks.append(Tok(raw, m.group(1), "mem", s, e, int(m.group(1))))
+    elif raw in ("gb", "gib") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
+        last = toks[-1]
+        toks[-1] = Tok(last.text, last.key, "mem", last.start, e, int(last.key))
+    elif m := PLURAL_GPU.fullmatch(raw):
+        toks.append(Tok(raw, m.group(1), "num", s, e))
+    elif m := VENDOR_PREFIX.fullmatch(raw):
+        _add_raw(m.group(1), s + m.start(1), e, toks)
+    elif SHORT_ID.fullmatch(raw):
+        toks.append(Tok(raw, raw.replace(".", ""), "num", s, e))
+    else:
+        for p in PIECES.finditer(raw):
+            piece = p.group()
+            kind = "num" if piece[0].isdecimal() else _word_kind(piece)
+            toks.append(Tok(piece, piece.replace(".", ""), kind, s + p.start(), s + p.end()))
+
+
+def _word_kind(word: str) -> str:
+    """Says whether a word may be part of a name ("word") or is transparent ("skip")."""
+    if word in VENDOR_WORDS or word in NOISE_WORDS or word in STOPWORDS:
+        return "skip"
+    return "word"
+
 
 # --- parameters --------------------------------------------------------------------------
 
@@ -64,47 +133,80 @@ HF_ID = re.compile(
     r"(?<![\w/.:-])([A-Za-z][\w.-]{1,95})/([A-Za-z0-9][\w.-]{2,95})(?::([\w.-]{1,40}))?(?![\w/])",
     A,
 )
-ENGINE = re.compile(r"\b(vllm|llama[ .-]?cpp|ollama|lm[ -]?studio|lmstudio)\b", A)
-_KV_TYPE = r"(q8_0|q8|q4_0|q4|fp8|f8|f16|fp16|bf16)"
-KV_AFTER = re.compile(
-    r"\b(?:kv[ -]?cache|kv|k/v|cache[ -]?type(?:[ -]?[kv])?)\s*[:=-]?\s*" + _KV_TYPE + r"\b", A
-)
-KV_BEFORE = re.compile(r"\b" + _KV_TYPE + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b", A)
+ENGINE = re.compile(r"\b(?P<e>vllm|llama[ .-]?cpp|ollama|lm[ -]?studio|lmstudio)\b", A)
+_KV = r"(?P<kv>q8_0|q8|q4_0|q4|fp8|f8|f16|fp16|bf16)"
 KV_TYPES = {
     "q8": "q8_0", "q8_0": "q8_0", "q4": "q4_0", "q4_0": "q4_0", "fp8": "fp8", "f8": "fp8",
     "f16": "f16", "fp16": "f16", "bf16": "bf16",
-}
-PROMPT = re.compile(
-    r"\bprompts?\s*(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(k?)\b(?:\s*tokens?)?"
-    r"|\b" + _NUM + r"\s*(k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b",
-    A,
-)
-USERS = re.compile(
-    r"--?(?:concurrent|users|parallel)\s*[= ]\s*(\d{1,5})\b"
-    r"|\b(\d{1,5})\s*(?:(?:concurrent|gleichzeitigen?|parallelen?|simultaneous)\s*)?"
-    r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen)\b"
-    r"|\b(\d{1,5})\s*(?:concurrent|gleichzeitig|parallel|simultaneous)\b",
-    A,
-)
-RAM = re.compile(
-    r"\b" + _NUM + r"\s*(gb|gib|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
-    r"(?:ram|arbeitsspeicher|hauptspeicher|system\s*memory)\b"
-    r"|\b(?:ram|arbeitsspeicher|hauptspeicher)\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(gb|gib|g|tb)?\b",
-    A,
-)
-# three passes, most specific first: "context 16000", then "32k"/"1M", then "16000 tokens"
-CONTEXT_WORD_FIRST = re.compile(
-    r"\b(?:ctx|context|kontext)(?:[ -]?(?:window|length|länge|size|fenster))?\s*"
-    r"(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(k|m)?\b(?:\s*tokens?)?",
-    A,
-)
-CONTEXT_SUFFIX = re.compile(
-    r"\b" + _NUM + r"(?:\s*(k)|(m))\b(?:\s*(?:tokens?|ctx|context|kontext))?", A
-)
-CONTEXT_WORD_AFTER = re.compile(r"\b(\d{3,8})\s*(?:tokens?|ctx|context|kontext)\b", A)
-QUANT_GGUF = re.compile(
-    r"\b((?:ud[-_])?i?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*)\b", A
-)
+}  # fmt: skip
+_NUM = r"(?P<num>\d{1,7}(?:[.,]\d{1,3})?)"
+_USERS = r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen)"
+_PARALLEL = r"(?:concurrent|gleichzeitig\w*|parallel\w*|simultaneous)"
+_RAM = r"(?:ram|arbeitsspeicher|hauptspeicher)"
+_CTX = r"(?:ctx|context|kontext)"
+
+
+def number(s: str) -> float:
+    """Reads "16,000", "16.000", "1.5" or "1,5"."""
+    if m := re.fullmatch(r"(\d+)[.,](\d{3})", s):
+        return float(m.group(1) + m.group(2))
+    return float(s.replace(",", "."))
+
+
+def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
+    """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
+    value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
+    if suffix == "m":
+        value *= 1 << 20
+    elif suffix == "k" or (keyword and value < 256):
+        value *= 1024
+    return int(value) if 512 <= value <= 1 << 25 else None
+
+
+def _prompt(m: re.Match[str]) -> int | None:
+    n = int(number(m["num"]) * (1024 if m["suf"] else 1))
+    return n if 1 <= n <= 1 << 24 else None
+
+
+def _ram(m: re.Match[str]) -> float | None:
+    gb = number(m["num"]) * (1000 if m["unit"] == "tb" else 1)
+    return gb if 1 <= gb <= (16384 if m["unit"] else 2048) else None
+
+
+def _users(m: re.Match[str]) -> int | None:
+    return int(m["num"]) if 1 <= int(m["num"]) <= 100_000 else None
+
+
+def _kv(m: re.Match[str]) -> KvCacheType:
+    return KvCacheType(KV_TYPES[m["kv"]])
+
+
+Reader = Callable[[re.Match[str]], object]
+# (pattern, Query field, reader); run in this order, each match is blanked once read, so
+# "kv q8" is gone before quants are looked for and "context 16000" before "3090 context"
+READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
+    (ENGINE, "engine", lambda m: Engine.VLLM if m["e"] == "vllm" else Engine.LLAMA_CPP),
+    (re.compile(r"\b(?:kv[ -]?cache|kv|k/v|cache[ -]?type(?:[ -]?[kv])?)\s*[:=-]?\s*" + _KV + r"\b", A),
+     "kv_cache", _kv),
+    (re.compile(r"\b" + _KV + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b", A), "kv_cache", _kv),
+    (re.compile(r"\bprompts?\s*(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(?P<suf>k?)\b(?:\s*tokens?)?", A),
+     "prompt_tokens", _prompt),
+    (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b", A),
+     "prompt_tokens", _prompt),
+    (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
+    (re.compile(r"\b(?P<num>\d{1,5})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
+     "users", _users),
+    (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
+                r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
+    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|g|tb)?\b", A),
+     "ram_gb", _ram),
+    (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
+                + _NUM + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
+    (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
+     "context", lambda m: token_count(m, keyword=False)),
+    (re.compile(r"\b(?P<num>\d{3,8})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
+)  # fmt: skip
+QUANT_GGUF = re.compile(r"\b((?:ud[-_])?i?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*)\b", A)
 QUANT_WORD = re.compile(
     r"\b(fp8|f8|w8a8|awq|gptq|mxfp4|nvfp4|bf16|fp16|f16|int4|int8|4[- ]?bits?|8[- ]?bits?"
     r"|native|nativ|unquantized|unquantised|unquantisiert|full precision)\b"
@@ -116,81 +218,215 @@ QUANT_ALIASES = {
     "fp16": ("BF16", "F16"), "f16": ("BF16", "F16"), "native": ("BF16",), "nativ": ("BF16",),
     "unquantized": ("BF16",), "unquantised": ("BF16",), "unquantisiert": ("BF16",),
     "fullprecision": ("BF16",), "q4k": ("Q4_K_M",), "q5k": ("Q5_K_M",), "q3k": ("Q3_K_M",),
-}
-FINETUNE = re.compile(
-    r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b"
-)
+}  # fmt: skip
+FINETUNE = re.compile(r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b")
 BARE_CONTEXT_MIN = 1024
 # phrases that only say "per time" and must not be read as names ("pro" in "tokens pro sekunde")
 FILLER_PHRASES = re.compile(
-    r"\b(?:tokens?|tok|t)\s*(?:/|per|pro)\s*(?:sekunde|second|sec|s)\b|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
+    r"\b(?:tokens?|tok|t)\s*(?:/|per|pro)\s*(?:sekunde|second|sec|s)\b"
+    r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
 # --- intents -----------------------------------------------------------------------------
 
 COMMAND = re.compile(r"^\s*/([a-z_]{1,20})(?:@\w{1,64})?(?=\s|$)", A)
-COMMANDS = frozenset(
-    "fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget".split()
+COMMANDS = _words(
+    "fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget"
 )
 COMMAND_ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang"}
 INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("forget", re.compile(r"\b(?:forget me|vergiss mich|delete my data|lösche? meine daten)\b")),
     ("settings", re.compile(r"\b(?:settings|einstellungen)\b")),
-    ("tco", re.compile(
-        r"\b(?:buy (?:vs\.?|or|oder) rent|rent (?:vs\.?|or) buy|kaufen oder mieten|mieten oder kaufen"
-        r"|tco|lohnt (?:sich|es sich)|worth buying|break[ -]?even|amortis\w*|total cost)\b"
-    )),
-    ("finetune", re.compile(
-        r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"
-    )),
+    (
+        "tco",
+        re.compile(
+            r"\b(?:buy (?:vs\.?|or|oder) rent|rent (?:vs\.?|or) buy|kaufen oder mieten|mieten oder kaufen"
+            r"|tco|lohnt (?:sich|es sich)|worth buying|break[ -]?even|amortis\w*|total cost)\b"
+        ),
+    ),
+    (
+        "finetune",
+        re.compile(r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"),
+    ),
     ("compare", re.compile(r"\b(?:compare|comparison|vergleich\w*|vs|versus|gegen|against)\b")),
-    ("speed", re.compile(
-        r"\b(?:wie schnell|how fast|fast enough|speed|geschwindigkeit|tokens? (?:per|pro) s\w*"
-        r"|throughput|durchsatz|latency|latenz|ttft|schnell)\b|\btok(?:ens?)?/s|\bt/s"
-    )),
-    ("cloud", re.compile(
-        r"\b(?:cheapest|günstigste\w*|billigste\w*|was kostet|kostet|how much does|cost\w*|kosten"
-        r"|cloud|rent\w*|mieten|miete|price\w*|preis\w*|per hour|pro stunde|runpod|vast\.ai)\b"
-    )),
-    ("gpus", re.compile(
-        r"\b(?:which|what|best|welche\w*|beste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?"
-        r"|hardware)\b"
-    )),
-    ("models", re.compile(
-        r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
-        r"|was (?:kann ich|läuft)"
-    )),
+    (
+        "speed",
+        re.compile(
+            r"\b(?:wie schnell|how fast|fast enough|speed|geschwindigkeit|tokens? (?:per|pro) s\w*"
+            r"|throughput|durchsatz|latency|latenz|ttft|schnell)\b|\btok(?:ens?)?/s|\bt/s"
+        ),
+    ),
+    (
+        "cloud",
+        re.compile(
+            r"\b(?:cheapest|günstigste\w*|billigste\w*|was kostet|kostet|how much does|cost\w*|kosten"
+            r"|cloud|rent\w*|mieten|miete|price\w*|preis\w*|per hour|pro stunde|runpod|vast\.ai)\b"
+        ),
+    ),
+    (
+        "gpus",
+        re.compile(
+            r"\b(?:which|what|best|welche\w*|beste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?"
+            r"|hardware)\b"
+        ),
+    ),
+    (
+        "models",
+        re.compile(
+            r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
+            r"|was (?:kann ich|läuft)"
+        ),
+    ),
     ("quant", re.compile(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),
-    ("mygpu", re.compile(
-        r"\b(?:my (?:gpus?|graphics card|card|hardware) (?:is|are)|i (?:have|own|got)"
-        r"|meine (?:gpus?|grafikkarte|karte|hardware) (?:ist|sind)|ich (?:habe|hab|besitze))\b"
-    )),
+    (
+        "mygpu",
+        re.compile(
+            r"\b(?:my (?:gpus?|graphics card|card|hardware) (?:is|are)|i (?:have|own|got)"
+            r"|meine (?:gpus?|grafikkarte|karte|hardware) (?:ist|sind)|ich (?:habe|hab|besitze))\b"
+        ),
+    ),
     ("help", re.compile(r"^\s*(?:help|hilfe|\?+|what can you do|was kannst du)\s*[?!.]*\s*$")),
 )
 
 # --- language ----------------------------------------------------------------------------
 
-GERMAN_WORDS = frozenset(
+GERMAN_WORDS = _words(
     """ist passt auf meine meiner meinem mein mit wie schnell kostet was welche welches welcher der
     die das und oder ich kann läuft laufen zwei drei vier nutzer für grafikkarte grafikkarten
     kontext modelle brauche reicht geht bei mir nicht ein eine einer lohnt sich kaufen mieten
     vergleich wieviel viel hilfe genug habe hab reichen passen sind schneller günstigste billigste
-    in der cloud mal bitte""".split()
+    mal bitte"""
 )
-ENGLISH_WORDS = frozenset(
+ENGLISH_WORDS = _words(
     """can i run on my with how fast is the what which cheapest does cost will fit for and or two
     three users need enough it a to do buy rent help have much many speed would could are this
-    fits runs best compare""".split()
+    fits runs best compare"""
 )
 # words that are understood without being a parameter (never reported as leftovers)
-FILLER = STOPWORDS | frozenset(
+FILLER = STOPWORDS | _words(
     """vs versus gegen against compare vergleich vergleiche cheapest cloud rent mieten kaufen buy
     kostet kosten cost price preis speed schnell fast wie how tokens token tok per pro second
     sekunde gpu gpus grafikkarte grafikkarten karte card hardware modelle models llms welche
     which lohnt sich tco worth fine tune tuning finetune finetuning training quant quants
-    quantization quantisierung brauche need enough genug reicht reichen fine help hilfe ram
+    quantization quantisierung brauche need enough genug reicht reichen help hilfe ram
     vram memory speicher mac studio system setup machine rechner pc laptop server local lokal
     with gb gib s t ja yes no nein hi hallo hello hey thanks danke ok okay voll full finetunen
-    buying worth lassen viele schafft schaffen bekomme bekommen kriege möglich possible
-    sekunde second""".split()
+    buying lassen viele schafft schaffen bekomme bekommen kriege möglich possible"""
 )
+
+
+def guess_language(low: str) -> Literal["de", "en"] | None:
+    """Guesses German or English from common words; None when unsure."""
+    words = re.findall(r"[^\W\d_]+", low)
+    de = sum(w in GERMAN_WORDS for w in words) + (2 if re.search("[äöüß]", low) else 0)
+    en = sum(w in ENGLISH_WORDS for w in words)
+    return "de" if de > en else "en" if en > de else None
+
+
+# --- reading the text ------------------------------------------------------------------
+
+MAX_CHARS = 2000
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+Found = dict[str, object]  # Query field → value read from the text (plus "command", "repo_tag")
+
+
+def clean(text: str) -> str:
+    """Normalises Unicode, drops control characters and caps the length."""
+    text = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2])[:MAX_CHARS]
+    return _CONTROL.sub(" ", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
+
+
+def lower_keep_length(text: str) -> str:
+    """Lower-cases without changing the length (offsets must stay valid)."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def read_command(low: str, found: Found) -> str:
+    """Reads a leading /command (with an optional @BotName) and the /lang argument."""
+    m = COMMAND.match(low)
+    if m is None:
+        return low
+    name = COMMAND_ALIASES.get(m.group(1), m.group(1))
+    if name in COMMANDS:
+        found["command"] = name
+    rest = low[m.end() :]
+    if name == "lang" and (arg := re.match(r"\s*([a-z_-]{1,12})\b", rest)):
+        found["lang_arg"] = arg.group(1)
+        rest = " " * arg.end() + rest[arg.end() :]
+    return " " * m.end() + rest
+
+
+def compact(text: str) -> str:
+    """Lower-cases and drops everything but letters and digits."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def blank(m: re.Match[str]) -> str:
+    """Replaces a match by as many spaces, so offsets into the text stay valid."""
+    return " " * len(m.group())
+
+
+def _read(pattern: re.Pattern[str], text: str, found: Found, field: str, reader: Reader) -> str:
+    """Stores the first readable match of a pattern in ``found`` and blanks every readable one."""
+
+    def one(m: re.Match[str]) -> str:
+        value = reader(m)
+        if value is None:
+            return m.group()
+        found.setdefault(field, value)
+        return blank(m)
+
+    return pattern.sub(one, text)
+
+
+def quant_id(raw: str, quants: dict[str, str]) -> str | None:
+    """Maps a typed quant ("q4", "4-bit", "ud-q2_k_xl") to a vocabulary id, or None."""
+    key = compact(raw)
+    candidates = (key, *(compact(alias) for alias in QUANT_ALIASES.get(key, ())))
+    return next((quants[c] for c in candidates if c in quants), None)
+
+
+def _read_quants(low: str, found: Found, quants: dict[str, str], unknown: list[str]) -> str:
+    """Reads the first known quant; a quant the vocabulary lacks is kept as a leftover."""
+
+    def one(m: re.Match[str]) -> str:
+        qid = quant_id(m.group(1), quants)
+        if qid is None:
+            unknown.append(m.group(1))
+        else:
+            found.setdefault("quant", qid)
+        return blank(m)
+
+    for pattern in (QUANT_GGUF, QUANT_WORD):
+        low = pattern.sub(one, low)
+    return low
+
+
+def read_repo(text: str, found: Found) -> str:
+    """Finds a Hugging Face repo id or URL; leaves its name part so the model can be matched."""
+    for pattern in (HF_URL, HF_ID):
+        m = pattern.search(text)
+        if m is None:
+            continue
+        owner, name, tag = m.group(1), m.group(2).rstrip(".-"), m.group(3)
+        if QUANT_GGUF.fullmatch(owner.lower()) or QUANT_GGUF.fullmatch(name.lower()):
+            continue
+        found["hf_repo"] = f"{owner}/{name}"
+        if tag:
+            found["repo_tag"] = tag
+        s, e = m.start(2), m.start(2) + len(name)
+        return text[: m.start()] + " " * (s - m.start()) + text[s:e] + " " * (m.end() - e) + text[m.end() :]
+    return text
+
+
+def read_params(low: str, found: Found, quants: dict[str, str], unknown: list[str]) -> str:
+    """Takes every fixed-shape parameter out of the text."""
+    low = FILLER_PHRASES.sub(blank, low)
+    for pattern, field_name, reader in READERS:
+        low = _read(pattern, low, found, field_name, reader)
+    if isinstance(tag := found.get("repo_tag"), str) and (qid := quant_id(tag, quants)):
+        found["quant"] = qid
+    return _read_quants(low, found, quants, unknown)

@@ -50,44 +50,57 @@ from core.weights import WeightEstimate, active_weight_bytes, param_groups
 
 # --------------------------------------------------------------------------------------------
 # Fitted constants. Source: bench/speed_calibration.py on shared/calibration/llamacpp_speed.csv,
-# fit of 2026-11-29 (least squares on log error, 248 decode + 150 prefill rows). Re-run the script
-# and paste its "fitted constants" block here when the calibration data changes.
+# fit of 2026-11-29 (Huber least squares on log error, 155 decode + 156 prefill rows on 45 GPUs,
+# weak priors; leave-one-GPU-out median error 6.2 % decode, 13.4 % prefill). Re-run the script and
+# paste its "fitted constants" block here when the calibration data changes.
 # --------------------------------------------------------------------------------------------
 
-# Share of the vendor's peak memory bandwidth llama.cpp's decode kernels reach, per backend.
-DECODE_BW_EFFICIENCY: dict[Backend, float] = {
-    Backend.CUDA: 0.80,
-    Backend.ROCM: 0.70,
-    Backend.METAL: 0.75,
-    Backend.VULKAN: 0.65,
+# Efficiencies are keyed by speed family: the backend, with Vulkan on Intel split off (llama.cpp's
+# Vulkan shaders had no XMX/cooperative-matrix path on Intel drivers in these builds, so Intel Arc
+# runs them far below NVIDIA/AMD on the same backend).
+# Share of the vendor's peak memory bandwidth llama.cpp's decode kernels reach.
+DECODE_BW_EFFICIENCY: dict[str, float] = {
+    "cuda": 0.884,
+    "rocm": 0.652,
+    "metal": 0.904,
+    "vulkan": 0.716,
+    "vulkan-intel": 0.487,
 }
-# Fixed time per layer and token (kernel launches, synchronisation); dominates small models on
-# fast GPUs (7B Q4_0 on an H100 reads 3.8 GB in ~1.4 ms but takes ~3.6 ms per token).
-LAYER_LATENCY_S: dict[Backend, float] = {
-    Backend.CUDA: 30e-6,
-    Backend.ROCM: 30e-6,
-    Backend.METAL: 30e-6,
-    Backend.VULKAN: 30e-6,
+# Fixed time per layer and token or ubatch (kernel launches, synchronisation): it dominates small
+# models on fast GPUs (7B Q4_0 on an RTX PRO 6000 reads 3.8 GB in ~2.4 ms but takes ~3.6 ms per
+# token). Metal's is the largest (command-buffer encoding per kernel).
+LAYER_LATENCY_S: dict[str, float] = {
+    "cuda": 66.6e-6,
+    "rocm": 23.5e-6,
+    "metal": 174e-6,
+    "vulkan": 20.4e-6,
+    "vulkan-intel": 40.4e-6,
 }
-# Share of dense FP16 tensor TFLOPS llama.cpp's prompt-processing GEMMs reach, per backend.
-PREFILL_FLOPS_EFFICIENCY: dict[Backend, float] = {
-    Backend.CUDA: 0.40,
-    Backend.ROCM: 0.30,
-    Backend.METAL: 0.50,
-    Backend.VULKAN: 0.30,
+# Share of dense FP16 tensor TFLOPS llama.cpp's prompt-processing GEMMs reach.
+PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
+    "cuda": 0.586,
+    "rocm": 0.484,
+    "metal": 0.757,
+    "vulkan": 0.421,
+    "vulkan-intel": 0.123,
 }
 # Decode: time multiplier on the weight bytes of each quant family (dequantization cost per byte;
 # F16 reads are plain loads). Prefill: multiplier on GEMM time (dequantize-to-GEMM overhead).
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.0, "q4_0": 1.0, "k": 1.1, "iq": 1.2, "mxfp4": 1.0}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.1, "q4_0": 1.1, "k": 1.2, "iq": 1.4, "mxfp4": 1.1}
+# IQ types have no calibration rows: K-quant factor times the extra lookup-table cost assumed.
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.990, "q4_0": 0.965, "k": 1.039, "mxfp4": 1.037}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.091, "q4_0": 1.089, "k": 1.287, "mxfp4": 1.565}
+IQ_EXTRA_FACTOR = 1.15
+# Prompt processing without flash attention (llama.cpp -fa 0: KQ materialised in F32, separate
+# softmax) takes this much longer; llama.cpp turns FA on by default where supported.
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.045
 # Attention arithmetic (flash-attention kernels) reaches this share of the GEMM efficiency.
-ATTENTION_EFFICIENCY = 0.5
+ATTENTION_EFFICIENCY = 0.603
 # llama.cpp layer split: each extra GPU adds one hand-over of the hidden state per token.
-LAYER_SPLIT_HOP_S = 0.2e-3
+LAYER_SPLIT_HOP_S = 0.258e-3
 
-# Log-error quantiles of the leave-one-GPU-out residuals: the band is [pred*lo, pred*hi].
-DECODE_BAND: tuple[float, float] = (0.85, 1.18)
-PREFILL_BAND: tuple[float, float] = (0.70, 1.40)
+# 8th/92nd percentiles of the leave-one-GPU-out ratios measured/predicted: band = [pred*lo, pred*hi].
+DECODE_BAND: tuple[float, float] = (0.768, 1.172)
+PREFILL_BAND: tuple[float, float] = (0.614, 1.302)
 # A rough estimate (uncalibrated backend, spec fallback, offload, vLLM) widens the band this much.
 ROUGH_BAND_WIDEN = 2.0
 
@@ -95,10 +108,10 @@ ROUGH_BAND_WIDEN = 2.0
 # Assumed constants (no calibration rows; documented defaults).
 # --------------------------------------------------------------------------------------------
 
-# Backends without llama-bench rows borrow a calibrated neighbour and are flagged rough:
-# SYCL (Intel oneAPI) ~ Vulkan; CPU/OTHER use the CPU rule below.
-BACKEND_PROXY: dict[Backend, Backend] = {Backend.SYCL: Backend.VULKAN, Backend.OTHER: Backend.VULKAN}
-CALIBRATED_BACKENDS = frozenset(DECODE_BW_EFFICIENCY)
+# Backends without llama-bench rows borrow a calibrated family and are flagged rough: SYCL runs on
+# Intel GPUs (Vulkan-on-Intel figures), CANN/Gaudi/other accelerators get CUDA's, a CPU "device"
+# (bandwidth = its RAM) gets the RAM read efficiency below and Vulkan's compute share.
+FAMILY_PROXY: dict[Backend, str] = {Backend.SYCL: "vulkan-intel", Backend.OTHER: "cuda", Backend.CPU: "vulkan"}
 
 # System RAM bandwidth when the user does not give --ram-bandwidth: theoretical peak of a typical
 # platform for the GPU's category. Desktop: dual-channel DDR5-5600 (2 x 64 bit x 5600 MT/s =
@@ -127,11 +140,12 @@ TP_ALLREDUCE_S: dict[str, float] = {"nvlink": 10e-6, "xgmi": 15e-6, "pcie": 30e-
 
 # GPUs without a dense FP16 figure: TFLOPS from bandwidth at a typical FLOP-per-byte ratio of the
 # category. Apple M1-M4 GPUs run FP16 at the FP32 rate: M2 Ultra 27.2 TFLOPS / 800 GB/s = 34,
-# M1 Max 10.4/400 = 26, M3 Max 16.4/400 = 41 FLOP/B. GB10 (DGX Spark): 4 x 29.7 FP32 TFLOPS /
-# 273 GB/s = 435. Discrete cards: RTX 4000 Ada 107/360 = 297, H100 NVL 989/3940 = 251.
+# M1 Max 10.4/400 = 26, M3 Max 16.4/400 = 41 FLOP/B. APUs: Strix Halo 59/256 = 230; GB10 (DGX
+# Spark) 1 PFLOP sparse FP4 -> 62.5 dense FP16 with FP32 accumulate / 273 GB/s = 229.
+# Discrete cards: RTX 4000 Ada 107/360 = 297, H100 NVL 989/3940 = 251.
 FLOP_PER_BYTE_FALLBACK: dict[str, float] = {
     "apple": 35.0,
-    "apu": 400.0,
+    "apu": 230.0,
     "consumer": 150.0,
     "workstation": 250.0,
     "datacenter": 250.0,
@@ -186,11 +200,13 @@ class DeviceRates(Frozen):
 # --------------------------------------------------------------------------------------------
 
 
-def calibrated_backend(backend: Backend) -> Backend:
-    """The backend whose fitted constants apply (itself when calibrated, else its proxy)."""
-    if backend in CALIBRATED_BACKENDS:
-        return backend
-    return BACKEND_PROXY.get(backend, Backend.VULKAN)
+def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
+    """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
+    if gpu.backend is Backend.VULKAN:
+        return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
+    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL):
+        return gpu.backend.value, False
+    return FAMILY_PROXY[gpu.backend], True
 
 
 def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
@@ -213,19 +229,19 @@ def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float
 
 def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
     """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device."""
-    backend = calibrated_backend(gpu.backend)
+    family, proxy = speed_family(gpu)
     notes: list[str] = []
-    rough = backend is not gpu.backend
-    if rough:
-        notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {backend.value} efficiency assumed")
+    if proxy:
+        notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {family} efficiencies assumed")
     tflops, flops_rough = dense_tflops(gpu, engine)
     if flops_rough:
         notes.append("no FP16 TFLOPS on record: compute rate estimated from bandwidth")
+    bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
     return DeviceRates(
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * DECODE_BW_EFFICIENCY[backend],
-        gemm_flops_per_s=tflops * 1e12 * PREFILL_FLOPS_EFFICIENCY[backend],
-        layer_latency_s=LAYER_LATENCY_S[backend],
-        rough=rough or flops_rough,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
+        gemm_flops_per_s=tflops * 1e12 * PREFILL_FLOPS_EFFICIENCY[family],
+        layer_latency_s=LAYER_LATENCY_S[family],
+        rough=proxy or flops_rough,
         notes=tuple(notes),
     )
 
@@ -245,8 +261,7 @@ def ram_bandwidth(hardware: Hardware) -> tuple[float, bool]:
 def quant_family(quant_id: str | None, bits_per_weight: float) -> str:
     """Kernel family of a quant id: f16, q8_0, q4_0 (legacy blocks), k (K-quants), iq, mxfp4."""
     qid = (quant_id or "").upper()
-    if qid.startswith("UD-"):
-        qid = qid[3:]
+    qid = qid.removeprefix("UD-")
     if qid in {"F16", "BF16", "F32", "FP8", "FP16", "AWQ", "GPTQ", "NVFP4"}:
         return "f16"  # vLLM checkpoints: GEMM kernels stream weights at full speed
     if qid.startswith("MXFP4"):
@@ -264,6 +279,14 @@ def quant_family(quant_id: str | None, bits_per_weight: float) -> str:
     if bits_per_weight >= 7.5:
         return "q8_0"
     return "k"
+
+
+def quant_factors(quant_id: str | None, bits_per_weight: float) -> tuple[float, float]:
+    """(decode, prefill) time multipliers of the quant family; IQ = K-quant x ``IQ_EXTRA_FACTOR``."""
+    family = quant_family(quant_id, bits_per_weight)
+    if family == "iq":
+        return QUANT_DECODE_FACTOR["k"] * IQ_EXTRA_FACTOR, QUANT_PREFILL_FACTOR["k"] * IQ_EXTRA_FACTOR
+    return QUANT_DECODE_FACTOR[family], QUANT_PREFILL_FACTOR[family]
 
 
 def attention_dims(model: ModelSpec) -> tuple[int, int]:
@@ -303,11 +326,18 @@ def gemm_params_per_token(model: ModelSpec) -> float:
     (llama-bench and prompt processing request one logit row).
     """
     groups = param_groups(model)
-    routed = groups.experts
+    routed = float(groups.experts)
     if model.is_moe:
         assert model.n_experts and model.experts_per_token
         routed = groups.experts * model.experts_per_token / model.n_experts
     return groups.dense + routed
+
+
+def token_read_bytes(model: ModelSpec, w: WeightEstimate) -> float:
+    """Weight bytes read per generated token: ``active_weight_bytes`` plus, for tied embeddings,
+    the embedding matrix, which then doubles as the output projection and is read in full."""
+    tied = w.embed_bytes if model.tied_embeddings else 0
+    return float(active_weight_bytes(model, w) + tied)
 
 
 def touched_weight_bytes(model: ModelSpec, w: WeightEstimate, n_tokens: int) -> float:
@@ -317,7 +347,8 @@ def touched_weight_bytes(model: ModelSpec, w: WeightEstimate, n_tokens: int) -> 
         assert model.n_experts and model.experts_per_token
         share = model.experts_per_token / model.n_experts
         experts *= 1.0 - (1.0 - share) ** max(n_tokens, 1)
-    return w.dense_bytes + w.output_bytes + experts
+    tied = w.embed_bytes if model.tied_embeddings else 0
+    return w.dense_bytes + w.output_bytes + tied + experts
 
 
 def kv_read_bytes(model: ModelSpec, workload: Workload, context: int) -> float:
@@ -442,7 +473,7 @@ def _split_bytes(model: ModelSpec, w: WeightEstimate, placement: Placement, work
     routed experts of the CPU layers do; attention, shared experts and KV stay on the GPU.
     Unified memory has no offload: one pool, one bandwidth.
     """
-    active = float(active_weight_bytes(model, w))
+    active = token_read_bytes(model, w)
     kv = kv_read_bytes(model, workload, context)
     off = placement.offload
     if off.mode == "layers" and off.layers_total:
@@ -461,10 +492,27 @@ def _bpw(model: ModelSpec, w: WeightEstimate) -> float:
     return 8.0 * w.total_bytes / model.total_params
 
 
+def _ubatch_ram_share(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
+                      ubatch: int, context: int) -> float:
+    """Share of the weights one ubatch touches that sit in system RAM (and so cross PCIe).
+
+    Expert offload: the touched routed experts of the CPU layers, which for a 512-token ubatch are
+    nearly all of them. Layer offload: the CPU layers' share of the per-token read.
+    """
+    off = placement.offload
+    touched = touched_weight_bytes(model, w, ubatch)
+    if off.mode == "experts" and model.is_moe and off.layers_total:
+        experts = touched_weight_bytes(model, w, ubatch) - (w.dense_bytes + w.output_bytes)
+        experts -= w.embed_bytes if model.tied_embeddings else 0
+        return min(1.0, experts * off.cpu_moe_layers / off.layers_total / max(touched, 1.0))
+    _, ram_w, _, _ = _split_bytes(model, w, placement, workload, context)
+    return min(1.0, ram_w / max(token_read_bytes(model, w), 1.0))
+
+
 def _decode_time(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
                  context: int, quant_id: str | None, system: _System) -> float:
     gpu_w, ram_w, gpu_kv, ram_kv = _split_bytes(model, w, placement, workload, context)
-    factor = QUANT_DECODE_FACTOR[quant_family(quant_id, _bpw(model, w))]
+    factor = quant_factors(quant_id, _bpw(model, w))[0]
     return decode_time_s(
         gpu_weight_bytes=gpu_w, kv_bytes=gpu_kv, attention_flops=decode_attention_flops(model, context),
         bandwidth=system.rates.bandwidth_bytes_per_s, gemm_flops=system.rates.gemm_flops_per_s,
@@ -477,10 +525,8 @@ def _prompt_time(model: ModelSpec, w: WeightEstimate, placement: Placement, work
                  n_tokens: int, depth: int, quant_id: str | None, system: _System) -> float:
     ubatch = max(1, min(workload.n_ubatch, n_tokens))
     chunks = math.ceil(n_tokens / ubatch)
-    family = quant_family(quant_id, _bpw(model, w))
     touched = touched_weight_bytes(model, w, ubatch)
-    _, ram_w, _, _ = _split_bytes(model, w, placement, workload, depth + n_tokens)
-    ram_share = min(1.0, ram_w / max(float(active_weight_bytes(model, w)), 1.0))
+    ram_share = _ubatch_ram_share(model, w, placement, workload, ubatch, depth + n_tokens)
     extra = 0.0
     if system.count > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe
@@ -488,12 +534,13 @@ def _prompt_time(model: ModelSpec, w: WeightEstimate, placement: Placement, work
         extra = (system.count - 1) * (LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
     elif system.tensor_parallel:
         extra = system.extra_decode_s
-    return prefill_time_s(
+    no_fa = PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
+    return no_fa * prefill_time_s(
         n_tokens=n_tokens, n_ubatches=chunks, gemm_params=gemm_params_per_token(model),
         attention_flops=prefill_attention_flops(model, n_tokens, depth),
         ubatch_weight_bytes=touched * (1.0 - ram_share), bandwidth=system.rates.bandwidth_bytes_per_s,
         gemm_flops=system.rates.gemm_flops_per_s, layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers, quant_factor=QUANT_PREFILL_FACTOR[family],
+        n_layers=model.n_layers, quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
         ubatch_pcie_bytes=touched * ram_share, ubatch_extra_s=extra,
     )
 
@@ -574,8 +621,7 @@ def concurrency(
     per_seq = max(1, memory.kv_cache_bytes(model, workload.model_copy(update={"concurrent": 1})))
     fit = budget // per_seq
     batch = max(1, min(users, fit))
-    family = quant_family(quant_id, _bpw(model, weights))
-    read = touched_weight_bytes(model, weights, batch) * QUANT_DECODE_FACTOR[family]
+    read = touched_weight_bytes(model, weights, batch) * quant_factors(quant_id, _bpw(model, weights))[0]
     read += batch * kv_read_bytes(model, workload, workload.context)
     t_mem = read / system.rates.bandwidth_bytes_per_s
     t_mem += model.n_layers * system.rates.layer_latency_s + system.extra_decode_s

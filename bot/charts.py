@@ -1,0 +1,115 @@
+"""ChartSpec -> PNG bytes, cached.
+
+matplotlib is imported inside ``render_png`` (importing it costs about a second) and drives a bare
+``Figure`` with the Agg canvas: no pyplot, no global figure state, no display. The output is
+deterministic (no "Software" or date metadata), and an LRU cache keyed on the frozen, hashable
+``ChartSpec`` makes a repeated chart free. All labels come from the spec, already localized.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from bot.reply import ChartSpec
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 100  # 800 x 450 pixels
+CACHE_SIZE = 128
+DEFAULT_TICKS = tuple(1 << n for n in range(12, 18))  # 4K ... 128K tokens
+LIMIT_COLOUR = "#E74C3C"
+BAR_COLOUR = "#3498DB"
+
+
+def _text(label: str) -> str:
+    """Keeps "$" literal: matplotlib would read "$...$" as mathtext and may raise on it."""
+    return label.replace("$", r"\$")
+
+
+def tokens_label(tokens: int) -> str:
+    """4096 -> "4K", 1048576 -> "1M"."""
+    if tokens >= 1 << 20 and tokens % (1 << 20) == 0:
+        return f"{tokens >> 20}M"
+    if tokens >= 1024 and tokens % 1024 == 0:
+        return f"{tokens >> 10}K"
+    return str(tokens)
+
+
+def _context_ticks(xs: list[float]) -> list[int]:
+    """Powers of two covering the data (at least 4K ... 128K when there is no data)."""
+    if not xs:
+        return list(DEFAULT_TICKS)
+    low = 1 << max(int(min(xs)).bit_length() - 1, 0)
+    high = max(xs)
+    ticks = []
+    tick = low
+    while tick <= high * 1.0001:
+        ticks.append(tick)
+        tick <<= 1
+    return ticks or [low]
+
+
+def _memory_vs_context(ax: Axes, spec: ChartSpec) -> None:
+    xs: list[float] = []
+    for series in spec.series:
+        points = sorted((x, y) for x, y in series.points if x > 0)
+        xs += [x for x, _ in points]
+        ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=_text(series.name) or " ")
+    ax.set_xscale("log", base=2)
+    ticks = _context_ticks(xs)
+    ax.set_xticks(ticks, [tokens_label(t) for t in ticks])
+    ax.minorticks_off()
+    if spec.limit is not None:
+        ax.axhline(
+            spec.limit,
+            color=LIMIT_COLOUR,
+            linestyle="--",
+            linewidth=1.5,
+            label=_text(spec.limit_label) or " ",
+        )
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    if spec.series or spec.limit is not None:
+        ax.legend(loc="upper left")
+
+
+def _speed_per_gpu(ax: Axes, spec: ChartSpec) -> None:
+    names = [_text(name) for name, _ in spec.bars]
+    values = [max(value, 0.0) for _, value in spec.bars]
+    positions = list(range(len(values)))
+    bars = ax.barh(positions, values, color=BAR_COLOUR)
+    ax.set_yticks(positions, names)
+    ax.invert_yaxis()  # first bar on top
+    ax.bar_label(bars, labels=[f"{v:.0f}" if v >= 10 else f"{v:.1f}" for v in values], padding=3)
+    ax.set_xlim(0, max(values or [1.0]) * 1.15 or 1.0)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def render_png(spec: ChartSpec) -> bytes:
+    """The chart as PNG bytes (800 x 450); equal specs return the same cached object."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    buf = io.BytesIO()
+    # A missing glyph (emoji in a label) or a layout that cannot be tightened only warns; a chart
+    # must not fail over either, and the test suite turns warnings into errors.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        if spec.kind == "memory_vs_context":
+            _memory_vs_context(ax, spec)
+        else:
+            _speed_per_gpu(ax, spec)
+        ax.set_title(_text(spec.title))
+        ax.set_xlabel(_text(spec.x_label))
+        ax.set_ylabel(_text(spec.y_label))
+        fig.tight_layout()
+        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return buf.getvalue()

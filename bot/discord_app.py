@@ -1,0 +1,759 @@
+"""Discord adapter: slash commands, autocomplete, mention replies and card buttons over ``Service``.
+
+Everything is wired in ``build_bot`` and the bot's ``setup_hook`` (RoboDanny style): the command
+tree with its German ``Translator``, the persistent button handler and a command sync that runs
+only when the command payload's hash differs from the one saved last time (Discord rate-limits
+syncs, and a restart should not re-register unchanged commands).
+
+Design decisions:
+
+* Slash commands, not hybrid commands: a mention is a free-text question ("@FitBot can I run
+  qwen3 32b on a 4090?"), which no prefix-command signature can parse. Both paths end in
+  ``Service.answer``; every slash command only builds the question string from its typed options.
+* Interactions must be acknowledged within 3 s. A question that names a Hugging Face repo is
+  deferred at once; any other answer that has not finished after ``DEFER_AFTER_S`` is deferred
+  then; a chart (rendered in a thread) always defers. Nothing else waits, so a plain /fit answers
+  with one callback.
+* Buttons are ``DynamicItem``s whose custom_id carries the whole question (``fitbot:q:<query>``)
+  and so keep working after a restart. A question over Discord's 100-character custom_id limit is
+  kept in memory under a short key (``fitbot:k:<key>``); after a restart or expiry such a button
+  answers "this card expired" ephemerally. Views are fully dynamic, so discord.py stores nothing
+  per message.
+* ``AllowedMentions.none()`` on the client stops every ping (including the reply ping); the
+  renderer escapes markdown and neutralises mentions in the text, and so does this module for
+  the few strings it builds itself.
+* Intents: guilds, guild messages and DMs. The privileged message-content intent is optional:
+  Discord delivers the content of messages that mention the bot (and of DMs) without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import io
+import json
+import logging
+import re
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
+    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+    import discord
+    from discord import app_commands
+    from discord.app_commands import locale_str
+    from discord.ext import commands
+
+from bot.charts import render_png
+from bot.lookup import normalise
+from bot.render import to_discord
+from bot.reply import Reply
+from bot.service import Service, User
+from core.models import Catalog, Engine, KvCacheType
+from locales import Lang, lang_of, messages
+
+log = logging.getLogger(__name__)
+
+DEFER_AFTER_S = 1.0  # an answer still running after this is deferred (Discord allows 3 s)
+HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+")  # "Qwen/Qwen3-32B": a hub look-up may follow
+CUSTOM_ID_MAX = 100
+CARD_PREFIX = "fitbot"
+CARD_TTL_S = 24 * 3600
+CARD_STORE_MAX = 50_000
+AUTOCOMPLETE_MAX = 25
+CHOICE_NAME_MAX = 100
+FEEL_PREFIX = "/feel "
+FEEL_SECONDS = 10.0
+FEEL_EDIT_EVERY_S = 1.0  # Discord allows about 5 message edits per 5 s per channel
+FEEL_PLACEHOLDER_TOKENS_PER_S = 25.0  # until Service.decode_speed exists
+CHARS_PER_TOKEN = 4.0
+MAX_CONTENT = 2000
+GPU_COUNTS = (2, 4)
+_COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*(.*)$", re.IGNORECASE)
+_BOT_MENTION = re.compile(r"<@!?(\d+)>")
+
+# Quantizations offered as choices (Discord allows 25); any other id can still be typed in a mention.
+QUANT_CHOICES = (
+    "Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_K_S", "Q4_0", "Q3_K_M", "Q3_K_L", "Q3_K_S", "Q2_K",
+    "IQ4_XS", "IQ4_NL", "IQ3_M", "IQ3_XXS", "IQ2_M", "IQ2_XXS", "IQ1_M", "UD-Q4_K_XL", "UD-Q2_K_XL",
+    "F16", "BF16", "FP8", "MXFP4", "NVFP4", "AWQ",
+)
+
+# --------------------------------------------------------------------------------------------- strings
+# TODO(lead): move DISCORD_STRINGS into locales/en.toml and locales/de.toml under a [discord] table
+# (keys below become "discord.<key>"); ``text()`` already prefers locales/ and falls back to these.
+DISCORD_STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "cmd.fit": "fit",
+        "cmd.fit.desc": "Can this model run on this GPU? Memory, speed and what to do",
+        "cmd.speed": "speed",
+        "cmd.speed.desc": "How fast will this model run on this GPU?",
+        "cmd.cloud": "cloud",
+        "cmd.cloud.desc": "What does it cost to run this model in the cloud?",
+        "cmd.quant": "quant",
+        "cmd.quant.desc": "Every quantization of a model on one GPU",
+        "cmd.gpus": "gpus",
+        "cmd.gpus.desc": "Which GPUs can run this model?",
+        "cmd.models": "models",
+        "cmd.models.desc": "Which models fit this GPU?",
+        "cmd.finetune": "finetune",
+        "cmd.finetune.desc": "Can I fine-tune this model on this GPU?",
+        "cmd.tco": "tco",
+        "cmd.tco.desc": "Buy or rent: total cost of ownership",
+        "cmd.compare": "compare",
+        "cmd.compare.desc": "Compare two GPUs for one model",
+        "cmd.mygpu": "mygpu",
+        "cmd.mygpu.desc": "Remember your GPU (and RAM) for later questions",
+        "cmd.lang": "lang",
+        "cmd.lang.desc": "Choose the language of my answers",
+        "cmd.help": "help",
+        "cmd.help.desc": "What I can answer, with examples",
+        "opt.model": "model",
+        "opt.model.desc": "Model name or Hugging Face repo, e.g. qwen3-32b",
+        "opt.gpu": "gpu",
+        "opt.gpu.desc": "GPU or machine, e.g. rtx 4090 or 2x 3090",
+        "opt.gpu2": "gpu2",
+        "opt.gpu2.desc": "The second GPU to compare",
+        "opt.context": "context",
+        "opt.context.desc": "Context length in tokens (default 8192)",
+        "opt.quant": "quant",
+        "opt.quant.desc": "Weight quantization (default Q4_K_M)",
+        "opt.kv": "kv",
+        "opt.kv.desc": "KV cache type (default f16)",
+        "opt.ram": "ram",
+        "opt.ram.desc": "System RAM in GB, for offloading",
+        "opt.engine": "engine",
+        "opt.engine.desc": "Inference engine (default llama.cpp)",
+        "opt.method": "method",
+        "opt.method.desc": "Fine-tuning method (default QLoRA)",
+        "opt.language": "language",
+        "opt.language.desc": "Language of my answers",
+        "expired": "This card expired; please ask again.",
+        "error": "Sorry, something went wrong on my side. It was logged; please try again.",
+        "feel.title": "Feel the speed: {rate} tokens/s",
+        "feel.done": "{tokens} tokens in {seconds} s at {rate} tokens/s",
+        "feel.placeholder": " (placeholder rate)",
+        "feel.sample": (
+            "The model reads your prompt, then writes its answer one token at a time. Each token is a "
+            "word or a piece of one, and every new token needs the whole set of weights streamed from "
+            "memory once. That is why memory bandwidth, not raw compute, sets the pace you are watching "
+            "now. A bigger model or a longer context slows it down; a smaller quantization speeds it up. "
+        ),
+    },
+    "de": {
+        "cmd.fit": "passt",
+        "cmd.fit.desc": "Läuft dieses Modell auf dieser GPU? Speicher, Tempo und was zu tun ist",
+        "cmd.speed": "tempo",
+        "cmd.speed.desc": "Wie schnell läuft dieses Modell auf dieser GPU?",
+        "cmd.cloud": "cloud",
+        "cmd.cloud.desc": "Was kostet dieses Modell in der Cloud?",
+        "cmd.quant": "quant",
+        "cmd.quant.desc": "Alle Quantisierungen eines Modells auf einer GPU",
+        "cmd.gpus": "gpus",
+        "cmd.gpus.desc": "Welche GPUs schaffen dieses Modell?",
+        "cmd.models": "modelle",
+        "cmd.models.desc": "Welche Modelle passen auf diese GPU?",
+        "cmd.finetune": "feintuning",
+        "cmd.finetune.desc": "Kann ich dieses Modell auf dieser GPU feintunen?",
+        "cmd.tco": "tco",
+        "cmd.tco.desc": "Kaufen oder mieten: Gesamtkosten",
+        "cmd.compare": "vergleich",
+        "cmd.compare.desc": "Zwei GPUs für ein Modell vergleichen",
+        "cmd.mygpu": "meinegpu",
+        "cmd.mygpu.desc": "Deine GPU (und RAM) für spätere Fragen merken",
+        "cmd.lang": "sprache",
+        "cmd.lang.desc": "Sprache meiner Antworten wählen",
+        "cmd.help": "hilfe",
+        "cmd.help.desc": "Was ich beantworten kann, mit Beispielen",
+        "opt.model": "modell",
+        "opt.model.desc": "Modellname oder Hugging-Face-Repo, z. B. qwen3-32b",
+        "opt.gpu": "gpu",
+        "opt.gpu.desc": "GPU oder Rechner, z. B. rtx 4090 oder 2x 3090",
+        "opt.gpu2": "gpu2",
+        "opt.gpu2.desc": "Die zweite GPU zum Vergleich",
+        "opt.context": "kontext",
+        "opt.context.desc": "Kontextlänge in Tokens (Standard 8192)",
+        "opt.quant": "quant",
+        "opt.quant.desc": "Quantisierung der Gewichte (Standard Q4_K_M)",
+        "opt.kv": "kv",
+        "opt.kv.desc": "Typ des KV-Caches (Standard f16)",
+        "opt.ram": "ram",
+        "opt.ram.desc": "Arbeitsspeicher in GB, für Auslagerung",
+        "opt.engine": "engine",
+        "opt.engine.desc": "Inferenz-Engine (Standard llama.cpp)",
+        "opt.method": "methode",
+        "opt.method.desc": "Feintuning-Methode (Standard QLoRA)",
+        "opt.language": "sprache",
+        "opt.language.desc": "Sprache meiner Antworten",
+        "expired": "Diese Karte ist abgelaufen; bitte frag noch einmal.",
+        "error": "Entschuldigung, bei mir ist etwas schiefgegangen. Es wurde protokolliert; bitte versuch es noch einmal.",
+        "feel.title": "Tempo zum Anfühlen: {rate} Tokens/s",
+        "feel.done": "{tokens} Tokens in {seconds} s bei {rate} Tokens/s",
+        "feel.placeholder": " (Platzhalter-Rate)",
+        "feel.sample": (
+            "Das Modell liest deinen Prompt und schreibt die Antwort dann Token für Token. Ein Token ist "
+            "ein Wort oder ein Stück davon, und für jedes neue Token müssen alle Gewichte einmal aus dem "
+            "Speicher gelesen werden. Darum bestimmt die Speicherbandbreite, nicht die Rechenleistung, das "
+            "Tempo, das du gerade siehst. Ein größeres Modell oder ein längerer Kontext bremst; eine "
+            "kleinere Quantisierung beschleunigt. "
+        ),
+    },
+}
+
+
+def text(lang: Lang, key: str, **params: object) -> str:
+    """A Discord-adapter string: ``discord.<key>`` from locales/ if present, else DISCORD_STRINGS."""
+    found = (messages(lang).get(f"discord.{key}") or DISCORD_STRINGS[lang].get(key)
+             or messages("en").get(f"discord.{key}") or DISCORD_STRINGS["en"][key])
+    return found.format(**params) if params else found
+
+
+def _T(key: str) -> locale_str:
+    """An English command string that the translator can localize by ``key``."""
+    return locale_str(text("en", key), key=key)
+
+
+def safe(value: str) -> str:
+    """User text made inert for Discord markdown and mentions."""
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(value))
+
+
+class FitTranslator(app_commands.Translator):
+    """Feeds German command names and descriptions to Discord; everything else stays English."""
+
+    async def translate(self, string: locale_str, locale: discord.Locale, context: Any) -> str | None:
+        key = string.extras.get("key")
+        if key is None or locale is not discord.Locale.german:
+            return None
+        return text("de", key)
+
+
+# --------------------------------------------------------------------------------------------- autocomplete
+
+
+@dataclass(frozen=True)
+class _Names:
+    """Normalised aliases of catalog items, flattened for rapidfuzz: alias i belongs to item owner[i]."""
+
+    aliases: list[str]
+    owner: list[int]
+    labels: list[str]  # display name per item
+    values: list[str]  # id per item
+
+
+def _names(items: list[tuple[str, str, list[str]]]) -> _Names:
+    aliases, owner = [], []
+    for i, (_, label, alts) in enumerate(items):
+        for alias in {normalise(a) for a in (label, *alts) if a}:
+            aliases.append(alias)
+            owner.append(i)
+    return _Names(aliases, owner, [label for _, label, _ in items], [value for value, _, _ in items])
+
+
+class Suggester:
+    """Ranks catalog models and GPUs for autocomplete; name lists are normalised once."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.models = _names([(m.id, m.name, [m.id, *m.aliases, *([m.hf_repo] if m.hf_repo else [])])
+                              for m in catalog.models])
+        self.gpus = _names([(g.id, g.name, [g.id, g.short_name, *g.aliases]) for g in catalog.gpus])
+
+    @staticmethod
+    def _rank(names: _Names, typed: str, limit: int) -> list[int]:
+        query = normalise(typed)
+        if not query:
+            return list(range(min(limit, len(names.labels))))
+        hits = process.extract(query, names.aliases, scorer=fuzz.WRatio, processor=None, limit=limit * 4)
+        best: dict[int, float] = {}
+        for alias, score, pos in hits:
+            item = names.owner[pos]
+            bonus = 10.0 if alias.startswith(query) else 0.0
+            best[item] = max(best.get(item, 0.0), score + bonus)
+        ranked = sorted(best, key=lambda i: -best[i])
+        return [i for i in ranked if best[i] >= 50][:limit]
+
+    def models_for(self, typed: str) -> list[app_commands.Choice[str]]:
+        ranked = self._rank(self.models, typed[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
+        return [app_commands.Choice(name=self.models.labels[i][:CHOICE_NAME_MAX], value=self.models.values[i])
+                for i in ranked]
+
+    def gpus_for(self, typed: str) -> list[app_commands.Choice[str]]:
+        """GPUs; with a typed count ("2x 30") every choice carries it, else 2x/4x variants fill spare room."""
+        match = _COUNT.match(typed)
+        count, rest = (int(match.group(1)), match.group(2)) if match else (1, typed)
+        ranked = self._rank(self.gpus, rest[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
+        pairs = [(count, i) for i in ranked]
+        if count == 1:
+            spare = AUTOCOMPLETE_MAX - len(pairs)
+            extra = [(n, i) for i in ranked[: max(spare // len(GPU_COUNTS), 0)] for n in GPU_COUNTS]
+            pairs += extra[:spare]
+        out = []
+        for n, i in pairs[:AUTOCOMPLETE_MAX]:
+            prefix = f"{n}x " if n > 1 else ""
+            out.append(app_commands.Choice(name=(prefix + self.gpus.labels[i])[:CHOICE_NAME_MAX],
+                                           value=prefix + self.gpus.values[i]))
+        return out
+
+
+async def complete_model(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    return interaction.client.suggester.models_for(current)  # type: ignore[attr-defined]
+
+
+async def complete_gpu(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+    return interaction.client.suggester.gpus_for(current)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------------- buttons
+
+
+class CardStore:
+    """Questions too long for a custom_id, by short key; in memory, so a restart expires them."""
+
+    def __init__(self, ttl_s: float = CARD_TTL_S, max_items: int = CARD_STORE_MAX) -> None:
+        self.ttl_s, self.max_items = ttl_s, max_items
+        self._items: OrderedDict[str, tuple[str, float]] = OrderedDict()
+
+    def put(self, query: str) -> str:
+        key = hashlib.blake2b(query.encode(), digest_size=9).hexdigest()
+        self._items[key] = (query, time.monotonic() + self.ttl_s)
+        self._items.move_to_end(key)
+        while len(self._items) > self.max_items:
+            self._items.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> str | None:
+        query, expires = self._items.get(key, ("", 0.0))
+        return query if expires > time.monotonic() else None
+
+
+class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.S)):
+    """A follow-up button; its custom_id holds the question (q) or a key into the CardStore (k)."""
+
+    def __init__(self, kind: str, data: str, label: str = "…") -> None:
+        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary,
+                                           custom_id=f"{CARD_PREFIX}:{kind}:{data}"))
+        self.kind, self.data = kind, data
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
+                             match: re.Match[str]) -> CardButton:
+        return cls(match["kind"], match["data"], item.label or "…")
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await interaction.client.press(interaction, self.kind, self.data)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------------- commands
+
+_QUANTS = [app_commands.Choice(name=q, value=q) for q in QUANT_CHOICES]
+_KVS = [app_commands.Choice(name=k.value, value=k.value) for k in KvCacheType]
+_ENGINES = [app_commands.Choice(name=e.value, value=e.value) for e in Engine]
+_METHODS = [app_commands.Choice(name=m, value=m.lower()) for m in ("QLoRA", "LoRA", "Full")]
+_LANGS = [app_commands.Choice(name=n, value=v) for n, v in (("Deutsch", "de"), ("English", "en"))]
+Context = app_commands.Range[int, 512, 2_097_152]
+RamGb = app_commands.Range[int, 1, 4096]
+
+_RENAME = {name: _T(f"opt.{name}") for name in
+           ("model", "gpu", "gpu2", "context", "quant", "kv", "ram", "engine", "method", "language")}
+_DESCRIBE = {name: _T(f"opt.{name}.desc") for name in _RENAME}
+
+
+def _options(*names: str) -> Callable[[Any], Any]:
+    """Localized names and descriptions for the given options (one decorator for all commands)."""
+    def wrap(func: Any) -> Any:
+        func = app_commands.rename(**{n: _RENAME[n] for n in names})(func)
+        return app_commands.describe(**{n: _DESCRIBE[n] for n in names})(func)
+    return wrap
+
+
+def question(command: str, *parts: object) -> str:
+    """"/fit qwen3-32b rtx-4090 32768 kv q8_0": the command and its given options, blanks dropped."""
+    return " ".join([f"/{command}", *(str(p) for p in parts if p not in (None, ""))])
+
+
+def _kv(kv: str | None) -> str | None:
+    return f"kv {kv}" if kv else None
+
+
+def _ram(ram: int | None) -> str | None:
+    return f"ram {ram}gb" if ram else None
+
+
+class FitCommands(commands.Cog):
+    """The slash commands; each builds a question and hands it to the bot's one answer path."""
+
+    def __init__(self, bot: FitBotMixin) -> None:
+        self.bot = bot
+
+    @app_commands.command(name=_T("cmd.fit"), description=_T("cmd.fit.desc"))
+    @_options("model", "gpu", "context", "quant", "kv", "ram", "engine")
+    @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
+    @app_commands.choices(quant=_QUANTS, kv=_KVS, engine=_ENGINES)
+    async def fit(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
+                  quant: str | None = None, kv: str | None = None, ram: RamGb | None = None,
+                  engine: str | None = None) -> None:
+        await self.bot.respond(interaction, question("fit", model, gpu, context, quant, _kv(kv), _ram(ram), engine))
+
+    @app_commands.command(name=_T("cmd.speed"), description=_T("cmd.speed.desc"))
+    @_options("model", "gpu", "context", "quant", "engine")
+    @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
+    @app_commands.choices(quant=_QUANTS, engine=_ENGINES)
+    async def speed(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
+                    quant: str | None = None, engine: str | None = None) -> None:
+        await self.bot.respond(interaction, question("speed", model, gpu, context, quant, engine))
+
+    @app_commands.command(name=_T("cmd.cloud"), description=_T("cmd.cloud.desc"))
+    @_options("model", "context", "quant")
+    @app_commands.autocomplete(model=complete_model)
+    @app_commands.choices(quant=_QUANTS)
+    async def cloud(self, interaction: discord.Interaction, model: str, context: Context | None = None,
+                    quant: str | None = None) -> None:
+        await self.bot.respond(interaction, question("cloud", model, context, quant))
+
+    @app_commands.command(name=_T("cmd.quant"), description=_T("cmd.quant.desc"))
+    @_options("model", "gpu", "context", "kv", "engine")
+    @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
+    @app_commands.choices(kv=_KVS, engine=_ENGINES)
+    async def quant(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
+                    kv: str | None = None, engine: str | None = None) -> None:
+        await self.bot.respond(interaction, question("quant", model, gpu, context, _kv(kv), engine))
+
+    @app_commands.command(name=_T("cmd.gpus"), description=_T("cmd.gpus.desc"))
+    @_options("model", "quant")
+    @app_commands.autocomplete(model=complete_model)
+    @app_commands.choices(quant=_QUANTS)
+    async def gpus(self, interaction: discord.Interaction, model: str, quant: str | None = None) -> None:
+        await self.bot.respond(interaction, question("gpus", model, quant))
+
+    @app_commands.command(name=_T("cmd.models"), description=_T("cmd.models.desc"))
+    @_options("gpu", "context", "quant")
+    @app_commands.autocomplete(gpu=complete_gpu)
+    @app_commands.choices(quant=_QUANTS)
+    async def models(self, interaction: discord.Interaction, gpu: str, context: Context | None = None,
+                     quant: str | None = None) -> None:
+        await self.bot.respond(interaction, question("models", gpu, context, quant))
+
+    @app_commands.command(name=_T("cmd.finetune"), description=_T("cmd.finetune.desc"))
+    @_options("model", "gpu", "method")
+    @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
+    @app_commands.choices(method=_METHODS)
+    async def finetune(self, interaction: discord.Interaction, model: str, gpu: str, method: str | None = None) -> None:
+        await self.bot.respond(interaction, question("finetune", model, gpu, method))
+
+    @app_commands.command(name=_T("cmd.tco"), description=_T("cmd.tco.desc"))
+    @_options("model", "gpu")
+    @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
+    async def tco(self, interaction: discord.Interaction, model: str, gpu: str) -> None:
+        await self.bot.respond(interaction, question("tco", model, gpu))
+
+    @app_commands.command(name=_T("cmd.compare"), description=_T("cmd.compare.desc"))
+    @_options("model", "gpu", "gpu2")
+    @app_commands.autocomplete(model=complete_model, gpu=complete_gpu, gpu2=complete_gpu)
+    async def compare(self, interaction: discord.Interaction, model: str, gpu: str, gpu2: str) -> None:
+        await self.bot.respond(interaction, question("compare", gpu, "vs", gpu2, model))
+
+    @app_commands.command(name=_T("cmd.mygpu"), description=_T("cmd.mygpu.desc"))
+    @_options("gpu", "ram")
+    @app_commands.autocomplete(gpu=complete_gpu)
+    async def mygpu(self, interaction: discord.Interaction, gpu: str, ram: RamGb | None = None) -> None:
+        await self.bot.respond(interaction, question("mygpu", gpu, _ram(ram)))
+
+    @app_commands.command(name=_T("cmd.lang"), description=_T("cmd.lang.desc"))
+    @_options("language")
+    @app_commands.choices(language=_LANGS)
+    async def lang(self, interaction: discord.Interaction, language: str) -> None:
+        await self.bot.respond(interaction, question("lang", language))
+
+    @app_commands.command(name=_T("cmd.help"), description=_T("cmd.help.desc"))
+    async def help(self, interaction: discord.Interaction) -> None:
+        await self.bot.respond(interaction, "/help")
+
+
+class FitTree(app_commands.CommandTree):
+    """The command tree; its error handler logs first, then apologises in the user's language."""
+
+    async def on_error(self, interaction: discord.Interaction, error: app_commands.AppCommandError) -> None:
+        log.error("command %s failed", getattr(interaction.command, "name", "?"), exc_info=error)
+        await apologise(interaction)
+
+
+async def apologise(interaction: discord.Interaction, key: str = "error") -> None:
+    """An ephemeral message in the user's language; never raises."""
+    message = text(lang_of(str(interaction.locale)), key)
+    try:
+        if interaction.type is discord.InteractionType.autocomplete:
+            return
+        if interaction.response.is_done():
+            await interaction.followup.send(message, ephemeral=True)
+        else:
+            await interaction.response.send_message(message, ephemeral=True)
+    except discord.HTTPException:
+        log.warning("could not send the apology for interaction %s", interaction.id, exc_info=True)
+
+
+# --------------------------------------------------------------------------------------------- the bot
+
+
+def user_of(author: discord.abc.User, guild: discord.Guild | None) -> User:
+    return User(id=f"dc:{author.id}", chat=f"dc:{guild.id}" if guild else "")
+
+
+class FitBotMixin:
+    """Shared by the plain and the sharded bot: setup, the answer path, buttons and mentions."""
+
+    service: Service
+    sync_state_path: Path | None
+    suggester: Suggester
+    cards: CardStore
+    synced: bool
+    feel_seconds: float
+    feel_every_s: float
+    _feeling: set[int]
+    _tasks: set[asyncio.Task[None]]
+
+    def _init_fit(self, service: Service, sync_state_path: Path | None) -> None:
+        self.service, self.sync_state_path = service, sync_state_path
+        self.suggester = Suggester(service.catalog)
+        self.cards = CardStore()
+        self.synced = False
+        self._feeling, self._tasks = set(), set()
+        self.feel_seconds, self.feel_every_s = FEEL_SECONDS, FEEL_EDIT_EVERY_S
+
+    async def setup_hook(self) -> None:
+        """Translator, commands, the persistent button handler, then a sync if the commands changed."""
+        tree: app_commands.CommandTree = self.tree  # type: ignore[attr-defined]
+        await tree.set_translator(FitTranslator())
+        await self.add_cog(FitCommands(self))  # type: ignore[attr-defined]
+        self.add_dynamic_items(CardButton)  # type: ignore[attr-defined]
+        await self.sync_commands()
+
+    async def command_hash(self) -> str:
+        """sha256 of the application id and the translated command payload that a sync would send."""
+        tree: app_commands.CommandTree = self.tree  # type: ignore[attr-defined]
+        assert tree.translator is not None
+        payload = [await c.get_translated_payload(tree, tree.translator) for c in tree.get_commands()]
+        blob = json.dumps({"app": self.application_id, "commands": payload}, sort_keys=True)  # type: ignore[attr-defined]
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    async def sync_commands(self) -> bool:
+        """PUTs the commands unless the saved hash matches; returns whether it synced."""
+        digest = await self.command_hash()
+        path = self.sync_state_path
+        if path is not None and path.is_file() and path.read_text(encoding="utf-8").strip() == digest:
+            log.info("application commands unchanged; not syncing")
+            return False
+        await self.tree.sync()  # type: ignore[attr-defined]
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(digest + "\n", encoding="utf-8")
+        self.synced = True
+        return True
+
+    # ---- the one answer path for commands and buttons
+
+    async def respond(self, interaction: discord.Interaction, query: str, *, edit: bool = False) -> None:
+        """Defer if slow → answer → render → send (or edit the card the button sits on)."""
+        deferred = bool(HUB_REPO.search(query)) and await self._defer(interaction, edit)
+        task = asyncio.ensure_future(self.service.answer(query, str(interaction.locale),
+                                                         user_of(interaction.user, interaction.guild)))
+        if not deferred and not task.done():
+            done, _ = await asyncio.wait((task,), timeout=DEFER_AFTER_S)
+            deferred = not done and await self._defer(interaction, edit)
+        reply = await task
+        kwargs, files = self.message_parts(reply)
+        if files is not None:
+            deferred = deferred or await self._defer(interaction, edit)
+            kwargs["attachments" if edit else "files"] = await files
+        elif edit:
+            kwargs["attachments"] = []
+        if kwargs["view"] is None and not edit:
+            del kwargs["view"]
+        if edit:
+            send = interaction.edit_original_response if deferred else interaction.response.edit_message
+            await send(content=None, **kwargs)
+        elif deferred:
+            await interaction.followup.send(**kwargs)
+        else:
+            await interaction.response.send_message(**kwargs)
+
+    @staticmethod
+    async def _defer(interaction: discord.Interaction, edit: bool) -> bool:
+        if not interaction.response.is_done():
+            await interaction.response.defer(thinking=not edit)
+        return True
+
+    def message_parts(self, reply: Reply) -> tuple[dict[str, Any], Awaitable[list[discord.File]] | None]:
+        """Embeds and buttons for a reply, plus (for a chart) an awaitable that renders the PNG off-loop."""
+        message = to_discord(reply)
+        kwargs: dict[str, Any] = {"embeds": [discord.Embed.from_dict(e) for e in message.embeds],
+                                  "view": self.view_for(reply, message.buttons)}
+        if message.content:
+            kwargs["content"] = message.content
+        if reply.chart is None or message.image_name is None:
+            return kwargs, None
+
+        async def chart(spec: Any = reply.chart, name: str = message.image_name) -> list[discord.File]:
+            png = await asyncio.to_thread(render_png, spec)
+            return [discord.File(io.BytesIO(png), filename=name)]
+        return kwargs, chart()
+
+    def view_for(self, reply: Reply, buttons: tuple[tuple[str, int], ...]) -> discord.ui.View | None:
+        """Follow-up buttons; a question that fits the custom_id travels in it, a longer one by key."""
+        if not buttons:
+            return None
+        view, seen = discord.ui.View(timeout=None), set()
+        for label, index in buttons:
+            query = reply.actions[index].query
+            kind, data = ("q", query) if len(f"{CARD_PREFIX}:q:{query}") <= CUSTOM_ID_MAX else ("k", self.cards.put(query))
+            if (kind, data) not in seen:
+                seen.add((kind, data))
+                view.add_item(CardButton(kind, data, label))
+        return view
+
+    async def press(self, interaction: discord.Interaction, kind: str, data: str) -> None:
+        """A card button: re-answers its question into the same message, or says the card expired."""
+        try:
+            query = data if kind == "q" else self.cards.get(data)
+            if query is None:
+                await apologise(interaction, "expired")
+            elif query.startswith(FEEL_PREFIX):
+                await self.feel(interaction, query[len(FEEL_PREFIX):])
+            else:
+                await self.respond(interaction, query, edit=True)
+        except Exception:
+            log.exception("button %s:%s failed", kind, data[:40])
+            await apologise(interaction)
+
+    # ---- feel the speed
+
+    async def feel(self, interaction: discord.Interaction, query: str) -> None:
+        """Acknowledges the press, then streams sample text into the card in the background."""
+        await interaction.response.defer()
+        if interaction.message is None or interaction.message.id in self._feeling:
+            return
+        rate, exact = await self.decode_rate(query)
+        self._feeling.add(interaction.message.id)
+        task = asyncio.create_task(self._stream(interaction, rate, exact), name=f"feel-{interaction.id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def decode_rate(self, query: str) -> tuple[float, bool]:
+        """Tokens/s from ``Service.decode_speed`` when it exists, else a placeholder."""
+        speed = getattr(self.service, "decode_speed", None)
+        rate = speed(query) if speed is not None else None
+        if inspect.isawaitable(rate):
+            rate = await rate
+        return (float(rate), True) if rate else (FEEL_PLACEHOLDER_TOKENS_PER_S, False)
+
+    async def _stream(self, interaction: discord.Interaction, rate: float, exact: bool) -> None:
+        lang = lang_of(str(interaction.locale))
+        shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
+        head = "⚡ " + text(lang, "feel.title", rate=shown) + ("" if exact else text(lang, "feel.placeholder"))
+        sample = text(lang, "feel.sample")
+        room = MAX_CONTENT - len(head) - 64
+        start = time.monotonic()
+        try:
+            while True:
+                await asyncio.sleep(self.feel_every_s)
+                elapsed = min(time.monotonic() - start, self.feel_seconds)
+                chars = int(rate * elapsed * CHARS_PER_TOKEN)
+                body = (sample * (chars // len(sample) + 1))[: min(chars, room)]
+                done = elapsed >= self.feel_seconds
+                tail = text(lang, "feel.done", tokens=int(rate * elapsed), seconds=f"{elapsed:.0f}", rate=shown) if done else "▌"
+                await interaction.edit_original_response(content=f"{head}\n```\n{body}{'' if done else tail}\n```" + (f"\n{tail}" if done else ""))
+                if done:
+                    return
+        except discord.HTTPException:
+            log.warning("feel-the-speed edit failed", exc_info=True)
+        finally:
+            if interaction.message is not None:
+                self._feeling.discard(interaction.message.id)
+
+    # ---- mentions
+
+    async def on_message(self, message: discord.Message) -> None:
+        """Answers a message that mentions the bot (or any DM) as a reply; never pings anyone."""
+        me = self.user  # type: ignore[attr-defined]
+        if message.author.bot or me is None:
+            return
+        if message.guild is not None and not any(u.id == me.id for u in message.mentions):
+            return
+        query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me.id else m.group(0), message.content).strip()
+        try:
+            locale = str(message.guild.preferred_locale) if message.guild else None
+            reply = await self.service.answer(query or "/help", locale, user_of(message.author, message.guild))
+            kwargs, files = self.message_parts(reply)
+            if files is not None:
+                kwargs["files"] = await files
+            if kwargs.get("view") is None:
+                kwargs.pop("view", None)
+            await message.reply(mention_author=False, **kwargs)
+        except Exception:
+            log.exception("mention reply failed")
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await super().close()  # type: ignore[misc]
+
+
+class FitBot(FitBotMixin, commands.Bot):
+    """FitBot on one gateway connection."""
+
+
+class ShardedFitBot(FitBotMixin, commands.AutoShardedBot):
+    """FitBot over several shards (one process, one socket per shard)."""
+
+
+def intents(message_content: bool = False) -> discord.Intents:
+    """Guilds, guild messages and DMs; message content is privileged and optional (mentions work without)."""
+    flags = discord.Intents.none()
+    flags.guilds = flags.guild_messages = flags.dm_messages = True
+    flags.message_content = message_content
+    return flags
+
+
+def build_bot(service: Service, *, shards: int | None = None, sync_state_path: Path | None = None,
+              guild_ready_timeout: float = 2.0, message_content: bool = False) -> FitBot | ShardedFitBot:
+    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n."""
+    options: dict[str, Any] = dict(
+        command_prefix=commands.when_mentioned, help_command=None, tree_cls=FitTree,
+        intents=intents(message_content), allowed_mentions=discord.AllowedMentions.none(),
+        guild_ready_timeout=guild_ready_timeout, max_messages=None, chunk_guilds_at_startup=False,
+        member_cache_flags=discord.MemberCacheFlags.none(),
+    )
+    bot: FitBot | ShardedFitBot
+    if shards is None:
+        bot = FitBot(**options)
+    else:
+        bot = ShardedFitBot(shard_count=shards or None, **options)
+    bot._init_fit(service, sync_state_path)
+    return bot
+
+
+async def run_discord(service: Service, token: str, *, shards: int | None = None,
+                      sync_state_path: Path | None = None, message_content: bool = False) -> None:
+    """Runs the bot until cancelled; retries sharded when Discord closes with 4011 (sharding required)."""
+    bot = build_bot(service, shards=shards, sync_state_path=sync_state_path, message_content=message_content)
+    try:
+        async with bot:
+            await bot.start(token)
+    except discord.ConnectionClosed as exc:
+        if exc.code != 4011 or shards is not None:
+            raise
+        log.warning("Discord requires sharding; restarting with the recommended shard count")
+        await run_discord(service, token, shards=0, sync_state_path=sync_state_path, message_content=message_content)
+
+
+__all__ = [
+    "DISCORD_STRINGS", "CardButton", "CardStore", "FitBot", "FitTranslator", "ShardedFitBot", "Suggester",
+    "build_bot", "intents", "question", "run_discord",
+]

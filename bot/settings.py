@@ -1,0 +1,52 @@
+"""Settings from the environment (and an optional ``.env``), validated once at start-up.
+
+Tokens are ``SecretStr``: they never appear in ``repr``, logs or error messages. Every setting is
+documented in ``deploy/settings.example.env``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+
+    discord_bot_token: SecretStr | None = None
+    telegram_bot_token: SecretStr | None = None
+    hf_token: SecretStr | None = None
+
+    fitbot_data_dir: Path | None = None  # default: $XDG_DATA_HOME/fitbot
+    fitbot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    fitbot_adapters: str = "auto"  # "auto" = every adapter whose token is set; or "discord,telegram"
+
+    telegram_base_url: str | None = None  # self-hosted Bot API server, e.g. http://127.0.0.1:8081/bot
+    telegram_webhook_url: str | None = None  # public https URL; polling when unset
+    telegram_webhook_secret: SecretStr | None = None
+    telegram_webhook_listen: str = "127.0.0.1"
+    telegram_webhook_port: int = Field(default=8443, ge=1, le=65535)
+    discord_shards: int | None = Field(default=None, ge=1, le=1024)
+    discord_message_content: bool = False  # privileged intent; mentions work without it
+
+    hub_timeout_s: float = Field(default=10.0, gt=0, le=120)
+    hub_cache_days: float = Field(default=7.0, gt=0, le=365)
+    rate_user_per_minute: int = Field(default=20, ge=1, le=10000)
+    rate_chat_per_minute: int = Field(default=60, ge=1, le=100000)
+    rate_expensive_per_minute: int = Field(default=10, ge=1, le=10000)  # charts and hub look-ups, per user
+    max_question_chars: int = Field(default=2000, ge=16, le=100000)
+    query_log_days: int = Field(default=90, ge=1, le=3650)
+
+    def adapters(self) -> list[str]:
+        """Adapters to start: the configured list, or every one whose token is set."""
+        if self.fitbot_adapters.strip().lower() != "auto":
+            return [a.strip() for a in self.fitbot_adapters.lower().split(",") if a.strip()]
+        found = []
+        if self.discord_bot_token:
+            found.append("discord")
+        if self.telegram_bot_token:
+            found.append("telegram")
+        return found

@@ -1,0 +1,629 @@
+"""The Telegram adapter: python-telegram-bot wiring, handlers, and the ``fitbot run`` entry point.
+
+Every handler reads the platform input, asks ``Service.answer``, renders with ``bot.render`` and
+sends; nothing here builds HTML from user text (``render`` escapes, the few strings of our own are
+escaped or static). ``build_application`` registers all handlers and the error handler in one place,
+and both production (``run_telegram``) and the tests use it.
+
+Design decisions:
+
+* Buttons carry their question in ``callback_data`` ("q:" + query) when it fits Telegram's 64 bytes,
+  so they keep working after a restart. Longer ones get "k:" + a key into an in-memory store with
+  expiry and a size cap; after a restart (or expiry) such a button answers "this card expired, ask
+  again" in the user's language. "l:de"/"l:en" are the /lang buttons.
+* A chosen language (/lang) lives in PTB's ``chat_data`` (groups) or ``user_data`` (private chats),
+  in memory; it wins over the user's ``language_code``.
+* HTTP goes through ``AiohttpRequest``: PTB's default httpx stack costs about twice the CPU per
+  update (shared/research/bot-testing.md section 1.6); a small pool plus modest
+  ``concurrent_updates`` avoids httpcore's O(connections x queued) pool pass as well.
+* "Feel the speed" streams a sample text by editing the message at most once per second (every
+  three seconds in groups, which allow 20 messages a minute) for at most ten seconds; a new press on
+  the same message cancels the old stream, and the stream ends early when the application stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import html
+import inspect
+import logging
+import re
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from telegram import (
+    BotCommand,
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InlineQueryResultArticle,
+    InputFile,
+    InputTextMessageContent,
+    LinkPreviewOptions,
+    Message,
+    ReplyParameters,
+    Update,
+)
+from telegram.constants import ChatType, ParseMode
+from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    InlineQueryHandler,
+    MessageHandler,
+    filters,
+)
+from telegram.request import BaseRequest, RequestData
+
+from bot.charts import render_png
+from bot.render import MAX_CAPTION, caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
+from bot.reply import Reply
+from bot.service import Service, User
+from locales import Lang, lang_of, num, tokens_per_s
+
+log = logging.getLogger(__name__)
+
+SERVICE_COMMANDS = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu",
+                    "help", "start")
+MENU = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang", "help",
+        "start")
+ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
+INLINE_CARDS = (("fit", "/fit"), ("quant", "/quant"), ("cloud", "/cloud"))
+INLINE_CACHE_S = 30
+MAX_CALLBACK_BYTES = 64
+ACTION_TTL_S = 7 * 24 * 3600
+ACTION_STORE_SIZE = 50_000
+MAX_CHAT_MESSAGES = 3  # a card longer than this goes out as its first message plus a text document
+CONCURRENT_UPDATES = 16
+POOL_SIZE = 16
+FEEL_PREFIX = "/feel "
+FEEL_MAX_S = 10.0
+FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
+CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
+SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
+
+# --- TODO(lead): move these strings to locales/{en,de}.toml under [telegram] and use t(). ---
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "apology": "Sorry, something went wrong on my side. Please try again in a moment.",
+        "expired": "This card expired. Please ask again.",
+        "lang.set": "I'll answer in English from now on.",
+        "lang.ask": "Which language should I answer in?",
+        "lang.auto": "I'll follow your Telegram language again.",
+        "feel.title": "Feel the speed",
+        "feel.unknown": "I have no speed estimate for this setup.",
+        "feel.done": "{rate}: this text took {seconds} s.",
+        "feel.back": "Back to the card",
+        "cmd.fit": "Does a model fit my GPU? /fit <model> <gpu> [context]",
+        "cmd.speed": "How fast will it run? /speed <model> <gpu>",
+        "cmd.cloud": "Cheapest cloud GPUs for a model",
+        "cmd.quant": "Every quantization of a model on a GPU",
+        "cmd.gpus": "Which GPUs can run a model",
+        "cmd.models": "Which models run on a GPU",
+        "cmd.finetune": "Memory for LoRA, QLoRA or full fine-tuning",
+        "cmd.tco": "Buy or rent: cost over time",
+        "cmd.compare": "Compare two GPUs for a model",
+        "cmd.mygpu": "Save your GPU for later questions",
+        "cmd.lang": "Answer in German or English",
+        "cmd.help": "How to ask, with examples",
+        "cmd.start": "Welcome and three example questions",
+        "sample": (
+            "Large language models write text one token at a time. A token is a piece of a word: short "
+            "words are one token, longer ones are split into two or three. How fast the tokens appear "
+            "depends mostly on how quickly the GPU can read all of the model's weights from memory, "
+            "because every new token needs one full pass over them. That is why memory bandwidth, not raw "
+            "compute, decides the reading speed of a local model, and why a smaller quantization is not "
+            "only lighter but also faster. Around ten tokens per second feels like a slow typist; thirty "
+            "is faster than most people read; a hundred fills the screen before you can follow it. Long "
+            "prompts are a different story: reading the prompt is compute-bound and happens before the "
+            "first token appears, so a long document can make you wait even on a fast card."
+        ),
+    },
+    "de": {
+        "apology": "Entschuldige, bei mir ist etwas schiefgegangen. Bitte versuch es gleich noch einmal.",
+        "expired": "Diese Karte ist abgelaufen. Bitte frag noch einmal.",
+        "lang.set": "Ich antworte ab jetzt auf Deutsch.",
+        "lang.ask": "In welcher Sprache soll ich antworten?",
+        "lang.auto": "Ich richte mich wieder nach deiner Telegram-Sprache.",
+        "feel.title": "So schnell fühlt es sich an",
+        "feel.unknown": "Für dieses Setup habe ich keine Geschwindigkeitsschätzung.",
+        "feel.done": "{rate}: dieser Text hat {seconds} s gedauert.",
+        "feel.back": "Zurück zur Karte",
+        "cmd.fit": "Passt ein Modell auf meine GPU? /fit <Modell> <GPU> [Kontext]",
+        "cmd.speed": "Wie schnell läuft es? /speed <Modell> <GPU>",
+        "cmd.cloud": "Die günstigsten Cloud-GPUs für ein Modell",
+        "cmd.quant": "Alle Quantisierungen eines Modells auf einer GPU",
+        "cmd.gpus": "Welche GPUs ein Modell schaffen",
+        "cmd.models": "Welche Modelle auf einer GPU laufen",
+        "cmd.finetune": "Speicher für LoRA, QLoRA oder volles Fine-Tuning",
+        "cmd.tco": "Kaufen oder mieten: Kosten über die Zeit",
+        "cmd.compare": "Zwei GPUs für ein Modell vergleichen",
+        "cmd.mygpu": "Deine GPU für spätere Fragen speichern",
+        "cmd.lang": "Auf Deutsch oder Englisch antworten",
+        "cmd.help": "So fragst du, mit Beispielen",
+        "cmd.start": "Willkommen und drei Beispielfragen",
+        "sample": (
+            "Große Sprachmodelle schreiben Text Token für Token. Ein Token ist ein Wortstück: kurze Wörter "
+            "sind ein Token, längere werden in zwei oder drei zerlegt. Wie schnell die Tokens erscheinen, "
+            "hängt vor allem davon ab, wie schnell die GPU alle Gewichte des Modells aus dem Speicher lesen "
+            "kann, denn jedes neue Token braucht einen vollen Durchlauf. Deshalb entscheidet die "
+            "Speicherbandbreite und nicht die Rechenleistung über das Lesetempo eines lokalen Modells, und "
+            "deshalb ist eine kleinere Quantisierung nicht nur leichter, sondern auch schneller. Etwa zehn "
+            "Tokens pro Sekunde wirken wie ein langsamer Tipper; dreißig sind schneller, als die meisten "
+            "lesen; bei hundert ist der Bildschirm voll, bevor man folgen kann. Lange Prompts sind eine "
+            "andere Geschichte: Das Lesen des Prompts ist rechenintensiv und passiert vor dem ersten Token."
+        ),
+    },
+}
+# --- end of strings to move ---
+
+
+def say(lang: Lang, key: str, **params: object) -> str:
+    """One of the adapter's own strings (static text; HTML-safe only after html.escape)."""
+    text = STRINGS[lang].get(key) or STRINGS["en"][key]
+    return text.format(**params) if params else text
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+class AiohttpRequest(BaseRequest):
+    """PTB's request interface on an aiohttp session: about half the CPU per call of the httpx default."""
+
+    def __init__(self, pool_size: int = POOL_SIZE, read_timeout: float = 5.0, connect_timeout: float = 5.0,
+                 write_timeout: float = 5.0, media_write_timeout: float = 20.0) -> None:
+        self._pool_size = pool_size
+        self._timeouts = {"read": read_timeout, "connect": connect_timeout, "write": write_timeout}
+        self._media_write_timeout = media_write_timeout
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def read_timeout(self) -> float | None:
+        return self._timeouts["read"]
+
+    async def initialize(self) -> None:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self._pool_size, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self.USER_AGENT})
+
+    async def shutdown(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+
+    def _timeout(self, value: Any, name: str) -> float | None:
+        return self._timeouts[name] if value is BaseRequest.DEFAULT_NONE else value
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
+                         read_timeout: Any = BaseRequest.DEFAULT_NONE, write_timeout: Any = BaseRequest.DEFAULT_NONE,
+                         connect_timeout: Any = BaseRequest.DEFAULT_NONE,
+                         pool_timeout: Any = BaseRequest.DEFAULT_NONE) -> tuple[int, bytes]:
+        if self._session is None or self._session.closed:
+            raise RuntimeError("This AiohttpRequest is not initialized!")
+        body: Any = None
+        if request_data is not None and request_data.contains_files:
+            body = aiohttp.FormData()
+            for key, value in request_data.json_parameters.items():
+                body.add_field(key, value)
+            for key, (filename, content, mime) in request_data.multipart_data.items():
+                body.add_field(key, content, filename=filename, content_type=mime)
+        elif request_data is not None and request_data.parameters:
+            body = request_data.json_parameters  # form-urlencoded, non-strings JSON-encoded (as httpx does)
+        default_write = self._media_write_timeout if isinstance(body, aiohttp.FormData) else None
+        write = default_write or self._timeout(write_timeout, "write") or 0
+        read = self._timeout(read_timeout, "read")
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self._timeout(connect_timeout, "connect"),
+            sock_read=None if read is None else read + write,
+        )
+        try:
+            async with self._session.request(method, url, data=body, timeout=timeout) as response:
+                return response.status, await response.read()
+        except TimeoutError as exc:
+            raise TimedOut from exc
+        except aiohttp.ClientError as exc:
+            raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- buttons
+
+
+class ActionStore:
+    """Button questions too long for callback_data, kept in memory with expiry and a size cap."""
+
+    def __init__(self, ttl_s: float = ACTION_TTL_S, size: int = ACTION_STORE_SIZE) -> None:
+        self.ttl_s, self.size = ttl_s, size
+        self._items: OrderedDict[str, tuple[str, float]] = OrderedDict()
+
+    def put(self, query: str) -> str:
+        """Stores ``query`` and returns its key (the same key for the same query)."""
+        key = base64.urlsafe_b64encode(hashlib.blake2b(query.encode(), digest_size=9).digest()).decode()
+        self._items[key] = (query, time.monotonic() + self.ttl_s)
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return key
+
+    def get(self, key: str) -> str | None:
+        item = self._items.get(key)
+        if item is None or item[1] < time.monotonic():
+            return None
+        return item[0]
+
+
+def callback_data(query: str, store: ActionStore) -> str:
+    """"q:<query>" when it fits Telegram's 64 bytes, else "k:<key>" into ``store``."""
+    data = "q:" + query
+    return data if len(data.encode()) <= MAX_CALLBACK_BYTES else "k:" + store.put(query)
+
+
+def keyboard(reply: Reply, buttons: Sequence[tuple[str, int]], store: ActionStore) -> InlineKeyboardMarkup | None:
+    """The card's follow-up actions as an inline keyboard; short labels go two to a row."""
+    keys = [InlineKeyboardButton(label, callback_data=callback_data(reply.actions[i].query, store))
+            for label, i in buttons]
+    rows: list[list[InlineKeyboardButton]] = []
+    for key in keys:
+        if rows and len(rows[-1]) == 1 and len(rows[-1][0].text) <= SHORT_LABEL and len(key.text) <= SHORT_LABEL:
+            rows[-1].append(key)
+        else:
+            rows.append([key])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _mention(username: str | None) -> re.Pattern[str] | None:
+    return re.compile(rf"(?<!\w)@{re.escape(username)}\b", re.IGNORECASE) if username else None
+
+
+class AddressedToBot(filters.MessageFilter):
+    """Private messages, and group messages that mention the bot or reply to one of its messages."""
+
+    def filter(self, message: Message) -> bool:
+        if message.chat.type == ChatType.PRIVATE:
+            return True
+        bot = message.get_bot()
+        replied = message.reply_to_message
+        if replied is not None and replied.from_user is not None and replied.from_user.id == bot.id:
+            return True
+        pattern = _mention(bot.username)
+        return bool(pattern and pattern.search(message.text or ""))
+
+
+def _is_group(update: Update) -> bool:
+    chat = update.effective_chat
+    return chat is not None and chat.type != ChatType.PRIVATE
+
+
+def _chosen_lang(context: ContextTypes.DEFAULT_TYPE) -> Lang | None:
+    for data in (context.chat_data, context.user_data):
+        if data and data.get("lang") in ("de", "en"):
+            return data["lang"]  # type: ignore[no-any-return]
+    return None
+
+
+def _lang(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Lang:
+    user = update.effective_user
+    return _chosen_lang(context) or lang_of(user.language_code if user else None)
+
+
+def _quote(message: Message, update: Update) -> ReplyParameters | None:
+    """In groups, answers quote the question so the thread stays readable."""
+    if not _is_group(update):
+        return None
+    return ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True)
+
+
+def _not_modified(exc: BadRequest) -> bool:
+    return "not modified" in exc.message.lower()
+
+
+NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
+
+
+# --------------------------------------------------------------------------- the adapter
+
+
+class TelegramAdapter:
+    """The handlers, bound to one ``Service`` and one button store."""
+
+    def __init__(self, service: Service, store: ActionStore | None = None) -> None:
+        self.service = service
+        self.store = store or ActionStore()
+        self.streams: dict[str, asyncio.Task[None]] = {}
+
+    async def ask(self, text: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Reply:
+        """Passes a question to the service with the asker's ids and language."""
+        user, chat = update.effective_user, update.effective_chat
+        who = User(id=f"tg:{user.id}" if user else "", chat=f"tg:{chat.id}" if chat and _is_group(update) else "",
+                   lang=_chosen_lang(context))
+        return await self.service.answer(text, locale=user.language_code if user else None, user=who)
+
+    # ---- sending
+
+    async def send_card(self, message: Message, update: Update, reply: Reply) -> None:
+        """Sends a card: a chart photo with caption, else HTML messages (a document when very long)."""
+        messages, quote = to_telegram(reply), _quote(message, update)
+        caption = caption_for_photo(reply)
+        if caption is not None and reply.chart is not None:
+            png = await asyncio.to_thread(render_png, reply.chart)
+            markup = keyboard(reply, messages[-1].buttons, self.store)
+            await message.reply_photo(png, caption=caption, parse_mode=ParseMode.HTML, reply_markup=markup,
+                                      reply_parameters=quote)
+            return
+        if len(messages) > MAX_CHAT_MESSAGES:
+            await self._send_long(message, reply, messages, quote)
+            return
+        for part in messages:
+            await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
+                                     reply_markup=keyboard(reply, part.buttons, self.store), reply_parameters=quote)
+
+    async def _send_long(self, message: Message, reply: Reply, messages: list, quote: ReplyParameters | None) -> None:
+        """The first message with the buttons, then the whole card as a text file instead of a flood."""
+        markup = keyboard(reply, messages[-1].buttons, self.store)
+        await message.reply_text(messages[0].text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
+                                 reply_markup=markup, reply_parameters=quote)
+        document = InputFile(to_console(reply).encode(), filename=f"fitbot-{reply.kind}.txt")
+        await message.reply_document(document, reply_parameters=quote)
+
+    async def edit_card(self, cq: CallbackQuery, update: Update, reply: Reply) -> None:
+        """Replaces the pressed card in place (text or photo caption); extra parts follow as new messages."""
+        messages = to_telegram(reply)
+        markup = keyboard(reply, messages[-1].buttons, self.store)
+        message = cq.message if isinstance(cq.message, Message) else None
+        if message is not None and message.photo:
+            one = messages[0].text if len(messages) == 1 else ""
+            caption = caption_for_photo(reply) or (one if one and telegram_visible_length(one) <= MAX_CAPTION else None)
+            if caption is None:
+                await self.send_card(message, update, reply)
+                return
+            await self._edit(cq, caption, markup, caption=True)
+            return
+        first_markup = markup if len(messages) == 1 else None
+        await self._edit(cq, messages[0].text, first_markup)
+        if message is not None and len(messages) > 1:
+            await self.send_card_rest(message, update, reply, messages[1:])
+
+    async def send_card_rest(self, message: Message, update: Update, reply: Reply, rest: list) -> None:
+        for part in rest[: MAX_CHAT_MESSAGES - 1]:
+            await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
+                                     reply_markup=keyboard(reply, part.buttons, self.store))
+
+    async def _edit(self, cq: CallbackQuery, text: str, markup: InlineKeyboardMarkup | None,
+                    caption: bool = False) -> None:
+        """Edits the callback's message (chat or inline); an unchanged card is not an error."""
+        bot, msg = cq.get_bot(), cq.message
+        where: dict[str, Any] = ({"inline_message_id": cq.inline_message_id} if cq.inline_message_id
+                                 else {"chat_id": msg.chat.id, "message_id": msg.message_id})  # type: ignore[union-attr]
+        try:
+            if caption:
+                await bot.edit_message_caption(caption=text, parse_mode=ParseMode.HTML, reply_markup=markup, **where)
+            else:
+                await bot.edit_message_text(text, parse_mode=ParseMode.HTML, reply_markup=markup,
+                                            link_preview_options=NO_PREVIEW, **where)
+        except BadRequest as exc:
+            if not _not_modified(exc):
+                raise
+
+    # ---- handlers
+
+    async def command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/fit, /speed, ... /start: the command text goes to the service as it is."""
+        message = update.effective_message
+        reply = await self.ask(message.text or "", update, context)
+        await self.send_card(message, update, reply)
+
+    async def question(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A plain question (private chat, or a group message addressed to the bot, mention removed)."""
+        message = update.effective_message
+        pattern = _mention(context.bot.username)
+        text = pattern.sub(" ", message.text or "").strip() if pattern else (message.text or "")
+        reply = await self.ask(text, update, context)
+        await self.send_card(message, update, reply)
+
+    async def lang(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """/lang de|en|auto sets the answer language (chat-wide in groups); bare /lang offers buttons."""
+        choice = (context.args or [""])[0].lower()[:4]
+        if choice in ("de", "en", "auto"):
+            await update.effective_message.reply_text(self._set_lang(update, context, choice))
+            return
+        buttons = [[InlineKeyboardButton("Deutsch", callback_data="l:de"),
+                    InlineKeyboardButton("English", callback_data="l:en")]]
+        await update.effective_message.reply_text(say(_lang(update, context), "lang.ask"),
+                                                  reply_markup=InlineKeyboardMarkup(buttons))
+
+    def _set_lang(self, update: Update, context: ContextTypes.DEFAULT_TYPE, choice: str) -> str:
+        data = context.chat_data if _is_group(update) else context.user_data
+        if choice == "auto":
+            data.pop("lang", None)  # type: ignore[union-attr]
+            return say(_lang(update, context), "lang.auto")
+        data["lang"] = choice  # type: ignore[index]
+        return say(choice, "lang.set")  # type: ignore[arg-type]
+
+    async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A pressed follow-up button: answer the callback first, then edit the card in place."""
+        cq = update.callback_query
+        kind, _, value = (cq.data or "").partition(":")
+        query = value if kind == "q" else self.store.get(value) if kind == "k" else None
+        if kind == "l" and value in ("de", "en"):
+            await cq.answer(self._set_lang(update, context, value))
+            return
+        if not query:
+            await cq.answer(say(_lang(update, context), "expired"), show_alert=True)
+            return
+        await cq.answer()
+        if query.startswith(FEEL_PREFIX):
+            self.start_stream(cq, update, context, query[len(FEEL_PREFIX):])
+            return
+        await self.edit_card(cq, update, await self.ask(query, update, context))
+
+    async def inline_query(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """``@Bot glm 4.5 air 5090 32k``: the fit card, the quant matrix and the cloud offer as articles."""
+        iq = update.inline_query
+        text, results = " ".join(iq.query.split()), []
+        for kind, prefix in INLINE_CARDS if text else ():
+            reply = await self.ask(f"{prefix} {text}", update, context)
+            if reply.kind in ("suggest", "error") and results:
+                continue
+            results.append(self._article(kind, reply))
+            if reply.kind in ("suggest", "error"):
+                break
+        await iq.answer(results, cache_time=INLINE_CACHE_S, is_personal=True)
+
+    def _article(self, kind: str, reply: Reply) -> InlineQueryResultArticle:
+        messages = to_telegram(reply)
+        return InlineQueryResultArticle(
+            id=kind, title=one_line(f"{reply.emoji} {reply.title}", 100) or kind,
+            description=one_line(reply.summary, 200) or None,
+            input_message_content=InputTextMessageContent(messages[0].text, parse_mode=ParseMode.HTML,
+                                                          link_preview_options=NO_PREVIEW),
+            reply_markup=keyboard(reply, messages[-1].buttons, self.store),
+        )
+
+    async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Logs the failure first, then apologises in the chat (if there is one); the bot keeps running."""
+        log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+        if not isinstance(update, Update) or update.effective_chat is None:
+            return
+        try:
+            await context.bot.send_message(update.effective_chat.id, say(_lang(update, context), "apology"))
+        except TelegramError:
+            log.warning("could not send the apology for update %s", update.update_id)
+
+    # ---- feel the speed
+
+    def start_stream(self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
+        """Streams the sample text into the pressed message; a new press on it cancels the old stream."""
+        msg = cq.message
+        key = cq.inline_message_id or f"{msg.chat.id}:{msg.message_id}"  # type: ignore[union-attr]
+        if (old := self.streams.pop(key, None)) is not None:
+            old.cancel()
+        task = context.application.create_task(self.stream(cq, update, context, question), update=update)
+        self.streams[key] = task
+        task.add_done_callback(lambda t: self.streams.pop(key, None) if self.streams.get(key) is t else None)
+
+    async def stream(self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
+        lang, caption = _lang(update, context), isinstance(cq.message, Message) and bool(cq.message.photo)
+        back = InlineKeyboardMarkup([[InlineKeyboardButton(
+            say(lang, "feel.back"), callback_data=callback_data(question, self.store))]])
+        rate = await self._decode_speed(question)
+        if not rate or rate <= 0:
+            await self._edit(cq, html.escape(say(lang, "feel.unknown")), back, caption)
+            return
+        sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else 4096) - 120
+        sample = sample[:limit]
+        interval = FEEL_EDIT_S["group" if _is_group(update) else "private"]
+        start = time.monotonic()
+        while context.application.running:
+            elapsed = time.monotonic() - start
+            shown = int(elapsed * rate * CHARS_PER_TOKEN)
+            if shown >= len(sample) or elapsed >= FEEL_MAX_S:
+                break
+            head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
+            await self._edit(cq, f"{head}\n\n{html.escape(sample[:shown])}▌", None, caption)
+            await asyncio.sleep(max(interval - (time.monotonic() - start - elapsed), 0.05))
+        seconds = num(len(sample) / CHARS_PER_TOKEN / rate, lang, 1)
+        done = html.escape(say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=seconds))
+        await self._edit(cq, f"✅ {done}\n\n{html.escape(sample)}", back, caption)
+
+    async def _decode_speed(self, question: str) -> float | None:
+        """The estimated decode tokens/s for the fit question, if the service can tell (sync or async)."""
+        speed = getattr(self.service, "decode_speed", None)
+        if speed is None:
+            return None
+        value = speed(question)
+        return await value if inspect.isawaitable(value) else value
+
+    # ---- start-up
+
+    async def set_commands(self, app: Application) -> None:
+        """Registers the command menu in English (the default) and German."""
+        for lang, code in (("en", None), ("de", "de")):
+            commands = [BotCommand(name, say(lang, f"cmd.{name}")) for name in MENU]  # type: ignore[arg-type]
+            try:
+                await app.bot.set_my_commands(commands, language_code=code)
+            except TelegramError:
+                log.warning("setMyCommands (%s) failed; the command menu may be stale", code or "default")
+
+
+# --------------------------------------------------------------------------- wiring
+
+
+def build_application(service: Service, token: str, *, base_url: str | None = None,
+                      base_file_url: str | None = None, webhook: bool = False, rate_limiter: bool = True,
+                      request: BaseRequest | None = None) -> Application:
+    """The bot with every handler and the error handler registered; production and tests both use it."""
+    adapter = TelegramAdapter(service)
+    builder = (ApplicationBuilder().token(token).concurrent_updates(CONCURRENT_UPDATES)
+               .request(request or AiohttpRequest()).post_init(adapter.set_commands))
+    if not webhook:  # the long poll gets its own single connection
+        builder = builder.get_updates_request(AiohttpRequest(pool_size=1))
+    if base_url:
+        builder = builder.base_url(base_url).base_file_url(base_file_url or file_url_for(base_url))
+    if rate_limiter:
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+    app = builder.build()
+    app.bot_data["adapter"] = adapter
+    app.add_handlers([
+        CommandHandler("lang", adapter.lang),
+        CommandHandler(SERVICE_COMMANDS, adapter.command),
+        MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND & AddressedToBot(),
+                       adapter.question),
+        CallbackQueryHandler(adapter.button),
+        InlineQueryHandler(adapter.inline_query),
+    ])
+    app.add_error_handler(adapter.on_error)
+    return app
+
+
+def file_url_for(base_url: str) -> str:
+    """The file URL of a Bot API server: ".../bot" -> ".../file/bot"."""
+    return base_url[: -len("/bot")] + "/file/bot" if base_url.endswith("/bot") else base_url.rstrip("/") + "/file/bot"
+
+
+@asynccontextmanager
+async def serve(app: Application, *, webhook_url: str | None = None, webhook_secret: str | None = None,
+                listen: str = "127.0.0.1", port: int = 8443, poll_timeout: float = 10.0) -> AsyncIterator[Application]:
+    """Runs ``app`` (polling, or PTB's webhook server with a secret token) until the block exits."""
+    async with app:
+        if app.post_init:
+            await app.post_init(app)
+        if webhook_url:
+            path = urlsplit(webhook_url).path.strip("/") or "telegram"
+            await app.updater.start_webhook(listen=listen, port=port, url_path=path, webhook_url=webhook_url,
+                                            secret_token=webhook_secret, allowed_updates=ALLOWED_UPDATES)
+        else:
+            await app.updater.start_polling(poll_interval=0, timeout=int(poll_timeout) or 1,
+                                            allowed_updates=ALLOWED_UPDATES)
+        await app.start()
+        try:
+            yield app
+        finally:
+            await app.updater.stop()
+            await app.stop()
+
+
+async def run_telegram(service: Service, *, token: str, base_url: str | None = None, webhook_url: str | None = None,
+                       webhook_secret: str | None = None, listen: str = "127.0.0.1", port: int = 8443,
+                       rate_limiter: bool = True, stop: asyncio.Event | None = None) -> None:
+    """``fitbot run``: serves Telegram until ``stop`` is set or the task is cancelled; reads no env."""
+    app = build_application(service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter)
+    secret = webhook_secret or (secrets.token_urlsafe(32) if webhook_url else None)
+    async with serve(app, webhook_url=webhook_url, webhook_secret=secret, listen=listen, port=port):
+        log.info("telegram adapter running (%s)", "webhook" if webhook_url else "polling")
+        await (stop or asyncio.Event()).wait()
+
+
+__all__ = ["ActionStore", "AiohttpRequest", "build_application", "callback_data", "run_telegram", "serve"]

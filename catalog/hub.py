@@ -1,0 +1,577 @@
+"""Live Hugging Face look-ups: a repo id becomes a ``ModelSpec`` plus measured GGUF sizes, no weights.
+
+Errors (each carries ``key``, a locale message id, and ``params`` for its placeholders)::
+
+    HubError                        hub.error
+    ├── InvalidRepoRef              hub.invalid_ref                 rejected before any request
+    ├── RepoNotFound                hub.not_found                   404
+    ├── RepoGated                   hub.gated                       403, or 401 with X-Error-Code GatedRepo
+    │                               hub.private                     other 401: private, gated or missing
+    ├── HubRateLimited              hub.rate_limited                429; params.retry_after_s (int or None)
+    ├── HubUnavailable              hub.unavailable                 5xx (params.status)
+    │                               hub.timeout / hub.unreachable   no answer in time / connection failed
+    │                               hub.offline                     HF_HUB_OFFLINE is set
+    ├── HubBadData                  hub.bad_json / hub.too_large / hub.bad_config / hub.bad_gguf
+    │                               hub.no_model_files              neither config.json nor .gguf files
+    ├── QuantNotFound               hub.quant_not_found             owner/repo:Q4_K_M names a missing quant
+    └── HubUnsupportedArchitecture  hub.unsupported_architecture    also an ``hf_config.UnsupportedArchitecture``
+
+Design notes:
+
+* ``huggingface_hub`` is imported inside the worker functions: it costs about a second and the
+  CLI must not pay that at start-up. ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE`` are read
+  at call time, because the library snapshots them into ``constants`` when it is first imported;
+  endpoint and token are passed explicitly (``token=False`` when unset, so no login file is read).
+  The token goes into the Authorization header only: never into logs, reprs or error params.
+* ``model_info(files_metadata=True)`` is one request, without retries: siblings with sizes, the
+  commit sha, safetensors parameter totals by dtype and, for GGUF repos, the hub's own ``gguf``
+  summary (total parameters). Files are then read at that sha, so all numbers are one revision.
+* Files go through the library's session (``get_session``, ``hf_hub_url``, ``build_hf_headers``)
+  rather than ``hf_hub_download``, which writes into the HF disk cache (ours is SQLite), retries
+  5xx/429 with sleeps adding up to ~20 s inside a thread that cannot be cancelled, and has no body
+  cap. Here every read is streamed with a byte cap, an HTTP timeout and a deadline, so the worker
+  thread ends on its own even after ``asyncio.wait_for`` has given up on it.
+* The GGUF header is read with one Range request for the first ``max_header_bytes`` (2 MiB). The
+  ``gguf`` package's reader needs the whole header, whose tokenizer arrays run to ~10 MB for
+  150k-token vocabularies; llama.cpp writes the architecture keys first, so a small prefix holds
+  them, and an array cut off by the prefix still tells its length (the vocabulary size).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import struct
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from pydantic import BaseModel, ConfigDict
+
+from catalog.hf_config import (
+    REPO_ID,
+    ConfigError,
+    UnsupportedArchitecture,
+    config_from_gguf,
+    spec_from_config,
+)
+from core.models import ModelSpec, Provenance, QuantSize
+
+__all__ = [
+    "HubBadData", "HubClient", "HubError", "HubModel", "HubRateLimited", "HubUnavailable",
+    "HubUnsupportedArchitecture", "InvalidRepoRef", "QuantNotFound", "RepoGated", "RepoNotFound", "RepoRef",
+    "UnsupportedArchitecture", "gguf_quant", "parse_gguf_prefix", "parse_repo_ref",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+MIB = 1 << 20
+_GRACE_S = 1.0  # asyncio.wait_for waits this much longer than the HTTP timeout it backs up
+
+
+# --- errors ----------------------------------------------------------------------------------------
+
+
+class HubError(Exception):
+    """A look-up failed; ``key`` and ``params`` let the conversation layer say why in the user's language."""
+
+    default_key = "hub.error"
+
+    def __init__(self, key: str | None = None, /, **params: Any) -> None:
+        self.key = key or self.default_key
+        self.params = params
+        detail = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        super().__init__(f"{self.key} ({detail})" if detail else self.key)
+
+
+class InvalidRepoRef(HubError):
+    default_key = "hub.invalid_ref"
+
+
+class RepoNotFound(HubError):
+    default_key = "hub.not_found"
+
+
+class RepoGated(HubError):
+    default_key = "hub.gated"
+
+
+class HubRateLimited(HubError):
+    default_key = "hub.rate_limited"
+
+    @property
+    def retry_after_s(self) -> int | None:
+        return self.params.get("retry_after_s")
+
+
+class HubUnavailable(HubError):
+    default_key = "hub.unavailable"
+
+
+class HubBadData(HubError):
+    default_key = "hub.bad_json"
+
+
+class QuantNotFound(HubError):
+    default_key = "hub.quant_not_found"
+
+
+class HubUnsupportedArchitecture(HubError, UnsupportedArchitecture):
+    default_key = "hub.unsupported_architecture"
+
+    def __init__(self, key: str | None = None, /, **params: Any) -> None:
+        HubError.__init__(self, key, **params)
+        self.arch = str(params.get("arch", ""))
+
+
+# --- repo references -------------------------------------------------------------------------------
+
+_HOSTS = {"huggingface.co", "www.huggingface.co", "hf.co"}
+_NOT_OWNERS = {"datasets", "spaces", "api", "docs", "models", "collections", "papers", "organizations", "settings"}
+_URL_TAILS = {"tree", "blob", "resolve", "raw", "commits", "commit", "discussions", "files", ""}
+_QUANT_REF = re.compile(r"^[A-Za-z0-9]{1,12}(?:[_-][A-Za-z0-9]{1,12}){0,5}$")
+_QUANT_IN_NAME = re.compile(
+    r"(?<![A-Za-z0-9])((?:UD-)?(?:I?Q[1-8](?:_[A-Z0-9]{1,4}){0,3}|TQ[12]_0|BF16|F16|F32|MXFP4(?:_MOE)?))(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_SPLIT = re.compile(r"-(\d{5})-of-(\d{5})(?=\.gguf$)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RepoRef:
+    """A validated model repo id, with the GGUF quant the user named (``owner/repo:Q4_K_M``)."""
+
+    repo_id: str
+    quant: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.repo_id}:{self.quant}" if self.quant else self.repo_id
+
+
+def _valid_name(part: str) -> bool:
+    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}", part)) and ".." not in part and "--" not in part \
+        and not part.endswith((".", "-")) and not part.lower().endswith(".git")
+
+
+def parse_repo_ref(text: str) -> RepoRef:
+    """Parse "owner/name", "owner/name:Q4_K_M" or a huggingface.co / hf.co URL; raise ``InvalidRepoRef``."""
+    raw = text.strip()
+    if raw.startswith("<") and raw.endswith(">"):  # Discord's "no embed" brackets
+        raw = raw[1:-1]
+    shown = text[:80]
+    if not raw or len(raw) > 300 or not raw.isascii() or any(c.isspace() or not c.isprintable() for c in raw):
+        raise InvalidRepoRef(text=shown)
+    rest, is_url = raw, False
+    scheme = re.match(r"(?i)^https?://", rest)
+    if scheme:
+        rest, is_url = rest[scheme.end():], True
+    host, sep, path = rest.partition("/")
+    if host.lower() in _HOSTS and sep:
+        rest, is_url = path, True
+    elif is_url:
+        raise InvalidRepoRef(text=shown)  # another host, a port, user-info, ...
+    if is_url:
+        rest = re.split(r"[?#]", rest, maxsplit=1)[0]
+    segments = rest.split("/")
+    quant: str | None = None
+    if len(segments) >= 2 and ":" in segments[1]:
+        segments[1], quant = segments[1].split(":", 1)
+    if len(segments) < 2 or any(c in s for s in segments for c in ":?#%\\@"):
+        raise InvalidRepoRef(text=shown)
+    owner, name, *tail = segments
+    if tail and not (is_url and tail[0] in _URL_TAILS) and tail != [""]:
+        raise InvalidRepoRef(text=shown)
+    if owner.lower() in _NOT_OWNERS or not (_valid_name(owner) and _valid_name(name)):
+        raise InvalidRepoRef(text=shown)
+    if quant is None and tail and tail[-1].lower().endswith(".gguf"):
+        quant = gguf_quant(tail[-1])
+    if quant is not None:
+        if not _QUANT_REF.fullmatch(quant):
+            raise InvalidRepoRef(text=shown)
+        quant = quant.upper()
+    repo_id = f"{owner}/{name}"
+    if not REPO_ID.fullmatch(repo_id):
+        raise InvalidRepoRef(text=shown)
+    return RepoRef(repo_id, quant)
+
+
+def gguf_quant(filename: str) -> str | None:
+    """The quant named in a GGUF file name ("Qwen3-14B-UD-Q4_K_XL-00001-of-00002.gguf" -> "UD-Q4_K_XL")."""
+    base = _SPLIT.sub("", filename.rsplit("/", 1)[-1])
+    found = _QUANT_IN_NAME.findall(base)
+    return found[-1].upper() if found else None
+
+
+@dataclass
+class _GgufGroup:
+    quant: str
+    files: list[str]
+    size_bytes: int
+    complete: bool
+
+
+def group_gguf_files(siblings: Iterable[tuple[str, int | None]]) -> dict[str, _GgufGroup]:
+    """Quant -> its files and summed size; split files ("-00001-of-00003") are added up.
+
+    Projector files (mmproj) are not model weights and are left out. When two different base
+    names map to one quant (a repo holding two models), the first in name order is kept.
+    """
+    bases: dict[str, list[tuple[str, int | None, int]]] = {}
+    for name, size in sorted(siblings):
+        leaf = name.rsplit("/", 1)[-1]
+        if not leaf.lower().endswith(".gguf") or leaf.lower().startswith("mmproj"):
+            continue
+        split = _SPLIT.search(leaf)
+        base = _SPLIT.sub("", name)
+        bases.setdefault(base, []).append((name, size, int(split.group(2)) if split else 1))
+    groups: dict[str, _GgufGroup] = {}
+    for base, files in bases.items():
+        folder = base.rsplit("/", 1)[0] if "/" in base else ""
+        quant = gguf_quant(base) or (gguf_quant(folder) if folder else None)  # "Q8_0/model-00001-of-00002.gguf"
+        if not quant or quant in groups:
+            continue
+        sizes = [s for _, s, _ in files]
+        complete = all(isinstance(s, int) and s > 0 for s in sizes) and len(files) == files[0][2]
+        groups[quant] = _GgufGroup(quant, [n for n, _, _ in files], sum(s or 0 for s in sizes), complete)
+    return groups
+
+
+# --- GGUF header prefix ----------------------------------------------------------------------------
+
+_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+
+
+class _Truncated(Exception):
+    """The prefix ends inside this key/value pair."""
+
+
+def _read(fmt: str, data: bytes, pos: int) -> tuple[Any, int]:
+    size = struct.calcsize("<" + fmt)
+    if pos + size > len(data):
+        raise _Truncated
+    return struct.unpack_from("<" + fmt, data, pos)[0], pos + size
+
+
+def _read_string(data: bytes, pos: int) -> tuple[str, int]:
+    length, pos = _read("Q", data, pos)
+    if pos + length > len(data):
+        raise _Truncated
+    return data[pos:pos + length].decode("utf-8", errors="replace"), pos + length
+
+
+def parse_gguf_prefix(data: bytes) -> dict[str, Any]:
+    """Metadata readable from the first bytes of a GGUF file (spec: ggml/docs/gguf.md, v2 and v3).
+
+    Scalars and strings come back as values. Every array also reports its length under
+    ``"<key>#len"``; numeric arrays of at most 4096 items are returned as lists, string arrays
+    are skipped. Parsing stops quietly where the prefix ends.
+    """
+    if data[:4] != b"GGUF" or len(data) < 24:
+        raise ConfigError("not a GGUF file (bad magic)")
+    version, n_kv = struct.unpack_from("<I", data, 4)[0], struct.unpack_from("<Q", data, 16)[0]
+    if version not in (2, 3):
+        raise ConfigError(f"unsupported GGUF version {version}")
+    if n_kv > 1_000_000:
+        raise ConfigError("GGUF header claims an absurd number of metadata keys")
+    meta: dict[str, Any] = {}
+    pos = 24
+    try:
+        for _ in range(n_kv):
+            key, pos = _read_string(data, pos)
+            vtype, pos = _read("I", data, pos)
+            if vtype == _GGUF_ARRAY:
+                itype, pos = _read("I", data, pos)
+                count, pos = _read("Q", data, pos)
+                meta[f"{key}#len"] = count
+                if itype in _GGUF_SCALARS:
+                    fmt = _GGUF_SCALARS[itype]
+                    end = pos + struct.calcsize("<" + fmt) * count
+                    if end > len(data):
+                        raise _Truncated
+                    if count <= 4096:
+                        meta[key] = list(struct.unpack_from(f"<{count}{fmt}", data, pos))
+                    pos = end
+                elif itype == _GGUF_STRING:
+                    for _ in range(count):
+                        _, pos = _read_string(data, pos)
+                else:
+                    raise _Truncated  # nested arrays: nothing we need lies past them
+            elif vtype == _GGUF_STRING:
+                meta[key], pos = _read_string(data, pos)
+            elif vtype in _GGUF_SCALARS:
+                meta[key], pos = _read(_GGUF_SCALARS[vtype], data, pos)
+            else:
+                raise ConfigError(f"GGUF header has an unknown value type {vtype} at {key!r}")
+    except _Truncated:
+        pass
+    return meta
+
+
+# --- result --------------------------------------------------------------------------------------
+
+
+class HubModel(BaseModel):
+    """What a look-up found: the model, measured GGUF sizes, and which revision they came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repo_id: str
+    revision: str  # commit sha every number was read at
+    fetched_at: datetime  # UTC
+    url: str
+    spec: ModelSpec
+    sizes: tuple[QuantSize, ...] = ()
+    source_file: str  # "config.json" or the GGUF file whose header was read
+    stale: bool = False  # served from the cache because the hub could not be asked
+    stale_reason: str | None = None  # the HubError key that made it stale
+
+    @property
+    def quants(self) -> tuple[str, ...]:
+        return tuple(s.quant_id for s in self.sizes)
+
+    def size(self, quant: str) -> QuantSize | None:
+        return next((s for s in self.sizes if s.quant_id == quant.upper()), None)
+
+    def card_source(self) -> tuple[str, dict[str, Any]]:
+        """Message key and params for "from Hugging Face, revision X, fetched at T"."""
+        key = "hub.card_source_stale" if self.stale else "hub.card_source"
+        return key, {"repo": self.repo_id, "revision": self.revision[:12], "fetched_at": self.fetched_at,
+                     "url": self.url}
+
+
+def require_quant(model: HubModel, quant: str | None) -> HubModel:
+    """Raise ``QuantNotFound`` when the user named a quant the repo does not have."""
+    if quant and model.size(quant) is None:
+        raise QuantNotFound(repo=model.repo_id, quant=quant, available=list(model.quants))
+    return model
+
+
+# --- client --------------------------------------------------------------------------------------
+
+_PACKED_DTYPES = {"I32", "U32", "I16", "U16", "I8", "U8", "I64"}
+
+
+def _status_error(status: int, headers: Any, repo_id: str) -> HubError:
+    """Map an HTTP error status (and the hub's X-Error-Code) to our error tree."""
+    code = headers.get("X-Error-Code") if headers is not None else None
+    if code == "GatedRepo" or status == 403:
+        return RepoGated("hub.gated", repo=repo_id)
+    if status == 401:
+        return RepoGated("hub.private", repo=repo_id)
+    if status == 404:
+        return RepoNotFound(repo=repo_id)
+    if status == 429:
+        retry = str(headers.get("Retry-After") or "").strip() if headers is not None else ""
+        return HubRateLimited(repo=repo_id, retry_after_s=int(retry) if retry.isdigit() else None)
+    if status >= 500:
+        return HubUnavailable("hub.unavailable", repo=repo_id, status=status)
+    return HubError("hub.error", repo=repo_id, status=status)
+
+
+def _map_exception(exc: BaseException, repo_id: str) -> HubError | None:
+    """Our error for a library/transport exception, or None when it is not one we know."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
+        return _status_error(exc.response.status_code, exc.response.headers, repo_id)
+    if isinstance(exc, OfflineModeIsEnabled):
+        return HubUnavailable("hub.offline", repo=repo_id)
+    if isinstance(exc, httpx2.TimeoutException):
+        return HubUnavailable("hub.timeout", repo=repo_id)
+    if isinstance(exc, httpx2.TransportError | httpx2.InvalidURL):
+        return HubUnavailable("hub.unreachable", repo=repo_id)
+    return None
+
+
+class HubClient:
+    """Async look-ups against the Hub (or ``HF_ENDPOINT``); the blocking calls run in worker threads."""
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 10.0,
+        max_config_bytes: int = 2 * MIB,
+        max_header_bytes: int = 2 * MIB,
+        endpoint: str | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.timeout_s = timeout_s
+        self.max_config_bytes = max_config_bytes
+        self.max_header_bytes = max_header_bytes
+        self._endpoint = endpoint
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return f"HubClient(endpoint={self.endpoint()!r}, timeout_s={self.timeout_s})"
+
+    def endpoint(self) -> str:
+        return (self._endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+    @staticmethod
+    def _token() -> str | bool:
+        return os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or False
+
+    async def lookup(self, ref: RepoRef | str) -> HubModel:
+        """Fetch and map one repo; raise a ``HubError`` subclass with a message key on failure."""
+        if isinstance(ref, str):
+            ref = parse_repo_ref(ref)
+        if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
+            raise HubUnavailable("hub.offline", repo=ref.repo_id)
+        endpoint, token = self.endpoint(), self._token()
+        info = await self._in_thread(ref.repo_id, self._model_info, ref.repo_id, endpoint, token)
+        repo_id = info.id if isinstance(info.id, str) and REPO_ID.fullmatch(info.id) else ref.repo_id
+        sha = info.sha
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{7,64}", sha):
+            raise HubBadData("hub.bad_json", repo=repo_id, reason="model info has no commit sha")
+        siblings = {s.rfilename: s.size or (s.lfs.size if s.lfs else None) for s in info.siblings or ()}
+        groups = group_gguf_files(siblings.items())
+        fetched_at = self._clock()
+        as_of = fetched_at.date().isoformat()
+        unverified: list[str] = []
+        if "config.json" in siblings:
+            source = "config.json"
+            raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source, siblings[source],
+                                        self.max_config_bytes, False)
+            config = _json_object(raw, repo_id)
+            total = _safetensors_total(info, config)
+            if total is None and isinstance(info.gguf, dict):
+                total = _positive_int(info.gguf.get("total"))
+        elif groups:
+            group = groups.get(ref.quant or "") or min(groups.values(), key=lambda g: g.size_bytes)
+            source = group.files[0]
+            raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source, None,
+                                        self.max_header_bytes, True)
+            try:
+                config = config_from_gguf(parse_gguf_prefix(raw))
+            except UnsupportedArchitecture as exc:
+                raise HubUnsupportedArchitecture(repo=repo_id, arch=exc.arch) from None
+            except ConfigError as exc:
+                raise HubBadData("hub.bad_gguf", repo=repo_id, reason=str(exc)) from None
+            total = _positive_int(info.gguf.get("total")) if isinstance(info.gguf, dict) else None
+        else:
+            raise HubBadData("hub.no_model_files", repo=repo_id)
+        if total is None:
+            unverified.append("total_params")
+        prov = Provenance(source=f"Hugging Face {repo_id} {source} @ {sha[:12]}", as_of=as_of,
+                          unverified=tuple(unverified))
+        try:
+            spec = spec_from_config(config, repo_id, prov, total_params=total, name=repo_id.split("/")[-1])
+        except UnsupportedArchitecture as exc:
+            raise HubUnsupportedArchitecture(repo=repo_id, arch=exc.arch) from None
+        except ConfigError as exc:
+            raise HubBadData("hub.bad_config", repo=repo_id, reason=str(exc)) from None
+        if groups:
+            spec = spec.model_copy(update={"gguf_repo": repo_id, "hf_repo": repo_id if source == "config.json" else None})
+        sizes = tuple(
+            QuantSize(
+                model_id=spec.id, quant_id=g.quant, size_bytes=g.size_bytes, repo=repo_id,
+                provenance=Provenance(source=f"Hugging Face file list of {repo_id} @ {sha[:12]}", as_of=as_of,
+                                      unverified=() if g.complete else ("size_bytes",)),
+            )
+            for g in sorted(groups.values(), key=lambda g: g.size_bytes)
+            if g.size_bytes > 0
+        )
+        model = HubModel(repo_id=repo_id, revision=sha, fetched_at=fetched_at, url=f"{endpoint}/{repo_id}",
+                         spec=spec, sizes=sizes, source_file=source)
+        log.info("hub look-up %s at %s: %s, %d GGUF quants", repo_id, sha[:12], source, len(sizes))
+        return require_quant(model, ref.quant)
+
+    async def _in_thread(self, repo_id: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a blocking call in a worker thread under a deadline (the thread's own timeouts end it)."""
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(fn, *args), self.timeout_s + _GRACE_S)
+        except TimeoutError:
+            raise HubUnavailable("hub.timeout", repo=repo_id) from None
+
+    def _model_info(self, repo_id: str, endpoint: str, token: str | bool) -> Any:
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=endpoint, token=token, library_name="fitbot", library_version="0.1")
+        try:
+            return api.model_info(repo_id, files_metadata=True, securityStatus=False, timeout=self.timeout_s)
+        except Exception as exc:
+            mapped = _map_exception(exc, repo_id)
+            if mapped is not None:
+                raise mapped from None
+            if isinstance(exc, ValueError | KeyError | TypeError | AttributeError):  # bad JSON or shape
+                raise HubBadData("hub.bad_json", repo=repo_id, reason="model info is not valid JSON") from None
+            raise
+
+    def _get_file(self, endpoint: str, token: str | bool, repo_id: str, sha: str, filename: str,
+                  listed_size: int | None, cap: int, ranged: bool) -> bytes:
+        """Stream one file (or its first ``cap`` bytes when ``ranged``), never more than ``cap`` bytes."""
+        if not ranged and listed_size is not None and listed_size > cap:
+            raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=listed_size, limit=cap)
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session
+
+        url = hf_hub_url(repo_id, filename, revision=sha, endpoint=endpoint)
+        headers = build_hf_headers(token=token, library_name="fitbot", library_version="0.1")
+        if ranged:
+            headers["Range"] = f"bytes=0-{cap - 1}"
+            headers["Accept-Encoding"] = "identity"
+        deadline = time.monotonic() + self.timeout_s
+        buf = bytearray()
+        try:
+            with get_session().stream("GET", url, headers=headers, timeout=self.timeout_s) as response:
+                if response.status_code >= 400:
+                    raise _status_error(response.status_code, response.headers, repo_id)
+                length = response.headers.get("Content-Length", "")
+                if not ranged and length.isdigit() and int(length) > cap:
+                    raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=int(length), limit=cap)
+                for chunk in response.iter_bytes():
+                    buf += chunk
+                    if len(buf) > cap:
+                        if not ranged:
+                            raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=len(buf), limit=cap)
+                        del buf[cap:]
+                        break
+                    if time.monotonic() > deadline:
+                        raise HubUnavailable("hub.timeout", repo=repo_id)
+        except HubError:
+            raise
+        except Exception as exc:
+            mapped = _map_exception(exc, repo_id)
+            if mapped is None:
+                raise
+            raise mapped from None
+        return bytes(buf)
+
+
+def _json_object(raw: bytes, repo_id: str) -> dict[str, Any]:
+    import json
+
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise HubBadData("hub.bad_json", repo=repo_id, reason="config.json is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise HubBadData("hub.bad_json", repo=repo_id, reason="config.json is not a JSON object")
+    return value
+
+
+def _positive_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**14 else None
+
+
+def _safetensors_total(info: Any, config: dict[str, Any]) -> int | None:
+    """Exact parameter count from the safetensors metadata, unless a packed quant makes it wrong.
+
+    AWQ/GPTQ/bitsandbytes checkpoints store 4-bit weights packed into I32/U8 elements, so the
+    element count undercounts the parameters up to 8x; the config dims count them instead.
+    """
+    st = getattr(info, "safetensors", None)
+    if st is None:
+        return None
+    params = st.parameters if isinstance(st.parameters, dict) else {}
+    if config.get("quantization_config") and _PACKED_DTYPES & {str(k).upper() for k in params}:
+        return None
+    return _positive_int(st.total)

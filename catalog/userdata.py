@@ -1,0 +1,176 @@
+"""The user-data database (``data_dir()/user.sqlite``): what FitBot learns at run time, not facts.
+
+It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt from the fact files
+whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
+one connection (WAL, so readers never wait for the writer) and hands out one object per table;
+today that is ``HubCache``, a later migration adds user preferences next to it.
+
+``CachedHubClient`` puts the cache in front of ``HubClient``: a fresh entry answers without a
+request, an entry older than ``max_age`` is refreshed, and when the hub is down or rate-limits
+us a stale entry is served, marked ``stale``. Other errors (404, gated, bad data) are passed on:
+the cached numbers might no longer be what the repo holds, and the user should hear why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import aiosqlite
+from pydantic import ValidationError
+
+from catalog.hub import HubClient, HubModel, HubRateLimited, HubUnavailable, RepoRef, parse_repo_ref, require_quant
+from catalog.migrations import Migration, migrate
+from catalog.store import data_dir
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_AGE = timedelta(days=7)
+
+
+async def m001_hub_cache(db: aiosqlite.Connection) -> None:
+    """Hub look-ups by lower-cased repo id, with the revision and fetch time next to the JSON."""
+    await db.execute(
+        "CREATE TABLE hub_cache (repo_key TEXT PRIMARY KEY, repo_id TEXT NOT NULL, revision TEXT NOT NULL,"
+        " fetched_at TEXT NOT NULL, data TEXT NOT NULL)"
+    )
+
+
+USER_MIGRATIONS: tuple[Migration, ...] = (m001_hub_cache,)
+
+
+class HubCache:
+    """Cached ``HubModel``s; the only SQL that touches ``hub_cache``."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    async def get(self, repo_id: str) -> HubModel | None:
+        """The cached look-up for a repo, or None (also for a row an older FitBot wrote in another shape)."""
+        async with self._db.execute("SELECT data FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),)) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        try:
+            return HubModel.model_validate_json(row[0])
+        except ValidationError:
+            log.warning("dropping unreadable hub cache entry for %s", repo_id)
+            return None
+
+    async def put(self, model: HubModel, repo_id: str | None = None) -> None:
+        """Store (or replace) a look-up under ``repo_id`` (the id the user asked for) or its own id."""
+        stored = model.model_copy(update={"stale": False, "stale_reason": None})
+        await self._db.execute(
+            "INSERT OR REPLACE INTO hub_cache VALUES (?, ?, ?, ?, ?)",
+            ((repo_id or model.repo_id).lower(), model.repo_id, model.revision, model.fetched_at.isoformat(),
+             stored.model_dump_json()),
+        )
+
+    async def delete(self, repo_id: str) -> None:
+        await self._db.execute("DELETE FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),))
+
+
+class UserDataStore:
+    """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / "user.sqlite"
+        self._db: aiosqlite.Connection | None = None
+
+    async def open(self) -> Self:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = await aiosqlite.connect(self.path, isolation_level=None)  # autocommit; migrate() opens its own
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await migrate(db, USER_MIGRATIONS)
+        except BaseException:
+            await db.close()
+            raise
+        self._db = db
+        return self
+
+    async def close(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            await db.close()
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close()
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError("UserDataStore is not open")
+        return self._db
+
+    @property
+    def hub_cache(self) -> HubCache:
+        return HubCache(self.db)
+
+
+class CachedHubClient:
+    """``HubClient.lookup`` behind the cache: fresh hits cost no request, a down hub gets stale answers."""
+
+    def __init__(
+        self,
+        client: HubClient,
+        cache: HubCache,
+        *,
+        max_age: timedelta = DEFAULT_MAX_AGE,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.client = client
+        self.cache = cache
+        self.max_age = max_age
+        self._clock = clock
+        self._inflight: dict[str, asyncio.Future[HubModel]] = {}
+
+    async def lookup(self, ref: RepoRef | str) -> HubModel:
+        if isinstance(ref, str):
+            ref = parse_repo_ref(ref)
+        cached = await self.cache.get(ref.repo_id)
+        if cached is not None and self._clock() - cached.fetched_at < self.max_age:
+            return require_quant(cached, ref.quant)
+        try:
+            fresh = await self._fetch_once(ref.repo_id)
+        except (HubUnavailable, HubRateLimited) as exc:
+            if cached is None:
+                raise
+            log.info("hub look-up of %s failed (%s); answering from the cache of %s", ref.repo_id, exc.key,
+                     cached.fetched_at.isoformat(timespec="minutes"))
+            return require_quant(cached.model_copy(update={"stale": True, "stale_reason": exc.key}), ref.quant)
+        return require_quant(fresh, ref.quant)
+
+    async def _fetch_once(self, repo_id: str) -> HubModel:
+        """One hub request per repo at a time: concurrent askers share the first one's answer."""
+        key = repo_id.lower()
+        pending = self._inflight.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[HubModel] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            model = await self.client.lookup(RepoRef(repo_id))  # all quants; the caller's is checked after
+            await self.cache.put(model, repo_id)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+                future.exception()  # mark retrieved: nobody else may be waiting
+            raise
+        else:
+            future.set_result(model)
+            return model
+        finally:
+            del self._inflight[key]

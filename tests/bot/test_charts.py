@@ -1,0 +1,96 @@
+"""Charts: small deterministic PNGs, cached per spec, for odd labels and empty data too."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from bot.charts import DPI, HEIGHT_IN, WIDTH_IN, render_png, tokens_label
+from bot.reply import ChartSpec, Series
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def memory_spec(limit: float | None = 23.5, **changes: object) -> ChartSpec:
+    base = {
+        "kind": "memory_vs_context",
+        "title": "Qwen3 32B: memory vs context",
+        "x_label": "Context (tokens)",
+        "y_label": "GiB",
+        "series": (
+            Series(name="Q4_K_M", points=((4096, 18.0), (16384, 20.0), (65536, 26.0), (131072, 34.0))),
+            Series(name="Q8_0", points=((4096, 33.0), (131072, 49.0))),
+        ),
+        "limit": limit,
+        "limit_label": "RTX 4090 usable",
+    }
+    base.update(changes)
+    return ChartSpec(**base)
+
+
+def speed_spec(**changes: object) -> ChartSpec:
+    base = {
+        "kind": "speed_per_gpu",
+        "title": "Decode speed",
+        "x_label": "tok/s",
+        "y_label": "",
+        "bars": (("RTX 4090", 38.2), ("RTX 3090", 27.0), ("H100 SXM", 120.0)),
+    }
+    base.update(changes)
+    return ChartSpec(**base)
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    assert png.startswith(PNG_SIGNATURE) and png[12:16] == b"IHDR"
+    return struct.unpack(">II", png[16:24])
+
+
+@pytest.mark.parametrize("spec", [memory_spec(), speed_spec()], ids=["memory", "speed"])
+def test_renders_a_small_png(spec):
+    png = render_png(spec)
+    assert png_size(png) == (int(WIDTH_IN * DPI), int(HEIGHT_IN * DPI))
+    assert len(png) < 200_000
+    assert b"Software" not in png and b"matplotlib" not in png  # no version or timestamp metadata
+
+
+def test_equal_specs_return_the_cached_object():
+    first = render_png(memory_spec())
+    assert render_png(memory_spec()) is first
+
+
+def test_output_is_deterministic_without_the_cache():
+    spec = speed_spec(title="uncached")
+    assert render_png.__wrapped__(spec) == render_png.__wrapped__(spec)
+
+
+@pytest.mark.parametrize(
+    "other",
+    [memory_spec(limit=40.0), memory_spec(limit=None), memory_spec(title="Other title"), speed_spec()],
+    ids=["limit", "no-limit", "title", "kind"],
+)
+def test_a_different_spec_gives_different_bytes(other):
+    assert render_png(other) != render_png(memory_spec())
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        memory_spec(series=(), limit=None),
+        memory_spec(series=(Series(name="", points=()),)),
+        memory_spec(title="Kosten $5 $ pro $h", limit_label="$$ broken $\\frac{", y_label="🟢 GiB"),
+        memory_spec(series=(Series(name="big", points=((1024, 1.0), (1 << 20, 400.0))),)),
+        speed_spec(bars=()),
+        speed_spec(bars=(("same", 1.0), ("same", 2.0), ("$bad$ {x}", 0.0), ("🟢 Apple M3 Max", 7.5))),
+    ],
+    ids=["empty", "empty-series", "dollars-emoji", "wide-range", "no-bars", "odd-bars"],
+)
+def test_odd_specs_render_without_warnings(spec):
+    assert render_png(spec).startswith(PNG_SIGNATURE)  # filterwarnings=error turns any warning into a failure
+
+
+@pytest.mark.parametrize(
+    ("tokens", "label"), [(4096, "4K"), (131072, "128K"), (1 << 20, "1M"), (1000, "1000"), (3 << 20, "3M")]
+)
+def test_tokens_label(tokens, label):
+    assert tokens_label(tokens) == label
