@@ -286,15 +286,16 @@ class Suggester:
                 for i in ranked]
 
     def gpus_for(self, typed: str) -> list[app_commands.Choice[str]]:
-        """GPUs; with a typed count ("2x 30") every choice carries it, else 2x/4x variants fill spare room."""
+        """GPUs; with a typed count ("2x 30") every choice carries it, else the best match also comes as 2x/4x."""
         match = _COUNT.match(typed)
         count, rest = (int(match.group(1)), match.group(2)) if match else (1, typed)
         ranked = self._rank(self.gpus, rest[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
         pairs = [(count, i) for i in ranked]
-        if count == 1:
-            spare = AUTOCOMPLETE_MAX - len(pairs)
-            extra = [(n, i) for i in ranked[: max(spare // len(GPU_COUNTS), 0)] for n in GPU_COUNTS]
-            pairs += extra[:spare]
+        if count == 1 and ranked:  # the best match in 2x and 4x right after it; more variants if room is left
+            top, rest = ranked[0], ranked[1:]
+            spare = max(AUTOCOMPLETE_MAX - 1 - len(GPU_COUNTS) - len(rest), 0)
+            more = [(n, i) for i in rest for n in GPU_COUNTS][:spare]
+            pairs = [(1, top), *((n, top) for n in GPU_COUNTS), *((1, i) for i in rest), *more]
         out = []
         for n, i in pairs[:AUTOCOMPLETE_MAX]:
             prefix = f"{n}x " if n > 1 else ""

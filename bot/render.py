@@ -5,7 +5,7 @@ Telegram template autoescapes every string, the console one does not). The platf
 ``render_telegram`` and ``render_discord`` hold the limits of their platform as named constants and
 never return anything the platform would refuse: a long Telegram card is split at block boundaries,
 a Discord card is cut with "…". All text is cleaned first: control characters (terminal escape
-sequences), bidi overrides and zero-width characters are removed from every string, including the
+sequences), bidi overrides, zero-width spaces and invisible operators are removed from every string, including the
 catalog's, since a renderer cannot tell which strings came from a user.
 
 This module holds the shared helpers and the console renderer and re-exports the public API.
@@ -45,13 +45,12 @@ CONSOLE_LABEL_WIDTH = 32  # longer labels push their own value right instead of 
 
 # The renderers' own words (everything else in a Reply is localized already).
 CHROME = {
-    "en": {"did_you_mean": "did you mean", "try": "try", "cut": "shortened to fit", "more": "more"},
-    "de": {"did_you_mean": "meintest du", "try": "probier", "cut": "gekürzt", "more": "mehr"},
+    "en": {"did_you_mean": "did you mean", "try": "try", "cut": "shortened to fit"},
+    "de": {"did_you_mean": "meintest du", "try": "probier", "cut": "gekürzt"},
 }
 
 _INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
-    "\ud800-\udfff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]"
 )
 _NUMERIC = re.compile(r"^[~≈<>$€£+\-−]?\s?\d")
 
@@ -161,7 +160,9 @@ def environment() -> jinja2.Environment:
 def to_console(reply: Reply) -> str:
     """The card as plain text for a terminal: aligned rows and tables, indented commands."""
     sections = [(one_line(s.title, MAX_TITLE), rows_of(s)) for s in reply.sections]
-    label_width = min(max([display_width(lab) for _, rows in sections for lab, _ in rows] or [0]), CONSOLE_LABEL_WIDTH)
+    label_width = min(
+        max([display_width(lab) for _, rows in sections for lab, _ in rows] or [0]), CONSOLE_LABEL_WIDTH
+    )
     code = [
         (one_line(c.label, MAX_TITLE), [ln.rstrip() for ln in clean(c.text).strip("\n").split("\n")])
         for c in reply.code

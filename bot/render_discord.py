@@ -26,7 +26,6 @@ from bot.render import (
     chrome,
     chunk,
     clean,
-    clip,
     one_line,
     rows_of,
     suggestions_text,
@@ -78,13 +77,14 @@ def neutralise_mentions(text: str) -> str:
 
 def _md(text: str, limit: int) -> str:
     """Escaped, mention-safe text of at most ``limit`` characters, never ending in a lone backslash."""
-    return _md_clip(neutralise_mentions(escape_markdown(text)), limit)
+    return _clip(neutralise_mentions(escape_markdown(text)), limit)
 
 
-def _md_clip(out: str, limit: int) -> str:
-    if len(out) <= limit:
-        return out
-    cut = out[: limit - 1]
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` with "…", never ending in a lone escaping backslash or a bare "<@"."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rstrip("<@")
     if (len(cut) - len(cut.rstrip("\\"))) % 2:
         cut = cut[:-1]
     return cut + "…"
@@ -94,7 +94,7 @@ def _code(lines: list[str], lang: str = "") -> str:
     """A fenced code block of at most ``MAX_FIELD_VALUE`` characters; "```" inside cannot close it."""
     fence_open, fence_close = f"```{lang}\n", "\n```"
     inner = neutralise_mentions("\n".join(lines).replace("```", "`\u200b`\u200b`"))
-    inner = clip(inner, MAX_FIELD_VALUE - len(fence_open) - len(fence_close)) or BLANK
+    inner = _clip(inner, MAX_FIELD_VALUE - len(fence_open) - len(fence_close)) or BLANK
     return fence_open + inner + fence_close
 
 
@@ -141,7 +141,7 @@ def _description(reply: Reply) -> str:
         parts.append(_md(summary, DESCRIPTION_SUMMARY))
     if suggestions := suggestions_text(reply):
         parts.append(f"*{_md(chrome(reply, 'did_you_mean'), 100)}:* {_md(suggestions, 800)}")
-    return _md_clip("\n\n".join(parts), MAX_DESCRIPTION)
+    return _clip("\n\n".join(parts), MAX_DESCRIPTION)
 
 
 def _size(field: dict[str, Any]) -> int:
@@ -153,7 +153,7 @@ def to_discord(reply: Reply) -> DiscordMessage:
     title = f"{reply.emoji} " + _md(one_line(reply.title, MAX_TITLE), MAX_TITLE_LEN - len(reply.emoji) - 1)
     description = _description(reply)
     footer_parts = (block(reply.assumptions, MAX_NOTE), block(reply.footer, MAX_NOTE))
-    footer = clip(neutralise_mentions("\n".join(p for p in footer_parts if p)), MAX_FOOTER)
+    footer = _clip(neutralise_mentions("\n".join(p for p in footer_parts if p)), MAX_FOOTER)
     budget = MAX_TOTAL - len(title) - len(description) - len(footer)
     kept: list[dict[str, Any]] = []
     used = 0
@@ -176,7 +176,7 @@ def to_discord(reply: Reply) -> DiscordMessage:
     if reply.chart is not None:
         embeds[0]["image"] = {"url": f"attachment://{CHART_FILENAME}"}
     buttons = tuple(
-        (clip(neutralise_mentions(one_line(a.label, MAX_BUTTON_LABEL)), MAX_BUTTON_LABEL) or str(i + 1), i)
+        (_clip(neutralise_mentions(one_line(a.label, MAX_BUTTON_LABEL)), MAX_BUTTON_LABEL) or str(i + 1), i)
         for i, a in enumerate(reply.actions[:MAX_BUTTONS])
     )
     return DiscordMessage(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import datetime as dt
 import hashlib
 import html
 import inspect
@@ -68,7 +69,8 @@ from telegram.ext import (
 from telegram.request import BaseRequest, RequestData
 
 from bot.charts import render_png
-from bot.render import MAX_CAPTION, caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
+from bot.render import caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
+from bot.render_telegram import MAX_CAPTION, MAX_TEXT
 from bot.reply import Reply
 from bot.service import Service, User
 from locales import Lang, lang_of, num, tokens_per_s
@@ -522,7 +524,7 @@ class TelegramAdapter:
         if not rate or rate <= 0:
             await self._edit(cq, html.escape(say(lang, "feel.unknown")), back, caption)
             return
-        sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else 4096) - 120
+        sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else MAX_TEXT) - 120
         sample = sample[:limit]
         interval = FEEL_EDIT_S["group" if _is_group(update) else "private"]
         start = time.monotonic()
@@ -605,7 +607,7 @@ async def serve(app: Application, *, webhook_url: str | None = None, webhook_sec
             await app.updater.start_webhook(listen=listen, port=port, url_path=path, webhook_url=webhook_url,
                                             secret_token=webhook_secret, allowed_updates=ALLOWED_UPDATES)
         else:
-            await app.updater.start_polling(poll_interval=0, timeout=int(poll_timeout) or 1,
+            await app.updater.start_polling(poll_interval=0, timeout=dt.timedelta(seconds=poll_timeout),
                                             allowed_updates=ALLOWED_UPDATES)
         await app.start()
         try:

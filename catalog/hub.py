@@ -5,13 +5,17 @@ Errors (each carries ``key``, a locale message id, and ``params`` for its placeh
     HubError                        hub.error
     ├── InvalidRepoRef              hub.invalid_ref                 rejected before any request
     ├── RepoNotFound                hub.not_found                   404
+    │                               hub.not_found_or_private        401 RepoNotFound (the hub's answer to
+    │                                                               anonymous callers for both cases)
     ├── RepoGated                   hub.gated                       403, or 401 with X-Error-Code GatedRepo
-    │                               hub.private                     other 401: private, gated or missing
+    │                               hub.bad_token                   401: HF_TOKEN is invalid
+    │                               hub.private                     any other 401
     ├── HubRateLimited              hub.rate_limited                429; params.retry_after_s (int or None)
     ├── HubUnavailable              hub.unavailable                 5xx (params.status)
     │                               hub.timeout / hub.unreachable   no answer in time / connection failed
     │                               hub.offline                     HF_HUB_OFFLINE is set
     ├── HubBadData                  hub.bad_json / hub.too_large / hub.bad_config / hub.bad_gguf
+    │                               hub.missing_file                a listed file 404s (repo changed mid-look-up)
     │                               hub.no_model_files              neither config.json nor .gguf files
     ├── QuantNotFound               hub.quant_not_found             owner/repo:Q4_K_M names a missing quant
     └── HubUnsupportedArchitecture  hub.unsupported_architecture    also an ``hf_config.UnsupportedArchitecture``
@@ -49,7 +53,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
@@ -361,10 +364,17 @@ _PACKED_DTYPES = {"I32", "U32", "I16", "U16", "I8", "U8", "I64"}
 def _status_error(status: int, headers: Any, repo_id: str) -> HubError:
     """Map an HTTP error status (and the hub's X-Error-Code) to our error tree."""
     code = headers.get("X-Error-Code") if headers is not None else None
+    message = headers.get("X-Error-Message") if headers is not None else None
     if code == "GatedRepo" or status == 403:
         return RepoGated("hub.gated", repo=repo_id)
+    if status == 401 and message == "Invalid credentials in Authorization header":
+        return RepoGated("hub.bad_token", repo=repo_id)
+    if status == 401 and code == "RepoNotFound":
+        return RepoNotFound("hub.not_found_or_private", repo=repo_id)
     if status == 401:
         return RepoGated("hub.private", repo=repo_id)
+    if status == 404 and code in ("EntryNotFound", "RevisionNotFound"):
+        return HubBadData("hub.missing_file", repo=repo_id)
     if status == 404:
         return RepoNotFound(repo=repo_id)
     if status == 429:
@@ -377,16 +387,19 @@ def _status_error(status: int, headers: Any, repo_id: str) -> HubError:
 
 def _map_exception(exc: BaseException, repo_id: str) -> HubError | None:
     """Our error for a library/transport exception, or None when it is not one we know."""
-    import httpx2
+    try:
+        import httpx2 as httpx  # huggingface_hub 2.x
+    except ImportError:  # pragma: no cover - huggingface_hub 1.x used httpx
+        import httpx  # type: ignore[no-redef]
     from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
     if isinstance(exc, HfHubHTTPError) and exc.response is not None:
         return _status_error(exc.response.status_code, exc.response.headers, repo_id)
     if isinstance(exc, OfflineModeIsEnabled):
         return HubUnavailable("hub.offline", repo=repo_id)
-    if isinstance(exc, httpx2.TimeoutException):
+    if isinstance(exc, httpx.TimeoutException):
         return HubUnavailable("hub.timeout", repo=repo_id)
-    if isinstance(exc, httpx2.TransportError | httpx2.InvalidURL):
+    if isinstance(exc, httpx.TransportError | httpx.InvalidURL):
         return HubUnavailable("hub.unreachable", repo=repo_id)
     return None
 
@@ -510,8 +523,8 @@ class HubClient:
         """Stream one file (or its first ``cap`` bytes when ``ranged``), never more than ``cap`` bytes."""
         if not ranged and listed_size is not None and listed_size > cap:
             raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=listed_size, limit=cap)
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, get_session
+        from huggingface_hub import get_session, hf_hub_url
+        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # public, not re-exported
 
         url = hf_hub_url(repo_id, filename, revision=sha, endpoint=endpoint)
         headers = build_hf_headers(token=token, library_name="fitbot", library_version="0.1")

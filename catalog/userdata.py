@@ -24,7 +24,15 @@ from typing import Self
 import aiosqlite
 from pydantic import ValidationError
 
-from catalog.hub import HubClient, HubModel, HubRateLimited, HubUnavailable, RepoRef, parse_repo_ref, require_quant
+from catalog.hub import (
+    HubClient,
+    HubModel,
+    HubRateLimited,
+    HubUnavailable,
+    RepoRef,
+    parse_repo_ref,
+    require_quant,
+)
 from catalog.migrations import Migration, migrate
 from catalog.store import data_dir
 

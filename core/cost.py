@@ -33,6 +33,7 @@ DEFAULT_UTILISATION = 0.70  # average board power while serving, as a share of T
 DEFAULT_HOURS_PER_DAY = 8.0
 DAYS_PER_MONTH = 365.25 / 12  # 30.4375
 DEFAULT_USERS = 8  # concurrent streams for the "real deployment" $/Mtok figure
+MAX_GPU_COUNT = 64  # Hardware.count allows 1..64 devices
 
 
 class Speeds(Frozen):
@@ -137,7 +138,7 @@ def quote_offers(
     quotes: list[OfferQuote] = []
     for offer in catalog.offers:
         gpu = catalog.gpu(offer.gpu_id)
-        if gpu is None:
+        if gpu is None or offer.gpu_count > MAX_GPU_COUNT:  # rack-scale (NVL72) offers: not modelled
             continue
         hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"gpu_count": offer.gpu_count}))
         if workload.engine not in quant.engines:

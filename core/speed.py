@@ -610,8 +610,9 @@ def concurrency(
     KV budget = usable memory - weights - runtime overhead (vLLM pre-allocates its KV pool the
     same way, ``determine_available_memory``). A decode step for a batch of B sequences reads the
     weights once (MoE: every expert any of the B tokens routes to) plus B KV caches, and does
-    B x 2 x P_active FLOPs; the step takes the longer of the two (roofline), so aggregate
-    throughput grows with B until the GEMMs become compute-bound. Users beyond the batch wait,
+    B x 2 x P_active GEMM FLOPs; the step takes the longer of the two (roofline) plus the B
+    sequences' attention arithmetic, so aggregate throughput grows with B until the GEMMs become
+    compute-bound. With B = 1 this is exactly the single-stream decode time. Users beyond the batch wait,
     so per-user speed = aggregate / users.
     """
     system = _system(hardware, workload.engine, model)
@@ -625,11 +626,10 @@ def concurrency(
     read += batch * kv_read_bytes(model, workload, workload.context)
     t_mem = read / system.rates.bandwidth_bytes_per_s
     t_mem += model.n_layers * system.rates.layer_latency_s + system.extra_decode_s
-    flops = batch * (2.0 * gemm_params_per_token(model))
-    t_compute = flops / system.rates.gemm_flops_per_s
-    t_compute += batch * decode_attention_flops(model, workload.context) / (
+    t_compute = batch * 2.0 * gemm_params_per_token(model) / system.rates.gemm_flops_per_s
+    t_attention = batch * decode_attention_flops(model, workload.context) / (
         ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
-    step = max(t_mem, t_compute)
+    step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
     return Concurrency(
         sequences_fit=int(fit), users=users, kv_budget_bytes=int(budget), kv_bytes_per_sequence=int(per_seq),

@@ -592,3 +592,10 @@ def test_limits_are_named_constants():
         rd.MAX_BUTTONS,
         rd.MAX_BUTTON_LABEL,
     ) == (256, 4096, 25, 256, 1024, 2048, 6000, 10, 25, 80)
+
+
+def test_discord_cut_never_leaves_a_bare_mention_start_or_lone_backslash():
+    title = to_discord(fit_card(title="x" * 251 + "<@1")).embeds[0]["title"]
+    assert title == "🟢 " + "x" * 251 + "…"
+    title = to_discord(fit_card(title="x" * 252 + "**")).embeds[0]["title"]
+    assert title == "🟢 " + "x" * 252 + "…" and len(title) <= rd.MAX_TITLE_LEN

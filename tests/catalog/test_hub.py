@@ -257,7 +257,9 @@ async def test_gguf_with_unknown_architecture(hub, client):
     [
         ("fitbot-test/gated", RepoGated, "hub.gated", {}),
         ("fitbot-test/forbidden", RepoGated, "hub.gated", {}),
-        ("fitbot-test/private", RepoGated, "hub.private", {}),
+        ("fitbot-test/private", RepoNotFound, "hub.not_found_or_private", {}),
+        ("fitbot-test/bad-token", RepoGated, "hub.bad_token", {}),
+        ("fitbot-test/vanished-file", HubBadData, "hub.missing_file", {}),
         ("fitbot-test/does-not-exist", RepoNotFound, "hub.not_found", {}),
         ("fitbot-test/rate-limited", HubRateLimited, "hub.rate_limited", {"retry_after_s": 30}),
         ("fitbot-test/broken", HubUnavailable, "hub.unavailable", {"status": 500}),
@@ -335,8 +337,13 @@ async def test_every_error_is_a_hub_error():
 
 
 async def test_token_is_sent_but_never_logged(hub, client, monkeypatch, caplog):
+    import huggingface_hub.constants
+
     monkeypatch.setenv("HF_TOKEN", TOKEN)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # the library logs each request as curl
     caplog.set_level(logging.DEBUG)
+    for name in ("huggingface_hub", "httpx2", "httpcore", "catalog"):
+        caplog.set_level(logging.DEBUG, logger=name)
     model = await client.lookup("fitbot-test/dense-8b")
     with pytest.raises(RepoGated) as gated:
         await client.lookup("fitbot-test/gated")
@@ -344,6 +351,8 @@ async def test_token_is_sent_but_never_logged(hub, client, monkeypatch, caplog):
         await client.lookup("fitbot-test/broken")
     sent = [r.headers.get("Authorization") for r in hub.requests if not r.path.startswith("/cdn/")]
     assert sent and all(h == f"Bearer {TOKEN}" for h in sent)
+    assert any(r.name.startswith("huggingface_hub") for r in caplog.records)  # the library's logs were captured
+    assert "fitbot-test/dense-8b" in caplog.text
     everything = " ".join([caplog.text, str(gated.value), repr(gated.value.params), str(broken.value), repr(client),
                            model.model_dump_json()])
     assert TOKEN not in everything and TOKEN[3:15] not in everything

@@ -40,6 +40,7 @@ CATALOG = Catalog(
         offer("Hyper", "h100-sxm", 2, 5.00),
         offer("Cheap", "rtx-3090", 1, 0.22),
         offer("Ghost", "no-such-gpu", 1, 0.01),  # unknown GPU: skipped, never guessed
+        offer("Rack", "h100-sxm", 72, 150.0),  # rack-scale: beyond the 64 devices Hardware models
     ),
 )
 
@@ -126,7 +127,7 @@ def test_quotes_are_cheapest_first_each_on_its_own_hardware():
     quotes = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG, users=8)
     prices = [q.offer.price_per_hour_usd for q in quotes]
     assert prices == sorted(prices)
-    assert "Ghost" not in {q.offer.provider for q in quotes}
+    assert {"Ghost", "Rack"}.isdisjoint({q.offer.provider for q in quotes})
     for q in quotes:
         hardware, workload, _, _, _ = resolve(LLAMA3_8B, q.gpu, Request(gpu_count=q.offer.gpu_count))
         placement = place(LLAMA3_8B, Q4_K_M, hardware, workload)
@@ -161,7 +162,7 @@ def test_no_offer_for_hardware_that_cannot_hold_the_model(model, quant, request_
     quoted = {(q.offer.provider, q.offer.gpu_id, q.offer.gpu_count) for q in quotes}
     for o in CATALOG.offers:
         gpu = CATALOG.gpu(o.gpu_id)
-        if gpu is None:
+        if gpu is None or o.gpu_count > 64:
             continue
         hardware, workload, _, _, _ = resolve(model, gpu, request_.model_copy(update={"gpu_count": o.gpu_count}))
         verdict = place(model, quant, hardware, workload).verdict

@@ -26,7 +26,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from aiohttp import web
 
@@ -205,6 +205,9 @@ def default_repos() -> list[FakeRepo]:
         FakeRepo("fitbot-test/gated", {"config.json": FakeFile(status=401, error_code="GatedRepo")}, gated="manual",
                  safetensors=st_8b),
         FakeRepo("fitbot-test/private", info_status=401, info_headers={"X-Error-Code": "RepoNotFound"}),
+        FakeRepo("fitbot-test/bad-token", info_status=401,
+                 info_headers={"X-Error-Message": "Invalid credentials in Authorization header"}),
+        FakeRepo("fitbot-test/vanished-file", {"config.json": FakeFile(status=404, error_code="EntryNotFound")}),
         FakeRepo("fitbot-test/forbidden", info_status=403, info_headers={"X-Error-Code": "GatedRepo"}),
         FakeRepo("fitbot-test/rate-limited", info_status=429, info_headers={"Retry-After": "30"}),
         FakeRepo("fitbot-test/broken", info_status=500),
@@ -258,7 +261,7 @@ class FakeHub:
 
     # lifecycle
 
-    def __enter__(self) -> FakeHub:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -274,7 +277,7 @@ class FakeHub:
             self._loop = loop
             try:
                 loop.run_until_complete(self._serve())
-            except BaseException as exc:  # pragma: no cover - reported to start()
+            except Exception as exc:  # noqa: BLE001  # pragma: no cover - reported to start()
                 errors.append(exc)
                 started.set()
                 return

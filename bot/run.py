@@ -1,0 +1,100 @@
+"""``fitbot run``: every adapter whose token is set, in one process, sharing one service.
+
+Wiring only: settings → logging → catalog and user data → service → adapters. SIGTERM/SIGINT
+set a stop event; adapters finish in-flight answers and close their connections before exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import sys
+import time
+
+from bot.service import Service
+from bot.settings import Settings
+from catalog.store import CatalogStore, data_dir
+
+log = logging.getLogger("fitbot")
+
+_RESERVED = set(vars(logging.makeLogRecord({})))
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object per line; extra fields given with ``extra={...}`` are kept."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {"ts": round(record.created, 3), "level": record.levelname, "logger": record.name,
+                "msg": record.getMessage()}
+        line.update({k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")})
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines())
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    for noisy in ("httpx", "discord.gateway", "discord.client", "telegram.ext.Updater"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+
+
+async def build_service(settings: Settings) -> Service:
+    """The shared service: catalog, user data, hub cache and limits."""
+    catalog = await CatalogStore().load()
+    return await Service.open(catalog, settings)
+
+
+async def run(settings: Settings) -> int:
+    adapters = settings.adapters()
+    if not adapters:
+        log.error("no adapter to start: set DISCORD_BOT_TOKEN or TELEGRAM_BOT_TOKEN (see deploy/settings.example.env)")
+        return 1
+    service = await build_service(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    tasks = [asyncio.create_task(_adapter(name, service, settings, stop), name=name) for name in adapters]
+    log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(data_dir())})
+    await stop.wait()
+    log.info("shutting down")
+    for task in tasks:
+        if task.get_name() == "discord":
+            task.cancel()  # discord.py closes its connections on cancellation
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await service.close()
+    return 0
+
+
+async def _adapter(name: str, service: Service, settings: Settings, stop: asyncio.Event) -> None:
+    if name == "telegram" and settings.telegram_bot_token:
+        from bot.telegram_app import run_telegram
+
+        secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
+        await run_telegram(
+            service, token=settings.telegram_bot_token.get_secret_value(), base_url=settings.telegram_base_url,
+            webhook_url=settings.telegram_webhook_url, webhook_secret=secret,
+            listen=settings.telegram_webhook_listen, port=settings.telegram_webhook_port, stop=stop,
+        )
+    elif name == "discord" and settings.discord_bot_token:
+        from bot.discord_app import run_discord
+
+        await run_discord(
+            service, settings.discord_bot_token.get_secret_value(), shards=settings.discord_shards,
+            sync_state_path=data_dir() / "discord_sync.json", message_content=settings.discord_message_content,
+        )
+    else:
+        log.error("adapter %s has no token or is unknown", name)
+
+
+def main_run() -> int:
+    settings = Settings()
+    setup_logging(settings.fitbot_log_level)
+    started = time.monotonic()
+    code = asyncio.run(run(settings))
+    log.info("stopped", extra={"uptime_s": round(time.monotonic() - started, 1)})
+    return code

@@ -1,0 +1,44 @@
+"""Rate limits: per key, sliding window, bounded memory, other users unaffected."""
+
+from __future__ import annotations
+
+from bot.limits import Limits, RateLimiter
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_allows_up_to_the_limit_then_refuses_until_the_window_moves():
+    clock = Clock()
+    limiter = RateLimiter(3, clock)
+    assert [limiter.allow("u") for _ in range(4)] == [True, True, True, False]
+    assert limiter.retry_after("u") == 60.0
+    clock.now += 30
+    assert not limiter.allow("u") and limiter.retry_after("u") == 30.0
+    clock.now += 30
+    assert limiter.allow("u")
+
+
+def test_one_flooding_user_does_not_block_others():
+    limits = Limits.per_minute(user=5, chat=1000, expensive=2, clock=Clock())
+    assert sum(limits.check("tg:1", "") == 0 for _ in range(100)) == 5
+    assert limits.check("tg:2", "") == 0
+
+
+def test_chat_limit_applies_across_users():
+    limits = Limits.per_minute(user=100, chat=3, expensive=2, clock=Clock())
+    answered = [limits.check(f"tg:{i}", "tg:-100") == 0 for i in range(5)]
+    assert answered == [True, True, True, False, False]
+
+
+def test_memory_is_bounded(monkeypatch):
+    monkeypatch.setattr("bot.limits.MAX_KEYS", 10)
+    limiter = RateLimiter(1, Clock())
+    for i in range(50):
+        limiter.allow(f"u{i}")
+    assert len(limiter._events) == 10
