@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Table, Tone
+
+__all__ = ["ChartSpec"]
+from core.analysis import Advice, Cost
 from core.estimate import FitEstimate
+from core.finetune import FinetuneEstimate, TrainingFit
 from core.fit import Verdict
 from core.models import Catalog
-from locales import Lang, context_label, gib, integer, num, t, tokens_per_s
+from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
 VERDICT_EMOJI = {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}
@@ -155,3 +159,144 @@ def ask_card(lang: Lang, message: str, suggestions: Sequence[str] = (), queries:
 
 def error_card(lang: Lang, message: str) -> Reply:
     return Reply(kind="error", locale=lang, title=t(lang, "error.title"), tone=Tone.BAD, summary=message)
+
+
+# --- speed, advice and cost sections of the fit card ------------------------------------------
+
+
+def speed_section(est: FitEstimate, lang: Lang) -> Section:
+    sp = est.speed
+    low, high = sp.decode_range
+    rows = [
+        Row(label=t(lang, "row.decode"), value=t(lang, "value.range", value=tokens_per_s(sp.decode_tokens_per_s, lang),
+                                                  low=num(low, lang, 0), high=num(high, lang, 0))),
+        Row(label=t(lang, "row.decode_at_ctx", context=context_label(est.context)),
+            value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang)),
+        Row(label=t(lang, "row.prefill"), value=tokens_per_s(sp.prefill_tokens_per_s, lang)),
+        Row(label=t(lang, "row.ttft"), value=t(lang, "value.ttft", seconds=num(sp.ttft_s, lang, 2),
+                                                prompt=integer(sp.prompt_tokens, lang))),
+    ]
+    if sp.concurrency is not None and est.concurrent > 1:
+        c = sp.concurrency
+        rows.append(Row(label=t(lang, "row.users", users=c.users), value=t(
+            lang, "value.users", aggregate=tokens_per_s(c.aggregate_tokens_per_s, lang),
+            per_user=tokens_per_s(c.per_user_tokens_per_s, lang), fit=integer(c.sequences_fit, lang))))
+    if sp.confidence == "rough":
+        rows.append(Row(label="⚠", value=t(lang, "value.rough")))
+    return Section(title=t(lang, "section.speed"), rows=tuple(rows))
+
+
+def advice_section(est: FitEstimate, advice: Advice, lang: Lang) -> Section:
+    rows = [Row(label=t(lang, "row.best_quant"),
+                value=f"{advice.best_quant} ({t(lang, f'verdict.{advice.best_quant_verdict.value}')})"
+                if advice.best_quant and advice.best_quant_verdict else t(lang, "value.none"))]
+    for option in advice.kv_options[1:]:
+        if option.saved_bytes > 0:
+            mark = f" → {t(lang, f'verdict.{option.verdict.value}')}" if option.verdict_changed else ""
+            rows.append(Row(label=t(lang, "row.kv_tip"), value=t(
+                lang, "value.kv_tip", kv=option.kv_cache.value, saved=gib(option.saved_bytes, lang),
+                total=gib(option.total_bytes, lang)) + mark))
+    hw = advice.hardware
+    for key, setup in (("best_gpu", hw.best_single_gpu), ("best_value", hw.best_price_performance),
+                       ("best_apple", hw.best_apple)):
+        if setup is not None:
+            name = f"{setup.count}x {setup.gpu_name}" if setup.count > 1 else setup.gpu_name
+            price = f" · ~{usd(setup.price_usd, lang, 0)}" if setup.price_usd else ""
+            rows.append(Row(label=t(lang, f"row.{key}"), value=f"{name} · {tokens_per_s(setup.decode_tokens_per_s, lang)}{price}"))
+    return Section(title=t(lang, "section.todo"), rows=tuple(rows))
+
+
+def cost_section(cost: Cost, lang: Lang) -> Section | None:
+    if not cost.offers:
+        return None
+    q = cost.offers[0]
+    rows = [Row(label=t(lang, "row.cheapest_cloud"), value=t(
+        lang, "value.offer", provider=q.offer.provider, count=q.offer.gpu_count, gpu=q.gpu.short_name,
+        price=usd(q.offer.price_per_hour_usd, lang), seen=q.seen))]
+    rows.append(Row(label=t(lang, "row.per_mtok"), value=t(
+        lang, "value.per_mtok", one=usd(q.usd_per_million_tokens, lang), users=q.users_served,
+        many=usd(q.usd_per_million_tokens_at_users, lang))))
+    rvb = cost.rent_vs_buy
+    if rvb is not None:
+        months = num(rvb.break_even_months, lang, 1) if rvb.break_even_months is not None else "–"
+        rows.append(Row(label=t(lang, "row.break_even"), value=t(
+            lang, "value.break_even", months=months, power=usd(rvb.electricity_usd_per_month, lang))))
+    return Section(title=t(lang, "section.cost"), rows=tuple(rows))
+
+
+def command_blocks(advice: Advice) -> tuple[CodeBlock, ...]:
+    return tuple(CodeBlock(label=c.engine.value, text=c.shell) for c in advice.commands)
+
+
+# --- table cards --------------------------------------------------------------------------------
+
+
+def cloud_card(model_name: str, quant: str, cost: Cost, catalog: Catalog, lang: Lang) -> Reply:
+    rows = [
+        (q.offer.provider, f"{q.offer.gpu_count}x {q.gpu.short_name}", usd(q.offer.price_per_hour_usd, lang),
+         tokens_per_s(q.decode_tokens_per_s, lang), usd(q.usd_per_million_tokens, lang),
+         usd(q.usd_per_million_tokens_at_users, lang), q.offer.billing, q.seen)
+        for q in cost.offers
+    ]
+    summary = "" if rows else t(lang, "cloud.none")
+    return table_card("cloud", t(lang, "cloud.title", model=model_name, quant=quant), t(lang, "cloud.headers"),
+                      rows, catalog, lang, summary=summary, assumptions="; ".join(cost.assumptions))
+
+
+def tco_card(model_name: str, est: FitEstimate, cost: Cost, catalog: Catalog, lang: Lang) -> Reply:
+    rvb = cost.rent_vs_buy
+    title = t(lang, "tco.title", model=model_name, gpu=hardware_label(est))
+    if rvb is None:
+        reason = t(lang, "tco.no_price") if cost.offers else t(lang, "cloud.none")
+        return Reply(kind="tco", locale=lang, title=title, tone=Tone.INFO, summary=reason, footer=footer(catalog, lang))
+    months = num(rvb.break_even_months, lang, 1) if rvb.break_even_months is not None else t(lang, "tco.never")
+    rows = (
+        Row(label=t(lang, "tco.purchase"), value=usd(rvb.purchase_usd, lang, 0)),
+        Row(label=t(lang, "tco.power"), value=usd(rvb.electricity_usd_per_month, lang)),
+        Row(label=t(lang, "tco.cloud"), value=t(lang, "tco.cloud_value", provider=rvb.cloud_provider,
+                                                instance=rvb.cloud_instance, price=usd(rvb.cloud_usd_per_hour, lang),
+                                                month=usd(rvb.cloud_usd_per_month, lang), seen=rvb.cloud_seen)),
+        Row(label=t(lang, "tco.break_even"), value=months),
+    )
+    if rvb.break_even_months_same_tokens is not None:
+        rows += (Row(label=t(lang, "tco.break_even_tokens"), value=num(rvb.break_even_months_same_tokens, lang, 1)),)
+    return Reply(kind="tco", locale=lang, title=title, tone=Tone.INFO,
+                 summary=verdict_label(est.verdict, lang), sections=(Section(title=t(lang, "section.cost"), rows=rows),),
+                 assumptions="; ".join(rvb.assumptions), footer=footer(catalog, lang))
+
+
+def finetune_card(model_name: str, gpu_label: str, results: Sequence[tuple[FinetuneEstimate, TrainingFit, TrainingFit | None]],
+                  catalog: Catalog, lang: Lang) -> Reply:
+    """One section per method: breakdown, verdict on the user's GPU, smallest hardware that fits."""
+    sections = []
+    worst = Tone.GOOD
+    for est, mine, smallest in results:
+        rows = [
+            Row(label=t(lang, "ft.weights"), value=gib(est.base_weights_bytes, lang)),
+            Row(label=t(lang, "ft.trainable"), value=f"{num(est.trainable_params / 1e6, lang, 1)} M"),
+            Row(label=t(lang, "ft.grads_opt"), value=gib(est.adapter_bytes + est.gradients_bytes + est.optimizer_bytes, lang)),
+            Row(label=t(lang, "ft.activations"), value=gib(est.activations_bytes + est.logits_bytes, lang)),
+            Row(label=t(lang, "row.total"), value=gib(est.total_bytes, lang)),
+            Row(label=gpu_label, value=verdict_label(mine.verdict, lang)),
+        ]
+        if smallest is not None:
+            name = f"{smallest.count}x {smallest.gpu_name}" if smallest.count > 1 else smallest.gpu_name
+            rows.append(Row(label=t(lang, "ft.smallest"), value=name))
+        if mine.verdict is Verdict.NO_FIT:
+            worst = Tone.WARN
+        label = {"qlora": "QLoRA (4-bit)", "lora": "LoRA (16-bit)", "full": t(lang, "ft.full")}[est.method]
+        sections.append(Section(title=label, rows=tuple(rows)))
+    assumptions = results[0][0].assumptions if results else ()
+    return Reply(kind="finetune", locale=lang, title=t(lang, "ft.title", model=model_name), tone=worst,
+                 sections=tuple(sections), assumptions="; ".join(assumptions), footer=footer(catalog, lang))
+
+
+def compare_card(title: str, estimates: Sequence[FitEstimate], catalog: Catalog, lang: Lang) -> Reply:
+    rows = [
+        (e.model.name, hardware_label(e), e.quant, gib(e.memory.total_bytes, lang), gib(e.memory.usable_bytes, lang),
+         tokens_per_s(e.speed.decode_tokens_per_s, lang), tokens_per_s(e.speed.prefill_tokens_per_s, lang),
+         verdict_label(e.verdict, lang))
+        for e in estimates
+    ]
+    return table_card("compare", title, t(lang, "compare.headers"), rows, catalog, lang,
+                      assumptions=assumptions_line(estimates[0], lang) if estimates else "")

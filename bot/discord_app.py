@@ -335,7 +335,7 @@ class CardStore:
         return query if expires > time.monotonic() else None
 
 
-class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.S)):
+class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.DOTALL)):
     """A follow-up button; its custom_id holds the question (q) or a key into the CardStore (k)."""
 
     def __init__(self, kind: str, data: str, label: str = "…") -> None:
@@ -655,11 +655,12 @@ class FitBotMixin:
         return (float(rate), True) if rate else (FEEL_PLACEHOLDER_TOKENS_PER_S, False)
 
     async def _stream(self, interaction: discord.Interaction, rate: float, exact: bool) -> None:
+        """Edits the card about once a second with the sample text a decoder at ``rate`` would have written."""
         lang = lang_of(str(interaction.locale))
         shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
         head = "⚡ " + text(lang, "feel.title", rate=shown) + ("" if exact else text(lang, "feel.placeholder"))
         sample = text(lang, "feel.sample")
-        room = MAX_CONTENT - len(head) - 64
+        room = MAX_CONTENT - len(head) - 120  # fences, cursor and the closing line
         start = time.monotonic()
         try:
             while True:
@@ -667,11 +668,12 @@ class FitBotMixin:
                 elapsed = min(time.monotonic() - start, self.feel_seconds)
                 chars = int(rate * elapsed * CHARS_PER_TOKEN)
                 body = (sample * (chars // len(sample) + 1))[: min(chars, room)]
-                done = elapsed >= self.feel_seconds
-                tail = text(lang, "feel.done", tokens=int(rate * elapsed), seconds=f"{elapsed:.0f}", rate=shown) if done else "▌"
-                await interaction.edit_original_response(content=f"{head}\n```\n{body}{'' if done else tail}\n```" + (f"\n{tail}" if done else ""))
-                if done:
-                    return
+                if elapsed < self.feel_seconds:
+                    await interaction.edit_original_response(content=f"{head}\n```\n{body}▌\n```")
+                    continue
+                done = text(lang, "feel.done", tokens=int(rate * elapsed), seconds=f"{elapsed:.0f}", rate=shown)
+                await interaction.edit_original_response(content=f"{head}\n```\n{body}\n```\n{done}")
+                return
         except discord.HTTPException:
             log.warning("feel-the-speed edit failed", exc_info=True)
         finally:
@@ -725,12 +727,12 @@ def intents(message_content: bool = False) -> discord.Intents:
 def build_bot(service: Service, *, shards: int | None = None, sync_state_path: Path | None = None,
               guild_ready_timeout: float = 2.0, message_content: bool = False) -> FitBot | ShardedFitBot:
     """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n."""
-    options: dict[str, Any] = dict(
-        command_prefix=commands.when_mentioned, help_command=None, tree_cls=FitTree,
-        intents=intents(message_content), allowed_mentions=discord.AllowedMentions.none(),
-        guild_ready_timeout=guild_ready_timeout, max_messages=None, chunk_guilds_at_startup=False,
-        member_cache_flags=discord.MemberCacheFlags.none(),
-    )
+    options: dict[str, Any] = {
+        "command_prefix": commands.when_mentioned, "help_command": None, "tree_cls": FitTree,
+        "intents": intents(message_content), "allowed_mentions": discord.AllowedMentions.none(),
+        "guild_ready_timeout": guild_ready_timeout, "max_messages": None, "chunk_guilds_at_startup": False,
+        "member_cache_flags": discord.MemberCacheFlags.none(),
+    }
     bot: FitBot | ShardedFitBot
     if shards is None:
         bot = FitBot(**options)

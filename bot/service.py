@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 from bot import cards
 from bot.reply import Reply
+from core.analysis import advice_for, cost_of
 from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.finetune import estimate_finetune, smallest_hardware, training_fit
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
@@ -22,6 +24,9 @@ log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
 TABLE_CONTEXTS = (8192, 32768)
+CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
+CHART_QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ4_XS", "Q3_K_M", "UD-Q2_K_XL")
+SPEED_CHART_GPUS = 12
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
@@ -81,12 +86,20 @@ class Service:
             return model
         if q.intent is Intent.GPUS:
             return self._gpus_for_model(model, q, lang)
+        if q.intent is Intent.CLOUD:
+            return self._cloud(model, q, lang, user)
+        if q.intent is Intent.COMPARE:
+            return self._compare(model, q, lang, user, text)
         gpu = self._gpu(q, lang, user, text, model)
         if isinstance(gpu, Reply):
             return gpu
         hw, count = gpu
         if q.intent is Intent.QUANT:
             return self._quant_matrix(model, hw, count, q, lang, user)
+        if q.intent is Intent.FINETUNE:
+            return self._finetune(model, hw, count, q, lang)
+        if q.intent is Intent.TCO:
+            return self._tco(model, hw, count, q, lang, user)
         return self._fit(model, hw, count, q, lang, user, text)
 
     # --- name resolution ----------------------------------------------------------------------
@@ -146,12 +159,106 @@ class Service:
         return estimate(model, gpu, quant, request, measured)
 
     def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
+        request = self._request(q, user, count)
         try:
-            est = self._estimate(model, gpu, self._request(q, user, count))
+            est = self._estimate(model, gpu, request)
         except EstimateError as exc:
             return cards.error_card(lang, t(lang, "error.estimate", reason=str(exc)))
-        card = cards.fit_card(est, self.catalog, lang, echo=text)
-        return card.model_copy(update={"kind": q.intent.value if q.intent is Intent.SPEED else "fit"})
+        quant = self.catalog.quant(est.quant)
+        assert quant is not None
+        measured = self.catalog.size(model.id, quant.id)
+        cost = cost_of(model, gpu, quant, request, self.catalog, est, measured)
+        advice = advice_for(model, gpu, quant, request, self.catalog, est, measured, cost.offers[0] if cost.offers else None)
+        extra = [cards.speed_section(est, lang), cards.advice_section(est, advice, lang)]
+        cost_section = cards.cost_section(cost, lang)
+        if cost_section:
+            extra.append(cost_section)
+        speed_card = q.intent is Intent.SPEED
+        chart = self._speed_chart(model, request, lang) if speed_card else self._memory_chart(model, gpu, request, lang)
+        card = cards.fit_card(est, self.catalog, lang, extra=extra, code=cards.command_blocks(advice), chart=chart, echo=text)
+        return card.model_copy(update={"kind": "speed" if speed_card else "fit"})
+
+    def decode_speed(self, text: str) -> float | None:
+        """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
+        query = parse(text.removeprefix("/feel").strip(), self.vocab)
+        model = self._model(query, "en", text)
+        if isinstance(model, Reply):
+            return None
+        gpu = self._gpu(query, "en", User(), text, model)
+        if isinstance(gpu, Reply):
+            return None
+        try:
+            est = self._estimate(model, gpu[0], self._request(query, User(), gpu[1]))
+        except EstimateError:
+            return None
+        return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
+
+    def _memory_chart(self, model: ModelSpec, gpu: GpuSpec, request: Request, lang: Lang) -> cards.ChartSpec:
+        curves = []
+        engine = request.engine or Engine.LLAMA_CPP
+        usable = 0
+        for qid in CHART_QUANTS if engine is Engine.LLAMA_CPP else ("BF16", "FP8", "AWQ"):
+            if self.catalog.quant(qid) is None:
+                continue
+            points = []
+            for ctx in CHART_CONTEXTS:
+                est = self._estimate(model, gpu, request.model_copy(update={"quant": qid, "context": ctx}))
+                points.append((ctx, est.memory.total_bytes))
+                usable = est.memory.usable_bytes
+            curves.append((qid, points))
+        return cards.memory_chart(model.name, usable, curves, lang)
+
+    def _speed_chart(self, model: ModelSpec, request: Request, lang: Lang) -> cards.ChartSpec:
+        bars = []
+        for gpu in self.catalog.gpus:
+            est = self._estimate(model, gpu, request.model_copy(update={"gpu_count": 1}))
+            if est.verdict in (Verdict.FITS, Verdict.TIGHT):
+                bars.append((gpu.short_name, round(est.speed.decode_tokens_per_s, 1)))
+        bars.sort(key=lambda b: -b[1])
+        return cards.ChartSpec(kind="speed_per_gpu", title=model.name, x_label="tok/s", y_label="",
+                               bars=tuple(bars[:SPEED_CHART_GPUS]))
+
+    def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User) -> Reply:
+        request = self._request(q, user, 1)
+        quant = self.catalog.quant(request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP))
+        if quant is None:
+            return cards.error_card(lang, t(lang, "error.estimate", reason=f"unknown quant {request.quant}"))
+        est = self._estimate(model, self.catalog.gpus[0], request, quant.id)
+        cost = cost_of(model, self.catalog.gpus[0], quant, request, self.catalog, est, self.catalog.size(model.id, quant.id))
+        return cards.cloud_card(model.name, quant.id, cost, self.catalog, lang)
+
+    def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
+        request = self._request(q, user, count)
+        est = self._estimate(model, gpu, request)
+        quant = self.catalog.quant(est.quant)
+        assert quant is not None
+        cost = cost_of(model, gpu, quant, request, self.catalog, est, self.catalog.size(model.id, quant.id))
+        return cards.tco_card(model.name, est, cost, self.catalog, lang)
+
+    def _finetune(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang) -> Reply:
+        methods = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
+        seq = q.context or 2048
+        results = []
+        for method in methods:
+            est = estimate_finetune(model, method, seq_len=seq)
+            results.append((est, training_fit(est, gpu, count), smallest_hardware(model, method, self.catalog, seq_len=seq)))
+        label = f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name
+        return cards.finetune_card(model.name, label, results, self.catalog, lang)
+
+    def _compare(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str) -> Reply:
+        pairs: list[tuple[ModelSpec, GpuSpec, int]] = []
+        gpu = self._gpu(q, lang, user, text, model)
+        if isinstance(gpu, Reply):
+            return gpu
+        pairs.append((model, gpu[0], gpu[1]))
+        second_model = self.catalog.model(q.model2.id) if q.model2 and q.model2.id else None
+        second_gpu = self.catalog.gpu(q.gpu2.id) if q.gpu2 and q.gpu2.id else None
+        if second_gpu:
+            pairs.append((model, second_gpu, q.gpu2_count))
+        elif second_model:
+            pairs.append((second_model, gpu[0], gpu[1]))
+        estimates = [self._estimate(m, g, self._request(q, user, n)) for m, g, n in pairs]
+        return cards.compare_card(t(lang, "compare.title"), estimates, self.catalog, lang)
 
     def _quant_matrix(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
         request = self._request(q, user, count)
@@ -163,7 +270,7 @@ class Service:
             est = self._estimate(model, gpu, request.model_copy(update={"quant": quant.id}))
             mem = est.memory
             rows.append((quant.id, gib(mem.weights_bytes, lang), gib(mem.kv_cache_bytes, lang),
-                         gib(mem.total_bytes, lang), "–", cards.verdict_label(est.verdict, lang)))
+                         gib(mem.total_bytes, lang), _speed(est, lang), cards.verdict_label(est.verdict, lang)))
         ctx = request.context or 8192
         title = t(lang, "quant.title", model=model.name, gpu=f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name,
                   context=context_label(ctx))
@@ -175,7 +282,8 @@ class Service:
         for gpu in self.catalog.gpus:
             ests = [self._estimate(model, gpu, request.model_copy(update={"context": c})) for c in TABLE_CONTEXTS]
             rows.append((gpu.short_name, gib(gpu.memory_bytes, lang, 0), gib(ests[0].memory.total_bytes, lang, 1),
-                         gib(ests[1].memory.total_bytes, lang, 1), "–", cards.verdict_label(ests[0].verdict, lang)))
+                         gib(ests[1].memory.total_bytes, lang, 1), _speed(ests[0], lang),
+                         cards.verdict_label(ests[0].verdict, lang)))
         quant = request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
         title = t(lang, "gpus.title", model=model.name, count=len(rows), quant=quant)
         headers = t(lang, "gpus.headers", ctx1=context_label(TABLE_CONTEXTS[0]), ctx2=context_label(TABLE_CONTEXTS[1]))
@@ -193,11 +301,15 @@ class Service:
             est = self._estimate(model, hw, request)
             if est.verdict in (Verdict.FITS, Verdict.TIGHT):
                 rows.append((est.model.name, f"{integer(round(model.total_params / 1e9), lang)}B",
-                             gib(est.memory.total_bytes, lang, 1), "–", cards.verdict_label(est.verdict, lang)))
+                             gib(est.memory.total_bytes, lang, 1), _speed(est, lang), cards.verdict_label(est.verdict, lang)))
         title = t(lang, "models.title", gpu=f"{count}x {hw.short_name}" if count > 1 else hw.short_name,
                   quant=request.quant or "Q4_K_M", context=context_label(request.context or 8192))
         return cards.table_card("models", title, t(lang, "models.headers"), rows, self.catalog, lang,
                                 summary="" if rows else t(lang, "models.none"))
 
 
-__all__ = ["Service", "User", "tokens_per_s", "vocabulary"]
+def _speed(est: FitEstimate, lang: Lang) -> str:
+    return "–" if est.verdict is Verdict.NO_FIT else tokens_per_s(est.speed.decode_tokens_per_s, lang)
+
+
+__all__ = ["Service", "User", "vocabulary"]

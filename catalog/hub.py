@@ -446,31 +446,13 @@ class HubClient:
             raise HubBadData("hub.bad_json", repo=repo_id, reason="model info has no commit sha")
         siblings = {s.rfilename: s.size or (s.lfs.size if s.lfs else None) for s in info.siblings or ()}
         groups = group_gguf_files(siblings.items())
+        quant = ref.quant.upper() if ref.quant else None
+        if quant and quant not in groups:  # before reading anything more
+            raise QuantNotFound(repo=repo_id, quant=quant, available=sorted(groups))
         fetched_at = self._clock()
         as_of = fetched_at.date().isoformat()
+        config, total, source = await self._config(info, quant, repo_id, sha, endpoint, token, siblings, groups)
         unverified: list[str] = []
-        if "config.json" in siblings:
-            source = "config.json"
-            raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source, siblings[source],
-                                        self.max_config_bytes, False)
-            config = _json_object(raw, repo_id)
-            total = _safetensors_total(info, config)
-            if total is None and isinstance(info.gguf, dict):
-                total = _positive_int(info.gguf.get("total"))
-        elif groups:
-            group = groups.get(ref.quant or "") or min(groups.values(), key=lambda g: g.size_bytes)
-            source = group.files[0]
-            raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source, None,
-                                        self.max_header_bytes, True)
-            try:
-                config = config_from_gguf(parse_gguf_prefix(raw))
-            except UnsupportedArchitecture as exc:
-                raise HubUnsupportedArchitecture(repo=repo_id, arch=exc.arch) from None
-            except ConfigError as exc:
-                raise HubBadData("hub.bad_gguf", repo=repo_id, reason=str(exc)) from None
-            total = _positive_int(info.gguf.get("total")) if isinstance(info.gguf, dict) else None
-        else:
-            raise HubBadData("hub.no_model_files", repo=repo_id)
         if total is None:
             unverified.append("total_params")
         prov = Provenance(source=f"Hugging Face {repo_id} {source} @ {sha[:12]}", as_of=as_of,
@@ -492,10 +474,37 @@ class HubClient:
             for g in sorted(groups.values(), key=lambda g: g.size_bytes)
             if g.size_bytes > 0
         )
-        model = HubModel(repo_id=repo_id, revision=sha, fetched_at=fetched_at, url=f"{endpoint}/{repo_id}",
-                         spec=spec, sizes=sizes, source_file=source)
         log.info("hub look-up %s at %s: %s, %d GGUF quants", repo_id, sha[:12], source, len(sizes))
-        return require_quant(model, ref.quant)
+        return HubModel(repo_id=repo_id, revision=sha, fetched_at=fetched_at, url=f"{endpoint}/{repo_id}",
+                        spec=spec, sizes=sizes, source_file=source)
+
+    async def _config(self, info: Any, quant: str | None, repo_id: str, sha: str, endpoint: str, token: str | bool,
+                      siblings: dict[str, int | None], groups: dict[str, _GgufGroup],
+                      ) -> tuple[dict[str, Any], int | None, str]:
+        """The config dict (from config.json, else a GGUF header), the exact parameter count and the file read."""
+        if "config.json" in siblings:
+            source = "config.json"
+            raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source,
+                                        siblings[source], self.max_config_bytes, False)
+            config = _json_object(raw, repo_id)
+            total = _safetensors_total(info, config)
+            if total is None and isinstance(info.gguf, dict):
+                total = _positive_int(info.gguf.get("total"))
+            return config, total, source
+        if not groups:
+            raise HubBadData("hub.no_model_files", repo=repo_id)
+        group = groups.get(quant or "") or min(groups.values(), key=lambda g: g.size_bytes)
+        source = group.files[0]  # the first shard holds all the metadata
+        raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source, None,
+                                    self.max_header_bytes, True)
+        try:
+            config = config_from_gguf(parse_gguf_prefix(raw))
+        except UnsupportedArchitecture as exc:
+            raise HubUnsupportedArchitecture(repo=repo_id, arch=exc.arch) from None
+        except ConfigError as exc:
+            raise HubBadData("hub.bad_gguf", repo=repo_id, reason=str(exc)) from None
+        total = _positive_int(info.gguf.get("total")) if isinstance(info.gguf, dict) else None
+        return config, total, source
 
     async def _in_thread(self, repo_id: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a blocking call in a worker thread under a deadline (the thread's own timeouts end it)."""

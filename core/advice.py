@@ -105,17 +105,27 @@ def _candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[Quan
 
 
 def best_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> FitEstimate | None:
-    """Highest-bit quant whose estimate fits with reserve, else the highest that is tight; None if none does."""
+    """Highest-bit quant whose estimate fits with reserve, else the highest that is tight; None if none does.
+
+    The scan only places each quant (cheap); the full estimate is made for the winner alone.
+    """
     engine = request.engine or Engine.LLAMA_CPP
-    tight: FitEstimate | None = None
+    tight: QuantSpec | None = None
+    chosen: QuantSpec | None = None
     for quant in _candidates(model, engine, catalog):
-        est = estimate(model, gpu, quant, request.model_copy(update={"quant": quant.id}),
-                       catalog.size(model.id, quant.id))
-        if est.verdict is Verdict.FITS:
-            return est
-        if est.verdict is Verdict.TIGHT and tight is None:
-            tight = est
-    return tight
+        req = request.model_copy(update={"quant": quant.id})
+        hardware, workload, _, _, _ = resolve(model, gpu, req)
+        verdict = place(model, quant, hardware, workload, catalog.size(model.id, quant.id)).verdict
+        if verdict is Verdict.FITS:
+            chosen = quant
+            break
+        if verdict is Verdict.TIGHT and tight is None:
+            tight = quant
+    chosen = chosen or tight
+    if chosen is None:
+        return None
+    return estimate(model, gpu, chosen, request.model_copy(update={"quant": chosen.id}),
+                    catalog.size(model.id, chosen.id))
 
 
 def kv_savings(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request,

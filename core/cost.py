@@ -25,7 +25,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
-from core.speed import concurrency, estimate_speed
+from core.speed import LLAMA_BENCH_TG, concurrency, decode_tokens_per_s
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.assumptions and can be overridden.
 DEFAULT_USD_PER_KWH = 0.30  # household tariff order of magnitude (EU ~0.30, US ~0.17 $/kWh)
@@ -111,11 +111,12 @@ def decode_speeds(model: ModelSpec, placement: Placement, hardware: Hardware, wo
                   users: int = 1, quant_id: str | None = None) -> Speeds:
     """Single-stream and batched decode speed from ``core.speed``: the one place cost and advice ask it.
 
-    Single stream: ``estimate_speed().decode_tokens_per_s`` (short context, llama-bench tg128).
+    Single stream: ``speed.decode_tokens_per_s`` at short context (llama-bench tg128), the same
+    figure ``estimate_speed`` reports, without its prefill and TTFT work.
     Batched: ``speed.concurrency`` (roofline over a batch of min(users, sequences whose KV fits));
     when not even one more full-context sequence fits, the single stream is all there is.
     """
-    single = estimate_speed(model, placement.weights, placement, hardware, workload, quant_id).decode_tokens_per_s
+    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, LLAMA_BENCH_TG, quant_id)
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
     if batch.batch < 1 or batch.aggregate_tokens_per_s <= 0:
         return Speeds(decode_tokens_per_s=single, users=users, users_served=1, aggregate_tokens_per_s=single)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.fit import MemoryBreakdown, Offload, Verdict, max_context, place
+from core.speed import SpeedEstimate, estimate_speed
 from core.memory import RAM_USABLE_FRACTION, unified_fraction
 from core.models import (
     GIB,
@@ -77,6 +78,8 @@ class FitEstimate(Frozen):
     verdict: Verdict
     offload: Offload
     max_context: int  # largest context that still fits fully on the GPU(s) at this quant
+    speed: SpeedEstimate
+    concurrent: int = 1
     assumptions: tuple[str, ...]
     defaults_used: tuple[str, ...]  # request fields filled with defaults, for localized cards
 
@@ -154,6 +157,7 @@ def estimate(
     if workload.engine not in quant.engines:
         raise EstimateError(f"{quant.id} cannot be served by {workload.engine.value}")
     placement = place(model, quant, hardware, workload, measured)
+    speed = estimate_speed(model, placement.weights, placement, hardware, workload, quant.id)
     notes.append("weights: measured file size" if placement.weights.measured else
                  f"weights: estimated from the {quant.id} recipe (no measured file size)")
     return FitEstimate(
@@ -174,6 +178,8 @@ def estimate(
         verdict=placement.verdict,
         offload=placement.offload,
         max_context=max_context(model, quant, hardware, workload, measured),
+        speed=speed,
+        concurrent=workload.concurrent,
         assumptions=tuple(notes),
         defaults_used=tuple(used),
     )

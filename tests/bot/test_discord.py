@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from bot import cards
+from bot.discord_app import CardButton, build_bot, question
 from bot.render import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
@@ -26,7 +27,6 @@ from tests.fakes import fixtures
 from tests.fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN, FakeDiscord, import_discord
 
 discord = import_discord()
-from bot.discord_app import CardButton, build_bot, question  # noqa: E402  (after the warning-safe import)
 
 discord_api = fixtures.discord_api
 

@@ -240,6 +240,10 @@ async def test_missing_quant_names_the_available_ones(hub, client):
         await client.lookup("fitbot-test/llama-8b-gguf:Q2_K")
     assert info.value.key == "hub.quant_not_found"
     assert info.value.params == {"repo": "fitbot-test/llama-8b-gguf", "quant": "Q2_K", "available": ["Q4_K_M", "Q8_0"]}
+    assert [r.path for r in hub.requests] == ["/api/models/fitbot-test/llama-8b-gguf"]  # no file was read
+    with pytest.raises(QuantNotFound) as info:
+        await client.lookup(RepoRef("fitbot-test/dense-8b", "q4_k_m"))
+    assert info.value.params["available"] == [] and info.value.params["quant"] == "Q4_K_M"
 
 
 async def test_gguf_with_unknown_architecture(hub, client):

@@ -1,0 +1,70 @@
+"""Everything one question can be answered with: the estimate plus its cost and advice.
+
+The estimate is cheap (microseconds); cost and advice scan the catalog's offers and devices, so
+callers ask for them only where a card or ``--json`` shows them.
+"""
+
+from __future__ import annotations
+
+from core.advice import HardwareAdvice, KvOption, LaunchCommand, best_quant, kv_savings, launch_commands, recommend_hardware
+from core.cost import OfferQuote, RentVsBuy, cost_assumptions, quote_offers, rent_vs_buy
+from core.estimate import FitEstimate, Request, estimate
+from core.fit import Verdict
+from core.models import Catalog, Frozen, GpuSpec, ModelSpec, QuantSize, QuantSpec
+
+MAX_OFFERS = 8
+
+
+class Cost(Frozen):
+    offers: tuple[OfferQuote, ...]  # cheapest first, each priced at its own speed
+    rent_vs_buy: RentVsBuy | None
+    assumptions: tuple[str, ...]
+
+
+class Advice(Frozen):
+    best_quant: str | None  # highest-quality quant that fits at the asked context
+    best_quant_verdict: Verdict | None
+    max_context: int  # at the asked quant
+    kv_options: tuple[KvOption, ...]
+    hardware: HardwareAdvice
+    commands: tuple[LaunchCommand, ...]  # only commands whose settings fit
+
+
+class Analysis(Frozen):
+    estimate: FitEstimate
+    cost: Cost
+    advice: Advice
+
+
+def cost_of(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
+            est: FitEstimate, measured: QuantSize | None = None) -> Cost:
+    users = request.concurrent or 8
+    quotes = quote_offers(model, quant, request, catalog, users=users, measured=measured)
+    owned = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
+    rvb = rent_vs_buy(gpu, est.hardware.count, quotes[0], owned_tokens_per_s=owned) if quotes else None
+    return Cost(offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, assumptions=cost_assumptions(users))
+
+
+def advice_for(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
+               est: FitEstimate, measured: QuantSize | None = None, cloud: OfferQuote | None = None) -> Advice:
+    best = best_quant(model, gpu, request, catalog)
+    hardware = recommend_hardware(model, quant, request, catalog, measured)
+    if cloud is not None and hardware.cheapest_cloud is None:
+        hardware = hardware.model_copy(update={"cheapest_cloud": cloud})
+    return Advice(
+        best_quant=best.quant if best else None,
+        best_quant_verdict=best.verdict if best else None,
+        max_context=est.max_context,
+        kv_options=kv_savings(model, gpu, quant, request, measured),
+        hardware=hardware,
+        commands=launch_commands(model, gpu, request, catalog, measured),
+    )
+
+
+def analyse(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
+            measured: QuantSize | None = None) -> Analysis:
+    """Estimate, then cost and advice for the same question."""
+    est = estimate(model, gpu, quant, request, measured)
+    cost = cost_of(model, gpu, quant, request, catalog, est, measured)
+    cloud = cost.offers[0] if cost.offers else None
+    return Analysis(estimate=est, cost=cost, advice=advice_for(model, gpu, quant, request, catalog, est, measured, cloud))
