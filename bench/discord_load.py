@@ -2,7 +2,8 @@
 
 Two processes, so the bot has a core to itself as in production: this one runs the fake Discord
 (REST + gateway, ``tests/fakes/discord_api.py``) and the load driver; a child process runs the
-production bot from ``bot.discord_app.build_bot`` on the real catalog, pointed at the fake. The
+production bot from ``bot.discord_app.build_bot`` on the real catalog, pointed at the fake (charts
+off unless ``--charts``: the target is fit answers without charts). The
 driver keeps ``--window`` interactions in flight (closed loop: it measures what the bot can keep up
 with, inside the fake's 3-second answer deadline) and, with ``--rate``, also paces dispatch.
 
@@ -52,7 +53,7 @@ def _vm(key: str) -> int:
 # --------------------------------------------------------------------------------------------- child: the bot
 
 
-async def run_bot(port: int, catalog_path: Path) -> None:
+async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
     """The production bot pointed at the fake on ``port``; prints "ready", then stats on each stdin line."""
     import yarl
 
@@ -63,7 +64,7 @@ async def run_bot(port: int, catalog_path: Path) -> None:
     discord.http.Route.BASE = f"http://127.0.0.1:{port}/api/v10"
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(f"ws://127.0.0.1:{port}/")
     service = Service(await CatalogStore(catalog_path).load())
-    bot = build_bot(service, guild_ready_timeout=0.05)
+    bot = build_bot(service, guild_ready_timeout=0.05, charts=charts)
     idle_rss = _vm("VmRSS")
 
     async def on_ready() -> None:
@@ -92,7 +93,9 @@ async def drive(args: argparse.Namespace) -> None:
     class TimedFake(FakeDiscord):
         """Resolves a future when an interaction's callback arrives (any status)."""
 
-        waiters: dict[str, asyncio.Future[float]] = {}
+        def __init__(self) -> None:
+            super().__init__()
+            self.waiters: dict[str, asyncio.Future[float]] = {}
 
         async def _r_callback(self, *a: Any, iid: str, **kw: Any) -> Any:
             try:
@@ -108,6 +111,7 @@ async def drive(args: argparse.Namespace) -> None:
     async with TimedFake() as fake:
         child = await asyncio.create_subprocess_exec(
             sys.executable, __file__, "--bot", str(fake.port), "--catalog", str(catalog_path),
+            *(["--charts"] if args.charts else []),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=str(ROOT),
             env={**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"},
         )
@@ -169,7 +173,8 @@ async def drive(args: argparse.Namespace) -> None:
     latencies.sort()
     p = (lambda q: latencies[min(int(q * len(latencies)), len(latencies) - 1)] * 1000) if latencies else (lambda q: 0.0)
     cpu = stats["cpu_s"] - cpu_before
-    print(f"discord load: {args.n} /fit slash interactions, {args.users} users, window {args.window}"
+    print(f"discord load: {args.n} /fit slash interactions ({'with' if args.charts else 'without'} charts),"
+          f" {args.users} users, window {args.window}"
           + (f", paced at {args.rate:.0f}/s" if args.rate else ", unpaced") + f", {os.cpu_count()} CPUs")
     print(f"  bot start-up (spawn → ready): {startup_s:.2f} s; bot RSS idle {ready['idle_rss_kib'] / 1024:.0f} MiB")
     print(f"  answers/s: {ok / elapsed:.0f}   ({ok} answered in {elapsed:.2f} s; {late} late (10062), {other} other errors,"
@@ -188,11 +193,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate", type=float, default=0.0, help="pace dispatch at this many per second (0: unpaced)")
     parser.add_argument("--users", type=int, default=500, help="distinct user ids")
     parser.add_argument("--warmup", type=int, default=100, help="unmeasured interactions first")
+    parser.add_argument("--charts", action="store_true", help="attach chart PNGs (fit cards defer, then follow up)")
     parser.add_argument("--bot", type=int, help=argparse.SUPPRESS)  # child mode: the fake's port
     parser.add_argument("--catalog", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bot:
-        asyncio.run(run_bot(args.bot, args.catalog))
+        asyncio.run(run_bot(args.bot, args.catalog, args.charts))
     else:
         asyncio.run(drive(args))
 

@@ -96,12 +96,12 @@ def make_updates(api, first: int, count: int) -> list[dict]:
             for i in range(count)]
 
 
-async def run(n: int, rate: float, warmup: int) -> None:
+async def run(n: int, rate: float, warmup: int, profile: str | None = None) -> None:
     from tests.fakes.telegram_api import FakeTelegramAPI
 
     async with FakeTelegramAPI() as api:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--child", api.base_url, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+            sys.executable, __file__, "--child", api.base_url, *(["--profile", profile] if profile else []), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
         await api.wait_call("getUpdates", timeout=60)
         warm = make_updates(api, FIRST_CHAT, warmup)
@@ -137,12 +137,17 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=2000, help="questions to time (default 2000)")
     parser.add_argument("--rate", type=float, default=0, help="questions per second; 0 = all at once")
     parser.add_argument("--warmup", type=int, default=50, help="untimed questions first (default 50)")
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the bot process to FILE")
     parser.add_argument("--child", metavar="BASE_URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
+    if args.child and args.profile:
+        import cProfile
+
+        cProfile.run(f"asyncio.run(child({args.child!r}))", args.profile)
+    elif args.child:
         asyncio.run(child(args.child))
     else:
-        asyncio.run(run(args.n, args.rate, args.warmup))
+        asyncio.run(run(args.n, args.rate, args.warmup, args.profile))
 
 
 if __name__ == "__main__":

@@ -157,8 +157,18 @@ def ask_card(lang: Lang, message: str, suggestions: Sequence[str] = (), queries:
     )
 
 
-def error_card(lang: Lang, message: str) -> Reply:
-    return Reply(kind="error", locale=lang, title=t(lang, "error.title"), tone=Tone.BAD, summary=message)
+def error_card(lang: Lang, message: str, kind: str = "error") -> Reply:
+    return Reply(kind=kind, locale=lang, title=t(lang, "error.title"), tone=Tone.BAD, summary=message)
+
+
+def info_card(lang: Lang, title: str, message: str) -> Reply:
+    return Reply(kind="settings", locale=lang, title=title, tone=Tone.GOOD, summary=message)
+
+
+def settings_card(lang: Lang, values: dict[str, str]) -> Reply:
+    rows = tuple(Row(label=k, value=v) for k, v in values.items())
+    return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), summary=t(lang, "prefs.howto"),
+                 sections=(Section(title=t(lang, "prefs.title"), rows=rows),))
 
 
 # --- speed, advice and cost sections of the fit card ------------------------------------------

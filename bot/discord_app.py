@@ -38,7 +38,7 @@ import re
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,8 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
 from bot.charts import render_png
 from bot.lookup import normalise
 from bot.render import to_discord
-from bot.reply import Reply
+from bot.render_discord import CHART_FILENAME
+from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
 from core.models import Catalog, Engine, KvCacheType
 from locales import Lang, lang_of, messages
@@ -68,6 +69,7 @@ CUSTOM_ID_MAX = 100
 CARD_PREFIX = "fitbot"
 CARD_TTL_S = 24 * 3600
 CARD_STORE_MAX = 50_000
+PNG_CACHE = 64
 AUTOCOMPLETE_MAX = 25
 CHOICE_NAME_MAX = 100
 FEEL_PREFIX = "/feel "
@@ -194,7 +196,8 @@ DISCORD_STRINGS: dict[str, dict[str, str]] = {
         "opt.language": "sprache",
         "opt.language.desc": "Sprache meiner Antworten",
         "expired": "Diese Karte ist abgelaufen; bitte frag noch einmal.",
-        "error": "Entschuldigung, bei mir ist etwas schiefgegangen. Es wurde protokolliert; bitte versuch es noch einmal.",
+        "error": ("Entschuldigung, bei mir ist etwas schiefgegangen. Es wurde protokolliert; "
+                  "bitte versuch es noch einmal."),
         "feel.title": "Tempo zum Anfühlen: {rate} Tokens/s",
         "feel.done": "{tokens} Tokens in {seconds} s bei {rate} Tokens/s",
         "feel.placeholder": " (Platzhalter-Rate)",
@@ -335,7 +338,10 @@ class CardStore:
         return query if expires > time.monotonic() else None
 
 
-class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.DOTALL)):
+CARD_TEMPLATE = re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.DOTALL)
+
+
+class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=CARD_TEMPLATE):
     """A follow-up button; its custom_id holds the question (q) or a key into the CardStore (k)."""
 
     def __init__(self, kind: str, data: str, label: str = "…") -> None:
@@ -401,7 +407,8 @@ class FitCommands(commands.Cog):
     async def fit(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
                   quant: str | None = None, kv: str | None = None, ram: RamGb | None = None,
                   engine: str | None = None) -> None:
-        await self.bot.respond(interaction, question("fit", model, gpu, context, quant, _kv(kv), _ram(ram), engine))
+        asked = question("fit", model, gpu, context, quant, _kv(kv), _ram(ram), engine)
+        await self.bot.respond(interaction, asked)
 
     @app_commands.command(name=_T("cmd.speed"), description=_T("cmd.speed.desc"))
     @_options("model", "gpu", "context", "quant", "engine")
@@ -446,7 +453,8 @@ class FitCommands(commands.Cog):
     @_options("model", "gpu", "method")
     @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
     @app_commands.choices(method=_METHODS)
-    async def finetune(self, interaction: discord.Interaction, model: str, gpu: str, method: str | None = None) -> None:
+    async def finetune(self, interaction: discord.Interaction, model: str, gpu: str,
+                       method: str | None = None) -> None:
         await self.bot.respond(interaction, question("finetune", model, gpu, method))
 
     @app_commands.command(name=_T("cmd.tco"), description=_T("cmd.tco.desc"))
@@ -515,13 +523,15 @@ class FitBotMixin:
     suggester: Suggester
     cards: CardStore
     synced: bool
+    charts: bool
     feel_seconds: float
     feel_every_s: float
     _feeling: set[int]
     _tasks: set[asyncio.Task[None]]
 
-    def _init_fit(self, service: Service, sync_state_path: Path | None) -> None:
-        self.service, self.sync_state_path = service, sync_state_path
+    def _init_fit(self, service: Service, sync_state_path: Path | None, charts: bool) -> None:
+        self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
+        self._pngs: OrderedDict[ChartSpec, bytes] = OrderedDict()
         self.suggester = Suggester(service.catalog)
         self.cards = CardStore()
         self.synced = False
@@ -541,7 +551,8 @@ class FitBotMixin:
         tree: app_commands.CommandTree = self.tree  # type: ignore[attr-defined]
         assert tree.translator is not None
         payload = [await c.get_translated_payload(tree, tree.translator) for c in tree.get_commands()]
-        blob = json.dumps({"app": self.application_id, "commands": payload}, sort_keys=True)  # type: ignore[attr-defined]
+        app_id = self.application_id  # type: ignore[attr-defined]
+        blob = json.dumps({"app": app_id, "commands": payload}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     async def sync_commands(self) -> bool:
@@ -569,10 +580,11 @@ class FitBotMixin:
             done, _ = await asyncio.wait((task,), timeout=DEFER_AFTER_S)
             deferred = not done and await self._defer(interaction, edit)
         reply = await task
-        kwargs, files = self.message_parts(reply)
-        if files is not None:
-            deferred = deferred or await self._defer(interaction, edit)
-            kwargs["attachments" if edit else "files"] = await files
+        kwargs, chart = self.message_parts(reply)
+        if chart is not None:
+            if chart not in self._pngs:
+                deferred = deferred or await self._defer(interaction, edit)
+            kwargs["attachments" if edit else "files"] = [await self.chart_file(chart)]
         elif edit:
             kwargs["attachments"] = []
         if kwargs["view"] is None and not edit:
@@ -591,20 +603,26 @@ class FitBotMixin:
             await interaction.response.defer(thinking=not edit)
         return True
 
-    def message_parts(self, reply: Reply) -> tuple[dict[str, Any], Awaitable[list[discord.File]] | None]:
-        """Embeds and buttons for a reply, plus (for a chart) an awaitable that renders the PNG off-loop."""
+    def message_parts(self, reply: Reply) -> tuple[dict[str, Any], ChartSpec | None]:
+        """Embeds and buttons for a reply, and the chart to attach (None when charts are off)."""
+        if reply.chart is not None and not self.charts:
+            reply = reply.model_copy(update={"chart": None})
         message = to_discord(reply)
         kwargs: dict[str, Any] = {"embeds": [discord.Embed.from_dict(e) for e in message.embeds],
                                   "view": self.view_for(reply, message.buttons)}
         if message.content:
             kwargs["content"] = message.content
-        if reply.chart is None or message.image_name is None:
-            return kwargs, None
+        return kwargs, reply.chart
 
-        async def chart(spec: Any = reply.chart, name: str = message.image_name) -> list[discord.File]:
-            png = await asyncio.to_thread(render_png, spec)
-            return [discord.File(io.BytesIO(png), filename=name)]
-        return kwargs, chart()
+    async def chart_file(self, spec: ChartSpec) -> discord.File:
+        """The chart as ``chart.png``; rendered in a thread (matplotlib takes 0.1–1 s), kept in a small LRU."""
+        png = self._pngs.get(spec)
+        if png is None:
+            png = self._pngs[spec] = await asyncio.to_thread(render_png, spec)
+            while len(self._pngs) > PNG_CACHE:
+                self._pngs.popitem(last=False)
+        self._pngs.move_to_end(spec)
+        return discord.File(io.BytesIO(png), filename=CHART_FILENAME)
 
     def view_for(self, reply: Reply, buttons: tuple[tuple[str, int], ...]) -> discord.ui.View | None:
         """Follow-up buttons; a question that fits the custom_id travels in it, a longer one by key."""
@@ -613,7 +631,8 @@ class FitBotMixin:
         view, seen = discord.ui.View(timeout=None), set()
         for label, index in buttons:
             query = reply.actions[index].query
-            kind, data = ("q", query) if len(f"{CARD_PREFIX}:q:{query}") <= CUSTOM_ID_MAX else ("k", self.cards.put(query))
+            short = len(f"{CARD_PREFIX}:q:{query}") <= CUSTOM_ID_MAX
+            kind, data = ("q", query) if short else ("k", self.cards.put(query))
             if (kind, data) not in seen:
                 seen.add((kind, data))
                 view.add_item(CardButton(kind, data, label))
@@ -689,13 +708,14 @@ class FitBotMixin:
             return
         if message.guild is not None and not any(u.id == me.id for u in message.mentions):
             return
-        query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me.id else m.group(0), message.content).strip()
+        query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me.id else m.group(0), message.content)
         try:
             locale = str(message.guild.preferred_locale) if message.guild else None
-            reply = await self.service.answer(query or "/help", locale, user_of(message.author, message.guild))
-            kwargs, files = self.message_parts(reply)
-            if files is not None:
-                kwargs["files"] = await files
+            user = user_of(message.author, message.guild)
+            reply = await self.service.answer(query.strip() or "/help", locale, user)
+            kwargs, chart = self.message_parts(reply)
+            if chart is not None:
+                kwargs["files"] = [await self.chart_file(chart)]
             if kwargs.get("view") is None:
                 kwargs.pop("view", None)
             await message.reply(mention_author=False, **kwargs)
@@ -725,8 +745,12 @@ def intents(message_content: bool = False) -> discord.Intents:
 
 
 def build_bot(service: Service, *, shards: int | None = None, sync_state_path: Path | None = None,
-              guild_ready_timeout: float = 2.0, message_content: bool = False) -> FitBot | ShardedFitBot:
-    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n."""
+              guild_ready_timeout: float = 2.0, message_content: bool = False,
+              charts: bool = True) -> FitBot | ShardedFitBot:
+    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n.
+
+    ``charts=False`` sends cards without their chart image (no matplotlib, no defer).
+    """
     options: dict[str, Any] = {
         "command_prefix": commands.when_mentioned, "help_command": None, "tree_cls": FitTree,
         "intents": intents(message_content), "allowed_mentions": discord.AllowedMentions.none(),
@@ -738,14 +762,17 @@ def build_bot(service: Service, *, shards: int | None = None, sync_state_path: P
         bot = FitBot(**options)
     else:
         bot = ShardedFitBot(shard_count=shards or None, **options)
-    bot._init_fit(service, sync_state_path)
+    bot._init_fit(service, sync_state_path, charts)
     return bot
 
 
 async def run_discord(service: Service, token: str, *, shards: int | None = None,
-                      sync_state_path: Path | None = None, message_content: bool = False) -> None:
+                      sync_state_path: Path | None = None, message_content: bool = False,
+                      charts: bool = True) -> None:
     """Runs the bot until cancelled; retries sharded when Discord closes with 4011 (sharding required)."""
-    bot = build_bot(service, shards=shards, sync_state_path=sync_state_path, message_content=message_content)
+    options: dict[str, Any] = {"sync_state_path": sync_state_path, "message_content": message_content,
+                               "charts": charts}
+    bot = build_bot(service, shards=shards, **options)
     try:
         async with bot:
             await bot.start(token)
@@ -753,7 +780,7 @@ async def run_discord(service: Service, token: str, *, shards: int | None = None
         if exc.code != 4011 or shards is not None:
             raise
         log.warning("Discord requires sharding; restarting with the recommended shard count")
-        await run_discord(service, token, shards=0, sync_state_path=sync_state_path, message_content=message_content)
+        await run_discord(service, token, shards=0, **options)
 
 
 __all__ = [

@@ -7,10 +7,14 @@ nothing here raises: every failure becomes a friendly, localized card.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from bot import cards
+from bot.limits import Limits
 from bot.reply import Reply
 from core.analysis import advice_for, cost_of
 from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
@@ -20,7 +24,12 @@ from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
 from locales import Lang, context_label, gib, integer, t, tokens_per_s
 
+if TYPE_CHECKING:
+    from bot.settings import Settings
+    from catalog.userdata import CachedHubClient, UserDataStore
+
 log = logging.getLogger(__name__)
+PREFS_INTENTS = (Intent.MYGPU, Intent.LANG, Intent.SETTINGS, Intent.FORGET)
 
 MAX_QUESTION_CHARS = 2000
 TABLE_CONTEXTS = (8192, 32768)
@@ -47,41 +56,91 @@ class User:
 
     id: str = ""
     chat: str = ""  # "tg:-1001234" / "dc:guild:5678"; empty in private chats and the console
-    lang: Lang | None = None
+    lang: Lang | None = None  # an explicit choice (saved, or the console's --lang)
     gpu_id: str | None = None
     gpu_count: int = 1
     ram_gb: float | None = None
+    context: int | None = None
+    engine: Engine | None = None
 
 
 @dataclass
 class Service:
     catalog: Catalog
+    store: UserDataStore | None = None
+    hub: CachedHubClient | None = None
+    limits: Limits | None = None
+    max_question_chars: int = MAX_QUESTION_CHARS
     vocab: Vocabulary = field(init=False)
 
     def __post_init__(self) -> None:
         self.vocab = vocabulary(self.catalog)
 
+    @classmethod
+    async def open(cls, catalog: Catalog, settings: Settings) -> Service:
+        """The production service: user data, hub cache and limits from the settings."""
+        from datetime import timedelta
+
+        from catalog.hub import HubClient
+        from catalog.userdata import CachedHubClient, UserDataStore
+
+        store = await UserDataStore(settings.fitbot_data_dir / "user.sqlite" if settings.fitbot_data_dir else None).open()
+        hub = CachedHubClient(HubClient(timeout_s=settings.hub_timeout_s), store.hub_cache,
+                              max_age=timedelta(days=settings.hub_cache_days))
+        limits = Limits.per_minute(settings.rate_user_per_minute, settings.rate_chat_per_minute,
+                                   settings.rate_expensive_per_minute)
+        return cls(catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars)
+
+    async def close(self) -> None:
+        if self.store is not None:
+            await self.store.close()
+
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
         """Answer one question; never raises."""
+        started = time.perf_counter()
         user = user or User()
         lang: Lang = user.lang or ("de" if (locale or "").lower().startswith("de") else "en")
-        if len(text) > MAX_QUESTION_CHARS:
-            return cards.error_card(lang, t(lang, "ask.too_long", limit=MAX_QUESTION_CHARS))
+        query: Query | None = None
         try:
+            wait = self.limits.check(user.id, user.chat) if self.limits else 0.0
+            if wait:
+                return cards.error_card(lang, t(lang, "limits.slow_down", seconds=int(wait) + 1), kind="slow_down")
+            if len(text) > self.max_question_chars:
+                return cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
+            user, chat_lang = await self._with_prefs(user)
             query = parse(text, self.vocab)
-            if not user.lang and query.language:
-                lang = query.language
-            return self._dispatch(query, lang, user, text)
+            lang = user.lang or chat_lang or query.language or lang
+            reply = await self._answer(query, lang, user, text)
         except Exception:
             log.exception("answer failed")
-            return cards.error_card(lang, t(lang, "error.internal"))
+            reply = cards.error_card(lang, t(lang, "error.internal"))
+        await self._log(query, reply, user, (time.perf_counter() - started) * 1000)
+        return reply
 
-    def _dispatch(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
+    async def _answer(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
+        if q.intent in PREFS_INTENTS:
+            return await self._prefs_command(q, lang, user)
+        service: Service = self
+        model: ModelSpec | None = None
+        source = ""
+        if q.hf_repo and self.hub is not None and not self._catalog_repo(q.hf_repo):
+            found = await self._hub_model(q.hf_repo, q.quant, lang)
+            if isinstance(found, Reply):
+                return found
+            service, model, source = found
+        reply = service._dispatch(q, lang, user, text, model)
+        if source:
+            reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
+        if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
+            reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
+        return reply
+
+    def _dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
         if q.intent in (Intent.HELP, Intent.START):
             return cards.help_card(lang)
         if q.intent is Intent.MODELS:
             return self._models_for_gpu(q, lang, user, text)
-        model = self._model(q, lang, text)
+        model = model_override or self._model(q, lang, text)
         if isinstance(model, Reply):
             return model
         if q.intent is Intent.GPUS:
@@ -145,7 +204,8 @@ class Service:
 
     def _request(self, q: Query, user: User, count: int) -> Request:
         return Request(
-            quant=q.quant, context=q.context, kv_cache=q.kv_cache, engine=q.engine, gpu_count=count,
+            quant=q.quant, context=q.context or user.context, kv_cache=q.kv_cache, engine=q.engine or user.engine,
+            gpu_count=count,
             ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb, prompt_tokens=q.prompt_tokens,
             concurrent=q.users,
         )
@@ -306,6 +366,96 @@ class Service:
                   quant=request.quant or "Q4_K_M", context=context_label(request.context or 8192))
         return cards.table_card("models", title, t(lang, "models.headers"), rows, self.catalog, lang,
                                 summary="" if rows else t(lang, "models.none"))
+
+
+    # --- preferences, Hugging Face, usage log ---------------------------------------------------
+
+    async def _with_prefs(self, user: User) -> tuple[User, Lang | None]:
+        """The user with saved defaults filled in, and the chat's language if one was chosen."""
+        if self.store is None or not user.id:
+            return user, None
+        saved = await self.store.prefs.user(user.id)
+        chat_lang = (await self.store.prefs.chat(user.chat)).lang if user.chat else None
+        return dataclasses.replace(
+            user, lang=user.lang or _lang(saved.lang), gpu_id=saved.gpu_id, gpu_count=saved.gpu_count,
+            ram_gb=saved.ram_gb, context=saved.context, engine=Engine(saved.engine) if saved.engine else None,
+        ), _lang(chat_lang)
+
+    async def _prefs_command(self, q: Query, lang: Lang, user: User) -> Reply:
+        if self.store is None or not user.id:
+            return cards.error_card(lang, t(lang, "prefs.unavailable"))
+        prefs = self.store.prefs
+        if q.intent is Intent.FORGET:
+            await prefs.forget(user.id)
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.forgotten"))
+        if q.intent is Intent.LANG:
+            choice = _lang((q.lang_arg or "").lower())
+            if choice is None:
+                return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+            await prefs.set_user(user.id, lang=choice)
+            return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+        if q.intent is Intent.MYGPU and q.gpu and q.gpu.id and not q.gpu.ambiguous:
+            gpu = self.catalog.gpu(q.gpu.id)
+            assert gpu is not None
+            fields: dict[str, Any] = {"gpu_id": gpu.id, "gpu_count": q.gpu_count}
+            if q.ram_gb is not None:
+                fields["ram_gb"] = q.ram_gb
+            await prefs.set_user(user.id, **fields)
+            label = f"{q.gpu_count}x {gpu.short_name}" if q.gpu_count > 1 else gpu.short_name
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.gpu_saved", gpu=label))
+        if q.intent is Intent.MYGPU and q.gpu and q.gpu.suggestions:
+            return self._suggest(lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), q.gpu, "gpu", q, "")
+        saved = await prefs.user(user.id)
+        gpu = self.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
+        rows = {
+            "prefs.gpu": (f"{saved.gpu_count}x " if saved.gpu_count > 1 else "") + gpu.short_name if gpu else "–",
+            "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
+            "prefs.lang": saved.lang or "–",
+        }
+        return cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
+
+    def _catalog_repo(self, repo: str) -> bool:
+        return any((m.hf_repo or "").lower() == repo.lower() for m in self.catalog.models)
+
+    async def _hub_model(self, repo: str, quant: str | None, lang: Lang) -> tuple[Service, ModelSpec, str] | Reply:
+        """Look a repo up on Hugging Face (through the cache) and answer with a catalog that knows it."""
+        from catalog.hub import HubError
+
+        assert self.hub is not None
+        try:
+            found = await self.hub.lookup(f"{repo}:{quant}" if quant and ":" not in repo else repo)
+        except HubError as exc:
+            return cards.error_card(lang, t(lang, exc.key, **{k: v for k, v in exc.params.items()}))
+        extended = self.catalog.model_copy(update={
+            "models": (*self.catalog.models, found.spec),
+            "sizes": (*self.catalog.sizes, *(sz for sz in found.sizes if self.catalog.quant(sz.quant_id))),
+        })
+        key, params = found.card_source()
+        params["fetched_at"] = params["fetched_at"].strftime("%Y-%m-%d %H:%M UTC")
+        return Service(extended), found.spec, t(lang, key, **params)
+
+    async def _log(self, q: Query | None, reply: Reply, user: User, latency_ms: float) -> None:
+        """One structured log line per answer and a usage-log row: the parsed query, never the text."""
+        model_id = q.model.id if q and q.model else None
+        gpu_id = q.gpu.id if q and q.gpu else None
+        understood = reply.kind not in ("suggest", "error", "slow_down")
+        log.info("answered", extra={"kind": reply.kind, "platform": user.id.split(":")[0] or "console",
+                                    "latency_ms": round(latency_ms, 2), "understood": understood})
+        if self.store is None or q is None:
+            return
+        from catalog.userprefs import LoggedQuery
+
+        try:
+            await self.store.query_log().record(LoggedQuery(
+                platform=user.id.split(":")[0] or "console", intent=q.intent.value, model_id=model_id, gpu_id=gpu_id,
+                quant=q.quant, context=q.context, understood=understood, latency_ms=latency_ms,
+            ))
+        except Exception:  # statistics must never cost an answer
+            log.exception("query log write failed")
+
+
+def _lang(code: str | None) -> Lang | None:
+    return code if code in ("de", "en") else None  # type: ignore[return-value]
 
 
 def _speed(est: FitEstimate, lang: Lang) -> str:

@@ -3,7 +3,7 @@
 It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt from the fact files
 whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
 one connection (WAL, so readers never wait for the writer) and hands out one object per table;
-today that is ``HubCache``, a later migration adds user preferences next to it.
+``HubCache``, ``PreferenceStore`` and ``QueryLog`` (catalog/userprefs.py).
 
 ``CachedHubClient`` puts the cache in front of ``HubClient``: a fresh entry answers without a
 request, an entry older than ``max_age`` is refreshed, and when the hub is down or rate-limits
@@ -35,6 +35,7 @@ from catalog.hub import (
 )
 from catalog.migrations import Migration, migrate
 from catalog.store import data_dir
+from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ async def m001_hub_cache(db: aiosqlite.Connection) -> None:
     )
 
 
-USER_MIGRATIONS: tuple[Migration, ...] = (m001_hub_cache,)
+USER_MIGRATIONS: tuple[Migration, ...] = (m001_hub_cache, m002_preferences, m003_query_log)
 
 
 class HubCache:
@@ -96,6 +97,7 @@ class UserDataStore:
         try:
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA busy_timeout=5000")
+            await db.execute("PRAGMA synchronous=FULL")  # an acknowledged write survives a crash
             await migrate(db, USER_MIGRATIONS)
         except BaseException:
             await db.close()
@@ -124,6 +126,13 @@ class UserDataStore:
     @property
     def hub_cache(self) -> HubCache:
         return HubCache(self.db)
+
+    @property
+    def prefs(self) -> PreferenceStore:
+        return PreferenceStore(self.db)
+
+    def query_log(self, retention_days: int = 90) -> QueryLog:
+        return QueryLog(self.db, timedelta(days=retention_days))
 
 
 class CachedHubClient:

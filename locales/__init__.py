@@ -43,10 +43,17 @@ def lang_of(code: str | None) -> Lang:
     return "de" if code and code.lower().startswith("de") else "en"
 
 
+class _Params(dict[str, object]):
+    """Leaves an unknown placeholder visible instead of failing the whole answer."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
 def t(lang: Lang, key: str, **params: object) -> str:
     """The message ``key`` in ``lang`` with ``params`` filled in (English if missing)."""
     text = messages(lang).get(key) or messages("en").get(key) or key
-    return text.format(**params) if params else text
+    return text.format_map(_Params(params)) if params else text
 
 
 def num(value: float, lang: Lang, digits: int = 2) -> str:

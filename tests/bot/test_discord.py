@@ -10,13 +10,13 @@ import asyncio
 import contextlib
 import copy
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot import cards
 from bot.discord_app import CardButton, build_bot, question
 from bot.render import to_discord
 from bot.reply import Action, Reply
@@ -45,20 +45,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Service:
     return Service(catalog)
 
 
-class ChartService(Service):
-    """The real service, plus a memory chart on fit cards (the way the lead will add charts)."""
-
-    async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
-        reply = await super().answer(text, locale, user)
-        chart = cards.memory_chart(reply.title, 24 << 30, [("Q4_K_M", [(8192, 20 << 30), (32768, 26 << 30)])],
-                                   reply.locale)
-        return reply.model_copy(update={"chart": chart}) if reply.kind == "fit" else reply
-
-
 @contextlib.asynccontextmanager
-async def running(service: Service, state: Path | None = None) -> AsyncIterator[Any]:
-    """The production bot, started against the fake and ready (guilds received)."""
-    bot = build_bot(service, guild_ready_timeout=0.05, sync_state_path=state)
+async def running(service: Service, state: Path | None = None, charts: bool = False) -> AsyncIterator[Any]:
+    """The production bot, started against the fake and ready; charts off unless a test is about them."""
+    bot = build_bot(service, guild_ready_timeout=0.05, sync_state_path=state, charts=charts)
     ready, resumed = asyncio.Event(), asyncio.Event()
 
     async def on_ready() -> None:
@@ -288,7 +278,7 @@ async def test_feel_the_speed_streams_edits(discord_api: FakeDiscord, bot: Any) 
     edits = await discord_api.wait_request("PATCH", f"/webhooks/{APP_ID}/{press['token']}/messages/@original", count=3)
     assert all(e.status == 200 for e in edits)
     contents = [e.json["content"] for e in edits]
-    assert contents[0].startswith("⚡ Feel the speed: 25 tokens/s (placeholder rate)")
+    assert re.match(r"⚡ Feel the speed: \d+ tokens/s\n```\n", contents[0])  # Service.decode_speed
     assert len(contents[-1]) > len(contents[0]) and "tokens in" in contents[-1]
     assert discord_api.messages[card["id"]]["embeds"][0]["title"] == "card"  # the card stays
 
@@ -344,13 +334,20 @@ async def test_german_locale_reply(discord_api: FakeDiscord, bot: Any) -> None:
 # --------------------------------------------------------------------------------------------- slow paths
 
 
-async def test_chart_card_defers_then_follows_up(discord_api: FakeDiscord, tmp_path: Path) -> None:
-    catalog = (await CatalogStore(tmp_path / "c.sqlite").load())
-    async with running(ChartService(catalog), tmp_path / "s"):
+async def test_chart_card_defers_then_follows_up(discord_api: FakeDiscord, service: Service, tmp_path: Path) -> None:
+    async with running(service, tmp_path / "s", charts=True):
         payload = discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"})
         ack = await interact(discord_api, payload)
         followup = await discord_api.wait_request("POST", f"/webhooks/{APP_ID}/{payload['token']}", timeout=10)
-    assert ack.json == {"type": 5, "data": {"flags": 0}} or ack.json["type"] == 5
+        again = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}))
+        press = discord_api.make_component("fitbot:q:/fit qwen3-32b rtx-4090 32k",
+                                           message=discord_api.messages[followup.response["id"]])
+        update = await interact(discord_api, press)
+    assert again.json["type"] == 4 and again.files[0]["filename"] == "chart.png"  # cached PNG: no defer
+    # the same model and GPU draw the same memory chart: cached, so the press edits at once (type 7)
+    assert update.json["type"] == 7 and update.files[0]["filename"] == "chart.png"
+    assert update.json["data"]["attachments"] == [{"id": 0, "filename": "chart.png"}]
+    assert ack.json["type"] == 5
     assert followup.status == 200
     assert followup.json["embeds"][0]["image"] == {"url": "attachment://chart.png"}
     assert [(f["filename"], f["data"][:8]) for f in followup.files] == [("chart.png", b"\x89PNG\r\n\x1a\n")]

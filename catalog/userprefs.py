@@ -1,0 +1,165 @@
+"""User and chat preferences and the usage log, in the user-data database.
+
+Preferences fill what a question leaves out ("my GPU is 2x 3090"). The usage log keeps the
+parsed query only (intent, model, GPU, quant, context, whether it was understood) and never the
+message text; rows older than the retention limit are deleted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import aiosqlite
+
+
+async def m002_preferences(db: aiosqlite.Connection) -> None:
+    """Per-user defaults and per-chat (group / server) settings."""
+    await db.execute(
+        "CREATE TABLE user_prefs (user_id TEXT PRIMARY KEY, lang TEXT, gpu_id TEXT, gpu_count INTEGER,"
+        " ram_gb REAL, context INTEGER, engine TEXT, updated_at TEXT NOT NULL)"
+    )
+    await db.execute(
+        "CREATE TABLE chat_prefs (chat_id TEXT PRIMARY KEY, lang TEXT, answer_mentions INTEGER NOT NULL DEFAULT 1,"
+        " updated_at TEXT NOT NULL)"
+    )
+
+
+async def m003_query_log(db: aiosqlite.Connection) -> None:
+    """Parsed queries for usage statistics; no message text."""
+    await db.execute(
+        "CREATE TABLE query_log (id INTEGER PRIMARY KEY, ts TEXT NOT NULL, platform TEXT NOT NULL, intent TEXT NOT NULL,"
+        " model_id TEXT, gpu_id TEXT, quant TEXT, context INTEGER, understood INTEGER NOT NULL, latency_ms REAL)"
+    )
+    await db.execute("CREATE INDEX query_log_ts ON query_log (ts)")
+
+
+@dataclass(frozen=True)
+class UserPrefs:
+    user_id: str
+    lang: str | None = None
+    gpu_id: str | None = None
+    gpu_count: int = 1
+    ram_gb: float | None = None
+    context: int | None = None
+    engine: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatPrefs:
+    chat_id: str
+    lang: str | None = None
+    answer_mentions: bool = True
+
+
+USER_FIELDS = ("lang", "gpu_id", "gpu_count", "ram_gb", "context", "engine")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class PreferenceStore:
+    """The only SQL for ``user_prefs`` and ``chat_prefs``."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    async def user(self, user_id: str) -> UserPrefs:
+        async with self._db.execute(
+            f"SELECT {', '.join(USER_FIELDS)} FROM user_prefs WHERE user_id = ?", (user_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        if row is None:
+            return UserPrefs(user_id)
+        values = dict(zip(USER_FIELDS, row, strict=True))
+        values["gpu_count"] = values["gpu_count"] or 1
+        return UserPrefs(user_id, **values)
+
+    async def set_user(self, user_id: str, **fields: object) -> UserPrefs:
+        """Update the given fields (others keep their values) in one statement."""
+        unknown = set(fields) - set(USER_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown preference fields: {sorted(unknown)}")
+        current = await self.user(user_id)
+        merged = {name: fields.get(name, getattr(current, name)) for name in USER_FIELDS}
+        await self._db.execute(
+            f"INSERT OR REPLACE INTO user_prefs (user_id, {', '.join(USER_FIELDS)}, updated_at)"
+            f" VALUES (?, {', '.join('?' for _ in USER_FIELDS)}, ?)",
+            (user_id, *merged.values(), _now()),
+        )
+        return UserPrefs(user_id, **merged)  # type: ignore[arg-type]
+
+    async def chat(self, chat_id: str) -> ChatPrefs:
+        async with self._db.execute(
+            "SELECT lang, answer_mentions FROM chat_prefs WHERE chat_id = ?", (chat_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return ChatPrefs(chat_id, row[0], bool(row[1])) if row else ChatPrefs(chat_id)
+
+    async def set_chat(self, chat_id: str, lang: str | None = None, answer_mentions: bool | None = None) -> ChatPrefs:
+        current = await self.chat(chat_id)
+        new = ChatPrefs(chat_id, lang if lang is not None else current.lang,
+                        current.answer_mentions if answer_mentions is None else answer_mentions)
+        await self._db.execute(
+            "INSERT OR REPLACE INTO chat_prefs VALUES (?, ?, ?, ?)", (chat_id, new.lang, int(new.answer_mentions), _now())
+        )
+        return new
+
+    async def forget(self, user_id: str) -> int:
+        """Delete everything stored about a user; return the rows removed."""
+        cur = await self._db.execute("DELETE FROM user_prefs WHERE user_id = ?", (user_id,))
+        return cur.rowcount
+
+
+@dataclass(frozen=True)
+class LoggedQuery:
+    platform: str
+    intent: str
+    model_id: str | None
+    gpu_id: str | None
+    quant: str | None
+    context: int | None
+    understood: bool
+    latency_ms: float
+
+
+class QueryLog:
+    """Usage statistics: the parsed query of each answer, kept for ``retention``."""
+
+    def __init__(self, db: aiosqlite.Connection, retention: timedelta = timedelta(days=90)) -> None:
+        self._db = db
+        self.retention = retention
+
+    async def record(self, q: LoggedQuery) -> None:
+        await self._db.execute(
+            "INSERT INTO query_log (ts, platform, intent, model_id, gpu_id, quant, context, understood, latency_ms)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (_now(), q.platform, q.intent, q.model_id, q.gpu_id, q.quant, q.context, int(q.understood), q.latency_ms),
+        )
+
+    async def prune(self, now: datetime | None = None) -> int:
+        cutoff = ((now or datetime.now(UTC)) - self.retention).isoformat(timespec="seconds")
+        cur = await self._db.execute("DELETE FROM query_log WHERE ts < ?", (cutoff,))
+        return cur.rowcount
+
+    async def stats(self, top: int = 10) -> dict[str, object]:
+        """Counts for ``fitbot stats``: totals, top models and GPUs, intents, share not understood."""
+
+        async def rows(sql: str) -> list[tuple[object, ...]]:
+            async with self._db.execute(sql, (top,) if "?" in sql else ()) as cur:
+                return [tuple(r) for r in await cur.fetchall()]
+
+        total, missed, p50 = (await rows(
+            "SELECT COUNT(*), COALESCE(SUM(1 - understood), 0), COALESCE(AVG(latency_ms), 0) FROM query_log"))[0]
+        return {
+            "questions": total,
+            "not_understood": missed,
+            "mean_latency_ms": round(float(p50), 2),  # type: ignore[arg-type]
+            "models": await rows("SELECT model_id, COUNT(*) n FROM query_log WHERE model_id IS NOT NULL"
+                                 " GROUP BY model_id ORDER BY n DESC LIMIT ?"),
+            "gpus": await rows("SELECT gpu_id, COUNT(*) n FROM query_log WHERE gpu_id IS NOT NULL"
+                               " GROUP BY gpu_id ORDER BY n DESC LIMIT ?"),
+            "intents": await rows("SELECT intent, COUNT(*) n FROM query_log GROUP BY intent ORDER BY n DESC LIMIT ?"),
+            "platforms": await rows("SELECT platform, COUNT(*) n FROM query_log GROUP BY platform ORDER BY n DESC LIMIT ?"),
+        }

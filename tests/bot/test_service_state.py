@@ -1,0 +1,126 @@
+"""The service with its state: saved preferences, chat language, rate limits, usage log, Hugging Face."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.limits import Limits
+from bot.service import Service, User
+from catalog.facts import load_facts
+from catalog.hub import HubClient
+from catalog.userdata import CachedHubClient, UserDataStore
+from tests.fakes.hf_hub import FakeHub
+
+CATALOG = load_facts()
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def store(tmp_path):
+    async with UserDataStore(tmp_path / "user.sqlite") as opened:
+        yield opened
+
+
+@pytest.fixture
+def service(store):
+    return Service(CATALOG, store=store, limits=Limits.per_minute(5, 100, 2, clock=Clock()))
+
+
+ALICE = User(id="tg:1")
+
+
+async def test_mygpu_is_remembered_and_used_when_no_gpu_is_named(service):
+    saved = await service.answer("/mygpu 2x 3090 ram 128gb", user=ALICE)
+    assert saved.kind == "settings" and "2x RTX 3090" in saved.summary
+    reply = await service.answer("can I run qwen3 32b?", user=ALICE)
+    assert reply.kind == "fit" and "2x RTX 3090" in reply.title
+    other = await service.answer("can I run qwen3 32b?", user=User(id="tg:2"))
+    assert other.kind == "suggest"  # nobody else gets Alice's GPU
+
+
+async def test_lang_preference_wins_over_the_question(service):
+    await service.answer("/lang de", user=ALICE)
+    reply = await service.answer("can I run qwen3 8b on a 4090?", user=ALICE)
+    assert reply.locale == "de" and "auf" in reply.title
+    settings = await service.answer("/settings", user=ALICE)
+    assert any(row.value == "de" for row in settings.sections[0].rows)
+
+
+async def test_chat_language_applies_to_everyone_in_it(service, store):
+    await store.prefs.set_chat("tg:-100", lang="de")
+    reply = await service.answer("/fit qwen3-8b 4090", user=User(id="tg:7", chat="tg:-100"))
+    assert reply.locale == "de"
+
+
+async def test_forget_deletes_everything(service, store):
+    await service.answer("/mygpu 4090", user=ALICE)
+    reply = await service.answer("/forget", user=ALICE)
+    assert reply.kind == "settings"
+    assert (await store.prefs.user("tg:1")).gpu_id is None
+
+
+async def test_flooding_user_gets_slow_down_and_others_are_served(service):
+    kinds = [(await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind for _ in range(7)]
+    assert kinds[:5] == ["fit"] * 5 and kinds[5:] == ["slow_down"] * 2
+    assert (await service.answer("/fit qwen3-8b 4090", user=User(id="tg:2"))).kind == "fit"
+
+
+async def test_chart_budget_drops_the_picture_not_the_answer(service):
+    charts = [(await service.answer("/fit qwen3-8b 4090", user=ALICE)).chart is not None for _ in range(4)]
+    assert charts == [True, True, False, False]
+
+
+async def test_usage_log_keeps_the_parsed_query_not_the_text(service, store):
+    await service.answer("/fit qwen3-8b 4090 secret-words-here", user=ALICE)
+    await service.answer("blorp", user=ALICE)
+    stats = await store.query_log().stats()
+    assert stats["questions"] == 2 and stats["not_understood"] == 1
+    assert ("qwen3-8b", 1) in stats["models"]
+    async with store.db.execute("SELECT * FROM query_log") as cur:
+        dump = repr(await cur.fetchall())
+    assert "secret-words-here" not in dump and "blorp" not in dump
+
+
+@pytest.fixture(scope="module")
+def fake_hub():
+    with FakeHub() as hub:
+        yield hub
+
+
+@pytest.fixture
+def hub_service(fake_hub, store, monkeypatch):
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_ENDPOINT", fake_hub.endpoint)
+    return Service(CATALOG, store=store, hub=CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache))
+
+
+async def test_unknown_repo_is_looked_up_on_the_hub(hub_service):
+    reply = await hub_service.answer("/fit fitbot-test/dense-8b rtx 4090")
+    assert reply.kind == "fit"
+    assert "Hugging Face fitbot-test/dense-8b" in reply.footer and "revision" in reply.footer
+    kv = next(r.value for r in reply.sections[0].rows if r.label == "KV cache")
+    assert kv.startswith("1.00 GiB")  # Llama-3.1-8B geometry from the fake's config.json at 8K
+
+
+@pytest.mark.parametrize(
+    ("repo", "message"),
+    [
+        ("fitbot-test/does-not-exist", "no repo"),
+        ("fitbot-test/gated", "gated"),
+        ("fitbot-test/unknown-arch", "can't estimate"),
+        ("fitbot-test/too-many-layers", "out of bounds"),
+    ],
+)
+async def test_hub_failures_get_clear_answers(hub_service, repo, message):
+    reply = await hub_service.answer(f"/fit {repo} rtx 4090")
+    assert reply.kind == "error"
+    assert message in reply.summary.lower()
