@@ -14,7 +14,9 @@ from collections.abc import Sequence
 
 from bot.lookup import NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
-from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.analysis import Analysis, analyse
+from core.estimate import EstimateError, Request, default_quant
+from core.finetune import estimate_finetune, smallest_hardware, training_fit
 from core.models import GIB, Catalog, Engine, KvCacheType
 
 MAX_CONTEXT = 1 << 24
@@ -63,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--kv-cache", choices=[k.value for k in KvCacheType], help="KV cache type (default f16)")
     est.add_argument("--ram", type=_positive(float, 65536), help="system RAM in GB (default 64)")
     est.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
+    est.add_argument("--prompt", type=_context, help="prompt length for time to first token (default 4096)")
+    est.add_argument("--concurrent", type=_positive(int, 4096), help="concurrent users (vLLM batching)")
+    est.add_argument("--ram-bandwidth", type=_positive(float, 100000), help="system RAM bandwidth in GB/s")
     est.add_argument("--json", action="store_true", help="print one JSON object")
 
     ask = sub.add_parser("ask", help="answer one question, as the chat bot would")
@@ -72,6 +77,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     chat = sub.add_parser("chat", help="interactive session in the terminal")
     chat.add_argument("--lang", choices=["de", "en"])
+
+    sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example.env)")
+    sub.add_parser("health", help="exit 0 when the catalog and the user database open")
+    stats = sub.add_parser("stats", help="usage statistics from the query log")
+    stats.add_argument("--json", action="store_true")
+
+    ft = sub.add_parser("finetune", help="fine-tuning memory (QLoRA, LoRA, full) and the smallest hardware")
+    ft.add_argument("--model", required=True)
+    ft.add_argument("--gpu", required=True)
+    ft.add_argument("--gpus", type=_positive(int, 64), default=None)
+    ft.add_argument("--method", choices=["qlora", "lora", "full"], help="default: all three")
+    ft.add_argument("--seq", type=_context, default=2048, help="sequence length (default 2048)")
+    ft.add_argument("--batch", type=_positive(int, 4096), default=1, help="micro-batch (default 1)")
+    ft.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
     cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
@@ -83,7 +102,7 @@ def load_catalog() -> Catalog:
     return asyncio.run(CatalogStore().load())
 
 
-def run_estimate(args: argparse.Namespace, catalog: Catalog) -> FitEstimate:
+def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
     hit = find_model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
@@ -98,6 +117,9 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> FitEstimate:
         engine=Engine(args.engine) if args.engine else None,
         gpu_count=args.gpus or count,
         ram_gb=args.ram,
+        ram_bandwidth_gbps=args.ram_bandwidth,
+        prompt_tokens=args.prompt,
+        concurrent=args.concurrent,
     )
     quant_id = request.quant or default_quant(hit.model, request.engine or Engine.LLAMA_CPP)
     quant = catalog.quant(quant_id)
@@ -105,9 +127,29 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> FitEstimate:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
-        return estimate(hit.model, gpu, quant, request, measured)
+        return analyse(hit.model, gpu, quant, request, catalog, measured)
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
+
+
+def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, object]]:
+    hit = find_model(catalog, args.model)
+    if isinstance(hit, NotFound):
+        raise UsageError(_not_found(hit))
+    found = find_gpu(catalog, args.gpu)
+    if isinstance(found, NotFound):
+        raise UsageError(_not_found(found))
+    gpu, count = found
+    out = []
+    for method in [args.method] if args.method else ["qlora", "lora", "full"]:
+        est = estimate_finetune(hit.model, method, seq_len=args.seq, micro_batch=args.batch)
+        smallest = smallest_hardware(hit.model, method, catalog, seq_len=args.seq, micro_batch=args.batch)
+        out.append({
+            **est.model_dump(mode="json"),
+            "fit": training_fit(est, gpu, args.gpus or count).model_dump(mode="json"),
+            "smallest_hardware": smallest.model_dump(mode="json") if smallest else None,
+        })
+    return out
 
 
 def _not_found(miss: NotFound) -> str:
@@ -121,7 +163,8 @@ def _gib(value: int) -> str:
     return f"{value / GIB:,.2f} GiB"
 
 
-def print_estimate(est: FitEstimate) -> None:
+def print_estimate(analysis: Analysis) -> None:
+    est = analysis.estimate
     mem = est.memory
     hw = est.hardware
     count = f"{hw.count}x " if hw.count > 1 else ""
@@ -144,6 +187,18 @@ def print_estimate(est: FitEstimate) -> None:
     elif off.mode == "layers":
         print(f"offload: {off.layers_on_gpu}/{off.layers_total} layers on GPU, {_gib(off.bytes_in_ram)} in RAM")
     print(f"max context fully on GPU: {est.max_context:,} tokens")
+    sp = est.speed
+    print(f"decode: {sp.decode_tokens_per_s:,.1f} tok/s ({sp.decode_range[0]:,.1f}-{sp.decode_range[1]:,.1f}),"
+          f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
+          f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})")
+    advice = analysis.advice
+    if advice.best_quant:
+        print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")  # type: ignore[union-attr]
+    for offer in analysis.cost.offers[:3]:
+        print(f"cloud: {offer.offer.provider} {offer.offer.gpu_count}x {offer.gpu.short_name} ${offer.offer.price_per_hour_usd:.2f}/h,"
+              f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})")
+    for cmd in advice.commands:
+        print(f"{cmd.engine.value}: {cmd.shell}")
     print("assumptions: " + "; ".join(est.assumptions))
 
 
@@ -166,17 +221,39 @@ def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
         print(f"{head}  ({prov.source[:60]}; {prov.as_of}){flag}")
 
 
+def _finetune_lines(results: list[dict[str, object]]) -> list[str]:
+    lines = []
+    for r in results:
+        fit, small = r["fit"], r["smallest_hardware"]
+        lines.append(f"{r['method']}: total {int(r['total_bytes']) / GIB:,.2f} GiB (weights {int(r['base_weights_bytes']) / GIB:,.2f},"  # type: ignore[call-overload]
+                     f" grads+optimizer {(int(r['gradients_bytes']) + int(r['optimizer_bytes']) + int(r['adapter_bytes'])) / GIB:,.2f},"  # type: ignore[call-overload]
+                     f" activations {int(r['activations_bytes']) / GIB:,.2f}) -> {fit['verdict']}"  # type: ignore[index,call-overload]
+                     + (f"; smallest: {small['count']}x {small['gpu_name']}" if small else ""))  # type: ignore[index]
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in ("run", "health", "stats"):
+        from bot import ops
+
+        return ops.main(args)
     try:
         catalog = load_catalog()
         if args.command == "estimate":
             result = run_estimate(args, catalog)
             if args.json:
-                print(result.model_dump_json(indent=1))
+                data = result.estimate.model_dump(mode="json")
+                data["cost"] = result.cost.model_dump(mode="json")
+                data["advice"] = result.advice.model_dump(mode="json")
+                print(json.dumps(data, indent=1, ensure_ascii=False))
             else:
                 print_estimate(result)
+        elif args.command == "finetune":
+            out = run_finetune(args, catalog)
+            print(json.dumps(out, indent=1) if args.json else "\n".join(_finetune_lines(out)))
+
         elif args.command == "ask":
             from bot.console import ask
 

@@ -91,8 +91,7 @@ async def _adapter(name: str, service: Service, settings: Settings, stop: asynci
         log.error("adapter %s has no token or is unknown", name)
 
 
-def main_run() -> int:
-    settings = Settings()
+def main_run(settings: Settings) -> int:
     setup_logging(settings.fitbot_log_level)
     started = time.monotonic()
     code = asyncio.run(run(settings))

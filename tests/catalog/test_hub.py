@@ -389,7 +389,7 @@ async def test_user_db_is_its_own_wal_file(store, isolated_env):
     async with store.db.execute("PRAGMA journal_mode") as cur:
         assert (await cur.fetchone())[0] == "wal"
     async with store.db.execute("SELECT name FROM _migrations") as cur:
-        assert [row[0] async for row in cur] == ["m001_hub_cache"]
+        assert [row[0] async for row in cur] == ["m001_hub_cache", "m002_preferences", "m003_query_log"]
 
 
 async def test_fresh_cache_hit_makes_no_request(hub, store):
