@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from catalog.facts import load_facts  # noqa: E402
-from core.fit import breakdown  # noqa: E402
-from core.memory import kv_cache_bytes  # noqa: E402
-from core.models import GIB, MIB, Catalog, Engine, Hardware, KvCacheType, Workload  # noqa: E402
-from core.weights import recipe_weights  # noqa: E402
+from catalog.facts import load_facts
+from core.fit import breakdown
+from core.memory import kv_cache_bytes
+from core.models import GIB, MIB, Catalog, Engine, Hardware, KvCacheType, Workload
+from core.weights import recipe_weights
 
 CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"
 

@@ -68,7 +68,20 @@ def memory_section(est: FitEstimate, lang: Lang) -> Section:
 
 
 def assumptions_line(est: FitEstimate, lang: Lang) -> str:
-    return f"{t(lang, 'assumptions.prefix')}: " + "; ".join(est.assumptions)
+    """The defaults and modelling choices behind the card, in one localized line."""
+    values = {
+        "engine": est.engine.value, "quant": est.quant, "context": context_label(est.context),
+        "kv_cache": est.kv_cache.value, "ram": f"{num(est.hardware.system_ram_bytes / 1e9, lang, 0)} GB",
+    }
+    parts = [t(lang, f"assumptions.{name}", value=values[name]) for name in est.defaults_used if name in values]
+    if est.hardware.unified_memory:
+        share = est.memory.usable_bytes / max(est.hardware.memory_bytes, 1)
+        parts.append(t(lang, "assumptions.unified", share=f"{num(100 * share, lang, 0)} %"))
+    elif est.memory.host_weights_bytes:
+        parts.append(t(lang, "assumptions.embedding"))
+    if est.hardware.count > 1:
+        parts.append(t(lang, "assumptions.split" if est.engine.value == "llama.cpp" else "assumptions.tensor_parallel"))
+    return f"{t(lang, 'assumptions.prefix')}: " + "; ".join(parts)
 
 
 def footer(catalog: Catalog, lang: Lang) -> str:

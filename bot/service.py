@@ -10,16 +10,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
 from bot.limits import Limits
 from bot.reply import Reply
+from core.advice import HardwareAdvice, recommend_hardware
 from core.analysis import advice_for, cost_of
-from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.cost import OfferQuote, quote_offers
+from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate, resolve
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
-from core.fit import Verdict
+from core.fit import Verdict, breakdown
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
 from locales import Lang, context_label, gib, integer, t, tokens_per_s
@@ -36,6 +39,7 @@ TABLE_CONTEXTS = (8192, 32768)
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
 CHART_QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ4_XS", "Q3_K_M", "UD-Q2_K_XL")
 SPEED_CHART_GPUS = 12
+CACHE_ENTRIES = 512  # per-model scans (cloud offers, hardware advice) kept for repeated questions
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
@@ -72,9 +76,31 @@ class Service:
     limits: Limits | None = None
     max_question_chars: int = MAX_QUESTION_CHARS
     vocab: Vocabulary = field(init=False)
+    _scans: OrderedDict[tuple[str, ...], Any] = field(init=False, default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
         self.vocab = vocabulary(self.catalog)
+
+    def _cached(self, key: tuple[str, ...], compute: Any) -> Any:
+        """LRU memo for catalog-wide scans whose result does not depend on the asker's GPU."""
+        if key in self._scans:
+            self._scans.move_to_end(key)
+            return self._scans[key]
+        value = self._scans[key] = compute()
+        if len(self._scans) > CACHE_ENTRIES:
+            self._scans.popitem(last=False)
+        return value
+
+    def _offers(self, model: ModelSpec, quant: Any, request: Request) -> tuple[OfferQuote, ...]:
+        key = ("offers", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
+        measured = self.catalog.size(model.id, quant.id)
+        return self._cached(key, lambda: quote_offers(model, quant, request, self.catalog,
+                                                      users=request.concurrent or 8, measured=measured))
+
+    def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
+        key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
+        measured = self.catalog.size(model.id, quant.id)
+        return self._cached(key, lambda: recommend_hardware(model, quant, request, self.catalog, measured))
 
     @classmethod
     async def open(cls, catalog: Catalog, settings: Settings) -> Service:
@@ -227,8 +253,9 @@ class Service:
         quant = self.catalog.quant(est.quant)
         assert quant is not None
         measured = self.catalog.size(model.id, quant.id)
-        cost = cost_of(model, gpu, quant, request, self.catalog, est, measured)
-        advice = advice_for(model, gpu, quant, request, self.catalog, est, measured, cost.offers[0] if cost.offers else None)
+        cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request))
+        advice = advice_for(model, gpu, quant, request, self.catalog, est, measured,
+                            cost.offers[0] if cost.offers else None, self._hardware(model, quant, request))
         extra = [cards.speed_section(est, lang), cards.advice_section(est, advice, lang)]
         cost_section = cards.cost_section(cost, lang)
         if cost_section:
@@ -258,13 +285,15 @@ class Service:
         engine = request.engine or Engine.LLAMA_CPP
         usable = 0
         for qid in CHART_QUANTS if engine is Engine.LLAMA_CPP else ("BF16", "FP8", "AWQ"):
-            if self.catalog.quant(qid) is None:
+            quant = self.catalog.quant(qid)
+            if quant is None:
                 continue
+            hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"quant": qid}))
             points = []
             for ctx in CHART_CONTEXTS:
-                est = self._estimate(model, gpu, request.model_copy(update={"quant": qid, "context": ctx}))
-                points.append((ctx, est.memory.total_bytes))
-                usable = est.memory.usable_bytes
+                mem, _ = breakdown(model, quant, hardware, workload, self.catalog.size(model.id, qid), ctx)
+                points.append((ctx, mem.total_bytes))
+                usable = mem.usable_bytes
             curves.append((qid, points))
         return cards.memory_chart(model.name, usable, curves, lang)
 
@@ -284,7 +313,8 @@ class Service:
         if quant is None:
             return cards.error_card(lang, t(lang, "error.estimate", reason=f"unknown quant {request.quant}"))
         est = self._estimate(model, self.catalog.gpus[0], request, quant.id)
-        cost = cost_of(model, self.catalog.gpus[0], quant, request, self.catalog, est, self.catalog.size(model.id, quant.id))
+        cost = cost_of(model, self.catalog.gpus[0], quant, request, self.catalog, est,
+                       self.catalog.size(model.id, quant.id), self._offers(model, quant, request))
         return cards.cloud_card(model.name, quant.id, cost, self.catalog, lang)
 
     def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
@@ -292,7 +322,8 @@ class Service:
         est = self._estimate(model, gpu, request)
         quant = self.catalog.quant(est.quant)
         assert quant is not None
-        cost = cost_of(model, gpu, quant, request, self.catalog, est, self.catalog.size(model.id, quant.id))
+        cost = cost_of(model, gpu, quant, request, self.catalog, est, self.catalog.size(model.id, quant.id),
+                       self._offers(model, quant, request))
         return cards.tco_card(model.name, est, cost, self.catalog, lang)
 
     def _finetune(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang) -> Reply:

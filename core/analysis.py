@@ -6,7 +6,15 @@ callers ask for them only where a card or ``--json`` shows them.
 
 from __future__ import annotations
 
-from core.advice import HardwareAdvice, KvOption, LaunchCommand, best_quant, kv_savings, launch_commands, recommend_hardware
+from core.advice import (
+    HardwareAdvice,
+    KvOption,
+    LaunchCommand,
+    best_quant,
+    kv_savings,
+    launch_commands,
+    recommend_hardware,
+)
 from core.cost import OfferQuote, RentVsBuy, cost_assumptions, quote_offers, rent_vs_buy
 from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
@@ -37,18 +45,24 @@ class Analysis(Frozen):
 
 
 def cost_of(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-            est: FitEstimate, measured: QuantSize | None = None) -> Cost:
+            est: FitEstimate, measured: QuantSize | None = None, quotes: tuple[OfferQuote, ...] | None = None) -> Cost:
+    """Offers priced on their own hardware and rent-vs-buy; ``quotes`` may come from a cache (they do
+    not depend on the user's GPU)."""
     users = request.concurrent or 8
-    quotes = quote_offers(model, quant, request, catalog, users=users, measured=measured)
+    if quotes is None:
+        quotes = quote_offers(model, quant, request, catalog, users=users, measured=measured)
     owned = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
     rvb = rent_vs_buy(gpu, est.hardware.count, quotes[0], owned_tokens_per_s=owned) if quotes else None
     return Cost(offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, assumptions=cost_assumptions(users))
 
 
 def advice_for(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-               est: FitEstimate, measured: QuantSize | None = None, cloud: OfferQuote | None = None) -> Advice:
+               est: FitEstimate, measured: QuantSize | None = None, cloud: OfferQuote | None = None,
+               hardware: HardwareAdvice | None = None) -> Advice:
+    """Best quant, KV options, hardware and commands; ``hardware`` may come from a cache."""
     best = best_quant(model, gpu, request, catalog)
-    hardware = recommend_hardware(model, quant, request, catalog, measured)
+    if hardware is None:
+        hardware = recommend_hardware(model, quant, request, catalog, measured)
     if cloud is not None and hardware.cheapest_cloud is None:
         hardware = hardware.model_copy(update={"cheapest_cloud": cloud})
     return Advice(

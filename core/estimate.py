@@ -9,7 +9,6 @@ from __future__ import annotations
 from pydantic import Field
 
 from core.fit import MemoryBreakdown, Offload, Verdict, max_context, place
-from core.speed import SpeedEstimate, estimate_speed
 from core.memory import RAM_USABLE_FRACTION, unified_fraction
 from core.models import (
     GIB,
@@ -23,6 +22,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
+from core.speed import SpeedEstimate, estimate_speed
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"

@@ -65,7 +65,7 @@ def test_usd_per_million_tokens_without_speed_is_infinite():
 def test_electricity_and_hours():
     # 8 h/day * 365.25/12 days = 243.5 h
     assert hours_per_month(8) == pytest.approx(243.5)
-    assert DAYS_PER_MONTH == pytest.approx(30.4375)
+    assert pytest.approx(30.4375) == DAYS_PER_MONTH
     # 2 x 350 W * 0.70 = 490 W; * 243.5 h = 119.315 kWh; * $0.30 = $35.7945
     assert electricity_usd_per_month(700, 0.70, 243.5, 0.30) == pytest.approx(35.7945)
 

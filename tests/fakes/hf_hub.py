@@ -277,7 +277,7 @@ class FakeHub:
             self._loop = loop
             try:
                 loop.run_until_complete(self._serve())
-            except Exception as exc:  # noqa: BLE001  # pragma: no cover - reported to start()
+            except Exception as exc:  # pragma: no cover - reported to start()
                 errors.append(exc)
                 started.set()
                 return
