@@ -39,7 +39,7 @@ TABLE_CONTEXTS = (8192, 32768)
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
 CHART_QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ4_XS", "Q3_K_M", "UD-Q2_K_XL")
 SPEED_CHART_GPUS = 12
-CACHE_ENTRIES = 512  # per-model scans (cloud offers, hardware advice) kept for repeated questions
+CACHE_ENTRIES = 2048  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
@@ -82,7 +82,7 @@ class Service:
         self.vocab = vocabulary(self.catalog)
 
     def _cached(self, key: tuple[str, ...], compute: Any) -> Any:
-        """LRU memo for catalog-wide scans whose result does not depend on the asker's GPU."""
+        """LRU memo: parses, answers and catalog-wide scans (all pure functions of their key)."""
         if key in self._scans:
             self._scans.move_to_end(key)
             return self._scans[key]
@@ -100,7 +100,8 @@ class Service:
     def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
         key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
         measured = self.catalog.size(model.id, quant.id)
-        return self._cached(key, lambda: recommend_hardware(model, quant, request, self.catalog, measured))
+        offers = self._offers(model, quant, request)
+        return self._cached(key, lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers))
 
     @classmethod
     async def open(cls, catalog: Catalog, settings: Settings) -> Service:
@@ -134,7 +135,7 @@ class Service:
             if len(text) > self.max_question_chars:
                 return cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
             user, chat_lang = await self._with_prefs(user)
-            query = parse(text, self.vocab)
+            query = self._cached(("parse", text), lambda: parse(text, self.vocab))
             lang = user.lang or chat_lang or query.language or lang
             reply = await self._answer(query, lang, user, text)
         except Exception:
@@ -154,7 +155,11 @@ class Service:
             if isinstance(found, Reply):
                 return found
             service, model, source = found
-        reply = service._dispatch(q, lang, user, text, model)
+        if service is self:  # answers are pure functions of the question, language and saved defaults
+            key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
+            reply = self._cached(key, lambda: self._dispatch(q, lang, user, text))
+        else:
+            reply = service._dispatch(q, lang, user, text, model)
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):

@@ -27,6 +27,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
+from core.weights import weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
 KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
@@ -146,8 +147,13 @@ def kv_savings(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Reques
 
 
 def _setup(model: ModelSpec, quant: QuantSpec, gpu: GpuSpec, count: int, request: Request,
-           measured: QuantSize | None) -> Setup | None:
-    """Place the model on ``count`` x ``gpu``; a Setup only when it fits fully."""
+           measured: QuantSize | None, floor_bytes: int = 0) -> Setup | None:
+    """Place the model on ``count`` x ``gpu``; a Setup only when it fits fully.
+
+    ``floor_bytes`` (weights the GPU must hold at least) skips hopeless setups without placing them.
+    """
+    if gpu.memory_bytes * count < floor_bytes:
+        return None
     hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"gpu_count": count}))
     if workload.engine not in quant.engines:
         return None
@@ -165,9 +171,12 @@ def _setup(model: ModelSpec, quant: QuantSpec, gpu: GpuSpec, count: int, request
 
 
 def recommend_hardware(model: ModelSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-                       measured: QuantSize | None = None) -> HardwareAdvice:
+                       measured: QuantSize | None = None,
+                       offers: tuple[OfferQuote, ...] | None = None) -> HardwareAdvice:
     """Best single GPU, best price-performance setup, best Apple machine and cheapest cloud offer."""
     measured = measured or catalog.size(model.id, quant.id)
+    w = weights(model, quant, measured)
+    floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     singles: list[Setup] = []
     value: list[Setup] = []
     apple: list[Setup] = []
@@ -175,20 +184,21 @@ def recommend_hardware(model: ModelSpec, quant: QuantSpec, request: Request, cat
         if gpu.category == "apple":
             # vLLM has no Metal backend: Macs are judged with llama.cpp.
             if (s := _setup(model, quant, gpu, 1, request.model_copy(update={"engine": Engine.LLAMA_CPP}),
-                            measured)):
+                            measured, floor)):
                 apple.append(s)
             continue
         if gpu.backend is Backend.OTHER:
             continue
-        if not gpu.unified_memory and (s := _setup(model, quant, gpu, 1, request, measured)):
+        if not gpu.unified_memory and (s := _setup(model, quant, gpu, 1, request, measured, floor)):
             singles.append(s)
         if gpu.price_usd is None or gpu.category not in ("consumer", "workstation", "apu"):
             continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
-            if s := _setup(model, quant, gpu, count, request, measured):
+            if s := _setup(model, quant, gpu, count, request, measured, floor):
                 value.append(s)
                 break  # more of the same GPU costs more and, split by layers, is not faster
-    offers = quote_offers(model, quant, request, catalog, measured=measured) if quant_runs(quant, request) else ()
+    if offers is None:
+        offers = quote_offers(model, quant, request, catalog, measured=measured) if quant_runs(quant, request) else ()
     return HardwareAdvice(
         best_single_gpu=min(singles, key=lambda s: (s.memory_bytes, -s.decode_tokens_per_s, s.gpu_id),
                             default=None),

@@ -26,6 +26,7 @@ from core.models import (
     Workload,
 )
 from core.speed import LLAMA_BENCH_TG, concurrency, decode_tokens_per_s
+from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.assumptions and can be overridden.
 DEFAULT_USD_PER_KWH = 0.30  # household tariff order of magnitude (EU ~0.30, US ~0.17 $/kWh)
@@ -135,11 +136,15 @@ def quote_offers(
 ) -> tuple[OfferQuote, ...]:
     """Offers whose GPUs hold the model fully (fits/tight), each priced on its own hardware, cheapest $/h first."""
     measured = measured or catalog.size(model.id, quant.id)
+    w = weights(model, quant, measured)
+    floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     hours = hours_per_month(hours_per_day)
     quotes: list[OfferQuote] = []
     for offer in catalog.offers:
         gpu = catalog.gpu(offer.gpu_id)
         if gpu is None or offer.gpu_count > MAX_GPU_COUNT:  # rack-scale (NVL72) offers: not modelled
+            continue
+        if gpu.memory_bytes * offer.gpu_count < floor:
             continue
         hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"gpu_count": offer.gpu_count}))
         if workload.engine not in quant.engines:

@@ -262,7 +262,10 @@ def _version_prefix(t: str, a: str) -> bool:
 
 def _score(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
     """Similarity of a span of the user's tokens and one alias, roughly 0–100."""
-    return min(100.0, _word_sim(span, alias, memo) + _num_score(span, alias))
+    num = _num_score(span, alias)
+    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
+        return num + 100.0
+    return min(100.0, _word_sim(span, alias, memo) + num)
 
 
 # --- finding names -----------------------------------------------------------------------

@@ -1,0 +1,115 @@
+"""Answer latency of the conversation layer: parse + estimate + render, without and with a chart.
+
+    .venv/bin/python bench/answer_latency.py [--rounds 5]
+
+Prints p50/p99 per card kind over a set of real-world questions (each asked ``rounds`` times, the
+way a chat repeats popular questions), the cost of the first chart and of a cached one, and the
+start-up cost of ``fitbot ask``. Figures only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.render import to_console, to_discord, to_telegram  # noqa: E402
+from bot.service import Service  # noqa: E402
+from catalog.store import CatalogStore  # noqa: E402
+
+QUESTIONS = [
+    "/fit glm-4.5-air rtx 5090 32k",
+    "/fit qwen3-32b 2x3090 q4_k_m 16k kv q8",
+    "can I run gpt-oss-120b on a mac studio with 128gb?",
+    "passt GLM 4.5 Air auf meine 4090 mit 64 GB RAM?",
+    "wie schnell ist llama 3.3 70b auf zwei 3090?",
+    "can I run llama 3.1 8b on a 4060 ti 16gb?",
+    "deepseek r1 on 8x h200",
+    "/fit qwen3-30b-a3b rtx 3090 128k",
+    "/fit mixtral 8x7b 2x 4090",
+    "passt gemma 3 27b auf eine 7900 xtx?",
+    "/quant qwen3-32b 4090",
+    "cheapest cloud for deepseek r1",
+    "/finetune llama-3.1-8b-instruct 4090",
+    "/tco qwen3-32b rtx 5090",
+    "/help",
+]
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
+
+
+async def measure(rounds: int) -> None:
+    catalog = await CatalogStore().load()
+    service = Service(catalog)
+    cold: dict[str, list[float]] = {}
+    warm: list[float] = []
+    for round_no in range(rounds):
+        for question in QUESTIONS:
+            started = time.perf_counter()
+            reply = await service.answer(question)
+            reply = reply.model_copy(update={"chart": None})
+            to_telegram(reply)
+            to_discord(reply)
+            to_console(reply)
+            elapsed = (time.perf_counter() - started) * 1000
+            if round_no == 0:
+                cold.setdefault(reply.kind, []).append(elapsed)
+            else:
+                warm.append(elapsed)
+    first = [v for values in cold.values() for v in values]
+    print("answer latency without chart (parse + estimate + render to all 3 formats)")
+    print(f"  first ask  p50 {statistics.median(first):7.2f} ms   p99 {percentile(first, 0.99):7.2f} ms  (n={len(first)})")
+    for kind, values in sorted(cold.items()):
+        print(f"    {kind:<10} p50 {statistics.median(values):7.2f} ms   max {max(values):7.2f} ms  (n={len(values)})")
+    if warm:
+        print(f"  repeated   p50 {statistics.median(warm):7.2f} ms   p99 {percentile(warm, 0.99):7.2f} ms  (n={len(warm)},"
+              " answer cache)")
+
+    from bot.charts import render_png
+
+    reply = await service.answer("/fit qwen3-32b rtx 4090")
+    assert reply.chart is not None
+    started = time.perf_counter()
+    render_png(reply.chart)
+    first = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
+    render_png(reply.chart)
+    cached = (time.perf_counter() - started) * 1000
+    other = (await service.answer("/fit llama-3.1-8b-instruct rtx 4090")).chart
+    assert other is not None
+    started = time.perf_counter()
+    render_png(other)
+    second_new = (time.perf_counter() - started) * 1000
+    print(f"chart: first {first:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
+          f" cached {cached:.3f} ms")
+
+
+def startup() -> None:
+    runs = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "bot.cli", "ask", "/fit qwen3-8b 4090"], check=True,
+                       capture_output=True, cwd=Path(__file__).resolve().parents[1])
+        runs.append(time.perf_counter() - started)
+    print(f"`fitbot ask` wall time (process start to exit): min {min(runs):.2f} s, median {statistics.median(runs):.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    asyncio.run(measure(args.rounds))
+    startup()
+
+
+if __name__ == "__main__":
+    main()
