@@ -59,7 +59,7 @@ from bot.render_discord import CHART_FILENAME
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
 from core.models import Catalog, Engine, KvCacheType
-from locales import Lang, lang_of, messages
+from locales import Lang, lang_of, t
 
 log = logging.getLogger(__name__)
 
@@ -90,133 +90,11 @@ QUANT_CHOICES = (
 )
 
 # --------------------------------------------------------------------------------------------- strings
-# TODO(lead): move DISCORD_STRINGS into locales/en.toml and locales/de.toml under a [discord] table
-# (keys below become "discord.<key>"); ``text()`` already prefers locales/ and falls back to these.
-DISCORD_STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "cmd.fit": "fit",
-        "cmd.fit.desc": "Can this model run on this GPU? Memory, speed and what to do",
-        "cmd.speed": "speed",
-        "cmd.speed.desc": "How fast will this model run on this GPU?",
-        "cmd.cloud": "cloud",
-        "cmd.cloud.desc": "What does it cost to run this model in the cloud?",
-        "cmd.quant": "quant",
-        "cmd.quant.desc": "Every quantization of a model on one GPU",
-        "cmd.gpus": "gpus",
-        "cmd.gpus.desc": "Which GPUs can run this model?",
-        "cmd.models": "models",
-        "cmd.models.desc": "Which models fit this GPU?",
-        "cmd.finetune": "finetune",
-        "cmd.finetune.desc": "Can I fine-tune this model on this GPU?",
-        "cmd.tco": "tco",
-        "cmd.tco.desc": "Buy or rent: total cost of ownership",
-        "cmd.compare": "compare",
-        "cmd.compare.desc": "Compare two GPUs for one model",
-        "cmd.mygpu": "mygpu",
-        "cmd.mygpu.desc": "Remember your GPU (and RAM) for later questions",
-        "cmd.lang": "lang",
-        "cmd.lang.desc": "Choose the language of my answers",
-        "cmd.help": "help",
-        "cmd.help.desc": "What I can answer, with examples",
-        "opt.model": "model",
-        "opt.model.desc": "Model name or Hugging Face repo, e.g. qwen3-32b",
-        "opt.gpu": "gpu",
-        "opt.gpu.desc": "GPU or machine, e.g. rtx 4090 or 2x 3090",
-        "opt.gpu2": "gpu2",
-        "opt.gpu2.desc": "The second GPU to compare",
-        "opt.context": "context",
-        "opt.context.desc": "Context length in tokens (default 8192)",
-        "opt.quant": "quant",
-        "opt.quant.desc": "Weight quantization (default Q4_K_M)",
-        "opt.kv": "kv",
-        "opt.kv.desc": "KV cache type (default f16)",
-        "opt.ram": "ram",
-        "opt.ram.desc": "System RAM in GB, for offloading",
-        "opt.engine": "engine",
-        "opt.engine.desc": "Inference engine (default llama.cpp)",
-        "opt.method": "method",
-        "opt.method.desc": "Fine-tuning method (default QLoRA)",
-        "opt.language": "language",
-        "opt.language.desc": "Language of my answers",
-        "expired": "This card expired; please ask again.",
-        "error": "Sorry, something went wrong on my side. It was logged; please try again.",
-        "feel.title": "Feel the speed: {rate} tokens/s",
-        "feel.done": "{tokens} tokens in {seconds} s at {rate} tokens/s",
-        "feel.placeholder": " (placeholder rate)",
-        "feel.sample": (
-            "The model reads your prompt, then writes its answer one token at a time. Each token is a "
-            "word or a piece of one, and every new token needs the whole set of weights streamed from "
-            "memory once. That is why memory bandwidth, not raw compute, sets the pace you are watching "
-            "now. A bigger model or a longer context slows it down; a smaller quantization speeds it up. "
-        ),
-    },
-    "de": {
-        "cmd.fit": "passt",
-        "cmd.fit.desc": "Läuft dieses Modell auf dieser GPU? Speicher, Tempo und was zu tun ist",
-        "cmd.speed": "tempo",
-        "cmd.speed.desc": "Wie schnell läuft dieses Modell auf dieser GPU?",
-        "cmd.cloud": "cloud",
-        "cmd.cloud.desc": "Was kostet dieses Modell in der Cloud?",
-        "cmd.quant": "quant",
-        "cmd.quant.desc": "Alle Quantisierungen eines Modells auf einer GPU",
-        "cmd.gpus": "gpus",
-        "cmd.gpus.desc": "Welche GPUs schaffen dieses Modell?",
-        "cmd.models": "modelle",
-        "cmd.models.desc": "Welche Modelle passen auf diese GPU?",
-        "cmd.finetune": "feintuning",
-        "cmd.finetune.desc": "Kann ich dieses Modell auf dieser GPU feintunen?",
-        "cmd.tco": "tco",
-        "cmd.tco.desc": "Kaufen oder mieten: Gesamtkosten",
-        "cmd.compare": "vergleich",
-        "cmd.compare.desc": "Zwei GPUs für ein Modell vergleichen",
-        "cmd.mygpu": "meinegpu",
-        "cmd.mygpu.desc": "Deine GPU (und RAM) für spätere Fragen merken",
-        "cmd.lang": "sprache",
-        "cmd.lang.desc": "Sprache meiner Antworten wählen",
-        "cmd.help": "hilfe",
-        "cmd.help.desc": "Was ich beantworten kann, mit Beispielen",
-        "opt.model": "modell",
-        "opt.model.desc": "Modellname oder Hugging-Face-Repo, z. B. qwen3-32b",
-        "opt.gpu": "gpu",
-        "opt.gpu.desc": "GPU oder Rechner, z. B. rtx 4090 oder 2x 3090",
-        "opt.gpu2": "gpu2",
-        "opt.gpu2.desc": "Die zweite GPU zum Vergleich",
-        "opt.context": "kontext",
-        "opt.context.desc": "Kontextlänge in Tokens (Standard 8192)",
-        "opt.quant": "quant",
-        "opt.quant.desc": "Quantisierung der Gewichte (Standard Q4_K_M)",
-        "opt.kv": "kv",
-        "opt.kv.desc": "Typ des KV-Caches (Standard f16)",
-        "opt.ram": "ram",
-        "opt.ram.desc": "Arbeitsspeicher in GB, für Auslagerung",
-        "opt.engine": "engine",
-        "opt.engine.desc": "Inferenz-Engine (Standard llama.cpp)",
-        "opt.method": "methode",
-        "opt.method.desc": "Feintuning-Methode (Standard QLoRA)",
-        "opt.language": "sprache",
-        "opt.language.desc": "Sprache meiner Antworten",
-        "expired": "Diese Karte ist abgelaufen; bitte frag noch einmal.",
-        "error": ("Entschuldigung, bei mir ist etwas schiefgegangen. Es wurde protokolliert; "
-                  "bitte versuch es noch einmal."),
-        "feel.title": "Tempo zum Anfühlen: {rate} Tokens/s",
-        "feel.done": "{tokens} Tokens in {seconds} s bei {rate} Tokens/s",
-        "feel.placeholder": " (Platzhalter-Rate)",
-        "feel.sample": (
-            "Das Modell liest deinen Prompt und schreibt die Antwort dann Token für Token. Ein Token ist "
-            "ein Wort oder ein Stück davon, und für jedes neue Token müssen alle Gewichte einmal aus dem "
-            "Speicher gelesen werden. Darum bestimmt die Speicherbandbreite, nicht die Rechenleistung, das "
-            "Tempo, das du gerade siehst. Ein größeres Modell oder ein längerer Kontext bremst; eine "
-            "kleinere Quantisierung beschleunigt. "
-        ),
-    },
-}
 
 
 def text(lang: Lang, key: str, **params: object) -> str:
-    """A Discord-adapter string: ``discord.<key>`` from locales/ if present, else DISCORD_STRINGS."""
-    found = (messages(lang).get(f"discord.{key}") or DISCORD_STRINGS[lang].get(key)
-             or messages("en").get(f"discord.{key}") or DISCORD_STRINGS["en"][key])
-    return found.format(**params) if params else found
+    """A Discord-adapter string from the ``[discord]`` table of locales/."""
+    return t(lang, f"discord.{key}", **params)
 
 
 def _T(key: str) -> locale_str:

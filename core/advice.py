@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import computed_field
 
-from core.cost import OfferQuote, decode_speeds, quote_offers
+from core.cost import OfferQuote, quote_offers
 from core.estimate import FitEstimate, Request, default_quant, estimate, resolve
 from core.fit import Verdict, place
 from core.models import (
@@ -27,6 +27,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
+from core.speed import LLAMA_BENCH_TG, decode_tokens_per_s
 from core.weights import weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -160,7 +161,7 @@ def _setup(model: ModelSpec, quant: QuantSpec, gpu: GpuSpec, count: int, request
     placement = place(model, quant, hardware, workload, measured)
     if placement.verdict not in FULL_FIT:
         return None
-    speed = decode_speeds(model, placement, hardware, workload, 1, quant.id).decode_tokens_per_s
+    speed = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, LLAMA_BENCH_TG, quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return Setup(
         gpu_id=gpu.id, gpu_name=gpu.short_name, count=count, memory_bytes=gpu.memory_bytes * count,

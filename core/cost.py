@@ -118,6 +118,8 @@ def decode_speeds(model: ModelSpec, placement: Placement, hardware: Hardware, wo
     when not even one more full-context sequence fits, the single stream is all there is.
     """
     single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, LLAMA_BENCH_TG, quant_id)
+    if users <= 1:
+        return Speeds(decode_tokens_per_s=single, users=1, users_served=1, aggregate_tokens_per_s=single)
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
     if batch.batch < 1 or batch.aggregate_tokens_per_s <= 0:
         return Speeds(decode_tokens_per_s=single, users=users, users_served=1, aggregate_tokens_per_s=single)

@@ -22,7 +22,6 @@ from bot.render import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
 from catalog.store import CatalogStore
-from tests.fakes import discord_api as discord_api_module
 from tests.fakes import fixtures
 from tests.fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN, FakeDiscord, import_discord
 
@@ -31,11 +30,6 @@ discord = import_discord()
 discord_api = fixtures.discord_api
 
 
-@pytest.fixture(autouse=True)
-def webhook_edits_carry_tts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """discord.py always sends ``tts`` when it edits a message; the fake's key lists lack it (fake bug)."""
-    for kind in ("webhook_edit", "channel_edit"):
-        monkeypatch.setitem(discord_api_module._MESSAGE_KEYS, kind, discord_api_module._MESSAGE_KEYS[kind] | {"tts"})
 GREEN, RED = 0x2ECC71, 0xE74C3C
 
 

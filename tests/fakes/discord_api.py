@@ -64,7 +64,7 @@ _MESSAGE_KEYS = {
         "enforce_nonce",
         "poll",
     },
-    "channel_edit": {"content", "embeds", "flags", "allowed_mentions", "components", "attachments"},
+    "channel_edit": {"content", "embeds", "flags", "allowed_mentions", "components", "attachments", "tts"},
     "webhook_execute": {
         "content",
         "username",
@@ -79,7 +79,7 @@ _MESSAGE_KEYS = {
         "applied_tags",
         "poll",
     },
-    "webhook_edit": {"content", "embeds", "flags", "allowed_mentions", "components", "attachments", "poll"},
+    "webhook_edit": {"content", "embeds", "flags", "allowed_mentions", "components", "attachments", "poll", "tts"},
     "callback_message": {
         "tts",
         "content",
