@@ -100,11 +100,14 @@ def fit_actions(est: FitEstimate, base: str, lang: Lang) -> tuple[Action, ...]:
     if est.kv_cache.value in ("f16", "bf16"):
         kv = "q8_0" if est.engine.value == "llama.cpp" else "fp8"
         actions.append(Action(label=t(lang, "action.kv", kv=kv), query=f"/fit {base} kv {kv} {est.context}"))
+    if est.verdict is not Verdict.NO_FIT:
+        feel = f"/feel {base} {context_label(est.context).lower()}" + (f" {est.quant.lower()}" if est.quant != "Q4_K_M" else "")
+        actions.append(Action(label=t(lang, "action.feel"), query=feel))
     actions.append(Action(label=t(lang, "action.quants"), query=f"/quant {base}"))
     actions.append(Action(label=t(lang, "action.cloud"), query=f"/cloud {est.model.id}"))
     actions.append(Action(label=t(lang, "action.finetune"), query=f"/finetune {base}"))
     actions.append(Action(label=t(lang, "action.gpus"), query=f"/gpus {est.model.id}"))
-    return tuple(actions[:8])
+    return tuple(actions[:9])
 
 
 def fit_card(est: FitEstimate, catalog: Catalog, lang: Lang, extra: Sequence[Section] = (),
