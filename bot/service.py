@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import sqlite3
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -410,8 +411,12 @@ class Service:
         """The user with saved defaults filled in, and the chat's language if one was chosen."""
         if self.store is None or not user.id:
             return user, None
-        saved = await self.store.prefs.user(user.id)
-        chat_lang = (await self.store.prefs.chat(user.chat)).lang if user.chat else None
+        try:
+            saved = await self.store.prefs.user(user.id)
+            chat_lang = (await self.store.prefs.chat(user.chat)).lang if user.chat else None
+        except (sqlite3.Error, OSError):  # a locked or broken database costs the defaults, not the answer
+            log.warning("preferences unavailable", exc_info=True)
+            return user, None
         return dataclasses.replace(
             user, lang=user.lang or _lang(saved.lang), gpu_id=saved.gpu_id, gpu_count=saved.gpu_count,
             ram_gb=saved.ram_gb, context=saved.context, engine=Engine(saved.engine) if saved.engine else None,
@@ -420,6 +425,13 @@ class Service:
     async def _prefs_command(self, q: Query, lang: Lang, user: User) -> Reply:
         if self.store is None or not user.id:
             return cards.error_card(lang, t(lang, "prefs.unavailable"))
+        try:
+            return await self._prefs_change(q, lang, user)
+        except (sqlite3.Error, OSError):
+            log.exception("preferences could not be saved")
+            return cards.error_card(lang, t(lang, "prefs.storage_error"))
+
+    async def _prefs_change(self, q: Query, lang: Lang, user: User) -> Reply:
         prefs = self.store.prefs
         if q.intent is Intent.FORGET:
             await prefs.forget(user.id)

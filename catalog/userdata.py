@@ -87,8 +87,9 @@ class HubCache:
 class UserDataStore:
     """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, busy_timeout_ms: int = 5000) -> None:
         self.path = path or data_dir() / "user.sqlite"
+        self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
 
     async def open(self) -> Self:
@@ -96,7 +97,7 @@ class UserDataStore:
         db = await aiosqlite.connect(self.path, isolation_level=None)  # autocommit; migrate() opens its own
         try:
             await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA busy_timeout=5000")
+            await db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
             await db.execute("PRAGMA synchronous=FULL")  # an acknowledged write survives a crash
             await migrate(db, USER_MIGRATIONS)
         except BaseException:

@@ -124,3 +124,45 @@ async def test_hub_failures_get_clear_answers(hub_service, repo, message):
     reply = await hub_service.answer(f"/fit {repo} rtx 4090")
     assert reply.kind == "error"
     assert message in reply.summary.lower()
+
+
+async def test_locked_database_costs_the_defaults_not_the_answer(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "user.sqlite"
+    async with UserDataStore(path, busy_timeout_ms=50) as store:
+        service = Service(CATALOG, store=store)
+        await service.answer("/mygpu 4090", user=ALICE)
+        blocker = sqlite3.connect(path, timeout=0)
+        blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+        try:
+            saved = await service.answer("/mygpu 3090", user=ALICE)
+            assert saved.kind == "error" and "could not be saved" in saved.summary
+            answer = await service.answer("/fit qwen3-8b 4090", user=ALICE)
+            assert answer.kind == "fit"  # questions are still answered
+        finally:
+            blocker.rollback()
+            blocker.close()
+        assert (await store.prefs.user("tg:1")).gpu_id == "rtx-4090"  # the failed change left no trace
+        assert (await service.answer("/mygpu 3090", user=ALICE)).kind == "settings"  # and it recovers
+
+
+async def test_full_disk_is_a_clear_error_and_no_corruption(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "user.sqlite"
+    async with UserDataStore(path) as store:
+        service = Service(CATALOG, store=store)
+        await service.answer("/mygpu 4090", user=ALICE)
+        async with store.db.execute("PRAGMA page_count") as cur:
+            pages = (await cur.fetchone())[0]
+        await store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL on the next growth
+        replies = [await service.answer(f"/mygpu {gpu}", user=User(id=f"tg:x{i}"))
+                   for i, gpu in enumerate(["3090", "5090", "h100"] * 150)]
+        assert all(r.kind in ("settings", "error") for r in replies)
+        assert any(r.kind == "error" for r in replies)
+        assert (await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind == "fit"
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert check.execute("SELECT gpu_id FROM user_prefs WHERE user_id = 'tg:1'").fetchone()[0] == "rtx-4090"
+    check.close()
