@@ -63,7 +63,8 @@ def memory_section(est: FitEstimate, lang: Lang) -> Section:
     elif off.mode == "layers":
         rows.append(Row(label=t(lang, "row.offload_layers"), value=t(
             lang, "value.offload_layers", n=off.layers_on_gpu, total=off.layers_total, bytes=gib(off.bytes_in_ram, lang))))
-    rows.append(Row(label=t(lang, "row.max_context"), value=t(lang, "value.tokens", n=integer(est.max_context, lang))))
+    max_ctx = t(lang, "value.tokens", n=integer(est.max_context, lang)) if est.max_context else "–"
+    rows.append(Row(label=t(lang, "row.max_context"), value=max_ctx))
     return Section(title=t(lang, "section.memory"), rows=tuple(rows))
 
 
@@ -239,9 +240,10 @@ def cost_section(cost: Cost, lang: Lang) -> Section | None:
     rows = [Row(label=t(lang, "row.cheapest_cloud"), value=t(
         lang, "value.offer", provider=q.offer.provider, count=q.offer.gpu_count, gpu=q.gpu.short_name,
         price=usd(q.offer.price_per_hour_usd, lang), seen=q.seen))]
+    one = usd(q.usd_per_million_tokens, lang)
     rows.append(Row(label=t(lang, "row.per_mtok"), value=t(
-        lang, "value.per_mtok", one=usd(q.usd_per_million_tokens, lang), users=q.users_served,
-        many=usd(q.usd_per_million_tokens_at_users, lang))))
+        lang, "value.per_mtok", one=one, users=q.users_served, many=usd(q.usd_per_million_tokens_at_users, lang))
+        if q.users_served > 1 else t(lang, "value.per_mtok_one", one=one)))
     rvb = cost.rent_vs_buy
     if rvb is not None:
         months = num(rvb.break_even_months, lang, 1) if rvb.break_even_months is not None else "–"
@@ -275,7 +277,8 @@ def tco_card(model_name: str, est: FitEstimate, cost: Cost, catalog: Catalog, la
     if rvb is None:
         reason = t(lang, "tco.no_price") if cost.offers else t(lang, "cloud.none")
         return Reply(kind="tco", locale=lang, title=title, tone=Tone.INFO, summary=reason, footer=footer(catalog, lang))
-    months = num(rvb.break_even_months, lang, 1) if rvb.break_even_months is not None else t(lang, "tco.never")
+    months = (t(lang, "tco.months", months=num(rvb.break_even_months, lang, 1))
+              if rvb.break_even_months is not None else t(lang, "tco.never"))
     rows = (
         Row(label=t(lang, "tco.purchase"), value=usd(rvb.purchase_usd, lang, 0)),
         Row(label=t(lang, "tco.power"), value=usd(rvb.electricity_usd_per_month, lang)),
@@ -285,7 +288,8 @@ def tco_card(model_name: str, est: FitEstimate, cost: Cost, catalog: Catalog, la
         Row(label=t(lang, "tco.break_even"), value=months),
     )
     if rvb.break_even_months_same_tokens is not None:
-        rows += (Row(label=t(lang, "tco.break_even_tokens"), value=num(rvb.break_even_months_same_tokens, lang, 1)),)
+        rows += (Row(label=t(lang, "tco.break_even_tokens"),
+                     value=t(lang, "tco.months", months=num(rvb.break_even_months_same_tokens, lang, 1))),)
     return Reply(kind="tco", locale=lang, title=title, tone=Tone.INFO,
                  summary=verdict_label(est.verdict, lang), sections=(Section(title=t(lang, "section.cost"), rows=rows),),
                  assumptions="; ".join(rvb.assumptions), footer=footer(catalog, lang))
@@ -299,7 +303,7 @@ def finetune_card(model_name: str, gpu_label: str, results: Sequence[tuple[Finet
     for est, mine, smallest in results:
         rows = [
             Row(label=t(lang, "ft.weights"), value=gib(est.base_weights_bytes, lang)),
-            Row(label=t(lang, "ft.trainable"), value=f"{num(est.trainable_params / 1e6, lang, 1)} M"),
+            Row(label=t(lang, "ft.trainable"), value=_count(est.trainable_params, lang)),
             Row(label=t(lang, "ft.grads_opt"), value=gib(est.adapter_bytes + est.gradients_bytes + est.optimizer_bytes, lang)),
             Row(label=t(lang, "ft.activations"), value=gib(est.activations_bytes + est.logits_bytes, lang)),
             Row(label=t(lang, "row.total"), value=gib(est.total_bytes, lang)),
@@ -315,6 +319,11 @@ def finetune_card(model_name: str, gpu_label: str, results: Sequence[tuple[Finet
     assumptions = results[0][0].assumptions if results else ()
     return Reply(kind="finetune", locale=lang, title=t(lang, "ft.title", model=model_name), tone=worst,
                  sections=tuple(sections), assumptions="; ".join(assumptions), footer=footer(catalog, lang))
+
+
+def _count(n: int, lang: Lang) -> str:
+    """Parameter counts as people say them: 41.9 M, 8.03 B."""
+    return f"{num(n / 1e9, lang, 2)} B" if n >= 1e9 else f"{num(n / 1e6, lang, 1)} M"
 
 
 def compare_card(title: str, estimates: Sequence[FitEstimate], catalog: Catalog, lang: Lang) -> Reply:
