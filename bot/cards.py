@@ -165,9 +165,8 @@ def help_card(lang: Lang) -> Reply:
 def ask_card(lang: Lang, message: str, suggestions: Sequence[str] = (), queries: Sequence[str] = (),
              echo: str = "") -> Reply:
     """Asks back: something is missing or unknown; suggestions become buttons."""
-    body = message + (f"\n{t(lang, 'ask.did_you_mean')}" if suggestions else "")
     return Reply(
-        kind="suggest", locale=lang, title=t(lang, "ask.title"), tone=Tone.INFO, summary=body,
+        kind="suggest", locale=lang, title=t(lang, "ask.title"), tone=Tone.INFO, summary=message,
         suggestions=tuple(suggestions[:3]),
         actions=tuple(Action(label=s, query=q) for s, q in zip(suggestions[:3], queries[:3], strict=False)),
         echo=echo,
