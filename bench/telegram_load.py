@@ -3,10 +3,13 @@
     .venv/bin/python bench/telegram_load.py [-n 2000] [--rate 0] [--warmup 50]
 
 The fake Bot API (tests/fakes/telegram_api.py) runs in this process; the bot runs in a child process
-through the production ``run_telegram`` (built by ``build_application``, no rate limiter), started
-with ``--child``. Every question comes from its own user and private chat, so each sendMessage maps to
+through the production ``run_telegram`` (built by ``build_application``, no rate limiter, no chart
+images) on the production ``Service.open`` (user database and usage log in a temporary directory),
+started with ``--child``. Every question comes from its own user and private chat, so each sendMessage maps to
 one question. ``--rate 0`` queues all N at once (throughput); ``--rate R`` pushes R questions a
-second (latency under a load the bot can carry). Prints answers/s, p50/p99 latency (push -> the
+second (latency under a load the bot can carry). The service caches whole answers, so a mix of
+popular questions is mostly cache hits; ``--unique`` makes every question's text different (a
+different context length each) to time the estimator as well. Prints answers/s, p50/p99 latency (push -> the
 sendMessage reaching the fake), the bot's CPU time and its RSS idle and at peak (getrusage in the
 child). The fake's own CPU competes for the same cores, so the figures are lower bounds.
 """
@@ -53,14 +56,18 @@ def rss_kib(pid: int) -> int:
 async def child(base_url: str) -> None:
     """The bot: production wiring, no rate limiter; prints its peak RSS and CPU time on SIGTERM."""
     from bot.service import Service
+    from bot.settings import Settings
     from bot.telegram_app import run_telegram
     from catalog.store import CatalogStore
 
     with tempfile.TemporaryDirectory() as tmp:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    await run_telegram(Service(catalog), token=TOKEN, base_url=base_url, rate_limiter=False, stop=stop)
+        service = await Service.open(catalog, Settings(_env_file=None, fitbot_data_dir=Path(tmp),
+                                                       rate_user_per_minute=10_000, rate_chat_per_minute=100_000))
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        await run_telegram(service, token=TOKEN, base_url=base_url, rate_limiter=False, charts=False, stop=stop)
+        await service.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"maxrss_kib": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}), flush=True)
 
@@ -91,38 +98,51 @@ async def wait_answers(api, since: int, chats: set[int], timeout: float) -> list
     return found
 
 
-def make_updates(api, first: int, count: int) -> list[dict]:
-    return [api.make_message(QUESTIONS[i % len(QUESTIONS)], chat_id=first + i, language_code="en")
+def make_updates(api, first: int, count: int, unique: bool = False) -> list[dict]:
+    return [api.make_message(QUESTIONS[i % len(QUESTIONS)] + (f" {4096 + first + i - FIRST_CHAT}" if unique else ""),
+                             chat_id=first + i, language_code="en")
             for i in range(count)]
 
 
-async def run(n: int, rate: float, warmup: int, profile: str | None = None) -> None:
+async def run(n: int, rate: float, warmup: int, unique: bool, profile: str | None = None) -> None:
     from tests.fakes.telegram_api import FakeTelegramAPI
 
     async with FakeTelegramAPI() as api:
+        profiling = ["--profile", profile] if profile else []
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--child", api.base_url, *(["--profile", profile] if profile else []), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+            sys.executable, __file__, "--child", api.base_url, *profiling, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": str(ROOT)})
-        await api.wait_call("getUpdates", timeout=60)
-        warm = make_updates(api, FIRST_CHAT, warmup)
-        await push_all(api, warm, 0)
-        await wait_answers(api, 0, {u["message"]["chat"]["id"] for u in warm}, 60)
-        idle_rss = rss_kib(proc.pid)
-
-        updates = make_updates(api, FIRST_CHAT + warmup, n)
-        since = len(api.exchanges)
-        start = time.monotonic()
-        pushed = await push_all(api, updates, rate)
-        found = await wait_answers(api, since, set(pushed), 120 + (n / rate if rate else 0))
-        elapsed = max(e.at for e in found) - start
-        peak_rss = rss_kib(proc.pid)
-
-        proc.send_signal(signal.SIGTERM)
-        out, _ = await proc.communicate()
+        try:
+            found, pushed, idle_rss, peak_rss, elapsed = await measure(api, proc, n, rate, warmup, unique)
+        finally:
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+            out, _ = await asyncio.wait_for(proc.communicate(), 30)
     stats = json.loads(out.decode().strip().splitlines()[-1])
+    report(n, rate, warmup, unique, found, pushed, idle_rss, peak_rss, elapsed, stats)
+
+
+async def measure(api, proc, n: int, rate: float, warmup: int, unique: bool) -> tuple:
+    """Warm-up, then the timed run; returns the answers, push times, RSS figures and elapsed seconds."""
+    await api.wait_call("getUpdates", timeout=60)
+    warm = make_updates(api, FIRST_CHAT, warmup)
+    await push_all(api, warm, 0)
+    await wait_answers(api, 0, {u["message"]["chat"]["id"] for u in warm}, 60)
+    idle_rss = rss_kib(proc.pid)
+    updates = make_updates(api, FIRST_CHAT + warmup, n, unique)
+    since = len(api.exchanges)
+    start = time.monotonic()
+    pushed = await push_all(api, updates, rate)
+    found = await wait_answers(api, since, set(pushed), 120 + (n / rate if rate else 0))
+    elapsed = max(e.at for e in found) - start
+    return found, pushed, idle_rss, rss_kib(proc.pid), elapsed
+
+
+def report(n: int, rate: float, warmup: int, unique: bool, found: list, pushed: dict[int, float], idle_rss: int,
+           peak_rss: int, elapsed: float, stats: dict) -> None:
     latencies = sorted(e.at - pushed[e.params["chat_id"]] for e in found)
     p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
-    mode = f"{rate:g}/s pushed" if rate else "all queued at once"
+    mode = (f"{rate:g}/s pushed" if rate else "all queued at once") + (", unique texts" if unique else "")
     print(f"telegram_load: {n} fit questions ({mode}), {len(found)} answers, warm-up {warmup}")
     print(f"  answers/s      {n / elapsed:8.1f}")
     print(f"  latency p50    {statistics.median(latencies) * 1000:8.1f} ms")
@@ -137,6 +157,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=2000, help="questions to time (default 2000)")
     parser.add_argument("--rate", type=float, default=0, help="questions per second; 0 = all at once")
     parser.add_argument("--warmup", type=int, default=50, help="untimed questions first (default 50)")
+    parser.add_argument("--unique", action="store_true", help="a different text per question (no answer cache)")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the bot process to FILE")
     parser.add_argument("--child", metavar="BASE_URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -147,7 +168,7 @@ def main() -> None:
     elif args.child:
         asyncio.run(child(args.child))
     else:
-        asyncio.run(run(args.n, args.rate, args.warmup, args.profile))
+        asyncio.run(run(args.n, args.rate, args.warmup, args.unique, args.profile))
 
 
 if __name__ == "__main__":

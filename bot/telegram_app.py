@@ -10,9 +10,13 @@ Design decisions:
 * Buttons carry their question in ``callback_data`` ("q:" + query) when it fits Telegram's 64 bytes,
   so they keep working after a restart. Longer ones get "k:" + a key into an in-memory store with
   expiry and a size cap; after a restart (or expiry) such a button answers "this card expired, ask
-  again" in the user's language. "l:de"/"l:en" are the /lang buttons.
-* A chosen language (/lang) lives in PTB's ``chat_data`` (groups) or ``user_data`` (private chats),
-  in memory; it wins over the user's ``language_code``.
+  again" in the user's language.
+* Languages and saved defaults (/lang, /mygpu) belong to the service; the adapter passes the
+  Telegram ``language_code`` as the locale and the user and group ids.
+* A card with a chart is one photo with the card as caption when the card fits Telegram's caption
+  limit; otherwise the card goes out as text (with its buttons) and the chart follows as a photo with
+  a short caption. A pressed button edits the card it sits on (the caption of a photo card); the
+  picture of a photo card is not replaced.
 * HTTP goes through ``AiohttpRequest``: PTB's default httpx stack costs about twice the CPU per
   update (shared/research/bot-testing.md section 1.6); a small pool plus modest
   ``concurrent_updates`` avoids httpcore's O(connections x queued) pool pass as well.
@@ -69,7 +73,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest, RequestData
 
 from bot.charts import render_png
-from bot.render import caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
+from bot.render import TelegramMessage, caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
 from bot.render_telegram import MAX_CAPTION, MAX_TEXT
 from bot.reply import Reply
 from bot.service import Service, User
@@ -77,8 +81,6 @@ from locales import Lang, lang_of, num, tokens_per_s
 
 log = logging.getLogger(__name__)
 
-SERVICE_COMMANDS = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu",
-                    "help", "start")
 MENU = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang", "help",
         "start")
 ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
@@ -101,9 +103,6 @@ STRINGS: dict[str, dict[str, str]] = {
     "en": {
         "apology": "Sorry, something went wrong on my side. Please try again in a moment.",
         "expired": "This card expired. Please ask again.",
-        "lang.set": "I'll answer in English from now on.",
-        "lang.ask": "Which language should I answer in?",
-        "lang.auto": "I'll follow your Telegram language again.",
         "feel.title": "Feel the speed",
         "feel.unknown": "I have no speed estimate for this setup.",
         "feel.done": "{rate}: this text took {seconds} s.",
@@ -136,9 +135,6 @@ STRINGS: dict[str, dict[str, str]] = {
     "de": {
         "apology": "Entschuldige, bei mir ist etwas schiefgegangen. Bitte versuch es gleich noch einmal.",
         "expired": "Diese Karte ist abgelaufen. Bitte frag noch einmal.",
-        "lang.set": "Ich antworte ab jetzt auf Deutsch.",
-        "lang.ask": "In welcher Sprache soll ich antworten?",
-        "lang.auto": "Ich richte mich wieder nach deiner Telegram-Sprache.",
         "feel.title": "So schnell fühlt es sich an",
         "feel.unknown": "Für dieses Setup habe ich keine Geschwindigkeitsschätzung.",
         "feel.done": "{rate}: dieser Text hat {seconds} s gedauert.",
@@ -309,16 +305,10 @@ def _is_group(update: Update) -> bool:
     return chat is not None and chat.type != ChatType.PRIVATE
 
 
-def _chosen_lang(context: ContextTypes.DEFAULT_TYPE) -> Lang | None:
-    for data in (context.chat_data, context.user_data):
-        if data and data.get("lang") in ("de", "en"):
-            return data["lang"]  # type: ignore[no-any-return]
-    return None
-
-
-def _lang(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Lang:
+def _lang(update: Update) -> Lang:
+    """The language of the adapter's own short texts: the user's Telegram language."""
     user = update.effective_user
-    return _chosen_lang(context) or lang_of(user.language_code if user else None)
+    return lang_of(user.language_code if user else None)
 
 
 def _quote(message: Message, update: Update) -> ReplyParameters | None:
@@ -326,6 +316,13 @@ def _quote(message: Message, update: Update) -> ReplyParameters | None:
     if not _is_group(update):
         return None
     return ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True)
+
+
+def _as_caption(messages: Sequence[TelegramMessage]) -> str | None:
+    """The whole card as a photo caption, when it is one message within the caption limit."""
+    if len(messages) == 1 and telegram_visible_length(messages[0].text) <= MAX_CAPTION:
+        return messages[0].text
+    return None
 
 
 def _not_modified(exc: BadRequest) -> bool:
@@ -341,29 +338,27 @@ NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 class TelegramAdapter:
     """The handlers, bound to one ``Service`` and one button store."""
 
-    def __init__(self, service: Service, store: ActionStore | None = None) -> None:
-        self.service = service
+    def __init__(self, service: Service, store: ActionStore | None = None, charts: bool = True) -> None:
+        self.service, self.charts = service, charts
         self.store = store or ActionStore()
         self.streams: dict[str, asyncio.Task[None]] = {}
 
     async def ask(self, text: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Reply:
         """Passes a question to the service with the asker's ids and language."""
         user, chat = update.effective_user, update.effective_chat
-        who = User(id=f"tg:{user.id}" if user else "", chat=f"tg:{chat.id}" if chat and _is_group(update) else "",
-                   lang=_chosen_lang(context))
-        return await self.service.answer(text, locale=user.language_code if user else None, user=who)
+        who = User(id=f"tg:{user.id}" if user else "", chat=f"tg:{chat.id}" if chat and _is_group(update) else "")
+        reply = await self.service.answer(text, locale=user.language_code if user else None, user=who)
+        return reply if self.charts or reply.chart is None else reply.model_copy(update={"chart": None})
 
     # ---- sending
 
     async def send_card(self, message: Message, update: Update, reply: Reply) -> None:
-        """Sends a card: a chart photo with caption, else HTML messages (a document when very long)."""
+        """Sends a card: a photo with the card as caption when it fits, else text (+ the chart, or a document)."""
         messages, quote = to_telegram(reply), _quote(message, update)
-        caption = caption_for_photo(reply)
-        if caption is not None and reply.chart is not None:
-            png = await asyncio.to_thread(render_png, reply.chart)
-            markup = keyboard(reply, messages[-1].buttons, self.store)
-            await message.reply_photo(png, caption=caption, parse_mode=ParseMode.HTML, reply_markup=markup,
-                                      reply_parameters=quote)
+        markup = keyboard(reply, messages[-1].buttons, self.store)
+        if reply.chart is not None and (caption := _as_caption(messages)):
+            await message.reply_photo(await self._png(reply), caption=caption, parse_mode=ParseMode.HTML,
+                                      reply_markup=markup, reply_parameters=quote)
             return
         if len(messages) > MAX_CHAT_MESSAGES:
             await self._send_long(message, reply, messages, quote)
@@ -371,37 +366,45 @@ class TelegramAdapter:
         for part in messages:
             await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
                                      reply_markup=keyboard(reply, part.buttons, self.store), reply_parameters=quote)
+        if reply.chart is not None:
+            await message.reply_photo(await self._png(reply), caption=caption_for_photo(reply),
+                                      parse_mode=ParseMode.HTML, reply_parameters=quote)
+
+    async def _png(self, reply: Reply) -> bytes:
+        """The chart, rendered in a thread (matplotlib takes 0.1-1 s; ``render_png`` caches)."""
+        return await asyncio.to_thread(render_png, reply.chart)  # type: ignore[arg-type]
 
     async def _send_long(self, message: Message, reply: Reply, messages: list, quote: ReplyParameters | None) -> None:
         """The first message with the buttons, then the whole card as a text file instead of a flood."""
         markup = keyboard(reply, messages[-1].buttons, self.store)
         await message.reply_text(messages[0].text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
                                  reply_markup=markup, reply_parameters=quote)
+        await self._send_document(message, reply, quote)
+
+    async def _send_document(self, message: Message, reply: Reply, quote: ReplyParameters | None = None) -> None:
         document = InputFile(to_console(reply).encode(), filename=f"fitbot-{reply.kind}.txt")
         await message.reply_document(document, reply_parameters=quote)
 
     async def edit_card(self, cq: CallbackQuery, update: Update, reply: Reply) -> None:
-        """Replaces the pressed card in place (text or photo caption); extra parts follow as new messages."""
+        """Replaces the pressed card in place (text, or a photo's caption); extra parts follow as new messages."""
         messages = to_telegram(reply)
         markup = keyboard(reply, messages[-1].buttons, self.store)
         message = cq.message if isinstance(cq.message, Message) else None
         if message is not None and message.photo:
-            one = messages[0].text if len(messages) == 1 else ""
-            caption = caption_for_photo(reply) or (one if one and telegram_visible_length(one) <= MAX_CAPTION else None)
+            caption = _as_caption(messages) or caption_for_photo(reply)
             if caption is None:
                 await self.send_card(message, update, reply)
                 return
             await self._edit(cq, caption, markup, caption=True)
             return
-        first_markup = markup if len(messages) == 1 else None
-        await self._edit(cq, messages[0].text, first_markup)
-        if message is not None and len(messages) > 1:
-            await self.send_card_rest(message, update, reply, messages[1:])
-
-    async def send_card_rest(self, message: Message, update: Update, reply: Reply, rest: list) -> None:
-        for part in rest[: MAX_CHAT_MESSAGES - 1]:
-            await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
-                                     reply_markup=keyboard(reply, part.buttons, self.store))
+        long = len(messages) > MAX_CHAT_MESSAGES
+        await self._edit(cq, messages[0].text, markup if len(messages) == 1 or long else None)
+        if message is not None and long:
+            await self._send_document(message, reply)
+        elif message is not None:
+            for part in messages[1:]:
+                await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
+                                         reply_markup=keyboard(reply, part.buttons, self.store))
 
     async def _edit(self, cq: CallbackQuery, text: str, markup: InlineKeyboardMarkup | None,
                     caption: bool = False) -> None:
@@ -435,35 +438,13 @@ class TelegramAdapter:
         reply = await self.ask(text, update, context)
         await self.send_card(message, update, reply)
 
-    async def lang(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """/lang de|en|auto sets the answer language (chat-wide in groups); bare /lang offers buttons."""
-        choice = (context.args or [""])[0].lower()[:4]
-        if choice in ("de", "en", "auto"):
-            await update.effective_message.reply_text(self._set_lang(update, context, choice))
-            return
-        buttons = [[InlineKeyboardButton("Deutsch", callback_data="l:de"),
-                    InlineKeyboardButton("English", callback_data="l:en")]]
-        await update.effective_message.reply_text(say(_lang(update, context), "lang.ask"),
-                                                  reply_markup=InlineKeyboardMarkup(buttons))
-
-    def _set_lang(self, update: Update, context: ContextTypes.DEFAULT_TYPE, choice: str) -> str:
-        data = context.chat_data if _is_group(update) else context.user_data
-        if choice == "auto":
-            data.pop("lang", None)  # type: ignore[union-attr]
-            return say(_lang(update, context), "lang.auto")
-        data["lang"] = choice  # type: ignore[index]
-        return say(choice, "lang.set")  # type: ignore[arg-type]
-
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A pressed follow-up button: answer the callback first, then edit the card in place."""
         cq = update.callback_query
         kind, _, value = (cq.data or "").partition(":")
         query = value if kind == "q" else self.store.get(value) if kind == "k" else None
-        if kind == "l" and value in ("de", "en"):
-            await cq.answer(self._set_lang(update, context, value))
-            return
         if not query:
-            await cq.answer(say(_lang(update, context), "expired"), show_alert=True)
+            await cq.answer(say(_lang(update), "expired"), show_alert=True)
             return
         await cq.answer()
         if query.startswith(FEEL_PREFIX):
@@ -500,7 +481,7 @@ class TelegramAdapter:
         if not isinstance(update, Update) or update.effective_chat is None:
             return
         try:
-            await context.bot.send_message(update.effective_chat.id, say(_lang(update, context), "apology"))
+            await context.bot.send_message(update.effective_chat.id, say(_lang(update), "apology"))
         except TelegramError:
             log.warning("could not send the apology for update %s", update.update_id)
 
@@ -517,7 +498,7 @@ class TelegramAdapter:
         task.add_done_callback(lambda t: self.streams.pop(key, None) if self.streams.get(key) is t else None)
 
     async def stream(self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
-        lang, caption = _lang(update, context), isinstance(cq.message, Message) and bool(cq.message.photo)
+        lang, caption = _lang(update), isinstance(cq.message, Message) and bool(cq.message.photo)
         back = InlineKeyboardMarkup([[InlineKeyboardButton(
             say(lang, "feel.back"), callback_data=callback_data(question, self.store))]])
         rate = await self._decode_speed(question)
@@ -565,9 +546,12 @@ class TelegramAdapter:
 
 def build_application(service: Service, token: str, *, base_url: str | None = None,
                       base_file_url: str | None = None, webhook: bool = False, rate_limiter: bool = True,
-                      request: BaseRequest | None = None) -> Application:
-    """The bot with every handler and the error handler registered; production and tests both use it."""
-    adapter = TelegramAdapter(service)
+                      request: BaseRequest | None = None, charts: bool = True) -> Application:
+    """The bot with every handler and the error handler registered; production and tests both use it.
+
+    ``charts=False`` sends cards without their chart image (no matplotlib).
+    """
+    adapter = TelegramAdapter(service, charts=charts)
     builder = (ApplicationBuilder().token(token).concurrent_updates(CONCURRENT_UPDATES)
                .request(request or AiohttpRequest()).post_init(adapter.set_commands))
     if not webhook:  # the long poll gets its own single connection
@@ -579,8 +563,7 @@ def build_application(service: Service, token: str, *, base_url: str | None = No
     app = builder.build()
     app.bot_data["adapter"] = adapter
     app.add_handlers([
-        CommandHandler("lang", adapter.lang),
-        CommandHandler(SERVICE_COMMANDS, adapter.command),
+        CommandHandler(MENU, adapter.command),
         MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND & AddressedToBot(),
                        adapter.question),
         CallbackQueryHandler(adapter.button),
@@ -619,9 +602,10 @@ async def serve(app: Application, *, webhook_url: str | None = None, webhook_sec
 
 async def run_telegram(service: Service, *, token: str, base_url: str | None = None, webhook_url: str | None = None,
                        webhook_secret: str | None = None, listen: str = "127.0.0.1", port: int = 8443,
-                       rate_limiter: bool = True, stop: asyncio.Event | None = None) -> None:
+                       rate_limiter: bool = True, charts: bool = True, stop: asyncio.Event | None = None) -> None:
     """``fitbot run``: serves Telegram until ``stop`` is set or the task is cancelled; reads no env."""
-    app = build_application(service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter)
+    app = build_application(service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter,
+                            charts=charts)
     secret = webhook_secret or (secrets.token_urlsafe(32) if webhook_url else None)
     async with serve(app, webhook_url=webhook_url, webhook_secret=secret, listen=listen, port=port):
         log.info("telegram adapter running (%s)", "webhook" if webhook_url else "polling")

@@ -683,7 +683,7 @@ def estimate_speed(
     pp = LLAMA_BENCH_PP / _prompt_time(model, weights, placement, workload, LLAMA_BENCH_PP, 0, quant_id, system)
     ttft = _prompt_time(model, weights, placement, workload, workload.prompt_tokens, 0, quant_id, system)
     conc = None
-    if engine is Engine.VLLM:
+    if engine is Engine.VLLM or workload.concurrent > 1:  # llama-server -np batches the same way
         conc = concurrency(model, weights, hardware, workload, workload.concurrent, quant_id)
     return SpeedEstimate(
         decode_tokens_per_s=decode,

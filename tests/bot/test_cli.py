@@ -144,3 +144,58 @@ def test_catalog_listing_shows_sources(capsys, what):
     rows = json.loads(out)
     assert code == 0 and len(rows) > 5
     assert all(r["provenance"]["source"] and r["provenance"]["as_of"] for r in rows)
+
+
+def test_ask_answers_in_the_questions_language(capsys):
+    code, out, _ = run(capsys, "ask", "passt", "Qwen3", "32B", "auf", "zwei", "3090?")
+    assert code == 0
+    assert "Qwen3-32B auf 2x RTX 3090" in out and "Gewichte" in out and "GiB" in out
+
+
+def test_ask_json_is_the_reply_model(capsys):
+    code, out, _ = run(capsys, "ask", "/fit qwen3-8b 4090", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["kind"] == "fit" and data["locale"] == "en"
+    assert data["sections"][0]["rows"][0]["label"] == "Weights"
+
+
+def test_chat_reads_questions_until_eof(capsys, monkeypatch):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("/fit qwen3-8b 4090\n1\n/quit\n"))
+    code, out, _ = run(capsys, "chat")
+    assert code == 0
+    assert out.count("Qwen3-8B on RTX 4090") == 2  # the question, then button 1 (32K context)
+    assert "32K context" in out
+
+
+def test_health_and_stats_on_a_fresh_data_dir(capsys):
+    code, out, _ = run(capsys, "health")
+    assert code == 0 and out.startswith("ok: catalog")
+    code, out, _ = run(capsys, "stats", "--json")
+    assert code == 0 and json.loads(out)["questions"] == 0
+
+
+def test_run_without_tokens_says_what_to_set(capsys):
+    code, _, err = run(capsys, "run")
+    assert code == 1 and "TELEGRAM_BOT_TOKEN" in err
+
+
+def test_finetune_json(capsys):
+    code, out, _ = run(capsys, "finetune", "--model", "llama-3.1-8b-instruct", "--gpu", "4090", "--json")
+    rows = json.loads(out)
+    assert code == 0 and [r["method"] for r in rows] == ["qlora", "lora", "full"]
+    assert rows[0]["fit"]["verdict"] == "fits" and rows[2]["fit"]["verdict"] == "no_fit"
+    assert rows[2]["smallest_hardware"]["gpu_id"]
+
+
+def test_estimate_json_has_speed_cost_and_advice(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "qwen3-32b", "--gpu", "2x 3090", "--json", "--concurrent", "4")
+    data = json.loads(out)
+    speed = data["speed"]
+    for key in ("decode_tokens_per_s", "decode_tokens_per_s_at_context", "decode_range", "prefill_tokens_per_s", "ttft_s"):
+        assert speed[key]
+    assert speed["decode_range"][0] <= speed["decode_tokens_per_s"] <= speed["decode_range"][1]
+    assert speed["concurrency"]["users"] == 4
+    assert data["cost"]["offers"] and all(o["verdict"] in ("fits", "tight") for o in data["cost"]["offers"])
+    assert data["advice"]["commands"][0]["argv"][0] == "llama-server"

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -38,6 +39,7 @@ from bot.telegram_app import (
     serve,
 )
 from catalog.store import CatalogStore
+from catalog.userdata import UserDataStore
 from core.models import Catalog
 from locales import t
 from tests.fakes import fixtures
@@ -55,16 +57,15 @@ CHART = ChartSpec(
 )
 COMMANDS = [
     FIT, "/speed qwen3 32b 4090", "/cloud qwen3-32b", "/quant qwen3 32b 4090", "/gpus qwen3-32b", "/models 4090",
-    "/finetune qwen3 8b 4090", "/tco qwen3 32b 4090", "/compare 4090 vs 3090 qwen3 32b", "/mygpu 4090", "/help",
-    "/start",
+    "/finetune qwen3 8b 4090", "/tco qwen3 32b 4090", "/compare 4090 vs 3090 qwen3 32b", "/mygpu 4090", "/lang",
+    "/help", "/start",
 ]
 SENDS = ("sendMessage", "sendPhoto", "sendDocument")
 
 
 class StubService(Service):
-    """The real service plus test-only questions; ``charts`` adds a chart to every fit card."""
+    """The real service plus test-only questions; ``decode_speed`` answers ``speed``."""
 
-    charts = False
     speed: float | None = None
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
@@ -79,8 +80,10 @@ class StubService(Service):
         if text.startswith("feel "):
             reply = await super().answer(text[5:], locale, user)
             return reply.model_copy(update={"actions": (Action(label="Feel", query="/feel " + text[5:]),)})
-        reply = await super().answer(text, locale, user)
-        return reply.model_copy(update={"chart": CHART}) if self.charts and reply.kind == "fit" else reply
+        if text.startswith("chart "):  # a short card with a chart: fits a photo caption
+            reply = await super().answer(text[6:], locale, user)
+            return reply.model_copy(update={"chart": CHART})
+        return await super().answer(text, locale, user)
 
     def decode_speed(self, question: str) -> float | None:
         return self.speed
@@ -92,8 +95,9 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 
 
 @pytest.fixture
-def service(catalog: Catalog) -> StubService:
-    return StubService(catalog)
+async def service(catalog: Catalog, tmp_path: Path) -> AsyncIterator[StubService]:
+    async with UserDataStore(tmp_path / "user.sqlite") as store:
+        yield StubService(catalog, store=store)
 
 
 @contextlib.asynccontextmanager
@@ -105,7 +109,8 @@ async def running(api: FakeTelegramAPI, service: Service, **kwargs: Any) -> Asyn
 
 @pytest.fixture
 async def bot(telegram_api: FakeTelegramAPI, service: StubService) -> AsyncIterator[Application]:
-    async with running(telegram_api, service) as app:
+    """The production build without chart images (those have their own test)."""
+    async with running(telegram_api, service, charts=False) as app:
         yield app
 
 
@@ -191,21 +196,16 @@ async def test_start_offers_three_example_questions_as_buttons(bot: Application,
     assert [b["text"] for b in buttons(welcome)] == [t("de", f"help.example{i}") for i in (1, 2, 3)]
 
 
-@pytest.mark.parametrize(("lang", "prompt"), [("en", "Which language"), ("de", "In welcher Sprache")])
-async def test_lang_command_shows_choices_and_the_choice_wins(
-    bot: Application, telegram_api: FakeTelegramAPI, service: StubService, lang: str, prompt: str
+async def test_lang_choice_wins_over_the_telegram_language(
+    bot: Application, telegram_api: FakeTelegramAPI, service: StubService
 ) -> None:
-    telegram_api.push_update(telegram_api.make_message("/lang", language_code=lang))
-    (menu,) = await wait_sent(telegram_api, 777, 1)
-    assert menu["text"].startswith(prompt)
-    assert [b["callback_data"] for b in buttons(menu)] == ["l:de", "l:en"]
-    other = "de" if lang == "en" else "en"
-    telegram_api.push_update(telegram_api.make_callback(f"l:{other}", menu["message_id"], language_code=lang))
-    answer = await telegram_api.wait_call("answerCallbackQuery")
-    assert answer.params["text"] == STRINGS[other]["lang.set"]
-    telegram_api.push_update(telegram_api.make_message(FIT, language_code=lang))
+    telegram_api.push_update(telegram_api.make_message("/lang de", language_code="en"))
+    (saved,) = await wait_sent(telegram_api, 777, 1)
+    assert saved["text"] == (await expected(service, "/lang de", "en", 777))[0]
+    telegram_api.push_update(telegram_api.make_message(FIT, language_code="en"))
     got = await wait_sent(telegram_api, 777, 2)
-    assert got[-1]["text"] == (await expected(service, FIT, other, 777))[0]
+    assert got[1]["text"] == (await expected(service, FIT, "de", 777))[0]
+    assert "auf RTX 4090" in got[1]["text"]
 
 
 async def test_a_plain_question_in_a_private_chat(
@@ -329,9 +329,10 @@ async def test_inline_query_offers_fit_quant_and_cloud_articles(
 async def test_inline_query_with_an_unknown_model_offers_one_article(
     bot: Application, telegram_api: FakeTelegramAPI
 ) -> None:
-    telegram_api.push_update(telegram_api.make_inline_query('<b>x</b> & <a href="https://evil.example">y</a>'))
+    hostile = telegram_api.push_update(telegram_api.make_inline_query('<b>x</b> & <a href="https://evil.example">y</a>'))
     telegram_api.push_update(telegram_api.make_inline_query("   "))
-    first, empty = await telegram_api.wait_call("answerInlineQuery", count=2)
+    answers = await telegram_api.wait_call("answerInlineQuery", count=2)
+    first, empty = sorted(answers, key=lambda c: c.params["inline_query_id"] != hostile["inline_query"]["id"])
     (result,) = first.params["results"]
     plain, entities = parse_html(result["input_message_content"]["message_text"])
     assert '<a href="https://evil.example">' in plain and not any(e["type"] == "text_link" for e in entities)
@@ -345,20 +346,32 @@ async def test_inline_query_with_an_unknown_model_offers_one_article(
 async def test_a_chart_comes_as_a_photo_with_the_card_as_caption(
     telegram_api: FakeTelegramAPI, service: StubService
 ) -> None:
-    service.charts = True
     async with running(telegram_api, service):
-        telegram_api.push_update(telegram_api.make_message(FIT))
+        telegram_api.push_update(telegram_api.make_message("chart /help"))
         (photo,) = await wait_sent(telegram_api, 777, 1, "sendPhoto")
-        upload = telegram_api.files[photo["photo"][0]["file_id"]]
-        assert upload.data.startswith(b"\x89PNG")
-        card = await service.answer(FIT, "en", User(id="tg:777"))
-        assert photo["caption"] == parse_html(caption_for_photo(card))[0]
-        assert "Qwen3-32B" in photo["caption"] and buttons(photo)
-        ctx = next(b for b in buttons(photo) if b["callback_data"].startswith("q:/fit"))
-        telegram_api.push_update(telegram_api.make_callback(ctx["callback_data"], photo["message_id"]))
+        assert telegram_api.files[photo["photo"][0]["file_id"]].data.startswith(b"\x89PNG")
+        assert photo["caption"] == (await expected(service, "chart /help", "en", 777))[0]  # the whole card
+        example = next(b for b in buttons(photo) if b["callback_data"].startswith("q:/fit"))
+        telegram_api.push_update(telegram_api.make_callback(example["callback_data"], photo["message_id"]))
         edit = await telegram_api.wait_call("editMessageCaption")
-    assert edit.params["message_id"] == photo["message_id"] and edit.params["parse_mode"] == "HTML"
+    fit = await service.answer(example["callback_data"][2:], "en", User(id="tg:777"))
+    assert fit.chart is not None and edit.params["caption"] == caption_for_photo(fit)  # too long: short caption
+    assert telegram_api.messages[777][photo["message_id"]]["reply_markup"] == edit.params["reply_markup"]
     assert not sent(telegram_api, 777, ("sendMessage",))
+    no_refusals(telegram_api)
+
+
+async def test_a_long_card_with_a_chart_is_text_then_the_chart(
+    telegram_api: FakeTelegramAPI, service: StubService
+) -> None:
+    async with running(telegram_api, service):
+        telegram_api.push_update(telegram_api.make_message(FIT, chat_id=GROUP, chat_type="group"))
+        (photo,) = await wait_sent(telegram_api, GROUP, 1, "sendPhoto")
+    (card,) = sent(telegram_api, GROUP, ("sendMessage",))
+    reply = await service.answer(FIT, "en", User(id="tg:4242", chat=f"tg:{GROUP}"))
+    assert card["text"] == parse_html(to_telegram(reply)[0].text)[0] and buttons(card)
+    assert photo["caption"] == parse_html(caption_for_photo(reply))[0] and "reply_markup" not in photo
+    assert card["message_id"] < photo["message_id"]
     no_refusals(telegram_api)
 
 
@@ -520,7 +533,8 @@ async def test_run_telegram_polls_until_stopped(telegram_api: FakeTelegramAPI, s
 
 
 async def test_the_default_httpx_request_works_too(telegram_api: FakeTelegramAPI, service: StubService) -> None:
-    async with running(telegram_api, service, request=HTTPXRequest(connection_pool_size=8), rate_limiter=False):
+    async with running(telegram_api, service, request=HTTPXRequest(connection_pool_size=8), rate_limiter=False,
+                       charts=False):
         telegram_api.push_update(telegram_api.make_message(FIT))
         (card,) = await wait_sent(telegram_api, 777, 1)
     assert card["text"] == (await expected(service, FIT, "en", 777))[0]
