@@ -77,7 +77,7 @@ from bot.render import TelegramMessage, caption_for_photo, one_line, telegram_vi
 from bot.render_telegram import MAX_CAPTION, MAX_TEXT
 from bot.reply import Reply
 from bot.service import Service, User
-from locales import Lang, lang_of, num, tokens_per_s
+from locales import Lang, lang_of, num, t, tokens_per_s
 
 log = logging.getLogger(__name__)
 
@@ -98,80 +98,12 @@ FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
 
-# --- TODO(lead): move these strings to locales/{en,de}.toml under [telegram] and use t(). ---
-STRINGS: dict[str, dict[str, str]] = {
-    "en": {
-        "apology": "Sorry, something went wrong on my side. Please try again in a moment.",
-        "expired": "This card expired. Please ask again.",
-        "feel.title": "Feel the speed",
-        "feel.unknown": "I have no speed estimate for this setup.",
-        "feel.done": "{rate}: this text took {seconds} s.",
-        "feel.back": "Back to the card",
-        "cmd.fit": "Does a model fit my GPU? /fit <model> <gpu> [context]",
-        "cmd.speed": "How fast will it run? /speed <model> <gpu>",
-        "cmd.cloud": "Cheapest cloud GPUs for a model",
-        "cmd.quant": "Every quantization of a model on a GPU",
-        "cmd.gpus": "Which GPUs can run a model",
-        "cmd.models": "Which models run on a GPU",
-        "cmd.finetune": "Memory for LoRA, QLoRA or full fine-tuning",
-        "cmd.tco": "Buy or rent: cost over time",
-        "cmd.compare": "Compare two GPUs for a model",
-        "cmd.mygpu": "Save your GPU for later questions",
-        "cmd.lang": "Answer in German or English",
-        "cmd.help": "How to ask, with examples",
-        "cmd.start": "Welcome and three example questions",
-        "sample": (
-            "Large language models write text one token at a time. A token is a piece of a word: short "
-            "words are one token, longer ones are split into two or three. How fast the tokens appear "
-            "depends mostly on how quickly the GPU can read all of the model's weights from memory, "
-            "because every new token needs one full pass over them. That is why memory bandwidth, not raw "
-            "compute, decides the reading speed of a local model, and why a smaller quantization is not "
-            "only lighter but also faster. Around ten tokens per second feels like a slow typist; thirty "
-            "is faster than most people read; a hundred fills the screen before you can follow it. Long "
-            "prompts are a different story: reading the prompt is compute-bound and happens before the "
-            "first token appears, so a long document can make you wait even on a fast card."
-        ),
-    },
-    "de": {
-        "apology": "Entschuldige, bei mir ist etwas schiefgegangen. Bitte versuch es gleich noch einmal.",
-        "expired": "Diese Karte ist abgelaufen. Bitte frag noch einmal.",
-        "feel.title": "So schnell fühlt es sich an",
-        "feel.unknown": "Für dieses Setup habe ich keine Geschwindigkeitsschätzung.",
-        "feel.done": "{rate}: dieser Text hat {seconds} s gedauert.",
-        "feel.back": "Zurück zur Karte",
-        "cmd.fit": "Passt ein Modell auf meine GPU? /fit <Modell> <GPU> [Kontext]",
-        "cmd.speed": "Wie schnell läuft es? /speed <Modell> <GPU>",
-        "cmd.cloud": "Die günstigsten Cloud-GPUs für ein Modell",
-        "cmd.quant": "Alle Quantisierungen eines Modells auf einer GPU",
-        "cmd.gpus": "Welche GPUs ein Modell schaffen",
-        "cmd.models": "Welche Modelle auf einer GPU laufen",
-        "cmd.finetune": "Speicher für LoRA, QLoRA oder volles Fine-Tuning",
-        "cmd.tco": "Kaufen oder mieten: Kosten über die Zeit",
-        "cmd.compare": "Zwei GPUs für ein Modell vergleichen",
-        "cmd.mygpu": "Deine GPU für spätere Fragen speichern",
-        "cmd.lang": "Auf Deutsch oder Englisch antworten",
-        "cmd.help": "So fragst du, mit Beispielen",
-        "cmd.start": "Willkommen und drei Beispielfragen",
-        "sample": (
-            "Große Sprachmodelle schreiben Text Token für Token. Ein Token ist ein Wortstück: kurze Wörter "
-            "sind ein Token, längere werden in zwei oder drei zerlegt. Wie schnell die Tokens erscheinen, "
-            "hängt vor allem davon ab, wie schnell die GPU alle Gewichte des Modells aus dem Speicher lesen "
-            "kann, denn jedes neue Token braucht einen vollen Durchlauf. Deshalb entscheidet die "
-            "Speicherbandbreite und nicht die Rechenleistung über das Lesetempo eines lokalen Modells, und "
-            "deshalb ist eine kleinere Quantisierung nicht nur leichter, sondern auch schneller. Etwa zehn "
-            "Tokens pro Sekunde wirken wie ein langsamer Tipper; dreißig sind schneller, als die meisten "
-            "lesen; bei hundert ist der Bildschirm voll, bevor man folgen kann. Lange Prompts sind eine "
-            "andere Geschichte: Das Lesen des Prompts ist rechenintensiv und passiert vor dem ersten Token."
-        ),
-    },
-}
 # --- end of strings to move ---
 
 
 def say(lang: Lang, key: str, **params: object) -> str:
-    """One of the adapter's own strings (static text; HTML-safe only after html.escape)."""
-    text = STRINGS[lang].get(key) or STRINGS["en"][key]
-    return text.format(**params) if params else text
+    """A Telegram-adapter string from the ``[telegram]`` table of locales/."""
+    return t(lang, f"telegram.{key}", **params)
 
 
 # --------------------------------------------------------------------------- HTTP
