@@ -662,6 +662,6 @@ async def run_discord(service: Service, token: str, *, shards: int | None = None
 
 
 __all__ = [
-    "DISCORD_STRINGS", "CardButton", "CardStore", "FitBot", "FitTranslator", "ShardedFitBot", "Suggester",
+    "CardButton", "CardStore", "FitBot", "FitTranslator", "ShardedFitBot", "Suggester",
     "build_bot", "intents", "question", "run_discord",
 ]

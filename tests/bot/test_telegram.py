@@ -31,11 +31,11 @@ from bot.reply import Action, ChartSpec, Reply, Series
 from bot.service import Service, User
 from bot.telegram_app import (
     MENU,
-    STRINGS,
     ActionStore,
     build_application,
     callback_data,
     run_telegram,
+    say,
     serve,
 )
 from catalog.store import CatalogStore
@@ -283,7 +283,7 @@ async def test_long_button_questions_use_a_key_that_expires_with_a_restart(
     async with running(telegram_api, service):  # a restart: same chat, new process state
         telegram_api.push_update(telegram_api.make_callback(keyed, card["message_id"], language_code="de"))
         expired = await telegram_api.wait_call("answerCallbackQuery", count=2)
-        assert expired[1].params["text"] == STRINGS["de"]["expired"] and expired[1].params["show_alert"] is True
+        assert expired[1].params["text"] == say("de", "expired") and expired[1].params["show_alert"] is True
         plain = next(b for b in buttons(telegram_api.messages[777][card["message_id"]])
                      if b["callback_data"].startswith("q:"))
         telegram_api.push_update(telegram_api.make_callback(plain["callback_data"], card["message_id"]))
@@ -417,7 +417,7 @@ async def test_feel_the_speed_without_an_estimate_edits_once(
     telegram_api.push_update(telegram_api.make_callback(buttons(card)[0]["callback_data"], card["message_id"],
                                                         language_code="de"))
     edit = await telegram_api.wait_call("editMessageText")
-    assert edit.params["text"] == STRINGS["de"]["feel.unknown"]
+    assert edit.params["text"] == say("de", "feel.unknown")
     await asyncio.sleep(0.2)
     assert len(telegram_api.calls_of("editMessageText")) == 1
 
@@ -448,7 +448,7 @@ async def test_errors_are_logged_and_answered_with_an_apology(
     with caplog.at_level(logging.ERROR, logger="bot.telegram_app"):
         telegram_api.push_update(telegram_api.make_message("boom", language_code="de"))
         (apology,) = await wait_sent(telegram_api, 777, 1)
-    assert apology["text"] == STRINGS["de"]["apology"]
+    assert apology["text"] == say("de", "apology")
     (record,) = [r for r in caplog.records if r.name == "bot.telegram_app"]
     assert record.exc_info and "boom" in str(record.exc_info[1])
     telegram_api.push_update(telegram_api.make_message("/help"))
