@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Table, Tone
-
-__all__ = ["ChartSpec"]
 from core.analysis import Advice, Cost
 from core.estimate import FitEstimate
 from core.finetune import FinetuneEstimate, TrainingFit

@@ -11,10 +11,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rapidfuzz import fuzz, process
-
 from catalog.hf_config import ConfigError, spec_from_config
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
+from core.query import parse
 
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*x\s*(.+)$", re.IGNORECASE)
 
@@ -59,15 +58,18 @@ def _names(catalog: Catalog, kind: str) -> dict[str, str]:
     return out
 
 
-def suggest(catalog: Catalog, kind: str, text: str, limit: int = 3) -> tuple[str, ...]:
-    """Up to ``limit`` ids whose names are closest to ``text``."""
-    names = _names(catalog, kind)
-    hits = process.extract(normalise(text), list(names), scorer=fuzz.WRatio, limit=limit * 4)
-    ids: list[str] = []
-    for name, score, _ in hits:
-        if score >= 55 and names[name] not in ids:
-            ids.append(names[name])
-    return tuple(ids[:limit])
+def _parsed(catalog: Catalog, kind: str, text: str) -> tuple[str | None, tuple[str, ...]]:
+    """The question parser's reading of a name: a confident id, and "did you mean" ids."""
+    from bot.service import vocabulary
+
+    vocab = catalog.__dict__.get("_vocab")
+    if vocab is None:
+        vocab = catalog.__dict__["_vocab"] = vocabulary(catalog)
+    query = parse(text if kind == "model" else f"/fit x {text}", vocab)
+    match = query.model if kind == "model" else query.gpu
+    if match is None:
+        return None, ()
+    return (match.id if match.id and not match.ambiguous else None), match.suggestions[:3]
 
 
 def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
@@ -76,11 +78,11 @@ def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
     if text.endswith((".gguf", ".json")) or path.is_dir():
         return _local_model(path)
     model_id = _names(catalog, "model").get(normalise(text))
-    if model_id:
-        model = catalog.model(model_id)
-        assert model is not None
-        return ModelHit(model)
-    return NotFound("model", text, suggest(catalog, "model", text))
+    suggestions: tuple[str, ...] = ()
+    if not model_id:
+        model_id, suggestions = _parsed(catalog, "model", text)
+    model = catalog.model(model_id) if model_id else None
+    return ModelHit(model) if model else NotFound("model", text, suggestions)
 
 
 def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
@@ -89,15 +91,15 @@ def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
     match = _COUNT.match(text)
     if match:
         count, text = int(match.group(1)), match.group(2)
-    gpu_id = _names(catalog, "gpu").get(normalise(text))
-    if gpu_id:
-        gpu = catalog.gpu(gpu_id)
-        assert gpu is not None
-        return gpu, max(count, 1)
     for ghost in catalog.not_devices:
         if normalise(text) in {normalise(ghost.name), *(normalise(a) for a in ghost.aliases)}:
-            return NotFound("gpu", text, suggest(catalog, "gpu", text), reason=ghost.note)
-    return NotFound("gpu", text, suggest(catalog, "gpu", text))
+            return NotFound("gpu", text, reason=ghost.note)
+    gpu_id = _names(catalog, "gpu").get(normalise(text))
+    suggestions: tuple[str, ...] = ()
+    if not gpu_id:
+        gpu_id, suggestions = _parsed(catalog, "gpu", text)
+    gpu = catalog.gpu(gpu_id) if gpu_id else None
+    return (gpu, max(count, 1)) if gpu else NotFound("gpu", text, suggestions)
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot import cards
 from bot.limits import Limits
-from bot.reply import Reply
+from bot.reply import ChartSpec, Reply
 from core.advice import HardwareAdvice, recommend_hardware
 from core.analysis import advice_for, cost_of
 from core.cost import OfferQuote, quote_offers
@@ -286,7 +286,7 @@ class Service:
             return None
         return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
 
-    def _memory_chart(self, model: ModelSpec, gpu: GpuSpec, request: Request, lang: Lang) -> cards.ChartSpec:
+    def _memory_chart(self, model: ModelSpec, gpu: GpuSpec, request: Request, lang: Lang) -> ChartSpec:
         curves = []
         engine = request.engine or Engine.LLAMA_CPP
         usable = 0
@@ -303,14 +303,14 @@ class Service:
             curves.append((qid, points))
         return cards.memory_chart(model.name, usable, curves, lang)
 
-    def _speed_chart(self, model: ModelSpec, request: Request, lang: Lang) -> cards.ChartSpec:
+    def _speed_chart(self, model: ModelSpec, request: Request, lang: Lang) -> ChartSpec:
         bars = []
         for gpu in self.catalog.gpus:
             est = self._estimate(model, gpu, request.model_copy(update={"gpu_count": 1}))
             if est.verdict in (Verdict.FITS, Verdict.TIGHT):
                 bars.append((gpu.short_name, round(est.speed.decode_tokens_per_s, 1)))
         bars.sort(key=lambda b: -b[1])
-        return cards.ChartSpec(kind="speed_per_gpu", title=model.name, x_label="tok/s", y_label="",
+        return ChartSpec(kind="speed_per_gpu", title=model.name, x_label="tok/s", y_label="",
                                bars=tuple(bars[:SPEED_CHART_GPUS]))
 
     def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User) -> Reply:

@@ -47,7 +47,7 @@ def test_human_output_reads_like_a_breakdown(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (("--model", "lama 3.1 8b", "--gpu", "4090"), "did you mean"),
+        (("--model", "llama 3 70", "--gpu", "4090"), "did you mean"),
         (("--model", "llama-3.1-8b-instruct", "--gpu", "rtx 9999"), "unknown gpu"),
         (("--model", "llama-3.1-8b-instruct", "--gpu", "mac studio m4 ultra"), "m4 ultra"),
         (("--model", "llama-3.1-8b-instruct", "--gpu", "4090", "--quant", "Q9_X"), "unknown quant"),
@@ -199,3 +199,8 @@ def test_estimate_json_has_speed_cost_and_advice(capsys):
     assert speed["concurrency"]["users"] == 4
     assert data["cost"]["offers"] and all(o["verdict"] in ("fits", "tight") for o in data["cost"]["offers"])
     assert data["advice"]["commands"][0]["argv"][0] == "llama-server"
+
+
+def test_a_typo_the_parser_is_sure_about_is_accepted(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "lama 3.1 8b", "--gpu", "rtx4090", "--json")
+    assert code == 0 and json.loads(out)["model"]["id"] == "llama-3.1-8b-instruct"
