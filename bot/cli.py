@@ -12,12 +12,12 @@ import json
 import sys
 from collections.abc import Sequence
 
-from bot.lookup import NotFound, find_gpu, find_model
+from bot.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.estimate import EstimateError, Request, default_quant
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
-from core.models import GIB, Catalog, Engine, KvCacheType
+from core.models import GIB, Catalog, Engine, GpuSpec, KvCacheType
 
 MAX_CONTEXT = 1 << 24
 
@@ -102,20 +102,25 @@ def load_catalog() -> Catalog:
     return asyncio.run(CatalogStore().load())
 
 
-def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
+def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
+    """The --model and --gpu arguments as catalog entries, or a UsageError with suggestions."""
     hit = find_model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
     found = find_gpu(catalog, args.gpu)
     if isinstance(found, NotFound):
         raise UsageError(_not_found(found))
-    gpu, count = found
+    return hit, found[0], args.gpus or found[1]
+
+
+def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
+    hit, gpu, count = resolve_names(args, catalog)
     request = Request(
         quant=args.quant or hit.quant,
         context=args.ctx,
         kv_cache=KvCacheType(args.kv_cache) if args.kv_cache else None,
         engine=Engine(args.engine) if args.engine else None,
-        gpu_count=args.gpus or count,
+        gpu_count=count,
         ram_gb=args.ram,
         ram_bandwidth_gbps=args.ram_bandwidth,
         prompt_tokens=args.prompt,
@@ -133,20 +138,14 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
 
 
 def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, object]]:
-    hit = find_model(catalog, args.model)
-    if isinstance(hit, NotFound):
-        raise UsageError(_not_found(hit))
-    found = find_gpu(catalog, args.gpu)
-    if isinstance(found, NotFound):
-        raise UsageError(_not_found(found))
-    gpu, count = found
+    hit, gpu, count = resolve_names(args, catalog)
     out = []
     for method in [args.method] if args.method else ["qlora", "lora", "full"]:
         est = estimate_finetune(hit.model, method, seq_len=args.seq, micro_batch=args.batch)
         smallest = smallest_hardware(hit.model, method, catalog, seq_len=args.seq, micro_batch=args.batch)
         out.append({
             **est.model_dump(mode="json"),
-            "fit": training_fit(est, gpu, args.gpus or count).model_dump(mode="json"),
+            "fit": training_fit(est, gpu, count).model_dump(mode="json"),
             "smallest_hardware": smallest.model_dump(mode="json") if smallest else None,
         })
     return out
