@@ -27,7 +27,8 @@ from core.models import (
     QuantSpec,
     Workload,
 )
-from core.speed import LLAMA_BENCH_TG, decode_tokens_per_s
+from core.speed import decode_tokens_per_s
+from core.speed_constants import LLAMA_BENCH_TG
 from core.weights import weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)

@@ -25,7 +25,8 @@ from core.models import (
     QuantSpec,
     Workload,
 )
-from core.speed import LLAMA_BENCH_TG, concurrency, decode_tokens_per_s
+from core.speed import concurrency, decode_tokens_per_s
+from core.speed_constants import LLAMA_BENCH_TG
 from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.assumptions and can be overridden.

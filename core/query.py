@@ -306,7 +306,7 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[
 def _fuzzy_hits(word: str, idx: _Index, cutoff: int) -> set[int]:
     """Aliases holding a word spelt like this one."""
     hits: set[int] = set()
-    for key, _score_, _pos in process.extract(
+    for key, _, _ in process.extract(
         word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6
     ):
         hits |= idx.keys[key]

@@ -81,7 +81,7 @@ async def running(api: FakeTelegramAPI, service: Service, **kwargs: Any) -> Asyn
 def with_long_cards(asks: list[Ask]) -> list[Ask]:
     """The plan with a few two- and three-message cards (/models, /gpus) in place of other questions."""
     long = ("/models 4090", "/gpus qwen3 32b", "/models 3090", "/gpus llama 3.3 70b")
-    return [Ask(a.chat, long[i // 50], a.lang) if i % 50 == 0 and i // 50 < len(long) else a
+    return [Ask(a.chat, long[i // 10], a.lang) if i % 10 == 0 and i // 10 < len(long) else a
             for i, a in enumerate(asks)]
 
 
@@ -151,7 +151,9 @@ async def test_429s_and_500s_mid_burst_are_retried_or_apologised_and_nothing_is_
 ) -> None:
     asks = with_long_cards(make_plan(60, 10, seed=2, first_chat=FIRST))
     expected = await expectations(catalog, asks)
-    plan = [(100, 429, 3), (200, 500, 2), (300, 429, 3), (450, 429, 2)]
+    # The long cards are among the first 40 questions, so a 500 cannot cut one short (that would be
+    # a first message and an apology for one question).
+    plan = [(100, 429, 3), (250, 500, 2), (350, 429, 3), (450, 429, 2)]
     async with running(telegram_api, service, rate_limiter=True):
         tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
         injector = asyncio.create_task(inject(telegram_api, tally, plan))
