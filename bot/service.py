@@ -440,6 +440,9 @@ class Service:
             choice = _lang((q.lang_arg or "").lower())
             if choice is None:
                 return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+            if user.chat:  # in a group or server the setting is the chat's default
+                await prefs.set_chat(user.chat, lang=choice)
+                return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
             await prefs.set_user(user.id, lang=choice)
             return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
         if q.intent is Intent.MYGPU and q.gpu and q.gpu.id and not q.gpu.ambiguous:

@@ -166,3 +166,11 @@ async def test_full_disk_is_a_clear_error_and_no_corruption(tmp_path):
     assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert check.execute("SELECT gpu_id FROM user_prefs WHERE user_id = 'tg:1'").fetchone()[0] == "rtx-4090"
     check.close()
+
+
+async def test_lang_in_a_group_sets_the_groups_language(service, store):
+    reply = await service.answer("/lang de", user=User(id="tg:9", chat="tg:-200"))
+    assert reply.locale == "de" and "Chat" in reply.summary
+    assert (await store.prefs.chat("tg:-200")).lang == "de"
+    answer = await service.answer("/fit qwen3-8b 4090", user=User(id="tg:10", chat="tg:-200"))
+    assert answer.locale == "de"
