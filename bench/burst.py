@@ -235,16 +235,16 @@ class Tally:
                 chat = e.params.get("chat_id")
                 text = (e.params.get("text") if e.method == "sendMessage"
                         else DOCUMENT if e.method == "sendDocument" else PHOTO)
+                key = (chat, e.params.get("text"))
+                if self._pending_fail[key]:  # the same message again after a refusal: a retry
+                    self._pending_fail[key] -= 1
+                    self.retried += 1
                 if e.status == 200:
-                    key = (chat, e.params.get("text"))
-                    if self._pending_fail[key]:
-                        self._pending_fail[key] -= 1
-                        self.retried += 1
                     self.sent[int(e.response["chat"]["id"])].append(
                         Sent(e.response.get("text") or text, e.at))
                 else:
                     self.failed.append((e.status, int(chat), str(text)))
-                    self._pending_fail[(chat, e.params.get("text"))] += 1
+                    self._pending_fail[key] += 1
             self.pos += 1
 
     def count(self) -> int:
@@ -483,7 +483,7 @@ def report(args: argparse.Namespace, burst: list[Ask], flood: list[Ask], verdict
     failed = Counter(status for status, _, _ in tally.failed)
     print(f"  failures injected    {', '.join(injected) if injected else 'none'}; "
           f"sends refused {dict(failed) or 0}")
-    print(f"  retries seen         {tally.retried} (a refused send accepted later); bot log: "
+    print(f"  retries seen         {tally.retried} (a refused message sent again); bot log: "
           f"{bot_log.count('Rate limit hit. Retrying')} limiter retries, "
           f"{bot_log.count('Rate limit hit after maximum')} given up, {bot_log.count('failed')} failed updates")
     lost = [(s, c, t[:40]) for s, c, t in tally.failed if s != 429]

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import socket
 import sqlite3
+from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,6 @@ from bench.burst import (
     expectations,
     interleave,
     make_plan,
-    verify,
     wait_for_responses,
 )
 from bot import cards
@@ -151,25 +151,28 @@ async def test_429s_and_500s_mid_burst_are_retried_or_apologised_and_nothing_is_
 ) -> None:
     asks = with_long_cards(make_plan(60, 10, seed=2, first_chat=FIRST))
     expected = await expectations(catalog, asks)
-    # The long cards are among the first 40 questions, so a 500 cannot cut one short (that would be
-    # a first message and an apology for one question).
-    plan = [(100, 429, 3), (250, 500, 2), (350, 429, 3), (450, 429, 2)]
+    # One 500 at a time, so the apology that follows cannot meet the next 500 (it would be lost too,
+    # see the report); the long cards are among the first 40 questions, so no 500 cuts one short.
+    plan = [(100, 429, 3), (250, 500, 1), (330, 429, 3), (420, 500, 1), (500, 429, 2)]
     async with running(telegram_api, service, rate_limiter=True):
-        tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
+        since = len(telegram_api.exchanges)
+        tally = Tally(telegram_api, pos=since)
         injector = asyncio.create_task(inject(telegram_api, tally, plan))
         push(telegram_api, asks)
-        verdict, _ = await wait_for_responses(tally, asks, expected, 30, 0.5)
+        verdict, _ = await wait_for_responses(tally, asks, expected, 20, 0.5)
         assert injector.done()
         await injector
-    refused = [status for status, _, _ in tally.failed]
-    assert refused.count(429) == 8 and refused.count(500) == 2
-    # Every 429 was waited out and the same message sent again; none was given up.
-    retried_429 = sum(1 for e in telegram_api.exchanges if e.method == "sendMessage" and e.status == 429)
-    assert tally.retried >= retried_429 == 8
-    # A 500 is not retried by PTB (NetworkError): the handler fails, the error handler logs it and
-    # apologises in that chat; the answer itself is lost. That is one response per question still.
-    assert verdict.apologies == 2 and len(failed_updates(caplog)) == 2
-    assert verdict.missing == verdict.duplicates == 0, verdict.problems
+    sends = [e for e in telegram_api.exchanges[since:] if e.method == "sendMessage"]
+    assert Counter(e.status for e in sends if e.status != 200) == {429: 8, 500: 2}
+    for i, refused in enumerate(sends):  # every 429 was waited out and the same message sent again
+        if refused.status == 429:
+            again = [e for e in sends[i + 1:] if e.params == refused.params]
+            assert again, refused.params
+    # A 500 is not retried (PTB raises NetworkError, AIORateLimiter retries only RetryAfter): the
+    # handler fails, the error handler logs it and apologises in that chat; the answer itself is
+    # lost. Still one response per question, and nothing twice.
+    assert len(failed_updates(caplog)) == 2 and verdict.apologies == 2
+    assert verdict.missing == verdict.duplicates == verdict.incomplete == 0, verdict.problems
     assert verdict.answered == 600 - 2
     no_refusals(telegram_api)
 
