@@ -175,6 +175,11 @@ def error_card(lang: Lang, message: str, kind: str = "error") -> Reply:
     return Reply(kind=kind, locale=lang, title=t(lang, "error.title"), tone=Tone.BAD, summary=message)
 
 
+def slow_down_card(lang: Lang, seconds: int) -> Reply:
+    return Reply(kind="slow_down", locale=lang, title=t(lang, "limits.title"), tone=Tone.WARN,
+                 summary=t(lang, "limits.slow_down", seconds=seconds))
+
+
 def info_card(lang: Lang, title: str, message: str) -> Reply:
     return Reply(kind="settings", locale=lang, title=title, tone=Tone.GOOD, summary=message)
 

@@ -7,6 +7,7 @@ nothing here raises: every failure becomes a friendly, localized card.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import sqlite3
@@ -40,6 +41,7 @@ TABLE_CONTEXTS = (8192, 32768)
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
 CHART_QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ4_XS", "Q3_K_M", "UD-Q2_K_XL")
 SPEED_CHART_GPUS = 12
+LOG_FLUSH_S = 1.0  # usage-log rows are written in batches, off the answer path
 CACHE_ENTRIES = 2048  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
 
 
@@ -78,6 +80,8 @@ class Service:
     max_question_chars: int = MAX_QUESTION_CHARS
     vocab: Vocabulary = field(init=False)
     _scans: OrderedDict[tuple[str, ...], Any] = field(init=False, default_factory=OrderedDict)
+    _log_rows: list[Any] = field(init=False, default_factory=list)
+    _log_task: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.vocab = vocabulary(self.catalog)
@@ -120,6 +124,10 @@ class Service:
         return cls(catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars)
 
     async def close(self) -> None:
+        """Write the pending usage log and close the user database."""
+        if self._log_task is not None:
+            self._log_task.cancel()
+        await self.flush_log()
         if self.store is not None:
             await self.store.close()
 
@@ -132,7 +140,7 @@ class Service:
         try:
             wait = self.limits.check(user.id, user.chat) if self.limits else 0.0
             if wait:
-                return cards.error_card(lang, t(lang, "limits.slow_down", seconds=int(wait) + 1), kind="slow_down")
+                return cards.slow_down_card(lang, int(wait) + 1)
             if len(text) > self.max_question_chars:
                 return cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
             user, chat_lang = await self._with_prefs(user)
@@ -496,13 +504,29 @@ class Service:
             return
         from catalog.userprefs import LoggedQuery
 
+        self._log_rows.append(LoggedQuery(
+            platform=user.id.split(":")[0] or "console", intent=q.intent.value, model_id=model_id, gpu_id=gpu_id,
+            quant=q.quant, context=q.context, understood=understood, latency_ms=latency_ms,
+        ))
+        if self._log_task is None or self._log_task.done():
+            self._log_task = asyncio.get_running_loop().create_task(self._flush_soon())
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(LOG_FLUSH_S)
+        await self.flush_log()
+
+    async def flush_log(self) -> None:
+        """Write the queued usage-log rows in one statement; the answer path never waits for it.
+
+        Statistics must never cost an answer: a locked or full database drops the batch with a warning.
+        """
+        rows, self._log_rows = self._log_rows, []
+        if not rows or self.store is None:
+            return
         try:
-            await self.store.query_log().record(LoggedQuery(
-                platform=user.id.split(":")[0] or "console", intent=q.intent.value, model_id=model_id, gpu_id=gpu_id,
-                quant=q.quant, context=q.context, understood=understood, latency_ms=latency_ms,
-            ))
-        except Exception:  # statistics must never cost an answer
-            log.exception("query log write failed")
+            await self.store.query_log().record(*rows)
+        except (sqlite3.Error, OSError, ValueError):
+            log.warning("usage log: %d rows dropped", len(rows), exc_info=True)
 
 
 def _lang(code: str | None) -> Lang | None:

@@ -98,8 +98,9 @@ FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
 CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
 
-# --- end of strings to move ---
 
+RETRY_5XX = frozenset({500, 502, 503, 504})
+RETRY_5XX_DELAYS_S = (0.5, 1.0)
 
 def say(lang: Lang, key: str, **params: object) -> str:
     """A Telegram-adapter string from the ``[telegram]`` table of locales/."""
@@ -139,9 +140,25 @@ class AiohttpRequest(BaseRequest):
                          read_timeout: Any = BaseRequest.DEFAULT_NONE, write_timeout: Any = BaseRequest.DEFAULT_NONE,
                          connect_timeout: Any = BaseRequest.DEFAULT_NONE,
                          pool_timeout: Any = BaseRequest.DEFAULT_NONE) -> tuple[int, bytes]:
+        """One Bot API call; a 5xx answer is tried again after 0.5 s and 1 s (not getUpdates).
+
+        Telegram's 5xx means the message was not accepted, so sending again cannot duplicate it;
+        timeouts are not retried because the message may already have been delivered.
+        """
+        for delay in (*RETRY_5XX_DELAYS_S, None):
+            status, payload = await self._attempt(url, method, request_data, read_timeout, write_timeout,
+                                                  connect_timeout)
+            if status not in RETRY_5XX or delay is None or url.endswith("/getUpdates"):
+                return status, payload
+            log.warning("Telegram answered %s; retrying in %s s", status, delay)
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _attempt(self, url: str, method: str, request_data: RequestData | None, read_timeout: Any,
+                       write_timeout: Any, connect_timeout: Any) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("This AiohttpRequest is not initialized!")
-        body: Any = None
+        body: Any = None  # rebuilt per attempt: an aiohttp FormData can be sent only once
         if request_data is not None and request_data.contains_files:
             body = aiohttp.FormData()
             for key, value in request_data.json_parameters.items():

@@ -87,7 +87,7 @@ class HubCache:
 class UserDataStore:
     """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
 
-    def __init__(self, path: Path | None = None, busy_timeout_ms: int = 5000) -> None:
+    def __init__(self, path: Path | None = None, busy_timeout_ms: int = 250) -> None:
         self.path = path or data_dir() / "user.sqlite"
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None

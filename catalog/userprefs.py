@@ -131,11 +131,13 @@ class QueryLog:
         self._db = db
         self.retention = retention
 
-    async def record(self, q: LoggedQuery) -> None:
-        await self._db.execute(
+    async def record(self, *queries: LoggedQuery) -> None:
+        """Write one or many rows in a single statement."""
+        await self._db.executemany(
             "INSERT INTO query_log (ts, platform, intent, model_id, gpu_id, quant, context, understood, latency_ms)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (_now(), q.platform, q.intent, q.model_id, q.gpu_id, q.quant, q.context, int(q.understood), q.latency_ms),
+            [(_now(), q.platform, q.intent, q.model_id, q.gpu_id, q.quant, q.context, int(q.understood), q.latency_ms)
+             for q in queries],
         )
 
     async def prune(self, now: datetime | None = None) -> int:

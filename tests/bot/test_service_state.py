@@ -28,8 +28,10 @@ async def store(tmp_path):
 
 
 @pytest.fixture
-def service(store):
-    return Service(CATALOG, store=store, limits=Limits.per_minute(5, 100, 2, clock=Clock()))
+async def service(store):
+    service = Service(CATALOG, store=store, limits=Limits.per_minute(5, 100, 2, clock=Clock()))
+    yield service
+    await service.flush_log()
 
 
 ALICE = User(id="tg:1")
@@ -79,6 +81,8 @@ async def test_chart_budget_drops_the_picture_not_the_answer(service):
 async def test_usage_log_keeps_the_parsed_query_not_the_text(service, store):
     await service.answer("/fit qwen3-8b 4090 secret-words-here", user=ALICE)
     await service.answer("blorp", user=ALICE)
+    assert (await store.query_log().stats())["questions"] == 0  # batched: the answer did not wait for it
+    await service.flush_log()
     stats = await store.query_log().stats()
     assert stats["questions"] == 2 and stats["not_understood"] == 1
     assert ("qwen3-8b", 1) in stats["models"]
@@ -174,3 +178,24 @@ async def test_lang_in_a_group_sets_the_groups_language(service, store):
     assert (await store.prefs.chat("tg:-200")).lang == "de"
     answer = await service.answer("/fit qwen3-8b 4090", user=User(id="tg:10", chat="tg:-200"))
     assert answer.locale == "de"
+
+
+async def test_a_locked_database_does_not_slow_answers_down(tmp_path):
+    import sqlite3
+    import time
+
+    path = tmp_path / "user.sqlite"
+    async with UserDataStore(path) as store:  # the production busy timeout
+        service = Service(CATALOG, store=store)
+        blocker = sqlite3.connect(path, timeout=0)
+        blocker.execute("BEGIN EXCLUSIVE")
+        try:
+            started = time.perf_counter()
+            replies = [await service.answer("/fit qwen3-8b 4090", user=User(id=f"tg:{i}")) for i in range(10)]
+            elapsed = time.perf_counter() - started
+        finally:
+            blocker.rollback()
+            blocker.close()
+        await service.flush_log()
+    assert all(r.kind == "fit" for r in replies)
+    assert elapsed < 5  # reads wait at most the busy timeout each; the usage log is written later
