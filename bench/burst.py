@@ -182,18 +182,16 @@ async def expectations(catalog: Any, asks: Iterable[Ask]) -> dict[tuple[str, str
 def slow_down_pattern() -> re.Pattern[str]:
     """Matches the slow-down card in either language, whatever the seconds."""
     from bot import cards
-    from locales import t
 
     alternatives = []
     for lang in ("en", "de"):
-        text = card_texts(cards.error_card(lang, t(lang, "limits.slow_down", seconds=987654), kind="slow_down"))[0]
+        text = card_texts(cards.slow_down_card(lang, 987654))[0]
         alternatives.append(re.escape(text).replace("987654", r"\d+"))
     return re.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
 def apology_texts() -> set[str]:
     """The adapter's apology after a failed update, in both languages (wherever the strings live)."""
-    from locales import t
 
     texts = {t(lang, "telegram.apology") for lang in ("en", "de")}
     try:
