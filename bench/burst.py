@@ -191,16 +191,10 @@ def slow_down_pattern() -> re.Pattern[str]:
 
 
 def apology_texts() -> set[str]:
-    """The adapter's apology after a failed update, in both languages (wherever the strings live)."""
+    """The adapter's apology after a failed update, in both languages."""
+    from bot.telegram_app import say
 
-    texts = {t(lang, "telegram.apology") for lang in ("en", "de")}
-    try:
-        from bot.telegram_app import STRINGS
-
-        texts |= {s["apology"] for s in STRINGS.values() if "apology" in s}
-    except ImportError:
-        pass
-    return {x for x in texts if x != "telegram.apology"}
+    return {say(lang, "apology") for lang in ("en", "de")}
 
 
 # --------------------------------------------------------------------------- the tally
