@@ -586,10 +586,12 @@ class FitBotMixin:
             return
         if message.guild is not None and not any(u.id == me.id for u in message.mentions):
             return
+        user = user_of(message.author, message.guild)
+        if message.guild is not None and not await self.service.answers_mentions(user.chat):
+            return  # the server switched plain mentions off (/settings mentions off); commands still work
         query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me.id else m.group(0), message.content)
         try:
             locale = str(message.guild.preferred_locale) if message.guild else None
-            user = user_of(message.author, message.guild)
             reply = await self.service.answer(query.strip() or "/help", locale, user)
             kwargs, chart = self.message_parts(reply)
             if chart is not None:

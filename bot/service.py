@@ -464,6 +464,10 @@ class Service:
             return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.gpu_saved", gpu=label))
         if q.intent is Intent.MYGPU and q.gpu and q.gpu.suggestions:
             return self._suggest(lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), q.gpu, "gpu", q, "")
+        switch = _mention_switch(q.leftovers)
+        if q.intent is Intent.SETTINGS and switch is not None and user.chat:
+            await prefs.set_chat(user.chat, answer_mentions=switch)
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off"))
         saved = await prefs.user(user.id)
         gpu = self.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
         rows = {
@@ -472,6 +476,15 @@ class Service:
             "prefs.lang": saved.lang or "–",
         }
         return cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
+
+    async def answers_mentions(self, chat: str) -> bool:
+        """Whether plain mentions in this group/server get answers (commands always do)."""
+        if not chat or self.store is None:
+            return True
+        try:
+            return (await self.store.prefs.chat(chat)).answer_mentions
+        except (sqlite3.Error, OSError):
+            return True
 
     def _catalog_repo(self, repo: str) -> bool:
         return any((m.hf_repo or "").lower() == repo.lower() for m in self.catalog.models)
@@ -527,6 +540,16 @@ class Service:
             await self.store.query_log().record(*rows)
         except (sqlite3.Error, OSError, ValueError):
             log.warning("usage log: %d rows dropped", len(rows), exc_info=True)
+
+
+def _mention_switch(words: tuple[str, ...]) -> bool | None:
+    """"/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
+
+    The parser drops short words like "an", so a mention switch without an "off" word means on.
+    """
+    if not {"mentions", "mention", "erwähnungen", "erwaehnungen"} & set(words):
+        return None
+    return not {"off", "aus", "no", "nein"} & set(words)
 
 
 def _lang(code: str | None) -> Lang | None:

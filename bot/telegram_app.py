@@ -382,6 +382,9 @@ class TelegramAdapter:
     async def question(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A plain question (private chat, or a group message addressed to the bot, mention removed)."""
         message = update.effective_message
+        chat = update.effective_chat
+        if _is_group(update) and chat is not None and not await self.service.answers_mentions(f"tg:{chat.id}"):
+            return  # the group switched plain mentions off (/settings mentions off); commands still work
         pattern = _mention(context.bot.username)
         text = pattern.sub(" ", message.text or "").strip() if pattern else (message.text or "")
         reply = await self.ask(text, update, context)

@@ -199,3 +199,13 @@ async def test_a_locked_database_does_not_slow_answers_down(tmp_path):
         await service.flush_log()
     assert all(r.kind == "fit" for r in replies)
     assert elapsed < 5  # reads wait at most the busy timeout each; the usage log is written later
+
+
+async def test_a_group_can_switch_plain_mentions_off_and_on(service, store):
+    group = User(id="tg:5", chat="tg:-300")
+    assert await service.answers_mentions("tg:-300")
+    reply = await service.answer("/settings mentions off", user=group)
+    assert reply.kind == "settings" and not await service.answers_mentions("tg:-300")
+    await service.answer("/settings erwähnungen an", user=group)
+    assert await service.answers_mentions("tg:-300")
+    assert await service.answers_mentions("")  # private chats always
