@@ -85,6 +85,7 @@ class Service:
 
     def __post_init__(self) -> None:
         self.vocab = vocabulary(self.catalog)
+        parse("", self.vocab)  # builds the parser's name index now, not on the first question
 
     def _cached(self, key: tuple[str, ...], compute: Any) -> Any:
         """LRU memo: parses, answers and catalog-wide scans (all pure functions of their key)."""
@@ -96,16 +97,17 @@ class Service:
             self._scans.popitem(last=False)
         return value
 
-    def _offers(self, model: ModelSpec, quant: Any, request: Request) -> tuple[OfferQuote, ...]:
-        key = ("offers", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
+    def _offers(self, model: ModelSpec, quant: Any, request: Request, limit: int | None = None) -> tuple[OfferQuote, ...]:
+        """Fitting cloud offers, cheapest first; ``limit=1`` is all a fit card needs."""
+        key = ("offers", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(limit))
         measured = self.catalog.size(model.id, quant.id)
         return self._cached(key, lambda: quote_offers(model, quant, request, self.catalog,
-                                                      users=request.concurrent or 8, measured=measured))
+                                                      users=request.concurrent or 8, measured=measured, limit=limit))
 
     def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
         key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
         measured = self.catalog.size(model.id, quant.id)
-        offers = self._offers(model, quant, request)
+        offers = self._offers(model, quant, request, limit=1)
         return self._cached(key, lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers))
 
     @classmethod
@@ -267,7 +269,7 @@ class Service:
         quant = self.catalog.quant(est.quant)
         assert quant is not None
         measured = self.catalog.size(model.id, quant.id)
-        cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request))
+        cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request, 1))
         advice = advice_for(model, gpu, quant, request, self.catalog, est, measured,
                             cost.offers[0] if cost.offers else None, self._hardware(model, quant, request))
         extra = [cards.speed_section(est, lang), cards.advice_section(est, advice, lang)]

@@ -180,20 +180,28 @@ def recommend_hardware(model: ModelSpec, quant: QuantSpec, request: Request, cat
     w = weights(model, quant, measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     singles: list[Setup] = []
-    value: list[Setup] = []
+    smallest: int | None = None  # memory of the first single GPU that fits: larger ones cannot be "best"
+    for gpu in sorted(catalog.gpus, key=lambda g: g.memory_bytes):
+        if gpu.category == "apple" or gpu.backend is Backend.OTHER or gpu.unified_memory:
+            continue
+        if smallest is not None and gpu.memory_bytes > smallest:
+            break
+        if s := _setup(model, quant, gpu, 1, request, measured, floor):
+            singles.append(s)
+            smallest = gpu.memory_bytes
     apple: list[Setup] = []
+    macs = sorted((g for g in catalog.gpus if g.category == "apple"),
+                  key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id))
+    for gpu in macs:  # cheapest first: the first Mac that fits is the answer
+        # vLLM has no Metal backend: Macs are judged with llama.cpp.
+        if s := _setup(model, quant, gpu, 1, request.model_copy(update={"engine": Engine.LLAMA_CPP}), measured, floor):
+            apple.append(s)
+            break
+    value: list[Setup] = []
     for gpu in catalog.gpus:
-        if gpu.category == "apple":
-            # vLLM has no Metal backend: Macs are judged with llama.cpp.
-            if (s := _setup(model, quant, gpu, 1, request.model_copy(update={"engine": Engine.LLAMA_CPP}),
-                            measured, floor)):
-                apple.append(s)
+        if gpu.price_usd is None or gpu.category not in ("consumer", "workstation", "apu"):
             continue
         if gpu.backend is Backend.OTHER:
-            continue
-        if not gpu.unified_memory and (s := _setup(model, quant, gpu, 1, request, measured, floor)):
-            singles.append(s)
-        if gpu.price_usd is None or gpu.category not in ("consumer", "workstation", "apu"):
             continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
             if s := _setup(model, quant, gpu, count, request, measured, floor):

@@ -136,14 +136,20 @@ def quote_offers(
     users: int = DEFAULT_USERS,
     hours_per_day: float = DEFAULT_HOURS_PER_DAY,
     measured: QuantSize | None = None,
+    limit: int | None = None,
 ) -> tuple[OfferQuote, ...]:
-    """Offers whose GPUs hold the model fully (fits/tight), each priced on its own hardware, cheapest $/h first."""
+    """Offers whose GPUs hold the model fully (fits/tight), each priced on its own hardware, cheapest $/h first.
+
+    With ``limit`` the scan stops after that many fitting offers (offers are tried cheapest first).
+    """
     measured = measured or catalog.size(model.id, quant.id)
     w = weights(model, quant, measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     hours = hours_per_month(hours_per_day)
     quotes: list[OfferQuote] = []
-    for offer in catalog.offers:
+    for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider)):
+        if limit is not None and len(quotes) >= limit:
+            break
         gpu = catalog.gpu(offer.gpu_id)
         if gpu is None or offer.gpu_count > MAX_GPU_COUNT:  # rack-scale (NVL72) offers: not modelled
             continue
