@@ -243,11 +243,12 @@ _KVS = [app_commands.Choice(name=k.value, value=k.value) for k in KvCacheType]
 _ENGINES = [app_commands.Choice(name=e.value, value=e.value) for e in Engine]
 _METHODS = [app_commands.Choice(name=m, value=m.lower()) for m in ("QLoRA", "LoRA", "Full")]
 _LANGS = [app_commands.Choice(name=n, value=v) for n, v in (("Deutsch", "de"), ("English", "en"))]
+_SWITCH = [app_commands.Choice(name=n, value=n) for n in ("on", "off")]
 Context = app_commands.Range[int, 512, 2_097_152]
 RamGb = app_commands.Range[int, 1, 4096]
 
 _RENAME = {name: _T(f"opt.{name}") for name in
-           ("model", "gpu", "gpu2", "context", "quant", "kv", "ram", "engine", "method", "language")}
+           ("model", "gpu", "gpu2", "context", "quant", "kv", "ram", "engine", "method", "language", "mentions")}
 _DESCRIBE = {name: _T(f"opt.{name}.desc") for name in _RENAME}
 
 
@@ -358,6 +359,16 @@ class FitCommands(commands.Cog):
     @app_commands.choices(language=_LANGS)
     async def lang(self, interaction: discord.Interaction, language: str) -> None:
         await self.bot.respond(interaction, question("lang", language))
+
+    @app_commands.command(name=_T("cmd.settings"), description=_T("cmd.settings.desc"))
+    @_options("mentions")
+    @app_commands.choices(mentions=_SWITCH)
+    async def settings(self, interaction: discord.Interaction, mentions: str | None = None) -> None:
+        await self.bot.respond(interaction, question("settings", f"mentions {mentions}" if mentions else None))
+
+    @app_commands.command(name=_T("cmd.forget"), description=_T("cmd.forget.desc"))
+    async def forget(self, interaction: discord.Interaction) -> None:
+        await self.bot.respond(interaction, "/forget")
 
     @app_commands.command(name=_T("cmd.help"), description=_T("cmd.help.desc"))
     async def help(self, interaction: discord.Interaction) -> None:

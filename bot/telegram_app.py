@@ -81,8 +81,8 @@ from locales import Lang, lang_of, num, t, tokens_per_s
 
 log = logging.getLogger(__name__)
 
-MENU = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang", "help",
-        "start")
+MENU = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang",
+        "settings", "forget", "help", "start")
 ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
 INLINE_CARDS = (("fit", "/fit"), ("quant", "/quant"), ("cloud", "/cloud"))
 INLINE_CACHE_S = 30

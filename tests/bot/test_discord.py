@@ -92,7 +92,7 @@ async def test_login_sync_and_ready(discord_api: FakeDiscord, bot: Any) -> None:
     assert paths == [("GET", "/users/@me"), ("GET", "/oauth2/applications/@me"), ("PUT", f"/applications/{APP_ID}/commands")]
     synced = {c["name"]: c for c in discord_api.requests[2].json}
     assert set(synced) == {"fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare",
-                           "mygpu", "lang", "help"}
+                           "mygpu", "lang", "settings", "forget", "help"}
     fit = {o["name"]: o for o in synced["fit"]["options"]}
     assert list(fit) == ["model", "gpu", "context", "quant", "kv", "ram", "engine"]
     assert fit["model"]["autocomplete"] and fit["gpu"]["autocomplete"] and fit["model"]["required"]

@@ -172,8 +172,8 @@ async def test_commands_are_registered_in_english_and_german(bot: Application, t
     default = telegram_api.commands[('{"type": "default"}', "")]
     german = telegram_api.commands[('{"type": "default"}', "de")]
     assert [c["command"] for c in default] == [c["command"] for c in german] == list(MENU)
-    assert {"fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang", "help",
-            "start"} == set(MENU)
+    assert {"fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang",
+            "settings", "forget", "help", "start"} == set(MENU)
     assert default[0]["description"] != german[0]["description"]
 
 
@@ -245,6 +245,25 @@ async def test_groups_answer_commands_mentions_and_replies_and_ignore_the_rest(
     assert third["text"] == (await expected(service, "and llama 3.3 70b on 2x 3090?", "en", 4242, chat))[0]
     await asyncio.sleep(0.3)
     assert len(sent(telegram_api, GROUP)) == 3  # the unaddressed question got no answer
+    no_refusals(telegram_api)
+
+
+async def test_a_group_that_switched_mentions_off_gets_commands_only(
+    bot: Application, telegram_api: FakeTelegramAPI, service: StubService
+) -> None:
+    telegram_api.push_update(telegram_api.make_message(
+        f"/settings@{BOT_USERNAME} mentions off", chat_id=GROUP, chat_type="supergroup"))
+    (switched,) = await wait_sent(telegram_api, GROUP, 1)
+    assert "ignored" in switched["text"]
+    telegram_api.push_update(telegram_api.make_message(
+        f"@{BOT_USERNAME} can I run qwen3 8b on a 3090?", chat_id=GROUP, chat_type="supergroup",
+        entities=[{"type": "mention", "offset": 0, "length": len(BOT_USERNAME) + 1}]))
+    telegram_api.push_update(telegram_api.make_message(
+        f"/fit@{BOT_USERNAME} qwen3 8b 3090", chat_id=GROUP, chat_type="supergroup"))
+    second = (await wait_sent(telegram_api, GROUP, 2))[1]
+    assert "Qwen3-8B" in second["text"]
+    await asyncio.sleep(0.3)
+    assert len(sent(telegram_api, GROUP)) == 2  # the mention went unanswered, the command did not
     no_refusals(telegram_api)
 
 
