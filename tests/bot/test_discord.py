@@ -381,3 +381,22 @@ async def test_errors_become_an_ephemeral_apology(discord_api: FakeDiscord, bot:
 
 def test_question_drops_missing_options() -> None:
     assert question("fit", "qwen3-32b", "rtx 4090", None, "", "kv q8_0") == "/fit qwen3-32b rtx 4090 kv q8_0"
+
+
+async def test_a_server_that_switched_mentions_off_gets_commands_only(
+    discord_api: FakeDiscord, service: Service, tmp_path: Path
+) -> None:
+    from catalog.userdata import UserDataStore
+
+    async with UserDataStore(tmp_path / "user.sqlite") as store:
+        with_store = Service(service.catalog, store=store)
+        async with running(with_store):
+            switched = await interact(discord_api, discord_api.make_slash("settings", {"mentions": "off"}))
+            assert "ignored" in switched.json["data"]["embeds"][0]["description"]
+            await discord_api.dispatch("MESSAGE_CREATE", discord_api.make_mention("can I run qwen3 32b on a 4090?"))
+            await interact(discord_api, discord_api.make_slash("help"))
+            assert discord_api.requests_to("POST", "/messages") == []  # the mention went unanswered
+            await interact(discord_api, discord_api.make_slash("settings", {"mentions": "on"}))
+            await discord_api.dispatch("MESSAGE_CREATE", discord_api.make_mention("can I run qwen3 32b on a 4090?"))
+            sent = await discord_api.wait_request("POST", f"/channels/{CHANNEL_ID}/messages")
+            assert "Qwen3-32B" in sent.json["embeds"][0]["title"]
