@@ -71,6 +71,12 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
         print(json.dumps({"ready": True, "idle_rss_kib": _vm("VmRSS"), "import_rss_kib": idle_rss}), flush=True)
 
     bot.add_listener(on_ready)
+    profile = None
+    if os.environ.get("FITBOT_PROFILE"):  # write a cProfile of the bot process to this file on stop
+        import cProfile
+
+        profile = cProfile.Profile()
+        profile.enable()
     task = asyncio.create_task(bot.start("fake-token"))
     while True:
         line = await asyncio.to_thread(sys.stdin.readline)
@@ -81,6 +87,9 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
             break
     await bot.close()
     await asyncio.gather(task, return_exceptions=True)
+    if profile is not None:
+        profile.disable()
+        profile.dump_stats(os.environ["FITBOT_PROFILE"])
 
 
 # --------------------------------------------------------------------------------------------- parent: fake + driver

@@ -132,6 +132,8 @@ class _Index:
     quants: dict[str, str] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     memory: dict[str, float | None] = field(default_factory=dict)
+    rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
+        default_factory=OrderedDict)  # span contents + candidate pool -> ranking per kind (names recur in chats)
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, _Index]] = OrderedDict()
@@ -360,8 +362,23 @@ def _make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
     )
 
 
+RANKING_CACHE = 4096
+
+
 def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]) -> list[_Cand]:
-    """Ranks the entries of each kind for one span."""
+    """Ranks the entries of each kind for one span (memoised: the result depends on the span's
+    contents and the pool only, not on where the span stands in the text)."""
+    key = (span.words, span.nums, span.mems, frozenset(pool))
+    cached = idx.rankings.get(key)
+    if cached is None:
+        cached = idx.rankings[key] = _rank_uncached(span, pool, idx, memo)
+        if len(idx.rankings) > RANKING_CACHE:
+            idx.rankings.popitem(last=False)
+    return [_Cand(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
+
+
+def _rank_uncached(span: _Span, pool: set[int], idx: _Index,
+                   memo: dict[tuple[str, str], float]) -> list[tuple[str, list[tuple[str, float]]]]:
     best: dict[str, dict[str, float]] = {}
     for pos in pool:
         alias = idx.aliases[pos]
@@ -373,7 +390,7 @@ def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], 
     for kind, scores in best.items():
         ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
         if ranking[0][1] >= SUGGEST_MIN:
-            out.append(_Cand(ranking[0][1], span, kind, ranking))
+            out.append((kind, ranking))
     return out
 
 
