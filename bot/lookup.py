@@ -41,9 +41,9 @@ def normalise(text: str) -> str:
 def _names(catalog: Catalog, kind: str) -> dict[str, str]:
     """normalised name/alias -> id, for models or gpus (built once per loaded catalog)."""
     key = f"_names_{kind}"
-    cached: dict[str, str] | None = catalog.__dict__.get(key)
-    if cached is not None:
-        return cached
+    entry: tuple[int, dict[str, str]] | None = catalog.__dict__.get(key)
+    if entry is not None and entry[0] == id(catalog):  # a model_copy must not inherit the table
+        return entry[1]
     out: dict[str, str] = {}
     items = catalog.models if kind == "model" else catalog.gpus
     for item in items:
@@ -54,7 +54,7 @@ def _names(catalog: Catalog, kind: str) -> dict[str, str]:
             names.append(item.hf_repo)
         for name in names:
             out.setdefault(normalise(name), item.id)
-    catalog.__dict__[key] = out
+    catalog.__dict__[key] = (id(catalog), out)
     return out
 
 
@@ -62,9 +62,10 @@ def _parsed(catalog: Catalog, kind: str, text: str) -> tuple[str | None, tuple[s
     """The question parser's reading of a name: a confident id, and "did you mean" ids."""
     from bot.service import vocabulary
 
-    vocab = catalog.__dict__.get("_vocab")
-    if vocab is None:
-        vocab = catalog.__dict__["_vocab"] = vocabulary(catalog)
+    entry = catalog.__dict__.get("_vocab")
+    if entry is None or entry[0] != id(catalog):
+        entry = catalog.__dict__["_vocab"] = (id(catalog), vocabulary(catalog))
+    vocab = entry[1]
     query = parse(text if kind == "model" else f"/fit x {text}", vocab)
     match = query.model if kind == "model" else query.gpu
     if match is None:

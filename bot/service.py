@@ -16,13 +16,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from bot import cards
 from bot.limits import Limits
 from bot.reply import ChartSpec, Reply
 from core.advice import HardwareAdvice, recommend_hardware
-from core.analysis import advice_for, cost_of
-from core.cost import OfferQuote, quote_offers
-from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate, resolve
+from core.analysis import MAX_OFFERS, Cost, advice_for, cost_of
+from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, quote_offers
+from core.estimate import DEFAULT_CONTEXT, EstimateError, FitEstimate, Request, default_quant, estimate, resolve
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
 from core.fit import Verdict, breakdown
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
@@ -102,7 +104,8 @@ class Service:
         key = ("offers", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(limit))
         measured = self.catalog.size(model.id, quant.id)
         return self._cached(key, lambda: quote_offers(model, quant, request, self.catalog,
-                                                      users=request.concurrent or 8, measured=measured, limit=limit))
+                                                      users=request.concurrent or DEFAULT_USERS, measured=measured,
+                                                      limit=limit))
 
     def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
         key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
@@ -162,15 +165,20 @@ class Service:
         model: ModelSpec | None = None
         source = ""
         if q.hf_repo and self.hub is not None and not self._catalog_repo(q.hf_repo):
+            if self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
+                return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
             found = await self._hub_model(q.hf_repo, q.quant, lang)
             if isinstance(found, Reply):
                 return found
             service, model, source = found
-        if service is self:  # answers are pure functions of the question, language and saved defaults
-            key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
-            reply = self._cached(key, lambda: self._dispatch(q, lang, user, text))
-        else:
-            reply = service._dispatch(q, lang, user, text, model)
+        try:
+            if service is self:  # answers are pure functions of the question, language and saved defaults
+                key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
+                reply = self._cached(key, lambda: self._dispatch(q, lang, user, text))
+            else:
+                reply = service._dispatch(q, lang, user, text, model)
+        except (EstimateError, ValidationError) as exc:  # e.g. an engine that cannot run the quant, 32M context
+            return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc)))
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
@@ -215,7 +223,8 @@ class Service:
             return self._suggest(lang, t(lang, "ask.unknown_model", text=match.text), match, "model", q, text)
         return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
 
-    def _gpu(self, q: Query, lang: Lang, user: User, text: str, model: ModelSpec) -> tuple[GpuSpec, int] | Reply:
+    def _gpu(self, q: Query, lang: Lang, user: User, text: str,
+             model: ModelSpec | None) -> tuple[GpuSpec, int] | Reply:
         if q.not_device:
             ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
             return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=ghost.note), echo=text)
@@ -228,6 +237,8 @@ class Service:
             return self._suggest(lang, t(lang, "ask.unknown_gpu", text=match.text), match, "gpu", q, text)
         if user.gpu_id and self.catalog.gpu(user.gpu_id):
             return self.catalog.gpu(user.gpu_id), user.gpu_count  # type: ignore[return-value]
+        if model is None:
+            return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
         return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model.id), echo=text)
 
     def _suggest(self, lang: Lang, message: str, match: Match, kind: str, q: Query, text: str) -> Reply:
@@ -262,17 +273,16 @@ class Service:
 
     def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
         request = self._request(q, user, count)
-        try:
-            est = self._estimate(model, gpu, request)
-        except EstimateError as exc:
-            return cards.error_card(lang, t(lang, "error.estimate", reason=str(exc)))
+        est = self._estimate(model, gpu, request)
         quant = self.catalog.quant(est.quant)
         assert quant is not None
         measured = self.catalog.size(model.id, quant.id)
         cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request, 1))
         advice = advice_for(model, gpu, quant, request, self.catalog, est, measured,
                             cost.offers[0] if cost.offers else None, self._hardware(model, quant, request))
-        extra = [cards.speed_section(est, lang), cards.advice_section(est, advice, lang)]
+        extra = [cards.advice_section(est, advice, lang)]
+        if est.verdict is not Verdict.NO_FIT:  # no speed for a setup that cannot run
+            extra.insert(0, cards.speed_section(est, lang))
         cost_section = cards.cost_section(cost, lang)
         if cost_section:
             extra.append(cost_section)
@@ -327,10 +337,10 @@ class Service:
         request = self._request(q, user, 1)
         quant = self.catalog.quant(request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP))
         if quant is None:
-            return cards.error_card(lang, t(lang, "error.estimate", reason=f"unknown quant {request.quant}"))
-        est = self._estimate(model, self.catalog.gpus[0], request, quant.id)
-        cost = cost_of(model, self.catalog.gpus[0], quant, request, self.catalog, est,
-                       self.catalog.size(model.id, quant.id), self._offers(model, quant, request))
+            raise EstimateError(f"unknown quant {request.quant}")
+        users = request.concurrent or DEFAULT_USERS
+        cost = Cost(offers=self._offers(model, quant, request)[:MAX_OFFERS], rent_vs_buy=None,
+                    assumptions=cost_assumptions(users))
         return cards.cloud_card(model.name, quant.id, cost, self.catalog, lang)
 
     def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
@@ -378,7 +388,7 @@ class Service:
             mem = est.memory
             rows.append((quant.id, gib(mem.weights_bytes, lang), gib(mem.kv_cache_bytes, lang),
                          gib(mem.total_bytes, lang), _speed(est, lang), cards.verdict_label(est.verdict, lang)))
-        ctx = request.context or 8192
+        ctx = request.context or DEFAULT_CONTEXT
         title = t(lang, "quant.title", model=model.name, gpu=f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name,
                   context=context_label(ctx))
         return cards.table_card("quant", title, t(lang, "quant.headers"), rows, self.catalog, lang)
@@ -397,8 +407,7 @@ class Service:
         return cards.table_card("gpus", title, headers, rows, self.catalog, lang)
 
     def _models_for_gpu(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
-        any_model = self.catalog.models[0]
-        gpu = self._gpu(q, lang, user, text, any_model)
+        gpu = self._gpu(q, lang, user, text, None)
         if isinstance(gpu, Reply):
             return gpu
         hw, count = gpu
@@ -410,7 +419,8 @@ class Service:
                 rows.append((est.model.name, f"{integer(round(model.total_params / 1e9), lang)}B",
                              gib(est.memory.total_bytes, lang, 1), _speed(est, lang), cards.verdict_label(est.verdict, lang)))
         title = t(lang, "models.title", gpu=f"{count}x {hw.short_name}" if count > 1 else hw.short_name,
-                  quant=request.quant or "Q4_K_M", context=context_label(request.context or 8192))
+                  quant=request.quant or t(lang, "models.default_quant"),
+                  context=context_label(request.context or DEFAULT_CONTEXT))
         return cards.table_card("models", title, t(lang, "models.headers"), rows, self.catalog, lang,
                                 summary="" if rows else t(lang, "models.none"))
 
@@ -500,6 +510,9 @@ class Service:
             found = await self.hub.lookup(f"{repo}:{quant}" if quant and ":" not in repo else repo)
         except HubError as exc:
             return cards.error_card(lang, t(lang, exc.key, **{k: v for k, v in exc.params.items()}))
+        except (sqlite3.Error, OSError):  # the cache is unusable: say so instead of failing the answer
+            log.exception("hub cache failed")
+            return cards.error_card(lang, t(lang, "hub.error", repo=repo))
         extended = self.catalog.model_copy(update={
             "models": (*self.catalog.models, found.spec),
             "sizes": (*self.catalog.sizes, *(sz for sz in found.sizes if self.catalog.quant(sz.quant_id))),
@@ -552,6 +565,14 @@ def _mention_switch(words: tuple[str, ...]) -> bool | None:
     if not {"mentions", "mention", "erwähnungen", "erwaehnungen"} & set(words):
         return None
     return not {"off", "aus", "no", "nein"} & set(words)
+
+
+def _reason(exc: Exception) -> str:
+    """One readable line for an estimate that cannot be made (pydantic errors name the field)."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+    return str(exc)
 
 
 def _lang(code: str | None) -> Lang | None:

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import computed_field
 
 from core.cost import OfferQuote, quote_offers
-from core.estimate import FitEstimate, Request, default_quant, estimate, resolve
+from core.estimate import ENGINE_KV_TYPES, FitEstimate, Request, default_quant, estimate, resolve
 from core.fit import Verdict, place
 from core.models import (
     Backend,
@@ -35,11 +35,6 @@ FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
 KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.Q8_0, KvCacheType.Q4_0),
     Engine.VLLM: (KvCacheType.BF16, KvCacheType.FP8),
-}
-# Cache types each server accepts: llama.cpp --cache-type-k/v; vLLM --kv-cache-dtype (auto = model dtype, fp8).
-ENGINE_KV: dict[Engine, tuple[KvCacheType, ...]] = {
-    Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.BF16, KvCacheType.Q8_0, KvCacheType.Q4_0),
-    Engine.VLLM: (KvCacheType.BF16, KvCacheType.F16, KvCacheType.FP8),
 }
 PRICE_PERFORMANCE_COUNTS = (1, 2, 3, 4)
 VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
@@ -238,7 +233,7 @@ def launch_command(estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, co
         return None
     on_mac = estimate.hardware.unified_memory if unified_memory is None else unified_memory
     count, ctx, kv = estimate.hardware.count, estimate.context, estimate.kv_cache
-    if kv not in ENGINE_KV[estimate.engine]:
+    if kv not in ENGINE_KV_TYPES[estimate.engine]:
         return None
     notes: list[str] = []
     if estimate.engine is Engine.LLAMA_CPP:
@@ -299,7 +294,7 @@ def launch_commands(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: C
         quant = catalog.quant(quant_id)
         if quant is None or engine not in quant.engines:
             continue
-        kv = request.kv_cache if request.kv_cache in ENGINE_KV[engine] else None
+        kv = request.kv_cache if request.kv_cache in ENGINE_KV_TYPES[engine] else None
         req = request.model_copy(update={"engine": engine, "quant": quant.id, "kv_cache": kv})
         size = measured if engine is asked and measured else catalog.size(model.id, quant.id)
         cmd = launch_command(estimate(model, gpu, quant, req, size), model, quant, request.concurrent or 1)

@@ -28,7 +28,11 @@ from core.speed import SpeedEstimate, estimate_speed
 DEFAULT_QUANT = "Q4_K_M"
 DEFAULT_VLLM_QUANT = "BF16"
 DEFAULT_CONTEXT = 8192
-DEFAULT_KV = KvCacheType.F16
+# KV cache types each engine offers: llama.cpp --cache-type-k/v, vLLM --kv-cache-dtype
+ENGINE_KV_TYPES: dict[Engine, tuple[KvCacheType, ...]] = {
+    Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.BF16, KvCacheType.Q8_0, KvCacheType.Q4_0),
+    Engine.VLLM: (KvCacheType.BF16, KvCacheType.F16, KvCacheType.FP8),
+}
 DEFAULT_ENGINE = Engine.LLAMA_CPP
 DEFAULT_RAM_GB = 64.0
 
@@ -156,6 +160,9 @@ def estimate(
     hardware, workload, _, used, notes = resolve(model, gpu, request)
     if workload.engine not in quant.engines:
         raise EstimateError(f"{quant.id} cannot be served by {workload.engine.value}")
+    if workload.kv_cache not in ENGINE_KV_TYPES[workload.engine]:
+        raise EstimateError(f"{workload.engine.value} has no {workload.kv_cache.value} KV cache "
+                            f"(use {', '.join(k.value for k in ENGINE_KV_TYPES[workload.engine])})")
     placement = place(model, quant, hardware, workload, measured)
     speed = estimate_speed(model, placement.weights, placement, hardware, workload, quant.id)
     notes.append("weights: measured file size" if placement.weights.measured else

@@ -236,7 +236,9 @@ class Catalog(Frozen):
         return self._index()["size"].get(f"{model_id}\0{quant_id.upper()}")  # type: ignore[return-value]
 
     def _index(self) -> dict[str, dict[str, Frozen]]:
-        cached: dict[str, dict[str, Frozen]] | None = self.__dict__.get("_lookup")
+        """Lookup tables, built once per catalog object (a ``model_copy`` gets its own)."""
+        entry: tuple[int, dict[str, dict[str, Frozen]]] | None = self.__dict__.get("_lookup")
+        cached = entry[1] if entry is not None and entry[0] == id(self) else None
         if cached is None:
             cached = {
                 "gpu": {g.id: g for g in self.gpus},
@@ -244,5 +246,5 @@ class Catalog(Frozen):
                 "quant": {q.id.upper(): q for q in self.quants},
                 "size": {f"{s.model_id}\0{s.quant_id.upper()}": s for s in self.sizes},
             }
-            self.__dict__["_lookup"] = cached
+            self.__dict__["_lookup"] = (id(self), cached)
         return cached

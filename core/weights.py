@@ -50,7 +50,8 @@ def param_groups(model: ModelSpec) -> ParamGroups:
     if model.is_moe:
         assert model.n_experts and model.experts_per_token
         share = model.experts_per_token / model.n_experts
-        experts = round((model.total_params - model.active_params) / (1 - share))
+        if share < 1:  # every expert active (k == E) reads like a dense model
+            experts = round((model.total_params - model.active_params) / (1 - share))
     rest = model.total_params - embed - output - experts
     if rest < 0:  # tiny models with a huge vocab and an imprecise total: trust the total
         experts = max(0, experts + rest)
