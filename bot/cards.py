@@ -87,33 +87,51 @@ def footer(catalog: Catalog, lang: Lang) -> str:
     return t(lang, "footer.catalog", version=catalog.version[:8] or "dev", date=catalog.built_at[:10] or "–")
 
 
-def fit_actions(est: FitEstimate, base: str, lang: Lang) -> tuple[Action, ...]:
+def follow_up(est: FitEstimate, command: str, *, with_gpu: bool = True, **changes: str | None) -> str:
+    """A question that repeats this card's settings, with some of them changed.
+
+    Only what the asker set (or a button changed) is written, so defaults stay defaults; the
+    context is always written as ``ctx N`` because a bare number may read as something else.
+    """
+    hw = est.hardware
+    parts: dict[str, str | None] = {
+        "gpu": (f"{hw.count}x {hw.gpu}" if hw.count > 1 else hw.gpu) if with_gpu else None,
+        "quant": None if "quant" in est.defaults_used else est.quant.lower(),
+        "ctx": f"ctx {context_label(est.context).lower()}",
+        "kv": None if "kv_cache" in est.defaults_used else f"kv {est.kv_cache.value}",
+        "engine": None if "engine" in est.defaults_used else est.engine.value,
+        "ram": None if "ram" in est.defaults_used else f"ram {round(hw.system_ram_bytes / 1e9)}gb",
+        "users": f"{est.concurrent} users" if est.concurrent > 1 else None,
+    }
+    parts.update(changes)
+    return " ".join([f"/{command}", est.model.id, *(v for v in parts.values() if v)])
+
+
+def fit_actions(est: FitEstimate, lang: Lang) -> tuple[Action, ...]:
     """Follow-up buttons; each is a complete question the service can answer again."""
     actions: list[Action] = []
     for ctx in (32768, 131072):
         if ctx != est.context and ctx <= est.model.max_context:
             label = context_label(ctx)
-            actions.append(Action(label=t(lang, "action.ctx", label=label), query=f"/fit {base} {label.lower()}"))
-    if est.quant != "Q8_0":
-        actions.append(Action(label=t(lang, "action.quant", quant="Q8_0"), query=f"/fit {base} q8_0 {est.context}"))
+            actions.append(Action(label=t(lang, "action.ctx", label=label),
+                                  query=follow_up(est, "fit", ctx=f"ctx {label.lower()}")))
+    if est.quant != "Q8_0" and est.engine.value == "llama.cpp":
+        actions.append(Action(label=t(lang, "action.quant", quant="Q8_0"), query=follow_up(est, "fit", quant="q8_0")))
     if est.kv_cache.value in ("f16", "bf16"):
         kv = "q8_0" if est.engine.value == "llama.cpp" else "fp8"
-        actions.append(Action(label=t(lang, "action.kv", kv=kv), query=f"/fit {base} kv {kv} {est.context}"))
+        actions.append(Action(label=t(lang, "action.kv", kv=kv), query=follow_up(est, "fit", kv=f"kv {kv}")))
     if est.verdict is not Verdict.NO_FIT:
-        feel = f"/feel {base} {context_label(est.context).lower()}" + (f" {est.quant.lower()}" if est.quant != "Q4_K_M" else "")
-        actions.append(Action(label=t(lang, "action.feel"), query=feel))
-    actions.append(Action(label=t(lang, "action.quants"), query=f"/quant {base}"))
-    actions.append(Action(label=t(lang, "action.cloud"), query=f"/cloud {est.model.id}"))
-    actions.append(Action(label=t(lang, "action.finetune"), query=f"/finetune {base}"))
-    actions.append(Action(label=t(lang, "action.gpus"), query=f"/gpus {est.model.id}"))
+        actions.append(Action(label=t(lang, "action.feel"), query=follow_up(est, "feel")))
+    actions.append(Action(label=t(lang, "action.quants"), query=follow_up(est, "quant", quant=None)))
+    actions.append(Action(label=t(lang, "action.cloud"), query=follow_up(est, "cloud", with_gpu=False, users=None)))
+    actions.append(Action(label=t(lang, "action.finetune"), query=f"/finetune {est.model.id} {est.hardware.gpu}"))
+    actions.append(Action(label=t(lang, "action.gpus"), query=follow_up(est, "gpus", with_gpu=False, users=None)))
     return tuple(actions[:9])
 
 
 def fit_card(est: FitEstimate, catalog: Catalog, lang: Lang, extra: Sequence[Section] = (),
              code: Sequence[CodeBlock] = (), chart: ChartSpec | None = None, echo: str = "") -> Reply:
     """The main card: verdict, memory breakdown, and whatever speed/cost/advice sections exist."""
-    base = f"{est.model.id} {est.hardware.count}x {est.hardware.gpu}" if est.hardware.count > 1 else \
-        f"{est.model.id} {est.hardware.gpu}"
     config = t(lang, "fit.config", quant=est.quant, context=context_label(est.context), kv=est.kv_cache.value,
                engine=est.engine.value)
     return Reply(
@@ -123,7 +141,7 @@ def fit_card(est: FitEstimate, catalog: Catalog, lang: Lang, extra: Sequence[Sec
         summary=f"{verdict_label(est.verdict, lang)} · {config}\n{verdict_line(est, lang)}",
         sections=(memory_section(est, lang), *extra),
         code=tuple(code), chart=chart,
-        actions=fit_actions(est, base, lang),
+        actions=fit_actions(est, lang),
         assumptions=assumptions_line(est, lang), footer=footer(catalog, lang), echo=echo,
     )
 

@@ -265,6 +265,11 @@ def question(command: str, *parts: object) -> str:
     return " ".join([f"/{command}", *(str(p) for p in parts if p not in (None, ""))])
 
 
+def _ctx(context: int | None) -> str | None:
+    """The context option as "ctx N": a bare number could read as a GPU or a size."""
+    return f"ctx {context}" if context else None
+
+
 def _kv(kv: str | None) -> str | None:
     return f"kv {kv}" if kv else None
 
@@ -286,7 +291,7 @@ class FitCommands(commands.Cog):
     async def fit(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
                   quant: str | None = None, kv: str | None = None, ram: RamGb | None = None,
                   engine: str | None = None) -> None:
-        asked = question("fit", model, gpu, context, quant, _kv(kv), _ram(ram), engine)
+        asked = question("fit", model, gpu, _ctx(context), quant, _kv(kv), _ram(ram), engine)
         await self.bot.respond(interaction, asked)
 
     @app_commands.command(name=_T("cmd.speed"), description=_T("cmd.speed.desc"))
@@ -295,7 +300,7 @@ class FitCommands(commands.Cog):
     @app_commands.choices(quant=_QUANTS, engine=_ENGINES)
     async def speed(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
                     quant: str | None = None, engine: str | None = None) -> None:
-        await self.bot.respond(interaction, question("speed", model, gpu, context, quant, engine))
+        await self.bot.respond(interaction, question("speed", model, gpu, _ctx(context), quant, engine))
 
     @app_commands.command(name=_T("cmd.cloud"), description=_T("cmd.cloud.desc"))
     @_options("model", "context", "quant")
@@ -303,7 +308,7 @@ class FitCommands(commands.Cog):
     @app_commands.choices(quant=_QUANTS)
     async def cloud(self, interaction: discord.Interaction, model: str, context: Context | None = None,
                     quant: str | None = None) -> None:
-        await self.bot.respond(interaction, question("cloud", model, context, quant))
+        await self.bot.respond(interaction, question("cloud", model, _ctx(context), quant))
 
     @app_commands.command(name=_T("cmd.quant"), description=_T("cmd.quant.desc"))
     @_options("model", "gpu", "context", "kv", "engine")
@@ -311,7 +316,7 @@ class FitCommands(commands.Cog):
     @app_commands.choices(kv=_KVS, engine=_ENGINES)
     async def quant(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
                     kv: str | None = None, engine: str | None = None) -> None:
-        await self.bot.respond(interaction, question("quant", model, gpu, context, _kv(kv), engine))
+        await self.bot.respond(interaction, question("quant", model, gpu, _ctx(context), _kv(kv), engine))
 
     @app_commands.command(name=_T("cmd.gpus"), description=_T("cmd.gpus.desc"))
     @_options("model", "quant")
@@ -326,7 +331,7 @@ class FitCommands(commands.Cog):
     @app_commands.choices(quant=_QUANTS)
     async def models(self, interaction: discord.Interaction, gpu: str, context: Context | None = None,
                      quant: str | None = None) -> None:
-        await self.bot.respond(interaction, question("models", gpu, context, quant))
+        await self.bot.respond(interaction, question("models", gpu, _ctx(context), quant))
 
     @app_commands.command(name=_T("cmd.finetune"), description=_T("cmd.finetune.desc"))
     @_options("model", "gpu", "method")
