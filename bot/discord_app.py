@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import inspect
 import io
 import json
 import logging
@@ -75,7 +74,6 @@ CHOICE_NAME_MAX = 100
 FEEL_PREFIX = "/feel "
 FEEL_SECONDS = 10.0
 FEEL_EDIT_EVERY_S = 1.0  # Discord allows about 5 message edits per 5 s per channel
-FEEL_PLACEHOLDER_TOKENS_PER_S = 25.0  # until Service.decode_speed exists
 CHARS_PER_TOKEN = 4.0
 MAX_CONTENT = 2000
 GPU_COUNTS = (2, 4)
@@ -100,11 +98,6 @@ def text(lang: Lang, key: str, **params: object) -> str:
 def _T(key: str) -> locale_str:
     """An English command string that the translator can localize by ``key``."""
     return locale_str(text("en", key), key=key)
-
-
-def safe(value: str) -> str:
-    """User text made inert for Discord markdown and mentions."""
-    return discord.utils.escape_mentions(discord.utils.escape_markdown(value))
 
 
 class FitTranslator(app_commands.Translator):
@@ -553,25 +546,21 @@ class FitBotMixin:
         await interaction.response.defer()
         if interaction.message is None or interaction.message.id in self._feeling:
             return
-        rate, exact = await self.decode_rate(query)
+        rate = self.service.decode_speed(query)
+        if not rate:
+            lang = lang_of(str(interaction.locale))
+            await interaction.followup.send(t(lang, "telegram.feel.unknown"), ephemeral=True)
+            return
         self._feeling.add(interaction.message.id)
-        task = asyncio.create_task(self._stream(interaction, rate, exact), name=f"feel-{interaction.id}")
+        task = asyncio.create_task(self._stream(interaction, rate), name=f"feel-{interaction.id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def decode_rate(self, query: str) -> tuple[float, bool]:
-        """Tokens/s from ``Service.decode_speed`` when it exists, else a placeholder."""
-        speed = getattr(self.service, "decode_speed", None)
-        rate = speed(query) if speed is not None else None
-        if inspect.isawaitable(rate):
-            rate = await rate
-        return (float(rate), True) if rate else (FEEL_PLACEHOLDER_TOKENS_PER_S, False)
-
-    async def _stream(self, interaction: discord.Interaction, rate: float, exact: bool) -> None:
+    async def _stream(self, interaction: discord.Interaction, rate: float) -> None:
         """Edits the card about once a second with the sample text a decoder at ``rate`` would have written."""
         lang = lang_of(str(interaction.locale))
         shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
-        head = "⚡ " + text(lang, "feel.title", rate=shown) + ("" if exact else text(lang, "feel.placeholder"))
+        head = "⚡ " + text(lang, "feel.title", rate=shown)
         sample = text(lang, "feel.sample")
         room = MAX_CONTENT - len(head) - 120  # fences, cursor and the closing line
         start = time.monotonic()

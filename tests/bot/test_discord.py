@@ -277,6 +277,19 @@ async def test_feel_the_speed_streams_edits(discord_api: FakeDiscord, bot: Any) 
     assert discord_api.messages[card["id"]]["embeds"][0]["title"] == "card"  # the card stays
 
 
+async def test_feel_the_speed_without_an_estimate_says_so(discord_api: FakeDiscord, bot: Any) -> None:
+    custom_id = "fitbot:q:/feel /fit kimi-k2-instruct rtx-4060"  # does not fit: no speed to show
+    components = [{"type": 1, "components": [{"type": 2, "style": 2, "label": "Feel", "custom_id": custom_id}]}]
+    card = discord_api._message_payload(str(CHANNEL_ID), {"content": "", "embeds": [{"title": "card"}],
+                                                          "components": components})
+    discord_api.messages[card["id"]] = card
+    press = discord_api.make_component(custom_id, message=card)
+    await interact(discord_api, press)
+    note = await discord_api.wait_request("POST", f"/webhooks/{APP_ID}/{press['token']}")
+    assert "no speed estimate" in note.json["content"] and note.json["flags"] == 64
+    assert discord_api.requests_to("PATCH", "/messages/@original") == []
+
+
 # --------------------------------------------------------------------------------------------- mentions, safety
 
 
