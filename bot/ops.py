@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 
 from bot.settings import Settings
@@ -15,8 +16,7 @@ async def _health(settings: Settings) -> int:
     from catalog.userdata import UserDataStore
 
     catalog = await CatalogStore().load()
-    path = settings.fitbot_data_dir / "user.sqlite" if settings.fitbot_data_dir else None
-    async with UserDataStore(path) as store:
+    async with UserDataStore() as store:
         await (await store.db.execute("SELECT 1")).fetchone()
     print(f"ok: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
     return 0
@@ -25,8 +25,7 @@ async def _health(settings: Settings) -> int:
 async def _stats(settings: Settings, as_json: bool) -> int:
     from catalog.userdata import UserDataStore
 
-    path = settings.fitbot_data_dir / "user.sqlite" if settings.fitbot_data_dir else None
-    async with UserDataStore(path) as store:
+    async with UserDataStore() as store:
         log = store.query_log(settings.query_log_days)
         await log.prune()
         stats = await log.stats()
@@ -47,6 +46,8 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:  # pydantic's message names the variable, never its value for secrets
         print(f"fitbot: invalid settings: {exc}", file=sys.stderr)
         return 2
+    if settings.fitbot_data_dir:  # one data directory for every store, also when it came from .env
+        os.environ["FITBOT_DATA_DIR"] = str(settings.fitbot_data_dir)
     if args.command == "run":
         from bot.run import main_run
 

@@ -59,15 +59,28 @@ async def run(settings: Settings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     tasks = [asyncio.create_task(_adapter(name, service, settings, stop), name=name) for name in adapters]
+    for task in tasks:
+        task.add_done_callback(lambda done: _adapter_ended(done, stop))
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(data_dir())})
     await stop.wait()
     log.info("shutting down")
     for task in tasks:
         if task.get_name() == "discord":
             task.cancel()  # discord.py closes its connections on cancellation
-    await asyncio.gather(*tasks, return_exceptions=True)
+    results = await asyncio.gather(*tasks, return_exceptions=True)
     await service.close()
-    return 0
+    failed = any(isinstance(r, Exception) for r in results)
+    return 1 if failed else 0
+
+
+def _adapter_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
+    """An adapter that dies (bad token, lost gateway) stops the process, so the supervisor restarts it."""
+    if task.cancelled() or stop.is_set():
+        return
+    error = task.exception()
+    log.error("adapter %s stopped: %s", task.get_name(), error.__class__.__name__ if error else "finished",
+              exc_info=error)
+    stop.set()
 
 
 async def _adapter(name: str, service: Service, settings: Settings, stop: asyncio.Event) -> None:

@@ -121,7 +121,7 @@ class Service:
         from catalog.hub import HubClient
         from catalog.userdata import CachedHubClient, UserDataStore
 
-        store = await UserDataStore(settings.fitbot_data_dir / "user.sqlite" if settings.fitbot_data_dir else None).open()
+        store = await UserDataStore().open()  # data_dir(): $FITBOT_DATA_DIR, set from the settings by `fitbot run`
         hub = CachedHubClient(HubClient(timeout_s=settings.hub_timeout_s), store.hub_cache,
                               max_age=timedelta(days=settings.hub_cache_days))
         limits = Limits.per_minute(settings.rate_user_per_minute, settings.rate_chat_per_minute,

@@ -179,8 +179,8 @@ class AiohttpRequest(BaseRequest):
                 return response.status, await response.read()
         except TimeoutError as exc:
             raise TimedOut from exc
-        except aiohttp.ClientError as exc:
-            raise NetworkError(f"aiohttp.{exc.__class__.__name__}: {exc}") from exc
+        except aiohttp.ClientError as exc:  # the class only: aiohttp messages can carry the URL, i.e. the token
+            raise NetworkError(f"aiohttp.{exc.__class__.__name__}") from exc
 
 
 # --------------------------------------------------------------------------- buttons

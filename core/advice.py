@@ -28,7 +28,7 @@ from core.models import (
     Workload,
 )
 from core.speed import decode_tokens_per_s
-from core.speed_constants import LLAMA_BENCH_TG
+from core.speed_constants import TG_MEAN_DEPTH
 from core.weights import weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -157,7 +157,7 @@ def _setup(model: ModelSpec, quant: QuantSpec, gpu: GpuSpec, count: int, request
     placement = place(model, quant, hardware, workload, measured)
     if placement.verdict not in FULL_FIT:
         return None
-    speed = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, LLAMA_BENCH_TG, quant.id)
+    speed = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return Setup(
         gpu_id=gpu.id, gpu_name=gpu.short_name, count=count, memory_bytes=gpu.memory_bytes * count,

@@ -26,7 +26,7 @@ from core.models import (
     Workload,
 )
 from core.speed import concurrency, decode_tokens_per_s
-from core.speed_constants import LLAMA_BENCH_TG
+from core.speed_constants import TG_MEAN_DEPTH
 from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.assumptions and can be overridden.
@@ -113,12 +113,12 @@ def decode_speeds(model: ModelSpec, placement: Placement, hardware: Hardware, wo
                   users: int = 1, quant_id: str | None = None) -> Speeds:
     """Single-stream and batched decode speed from ``core.speed``: the one place cost and advice ask it.
 
-    Single stream: ``speed.decode_tokens_per_s`` at short context (llama-bench tg128), the same
-    figure ``estimate_speed`` reports, without its prefill and TTFT work.
+    Single stream: ``speed.decode_tokens_per_s`` at the tg128 mean depth, the same figure
+    ``estimate_speed`` reports, without its prefill and TTFT work.
     Batched: ``speed.concurrency`` (roofline over a batch of min(users, sequences whose KV fits));
     when not even one more full-context sequence fits, the single stream is all there is.
     """
-    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, LLAMA_BENCH_TG, quant_id)
+    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
     if users <= 1:
         return Speeds(decode_tokens_per_s=single, users=1, users_served=1, aggregate_tokens_per_s=single)
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)

@@ -31,9 +31,10 @@ KV_BYTES_PER_ELEMENT: dict[KvCacheType, float] = {
     KvCacheType.Q4_0: 18 / 32,
 }
 
-# llama.cpp pads the KV cache length to 256 cells when flash attention is on (llama-context.cpp,
-# n_ctx_pad); vLLM allocates in blocks of 16 tokens.
+# llama.cpp pads the KV cache length to 256 cells with flash attention and to 32 without
+# (llama_kv_cache_get_padding); vLLM allocates in blocks of 16 tokens.
 LLAMA_CPP_CTX_PAD = 256
+LLAMA_CPP_CTX_PAD_NO_FA = 32
 VLLM_BLOCK_TOKENS = 16
 
 # Driver/runtime context per device that llama.cpp does not log (CUDA context, cuBLAS workspace):
@@ -49,8 +50,12 @@ VLLM_OVERHEAD_BYTES = int(1.5 * GIB)
 RAM_USABLE_FRACTION = 0.85
 
 
-def padded_context(context: int, engine: Engine) -> int:
-    pad = LLAMA_CPP_CTX_PAD if engine is Engine.LLAMA_CPP else VLLM_BLOCK_TOKENS
+def padded_context(context: int, workload: Workload) -> int:
+    """The cache length the engine allocates for ``context`` tokens."""
+    if workload.engine is Engine.VLLM:
+        pad = VLLM_BLOCK_TOKENS
+    else:
+        pad = LLAMA_CPP_CTX_PAD if workload.flash_attention else LLAMA_CPP_CTX_PAD_NO_FA
     return math.ceil(context / pad) * pad
 
 
@@ -76,22 +81,16 @@ def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = N
     ubatch) cells (llama.cpp keeps a window plus one batch); linear-attention/SSM layers keep a
     constant recurrent state per sequence.
     """
-    ctx = padded_context(context if context is not None else workload.context, workload.engine)
+    ctx = padded_context(context if context is not None else workload.context, workload)
     per_elem = KV_BYTES_PER_ELEMENT[workload.kv_cache]
     elems = kv_elements_per_token_layer(model, workload.engine)
     full = model.kv_layers * ctx * elems * per_elem
     swa = 0.0
     if model.n_sliding_layers and model.sliding_window:
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)
-        swa = model.n_sliding_layers * min(ctx, padded_context(window, workload.engine)) * elems * per_elem
+        swa = model.n_sliding_layers * min(ctx, padded_context(window, workload)) * elems * per_elem
     state = model.n_linear_layers * model.linear_state_bytes
     return round((full + swa) * workload.concurrent + state * workload.concurrent)
-
-
-def kv_bytes_per_token(model: ModelSpec, workload: Workload) -> float:
-    """Marginal KV bytes one more token of context costs (full-attention layers only)."""
-    per_elem = KV_BYTES_PER_ELEMENT[workload.kv_cache]
-    return model.kv_layers * kv_elements_per_token_layer(model, workload.engine) * per_elem
 
 
 def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:
@@ -107,7 +106,7 @@ def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | No
     logits = ub * model.vocab_size * 4
     if workload.flash_attention:
         return logits + hidden
-    ctx = padded_context(context if context is not None else workload.context, workload.engine)
+    ctx = padded_context(context if context is not None else workload.context, workload)
     scores = model.n_heads * ub * min(ctx, model.max_context) * 4
     return max(logits + hidden, scores + 6 * hidden)
 

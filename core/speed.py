@@ -57,7 +57,6 @@ from core.speed_constants import (
     LAYER_LATENCY_S,
     LAYER_SPLIT_HOP_S,
     LLAMA_BENCH_PP,
-    LLAMA_BENCH_TG,
     PCIE_BYTES_PER_S,
     PREFILL_BAND,
     PREFILL_FLOPS_EFFICIENCY,
@@ -67,6 +66,7 @@ from core.speed_constants import (
     RAM_BANDWIDTH_DEFAULTS,
     RAM_READ_EFFICIENCY,
     ROUGH_BAND_WIDEN,
+    TG_MEAN_DEPTH,
     TP_ALLREDUCE_S,
     TP_SCALING,
 )
@@ -592,7 +592,7 @@ def estimate_speed(
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
 
-    short = _decode_time(model, weights, placement, workload, LLAMA_BENCH_TG // 2, quant_id, system)
+    short = _decode_time(model, weights, placement, workload, TG_MEAN_DEPTH, quant_id, system)
     at_ctx = _decode_time(model, weights, placement, workload, workload.context, quant_id, system)
     decode = 1.0 / short
     pp = LLAMA_BENCH_PP / _prompt_time(model, weights, placement, workload, LLAMA_BENCH_PP, 0, quant_id, system)

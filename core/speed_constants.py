@@ -11,7 +11,7 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # Fitted constants. Source: bench/speed_calibration.py on shared/calibration/llamacpp_speed.csv,
 # fit of 2026-11-29 (Huber least squares on log error, 155 decode + 156 prefill rows on 45 GPUs,
-# weak priors; leave-one-GPU-out median error 6.2 % decode, 13.4 % prefill). Re-run the script and
+# weak priors; leave-one-GPU-out median error 6.3 % decode, 13.4 % prefill). Re-run the script and
 # paste its "fitted constants" block here when the calibration data changes.
 # --------------------------------------------------------------------------------------------
 
@@ -116,3 +116,4 @@ CALIBRATED_FALLBACK_CATEGORIES = frozenset({"apple"})
 
 LLAMA_BENCH_PP = 512  # llama-bench pp512
 LLAMA_BENCH_TG = 128  # llama-bench tg128
+TG_MEAN_DEPTH = LLAMA_BENCH_TG // 2  # the average KV depth while generating tg128: the short-context figure
