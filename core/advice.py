@@ -226,12 +226,11 @@ def quant_runs(quant: QuantSpec, request: Request) -> bool:
     return (request.engine or Engine.LLAMA_CPP) in quant.engines
 
 
-def launch_command(estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, concurrent: int = 1,
-                   unified_memory: bool | None = None) -> LaunchCommand | None:
+def launch_command(estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, concurrent: int = 1) -> LaunchCommand | None:
     """The server command for this estimate's settings; None when it does not fit or cannot run."""
     if estimate.verdict is Verdict.NO_FIT or estimate.quant.upper() != quant.id.upper():
         return None
-    on_mac = estimate.hardware.unified_memory if unified_memory is None else unified_memory
+    on_mac = estimate.hardware.unified_memory
     count, ctx, kv = estimate.hardware.count, estimate.context, estimate.kv_cache
     if kv not in ENGINE_KV_TYPES[estimate.engine]:
         return None

@@ -105,7 +105,7 @@ def place(
         full = Offload(
             mode="none", layers_on_gpu=layers, layers_total=layers, gpu_bytes=mem.total_bytes,
             bytes_in_ram=mem.host_weights_bytes, ram_usable_bytes=ram_usable,
-            fits_ram=mem.host_weights_bytes <= max(ram_usable, mem.host_weights_bytes),
+            fits_ram=True,  # only the token embedding sits in RAM: a row lookup, mmap'd from the file
         )
         return Placement(memory=mem, offload=full, verdict=verdict, weights=w)
     if workload.engine is Engine.VLLM or hardware.gpu.unified_memory or ram_usable == 0:

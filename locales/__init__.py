@@ -15,7 +15,6 @@ from typing import Literal
 from babel.numbers import format_currency, format_decimal
 
 Lang = Literal["de", "en"]
-LANGS: tuple[Lang, ...] = ("en", "de")
 BABEL_LOCALE = {"en": "en_US", "de": "de_DE"}
 GIB = 1 << 30
 

@@ -79,8 +79,26 @@ async def test_too_long_question_is_refused_politely(service):
     assert reply.kind == "error" and "2000" in reply.summary
 
 
+PARAMETERS = st.sampled_from([
+    "ctx 32m", "20000000 tokens", "5000 users", "ram 999999gb", "kv fp8", "kv q4_0", "vllm", "awq", "mxfp4",
+    "q2_k", "2x", "64x", "128k", "1 users", "prompt 9999999", "fp8", "bf16", "ram 0gb",
+])
+NAMES = st.sampled_from(["qwen3-32b", "glm-4.5-air", "deepseek-r1-0528", "gpt-oss-20b", "kimi-k2-instruct",
+                         "gemma-3-27b-it", "rtx 4090", "m3 ultra 512", "h100", "2x 3090", "mi300x", "dgx spark"])
+COMMANDS = st.sampled_from(["/fit", "/speed", "/cloud", "/quant", "/gpus", "/models", "/finetune", "/tco",
+                            "/compare", ""])
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=300))
-async def test_any_text_gets_a_reply(service, text):
+async def test_any_text_gets_a_reply_and_no_internal_error(service, text):
     reply = await service.answer(text)
-    assert reply.title
+    assert reply.title and reply.summary != "" or reply.sections or reply.table
+    assert "could not answer that one" not in reply.summary  # the internal-error card means a bug
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(command=COMMANDS, names=st.lists(NAMES, max_size=3), params=st.lists(PARAMETERS, max_size=4))
+async def test_any_combination_of_names_and_parameters_is_answered_or_refused_clearly(service, command, names, params):
+    reply = await service.answer(" ".join([command, *names, *params]))
+    assert "could not answer that one" not in reply.summary, reply.summary
