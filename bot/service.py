@@ -80,14 +80,15 @@ class Service:
     hub: CachedHubClient | None = None
     limits: Limits | None = None
     max_question_chars: int = MAX_QUESTION_CHARS
-    vocab: Vocabulary = field(init=False)
+    vocab: Vocabulary = field(default=None)  # type: ignore[assignment]  # built from the catalog when not given
     _scans: OrderedDict[tuple[str, ...], Any] = field(init=False, default_factory=OrderedDict)
     _log_rows: list[Any] = field(init=False, default_factory=list)
     _log_task: asyncio.Task[None] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.vocab = vocabulary(self.catalog)
-        parse("", self.vocab)  # builds the parser's name index now, not on the first question
+        if self.vocab is None:
+            self.vocab = vocabulary(self.catalog)
+            parse("", self.vocab)  # builds the parser's name index now, not on the first question
 
     def _cached(self, key: tuple[str, ...], compute: Any) -> Any:
         """LRU memo: parses, answers and catalog-wide scans (all pure functions of their key)."""
@@ -519,7 +520,8 @@ class Service:
         })
         key, params = found.card_source()
         params["fetched_at"] = params["fetched_at"].strftime("%Y-%m-%d %H:%M UTC")
-        return Service(extended), found.spec, t(lang, key, **params)
+        # the question was parsed already: the extended service shares the vocabulary and its index
+        return Service(extended, vocab=self.vocab), found.spec, t(lang, key, **params)
 
     async def _log(self, q: Query | None, reply: Reply, user: User, latency_ms: float) -> None:
         """One structured log line per answer and a usage-log row: the parsed query, never the text."""

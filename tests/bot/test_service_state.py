@@ -209,3 +209,10 @@ async def test_a_group_can_switch_plain_mentions_off_and_on(service, store):
     await service.answer("/settings erwähnungen an", user=group)
     assert await service.answers_mentions("tg:-300")
     assert await service.answers_mentions("")  # private chats always
+
+
+async def test_a_gguf_repo_answers_with_its_measured_file_size(hub_service):
+    reply = await hub_service.answer("/fit fitbot-test/llama-8b-gguf:Q4_K_M rtx 4090")
+    assert reply.kind == "fit", reply.summary
+    weights = next(r.value for r in reply.sections[0].rows if r.label == "Weights")
+    assert weights == "4.58 GiB (measured file)"  # 4,920,734,208 bytes listed by the hub
