@@ -51,6 +51,7 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.app_commands import locale_str
     from discord.ext import commands
 
+from bot.button_store import ButtonStore
 from bot.charts import render_png
 from bot.lookup import normalise
 from bot.render import to_discord
@@ -66,8 +67,6 @@ DEFER_AFTER_S = 1.0  # an answer still running after this is deferred (Discord a
 HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+")  # "Qwen/Qwen3-32B": a hub look-up may follow
 CUSTOM_ID_MAX = 100
 CARD_PREFIX = "fitbot"
-CARD_TTL_S = 24 * 3600
-CARD_STORE_MAX = 50_000
 PNG_CACHE = 64
 AUTOCOMPLETE_MAX = 25
 CHOICE_NAME_MAX = 100
@@ -189,31 +188,11 @@ async def complete_gpu(interaction: discord.Interaction, current: str) -> list[a
 # --------------------------------------------------------------------------------------------- buttons
 
 
-class CardStore:
-    """Questions too long for a custom_id, by short key; in memory, so a restart expires them."""
-
-    def __init__(self, ttl_s: float = CARD_TTL_S, max_items: int = CARD_STORE_MAX) -> None:
-        self.ttl_s, self.max_items = ttl_s, max_items
-        self._items: OrderedDict[str, tuple[str, float]] = OrderedDict()
-
-    def put(self, query: str) -> str:
-        key = hashlib.blake2b(query.encode(), digest_size=9).hexdigest()
-        self._items[key] = (query, time.monotonic() + self.ttl_s)
-        self._items.move_to_end(key)
-        while len(self._items) > self.max_items:
-            self._items.popitem(last=False)
-        return key
-
-    def get(self, key: str) -> str | None:
-        query, expires = self._items.get(key, ("", 0.0))
-        return query if expires > time.monotonic() else None
-
-
 CARD_TEMPLATE = re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.DOTALL)
 
 
 class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=CARD_TEMPLATE):
-    """A follow-up button; its custom_id holds the question (q) or a key into the CardStore (k)."""
+    """A follow-up button; its custom_id holds the question (q) or a key into the ButtonStore (k)."""
 
     def __init__(self, kind: str, data: str, label: str = "…") -> None:
         super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary,
@@ -408,7 +387,7 @@ class FitBotMixin:
     service: Service
     sync_state_path: Path | None
     suggester: Suggester
-    cards: CardStore
+    cards: ButtonStore
     synced: bool
     charts: bool
     feel_seconds: float
@@ -420,7 +399,7 @@ class FitBotMixin:
         self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
         self._pngs: OrderedDict[ChartSpec, bytes] = OrderedDict()
         self.suggester = Suggester(service.catalog)
-        self.cards = CardStore()
+        self.cards = ButtonStore()
         self.synced = False
         self._feeling, self._tasks = set(), set()
         self.feel_seconds, self.feel_every_s = FEEL_SECONDS, FEEL_EDIT_EVERY_S
@@ -669,6 +648,6 @@ async def run_discord(service: Service, token: str, *, shards: int | None = None
 
 
 __all__ = [
-    "CardButton", "CardStore", "FitBot", "FitTranslator", "ShardedFitBot", "Suggester",
+    "CardButton", "FitBot", "FitTranslator", "ShardedFitBot", "Suggester",
     "build_bot", "intents", "question", "run_discord",
 ]

@@ -28,16 +28,13 @@ Design decisions:
 from __future__ import annotations
 
 import asyncio
-import base64
 import datetime as dt
-import hashlib
 import html
 import inspect
 import logging
 import re
 import secrets
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -72,6 +69,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest, RequestData
 
+from bot.button_store import ButtonStore
 from bot.charts import render_png
 from bot.render import TelegramMessage, caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
 from bot.render_telegram import MAX_CAPTION, MAX_TEXT
@@ -87,8 +85,6 @@ ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
 INLINE_CARDS = (("fit", "/fit"), ("quant", "/quant"), ("cloud", "/cloud"))
 INLINE_CACHE_S = 30
 MAX_CALLBACK_BYTES = 64
-ACTION_TTL_S = 7 * 24 * 3600
-ACTION_STORE_SIZE = 50_000
 MAX_CHAT_MESSAGES = 3  # a card longer than this goes out as its first message plus a text document
 CONCURRENT_UPDATES = 16
 POOL_SIZE = 16
@@ -186,36 +182,13 @@ class AiohttpRequest(BaseRequest):
 # --------------------------------------------------------------------------- buttons
 
 
-class ActionStore:
-    """Button questions too long for callback_data, kept in memory with expiry and a size cap."""
-
-    def __init__(self, ttl_s: float = ACTION_TTL_S, size: int = ACTION_STORE_SIZE) -> None:
-        self.ttl_s, self.size = ttl_s, size
-        self._items: OrderedDict[str, tuple[str, float]] = OrderedDict()
-
-    def put(self, query: str) -> str:
-        """Stores ``query`` and returns its key (the same key for the same query)."""
-        key = base64.urlsafe_b64encode(hashlib.blake2b(query.encode(), digest_size=9).digest()).decode()
-        self._items[key] = (query, time.monotonic() + self.ttl_s)
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
-        return key
-
-    def get(self, key: str) -> str | None:
-        item = self._items.get(key)
-        if item is None or item[1] < time.monotonic():
-            return None
-        return item[0]
-
-
-def callback_data(query: str, store: ActionStore) -> str:
+def callback_data(query: str, store: ButtonStore) -> str:
     """"q:<query>" when it fits Telegram's 64 bytes, else "k:<key>" into ``store``."""
     data = "q:" + query
     return data if len(data.encode()) <= MAX_CALLBACK_BYTES else "k:" + store.put(query)
 
 
-def keyboard(reply: Reply, buttons: Sequence[tuple[str, int]], store: ActionStore) -> InlineKeyboardMarkup | None:
+def keyboard(reply: Reply, buttons: Sequence[tuple[str, int]], store: ButtonStore) -> InlineKeyboardMarkup | None:
     """The card's follow-up actions as an inline keyboard; short labels go two to a row."""
     keys = [InlineKeyboardButton(label, callback_data=callback_data(reply.actions[i].query, store))
             for label, i in buttons]
@@ -287,9 +260,9 @@ NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 class TelegramAdapter:
     """The handlers, bound to one ``Service`` and one button store."""
 
-    def __init__(self, service: Service, store: ActionStore | None = None, charts: bool = True) -> None:
+    def __init__(self, service: Service, store: ButtonStore | None = None, charts: bool = True) -> None:
         self.service, self.charts = service, charts
-        self.store = store or ActionStore()
+        self.store = store or ButtonStore()
         self.streams: dict[str, asyncio.Task[None]] = {}
 
     async def ask(self, text: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Reply:
@@ -564,4 +537,4 @@ async def run_telegram(service: Service, *, token: str, base_url: str | None = N
         await (stop or asyncio.Event()).wait()
 
 
-__all__ = ["ActionStore", "AiohttpRequest", "build_application", "callback_data", "run_telegram", "serve"]
+__all__ = ["AiohttpRequest", "build_application", "callback_data", "run_telegram", "serve"]

@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 from telegram.ext import Application
 from telegram.request import HTTPXRequest
 
+from bot.button_store import ButtonStore
 from bot.cards import table_card
 from bot.render import caption_for_photo, to_telegram
 from bot.reply import Action, ChartSpec, Reply, Series
 from bot.service import Service, User
 from bot.telegram_app import (
     MENU,
-    ActionStore,
     build_application,
     callback_data,
     run_telegram,
@@ -312,7 +312,7 @@ async def test_long_button_questions_use_a_key_that_expires_with_a_restart(
 
 @given(st.text(max_size=300))
 def test_callback_data_always_fits_and_resolves(query: str) -> None:
-    store = ActionStore()
+    store = ButtonStore()
     data = callback_data(query, store)
     assert 1 <= len(data.encode()) <= 64
     kind, _, value = data.partition(":")
@@ -320,9 +320,9 @@ def test_callback_data_always_fits_and_resolves(query: str) -> None:
 
 
 def test_the_action_store_forgets_old_and_surplus_keys() -> None:
-    store = ActionStore(ttl_s=-1)
+    store = ButtonStore(ttl_s=-1)
     assert store.get(store.put("x" * 100)) is None
-    store = ActionStore(size=2)
+    store = ButtonStore(size=2)
     keys = [store.put(f"{i}" * 80) for i in range(3)]
     assert store.get(keys[0]) is None and store.get(keys[2]) == "2" * 80
 
