@@ -1,7 +1,9 @@
 """Reads a local ``.gguf`` file's header (metadata and tensor shapes, never the weights).
 
-The ``gguf`` package memory-maps the file, so only the header pages are touched. The result is
-the same ``ModelSpec`` the catalog holds, plus the measured weight size of that file.
+The ``gguf`` package memory-maps the file, so only the header pages are touched. The metadata
+goes through the same GGUF → config mapping as Hugging Face look-ups (``hf_config.config_from_gguf``),
+so a local file and a hub repo give the same ``ModelSpec``; the tensor sizes add the exact
+parameter count and the measured weight bytes.
 """
 
 from __future__ import annotations
@@ -9,10 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from catalog.hf_config import ConfigError
-from core.models import AttentionKind, ModelSpec, Provenance, QuantSize
+from catalog.hf_config import ConfigError, config_from_gguf, spec_from_config
+from core.models import ModelSpec, Provenance, QuantSize
 
 # general.file_type (llama.cpp enum llama_ftype) -> our quant id
 FILE_TYPES = {
@@ -23,81 +23,44 @@ FILE_TYPES = {
 }
 
 
-def _value(reader: Any, key: str) -> Any:
-    field = reader.fields.get(key)
-    if field is None:
-        return None
-    try:
-        return field.contents()
-    except (IndexError, ValueError, TypeError):
-        return None
+def _metadata(reader: Any) -> dict[str, Any]:
+    """GGUF key -> value; arrays of strings are reported by length (``<key>#len``) like a ranged read."""
+    meta: dict[str, Any] = {}
+    for key, field in reader.fields.items():
+        try:
+            value = field.contents()
+        except (IndexError, ValueError, TypeError):
+            continue
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            meta[f"{key}#len"] = len(value)
+        else:
+            meta[key] = value
+    return meta
 
 
 def read_gguf(path: Path) -> tuple[ModelSpec, QuantSize, str]:
     """Return the model, its measured size and the quant id named in the header."""
-    try:
-        from gguf import GGUFReader  # imports numpy: keep it off the start-up path
-    except ImportError as exc:  # pragma: no cover - gguf is a dependency
-        raise ConfigError("reading .gguf files needs the 'gguf' package") from exc
+    from gguf import GGUFReader  # imports numpy: keep it off the start-up path
+
     try:
         reader = GGUFReader(str(path), "r")
     except (ValueError, OSError, IndexError, KeyError) as exc:
         raise ConfigError(f"{path.name} is not a readable GGUF file ({exc.__class__.__name__})") from None
-    arch = _value(reader, "general.architecture")
-    if not isinstance(arch, str):
-        raise ConfigError(f"{path.name}: GGUF header has no general.architecture")
-
-    def meta(key: str, default: Any = None) -> Any:
-        value = _value(reader, f"{arch}.{key}")
-        return default if value is None else value
-
-    layers, hidden = meta("block_count"), meta("embedding_length")
-    heads = meta("attention.head_count")
-    if isinstance(heads, list):  # per-layer head counts (variable GQA models)
-        heads = max(heads)
-    kv_heads = meta("attention.head_count_kv", heads)
-    if isinstance(kv_heads, list):
-        kv_heads = max(kv_heads)
-    if not (layers and hidden and heads):
-        raise ConfigError(f"{path.name}: GGUF header lacks block_count, embedding_length or head_count")
-    tokens = _value(reader, "tokenizer.ggml.tokens")
-    vocab = meta("vocab_size") or (len(tokens) if isinstance(tokens, list) else None) or 32000
-    params = sum(int(t.n_elements) for t in reader.tensors)
-    tensor_bytes = sum(int(t.n_bytes) for t in reader.tensors)
+    meta = _metadata(reader)
+    file_type = meta.get("general.file_type")
+    quant = FILE_TYPES.get(file_type) if isinstance(file_type, int) else None
+    if quant is None:
+        raise ConfigError(f"{path.name}: unknown GGUF file type {file_type!r}; pass --quant")
     names = {t.name for t in reader.tensors}
-    experts = meta("expert_count")
-    lora = meta("attention.kv_lora_rank")
-    fields: dict[str, Any] = {}
-    head_dim = meta("attention.key_length") or hidden // heads
-    if lora:
-        fields.update(attention=AttentionKind.MLA, kv_lora_rank=lora, qk_rope_head_dim=meta("rope.dimension_count", 64))
-    window = meta("attention.sliding_window")
-    if window:
-        pattern = meta("attention.sliding_window_pattern")
-        n_full = layers // pattern if isinstance(pattern, int) and pattern > 1 else layers // 2
-        fields.update(sliding_window=window, n_sliding_layers=layers - n_full)
-    ftype = FILE_TYPES.get(int(_value(reader, "general.file_type") or -1), "F16")
-    name = _value(reader, "general.name") or path.stem
+    config = config_from_gguf(meta)
+    if not config.get("vocab_size"):  # no tokenizer in the header: the embedding has one row per token
+        config["vocab_size"] = next((int(t.shape[-1]) for t in reader.tensors if t.name == "token_embd.weight"), None)
+    config["tie_word_embeddings"] = "output.weight" not in names
+    params = sum(int(t.n_elements) for t in reader.tensors)
     prov = Provenance(source=f"GGUF header of {path.name}", as_of="local file")
-    used = meta("expert_used_count")
-    active = params
-    if experts and used and experts > 1:
-        routed = sum(int(t.n_elements) for t in reader.tensors if "_exps" in t.name)
-        active = params - routed + routed * used // experts
-    try:
-        model = ModelSpec(
-            id=path.stem.lower(), name=str(name), family=arch, architecture=arch,
-            total_params=params, active_params=active, n_layers=layers, hidden_size=hidden,
-            n_heads=heads, n_kv_heads=kv_heads or heads, head_dim=head_dim,
-            v_head_dim=meta("attention.value_length") if not lora else None,
-            n_experts=experts if experts and experts > 1 else None,
-            experts_per_token=used if experts and experts > 1 else None,
-            moe_intermediate_size=meta("expert_feed_forward_length"),
-            vocab_size=vocab, max_context=meta("context_length", 4096),
-            tied_embeddings="output.weight" not in names, provenance=prov, **fields,
-        )
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"{path.name}: header value out of bounds at {first['loc'][0]}: {first['msg']}") from None
-    size = QuantSize(model_id=model.id, quant_id=ftype, size_bytes=tensor_bytes or path.stat().st_size, provenance=prov)
-    return model, size, ftype
+    name = meta.get("general.name")
+    model = spec_from_config(config, path.stem.lower(), prov, total_params=params,
+                             name=name if isinstance(name, str) else path.stem)
+    tensor_bytes = sum(int(t.n_bytes) for t in reader.tensors)
+    size = QuantSize(model_id=model.id, quant_id=quant, size_bytes=tensor_bytes or path.stat().st_size, provenance=prov)
+    return model, size, quant
