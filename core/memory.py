@@ -97,9 +97,11 @@ def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | No
     """llama.cpp's per-device compute buffer for one ubatch.
 
     The graph allocator reuses memory, so the peak is the largest live set: the f32 logits of a
-    ubatch (n_ubatch * vocab * 4) or, without flash attention, the f32 attention scores
-    (n_heads * n_ubatch * n_ctx * 4); plus one f32 hidden-state row per token. Checked against
-    Qwen3-32B (306.75 MiB logged, 306.75 computed) and Llama-3-8B at 8K without FA (560 logged).
+    ubatch (n_ubatch * vocab * 4) plus one f32 hidden-state row per token, or, without flash
+    attention, the f32 attention scores (n_heads * n_ubatch * n_ctx * 4) plus the six hidden-size
+    f32 tensors alive next to them (Q, K, V, attention output, residual, norm). Checked against
+    Qwen3-32B (306.75 MiB logged, 306.75 computed) and Llama-3-8B at 8K without FA (560 logged,
+    512 scores + 6 x 8 MiB).
     """
     ub = workload.n_ubatch
     hidden = ub * model.hidden_size * 4
