@@ -56,3 +56,37 @@ async def test_retention_prunes_old_rows(tmp_path):
         await log.record(LoggedQuery("tg", "fit", "m", "g", None, None, True, 1.0))
         assert await log.prune(now=datetime.now(UTC) + timedelta(days=31)) == 1
         assert (await log.stats())["questions"] == 0
+
+
+def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+
+    path = tmp_path / "user.sqlite"
+    script = textwrap.dedent(f"""
+        import asyncio, sys, time
+        from pathlib import Path
+        from catalog.userdata import UserDataStore
+
+        async def main():
+            store = await UserDataStore(Path({str(path)!r})).open()
+            await store.prefs.set_user("tg:1", gpu_id="rtx-4090", gpu_count=2)
+            print("acknowledged", flush=True)
+            await store.prefs.set_user("tg:2", gpu_id="rtx-3090")  # may or may not land before the kill
+            time.sleep(30)
+
+        asyncio.run(main())
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "acknowledged"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    proc.stdout.close()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert check.execute("SELECT gpu_id, gpu_count FROM user_prefs WHERE user_id = 'tg:1'").fetchone() == ("rtx-4090", 2)
+    check.close()
