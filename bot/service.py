@@ -13,6 +13,7 @@ import logging
 import sqlite3
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +85,11 @@ class Service:
     _scans: OrderedDict[tuple[str, ...], Any] = field(init=False, default_factory=OrderedDict)
     _log_rows: list[Any] = field(init=False, default_factory=list)
     _log_task: asyncio.Task[None] | None = field(init=False, default=None)
+    # One worker thread computes answers, so the event loop keeps serving heartbeats, deferrals and
+    # I/O while a heavy card (a table over every device) is built; one thread also means the caches
+    # are only ever changed by that thread (the loop only reads them for the fast path).
+    _worker: ThreadPoolExecutor = field(
+        init=False, default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers"))
 
     def __post_init__(self) -> None:
         if self.vocab is None:
@@ -130,12 +136,20 @@ class Service:
         return cls(catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars)
 
     async def close(self) -> None:
-        """Write the pending usage log and close the user database."""
+        """Write the pending usage log, stop the worker and close the user database."""
         if self._log_task is not None:
             self._log_task.cancel()
         await self.flush_log()
+        self._worker.shutdown(wait=False)
         if self.store is not None:
             await self.store.close()
+
+    async def _off_loop(self, fn: Any, *args: Any) -> Any:
+        """Runs CPU work on the service's worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+
+    def _parse(self, text: str) -> Query:
+        return self._cached(("parse", text), lambda: parse(text, self.vocab))  # type: ignore[no-any-return]
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
         """Answer one question; never raises."""
@@ -150,7 +164,7 @@ class Service:
             if len(text) > self.max_question_chars:
                 return cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
             user, chat_lang = await self._with_prefs(user)
-            query = self._cached(("parse", text), lambda: parse(text, self.vocab))
+            query = self._scans.get(("parse", text)) or await self._off_loop(self._parse, text)
             lang = user.lang or chat_lang or query.language or lang
             reply = await self._answer(query, lang, user, text)
         except Exception:
@@ -175,9 +189,10 @@ class Service:
         try:
             if service is self:  # answers are pure functions of the question, language and saved defaults
                 key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
-                reply = self._cached(key, lambda: self._dispatch(q, lang, user, text))
+                reply = self._scans.get(key) or await self._off_loop(
+                    self._cached, key, lambda: self._dispatch(q, lang, user, text))
             else:
-                reply = service._dispatch(q, lang, user, text, model)
+                reply = await self._off_loop(service._dispatch, q, lang, user, text, model)
         except (EstimateError, ValidationError) as exc:  # e.g. an engine that cannot run the quant, 32M context
             return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc)))
         if source:
@@ -294,6 +309,9 @@ class Service:
 
     def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
+        return self._worker.submit(self._decode_speed, text).result()  # type: ignore[no-any-return]
+
+    def _decode_speed(self, text: str) -> float | None:
         query = parse(text.removeprefix("/feel").strip(), self.vocab)
         model = self._model(query, "en", text)
         if isinstance(model, Reply):
