@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 import jinja2
 
 from bot.reply import Reply, Section, Table
+from locales import t
 
 T = TypeVar("T")
 ELLIPSIS = "…"
@@ -44,10 +45,6 @@ TABLE_GAP = "  "
 CONSOLE_LABEL_WIDTH = 32  # longer labels push their own value right instead of every row's
 
 # The renderers' own words (everything else in a Reply is localized already).
-CHROME = {
-    "en": {"did_you_mean": "did you mean", "try": "try", "cut": "shortened to fit"},
-    "de": {"did_you_mean": "meintest du", "try": "probier", "cut": "gekürzt"},
-}
 
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]"
@@ -120,7 +117,8 @@ def rows_of(section: Section) -> list[tuple[str, str]]:
 
 
 def chrome(reply: Reply, key: str) -> str:
-    return CHROME.get(reply.locale, CHROME["en"])[key]
+    """The renderers' own words ("did you mean", "try", "shortened to fit") in the card's language."""
+    return t(reply.locale, f"render.{key}")
 
 
 def suggestions_text(reply: Reply) -> str:
@@ -186,7 +184,7 @@ def to_console(reply: Reply) -> str:
             assumptions=block(reply.assumptions, MAX_NOTE),
             footer=block(reply.footer, MAX_NOTE),
             actions=actions,
-            words=CHROME.get(reply.locale, CHROME["en"]),
+            words={key: chrome(reply, key) for key in ("did_you_mean", "try", "cut")},
         )
     )
     lines = [ln.rstrip() for ln in text.split("\n")]
