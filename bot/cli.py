@@ -1,4 +1,5 @@
-"""``fitbot``: the command line. Parses flags, calls the same service the chat adapters use, prints.
+"""``fitbot``: the command line. ``estimate``/``finetune``/``catalog`` call core directly with exact flags;
+``ask``/``chat`` go through the same service the chat adapters use.
 
 Heavy libraries (chat platforms, matplotlib, huggingface_hub) are imported inside the sub-commands
 that need them, so ``fitbot estimate`` and ``fitbot ask`` start fast.
@@ -57,12 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     est = sub.add_parser("estimate", help="memory breakdown and fit verdict for one model on one GPU setup")
-    est.add_argument("--model", required=True, help="catalog name/alias, HF repo id, config.json, folder or .gguf")
+    est.add_argument("--model", required=True, help="catalog name/alias, HF repo id known to the catalog, config.json, folder or .gguf")
     est.add_argument("--gpu", required=True, help='GPU name or alias, e.g. "rtx 4090", "2x 3090", "m3 ultra 512"')
     est.add_argument("--gpus", type=_positive(int, 64), default=None, help="number of GPUs")
     est.add_argument("--quant", help="Q4_K_M (default), Q8_0, UD-Q2_K_XL, BF16, FP8, AWQ ...")
     est.add_argument("--ctx", type=_context, help="context length in tokens (default 8192)")
-    est.add_argument("--kv-cache", choices=[k.value for k in KvCacheType], help="KV cache type (default f16)")
+    est.add_argument("--kv-cache", choices=[k.value for k in KvCacheType], help="KV cache type (default f16 for llama.cpp, bf16 for vLLM)")
     est.add_argument("--ram", type=_positive(float, 65536), help="system RAM in GB (default 64)")
     est.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
     est.add_argument("--prompt", type=_context, help="prompt length for time to first token (default 4096)")
