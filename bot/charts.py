@@ -1,6 +1,6 @@
 """ChartSpec -> PNG bytes, cached.
 
-matplotlib is imported inside ``render_png`` (importing it costs about a second) and drives a bare
+matplotlib is imported inside ``_draw`` (importing it costs about a second) and drives a bare
 ``Figure`` with the Agg canvas: no pyplot, no global figure state, no display. The output is
 deterministic (no "Software" or date metadata), and an LRU cache keyed on the frozen, hashable
 ``ChartSpec`` makes a repeated chart free. All labels come from the spec, already localized.
@@ -9,8 +9,9 @@ deterministic (no "Software" or date metadata), and an LRU cache keyed on the fr
 from __future__ import annotations
 
 import io
+import threading
 import warnings
-from functools import lru_cache
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from bot.reply import ChartSpec
@@ -89,9 +90,31 @@ def _speed_per_gpu(ax: Axes, spec: ChartSpec) -> None:
     ax.grid(True, axis="x", alpha=0.3)
 
 
-@lru_cache(maxsize=CACHE_SIZE)
+_rendered: OrderedDict[ChartSpec, bytes] = OrderedDict()
+_lock = threading.Lock()  # adapters render in worker threads
+
+
+def cached_png(spec: ChartSpec) -> bytes | None:
+    """The chart if it was rendered already (adapters skip deferring then), else None."""
+    with _lock:
+        return _rendered.get(spec)
+
+
 def render_png(spec: ChartSpec) -> bytes:
-    """The chart as PNG bytes (800 x 450); equal specs return the same cached object."""
+    """The chart as PNG bytes (800 x 450); equal specs return the same cached object (LRU)."""
+    with _lock:
+        if spec in _rendered:
+            _rendered.move_to_end(spec)
+            return _rendered[spec]
+    png = _draw(spec)
+    with _lock:
+        png = _rendered.setdefault(spec, png)  # a concurrent render of the same spec keeps the first
+        while len(_rendered) > CACHE_SIZE:
+            _rendered.popitem(last=False)
+    return png
+
+
+def _draw(spec: ChartSpec) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -36,7 +36,6 @@ import logging
 import re
 import time
 import warnings
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.ext import commands
 
 from bot.button_store import ButtonStore
-from bot.charts import render_png
+from bot.charts import cached_png, render_png
 from bot.lookup import normalise
 from bot.render import to_discord
 from bot.render_discord import CHART_FILENAME
@@ -67,7 +66,6 @@ DEFER_AFTER_S = 1.0  # an answer still running after this is deferred (Discord a
 HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+")  # "Qwen/Qwen3-32B": a hub look-up may follow
 CUSTOM_ID_MAX = 100
 CARD_PREFIX = "fitbot"
-PNG_CACHE = 64
 AUTOCOMPLETE_MAX = 25
 CHOICE_NAME_MAX = 100
 FEEL_PREFIX = "/feel "
@@ -397,7 +395,6 @@ class FitBotMixin:
 
     def _init_fit(self, service: Service, sync_state_path: Path | None, charts: bool) -> None:
         self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
-        self._pngs: OrderedDict[ChartSpec, bytes] = OrderedDict()
         self.suggester = Suggester(service.catalog)
         self.cards = ButtonStore()
         self.synced = False
@@ -448,7 +445,7 @@ class FitBotMixin:
         reply = await task
         kwargs, chart = self.message_parts(reply)
         if chart is not None:
-            if chart not in self._pngs:
+            if cached_png(chart) is None:
                 deferred = deferred or await self._defer(interaction, edit)
             kwargs["attachments" if edit else "files"] = [await self.chart_file(chart)]
         elif edit:
@@ -481,13 +478,8 @@ class FitBotMixin:
         return kwargs, reply.chart
 
     async def chart_file(self, spec: ChartSpec) -> discord.File:
-        """The chart as ``chart.png``; rendered in a thread (matplotlib takes 0.1–1 s), kept in a small LRU."""
-        png = self._pngs.get(spec)
-        if png is None:
-            png = self._pngs[spec] = await asyncio.to_thread(render_png, spec)
-            while len(self._pngs) > PNG_CACHE:
-                self._pngs.popitem(last=False)
-        self._pngs.move_to_end(spec)
+        """The chart as ``chart.png``; rendered in a thread (matplotlib takes 0.1–1 s), cached by ``charts``."""
+        png = cached_png(spec) or await asyncio.to_thread(render_png, spec)
         return discord.File(io.BytesIO(png), filename=CHART_FILENAME)
 
     def view_for(self, reply: Reply, buttons: tuple[tuple[str, int], ...]) -> discord.ui.View | None:

@@ -15,7 +15,7 @@ from core.advice import (
     launch_commands,
     recommend_hardware,
 )
-from core.cost import OfferQuote, RentVsBuy, cost_assumptions, quote_offers, rent_vs_buy
+from core.cost import DEFAULT_USERS, OfferQuote, RentVsBuy, cost_assumptions, quote_offers, rent_vs_buy
 from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.models import Catalog, Frozen, GpuSpec, ModelSpec, QuantSize, QuantSpec
@@ -48,7 +48,7 @@ def cost_of(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, 
             est: FitEstimate, measured: QuantSize | None = None, quotes: tuple[OfferQuote, ...] | None = None) -> Cost:
     """Offers priced on their own hardware and rent-vs-buy; ``quotes`` may come from a cache (they do
     not depend on the user's GPU)."""
-    users = request.concurrent or 8
+    users = request.concurrent or DEFAULT_USERS
     if quotes is None:
         quotes = quote_offers(model, quant, request, catalog, users=users, measured=measured)
     owned = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None

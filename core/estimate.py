@@ -135,7 +135,7 @@ def resolve(model: ModelSpec, gpu: GpuSpec, request: Request) -> tuple[Hardware,
     concurrent = request.concurrent or 1
     workload = Workload(
         context=context, kv_cache=kv, engine=engine, concurrent=concurrent,
-        prompt_tokens=request.prompt_tokens or 4096,
+        prompt_tokens=request.prompt_tokens or Workload.model_fields["prompt_tokens"].default,
     )
     hardware = Hardware(
         gpu=gpu, count=request.gpu_count, system_ram_bytes=round(ram_gb * 1e9),

@@ -11,7 +11,7 @@ active weights once (MoE: shared weights plus the k routed experts of each layer
 model) and the KV cache of the current context::
 
     t_token = (W_active * q_dec + KV(ctx)) / (eff_bw * BW)        # weights + cache from VRAM
-            + W_ram / (RAM_EFF * BW_ram)                           # offloaded part, from system RAM
+            + (W_ram * q_dec + KV_ram) / (RAM_EFF * BW_ram)        # offloaded part, from system RAM
             + A(ctx) / (ATTN_EFF * eff_pp * TFLOPS)                # attention arithmetic at depth
             + n_layers * latency                                   # kernel launches, syncs
 
@@ -288,17 +288,19 @@ def decode_time_s(
     n_layers: int,
     quant_factor: float,
     ram_bytes: float = 0.0,
+    ram_kv_bytes: float = 0.0,
     ram_bandwidth: float = 1.0,
     extra_s: float = 0.0,
 ) -> float:
     """Seconds per generated token (formula in the module docstring).
 
     ``bandwidth`` and ``gemm_flops`` are effective rates (after the backend efficiencies);
-    ``ram_bytes`` are weight bytes in system RAM, read at ``ram_bandwidth * RAM_READ_EFFICIENCY``.
+    ``ram_bytes`` (weights) and ``ram_kv_bytes`` (their layers' cache) sit in system RAM and are read
+    at ``ram_bandwidth * RAM_READ_EFFICIENCY``; the quant factor applies to weights only.
     """
     t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
-    if ram_bytes:
-        t += ram_bytes * quant_factor / (ram_bandwidth * RAM_READ_EFFICIENCY)
+    if ram_bytes or ram_kv_bytes:
+        t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
     t += attention_flops / (ATTENTION_EFFICIENCY * gemm_flops)
     return t + n_layers * layer_latency_s + extra_s
 
@@ -417,7 +419,7 @@ def _ubatch_ram_share(model: ModelSpec, w: WeightEstimate, placement: Placement,
     off = placement.offload
     touched = touched_weight_bytes(model, w, ubatch)
     if off.mode == "experts" and model.is_moe and off.layers_total:
-        experts = touched_weight_bytes(model, w, ubatch) - (w.dense_bytes + w.output_bytes)
+        experts = touched - (w.dense_bytes + w.output_bytes)
         experts -= w.embed_bytes if model.tied_embeddings else 0
         return min(1.0, experts * off.cpu_moe_layers / off.layers_total / max(touched, 1.0))
     _, ram_w, _, _ = _split_bytes(model, w, placement, workload, context)
@@ -432,7 +434,7 @@ def _decode_time(model: ModelSpec, w: WeightEstimate, placement: Placement, work
         gpu_weight_bytes=gpu_w, kv_bytes=gpu_kv, attention_flops=decode_attention_flops(model, context),
         bandwidth=system.rates.bandwidth_bytes_per_s, gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s, n_layers=model.n_layers, quant_factor=factor,
-        ram_bytes=ram_w + ram_kv / factor, ram_bandwidth=system.ram_bytes_per_s, extra_s=system.extra_decode_s,
+        ram_bytes=ram_w, ram_kv_bytes=ram_kv, ram_bandwidth=system.ram_bytes_per_s, extra_s=system.extra_decode_s,
     )
 
 

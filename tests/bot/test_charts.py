@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from bot.charts import DPI, HEIGHT_IN, WIDTH_IN, render_png, tokens_label
+from bot.charts import DPI, HEIGHT_IN, WIDTH_IN, _draw, render_png, tokens_label
 from bot.reply import ChartSpec, Series
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -61,7 +61,7 @@ def test_equal_specs_return_the_cached_object():
 
 def test_output_is_deterministic_without_the_cache():
     spec = speed_spec(title="uncached")
-    assert render_png.__wrapped__(spec) == render_png.__wrapped__(spec)
+    assert _draw(spec) == _draw(spec)  # the drawing itself, past the cache
 
 
 @pytest.mark.parametrize(
@@ -94,3 +94,12 @@ def test_odd_specs_render_without_warnings(spec):
 )
 def test_tokens_label(tokens, label):
     assert tokens_label(tokens) == label
+
+
+def test_cached_png_tells_whether_a_chart_is_ready():
+    from bot.charts import cached_png
+
+    spec = speed_spec(title="not drawn yet")
+    assert cached_png(spec) is None
+    png = render_png(spec)
+    assert cached_png(spec) is png
