@@ -103,7 +103,7 @@ def first_number(text: str) -> float | None:
 
 def grade_weights(catalog: Catalog, show: bool) -> list[float]:
     errors = []
-    for row in csv.DictReader(open(CALIBRATION / "gguf_sizes.csv", encoding="utf-8")):
+    for row in csv.DictReader((CALIBRATION / "gguf_sizes.csv").read_text(encoding="utf-8").splitlines()):
         mid, qid = model_id(row["base_model"]), quant_id(row["file_or_quant"])
         model, quant = catalog.model(mid or ""), catalog.quant(qid or "")
         if not (model and quant):
@@ -126,7 +126,7 @@ def _kv_type(text: str) -> KvCacheType:
 
 def grade_llamacpp(catalog: Catalog, show: bool) -> tuple[list[float], list[float]]:
     kv_errors, total_errors = [], []
-    for row in csv.DictReader(open(CALIBRATION / "llamacpp_memory.csv", encoding="utf-8")):
+    for row in csv.DictReader((CALIBRATION / "llamacpp_memory.csv").read_text(encoding="utf-8").splitlines()):
         mid, qid = model_id(row["model"]), quant_id(row["gguf_file_or_quant"])
         model, quant = catalog.model(mid or ""), catalog.quant(qid or "")
         if not model or "ik_llama" in row["engine"] or "mla=" in row["engine"]:
@@ -178,7 +178,7 @@ def grade_llamacpp(catalog: Catalog, show: bool) -> tuple[list[float], list[floa
 def grade_vllm(catalog: Catalog, show: bool) -> list[float]:
     """vLLM's logged KV capacity (tokens) against our per-token KV size: bytes per token exact."""
     errors = []
-    for row in csv.DictReader(open(CALIBRATION / "vllm_memory.csv", encoding="utf-8")):
+    for row in csv.DictReader((CALIBRATION / "vllm_memory.csv").read_text(encoding="utf-8").splitlines()):
         model = catalog.model(model_id(row["model"]) or "")
         tokens = first_number(row["kv_cache_tokens"].replace(",", ""))
         note = row["notes"] + " " + row["other_reported"]

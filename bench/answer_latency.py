@@ -19,9 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.render import to_console, to_discord, to_telegram  # noqa: E402
-from bot.service import Service  # noqa: E402
-from catalog.store import CatalogStore  # noqa: E402
+from bot.render import to_console, to_telegram
+from bot.render_discord import to_discord
+from bot.service import Service
+from catalog.store import CatalogStore
 
 QUESTIONS = [
     "/fit glm-4.5-air rtx 5090 32k",

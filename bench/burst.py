@@ -154,7 +154,7 @@ def plain(html_text: str) -> str:
 
 def card_texts(reply: Any) -> list[str]:
     """The plain texts of the messages the adapter sends for ``reply`` with charts off."""
-    from bot.render import to_telegram
+    from bot.render_telegram import to_telegram
 
     messages = to_telegram(reply.model_copy(update={"chart": None}))
     if len(messages) > MAX_CHAT_MESSAGES:

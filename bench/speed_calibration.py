@@ -327,7 +327,7 @@ def current_params() -> np.ndarray:
 
 def apply_params(theta: np.ndarray) -> None:
     """Write fitted values into core/speed.py's module constants (bench-only; production uses the pasted ones)."""
-    p = dict(zip(NAMES, np.exp(theta)))
+    p = dict(zip(NAMES, np.exp(theta), strict=True))
     for f in FAMILIES:
         speed.DECODE_BW_EFFICIENCY[f] = float(p[f"bw_eff:{f}"])
         speed.PREFILL_FLOPS_EFFICIENCY[f] = float(p[f"pp_eff:{f}"])
@@ -352,7 +352,9 @@ class Matrix:
     def __init__(self, rows: list[Row]) -> None:
         self.rows = rows
         self.decode = np.array([r.kind == "decode" for r in rows])
-        get = lambda k: np.array([r.feats.get(k, 0.0) for r in rows], dtype=float)
+        def get(k: str) -> np.ndarray:
+            return np.array([r.feats.get(k, 0.0) for r in rows], dtype=float)
+
         self.f = {k: get(k) for k in ("bw", "tf", "layers", "hops", "weights", "kv", "attn", "tokens", "chunks",
                                       "gemm", "touched", "hop_bytes")}
         self.fam = np.array([FAMILIES.index(r.family) for r in rows])
@@ -488,7 +490,7 @@ def _grade(show_rows: bool, verbose: bool) -> dict[str, Any]:
 
     result: dict[str, Any] = {
         "rows": len(rows), "skipped": skipped, "gpus": len(gpus),
-        "constants": dict(zip(NAMES, np.exp(theta).tolist())),
+        "constants": dict(zip(NAMES, np.exp(theta).tolist(), strict=True)),
         "decode_band": dband, "prefill_band": pband, "production_max_rel_diff": check,
         "overall": {}, "per_backend": {}, "loo": {}, "loo_per_backend": {},
     }
@@ -510,7 +512,7 @@ def _grade(show_rows: bool, verbose: bool) -> dict[str, Any]:
 def _production_check(rows: list[Row], pred: np.ndarray) -> float:
     """Re-predict every row through core/speed.py's public functions; return the max relative gap."""
     worst = 0.0
-    for row, p in zip(rows, pred):
+    for row, p in zip(rows, pred, strict=True):
         if row.legacy:
             continue  # the legacy-build latency factor exists only in the fit
         hw = Hardware(gpu=row.gpu, count=row.n_gpus)
@@ -540,7 +542,7 @@ def _print(result: dict[str, Any], rows: list[Row], resid: np.ndarray, loo: np.n
         for name, (med, p90, cov, n) in result[per].items():
             print(f"  {name:<17} n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}")
     if show_rows:
-        for row, r, lr in zip(rows, resid, loo):
+        for row, r, lr in zip(rows, resid, loo, strict=True):
             print(f"  #{row.index:<3} {row.kind:<7} {row.gpu_key[:28]:<28} {row.backend:<8} x{row.n_gpus} "
                   f"{row.model.id:<14} {row.quant_id:<7} {row.label[:16]:<16} meas {row.measured:9.1f} "
                   f"pred {row.measured * math.exp(r):9.1f} {100 * (math.exp(r) - 1):+6.1f}% loo {100 * (math.exp(lr) - 1):+6.1f}%")

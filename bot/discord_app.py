@@ -53,8 +53,7 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
 from bot.button_store import ButtonStore
 from bot.charts import cached_png, render_png
 from bot.lookup import normalise
-from bot.render import to_discord
-from bot.render_discord import CHART_FILENAME
+from bot.render_discord import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
 from core.models import Catalog, Engine, KvCacheType

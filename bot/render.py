@@ -13,12 +13,11 @@ This module holds the shared helpers and the console renderer and re-exports the
 
 from __future__ import annotations
 
-import importlib
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import jinja2
 
@@ -193,43 +192,6 @@ def to_console(reply: Reply) -> str:
 
 # The platform renderers import the helpers above, so they are re-exported lazily (PEP 562); importing
 # them here at module level would be circular whenever a platform module is imported first.
-_PLATFORM_EXPORTS = {
-    **dict.fromkeys(
-        ("CHART_FILENAME", "DiscordMessage", "escape_markdown", "neutralise_mentions", "to_discord"),
-        "bot.render_discord",
-    ),
-    **dict.fromkeys(
-        ("TelegramMessage", "caption_for_photo", "telegram_visible_length", "to_telegram"),
-        "bot.render_telegram",
-    ),
-}
-
-if TYPE_CHECKING:
-    from bot.render_discord import (
-        CHART_FILENAME,
-        DiscordMessage,
-        escape_markdown,
-        neutralise_mentions,
-        to_discord,
-    )
-    from bot.render_telegram import TelegramMessage, caption_for_photo, telegram_visible_length, to_telegram
 
 
-def __getattr__(name: str) -> object:
-    if name in _PLATFORM_EXPORTS:
-        return getattr(importlib.import_module(_PLATFORM_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "CHART_FILENAME",
-    "DiscordMessage",
-    "TelegramMessage",
-    "caption_for_photo",
-    "escape_markdown",
-    "neutralise_mentions",
-    "telegram_visible_length",
-    "to_console",
-    "to_discord",
-    "to_telegram",
-]
+__all__ = ["to_console"]

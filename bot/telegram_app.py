@@ -71,8 +71,15 @@ from telegram.request import BaseRequest, RequestData
 
 from bot.button_store import ButtonStore
 from bot.charts import render_png
-from bot.render import TelegramMessage, caption_for_photo, one_line, telegram_visible_length, to_console, to_telegram
-from bot.render_telegram import MAX_CAPTION, MAX_TEXT
+from bot.render import one_line, to_console
+from bot.render_telegram import (
+    MAX_CAPTION,
+    MAX_TEXT,
+    TelegramMessage,
+    caption_for_photo,
+    telegram_visible_length,
+    to_telegram,
+)
 from bot.reply import Reply
 from bot.service import Service, User
 from locales import Lang, lang_of, num, t, tokens_per_s

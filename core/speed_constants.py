@@ -11,7 +11,7 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # Fitted constants. Source: bench/speed_calibration.py on shared/calibration/llamacpp_speed.csv,
 # fit of 2026-11-29 (Huber least squares on log error, 155 decode + 156 prefill rows on 45 GPUs,
-# weak priors; leave-one-GPU-out median error 6.3 % decode, 13.4 % prefill). Re-run the script and
+# weak priors; leave-one-GPU-out median error 6.4 % decode, 13.4 % prefill). Re-run the script and
 # paste its "fitted constants" block here when the calibration data changes.
 # --------------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.discord_app import CardButton, build_bot, question
-from bot.render import to_discord
+from bot.render_discord import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
 from catalog.store import CatalogStore

@@ -14,17 +14,9 @@ from hypothesis import strategies as st
 
 from bot import render_discord as rd
 from bot import render_telegram as rt
-from bot.render import (
-    DiscordMessage,
-    caption_for_photo,
-    environment,
-    escape_markdown,
-    neutralise_mentions,
-    telegram_visible_length,
-    to_console,
-    to_discord,
-    to_telegram,
-)
+from bot.render import environment, to_console
+from bot.render_discord import DiscordMessage, escape_markdown, neutralise_mentions, to_discord
+from bot.render_telegram import caption_for_photo, telegram_visible_length, to_telegram
 from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Table, Tone
 from tests.fakes.discord_api import FormErrors, check_embeds
 from tests.fakes.telegram_api import parse_html

@@ -27,7 +27,7 @@ from telegram.request import HTTPXRequest
 
 from bot.button_store import ButtonStore
 from bot.cards import table_card
-from bot.render import caption_for_photo, to_telegram
+from bot.render_telegram import caption_for_photo, to_telegram
 from bot.reply import Action, ChartSpec, Reply, Series
 from bot.service import Service, User
 from bot.telegram_app import (
