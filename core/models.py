@@ -70,6 +70,9 @@ class GpuSpec(Frozen):
     tdp_watts: float | None = None
     unified_memory: bool = False
     backend: Backend
+    # chip generation ("ampere", "ada", "rdna3", "apple-m4", ...): speed constants and
+    # leave-one-family-out validation group devices by it
+    arch: str = ""
     interconnect: Literal["nvlink", "xgmi", "pcie", "none"] = "pcie"
     launch_year: int | None = None
     price_usd: float | None = None

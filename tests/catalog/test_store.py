@@ -57,3 +57,8 @@ def test_every_fact_row_has_a_source_and_date():
     for item in (*catalog.gpus, *catalog.models, *catalog.quants, *catalog.sizes, *catalog.offers):
         assert item.provenance.source.strip()
         assert item.provenance.as_of.strip()
+
+
+def test_every_device_names_its_chip_generation():
+    missing = [g.id for g in load_facts().gpus if not g.arch]
+    assert missing == []
