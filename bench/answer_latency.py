@@ -68,12 +68,16 @@ async def measure(rounds: int) -> None:
                 warm.append(elapsed)
     first = [v for values in cold.values() for v in values]
     print("answer latency without chart (parse + estimate + render to all 3 formats)")
-    print(f"  first ask  p50 {statistics.median(first):7.2f} ms   p99 {percentile(first, 0.99):7.2f} ms  (n={len(first)})")
+    print(
+        f"  first ask  p50 {statistics.median(first):7.2f} ms   p99 {percentile(first, 0.99):7.2f} ms  (n={len(first)})"
+    )
     for kind, values in sorted(cold.items()):
         print(f"    {kind:<10} p50 {statistics.median(values):7.2f} ms   max {max(values):7.2f} ms  (n={len(values)})")
     if warm:
-        print(f"  repeated   p50 {statistics.median(warm):7.2f} ms   p99 {percentile(warm, 0.99):7.2f} ms  (n={len(warm)},"
-              " answer cache)")
+        print(
+            f"  repeated   p50 {statistics.median(warm):7.2f} ms   p99 {percentile(warm, 0.99):7.2f} ms  (n={len(warm)},"
+            " answer cache)"
+        )
 
     from bot.charts import render_png
 
@@ -90,18 +94,26 @@ async def measure(rounds: int) -> None:
     started = time.perf_counter()
     render_png(other)
     second_new = (time.perf_counter() - started) * 1000
-    print(f"chart: first {first:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
-          f" cached {cached:.3f} ms")
+    print(
+        f"chart: first {first:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
+        f" cached {cached:.3f} ms"
+    )
 
 
 def startup() -> None:
     runs = []
     for _ in range(3):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "bot.cli", "ask", "/fit qwen3-8b 4090"], check=True,
-                       capture_output=True, cwd=Path(__file__).resolve().parents[1])
+        subprocess.run(
+            [sys.executable, "-m", "bot.cli", "ask", "/fit qwen3-8b 4090"],
+            check=True,
+            capture_output=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         runs.append(time.perf_counter() - started)
-    print(f"`fitbot ask` wall time (process start to exit): min {min(runs):.2f} s, median {statistics.median(runs):.2f} s")
+    print(
+        f"`fitbot ask` wall time (process start to exit): min {min(runs):.2f} s, median {statistics.median(runs):.2f} s"
+    )
 
 
 def main() -> None:

@@ -112,8 +112,9 @@ def question_pool(size: int, seed: int) -> list[tuple[str, str]]:
     return list(pool)
 
 
-def make_plan(users: int, per_user: int, *, seed: int = 7, first_chat: int = FIRST_CHAT,
-              pool_size: int | None = None) -> list[Ask]:
+def make_plan(
+    users: int, per_user: int, *, seed: int = 7, first_chat: int = FIRST_CHAT, pool_size: int | None = None
+) -> list[Ask]:
     """``users`` x ``per_user`` questions, interleaved; popular questions repeat (Zipf-like weights)."""
     rng = random.Random(seed)
     pool = question_pool(pool_size or max(20, users * per_user // 20), seed)
@@ -225,15 +226,19 @@ class Tally:
                 if e.status == 0:  # still being answered
                     return
                 chat = e.params.get("chat_id")
-                text = (e.params.get("text") if e.method == "sendMessage"
-                        else DOCUMENT if e.method == "sendDocument" else PHOTO)
+                text = (
+                    e.params.get("text")
+                    if e.method == "sendMessage"
+                    else DOCUMENT
+                    if e.method == "sendDocument"
+                    else PHOTO
+                )
                 key = (chat, e.params.get("text"))
                 if self._pending_fail[key]:  # the same message again after a refusal: a retry
                     self._pending_fail[key] -= 1
                     self.retried += 1
                 if e.status == 200:
-                    self.sent[int(e.response["chat"]["id"])].append(
-                        Sent(e.response.get("text") or text, e.at))
+                    self.sent[int(e.response["chat"]["id"])].append(Sent(e.response.get("text") or text, e.at))
                 else:
                     self.failed.append((e.status, int(chat), str(text)))
                     self._pending_fail[key] += 1
@@ -266,8 +271,12 @@ class Verdict:
         return self.per_chat.get(chat, Counter())
 
 
-def verify(asks: list[Ask], expected: dict[tuple[str, str], list[str]], tally: Tally,
-           pushed_at: dict[int, list[float]] | None = None) -> Verdict:
+def verify(
+    asks: list[Ask],
+    expected: dict[tuple[str, str], list[str]],
+    tally: Tally,
+    pushed_at: dict[int, list[float]] | None = None,
+) -> Verdict:
     """Exactly once, per chat: every question has one response (its card, a slow-down or an apology).
 
     A response beyond that is a duplicate; a card part beyond its question's is one too. Latency is
@@ -314,8 +323,10 @@ def verify(asks: list[Ask], expected: dict[tuple[str, str], list[str]], tally: T
                     break
         verdict.incomplete += sum((owed - rest_ok).values())
         if (missing or dup) and len(verdict.problems) < 10:
-            verdict.problems.append(f"chat {chat}: {len(chat_asks)} questions, {n_answered} answers, "
-                                    f"{n_slow} slow-downs, {n_sorry} apologies, {dup} extra: {list(extra)[:2]}")
+            verdict.problems.append(
+                f"chat {chat}: {len(chat_asks)} questions, {n_answered} answers, "
+                f"{n_slow} slow-downs, {n_sorry} apologies, {dup} extra: {list(extra)[:2]}"
+            )
         if pushed_at is not None:
             times = sorted(pushed_at.get(chat, []))
             arrivals = [s.at for s in got if s.text in firsts or s.text in apologies or slow.fullmatch(s.text)]
@@ -324,8 +335,9 @@ def verify(asks: list[Ask], expected: dict[tuple[str, str], list[str]], tally: T
     return verdict
 
 
-async def wait_for_responses(tally: Tally, asks: list[Ask], expected: dict[tuple[str, str], list[str]],
-                             timeout: float, grace: float) -> tuple[Verdict, float]:
+async def wait_for_responses(
+    tally: Tally, asks: list[Ask], expected: dict[tuple[str, str], list[str]], timeout: float, grace: float
+) -> tuple[Verdict, float]:
     """Waits until every question has a response (or ``timeout``), then ``grace`` more; returns the verdict
     and the time the last response arrived."""
     need = len(asks)
@@ -419,8 +431,12 @@ async def run(args: argparse.Namespace) -> None:
         async with FakeTelegramAPI() as api:
             child_args = [sys.executable, __file__, "--child", api.base_url, "--log", str(log_path)]
             proc = await asyncio.create_subprocess_exec(
-                *child_args, *(["--paced"] if args.paced else []), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
-                env={**os.environ, "PYTHONPATH": str(ROOT), "PTB_TIMEDELTA": "1", "HF_HUB_OFFLINE": "1"})
+                *child_args,
+                *(["--paced"] if args.paced else []),
+                cwd=ROOT,
+                stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": str(ROOT), "PTB_TIMEDELTA": "1", "HF_HUB_OFFLINE": "1"},
+            )
             try:
                 catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
                 expected = await expectations(catalog, burst)
@@ -429,8 +445,7 @@ async def run(args: argparse.Namespace) -> None:
                 tally = Tally(api, pos=len(api.exchanges))
                 updates = [api.make_message(a.text, chat_id=a.chat, language_code=a.lang) for a in burst]
                 injected: list[str] = []
-                injector = (asyncio.create_task(inject_failures(api, tally, len(burst), injected))
-                            if args.fail else None)
+                injector = asyncio.create_task(inject_failures(api, tally, len(burst), injected)) if args.fail else None
                 pushed_at: dict[int, list[float]] = defaultdict(list)
                 start = time.monotonic()
                 for a, update in zip(burst, updates, strict=True):
@@ -450,40 +465,65 @@ async def run(args: argparse.Namespace) -> None:
     report(args, burst, flood, verdict, tally, last - start, hwm, rss, stats, injected, bot_log)
 
 
-def report(args: argparse.Namespace, burst: list[Ask], flood: list[Ask], verdict: Verdict, tally: Tally,
-           elapsed: float, hwm: int, rss: int, stats: dict, injected: list[str], bot_log: str) -> None:
+def report(
+    args: argparse.Namespace,
+    burst: list[Ask],
+    flood: list[Ask],
+    verdict: Verdict,
+    tally: Tally,
+    elapsed: float,
+    hwm: int,
+    rss: int,
+    stats: dict,
+    injected: list[str],
+    bot_log: str,
+) -> None:
     others = [x for chat, xs in verdict.latencies.items() if chat != FLOODER for x in xs]
     responses = verdict.answered + verdict.slow_downs + verdict.apologies
     mode = ", ".join(m for m, on in (("--fail", args.fail), ("--flood", args.flood), ("--paced", args.paced)) if on)
-    print(f"burst: {len(burst)} questions from {args.users} users x {args.per_user}"
-          + (f" + 1 flooder x {len(flood)}" if flood else "") + f" ({mode or 'clean'}), all queued at once")
+    print(
+        f"burst: {len(burst)} questions from {args.users} users x {args.per_user}"
+        + (f" + 1 flooder x {len(flood)}" if flood else "")
+        + f" ({mode or 'clean'}), all queued at once"
+    )
     print(f"  distinct questions   {len({(a.text, a.lang) for a in burst})}")
-    print(f"  responses            {responses} ({verdict.answered} answers, {verdict.slow_downs} slow-downs, "
-          f"{verdict.apologies} apologies), {tally.count()} messages accepted")
+    print(
+        f"  responses            {responses} ({verdict.answered} answers, {verdict.slow_downs} slow-downs, "
+        f"{verdict.apologies} apologies), {tally.count()} messages accepted"
+    )
     print(f"  answers/s            {responses / elapsed:8.1f}  (questions answered per second, {elapsed:.2f} s)")
-    print(f"  latency p50 / p99    {statistics.median(others) * 1000:8.1f} / {percentile(others, 0.99) * 1000:.1f} ms"
-          + ("  (everyone but the flooder)" if flood else ""))
+    print(
+        f"  latency p50 / p99    {statistics.median(others) * 1000:8.1f} / {percentile(others, 0.99) * 1000:.1f} ms"
+        + ("  (everyone but the flooder)" if flood else "")
+    )
     if flood:
         mine = verdict.responses(FLOODER)
         fl = verdict.latencies.get(FLOODER, [])
-        print(f"  flooder              {mine['answers']} answers, {mine['slow_downs']} slow-downs, "
-              f"{mine['apologies']} apologies of {len(flood)}; its p50 {statistics.median(fl) * 1000:.1f} ms")
+        print(
+            f"  flooder              {mine['answers']} answers, {mine['slow_downs']} slow-downs, "
+            f"{mine['apologies']} apologies of {len(flood)}; its p50 {statistics.median(fl) * 1000:.1f} ms"
+        )
         others_slow = sum(c["slow_downs"] for chat, c in verdict.per_chat.items() if chat != FLOODER)
         print(f"  others slowed down   {others_slow}")
-    print(f"  bot RSS              {hwm / 1024:8.1f} MiB peak (VmHWM), {rss / 1024:.1f} MiB at the end; "
-          f"bot CPU {stats['cpu_s']:.2f} s total")
+    print(
+        f"  bot RSS              {hwm / 1024:8.1f} MiB peak (VmHWM), {rss / 1024:.1f} MiB at the end; "
+        f"bot CPU {stats['cpu_s']:.2f} s total"
+    )
     failed = Counter(status for status, _, _ in tally.failed)
-    print(f"  failures injected    {', '.join(injected) if injected else 'none'}; "
-          f"sends refused {dict(failed) or 0}")
-    print(f"  retries seen         {tally.retried} (a refused message sent again); bot log: "
-          f"{bot_log.count('Rate limit hit. Retrying')} limiter retries, "
-          f"{bot_log.count('Rate limit hit after maximum')} given up, {bot_log.count('failed')} failed updates")
+    print(f"  failures injected    {', '.join(injected) if injected else 'none'}; sends refused {dict(failed) or 0}")
+    print(
+        f"  retries seen         {tally.retried} (a refused message sent again); bot log: "
+        f"{bot_log.count('Rate limit hit. Retrying')} limiter retries, "
+        f"{bot_log.count('Rate limit hit after maximum')} given up, {bot_log.count('failed')} failed updates"
+    )
     lost = [(s, c, t[:40]) for s, c, t in tally.failed if s != 429]
     if lost:
         print(f"  not retried          {len(lost)} sends refused with 5xx: {lost[:3]}")
     ok = verdict.exactly_once
-    print(f"  exactly once         {'yes' if ok else 'NO'}: {verdict.missing} missing, {verdict.duplicates} "
-          f"duplicates, {verdict.incomplete} card parts missing (after a {args.grace:g} s grace period)")
+    print(
+        f"  exactly once         {'yes' if ok else 'NO'}: {verdict.missing} missing, {verdict.duplicates} "
+        f"duplicates, {verdict.incomplete} card parts missing (after a {args.grace:g} s grace period)"
+    )
     for problem in verdict.problems:
         print(f"    {problem}")
 

@@ -32,8 +32,10 @@ async def _stats(settings: Settings, as_json: bool) -> int:
     if as_json:
         print(json.dumps(stats, indent=1))
         return 0
-    print(f"questions: {stats['questions']}, not understood: {stats['not_understood']},"
-          f" mean latency {stats['mean_latency_ms']} ms")
+    print(
+        f"questions: {stats['questions']}, not understood: {stats['not_understood']},"
+        f" mean latency {stats['mean_latency_ms']} ms"
+    )
     for key in ("intents", "models", "gpus", "platforms"):
         rows = stats[key]
         print(f"{key}: " + (", ".join(f"{name} {count}" for name, count in rows) if rows else "–"))  # type: ignore[attr-defined]

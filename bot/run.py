@@ -26,8 +26,12 @@ class JsonLines(logging.Formatter):
     """One JSON object per line; extra fields given with ``extra={...}`` are kept."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {"ts": round(record.created, 3), "level": record.levelname, "logger": record.name,
-                "msg": record.getMessage()}
+        line = {
+            "ts": round(record.created, 3),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         line.update({k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")})
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
@@ -78,8 +82,9 @@ def _adapter_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
     if task.cancelled() or stop.is_set():
         return
     error = task.exception()
-    log.error("adapter %s stopped: %s", task.get_name(), error.__class__.__name__ if error else "finished",
-              exc_info=error)
+    log.error(
+        "adapter %s stopped: %s", task.get_name(), error.__class__.__name__ if error else "finished", exc_info=error
+    )
     stop.set()
 
 
@@ -89,16 +94,24 @@ async def _adapter(name: str, service: Service, settings: Settings, stop: asynci
 
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
         await run_telegram(
-            service, token=settings.telegram_bot_token.get_secret_value(), base_url=settings.telegram_base_url,
-            webhook_url=settings.telegram_webhook_url, webhook_secret=secret,
-            listen=settings.telegram_webhook_listen, port=settings.telegram_webhook_port, stop=stop,
+            service,
+            token=settings.telegram_bot_token.get_secret_value(),
+            base_url=settings.telegram_base_url,
+            webhook_url=settings.telegram_webhook_url,
+            webhook_secret=secret,
+            listen=settings.telegram_webhook_listen,
+            port=settings.telegram_webhook_port,
+            stop=stop,
         )
     elif name == "discord" and settings.discord_bot_token:
         from bot.discord_app import run_discord
 
         await run_discord(
-            service, settings.discord_bot_token.get_secret_value(), shards=settings.discord_shards,
-            sync_state_path=data_dir() / "discord_sync.json", message_content=settings.discord_message_content,
+            service,
+            settings.discord_bot_token.get_secret_value(),
+            shards=settings.discord_shards,
+            sync_state_path=data_dir() / "discord_sync.json",
+            message_content=settings.discord_message_content,
         )
     else:
         log.error("adapter %s has no token or is unknown", name)

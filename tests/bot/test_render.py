@@ -78,9 +78,7 @@ def fit_card(**changes: object) -> Reply:
         ),
     )
     code = (
-        CodeBlock(
-            label="llama.cpp", text="llama-server -m Qwen3-32B-Q4_K_M.gguf \\\n  -c 32768 -ngl 99 -fa on"
-        ),
+        CodeBlock(label="llama.cpp", text="llama-server -m Qwen3-32B-Q4_K_M.gguf \\\n  -c 32768 -ngl 99 -fa on"),
         CodeBlock(label="vLLM", text="vllm serve Qwen/Qwen3-32B-AWQ --max-model-len 32768"),
     )
     actions = tuple(
@@ -203,9 +201,7 @@ def discord_problems(msg: DiscordMessage) -> list[str]:
             check("field value", f["value"], 1024, 1)
             total += len(f["name"]) + len(f["value"])
         total += (
-            len(e.get("title") or "")
-            + len(e.get("description") or "")
-            + len((e.get("footer") or {}).get("text") or "")
+            len(e.get("title") or "") + len(e.get("description") or "") + len((e.get("footer") or {}).get("text") or "")
         )
     if total > 6000:
         problems.append(f"total {total} > 6000")
@@ -306,9 +302,7 @@ def test_telegram_visible_length_counts_text_after_entity_parsing(html, length):
 def test_telegram_fit_card_fills_two_well_formed_messages_with_every_row():
     reply = fit_card()
     messages = to_telegram(reply)
-    assert (
-        len(messages) == 2
-    )  # the 60-row table (~4,600 characters) starts in the first and ends in the second
+    assert len(messages) == 2  # the 60-row table (~4,600 characters) starts in the first and ends in the second
     for m in messages:
         assert telegram_problems(m.text) == []
     assert "<b>Cost</b>" in messages[0].text and "<b>Other GPUs</b>\n<pre>Device" in messages[0].text
