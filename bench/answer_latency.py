@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.render import to_console, to_telegram
-from bot.render_discord import to_discord
+from bot.render.discord_embed import to_discord
+from bot.render.text import to_console, to_telegram
 from bot.service import Service
 from catalog.store import CatalogStore
 
@@ -79,7 +79,7 @@ async def measure(rounds: int) -> None:
             " answer cache)"
         )
 
-    from bot.charts import render_png
+    from bot.render.charts import render_png
 
     reply = await service.answer("/fit qwen3-32b rtx 4090")
     assert reply.chart is not None
@@ -105,7 +105,7 @@ def startup() -> None:
     for _ in range(3):
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "bot.cli", "ask", "/fit qwen3-8b 4090"],
+            [sys.executable, "-m", "bot.app.cli", "ask", "/fit qwen3-8b 4090"],
             check=True,
             capture_output=True,
             cwd=Path(__file__).resolve().parents[1],

@@ -1,8 +1,8 @@
 """Load test: N /fit slash interactions through the real discord.py bot against the loopback fake.
 
 Two processes, so the bot has a core to itself as in production: this one runs the fake Discord
-(REST + gateway, ``tests/fakes/discord_api.py``) and the load driver; a child process runs the
-production bot from ``bot.discord_app.build_bot`` on the real catalog, pointed at the fake (charts
+(REST + gateway, ``fitbot_fakes/discord_api.py``) and the load driver; a child process runs the
+production bot from ``bot.adapters.discord_bot.build_bot`` on the real catalog, pointed at the fake (charts
 off unless ``--charts``: the target is fit answers without charts). The
 driver keeps ``--window`` interactions in flight (closed loop: it measures what the bot can keep up
 with, inside the fake's 3-second answer deadline) and, with ``--rate``, also paces dispatch.
@@ -79,7 +79,7 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
     """The production bot pointed at the fake on ``port``; prints "ready", then stats on each stdin line."""
     import yarl
 
-    from bot.discord_app import build_bot, discord
+    from bot.adapters.discord_bot import build_bot, discord
     from bot.service import Service
     from catalog.store import CatalogStore
 
@@ -123,7 +123,7 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
 
 async def drive(args: argparse.Namespace) -> None:
     from catalog.store import CatalogStore
-    from tests.fakes.discord_api import FakeDiscord
+    from fitbot_fakes.discord_api import FakeDiscord
 
     class TimedFake(FakeDiscord):
         """Resolves a future when an interaction's callback arrives (any status)."""

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/telegram_load.py [-n 2000] [--rate 0] [--warmup 50]
 
-The fake Bot API (tests/fakes/telegram_api.py) runs in this process; the bot runs in a child process
+The fake Bot API (fitbot_fakes/telegram_api.py) runs in this process; the bot runs in a child process
 through the production ``run_telegram`` (built by ``build_application``, no rate limiter, no chart
 images) on the production ``Service.open`` (user database and usage log in a temporary directory),
 started with ``--child``. Every question comes from its own user and private chat, so each sendMessage maps to
@@ -55,9 +55,9 @@ def rss_kib(pid: int) -> int:
 
 async def child(base_url: str) -> None:
     """The bot: production wiring, no rate limiter; prints its peak RSS and CPU time on SIGTERM."""
+    from bot.adapters.telegram_bot import run_telegram
+    from bot.app.settings import Settings
     from bot.service import Service
-    from bot.settings import Settings
-    from bot.telegram_app import run_telegram
     from catalog.store import CatalogStore
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +117,7 @@ def make_updates(api, first: int, count: int, unique: bool = False) -> list[dict
 
 
 async def run(n: int, rate: float, warmup: int, unique: bool, profile: str | None = None) -> None:
-    from tests.fakes.telegram_api import FakeTelegramAPI
+    from fitbot_fakes.telegram_api import FakeTelegramAPI
 
     async with FakeTelegramAPI() as api:
         profiling = ["--profile", profile] if profile else []

@@ -33,7 +33,7 @@ from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
 from locales import Lang, context_label, gib, integer, t, tokens_per_s
 
 if TYPE_CHECKING:
-    from bot.settings import Settings
+    from bot.app.settings import Settings
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,17 @@ from typing import Any
 import pytest
 from telegram.ext import AIORateLimiter, Application
 
-import bot.telegram_app as telegram_app
-from bench.burst import (
+import bot.adapters.telegram_bot as telegram_app
+from bot import cards
+from bot.adapters.telegram_bot import build_application, serve
+from bot.app.settings import Settings
+from bot.limits import Limits
+from bot.service import Service
+from catalog.store import CatalogStore
+from catalog.userdata import UserDataStore
+from core.models import Catalog
+from fitbot_fakes import fixtures
+from fitbot_fakes.burst_plan import (
     Ask,
     Tally,
     card_texts,
@@ -33,17 +42,8 @@ from bench.burst import (
     make_plan,
     wait_for_responses,
 )
-from bot import cards
-from bot.limits import Limits
-from bot.service import Service
-from bot.settings import Settings
-from bot.telegram_app import build_application, serve
-from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
-from core.models import Catalog
+from fitbot_fakes.telegram_api import FakeTelegramAPI
 from locales import t
-from tests.fakes import fixtures
-from tests.fakes.telegram_api import FakeTelegramAPI
 
 telegram_api = fixtures.telegram_api
 
@@ -107,7 +107,9 @@ def no_refusals(api: FakeTelegramAPI) -> None:
 
 
 def failed_updates(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "bot.telegram_app" and "failed" in r.getMessage()]
+    return [
+        r.getMessage() for r in caplog.records if r.name == "bot.adapters.telegram_bot" and "failed" in r.getMessage()
+    ]
 
 
 # --------------------------------------------------------------------------- (a) a clean burst

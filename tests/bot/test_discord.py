@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from bot.discord_app import CardButton, build_bot, question
-from bot.render_discord import to_discord
+from bot.adapters.discord_bot import CardButton, build_bot, question
+from bot.render.discord_embed import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
 from catalog.store import CatalogStore
-from tests.fakes import fixtures
-from tests.fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN, FakeDiscord, import_discord
+from fitbot_fakes import fixtures
+from fitbot_fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN, FakeDiscord, import_discord
 
 discord = import_discord()
 

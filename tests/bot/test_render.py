@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import render_discord as rd
-from bot import render_telegram as rt
-from bot.render import environment, to_console
-from bot.render_discord import DiscordMessage, escape_markdown, neutralise_mentions, to_discord
-from bot.render_telegram import caption_for_photo, telegram_visible_length, to_telegram
+from bot.render import discord_embed as rd
+from bot.render import telegram_html as rt
+from bot.render.discord_embed import DiscordMessage, escape_markdown, neutralise_mentions, to_discord
+from bot.render.telegram_html import caption_for_photo, telegram_visible_length, to_telegram
+from bot.render.text import environment, to_console
 from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Table, Tone
-from tests.fakes.discord_api import FormErrors, check_embeds
-from tests.fakes.telegram_api import parse_html
+from fitbot_fakes.discord_api import FormErrors, check_embeds
+from fitbot_fakes.telegram_api import parse_html
 
 INJECTIONS = ("<b>", "&", '<a href="x">', "</pre>", "&amp;", "<pre>x", "a < b > c")
 MENTIONS = ("@everyone", "@here", "<@123>", "<@&456>", "<@!789>")
@@ -559,7 +559,7 @@ def test_templates_autoescape_html_only_and_environment_is_shared():
 
 
 def test_importing_renderers_loads_neither_matplotlib_nor_a_chat_library():
-    code = "import sys, bot.render, bot.charts; print(sorted({'matplotlib', 'discord', 'telegram'} & set(sys.modules)))"
+    code = "import sys, bot.render.text, bot.render.charts; print(sorted({'matplotlib', 'discord', 'telegram'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

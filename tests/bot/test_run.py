@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.fakes.telegram_api import FakeTelegramAPI
+from fitbot_fakes.telegram_api import FakeTelegramAPI
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "424242:RUN-test-secret-token"
@@ -29,7 +29,7 @@ async def test_run_answers_on_telegram_and_stops_cleanly_on_sigterm(tmp_path, mo
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "bot.cli",
+            "bot.app.cli",
             "run",
             cwd=ROOT,
             env=env,

@@ -9,7 +9,7 @@ from bot.service import Service, User
 from catalog.facts import load_facts
 from catalog.hub import HubClient
 from catalog.userdata import CachedHubClient, UserDataStore
-from tests.fakes.hf_hub import FakeHub
+from fitbot_fakes.hf_hub import FakeHub
 
 CATALOG = load_facts()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.render import to_console
+from bot.render.text import to_console
 from bot.service import Service
 from catalog.facts import load_facts
 

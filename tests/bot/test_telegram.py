@@ -1,7 +1,7 @@
 """The Telegram adapter end to end: the production ``build_application`` against the fake Bot API.
 
 Every test runs the real python-telegram-bot ``Application`` (polling, or PTB's webhook server)
-against ``tests/fakes/telegram_api.py``, which refuses what Telegram refuses (bad HTML, long texts,
+against ``fitbot_fakes/telegram_api.py``, which refuses what Telegram refuses (bad HTML, long texts,
 callback_data over 64 bytes). Expected card texts come from the real ``Service`` and renderer, so the
 tests check the wiring (language, ids, quoting, buttons, edits), not the wording of cards.
 ``StubService`` is the real service plus a few test-only questions (a chart, a long button, a huge
@@ -25,12 +25,8 @@ from hypothesis import strategies as st
 from telegram.ext import Application
 from telegram.request import HTTPXRequest
 
-from bot.button_store import ButtonStore
-from bot.cards import table_card
-from bot.render_telegram import caption_for_photo, to_telegram
-from bot.reply import Action, ChartSpec, Reply, Series
-from bot.service import Service, User
-from bot.telegram_app import (
+from bot.adapters.buttons import ButtonStore
+from bot.adapters.telegram_bot import (
     MENU,
     build_application,
     callback_data,
@@ -38,12 +34,16 @@ from bot.telegram_app import (
     say,
     serve,
 )
+from bot.cards import table_card
+from bot.render.telegram_html import caption_for_photo, to_telegram
+from bot.reply import Action, ChartSpec, Reply, Series
+from bot.service import Service, User
 from catalog.store import CatalogStore
 from catalog.userdata import UserDataStore
 from core.models import Catalog
+from fitbot_fakes import fixtures
+from fitbot_fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 from locales import t
-from tests.fakes import fixtures
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 
 telegram_api = fixtures.telegram_api
 
@@ -516,11 +516,11 @@ async def test_a_429_mid_conversation_is_retried_and_the_conversation_goes_on(
 async def test_errors_are_logged_and_answered_with_an_apology(
     bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="bot.telegram_app"):
+    with caplog.at_level(logging.ERROR, logger="bot.adapters.telegram_bot"):
         telegram_api.push_update(telegram_api.make_message("boom", language_code="de"))
         (apology,) = await wait_sent(telegram_api, 777, 1)
     assert apology["text"] == say("de", "apology")
-    (record,) = [r for r in caplog.records if r.name == "bot.telegram_app"]
+    (record,) = [r for r in caplog.records if r.name == "bot.adapters.telegram_bot"]
     assert record.exc_info and "boom" in str(record.exc_info[1])
     telegram_api.push_update(telegram_api.make_message("/help"))
     await wait_sent(telegram_api, 777, 2)  # still running

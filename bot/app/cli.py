@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from bot.lookup import ModelHit, NotFound, find_gpu, find_model
+from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.estimate import EstimateError, Request, default_quant
@@ -252,9 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command in ("run", "health", "stats"):
-        from bot import ops
+        from bot.app import run
 
-        return ops.main(args)
+        return run.main(args)
     try:
         catalog = load_catalog()
         if args.command == "estimate":
@@ -271,11 +271,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(out, indent=1) if args.json else "\n".join(_finetune_lines(out)))
 
         elif args.command == "ask":
-            from bot.console import ask
+            from bot.adapters.console import ask
 
             print(ask(catalog, " ".join(args.question), args.lang, args.json))
         elif args.command == "chat":
-            from bot.console import chat
+            from bot.adapters.console import chat
 
             chat(catalog, args.lang)
         elif args.command == "catalog":

@@ -1,6 +1,6 @@
 """The Telegram adapter: python-telegram-bot wiring, handlers, and the ``fitbot run`` entry point.
 
-Every handler reads the platform input, asks ``Service.answer``, renders with ``bot.render`` and
+Every handler reads the platform input, asks ``Service.answer``, renders with ``bot.render.text`` and
 sends; nothing here builds HTML from user text (``render`` escapes, the few strings of our own are
 escaped or static). ``build_application`` registers all handlers and the error handler in one place,
 and both production (``run_telegram``) and the tests use it.
@@ -69,10 +69,9 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest, RequestData
 
-from bot.button_store import ButtonStore
-from bot.charts import render_png
-from bot.render import one_line, to_console
-from bot.render_telegram import (
+from bot.adapters.buttons import ButtonStore
+from bot.render.charts import render_png
+from bot.render.telegram_html import (
     MAX_CAPTION,
     MAX_TEXT,
     TelegramMessage,
@@ -80,6 +79,7 @@ from bot.render_telegram import (
     telegram_visible_length,
     to_telegram,
 )
+from bot.render.text import one_line, to_console
 from bot.reply import Reply
 from bot.service import Service, User
 from locales import Lang, lang_of, num, t, tokens_per_s

@@ -35,18 +35,18 @@ from telegram.ext import (
     InlineQueryHandler,
 )
 
-from tests.fakes import fixtures
-from tests.fakes.discord_api import (
+from fitbot_fakes import fixtures
+from fitbot_fakes.discord_api import (
     APP_ID,
     CHANNEL_ID,
     GUILD_ID,
     FakeDiscord,
     import_discord,
 )
-from tests.fakes.discord_api import (
+from fitbot_fakes.discord_api import (
     TOKEN as DISCORD_TOKEN,
 )
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
+from fitbot_fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 
 # The shared fixtures, until tests/conftest.py imports them for every test module.
 telegram_api = fixtures.telegram_api

@@ -138,7 +138,7 @@ def chunk(items: Iterable[T], fits: Callable[[list[T]], bool]) -> list[list[T]]:
 def environment() -> jinja2.Environment:
     """The one template environment, built on first use; autoescape is on for ``*.html.j2``."""
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("bot", TEMPLATE_DIR),
+        loader=jinja2.PackageLoader("bot.render", TEMPLATE_DIR),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

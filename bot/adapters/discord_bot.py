@@ -50,12 +50,12 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.app_commands import locale_str
     from discord.ext import commands
 
-from bot.button_store import ButtonStore
-from bot.charts import cached_png, render_png
-from bot.lookup import normalise
-from bot.render_discord import CHART_FILENAME, to_discord
+from bot.adapters.buttons import ButtonStore
+from bot.render.charts import cached_png, render_png
+from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
+from catalog.lookup import normalise
 from core.models import Catalog, Engine, KvCacheType
 from locales import Lang, lang_of, t
 

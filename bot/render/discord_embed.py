@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.render import (
+from bot.render.text import (
     MAX_CODE_LINE,
     MAX_ECHO,
     MAX_NOTE,
