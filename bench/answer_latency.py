@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.render.discord_embed import to_discord
-from bot.render.text import to_console, to_telegram
+from bot.render.telegram_html import to_telegram
+from bot.render.text import to_console
 from bot.service import Service
 from catalog.store import CatalogStore
 
@@ -100,9 +101,9 @@ async def measure(rounds: int) -> None:
     )
 
 
-def startup() -> None:
+def startup(times: int) -> None:
     runs = []
-    for _ in range(3):
+    for _ in range(times):
         started = time.perf_counter()
         subprocess.run(
             [sys.executable, "-m", "bot.app.cli", "ask", "/fit qwen3-8b 4090"],
@@ -119,9 +120,10 @@ def startup() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="one round and one start-up (CI smoke run)")
     args = parser.parse_args()
-    asyncio.run(measure(args.rounds))
-    startup()
+    asyncio.run(measure(1 if args.quick else args.rounds))
+    startup(1 if args.quick else 3)
 
 
 if __name__ == "__main__":

@@ -260,7 +260,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=90.0)
     parser.add_argument("--child", metavar="BASE_URL", help=argparse.SUPPRESS)
     parser.add_argument("--log", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a few seconds' smoke run (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.users, args.per_user, args.flood_count = 20, 3, 30
     if args.child:
         asyncio.run(child(args.child, args.paced, args.log or os.devnull))
     else:

@@ -247,7 +247,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--charts", action="store_true", help="attach chart PNGs (fit cards defer, then follow up)")
     parser.add_argument("--bot", type=int, help=argparse.SUPPRESS)  # child mode: the fake's port
     parser.add_argument("--catalog", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a few seconds' smoke run (CI)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.warmup = 100, 10
     if args.bot:
         asyncio.run(run_bot(args.bot, args.catalog, args.charts))
     else:

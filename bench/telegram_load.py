@@ -191,7 +191,10 @@ def main() -> None:
     parser.add_argument("--unique", action="store_true", help="a different text per question (no answer cache)")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the bot process to FILE")
     parser.add_argument("--child", metavar="BASE_URL", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a few seconds' smoke run (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.warmup = 100, 10
     if args.child and args.profile:
         import cProfile
 
