@@ -59,10 +59,15 @@ def _names(catalog: Catalog, kind: str) -> dict[str, str]:
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
-    """The names the parser may recognise, from the catalog (built once per catalog)."""
+    """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
     return Vocabulary(
         models=tuple(
-            VocabEntry(id=m.id, names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())))
+            VocabEntry(
+                id=m.id,
+                names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())),
+                total_b=m.total_params / 1e9,
+                active_b=m.active_params / 1e9,
+            )
             for m in catalog.models
         ),
         gpus=tuple(
@@ -71,6 +76,8 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
                 names=(g.short_name, g.name, g.id, *g.aliases),
                 memory_gib=round(g.memory_bytes / (1 << 30)),
                 group=g.category,
+                laptop=getattr(g, "form_factor", "") == "laptop" or "laptop" in g.name.lower(),
+                chip=getattr(g, "chip", "") or "",
             )
             for g in catalog.gpus
         ),
