@@ -494,7 +494,7 @@ def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
     """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
     "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
     i = c.span.last + 1
-    while i < len(toks) and i not in used and N.name_token(toks[i], c.kind):
+    while i < len(toks) and i not in used and toks[i].start - toks[i - 1].end <= 2 and N.name_token(toks[i], c.kind):
         used.add(i)
         i += 1
     if i - 1 > c.span.last:

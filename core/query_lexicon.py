@@ -201,10 +201,10 @@ READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
     (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
     (re.compile(r"\b(?P<num>\d{1,5})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", _users),
+    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
+                r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
     (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
                 r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
-    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b", A),
-     "ram_gb", _ram),
     (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
                 + _NUM + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
