@@ -30,6 +30,7 @@ from core.query import Query
 from locales import Lang, t
 
 if TYPE_CHECKING:
+    from catalog.hub_search import HubSearch
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
@@ -46,9 +47,10 @@ class Service:
         hub: CachedHubClient | None = None,
         limits: Limits | None = None,
         max_question_chars: int = MAX_QUESTION_CHARS,
+        search: HubSearch | None = None,
     ) -> None:
         self.answers = Answers(catalog)
-        self.store, self.hub, self.limits = store, hub, limits
+        self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
         self.prefs = Preferences(store.prefs if store is not None else None)
         self.usage = UsageLog(store)
@@ -102,10 +104,14 @@ class Service:
         if q.intent in prefs.INTENTS:
             return await self.prefs.command(q, lang, user, self.answers)
         answers, model, source = self.answers, None, ""
-        if q.hf_repo and self.hub is not None and not in_catalog(self.catalog, q.hf_repo):
+        repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
+        if repo is None and (phrase := _unknown_model(q)) and self.search is not None and self.hub is not None:
+            hits = await self.search.find(phrase)  # "olmo 2 7b": the most downloaded repo that is that model
+            repo = hits[0].repo_id if hits else None
+        if repo and self.hub is not None:
             if self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
-            found = await hub_answers(self.hub, self.answers, q.hf_repo, q.quant, lang)
+            found = await hub_answers(self.hub, self.answers, repo, q.quant, lang)
             if isinstance(found, Reply):
                 return found
             answers, model, source = found
@@ -133,6 +139,13 @@ class Service:
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""
         return await self.prefs.answers_mentions(chat)
+
+
+def _unknown_model(q: Query) -> str | None:
+    """The phrase of a model the catalog does not have (a name it resolved or asked about is not one)."""
+    if q.model is not None:
+        return q.model.text if q.model.unknown else None
+    return q.model_text
 
 
 def _reason(exc: Exception) -> str:

@@ -123,6 +123,15 @@ class Query(Frozen):
     language: Literal["de", "en"] | None = None
     finetune_method: Literal["qlora", "lora", "full"] | None = None
     lang_arg: str | None = None
+    more_models: tuple[Match, ...] = ()  # a third and fourth model of a comparison
+    more_gpus: tuple[Match, ...] = ()  # a third and fourth device
+    more_gpu_counts: tuple[int, ...] = ()
+    device_kind: Literal["gpu", "laptop", "cpu"] | None = None  # a device named only by its memory
+    device_memory_gib: float | None = None  # "16 GB VRAM", "a GPU with 24 GB"
+    memory_only: bool = False  # "how much VRAM do I need for ...": no device wanted
+    other_engine: str | None = None  # an engine FitBot does not model (exl2, MLX, SGLang)
+    model_text: str | None = None  # a model-like phrase that matched nothing ("olmo 2 7b")
+    gpu_text: str | None = None  # a device-like phrase that matched nothing ("rtx 3070")
     leftovers: tuple[str, ...] = ()
     explicit: frozenset[str] = frozenset()
 
@@ -438,7 +447,7 @@ def _select(cands: list[_Cand]) -> dict[str, _Cand]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
     chosen: dict[str, _Cand] = {}
     used: set[int] = set()
-    slots = {"model": ("model", "model2"), "gpu": ("gpu", "gpu2"), "not": ("not",)}
+    slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
     for c in cands:
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
@@ -450,9 +459,10 @@ def _select(cands: list[_Cand]) -> dict[str, _Cand]:
             continue
         chosen[free[0]] = c
         used |= span_pos
-    for a, b in (("model", "model2"), ("gpu", "gpu2")):
-        if b in chosen and chosen[b].span.first < chosen[a].span.first:
-            chosen[a], chosen[b] = chosen[b], chosen[a]
+    for kind in ("model", "gpu"):  # slots in the order the names were written
+        names = [s for s in slots[kind] if s in chosen]
+        ordered = sorted((chosen[s] for s in names), key=lambda c: c.span.first)
+        chosen.update(zip(names, ordered, strict=True))
     return chosen
 
 
@@ -564,6 +574,7 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
     if isinstance(cmd := found.get("command"), str):
         return Intent(cmd), True
     has = {k: k in chosen for k in ("model", "model2", "gpu", "gpu2")}
+    has["model"] = has["model"] or "model_text" in found
     needs = {
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
@@ -612,6 +623,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     full_low = low
     low = L.read_command(low, found)
     unknown: list[str] = []
+    low = L.read_devices(low, found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
@@ -624,6 +636,7 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
+    fields.update(_unknown_phrases(toks, used, clean, "model" in fields, "gpu" in fields))
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
@@ -647,19 +660,26 @@ def _name_fields(
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
-    for slot in ("model", "model2", "gpu", "gpu2"):
+    slots = ("model", "model2", "model3", "model4", "gpu", "gpu2", "gpu3", "gpu4")
+    for slot in slots:
         if slot in chosen:
             _extend(chosen[slot], toks, used)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
-    for slot in ("model", "model2", "gpu", "gpu2"):
+    matches: dict[str, Match] = {}
+    for slot in slots:
         if slot in chosen:
             loose = out["memory_gib"] if slot == "gpu" else None
-            out[slot] = _to_match(chosen[slot], clean, toks, idx, int(loose) if isinstance(loose, float) else None)
+            matches[slot] = _to_match(chosen[slot], clean, toks, idx, int(loose) if isinstance(loose, float) else None)
+    out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
+    out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
+    out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
     if "not" in chosen:
         out["not_device"] = chosen["not"].ranking[0][0]
+    counts = {s: _count_near(toks, chosen[s], used) for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen}
     for slot in ("gpu", "gpu2"):
-        if slot in chosen and (n := _count_near(toks, chosen[slot], used)) is not None:
-            out[slot + "_count"] = n
+        if counts.get(slot) is not None:
+            out[slot + "_count"] = counts[slot]
+    out["more_gpu_counts"] = tuple(counts[s] or 1 for s in ("gpu3", "gpu4") if s in chosen)
     return out
 
 
@@ -694,6 +714,57 @@ def _bare_context(toks: list[L.Tok], used: set[int], found: L.Found) -> None:
         if L.BARE_CONTEXT_MIN <= n <= 1 << 25 and (n % 1024 == 0 or n % 1000 == 0):
             found["context"] = n
             used.add(i)
+
+
+def _unknown_phrases(toks: list[L.Tok], used: set[int], text: str, has_model: bool, has_gpu: bool) -> dict[str, str]:
+    """Model- or device-shaped phrases that matched nothing: "olmo 2 7b", "rtx 3070", "tesla p40".
+
+    They are what an "I don't know X" answer quotes, and what a Hugging Face search looks for.
+    """
+    out: dict[str, str] = {}
+    run: list[int] = []
+    for i in [*range(len(toks)), -1]:
+        t = toks[i] if i >= 0 else None
+        part = (
+            t is not None
+            and i not in used
+            and (
+                (t.kind in ("word", "num") and t.key not in L.FILLER) or (t.kind == "skip" and t.key in L.VENDOR_WORDS)
+            )
+        )
+        if part and run and t is not None and t.start - toks[run[-1]].end > 2:
+            part = False
+            i -= 0
+        if part:
+            run.append(i)
+            continue
+        if run:
+            kind = _phrase_kind([toks[j] for j in run])
+            key = f"{kind}_text"
+            if kind and key not in out and not (has_model if kind == "model" else has_gpu):
+                out[key] = text[toks[run[0]].start : toks[run[-1]].end]
+        run = [i] if t is not None and i not in used and t.kind in ("word", "num") and t.key not in L.FILLER else []
+    return out
+
+
+def _phrase_kind(ts: list[L.Tok]) -> str:
+    """Says whether some unmatched tokens look like a device ("rtx 3070", "p40") or a model ("olmo 2 7b")."""
+    has_size = any(t.kind == "num" and N.MODEL_SIZE.fullmatch(t.text.lower()) for t in ts)
+    vendor = any(t.kind == "skip" for t in ts)
+    device_number = any(
+        t.kind == "num"
+        and not N.MODEL_SIZE.fullmatch(t.text.lower())
+        and ((t.key.isdecimal() and 3 <= len(t.key) <= 5) or (L.SHORT_ID.fullmatch(t.key) and not t.key.isdecimal()))
+        for t in ts
+    )
+    words = [t for t in ts if t.kind == "word" and len(t.key) >= 2]
+    if has_size and words:
+        return "model"
+    if vendor or (device_number and not words) or (device_number and all(w.key in N.DEVICE_TIERS for w in words)):
+        return "gpu" if device_number else ""
+    if words and any(t.kind == "num" for t in ts):
+        return "model"
+    return ""
 
 
 def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[str, ...]:

@@ -232,6 +232,56 @@ FILLER_PHRASES = re.compile(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
+# --- devices named only by their memory, and questions about memory alone ------------------
+
+_GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
+_VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
+# (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
+GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
+    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
+    (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
+     "gpu"),
+    (re.compile(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
+    (re.compile(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
+                r"|ohne\s+(?:gpu|grafikkarte)|on\s+(?:the\s+|my\s+)?cpu|auf\s+(?:der\s+)?cpu)\b", A), "cpu"),
+)  # fmt: skip
+MEMORY_ONLY = re.compile(
+    r"\bhow\s+much\s+(?:v?ram|(?:gpu\s+)?memory|vram)\b|\bwie\s*viel\s+(?:v?ram|(?:grafik)?speicher)\b"
+    r"|\b(?:v?ram|memory|speicher)[ -]?(?:requirements?|bedarf|needed|required|usage)\b|\bspeicherbedarf\b"
+)
+# engines FitBot does not model: named on the card with what was used instead
+OTHER_ENGINE = re.compile(
+    r"\b(?P<e>exl[23]|exllama(?:v2|v3)?|mlx(?:[ -]lm)?|sglang|tensorrt(?:[ -]llm)?|trt[ -]llm|tgi|aphrodite|ktransformers)\b",
+    A,
+)
+# quants only vLLM (or another checkpoint server) serves: asking for one switches the engine
+VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
+
+
+def read_devices(low: str, found: Found) -> str:
+    """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
+    if MEMORY_ONLY.search(low):
+        found["memory_only"] = True
+    for pattern, kind in GENERIC_DEVICES:
+        m = pattern.search(low)
+        if m is None:
+            continue
+        num = m.groupdict().get("num")
+        gib = number(num) if num else None
+        if gib is not None and not 1 <= gib <= 1024:
+            continue
+        found.setdefault("device_kind", kind)
+        if gib is not None:
+            found.setdefault("device_memory_gib", gib)
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    if m := OTHER_ENGINE.search(low):
+        found["other_engine"] = m["e"]
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
 # --- intents -----------------------------------------------------------------------------
 
 COMMAND = re.compile(r"^\s*/([a-z_]{1,20})(?:@\w{1,64})?(?=\s|$)", A)
@@ -251,7 +301,13 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "finetune",
         re.compile(r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"),
     ),
-    ("compare", re.compile(r"\b(?:compare|comparison|vergleich\w*|vs|versus|gegen|against)\b")),
+    (
+        "compare",
+        re.compile(
+            r"\b(?:compare|comparison|compared to|vergleich\w*|vs|versus|gegen|against|or|oder|oder lieber"
+            r"|faster than|schneller als|better than|besser als)\b"
+        ),
+    ),
     (
         "speed",
         re.compile(
