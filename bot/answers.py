@@ -10,7 +10,7 @@ from collections import OrderedDict
 from typing import Any
 
 from bot import answer_tables as tables
-from bot import cards
+from bot import cards, commands
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.reply import Note, Reply
 from bot.resolve import Resolver
@@ -87,7 +87,11 @@ class Answers:
         return self._scans.get(key)
 
     def parse(self, text: str) -> Query:
-        return self.cached(("parse", text), lambda: parse(text, self.vocab))  # type: ignore[no-any-return]
+        """The question without its /command (read on the chat side), parsed with the command's intent."""
+        command = commands.read(text)
+        return self.cached(  # type: ignore[no-any-return]
+            ("parse", text), lambda: parse(command.rest, self.vocab, command.intent)
+        )
 
     def dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
         """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""
@@ -96,8 +100,6 @@ class Answers:
         return with_notes(reply, self._notes, lang)
 
     def _route(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None) -> Reply:
-        if q.intent in (Intent.HELP, Intent.START):
-            return cards.help_card(lang)
         if q.intent is Intent.MODELS:
             return tables.models_for_gpu(self, q, lang, user, text)
         model = model_override or self.model(q, lang, text)

@@ -71,12 +71,6 @@ class Intent(StrEnum):
     FINETUNE = "finetune"
     TCO = "tco"
     COMPARE = "compare"
-    HELP = "help"
-    START = "start"
-    MYGPU = "mygpu"
-    LANG = "lang"
-    SETTINGS = "settings"
-    FORGET = "forget"
 
 
 class Match(Frozen):
@@ -122,7 +116,6 @@ class Query(Frozen):
     users: int | None = None
     language: Literal["de", "en"] | None = None
     finetune_method: Literal["qlora", "lora", "full"] | None = None
-    lang_arg: str | None = None
     more_models: tuple[Match, ...] = ()  # a third and fourth model of a comparison
     more_gpus: tuple[Match, ...] = ()  # a third and fourth device
     more_gpu_counts: tuple[int, ...] = ()
@@ -164,6 +157,8 @@ class _Index:
     chip: dict[str, str] = field(default_factory=dict)
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
     exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
+    labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
+    spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
     rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
         default_factory=OrderedDict
     )  # span contents + candidate pool -> ranking per kind (names recur in chats)
@@ -198,8 +193,10 @@ def _build_index(vocab: Vocabulary) -> _Index:
             idx.laptop[entry.id] = entry.laptop
             idx.chip[entry.id] = entry.chip or entry.id
             idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
+            idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
             for name in (entry.id, *entry.names):
                 idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
+                idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
                     _add_alias(idx, alias)
@@ -566,6 +563,33 @@ def _device_match(
     return Match(id=best, text=words, score=score)
 
 
+def complete(text: str, vocab: Vocabulary, kind: Literal["model", "gpu"], limit: int = 25) -> list[tuple[str, str]]:
+    """(id, display name) of entries for a name being typed: prefix matches first, then
+    substrings, then the parser's own ranking of the text. Discord autocomplete uses it."""
+    idx = _index_for(vocab)
+    typed = L.compact(L.clean(text))
+    labels = dict(idx.labels.get(kind, []))
+    if not typed:
+        return list(labels.items())[:limit]
+    best: dict[str, float] = {}
+    for alias, entry in idx.spelled.get(kind, []):
+        if alias.startswith(typed):
+            score = 200.0 - len(alias) / 10
+        elif typed in alias:
+            score = 150.0 - len(alias) / 10
+        else:
+            continue
+        best[entry] = max(best.get(entry, 0.0), score)
+    query = parse(text if kind == "model" else f"x {text}", vocab, Intent.FIT)
+    match = query.model if kind == "model" else query.gpu
+    if match is not None:
+        for rank, entry in enumerate((match.id, *match.choices, *match.suggestions)):
+            if entry:
+                best[entry] = max(best.get(entry, 0.0), 100.0 - rank)
+    ranked = sorted(best, key=lambda e: -best[e])[:limit]
+    return [(e, labels.get(e, e)) for e in ranked]
+
+
 # --- intent, language, counts ------------------------------------------------------------
 
 
@@ -574,12 +598,10 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
     if isinstance(cmd := found.get("command"), str):
         return Intent(cmd), True
     has = {k: k in chosen for k in ("model", "model2", "gpu", "gpu2")}
-    has["model"] = has["model"] or "model_text" in found
     needs = {
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
         "models": has["gpu"] and not has["model"],
-        "mygpu": has["gpu"] and not has["model"],
     }
     for name, pattern in L.INTENT_WORDS:
         if needs.get(name, True) and pattern.search(low):
@@ -614,14 +636,19 @@ def _count_value(t: L.Tok, kind: str) -> int | None:
 # --- parse -------------------------------------------------------------------------------
 
 
-def parse(text: str, vocab: Vocabulary) -> Query:
-    """Reads one chat message into a Query; never raises on any string."""
+def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
+    """Reads one question into a Query; never raises on any string.
+
+    ``intent`` is the question kind when the caller knows it (a chat /command, read on the chat side
+    of the parser in ``bot.commands``); otherwise the words of the question decide.
+    """
     idx = _index_for(vocab)
     found: L.Found = {}
     clean = L.read_repo(L.clean(text if isinstance(text, str) else ""), found)
     low = L.lower_keep_length(clean)
     full_low = low
-    low = L.read_command(low, found)
+    if intent is not None:
+        found["command"] = intent.value
     unknown: list[str] = []
     low = L.read_devices(low, found)
     low = L.read_params(low, found, idx.quants, unknown)

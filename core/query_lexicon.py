@@ -163,7 +163,8 @@ def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
         value *= 1 << 20
     elif suffix == "k" or (keyword and value < 256):
         value *= 1024
-    return int(value) if 512 <= value <= 1 << 25 else None
+    # an absurd size that was clearly asked for ("40m context") is kept, so the answer can say it is out of range
+    return int(value) if 512 <= value <= 1 << 30 else None
 
 
 def _prompt(m: re.Match[str]) -> int | None:
@@ -284,12 +285,7 @@ def read_devices(low: str, found: Found) -> str:
 
 # --- intents -----------------------------------------------------------------------------
 
-COMMAND = re.compile(r"^\s*/([a-z_]{1,20})(?:@\w{1,64})?(?=\s|$)", A)
-COMMANDS = _words("fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget")
-COMMAND_ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang"}
 INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("forget", re.compile(r"\b(?:forget me|vergiss mich|delete my data|lösche? meine daten)\b")),
-    ("settings", re.compile(r"\b(?:settings|einstellungen)\b")),
     (
         "tco",
         re.compile(
@@ -337,14 +333,6 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("quant", re.compile(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),
-    (
-        "mygpu",
-        re.compile(
-            r"\b(?:my (?:gpus?|graphics card|card|hardware) (?:is|are)|i (?:have|own|got)"
-            r"|meine (?:gpus?|grafikkarte|karte|hardware) (?:ist|sind)|ich (?:habe|hab|besitze))\b"
-        ),
-    ),
-    ("help", re.compile(r"^\s*(?:help|hilfe|\?+|what can you do|was kannst du)\s*[?!.]*\s*$")),
 )
 
 # --- language ----------------------------------------------------------------------------
@@ -403,21 +391,6 @@ def lower_keep_length(text: str) -> str:
     if len(low) == len(text):
         return low
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-
-
-def read_command(low: str, found: Found) -> str:
-    """Reads a leading /command (with an optional @BotName) and the /lang argument."""
-    m = COMMAND.match(low)
-    if m is None:
-        return low
-    name = COMMAND_ALIASES.get(m.group(1), m.group(1))
-    if name in COMMANDS:
-        found["command"] = name
-    rest = low[m.end() :]
-    if name == "lang" and (arg := re.match(r"\s*([a-z_-]{1,12})\b", rest)):
-        found["lang_arg"] = arg.group(1)
-        rest = " " * arg.end() + rest[arg.end() :]
-    return " " * m.end() + rest
 
 
 def compact(text: str) -> str:
