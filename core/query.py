@@ -504,6 +504,15 @@ def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
     while i < len(toks) and i not in used and toks[i].start - toks[i - 1].end <= 2 and N.name_token(toks[i], c.kind):
         used.add(i)
         i += 1
+    if c.kind == "gpu" and not c.span.nums:  # "jetson" + "orin nano": a name matched by a word alone goes on
+        tail = []
+        j = i
+        while j < len(toks) and j not in used and toks[j].kind in ("word", "num") and toks[j].key not in L.FILLER:
+            tail.append(j)
+            j += 1
+        if tail and not any(N.MODEL_SIZE.fullmatch(toks[k].text.lower()) for k in tail):
+            used.update(tail)
+            i = tail[-1] + 1
     if i - 1 > c.span.last:
         c.span = _make_span(toks, list(range(c.span.first, i)))
 
@@ -664,6 +673,10 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, "gpu" in fields))
+    loose = fields.pop("loose_memory_gib", None)
+    unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
+    if loose is not None and unknown_gpu and "device_memory_gib" not in found:
+        found["device_memory_gib"] = loose  # "rtx 3070 with 8 GB": a device the catalog lacks, and its memory
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
@@ -692,11 +705,14 @@ def _name_fields(
         if slot in chosen:
             _extend(chosen[slot], toks, used)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
+    loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
+    if isinstance(loose, float):
+        out["loose_memory_gib"] = loose
     matches: dict[str, Match] = {}
     for slot in slots:
         if slot in chosen:
-            loose = out["memory_gib"] if slot == "gpu" else None
-            matches[slot] = _to_match(chosen[slot], clean, toks, idx, int(loose) if isinstance(loose, float) else None)
+            memory = int(loose) if slot == "gpu" and isinstance(loose, float) else None
+            matches[slot] = _to_match(chosen[slot], clean, toks, idx, memory)
     out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
     out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
@@ -727,6 +743,15 @@ def _memory(chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _I
     if loose and unified:
         used.add(loose[0])
         return float(toks[loose[0]].value)
+    return None
+
+
+def _loose_memory(toks: list[L.Tok], used: set[int]) -> float | None:
+    """A GB figure no name and no parameter took ("… with 8 GB"): the device's memory."""
+    for i, t in enumerate(toks):
+        if t.kind == "mem" and i not in used:
+            used.add(i)
+            return float(t.value)
     return None
 
 

@@ -159,6 +159,8 @@ def number(s: str) -> float:
 def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
     value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
+    if suffix == "m" and not keyword and value > 10:
+        return None  # "gemma 3 270m" is a model size; "1m" alone is a context
     if suffix == "m":
         value *= 1 << 20
     elif suffix == "k" or (keyword and value < 256):
