@@ -16,6 +16,7 @@ from bot.reply import Note, Reply
 from bot.user import User
 from core.devices import GenericDevice, generic_device, with_memory
 from core.models import Catalog, GpuSpec, ModelSpec
+from core.names import same_memory
 from core.query import Match, Query
 from locales import Lang, t
 
@@ -77,7 +78,7 @@ class Resolver:
 
     def named_device(self, match: Match, count: int, q: Query, lang: Lang, text: str) -> tuple[GpuSpec, int] | Reply:
         if match.id and (gpu := self.catalog.gpu(match.id)):
-            if match.memory_gib and abs(gpu.memory_bytes / (1 << 30) - match.memory_gib) > 1:
+            if match.memory_gib and not same_memory(match.memory_gib, gpu.memory_bytes / (1 << 30)):
                 variant = with_memory(gpu, match.memory_gib)
                 self.notes.append(
                     Note(code="memory_variant", values={"gpu": variant.short_name, "base": gpu.short_name})

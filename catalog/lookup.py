@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from catalog.hf_config import ConfigError, spec_from_config
+from core import names as N
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
 from core.query import Intent, VocabEntry, Vocabulary, parse
 
@@ -64,7 +65,7 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
         models=tuple(
             VocabEntry(
                 id=m.id,
-                names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())),
+                names=model_names(catalog, m),
                 total_b=m.total_params / 1e9,
                 active_b=m.active_params / 1e9,
             )
@@ -85,6 +86,31 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
         not_devices=tuple(
             VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)
         ),
+    )
+
+
+def model_names(catalog: Catalog, model: ModelSpec) -> tuple[str, ...]:
+    """A model's name, id, aliases and repo, less the aliases that name a whole family of sizes.
+
+    "mixtral" or "gemma 3" as an alias of one size would answer for a size the user did not pick;
+    without them the parser asks which size is meant.
+    """
+    names = (model.name, model.id, *model.aliases, *((model.hf_repo,) if model.hf_repo else ()))
+    return tuple(n for n in names if not _names_a_family(catalog, model, n))
+
+
+def _names_a_family(catalog: Catalog, model: ModelSpec, alias: str) -> bool:
+    said = N.typed(alias)
+    if said.size_b is not None or alias in (model.name, model.id, model.hf_repo):
+        return False
+    size = model.total_params
+    return any(
+        other.id != model.id
+        and abs(other.total_params - size) > 0.25 * size
+        and N.model_agrees(
+            said, N.typed(f"{other.name} {other.id}"), other.total_params / 1e9, other.active_params / 1e9
+        )
+        for other in catalog.models
     )
 
 

@@ -186,6 +186,12 @@ def device_agrees(said: Typed, entry: Typed, laptop: bool) -> bool:
     return all(w in pool or w in MAC_PRODUCT_WORDS for w in said_words)
 
 
+def same_memory(said_gb: float, catalog_gib: float) -> bool:
+    """A memory size as the user wrote it and as the catalog holds it (GiB): "80GB" is an H100's 79.6
+    GiB, "288GB" a B300's 268 GiB; 8 and 16, 10 and 12, 32 and 36 stay apart."""
+    return abs(said_gb - catalog_gib) <= max(1.0, 0.08 * catalog_gib)
+
+
 def _size_agrees(said: float, entry: Typed, total_b: float) -> bool:
     """A size agrees with the one in the entry's name ("7b" for Qwen2.5-7B at 7.6B), else with
     its parameter count within 10 %; "9b" is not Llama 3.1 8B and "121b" is not gpt-oss-120b."""

@@ -30,7 +30,7 @@ from rapidfuzz import fuzz, process
 
 from core import names as N
 from core import query_lexicon as L
-from core.models import Engine, Frozen, KvCacheType
+from core.models import GIB, Engine, Frozen, KvCacheType
 
 CONFIDENT = 80.0  # a best score at or above this, with MARGIN to the runner-up, is an answer
 MARGIN = 4.0
@@ -187,7 +187,7 @@ def _build_index(vocab: Vocabulary) -> _Index:
             idx.groups[entry.id] = entry.group.lower()
             idx.memory[entry.id] = entry.memory_gib
             # a model's id carries its size ("qwen3-30b-a3b"); a device's may carry its memory as a bare number
-            own = (entry.names[0], entry.id) if kind == "model" else (entry.names[0],)
+            own = (entry.names[0], entry.id) if kind == "model" else entry.names[:2]
             idx.identity[entry.id] = N.typed(" ".join(own))
             idx.params[entry.id] = (entry.total_b or 0.0, entry.active_b or entry.total_b or 0.0)
             idx.laptop[entry.id] = entry.laptop
@@ -226,6 +226,7 @@ def _add_alias(idx: _Index, alias: _Alias) -> None:
     keys |= {n[:-1] for n in alias.nums if n[:-1].isdecimal() and (n.endswith("b") or n.isdecimal())}
     if alias.memory:
         keys.add(str(alias.memory))
+        keys.add(str(round(alias.memory * GIB / 1e9)))  # "288 GB" for 268 GiB: spec sheets mix the units
     for key in keys:
         idx.keys.setdefault(key, set()).add(pos)
 
@@ -386,7 +387,11 @@ def _candidates(toks: list[L.Tok], idx: _Index) -> list[_Cand]:
                 if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
                     cands.extend(_rank(span, pool, idx, memo))
     # a longer span wins a near tie: "m3 ultra 512" beats "ultra" alone
-    cands.sort(key=lambda c: (-c.score - 1.5 * (c.span.last - c.span.first), c.span.first))
+    # a device named by its number beats one named by words: "B300" over "Blackwell Ultra"
+    cands.sort(
+        key=lambda c: (-c.score - 1.5 * (c.span.last - c.span.first) - (1.0 if c.kind != "model" and c.span.nums else 0.0),
+                       c.span.first)
+    )  # fmt: skip
     return cands
 
 
@@ -482,8 +487,14 @@ def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int |
     if c.kind == "gpu" and said.memory_gib is None:
         said = _bare_memory(said, [e for e, _ in c.ranking], idx)
     memory = said.memory_gib or memory
-    exact = idx.exact.get(f"{c.kind}:{L.compact(words)}")
+    whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
+    exact = idx.exact.get(f"{c.kind}:{L.compact(whole)}") or idx.exact.get(f"{c.kind}:{L.compact(words)}")
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
+    if c.kind == "gpu":  # an exact model number beats a plural reading ("L40S" is no plural of "L40")
+        literal = [(e, s) for e, s in accepted if all(n in idx.identity[e].numbers for n in said.numbers)]
+        accepted = literal or accepted
+    if exact and c.kind == "model" and said.size_b is None and _other_sizes(exact, accepted, idx):
+        exact = None  # "gemma 3" names a family of several sizes: ask, even if an alias says one of them
     if exact and (exact in {e for e, _ in accepted} or not accepted):
         accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
     if not accepted:
@@ -492,9 +503,37 @@ def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int |
     if c.kind == "gpu":
         return _device_match(accepted, said, words, score, memory, exact, idx)
     (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
+    if said.size_b is None and _other_sizes(best, accepted, idx):  # "gpt oss": 20b or 120b? ask
+        sizes = tuple(dict.fromkeys(e for e, _ in accepted))[:3]
+        return Match(id=None, text=words, score=score, suggestions=sizes, ambiguous=True)
     if best == exact or len(accepted) == 1 or (s1 >= CONFIDENT - 10 and s1 - s2 >= MARGIN):
         return Match(id=best, text=words, score=score)
     return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
+
+
+def _join_split_name(chosen: dict[str, _Cand], toks: list[L.Tok]) -> None:
+    """ "gemma 3" + "coder 7b": a second model span right after a first one that names no size, and that
+    starts with a variant or a size, is the rest of the same name, not a second model."""
+    first, second = chosen.get("model"), chosen.get("model2")
+    if first is None or second is None or second.span.first != first.span.last + 1:
+        return
+    if any(N.MODEL_SIZE.fullmatch(n) for n in first.span.nums):
+        return
+    head = toks[second.span.first]
+    if head.key in N.MODEL_VARIANTS or (head.kind == "num" and N.MODEL_SIZE.fullmatch(head.text.lower())):
+        first.span = _make_span(toks, list(range(first.span.first, second.span.last + 1)))
+        del chosen["model2"]
+        for later in ("model3", "model4"):
+            if later in chosen:
+                chosen["model2" if "model2" not in chosen else later] = chosen.pop(later)
+
+
+def _whole_name(c: _Cand, text: str, toks: list[L.Tok]) -> str:
+    """The span's text plus the filler-free name words right after it ("qwen3-4b" + "-instruct")."""
+    end = c.span.last
+    while end + 1 < len(toks) and toks[end + 1].key in L.NOISE_WORDS and toks[end + 1].start - toks[end].end <= 1:
+        end += 1
+    return text[toks[c.span.first].start : toks[end].end]
 
 
 def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
@@ -520,13 +559,18 @@ def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
 def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
     """Reads "m3 ultra 512" as 512 GB: a bare number that is no device's model number but some
     ranked device's memory size."""
-    sizes = {round(m) for e in ranked if (m := idx.memory.get(e))}
+    sizes = [m for e in ranked if (m := idx.memory.get(e))]
     model_numbers = {n for e in ranked for n in idx.identity[e].numbers}
     for n in said.numbers:
-        if n.isdecimal() and n not in model_numbers and int(n) in sizes:
+        if n.isdecimal() and n not in model_numbers and any(N.same_memory(int(n), m) for m in sizes):
             rest = tuple(x for x in said.numbers if x != n)
             return dataclasses.replace(said, numbers=rest, memory_gib=int(n))
     return said
+
+
+def _other_sizes(exact: str, accepted: list[tuple[str, float]], idx: _Index) -> bool:
+    size = idx.params[exact][0]
+    return any(abs(idx.params[e][0] - size) > 0.25 * size for e, _ in accepted if e != exact)
 
 
 def _agrees(kind: str, said: N.Typed, entry: str, idx: _Index) -> bool:
@@ -547,7 +591,7 @@ def _device_match(
 ) -> Match:
     """A device: the memory the user gave wins; memory variants of one chip are asked about, not guessed."""
     if memory is not None:
-        sized = [e for e, _ in accepted if (m := idx.memory.get(e)) is not None and abs(m - memory) <= 1]
+        sized = [e for e, _ in accepted if (m := idx.memory.get(e)) is not None and N.same_memory(memory, m)]
         if sized:
             return Match(id=sized[0], text=words, score=score, memory_gib=memory)
         if not said.numbers:  # "mac studio with 192gb": no chip named, and no such configuration
@@ -672,6 +716,9 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
+    repo = found.get("hf_repo")
+    if isinstance(repo, str) and (known := idx.exact.get(f"model:{L.compact(repo)}")):
+        fields["model"] = Match(id=known, text=repo, score=100.0)  # a catalog model's own repo id
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, "gpu" in fields))
     loose = fields.pop("loose_memory_gib", None)
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
@@ -701,6 +748,7 @@ def _name_fields(
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
     slots = ("model", "model2", "model3", "model4", "gpu", "gpu2", "gpu3", "gpu4")
+    _join_split_name(chosen, toks)
     for slot in slots:
         if slot in chosen:
             _extend(chosen[slot], toks, used)

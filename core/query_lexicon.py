@@ -159,7 +159,7 @@ def number(s: str) -> float:
 def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
     value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
-    if suffix == "m" and not keyword and value > 10:
+    if suffix == "m" and not keyword and value > 10 and not re.search(r"tok|ctx|context|kontext", m.group(0)):
         return None  # "gemma 3 270m" is a model size; "1m" alone is a context
     if suffix == "m":
         value *= 1 << 20
