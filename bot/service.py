@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from bot import cards, commands
+from bot.answer_multi import with_notes
 from bot.answers import Answers
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
 from bot.prefs import Preferences
-from bot.reply import Reply
+from bot.reply import Note, Reply
 from bot.usage import UsageLog
 from bot.user import User
 from core.estimate import EstimateError
@@ -112,11 +113,11 @@ class Service:
             return cards.help_card(lang)
         if session is not None:
             return await self.prefs.command(session, command.arg, q, lang, user, self.answers)
-        answers, model, source = self.answers, None, ""
+        answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
         if repo is None and (phrase := _unknown_model(q)) and self.search is not None and self.hub is not None:
             hits = await self.search.find(phrase)  # "olmo 2 7b": the most downloaded repo that is that model
-            repo = hits[0].repo_id if hits else None
+            repo, searched = (hits[0].repo_id, True) if hits else (None, False)
         if repo and self.hub is not None:
             if self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
@@ -136,6 +137,10 @@ class Service:
             return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc, lang)))
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
+        if searched and repo:  # the card names the repo it looked up for a name the catalog lacks
+            found = Note(code="hub_lookup", values={"repo": repo})
+            subjects = tuple(s.model_copy(update={"notes": (*s.notes, found)}) for s in reply.subjects)
+            reply = with_notes(reply, [found], lang).model_copy(update={"subjects": subjects})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
             reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
         return reply
