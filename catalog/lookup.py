@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from catalog.hf_config import ConfigError, spec_from_config
 from core import names as N
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
 from core.query import Intent, VocabEntry, Vocabulary, parse
@@ -158,6 +157,8 @@ def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:
+    from catalog.hf_config import ConfigError, spec_from_config  # only for local files: keeps `fitbot ask` fast
+
     if not path.exists():
         return NotFound("model", str(path), reason=f"no such file: {path}")
     if path.suffix == ".gguf":
