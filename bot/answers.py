@@ -7,7 +7,8 @@ defaults, so results are memoised (LRU) and the service runs them on its worker 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from bot import answer_tables as tables
 from bot import cards, commands
@@ -28,7 +29,8 @@ from core.query import Intent, Match, Query, Vocabulary, parse
 from core.query_lexicon import VLLM_QUANTS
 from locales import Lang
 
-CACHE_ENTRIES = 2048  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
+CACHE_ENTRIES = 2048
+T = TypeVar("T")  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
 
 
 class Answers:
@@ -47,11 +49,11 @@ class Answers:
         """Answers over an extended catalog that share this one's vocabulary (the question was parsed already)."""
         return Answers(catalog, self.vocab)
 
-    def cached(self, key: tuple[str, ...], compute: Any) -> Any:
+    def cached(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
         """LRU memo: parses, answers and catalog-wide scans (all pure functions of their key)."""
         if key in self._scans:
             self._scans.move_to_end(key)
-            return self._scans[key]
+            return self._scans[key]  # type: ignore[no-any-return]
         value = self._scans[key] = compute()
         if len(self._scans) > CACHE_ENTRIES:
             self._scans.popitem(last=False)
@@ -89,9 +91,7 @@ class Answers:
     def parse(self, text: str) -> Query:
         """The question without its /command (read on the chat side), parsed with the command's intent."""
         command = commands.read(text)
-        return self.cached(  # type: ignore[no-any-return]
-            ("parse", text), lambda: parse(command.rest, self.vocab, command.intent)
-        )
+        return self.cached(("parse", text), lambda: parse(command.rest, self.vocab, command.intent))
 
     def dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
         """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""

@@ -133,14 +133,15 @@ class Service:
                 )
             else:
                 reply = await self._off_loop(answers.dispatch, q, lang, user, text, model)
+            assert isinstance(reply, Reply)
         except (EstimateError, ValidationError) as exc:  # e.g. an engine that cannot run the quant, 32M context
             return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc, lang)))
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
         if searched and repo:  # the card names the repo it looked up for a name the catalog lacks
-            found = Note(code="hub_lookup", values={"repo": repo})
-            subjects = tuple(s.model_copy(update={"notes": (*s.notes, found)}) for s in reply.subjects)
-            reply = with_notes(reply, [found], lang).model_copy(update={"subjects": subjects})
+            looked_up = Note(code="hub_lookup", values={"repo": repo})
+            subjects = tuple(s.model_copy(update={"notes": (*s.notes, looked_up)}) for s in reply.subjects)
+            reply = with_notes(reply, [looked_up], lang).model_copy(update={"subjects": subjects})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
             reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
         return reply

@@ -636,9 +636,9 @@ def complete(text: str, vocab: Vocabulary, kind: Literal["model", "gpu"], limit:
     query = parse(text if kind == "model" else f"x {text}", vocab, Intent.FIT)
     match = query.model if kind == "model" else query.gpu
     if match is not None:
-        for rank, entry in enumerate((match.id, *match.choices, *match.suggestions)):
-            if entry:
-                best[entry] = max(best.get(entry, 0.0), 100.0 - rank)
+        for rank, found in enumerate((match.id, *match.choices, *match.suggestions)):
+            if found:
+                best[found] = max(best.get(found, 0.0), 100.0 - rank)
     ranked = sorted(best, key=lambda e: -best[e])[:limit]
     return [(e, labels.get(e, e)) for e in ranked]
 
@@ -766,7 +766,9 @@ def _name_fields(
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
     if "not" in chosen:
         out["not_device"] = chosen["not"].ranking[0][0]
-    counts = {s: _count_near(toks, chosen[s], used) for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen}
+    counts: dict[str, int | None] = {
+        s: _count_near(toks, chosen[s], used) for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen
+    }
     for slot in ("gpu", "gpu2"):
         if counts.get(slot) is not None:
             out[slot + "_count"] = counts[slot]

@@ -11,20 +11,24 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.estimate import EstimateError, Request, default_quant
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
-from core.models import GIB, Catalog, Engine, GpuSpec, KvCacheType
+from core.models import GIB, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
 
 MAX_CONTEXT = 1 << 24
 
 
 class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
+
+
+Method = Literal["qlora", "lora", "full"]
 
 
 def _context(text: str) -> int:
@@ -40,8 +44,8 @@ def _context(text: str) -> int:
     return value
 
 
-def _positive(kind: type, upper: float) -> object:
-    def parse(text: str) -> object:
+def _positive(kind: Callable[[str], float], upper: float) -> Callable[[str], float]:
+    def parse(text: str) -> float:
         try:
             value = kind(text)
         except ValueError:
@@ -148,10 +152,11 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         raise UsageError(str(exc)) from None
 
 
-def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, object]]:
+def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, Any]]:
     hit, gpu, count = resolve_names(args, catalog)
     out = []
-    for method in [args.method] if args.method else ["qlora", "lora", "full"]:
+    methods: list[Method] = [args.method] if args.method else ["qlora", "lora", "full"]
+    for method in methods:
         est = estimate_finetune(hit.model, method, seq_len=args.seq, micro_batch=args.batch)
         smallest = smallest_hardware(hit.model, method, catalog, seq_len=args.seq, micro_batch=args.batch)
         out.append(
@@ -206,8 +211,8 @@ def print_estimate(analysis: Analysis) -> None:
         f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})"
     )
     advice = analysis.advice
-    if advice.best_quant:
-        print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")  # type: ignore[union-attr]
+    if advice.best_quant and advice.best_quant_verdict is not None:
+        print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")
     for offer in analysis.cost.offers[:3]:
         print(
             f"cloud: {offer.offer.provider} {offer.offer.gpu_count}x {offer.gpu.short_name} ${offer.offer.price_per_hour_usd:.2f}/h,"
@@ -219,34 +224,39 @@ def print_estimate(analysis: Analysis) -> None:
 
 
 def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
-    items = {"gpus": catalog.gpus, "models": catalog.models, "offers": catalog.offers, "quants": catalog.quants}[what]
+    tables: dict[str, tuple[GpuSpec, ...] | tuple[ModelSpec, ...] | tuple[CloudOffer, ...] | tuple[QuantSpec, ...]]
+    tables = {"gpus": catalog.gpus, "models": catalog.models, "offers": catalog.offers, "quants": catalog.quants}
+    items = tables[what]
     if as_json:
         print(json.dumps([i.model_dump(mode="json") for i in items], ensure_ascii=False, indent=1))
         return
     for item in items:
         prov = item.provenance
-        if what == "gpus":
-            head = f"{item.id:<24} {item.memory_bytes / GIB:>7.1f} GiB {item.bandwidth_bytes_per_s / 1e9:>7.0f} GB/s"
-        elif what == "models":
-            head = f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
-        elif what == "offers":
-            head = f"{item.provider:<14} {item.gpu_count}x {item.gpu_id:<18} ${item.price_per_hour_usd:>7.2f}/h  seen {item.seen}"
-        else:
-            head = f"{item.id:<14} {item.label}"
         flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
-        print(f"{head}  ({prov.source[:60]}; {prov.as_of}){flag}")
+        print(f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}")
 
 
-def _finetune_lines(results: list[dict[str, object]]) -> list[str]:
+def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
+    if isinstance(item, GpuSpec):
+        return f"{item.id:<24} {item.memory_bytes / GIB:>7.1f} GiB {item.bandwidth_bytes_per_s / 1e9:>7.0f} GB/s"
+    if isinstance(item, ModelSpec):
+        return f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
+    if isinstance(item, CloudOffer):
+        price = f"${item.price_per_hour_usd:>7.2f}/h"
+        return f"{item.provider:<14} {item.gpu_count}x {item.gpu_id:<18} {price}  seen {item.seen}"
+    return f"{item.id:<14} {item.label}"
+
+
+def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
     lines = []
     for r in results:
         fit, small = r["fit"], r["smallest_hardware"]
         lines.append(
-            f"{r['method']}: total {int(r['total_bytes']) / GIB:,.2f} GiB (weights {int(r['base_weights_bytes']) / GIB:,.2f},"  # type: ignore[call-overload]
-            f" grads+optimizer {(int(r['gradients_bytes']) + int(r['optimizer_bytes']) + int(r['adapter_bytes'])) / GIB:,.2f},"  # type: ignore[call-overload]
-            f" activations {int(r['activations_bytes']) / GIB:,.2f}) -> {fit['verdict']}"  # type: ignore[index,call-overload]
+            f"{r['method']}: total {int(r['total_bytes']) / GIB:,.2f} GiB (weights {int(r['base_weights_bytes']) / GIB:,.2f},"
+            f" grads+optimizer {(int(r['gradients_bytes']) + int(r['optimizer_bytes']) + int(r['adapter_bytes'])) / GIB:,.2f},"
+            f" activations {int(r['activations_bytes']) / GIB:,.2f}) -> {fit['verdict']}"
             + (f"; smallest: {small['count']}x {small['gpu_name']}" if small else "")
-        )  # type: ignore[index]
+        )
     return lines
 
 
