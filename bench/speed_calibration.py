@@ -52,52 +52,186 @@ PROV = Provenance(source="shared/calibration/configs.csv (HF config.json copies)
 
 
 def _m(mid: str, total: float, active: float | None = None, **kw: Any) -> ModelSpec:
-    return ModelSpec(id=mid, name=mid, family=mid.split("-")[0], total_params=round(total * 1e9),
-                     active_params=round((active or total) * 1e9), provenance=PROV, **kw)
+    return ModelSpec(
+        id=mid,
+        name=mid,
+        family=mid.split("-")[0],
+        total_params=round(total * 1e9),
+        active_params=round((active or total) * 1e9),
+        provenance=PROV,
+        **kw,
+    )
 
 
 # Architectures of the calibration models (configs.csv; GLM-4.7-Flash from its HF config.json).
-LLAMA2_7B = _m("llama-2-7b", 6.74, n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=32, head_dim=128,
-               vocab_size=32000, max_context=4096)
-LLAMA3_8B = _m("llama-3-8b", 8.03, n_layers=32, hidden_size=4096, n_heads=32, n_kv_heads=8, head_dim=128,
-               vocab_size=128256, max_context=131072)
-LLAMA3_70B = _m("llama-3-70b", 70.55, n_layers=80, hidden_size=8192, n_heads=64, n_kv_heads=8, head_dim=128,
-                vocab_size=128256, max_context=8192)
-QWEN25_7B = _m("qwen2.5-7b", 7.62, n_layers=28, hidden_size=3584, n_heads=28, n_kv_heads=4, head_dim=128,
-               vocab_size=152064, max_context=131072)
-QWEN3_30B_A3B = _m("qwen3-30b-a3b", 30.53, 3.35, n_layers=48, hidden_size=2048, n_heads=32, n_kv_heads=4,
-                   head_dim=128, n_experts=128, experts_per_token=8, moe_intermediate_size=768,
-                   vocab_size=151936, max_context=262144)
-GEMMA3_4B = _m("gemma-3-4b", 3.88, n_layers=34, hidden_size=2560, n_heads=8, n_kv_heads=4, head_dim=256,
-               sliding_window=1024, n_sliding_layers=29, vocab_size=262144, max_context=131072,
-               tied_embeddings=True)
-GPT_OSS_20B = _m("gpt-oss-20b", 20.91, 3.61, n_layers=24, hidden_size=2880, n_heads=64, n_kv_heads=8,
-                 head_dim=64, sliding_window=128, n_sliding_layers=12, n_experts=32, experts_per_token=4,
-                 moe_intermediate_size=2880, vocab_size=201088, max_context=131072, native_dtype="mxfp4")
-GPT_OSS_120B = _m("gpt-oss-120b", 116.83, 5.13, n_layers=36, hidden_size=2880, n_heads=64, n_kv_heads=8,
-                  head_dim=64, sliding_window=128, n_sliding_layers=18, n_experts=128, experts_per_token=4,
-                  moe_intermediate_size=2880, vocab_size=201088, max_context=131072, native_dtype="mxfp4")
-GLM47_FLASH = _m("glm-4.7-flash", 29.94, 3.9, n_layers=47, hidden_size=2048, n_heads=20, n_kv_heads=20,
-                 head_dim=256, v_head_dim=256, attention=AttentionKind.MLA, kv_lora_rank=512,
-                 qk_rope_head_dim=64, n_experts=64, experts_per_token=4, n_shared_experts=1,
-                 moe_intermediate_size=1536, vocab_size=154880, max_context=202752)
+LLAMA2_7B = _m(
+    "llama-2-7b",
+    6.74,
+    n_layers=32,
+    hidden_size=4096,
+    n_heads=32,
+    n_kv_heads=32,
+    head_dim=128,
+    vocab_size=32000,
+    max_context=4096,
+)
+LLAMA3_8B = _m(
+    "llama-3-8b",
+    8.03,
+    n_layers=32,
+    hidden_size=4096,
+    n_heads=32,
+    n_kv_heads=8,
+    head_dim=128,
+    vocab_size=128256,
+    max_context=131072,
+)
+LLAMA3_70B = _m(
+    "llama-3-70b",
+    70.55,
+    n_layers=80,
+    hidden_size=8192,
+    n_heads=64,
+    n_kv_heads=8,
+    head_dim=128,
+    vocab_size=128256,
+    max_context=8192,
+)
+QWEN25_7B = _m(
+    "qwen2.5-7b",
+    7.62,
+    n_layers=28,
+    hidden_size=3584,
+    n_heads=28,
+    n_kv_heads=4,
+    head_dim=128,
+    vocab_size=152064,
+    max_context=131072,
+)
+QWEN3_30B_A3B = _m(
+    "qwen3-30b-a3b",
+    30.53,
+    3.35,
+    n_layers=48,
+    hidden_size=2048,
+    n_heads=32,
+    n_kv_heads=4,
+    head_dim=128,
+    n_experts=128,
+    experts_per_token=8,
+    moe_intermediate_size=768,
+    vocab_size=151936,
+    max_context=262144,
+)
+GEMMA3_4B = _m(
+    "gemma-3-4b",
+    3.88,
+    n_layers=34,
+    hidden_size=2560,
+    n_heads=8,
+    n_kv_heads=4,
+    head_dim=256,
+    sliding_window=1024,
+    n_sliding_layers=29,
+    vocab_size=262144,
+    max_context=131072,
+    tied_embeddings=True,
+)
+GPT_OSS_20B = _m(
+    "gpt-oss-20b",
+    20.91,
+    3.61,
+    n_layers=24,
+    hidden_size=2880,
+    n_heads=64,
+    n_kv_heads=8,
+    head_dim=64,
+    sliding_window=128,
+    n_sliding_layers=12,
+    n_experts=32,
+    experts_per_token=4,
+    moe_intermediate_size=2880,
+    vocab_size=201088,
+    max_context=131072,
+    native_dtype="mxfp4",
+)
+GPT_OSS_120B = _m(
+    "gpt-oss-120b",
+    116.83,
+    5.13,
+    n_layers=36,
+    hidden_size=2880,
+    n_heads=64,
+    n_kv_heads=8,
+    head_dim=64,
+    sliding_window=128,
+    n_sliding_layers=18,
+    n_experts=128,
+    experts_per_token=4,
+    moe_intermediate_size=2880,
+    vocab_size=201088,
+    max_context=131072,
+    native_dtype="mxfp4",
+)
+GLM47_FLASH = _m(
+    "glm-4.7-flash",
+    29.94,
+    3.9,
+    n_layers=47,
+    hidden_size=2048,
+    n_heads=20,
+    n_kv_heads=20,
+    head_dim=256,
+    v_head_dim=256,
+    attention=AttentionKind.MLA,
+    kv_lora_rank=512,
+    qk_rope_head_dim=64,
+    n_experts=64,
+    experts_per_token=4,
+    n_shared_experts=1,
+    moe_intermediate_size=1536,
+    vocab_size=154880,
+    max_context=202752,
+)
 MODELS = [  # (row "model" prefix, lower case) -> spec
-    ("meta-llama/llama-2-7b", LLAMA2_7B), ("meta-llama-3-8b", LLAMA3_8B), ("meta-llama/llama-3.1-8b", LLAMA3_8B),
-    ("llama 8b", LLAMA3_8B), ("meta-llama-3-70b", LLAMA3_70B), ("ggml-org/qwen2.5-coder-7b", QWEN25_7B),
-    ("ggml-org/qwen3-coder-30b", QWEN3_30B_A3B), ("ggml-org/gemma-3-4b", GEMMA3_4B),
-    ("ggml-org/gpt-oss-20b", GPT_OSS_20B), ("ggml-org/gpt-oss-120b", GPT_OSS_120B),
+    ("meta-llama/llama-2-7b", LLAMA2_7B),
+    ("meta-llama-3-8b", LLAMA3_8B),
+    ("meta-llama/llama-3.1-8b", LLAMA3_8B),
+    ("llama 8b", LLAMA3_8B),
+    ("meta-llama-3-70b", LLAMA3_70B),
+    ("ggml-org/qwen2.5-coder-7b", QWEN25_7B),
+    ("ggml-org/qwen3-coder-30b", QWEN3_30B_A3B),
+    ("ggml-org/gemma-3-4b", GEMMA3_4B),
+    ("ggml-org/gpt-oss-20b", GPT_OSS_20B),
+    ("ggml-org/gpt-oss-120b", GPT_OSS_120B),
     ("ggml-org/glm-4.7-flash", GLM47_FLASH),
 ]
 
 # Calibration GPU label (lower case, prefix after vendor words are dropped) -> catalog id.
 CATALOG_GPUS = [
-    ("rtx 3060", "rtx-3060-12gb"), ("rtx 3080", "rtx-3080-10gb"), ("rtx 3090", "rtx-3090"),
-    ("rtx 4070 ti", None), ("rtx 4070", "rtx-4070"), ("rtx 4080", "rtx-4080"), ("rtx 5070 ti", "rtx-5070-ti"),
-    ("rtx a6000", "rtx-a6000"), ("rtx 4000 ada", "rtx-4000-ada"), ("rtx pro 6000", "rtx-pro-6000"),
-    ("h100 80 gb", "h100-sxm"), ("dgx spark", "dgx-spark"), ("rx 7900 xtx", "rx-7900-xtx"),
-    ("apple m1 max", "m1-max-64"), ("apple m1 pro", "m1-pro-32"), ("apple m1", "m1-16"),
-    ("apple m2 ultra", "m2-ultra-192"), ("apple m2 max", "m2-max-64"), ("apple m2 pro", "m2-pro-32"),
-    ("apple m2", "m2-24"), ("apple m3 max", "m3-max-64"), ("apple m3 pro", "m3-pro-36"), ("apple m3", "m3-24"),
+    ("rtx 3060", "rtx-3060-12gb"),
+    ("rtx 3080", "rtx-3080-10gb"),
+    ("rtx 3090", "rtx-3090"),
+    ("rtx 4070 ti", None),
+    ("rtx 4070", "rtx-4070"),
+    ("rtx 4080", "rtx-4080"),
+    ("rtx 5070 ti", "rtx-5070-ti"),
+    ("rtx a6000", "rtx-a6000"),
+    ("rtx 4000 ada", "rtx-4000-ada"),
+    ("rtx pro 6000", "rtx-pro-6000"),
+    ("h100 80 gb", "h100-sxm"),
+    ("dgx spark", "dgx-spark"),
+    ("rx 7900 xtx", "rx-7900-xtx"),
+    ("apple m1 max", "m1-max-64"),
+    ("apple m1 pro", "m1-pro-32"),
+    ("apple m1", "m1-16"),
+    ("apple m2 ultra", "m2-ultra-192"),
+    ("apple m2 max", "m2-max-64"),
+    ("apple m2 pro", "m2-pro-32"),
+    ("apple m2", "m2-24"),
+    ("apple m3 max", "m3-max-64"),
+    ("apple m3 pro", "m3-pro-36"),
+    ("apple m3", "m3-24"),
 ]
 # Calibration GPUs the catalog lacks: spec-sheet numbers only (TechPowerUp GPU database; dense FP16
 # in the catalog's convention: GeForce = FP32-accumulate tensor rate, no tensor cores = shader FP16
@@ -174,9 +308,16 @@ def _gpu_for(label: str, backend: Backend, catalog: dict[str, GpuSpec]) -> GpuSp
         for prefix, name, vendor, category, gbps, tflops, unified in EXTRA_SPECS:
             if key.startswith(prefix):
                 spec = GpuSpec(
-                    id=prefix.replace(" ", "-"), name=name, short_name=name, vendor=vendor, category=category,  # type: ignore[arg-type]
-                    memory_bytes=24 * GIB, bandwidth_bytes_per_s=gbps * 1e9, fp16_tflops=tflops,
-                    unified_memory=unified, backend=backend,
+                    id=prefix.replace(" ", "-"),
+                    name=name,
+                    short_name=name,
+                    vendor=vendor,
+                    category=category,  # type: ignore[arg-type]
+                    memory_bytes=24 * GIB,
+                    bandwidth_bytes_per_s=gbps * 1e9,
+                    fp16_tflops=tflops,
+                    unified_memory=unified,
+                    backend=backend,
                     provenance=Provenance(source="TechPowerUp GPU database (spec sheet)", as_of="2026-11"),
                 )
                 break
@@ -246,16 +387,32 @@ def load_rows() -> tuple[list[Row], dict[str, int]]:
         size = r["size_reported"].split()
         measured = None
         if size:
-            measured = QuantSize(model_id=model.id, quant_id=qid, size_bytes=round(float(size[0]) * GIB),
-                                 provenance=PROV)
+            measured = QuantSize(
+                model_id=model.id, quant_id=qid, size_bytes=round(float(size[0]) * GIB), provenance=PROV
+            )
         w = weights(model, quant, measured)
         family, _ = speed.speed_family(gpu)
-        rows.append(Row(
-            index=i, kind=kind, label=r["test"], gpu_key=_label_key(r["gpu"]).split(" (")[0], backend=r["backend"],
-            family=family, qfam=speed.quant_family(qid, 8 * w.total_bytes / model.total_params),
-            measured=float(r["tokens_per_s"]), model=model, gpu=gpu, quant_id=qid, n_gpus=int(r["n_gpus"]),
-            n_tokens=n, depth=depth, workload=workload, w=w, legacy=_legacy(r["build"]),
-        ))
+        rows.append(
+            Row(
+                index=i,
+                kind=kind,
+                label=r["test"],
+                gpu_key=_label_key(r["gpu"]).split(" (")[0],
+                backend=r["backend"],
+                family=family,
+                qfam=speed.quant_family(qid, 8 * w.total_bytes / model.total_params),
+                measured=float(r["tokens_per_s"]),
+                model=model,
+                gpu=gpu,
+                quant_id=qid,
+                n_gpus=int(r["n_gpus"]),
+                n_tokens=n,
+                depth=depth,
+                workload=workload,
+                w=w,
+                legacy=_legacy(r["build"]),
+            )
+        )
     for row in rows:
         row.feats = _features(row)
     return rows, skipped
@@ -264,8 +421,15 @@ def load_rows() -> tuple[list[Row], dict[str, int]]:
 def _placement(row: Row) -> Placement:
     hw = Hardware(gpu=row.gpu, count=row.n_gpus)
     mem, _ = breakdown(row.model, _quant_stub(row), hw, row.workload)
-    off = Offload(mode="none", layers_on_gpu=row.model.n_layers, layers_total=row.model.n_layers,
-                  gpu_bytes=mem.total_bytes, bytes_in_ram=0, ram_usable_bytes=0, fits_ram=True)
+    off = Offload(
+        mode="none",
+        layers_on_gpu=row.model.n_layers,
+        layers_total=row.model.n_layers,
+        gpu_bytes=mem.total_bytes,
+        bytes_in_ram=0,
+        ram_usable_bytes=0,
+        fits_ram=True,
+    )
     return Placement(memory=mem, offload=off, verdict="fits", weights=row.w)  # type: ignore[arg-type]
 
 
@@ -282,8 +446,7 @@ def _features(row: Row) -> dict[str, float]:
     """Everything the time formulas need, computed once with core/speed.py's own feature functions."""
     m, w = row.model, row.w
     tflops, _ = speed.dense_tflops(row.gpu)
-    f = {"bw": row.gpu.bandwidth_bytes_per_s, "tf": tflops * 1e12, "layers": m.n_layers,
-         "hops": row.n_gpus - 1}
+    f = {"bw": row.gpu.bandwidth_bytes_per_s, "tf": tflops * 1e12, "layers": m.n_layers, "hops": row.n_gpus - 1}
     if row.kind == "decode":
         f["weights"] = speed.token_read_bytes(m, w)
         f["kv"] = speed.kv_read_bytes(m, row.workload, row.workload.context)
@@ -303,25 +466,43 @@ def _features(row: Row) -> dict[str, float]:
 # Parameters <-> core/speed.py constants
 # ------------------------------------------------------------------------------------------------
 
-NAMES = ([f"bw_eff:{f}" for f in FAMILIES] + [f"pp_eff:{f}" for f in FAMILIES]
-         + [f"q_dec:{q}" for q in QFAMS] + [f"q_pre:{q}" for q in QFAMS]
-         + [f"latency:{f}" for f in FAMILIES] + ["no_fa_prefill", "legacy_latency", "attn_eff", "hop"])
+NAMES = (
+    [f"bw_eff:{f}" for f in FAMILIES]
+    + [f"pp_eff:{f}" for f in FAMILIES]
+    + [f"q_dec:{q}" for q in QFAMS]
+    + [f"q_pre:{q}" for q in QFAMS]
+    + [f"latency:{f}" for f in FAMILIES]
+    + ["no_fa_prefill", "legacy_latency", "attn_eff", "hop"]
+)
 # Weak priors (log-space, weight per parameter): quant factors near 1, efficiencies near typical
 # values, so families with few rows do not run off. (prior value, strength)
 PRIORS: dict[str, tuple[float, float]] = {
-    **{f"q_dec:{q}": (1.0, 0.5) for q in QFAMS}, **{f"q_pre:{q}": (1.0, 0.5) for q in QFAMS},
-    **{f"bw_eff:{f}": (0.7, 0.1) for f in FAMILIES}, **{f"pp_eff:{f}": (0.3, 0.05) for f in FAMILIES},
-    **{f"latency:{f}": (30e-6, 0.1) for f in FAMILIES}, "no_fa_prefill": (1.0, 0.3),
-    "legacy_latency": (1.0, 0.1), "attn_eff": (0.5, 0.1), "hop": (0.2e-3, 0.1),
+    **{f"q_dec:{q}": (1.0, 0.5) for q in QFAMS},
+    **{f"q_pre:{q}": (1.0, 0.5) for q in QFAMS},
+    **{f"bw_eff:{f}": (0.7, 0.1) for f in FAMILIES},
+    **{f"pp_eff:{f}": (0.3, 0.05) for f in FAMILIES},
+    **{f"latency:{f}": (30e-6, 0.1) for f in FAMILIES},
+    "no_fa_prefill": (1.0, 0.3),
+    "legacy_latency": (1.0, 0.1),
+    "attn_eff": (0.5, 0.1),
+    "hop": (0.2e-3, 0.1),
 }
 
 
 def current_params() -> np.ndarray:
-    vals = ([speed.DECODE_BW_EFFICIENCY[f] for f in FAMILIES] + [speed.PREFILL_FLOPS_EFFICIENCY[f] for f in FAMILIES]
-            + [speed.QUANT_DECODE_FACTOR[q] for q in QFAMS] + [speed.QUANT_PREFILL_FACTOR[q] for q in QFAMS]
-            + [speed.LAYER_LATENCY_S[f] for f in FAMILIES]
-            + [speed.PREFILL_NO_FLASH_ATTENTION_FACTOR, LEGACY_LATENCY_FACTOR[0], speed.ATTENTION_EFFICIENCY,
-               speed.LAYER_SPLIT_HOP_S])
+    vals = (
+        [speed.DECODE_BW_EFFICIENCY[f] for f in FAMILIES]
+        + [speed.PREFILL_FLOPS_EFFICIENCY[f] for f in FAMILIES]
+        + [speed.QUANT_DECODE_FACTOR[q] for q in QFAMS]
+        + [speed.QUANT_PREFILL_FACTOR[q] for q in QFAMS]
+        + [speed.LAYER_LATENCY_S[f] for f in FAMILIES]
+        + [
+            speed.PREFILL_NO_FLASH_ATTENTION_FACTOR,
+            LEGACY_LATENCY_FACTOR[0],
+            speed.ATTENTION_EFFICIENCY,
+            speed.LAYER_SPLIT_HOP_S,
+        ]
+    )
     return np.log(np.array(vals))
 
 
@@ -352,11 +533,27 @@ class Matrix:
     def __init__(self, rows: list[Row]) -> None:
         self.rows = rows
         self.decode = np.array([r.kind == "decode" for r in rows])
+
         def get(k: str) -> np.ndarray:
             return np.array([r.feats.get(k, 0.0) for r in rows], dtype=float)
 
-        self.f = {k: get(k) for k in ("bw", "tf", "layers", "hops", "weights", "kv", "attn", "tokens", "chunks",
-                                      "gemm", "touched", "hop_bytes")}
+        self.f = {
+            k: get(k)
+            for k in (
+                "bw",
+                "tf",
+                "layers",
+                "hops",
+                "weights",
+                "kv",
+                "attn",
+                "tokens",
+                "chunks",
+                "gemm",
+                "touched",
+                "hop_bytes",
+            )
+        }
         self.fam = np.array([FAMILIES.index(r.family) for r in rows])
         self.q = np.array([QFAMS.index("k" if r.qfam == "iq" else r.qfam) if r.qfam != "f16" else -1 for r in rows])
         self.iq = np.array([speed.IQ_EXTRA_FACTOR if r.qfam == "iq" else 1.0 for r in rows])
@@ -367,10 +564,10 @@ class Matrix:
     def predict(self, theta: np.ndarray) -> np.ndarray:
         p = np.exp(theta)
         nf, nq = len(FAMILIES), len(QFAMS)
-        bw_eff, pp_eff = p[:nf], p[nf:2 * nf]
-        q_dec = np.append(p[2 * nf:2 * nf + nq], 1.0)[self.q] * self.iq
-        q_pre = np.append(p[2 * nf + nq:2 * nf + 2 * nq], 1.0)[self.q] * self.iq
-        lat = p[2 * nf + 2 * nq:3 * nf + 2 * nq][self.fam]
+        bw_eff, pp_eff = p[:nf], p[nf : 2 * nf]
+        q_dec = np.append(p[2 * nf : 2 * nf + nq], 1.0)[self.q] * self.iq
+        q_pre = np.append(p[2 * nf + nq : 2 * nf + 2 * nq], 1.0)[self.q] * self.iq
+        lat = p[2 * nf + 2 * nq : 3 * nf + 2 * nq][self.fam]
         no_fa, legacy, attn_eff, hop = p[-4], p[-3], p[-2], p[-1]
         lat = lat * np.where(self.legacy, legacy, 1.0)
         f = self.f
@@ -489,10 +686,17 @@ def _grade(show_rows: bool, verbose: bool) -> dict[str, Any]:
         return float(np.mean((ratio >= band[0]) & (ratio <= band[1]))) if r.size else float("nan")
 
     result: dict[str, Any] = {
-        "rows": len(rows), "skipped": skipped, "gpus": len(gpus),
+        "rows": len(rows),
+        "skipped": skipped,
+        "gpus": len(gpus),
         "constants": dict(zip(NAMES, np.exp(theta).tolist(), strict=True)),
-        "decode_band": dband, "prefill_band": pband, "production_max_rel_diff": check,
-        "overall": {}, "per_backend": {}, "loo": {}, "loo_per_backend": {},
+        "decode_band": dband,
+        "prefill_band": pband,
+        "production_max_rel_diff": check,
+        "overall": {},
+        "per_backend": {},
+        "loo": {},
+        "loo_per_backend": {},
     }
     for kind, mask, band in (("decode", dec, dband), ("prefill", pre, pband)):
         result["overall"][kind] = (*_pct(pct_err(resid[mask])), inside(resid[mask], band), int(mask.sum()))
@@ -500,10 +704,16 @@ def _grade(show_rows: bool, verbose: bool) -> dict[str, Any]:
         for backend in BACKENDS:
             bm = mask & np.array([r.backend == backend for r in rows])
             if bm.any():
-                result["per_backend"][f"{kind} {backend}"] = (*_pct(pct_err(resid[bm])), inside(resid[bm], band),
-                                                              int(bm.sum()))
-                result["loo_per_backend"][f"{kind} {backend}"] = (*_pct(pct_err(loo[bm])), inside(loo[bm], band),
-                                                                  int(bm.sum()))
+                result["per_backend"][f"{kind} {backend}"] = (
+                    *_pct(pct_err(resid[bm])),
+                    inside(resid[bm], band),
+                    int(bm.sum()),
+                )
+                result["loo_per_backend"][f"{kind} {backend}"] = (
+                    *_pct(pct_err(loo[bm])),
+                    inside(loo[bm], band),
+                    int(bm.sum()),
+                )
     if verbose:
         _print(result, rows, resid, loo, show_rows)
     return result
@@ -518,11 +728,13 @@ def _production_check(rows: list[Row], pred: np.ndarray) -> float:
         hw = Hardware(gpu=row.gpu, count=row.n_gpus)
         place = _placement(row)
         if row.kind == "decode":
-            got = speed.decode_tokens_per_s(row.model, row.w, place, hw, row.workload, row.workload.context,
-                                            row.quant_id)
+            got = speed.decode_tokens_per_s(
+                row.model, row.w, place, hw, row.workload, row.workload.context, row.quant_id
+            )
         else:
-            got = speed.prefill_tokens_per_s(row.model, row.w, place, hw, row.workload, row.n_tokens, row.depth,
-                                             row.quant_id)
+            got = speed.prefill_tokens_per_s(
+                row.model, row.w, place, hw, row.workload, row.n_tokens, row.depth, row.quant_id
+            )
         worst = max(worst, abs(got / math.exp(p) - 1.0))
     return worst
 
@@ -543,9 +755,11 @@ def _print(result: dict[str, Any], rows: list[Row], resid: np.ndarray, loo: np.n
             print(f"  {name:<17} n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}")
     if show_rows:
         for row, r, lr in zip(rows, resid, loo, strict=True):
-            print(f"  #{row.index:<3} {row.kind:<7} {row.gpu_key[:28]:<28} {row.backend:<8} x{row.n_gpus} "
-                  f"{row.model.id:<14} {row.quant_id:<7} {row.label[:16]:<16} meas {row.measured:9.1f} "
-                  f"pred {row.measured * math.exp(r):9.1f} {100 * (math.exp(r) - 1):+6.1f}% loo {100 * (math.exp(lr) - 1):+6.1f}%")
+            print(
+                f"  #{row.index:<3} {row.kind:<7} {row.gpu_key[:28]:<28} {row.backend:<8} x{row.n_gpus} "
+                f"{row.model.id:<14} {row.quant_id:<7} {row.label[:16]:<16} meas {row.measured:9.1f} "
+                f"pred {row.measured * math.exp(r):9.1f} {100 * (math.exp(r) - 1):+6.1f}% loo {100 * (math.exp(lr) - 1):+6.1f}%"
+            )
 
 
 def main() -> None:

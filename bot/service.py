@@ -33,7 +33,7 @@ from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
 from locales import Lang, context_label, gib, integer, t, tokens_per_s
 
 if TYPE_CHECKING:
-    from bot.settings import Settings
+    from bot.app.settings import Settings
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
@@ -51,12 +51,23 @@ CACHE_ENTRIES = 2048  # parsed questions, whole answers and per-model scans kept
 def vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog (built once per catalog)."""
     return Vocabulary(
-        models=tuple(VocabEntry(id=m.id, names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())))
-                     for m in catalog.models),
-        gpus=tuple(VocabEntry(id=g.id, names=(g.short_name, g.name, g.id, *g.aliases),
-                              memory_gib=round(g.memory_bytes / (1 << 30)), group=g.category) for g in catalog.gpus),
+        models=tuple(
+            VocabEntry(id=m.id, names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())))
+            for m in catalog.models
+        ),
+        gpus=tuple(
+            VocabEntry(
+                id=g.id,
+                names=(g.short_name, g.name, g.id, *g.aliases),
+                memory_gib=round(g.memory_bytes / (1 << 30)),
+                group=g.category,
+            )
+            for g in catalog.gpus
+        ),
         quants=tuple(q.id for q in catalog.quants),
-        not_devices=tuple(VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)),
+        not_devices=tuple(
+            VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)
+        ),
     )
 
 
@@ -89,7 +100,8 @@ class Service:
     # I/O while a heavy card (a table over every device) is built; one thread also means the caches
     # are only ever changed by that thread (the loop only reads them for the fast path).
     _worker: ThreadPoolExecutor = field(
-        init=False, default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers"))
+        init=False, default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers")
+    )
 
     def __post_init__(self) -> None:
         if self.vocab is None:
@@ -106,13 +118,24 @@ class Service:
             self._scans.popitem(last=False)
         return value
 
-    def _offers(self, model: ModelSpec, quant: Any, request: Request, limit: int | None = None) -> tuple[OfferQuote, ...]:
+    def _offers(
+        self, model: ModelSpec, quant: Any, request: Request, limit: int | None = None
+    ) -> tuple[OfferQuote, ...]:
         """Fitting cloud offers, cheapest first; ``limit=1`` is all a fit card needs."""
         key = ("offers", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(limit))
         measured = self.catalog.size(model.id, quant.id)
-        return self._cached(key, lambda: quote_offers(model, quant, request, self.catalog,
-                                                      users=request.concurrent or DEFAULT_USERS, measured=measured,
-                                                      limit=limit))
+        return self._cached(
+            key,
+            lambda: quote_offers(
+                model,
+                quant,
+                request,
+                self.catalog,
+                users=request.concurrent or DEFAULT_USERS,
+                measured=measured,
+                limit=limit,
+            ),
+        )
 
     def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
         key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
@@ -129,10 +152,14 @@ class Service:
         from catalog.userdata import CachedHubClient, UserDataStore
 
         store = await UserDataStore().open()  # data_dir(): $FITBOT_DATA_DIR, set from the settings by `fitbot run`
-        hub = CachedHubClient(HubClient(timeout_s=settings.hub_timeout_s), store.hub_cache,
-                              max_age=timedelta(days=settings.hub_cache_days))
-        limits = Limits.per_minute(settings.rate_user_per_minute, settings.rate_chat_per_minute,
-                                   settings.rate_expensive_per_minute)
+        hub = CachedHubClient(
+            HubClient(timeout_s=settings.hub_timeout_s),
+            store.hub_cache,
+            max_age=timedelta(days=settings.hub_cache_days),
+        )
+        limits = Limits.per_minute(
+            settings.rate_user_per_minute, settings.rate_chat_per_minute, settings.rate_expensive_per_minute
+        )
         return cls(catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars)
 
     async def close(self) -> None:
@@ -190,7 +217,8 @@ class Service:
             if service is self:  # answers are pure functions of the question, language and saved defaults
                 key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
                 reply = self._scans.get(key) or await self._off_loop(
-                    self._cached, key, lambda: self._dispatch(q, lang, user, text))
+                    self._cached, key, lambda: self._dispatch(q, lang, user, text)
+                )
             else:
                 reply = await self._off_loop(service._dispatch, q, lang, user, text, model)
         except (EstimateError, ValidationError) as exc:  # e.g. an engine that cannot run the quant, 32M context
@@ -239,8 +267,7 @@ class Service:
             return self._suggest(lang, t(lang, "ask.unknown_model", text=match.text), match, "model", q, text)
         return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
 
-    def _gpu(self, q: Query, lang: Lang, user: User, text: str,
-             model: ModelSpec | None) -> tuple[GpuSpec, int] | Reply:
+    def _gpu(self, q: Query, lang: Lang, user: User, text: str, model: ModelSpec | None) -> tuple[GpuSpec, int] | Reply:
         if q.not_device:
             ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
             return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=ghost.note), echo=text)
@@ -273,9 +300,13 @@ class Service:
 
     def _request(self, q: Query, user: User, count: int) -> Request:
         return Request(
-            quant=q.quant, context=q.context or user.context, kv_cache=q.kv_cache, engine=q.engine or user.engine,
+            quant=q.quant,
+            context=q.context or user.context,
+            kv_cache=q.kv_cache,
+            engine=q.engine or user.engine,
             gpu_count=count,
-            ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb, prompt_tokens=q.prompt_tokens,
+            ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb,
+            prompt_tokens=q.prompt_tokens,
             concurrent=q.users,
         )
 
@@ -294,8 +325,17 @@ class Service:
         assert quant is not None
         measured = self.catalog.size(model.id, quant.id)
         cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request, 1))
-        advice = advice_for(model, gpu, quant, request, self.catalog, est, measured,
-                            cost.offers[0] if cost.offers else None, self._hardware(model, quant, request))
+        advice = advice_for(
+            model,
+            gpu,
+            quant,
+            request,
+            self.catalog,
+            est,
+            measured,
+            cost.offers[0] if cost.offers else None,
+            self._hardware(model, quant, request),
+        )
         extra = [cards.advice_section(est, advice, lang)]
         if est.verdict is not Verdict.NO_FIT:  # no speed for a setup that cannot run
             extra.insert(0, cards.speed_section(est, lang))
@@ -304,7 +344,9 @@ class Service:
             extra.append(cost_section)
         speed_card = q.intent is Intent.SPEED
         chart = self._speed_chart(model, request, lang) if speed_card else self._memory_chart(model, gpu, request, lang)
-        card = cards.fit_card(est, self.catalog, lang, extra=extra, code=cards.command_blocks(advice), chart=chart, echo=text)
+        card = cards.fit_card(
+            est, self.catalog, lang, extra=extra, code=cards.command_blocks(advice), chart=chart, echo=text
+        )
         return card.model_copy(update={"kind": "speed" if speed_card else "fit"})
 
     def decode_speed(self, text: str) -> float | None:
@@ -349,8 +391,9 @@ class Service:
             if est.verdict in (Verdict.FITS, Verdict.TIGHT):
                 bars.append((gpu.short_name, round(est.speed.decode_tokens_per_s, 1)))
         bars.sort(key=lambda b: -b[1])
-        return ChartSpec(kind="speed_per_gpu", title=model.name, x_label="tok/s", y_label="",
-                               bars=tuple(bars[:SPEED_CHART_GPUS]))
+        return ChartSpec(
+            kind="speed_per_gpu", title=model.name, x_label="tok/s", y_label="", bars=tuple(bars[:SPEED_CHART_GPUS])
+        )
 
     def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User) -> Reply:
         request = self._request(q, user, 1)
@@ -358,8 +401,11 @@ class Service:
         if quant is None:
             raise EstimateError(f"unknown quant {request.quant}")
         users = request.concurrent or DEFAULT_USERS
-        cost = Cost(offers=self._offers(model, quant, request)[:MAX_OFFERS], rent_vs_buy=None,
-                    assumptions=cost_assumptions(users))
+        cost = Cost(
+            offers=self._offers(model, quant, request)[:MAX_OFFERS],
+            rent_vs_buy=None,
+            assumptions=cost_assumptions(users),
+        )
         return cards.cloud_card(model.name, quant.id, cost, self.catalog, lang)
 
     def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
@@ -367,8 +413,16 @@ class Service:
         est = self._estimate(model, gpu, request)
         quant = self.catalog.quant(est.quant)
         assert quant is not None
-        cost = cost_of(model, gpu, quant, request, self.catalog, est, self.catalog.size(model.id, quant.id),
-                       self._offers(model, quant, request))
+        cost = cost_of(
+            model,
+            gpu,
+            quant,
+            request,
+            self.catalog,
+            est,
+            self.catalog.size(model.id, quant.id),
+            self._offers(model, quant, request),
+        )
         return cards.tco_card(model.name, est, cost, self.catalog, lang)
 
     def _finetune(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang) -> Reply:
@@ -377,7 +431,9 @@ class Service:
         results = []
         for method in methods:
             est = estimate_finetune(model, method, seq_len=seq)
-            results.append((est, training_fit(est, gpu, count), smallest_hardware(model, method, self.catalog, seq_len=seq)))
+            results.append(
+                (est, training_fit(est, gpu, count), smallest_hardware(model, method, self.catalog, seq_len=seq))
+            )
         label = f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name
         return cards.finetune_card(model.name, label, results, self.catalog, lang)
 
@@ -405,11 +461,24 @@ class Service:
                 continue
             est = self._estimate(model, gpu, request.model_copy(update={"quant": quant.id}))
             mem = est.memory
-            rows.append((quant.id, gib(mem.weights_bytes, lang), gib(mem.kv_cache_bytes, lang),
-                         gib(mem.total_bytes, lang), _speed(est, lang), cards.verdict_label(est.verdict, lang)))
+            rows.append(
+                (
+                    quant.id,
+                    gib(mem.weights_bytes, lang),
+                    gib(mem.kv_cache_bytes, lang),
+                    gib(mem.total_bytes, lang),
+                    _speed(est, lang),
+                    cards.verdict_label(est.verdict, lang),
+                )
+            )
         ctx = request.context or DEFAULT_CONTEXT
-        title = t(lang, "quant.title", model=model.name, gpu=f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name,
-                  context=context_label(ctx))
+        title = t(
+            lang,
+            "quant.title",
+            model=model.name,
+            gpu=f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name,
+            context=context_label(ctx),
+        )
         return cards.table_card("quant", title, t(lang, "quant.headers"), rows, self.catalog, lang)
 
     def _gpus_for_model(self, model: ModelSpec, q: Query, lang: Lang) -> Reply:
@@ -417,9 +486,16 @@ class Service:
         request = self._request(q, User(), 1)
         for gpu in self.catalog.gpus:
             ests = [self._estimate(model, gpu, request.model_copy(update={"context": c})) for c in TABLE_CONTEXTS]
-            rows.append((gpu.short_name, gib(gpu.memory_bytes, lang, 0), gib(ests[0].memory.total_bytes, lang, 1),
-                         gib(ests[1].memory.total_bytes, lang, 1), _speed(ests[0], lang),
-                         cards.verdict_label(ests[0].verdict, lang)))
+            rows.append(
+                (
+                    gpu.short_name,
+                    gib(gpu.memory_bytes, lang, 0),
+                    gib(ests[0].memory.total_bytes, lang, 1),
+                    gib(ests[1].memory.total_bytes, lang, 1),
+                    _speed(ests[0], lang),
+                    cards.verdict_label(ests[0].verdict, lang),
+                )
+            )
         quant = request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
         title = t(lang, "gpus.title", model=model.name, count=len(rows), quant=quant)
         headers = t(lang, "gpus.headers", ctx1=context_label(TABLE_CONTEXTS[0]), ctx2=context_label(TABLE_CONTEXTS[1]))
@@ -435,14 +511,31 @@ class Service:
         for model in self.catalog.models:
             est = self._estimate(model, hw, request)
             if est.verdict in (Verdict.FITS, Verdict.TIGHT):
-                rows.append((est.model.name, f"{integer(round(model.total_params / 1e9), lang)}B",
-                             gib(est.memory.total_bytes, lang, 1), _speed(est, lang), cards.verdict_label(est.verdict, lang)))
-        title = t(lang, "models.title", gpu=f"{count}x {hw.short_name}" if count > 1 else hw.short_name,
-                  quant=request.quant or t(lang, "models.default_quant"),
-                  context=context_label(request.context or DEFAULT_CONTEXT))
-        return cards.table_card("models", title, t(lang, "models.headers"), rows, self.catalog, lang,
-                                summary="" if rows else t(lang, "models.none"))
-
+                rows.append(
+                    (
+                        est.model.name,
+                        f"{integer(round(model.total_params / 1e9), lang)}B",
+                        gib(est.memory.total_bytes, lang, 1),
+                        _speed(est, lang),
+                        cards.verdict_label(est.verdict, lang),
+                    )
+                )
+        title = t(
+            lang,
+            "models.title",
+            gpu=f"{count}x {hw.short_name}" if count > 1 else hw.short_name,
+            quant=request.quant or t(lang, "models.default_quant"),
+            context=context_label(request.context or DEFAULT_CONTEXT),
+        )
+        return cards.table_card(
+            "models",
+            title,
+            t(lang, "models.headers"),
+            rows,
+            self.catalog,
+            lang,
+            summary="" if rows else t(lang, "models.none"),
+        )
 
     # --- preferences, Hugging Face, usage log ---------------------------------------------------
 
@@ -457,8 +550,13 @@ class Service:
             log.warning("preferences unavailable", exc_info=True)
             return user, None
         return dataclasses.replace(
-            user, lang=user.lang or _lang(saved.lang), gpu_id=saved.gpu_id, gpu_count=saved.gpu_count,
-            ram_gb=saved.ram_gb, context=saved.context, engine=Engine(saved.engine) if saved.engine else None,
+            user,
+            lang=user.lang or _lang(saved.lang),
+            gpu_id=saved.gpu_id,
+            gpu_count=saved.gpu_count,
+            ram_gb=saved.ram_gb,
+            context=saved.context,
+            engine=Engine(saved.engine) if saved.engine else None,
         ), _lang(chat_lang)
 
     async def _prefs_command(self, q: Query, lang: Lang, user: User) -> Reply:
@@ -498,7 +596,9 @@ class Service:
         switch = _mention_switch(q.leftovers)
         if q.intent is Intent.SETTINGS and switch is not None and user.chat:
             await prefs.set_chat(user.chat, answer_mentions=switch)
-            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off"))
+            return cards.info_card(
+                lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")
+            )
         saved = await prefs.user(user.id)
         gpu = self.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
         rows = {
@@ -532,10 +632,12 @@ class Service:
         except (sqlite3.Error, OSError):  # the cache is unusable: say so instead of failing the answer
             log.exception("hub cache failed")
             return cards.error_card(lang, t(lang, "hub.error", repo=repo))
-        extended = self.catalog.model_copy(update={
-            "models": (*self.catalog.models, found.spec),
-            "sizes": (*self.catalog.sizes, *(sz for sz in found.sizes if self.catalog.quant(sz.quant_id))),
-        })
+        extended = self.catalog.model_copy(
+            update={
+                "models": (*self.catalog.models, found.spec),
+                "sizes": (*self.catalog.sizes, *(sz for sz in found.sizes if self.catalog.quant(sz.quant_id))),
+            }
+        )
         key, params = found.card_source()
         params["fetched_at"] = params["fetched_at"].strftime("%Y-%m-%d %H:%M UTC")
         # the question was parsed already: the extended service shares the vocabulary and its index
@@ -546,16 +648,31 @@ class Service:
         model_id = q.model.id if q and q.model else None
         gpu_id = q.gpu.id if q and q.gpu else None
         understood = reply.kind not in ("suggest", "error", "slow_down")
-        log.info("answered", extra={"kind": reply.kind, "platform": user.id.split(":")[0] or "console",
-                                    "latency_ms": round(latency_ms, 2), "understood": understood})
+        log.info(
+            "answered",
+            extra={
+                "kind": reply.kind,
+                "platform": user.id.split(":")[0] or "console",
+                "latency_ms": round(latency_ms, 2),
+                "understood": understood,
+            },
+        )
         if self.store is None or q is None:
             return
         from catalog.userprefs import LoggedQuery
 
-        self._log_rows.append(LoggedQuery(
-            platform=user.id.split(":")[0] or "console", intent=q.intent.value, model_id=model_id, gpu_id=gpu_id,
-            quant=q.quant, context=q.context, understood=understood, latency_ms=latency_ms,
-        ))
+        self._log_rows.append(
+            LoggedQuery(
+                platform=user.id.split(":")[0] or "console",
+                intent=q.intent.value,
+                model_id=model_id,
+                gpu_id=gpu_id,
+                quant=q.quant,
+                context=q.context,
+                understood=understood,
+                latency_ms=latency_ms,
+            )
+        )
         if self._log_task is None or self._log_task.done():
             self._log_task = asyncio.get_running_loop().create_task(self._flush_soon())
 
@@ -578,7 +695,7 @@ class Service:
 
 
 def _mention_switch(words: tuple[str, ...]) -> bool | None:
-    """"/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
+    """ "/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
 
     The parser drops short words like "an", so a mention switch without an "off" word means on.
     """

@@ -93,8 +93,12 @@ class CatalogStore:
         meta = dict(await (await db.execute("SELECT key, value FROM meta")).fetchall())  # type: ignore[arg-type]
         return Catalog(
             gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),
-            models=tuple(ModelSpec.model_validate_json(d) for d in await column("SELECT data FROM models ORDER BY rowid")),
-            quants=tuple(QuantSpec.model_validate_json(d) for d in await column("SELECT data FROM quants ORDER BY rowid")),
+            models=tuple(
+                ModelSpec.model_validate_json(d) for d in await column("SELECT data FROM models ORDER BY rowid")
+            ),
+            quants=tuple(
+                QuantSpec.model_validate_json(d) for d in await column("SELECT data FROM quants ORDER BY rowid")
+            ),
             sizes=tuple(QuantSize.model_validate_json(d) for d in await column("SELECT data FROM quant_sizes")),
             offers=tuple(
                 CloudOffer.model_validate_json(d)

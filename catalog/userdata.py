@@ -76,8 +76,13 @@ class HubCache:
         stored = model.model_copy(update={"stale": False, "stale_reason": None})
         await self._db.execute(
             "INSERT OR REPLACE INTO hub_cache VALUES (?, ?, ?, ?, ?)",
-            ((repo_id or model.repo_id).lower(), model.repo_id, model.revision, model.fetched_at.isoformat(),
-             stored.model_dump_json()),
+            (
+                (repo_id or model.repo_id).lower(),
+                model.repo_id,
+                model.revision,
+                model.fetched_at.isoformat(),
+                stored.model_dump_json(),
+            ),
         )
 
     async def delete(self, repo_id: str) -> None:
@@ -114,8 +119,9 @@ class UserDataStore:
     async def __aenter__(self) -> Self:
         return await self.open()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     @property
@@ -164,8 +170,12 @@ class CachedHubClient:
         except (HubUnavailable, HubRateLimited) as exc:
             if cached is None:
                 raise
-            log.info("hub look-up of %s failed (%s); answering from the cache of %s", ref.repo_id, exc.key,
-                     cached.fetched_at.isoformat(timespec="minutes"))
+            log.info(
+                "hub look-up of %s failed (%s); answering from the cache of %s",
+                ref.repo_id,
+                exc.key,
+                cached.fetched_at.isoformat(timespec="minutes"),
+            )
             return require_quant(cached.model_copy(update={"stale": True, "stale_reason": exc.key}), ref.quant)
         return require_quant(fresh, ref.quant)
 

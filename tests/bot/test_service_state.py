@@ -9,7 +9,7 @@ from bot.service import Service, User
 from catalog.facts import load_facts
 from catalog.hub import HubClient
 from catalog.userdata import CachedHubClient, UserDataStore
-from tests.fakes.hf_hub import FakeHub
+from fitbot_fakes.hf_hub import FakeHub
 
 CATALOG = load_facts()
 
@@ -161,8 +161,10 @@ async def test_full_disk_is_a_clear_error_and_no_corruption(tmp_path):
         async with store.db.execute("PRAGMA page_count") as cur:
             pages = (await cur.fetchone())[0]
         await store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL on the next growth
-        replies = [await service.answer(f"/mygpu {gpu}", user=User(id=f"tg:x{i}"))
-                   for i, gpu in enumerate(["3090", "5090", "h100"] * 150)]
+        replies = [
+            await service.answer(f"/mygpu {gpu}", user=User(id=f"tg:x{i}"))
+            for i, gpu in enumerate(["3090", "5090", "h100"] * 150)
+        ]
         assert all(r.kind in ("settings", "error") for r in replies)
         assert any(r.kind == "error" for r in replies)
         assert (await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind == "fit"

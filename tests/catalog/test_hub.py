@@ -32,7 +32,7 @@ from catalog.hub import (
     parse_repo_ref,
 )
 from catalog.userdata import CachedHubClient, UserDataStore
-from tests.fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
+from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
 
 TOKEN = "hf_FitBotTestSecret0123456789abcdefXYZ"
 

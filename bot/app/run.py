@@ -1,4 +1,4 @@
-"""``fitbot run``: every adapter whose token is set, in one process, sharing one service.
+"""``fitbot run | health | stats``: every adapter whose token is set, in one process, sharing one service.
 
 Wiring only: settings → logging → catalog and user data → service → adapters. SIGTERM/SIGINT
 set a stop event; adapters finish in-flight answers and close their connections before exit.
@@ -6,15 +6,17 @@ set a stop event; adapters finish in-flight answers and close their connections 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import logging
+import os
 import signal
 import sys
 import time
 
+from bot.app.settings import Settings
 from bot.service import Service
-from bot.settings import Settings
 from catalog.store import CatalogStore, data_dir
 
 log = logging.getLogger("fitbot")
@@ -26,8 +28,12 @@ class JsonLines(logging.Formatter):
     """One JSON object per line; extra fields given with ``extra={...}`` are kept."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {"ts": round(record.created, 3), "level": record.levelname, "logger": record.name,
-                "msg": record.getMessage()}
+        line = {
+            "ts": round(record.created, 3),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
         line.update({k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")})
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
@@ -78,27 +84,36 @@ def _adapter_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
     if task.cancelled() or stop.is_set():
         return
     error = task.exception()
-    log.error("adapter %s stopped: %s", task.get_name(), error.__class__.__name__ if error else "finished",
-              exc_info=error)
+    log.error(
+        "adapter %s stopped: %s", task.get_name(), error.__class__.__name__ if error else "finished", exc_info=error
+    )
     stop.set()
 
 
 async def _adapter(name: str, service: Service, settings: Settings, stop: asyncio.Event) -> None:
     if name == "telegram" and settings.telegram_bot_token:
-        from bot.telegram_app import run_telegram
+        from bot.adapters.telegram_bot import run_telegram
 
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
         await run_telegram(
-            service, token=settings.telegram_bot_token.get_secret_value(), base_url=settings.telegram_base_url,
-            webhook_url=settings.telegram_webhook_url, webhook_secret=secret,
-            listen=settings.telegram_webhook_listen, port=settings.telegram_webhook_port, stop=stop,
+            service,
+            token=settings.telegram_bot_token.get_secret_value(),
+            base_url=settings.telegram_base_url,
+            webhook_url=settings.telegram_webhook_url,
+            webhook_secret=secret,
+            listen=settings.telegram_webhook_listen,
+            port=settings.telegram_webhook_port,
+            stop=stop,
         )
     elif name == "discord" and settings.discord_bot_token:
-        from bot.discord_app import run_discord
+        from bot.adapters.discord_bot import run_discord
 
         await run_discord(
-            service, settings.discord_bot_token.get_secret_value(), shards=settings.discord_shards,
-            sync_state_path=data_dir() / "discord_sync.json", message_content=settings.discord_message_content,
+            service,
+            settings.discord_bot_token.get_secret_value(),
+            shards=settings.discord_shards,
+            sync_state_path=data_dir() / "discord_sync.json",
+            message_content=settings.discord_message_content,
         )
     else:
         log.error("adapter %s has no token or is unknown", name)
@@ -110,3 +125,54 @@ def main_run(settings: Settings) -> int:
     code = asyncio.run(run(settings))
     log.info("stopped", extra={"uptime_s": round(time.monotonic() - started, 1)})
     return code
+
+
+async def _health(settings: Settings) -> int:
+    from catalog.store import CatalogStore
+    from catalog.userdata import UserDataStore
+
+    catalog = await CatalogStore().load()
+    async with UserDataStore() as store:
+        await (await store.db.execute("SELECT 1")).fetchone()
+    print(f"ok: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
+    return 0
+
+
+async def _stats(settings: Settings, as_json: bool) -> int:
+    from catalog.userdata import UserDataStore
+
+    async with UserDataStore() as store:
+        log = store.query_log(settings.query_log_days)
+        await log.prune()
+        stats = await log.stats()
+    if as_json:
+        print(json.dumps(stats, indent=1))
+        return 0
+    print(
+        f"questions: {stats['questions']}, not understood: {stats['not_understood']},"
+        f" mean latency {stats['mean_latency_ms']} ms"
+    )
+    for key in ("intents", "models", "gpus", "platforms"):
+        rows = stats[key]
+        print(f"{key}: " + (", ".join(f"{name} {count}" for name, count in rows) if rows else "–"))  # type: ignore[attr-defined]
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    """``fitbot run | health | stats``: settings from the environment, then the sub-command."""
+    try:
+        settings = Settings()
+    except Exception as exc:  # pydantic's message names the variable, never its value for secrets
+        print(f"fitbot: invalid settings: {exc}", file=sys.stderr)
+        return 2
+    if settings.fitbot_data_dir:  # one data directory for every store, also when it came from .env
+        os.environ["FITBOT_DATA_DIR"] = str(settings.fitbot_data_dir)
+    if args.command == "run":
+        return main_run(settings)
+    try:
+        if args.command == "health":
+            return asyncio.run(_health(settings))
+        return asyncio.run(_stats(settings, args.json))
+    except Exception as exc:
+        print(f"fitbot: {args.command} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 1
