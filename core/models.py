@@ -108,6 +108,7 @@ class ModelSpec(Frozen):
     v_head_dim: int | None = Field(default=None, gt=0, le=4096)
     attention: AttentionKind = AttentionKind.GQA
     kv_lora_rank: int | None = Field(default=None, gt=0)
+    q_lora_rank: int | None = Field(default=None, gt=0)  # MLA query compression (DeepSeek V3: 1536)
     qk_rope_head_dim: int | None = Field(default=None, ge=0)
     sliding_window: int | None = Field(default=None, gt=0)
     n_full_attention_layers: int | None = None  # layers whose KV grows with context
