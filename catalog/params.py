@@ -8,7 +8,7 @@ the checkpoint says. Norms, biases and rotary tables are left out (well under 1 
     attention   GQA: q and o hidden x heads*head_dim, k and v hidden x kv_heads*head_dim
                 MLA: q (through q_lora_rank when set), kv_a hidden x (kv_lora_rank + rope),
                      kv_b kv_lora_rank x heads*(nope + v_head_dim), o heads*v_head_dim x hidden
-    FFN         gated (3 matrices): dense layers 3 x hidden x intermediate_size;
+    FFN         gated (3 matrices, 2 when gated_ffn is false): dense layers 3 x hidden x intermediate_size;
                 MoE layers (n_experts + n_shared_experts) x 3 x hidden x moe_intermediate_size, plus the router
     vision      vision_params when the row counts a vision tower
 """
@@ -35,8 +35,9 @@ def attention_params(m: ModelSpec) -> int:
 def ffn_params(m: ModelSpec) -> int | None:
     """Weights of every FFN block; None when the row lacks a width it needs."""
     h = m.hidden_size
+    mats = 3 if m.gated_ffn else 2
     if not m.is_moe:
-        return 3 * h * m.intermediate_size * m.n_layers if m.intermediate_size else None
+        return mats * h * m.intermediate_size * m.n_layers if m.intermediate_size else None
     if not m.moe_intermediate_size or not m.n_experts:
         return None
     dense_layers = m.n_dense_layers

@@ -130,6 +130,7 @@ class ModelSpec(Frozen):
     # (first_k_dense_replace); with them the parameter count can be recomputed from the architecture
     intermediate_size: int | None = Field(default=None, gt=0)
     n_dense_layers: int = Field(default=0, ge=0)
+    gated_ffn: bool = True  # SwiGLU/GeGLU: 3 FFN matrices; False: 2 (GELU/ReLU^2/xIELU MLPs, e.g. phi-2)
     shared_expert_intermediate_size: int | None = Field(default=None, gt=0)
     vision_params: int | None = Field(default=None, gt=0)  # vision tower weights (counted in total_params)
     params_note: str = ""  # why total_params differs from the architecture arithmetic (MTP, lookup tables, ...)
