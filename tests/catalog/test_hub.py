@@ -95,15 +95,50 @@ def test_parse_repo_ref_accepts(text, repo_id, quant):
 @pytest.mark.parametrize(
     "text",
     [
-        "", "   ", "gpt2", "owner/", "/name", "owner/name/extra", "owner//name", "owner/name:", "a/b:Q4 K M",
-        "owner /name", "owner/na me", "owner/name\nother/x", "owner/name\x00", "../etc/passwd", "owner/..", "owner/../x", "../../x/y",
-        "owner/name..x", "owner/na--me", "owner/name.", "owner/name.git", "-owner/name", "owner/name;rm -rf /",
-        "owner/name' OR 1=1--", "owner/name?x=1", "owner/name#frag", "owner/name%2F..", "owner\\name",
-        "owner/näme", "https://evil.example/owner/name", "https://huggingface.co.evil.example/o/n",
-        "https://huggingface.co@evil.example/o/n", "https://huggingface.co:8443/o/n", "ftp://huggingface.co/o/n",
-        "https://huggingface.co/datasets/o/n", "https://huggingface.co/spaces/o/n", "https://huggingface.co/o",
-        "https://huggingface.co/o/n/settings", "file:///etc/passwd", "javascript:alert(1)", "o/n:Q4_K_M:Q8_0",
-        "o/n:$(id)", "a" * 97 + "/b", "o/" + "b" * 97,
+        "",
+        "   ",
+        "gpt2",
+        "owner/",
+        "/name",
+        "owner/name/extra",
+        "owner//name",
+        "owner/name:",
+        "a/b:Q4 K M",
+        "owner /name",
+        "owner/na me",
+        "owner/name\nother/x",
+        "owner/name\x00",
+        "../etc/passwd",
+        "owner/..",
+        "owner/../x",
+        "../../x/y",
+        "owner/name..x",
+        "owner/na--me",
+        "owner/name.",
+        "owner/name.git",
+        "-owner/name",
+        "owner/name;rm -rf /",
+        "owner/name' OR 1=1--",
+        "owner/name?x=1",
+        "owner/name#frag",
+        "owner/name%2F..",
+        "owner\\name",
+        "owner/näme",
+        "https://evil.example/owner/name",
+        "https://huggingface.co.evil.example/o/n",
+        "https://huggingface.co@evil.example/o/n",
+        "https://huggingface.co:8443/o/n",
+        "ftp://huggingface.co/o/n",
+        "https://huggingface.co/datasets/o/n",
+        "https://huggingface.co/spaces/o/n",
+        "https://huggingface.co/o",
+        "https://huggingface.co/o/n/settings",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "o/n:Q4_K_M:Q8_0",
+        "o/n:$(id)",
+        "a" * 97 + "/b",
+        "o/" + "b" * 97,
     ],
 )
 def test_parse_repo_ref_rejects(text):
@@ -131,13 +166,21 @@ def test_gguf_quant_from_file_name(filename, quant):
 
 
 def test_group_gguf_files_sums_splits_and_skips_projectors():
-    groups = group_gguf_files([
-        ("m-Q4_K_M.gguf", 100), ("Q8_0/m-Q8_0-00001-of-00002.gguf", 70), ("Q8_0/m-Q8_0-00002-of-00002.gguf", 60),
-        ("BF16/m-BF16-00001-of-00003.gguf", 90), ("BF16/m-BF16-00002-of-00003.gguf", 90),
-        ("mmproj-F16.gguf", 50), ("config.json", 1),
-    ])
+    groups = group_gguf_files(
+        [
+            ("m-Q4_K_M.gguf", 100),
+            ("Q8_0/m-Q8_0-00001-of-00002.gguf", 70),
+            ("Q8_0/m-Q8_0-00002-of-00002.gguf", 60),
+            ("BF16/m-BF16-00001-of-00003.gguf", 90),
+            ("BF16/m-BF16-00002-of-00003.gguf", 90),
+            ("mmproj-F16.gguf", 50),
+            ("config.json", 1),
+        ]
+    )
     assert {q: (g.size_bytes, g.complete) for q, g in groups.items()} == {
-        "Q4_K_M": (100, True), "Q8_0": (130, True), "BF16": (180, False),
+        "Q4_K_M": (100, True),
+        "Q8_0": (130, True),
+        "BF16": (180, False),
     }
 
 
@@ -209,7 +252,8 @@ async def test_packed_awq_checkpoint_counts_params_from_dims(hub, client):
 async def test_gguf_repo_sizes_and_ranged_header(hub, client):
     model = await client.lookup("fitbot-test/llama-8b-gguf")
     assert {s.quant_id: s.size_bytes for s in model.sizes} == {
-        "Q4_K_M": 4_920_734_208, "Q8_0": 4_300_000_000 + 4_234_901_344,  # split files summed, mmproj left out
+        "Q4_K_M": 4_920_734_208,
+        "Q8_0": 4_300_000_000 + 4_234_901_344,  # split files summed, mmproj left out
     }
     assert all(s.repo == "fitbot-test/llama-8b-gguf" and s.model_id == model.spec.id for s in model.sizes)
     spec = model.spec
@@ -272,8 +316,12 @@ async def test_gguf_with_unknown_architecture(hub, client):
         ("fitbot-test/huge-listed", HubBadData, "hub.too_large", {"size": 50 * 2**20, "limit": 2 * 2**20}),
         ("fitbot-test/huge-body", HubBadData, "hub.too_large", {"size": 3 * 2**20 + 2}),
         ("fitbot-test/huge-chunked", HubBadData, "hub.too_large", {"file": "config.json"}),
-        ("fitbot-test/unknown-arch", HubUnsupportedArchitecture, "hub.unsupported_architecture",
-         {"arch": "Rwkv7ForCausalLM"}),
+        (
+            "fitbot-test/unknown-arch",
+            HubUnsupportedArchitecture,
+            "hub.unsupported_architecture",
+            {"arch": "Rwkv7ForCausalLM"},
+        ),
         ("fitbot-test/empty", HubBadData, "hub.no_model_files", {}),
     ],
 )
@@ -332,8 +380,16 @@ async def test_invalid_ref_makes_no_request(hub, client, text):
 
 
 async def test_every_error_is_a_hub_error():
-    for cls in (InvalidRepoRef, RepoNotFound, RepoGated, HubRateLimited, HubUnavailable, HubBadData, QuantNotFound,
-                HubUnsupportedArchitecture):
+    for cls in (
+        InvalidRepoRef,
+        RepoNotFound,
+        RepoGated,
+        HubRateLimited,
+        HubUnavailable,
+        HubBadData,
+        QuantNotFound,
+        HubUnsupportedArchitecture,
+    ):
         assert issubclass(cls, HubError)
 
 
@@ -357,8 +413,16 @@ async def test_token_is_sent_but_never_logged(hub, client, monkeypatch, caplog):
     assert sent and all(h == f"Bearer {TOKEN}" for h in sent)
     assert any(r.name.startswith("huggingface_hub") for r in caplog.records)  # the library's logs were captured
     assert "fitbot-test/dense-8b" in caplog.text
-    everything = " ".join([caplog.text, str(gated.value), repr(gated.value.params), str(broken.value), repr(client),
-                           model.model_dump_json()])
+    everything = " ".join(
+        [
+            caplog.text,
+            str(gated.value),
+            repr(gated.value.params),
+            str(broken.value),
+            repr(client),
+            model.model_dump_json(),
+        ]
+    )
     assert TOKEN not in everything and TOKEN[3:15] not in everything
 
 
@@ -380,8 +444,11 @@ async def store():
 
 
 def flaky_repo(name: str) -> FakeRepo:
-    return FakeRepo(f"fitbot-test/{name}", {"config.json": FakeFile(__import__("json").dumps(LLAMA_8B_CONFIG).encode())},
-                    safetensors={"parameters": {"BF16": LLAMA_8B_PARAMS}, "total": LLAMA_8B_PARAMS})
+    return FakeRepo(
+        f"fitbot-test/{name}",
+        {"config.json": FakeFile(__import__("json").dumps(LLAMA_8B_CONFIG).encode())},
+        safetensors={"parameters": {"BF16": LLAMA_8B_PARAMS}, "total": LLAMA_8B_PARAMS},
+    )
 
 
 async def test_user_db_is_its_own_wal_file(store, isolated_env):
@@ -414,8 +481,9 @@ async def test_cache_survives_reopen(hub, store):
 
 async def test_old_entry_is_refreshed(hub, store):
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock,
-                             max_age=timedelta(days=7))
+    cached = CachedHubClient(
+        HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock, max_age=timedelta(days=7)
+    )
     first = await cached.lookup("fitbot-test/dense-8b")
     clock.now += timedelta(days=8)
     second = await cached.lookup("fitbot-test/dense-8b")
