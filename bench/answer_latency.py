@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bot.app.settings import Settings
 from bot.render.discord_embed import to_discord
 from bot.render.telegram_html import to_telegram
 from bot.render.text import to_console
@@ -50,7 +51,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def measure(rounds: int) -> None:
-    catalog = await CatalogStore().load()
+    catalog = await CatalogStore(Settings().catalog_path()).load()
     service = Service(catalog)
     cold: dict[str, list[float]] = {}
     warm: list[float] = []

@@ -3,7 +3,7 @@
     .venv/bin/python bench/burst.py [--users 500] [--per-user 10] [--fail] [--flood] [--paced]
 
 The fake Bot API (fitbot_fakes/telegram_api.py) runs in this process; the bot runs in a child process
-(``--child``) through the production ``run_telegram`` on the production ``Service.open`` with the
+(``--child``) through the production ``run_telegram`` on the production ``open_service`` with the
 default rate limits from ``Settings`` (20 questions per user a minute, so 10 each stay under it),
 charts off. Every user has a private chat and asks ``--per-user`` questions, a mix of fit, quant,
 cloud, speed, table and help questions in English and German, popular ones repeated; all are queued
@@ -113,13 +113,13 @@ async def child(base_url: str, paced: bool, log_path: str) -> None:
     if not paced:
         lifted_rate_limiter()
     from bot.adapters.telegram_bot import run_telegram
+    from bot.app.run import open_service
     from bot.app.settings import Settings
-    from bot.service import Service
     from catalog.store import CatalogStore
 
     with tempfile.TemporaryDirectory() as tmp:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
-        service = await Service.open(catalog, Settings(_env_file=None, fitbot_data_dir=Path(tmp)))
+        service = await open_service(catalog, Settings(_env_file=None, fitbot_data_dir=Path(tmp)))
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         await run_telegram(service, token=TOKEN, base_url=base_url, charts=False, stop=stop)

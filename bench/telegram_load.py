@@ -4,7 +4,7 @@
 
 The fake Bot API (fitbot_fakes/telegram_api.py) runs in this process; the bot runs in a child process
 through the production ``run_telegram`` (built by ``build_application``, no rate limiter, no chart
-images) on the production ``Service.open`` (user database and usage log in a temporary directory),
+images) on the production ``open_service`` (user database and usage log in a temporary directory),
 started with ``--child``. Every question comes from its own user and private chat, so each sendMessage maps to
 one question. ``--rate 0`` queues all N at once (throughput); ``--rate R`` pushes R questions a
 second (latency under a load the bot can carry). The service caches whole answers, so a mix of
@@ -56,13 +56,13 @@ def rss_kib(pid: int) -> int:
 async def child(base_url: str) -> None:
     """The bot: production wiring, no rate limiter; prints its peak RSS and CPU time on SIGTERM."""
     from bot.adapters.telegram_bot import run_telegram
+    from bot.app.run import open_service
     from bot.app.settings import Settings
-    from bot.service import Service
     from catalog.store import CatalogStore
 
     with tempfile.TemporaryDirectory() as tmp:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
-        service = await Service.open(
+        service = await open_service(
             catalog,
             Settings(
                 _env_file=None, fitbot_data_dir=Path(tmp), rate_user_per_minute=10_000, rate_chat_per_minute=100_000

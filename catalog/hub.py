@@ -23,9 +23,9 @@ Errors (each carries ``key``, a locale message id, and ``params`` for its placeh
 Design notes:
 
 * ``huggingface_hub`` is imported inside the worker functions: it costs about a second and the
-  CLI must not pay that at start-up. ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE`` are read
-  at call time, because the library snapshots them into ``constants`` when it is first imported;
-  endpoint and token are passed explicitly (``token=False`` when unset, so no login file is read).
+  CLI must not pay that at start-up. Endpoint, token and offline mode come from the caller
+  (``bot.app.settings`` reads ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE``); they are passed to
+  every call explicitly (``token=False`` when unset, so no login file is read).
   The token goes into the Authorization header only: never into logs, reprs or error params.
 * ``model_info(files_metadata=True)`` is one request, without retries: siblings with sizes, the
   commit sha, safetensors parameter totals by dtype and, for GGUF repos, the hub's own ``gguf``
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import struct
 import time
@@ -436,31 +435,31 @@ class HubClient:
         max_config_bytes: int = 2 * MIB,
         max_header_bytes: int = 2 * MIB,
         endpoint: str | None = None,
+        token: str | None = None,
+        offline: bool = False,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.timeout_s = timeout_s
         self.max_config_bytes = max_config_bytes
         self.max_header_bytes = max_header_bytes
         self._endpoint = endpoint
+        self._token = token
+        self.offline = offline
         self._clock = clock
 
     def __repr__(self) -> str:
         return f"HubClient(endpoint={self.endpoint()!r}, timeout_s={self.timeout_s})"
 
     def endpoint(self) -> str:
-        return (self._endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-    @staticmethod
-    def _token() -> str | bool:
-        return os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or False
+        return (self._endpoint or DEFAULT_ENDPOINT).rstrip("/")
 
     async def lookup(self, ref: RepoRef | str) -> HubModel:
         """Fetch and map one repo; raise a ``HubError`` subclass with a message key on failure."""
         if isinstance(ref, str):
             ref = parse_repo_ref(ref)
-        if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
+        if self.offline:
             raise HubUnavailable("hub.offline", repo=ref.repo_id)
-        endpoint, token = self.endpoint(), self._token()
+        endpoint, token = self.endpoint(), self._token or False
         info = await self._in_thread(ref.repo_id, self._model_info, ref.repo_id, endpoint, token)
         repo_id = info.id if isinstance(info.id, str) and REPO_ID.fullmatch(info.id) else ref.repo_id
         sha = info.sha

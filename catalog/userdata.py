@@ -1,4 +1,4 @@
-"""The user-data database (``data_dir()/user.sqlite``): what FitBot learns at run time, not facts.
+"""The user-data database (``user.sqlite`` in the data directory): what FitBot learns at run time, not facts.
 
 It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt from the fact files
 whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
@@ -34,7 +34,6 @@ from catalog.hub import (
     require_quant,
 )
 from catalog.migrations import Migration, migrate
-from catalog.store import data_dir
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
 log = logging.getLogger(__name__)
@@ -92,8 +91,8 @@ class HubCache:
 class UserDataStore:
     """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
 
-    def __init__(self, path: Path | None = None, busy_timeout_ms: int = 250) -> None:
-        self.path = path or data_dir() / "user.sqlite"
+    def __init__(self, path: Path, busy_timeout_ms: int = 250) -> None:
+        self.path = path
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
 

@@ -17,6 +17,7 @@ Pure: no I/O, no env, no clock. ``parse`` never raises; the index is built once 
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from typing import Literal
 
 from rapidfuzz import fuzz, process
 
+from core import names as N
 from core import query_lexicon as L
 from core.models import Engine, Frozen, KvCacheType
 
@@ -44,6 +46,10 @@ class VocabEntry(Frozen):
     names: tuple[str, ...]  # display name first, then aliases
     memory_gib: float | None = None  # GPUs: picks the memory config ("mac studio 128gb")
     group: str = ""  # e.g. GPU category "apple"
+    total_b: float | None = None  # models: parameters in billions, the size a user names
+    active_b: float | None = None
+    laptop: bool = False  # devices: a laptop part is not its desktop namesake
+    chip: str = ""  # devices: memory variants of one chip share it
 
 
 class Vocabulary(Frozen):
@@ -74,13 +80,24 @@ class Intent(StrEnum):
 
 
 class Match(Frozen):
-    """A name the user wrote and what it resolved to; ``id`` is None when ambiguous."""
+    """A name the user wrote and what it resolved to; ``id`` is None when it did not resolve.
+
+    ``suggestions`` are "did you mean" entries (same family only); ``choices`` are entries that
+    differ only in memory, to be asked about with buttons; ``unknown`` says that nothing in the
+    catalog is the thing typed (look it up, or say "I don't know"); ``memory_gib`` is a memory size
+    the user gave for a device; ``assumed`` names the entry picked for a bare name that has siblings
+    ("h100" → the SXM board).
+    """
 
     id: str | None
     text: str
     score: float
     suggestions: tuple[str, ...] = ()
     ambiguous: bool = False
+    choices: tuple[str, ...] = ()
+    unknown: bool = False
+    memory_gib: int | None = None
+    assumed: bool = False
 
 
 class Query(Frozen):
@@ -132,6 +149,12 @@ class _Index:
     quants: dict[str, str] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     memory: dict[str, float | None] = field(default_factory=dict)
+    identity: dict[str, N.Typed] = field(default_factory=dict)  # an entry's facets, from its name and id
+    params: dict[str, tuple[float, float]] = field(default_factory=dict)  # models: total, active (billions)
+    laptop: dict[str, bool] = field(default_factory=dict)
+    chip: dict[str, str] = field(default_factory=dict)
+    bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
+    exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
     rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
         default_factory=OrderedDict
     )  # span contents + candidate pool -> ranking per kind (names recur in chats)
@@ -159,7 +182,15 @@ def _build_index(vocab: Vocabulary) -> _Index:
         for entry in entries:
             idx.groups[entry.id] = entry.group.lower()
             idx.memory[entry.id] = entry.memory_gib
+            # a model's id carries its size ("qwen3-30b-a3b"); a device's may carry its memory as a bare number
+            own = (entry.names[0], entry.id) if kind == "model" else (entry.names[0],)
+            idx.identity[entry.id] = N.typed(" ".join(own))
+            idx.params[entry.id] = (entry.total_b or 0.0, entry.active_b or entry.total_b or 0.0)
+            idx.laptop[entry.id] = entry.laptop
+            idx.chip[entry.id] = entry.chip or entry.id
+            idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
             for name in (entry.id, *entry.names):
+                idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
                     _add_alias(idx, alias)
@@ -240,6 +271,8 @@ def _num_score(span: _Span, alias: _Alias) -> float:
         prefix = next((a for a in left if _version_prefix(t, a)), None)
         if t in left:
             left.remove(t)
+        elif t.endswith("s") and t[:-1] in left:  # "h100s"
+            left.remove(t[:-1])
         elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
             score += 10.0
         elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
@@ -291,6 +324,8 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[
         keys = [str(t.value)] if t.kind == "mem" else [t.key]
         if t.kind == "num" and t.key.isdecimal():
             keys.append(t.key + "b")
+        if t.kind == "num" and t.key.endswith("s"):
+            keys.append(t.key[:-1])  # "h100s"
         for key in keys:
             hits |= idx.keys.get(key, set())
         if not hits and t.kind == "word" and len(t.key) >= 4:
@@ -362,6 +397,7 @@ def _make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
 
 
 RANKING_CACHE = 4096
+RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
 def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]) -> list[_Cand]:
@@ -380,15 +416,19 @@ def _rank_uncached(
     span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]
 ) -> list[tuple[str, list[tuple[str, float]]]]:
     best: dict[str, dict[str, float]] = {}
+    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
+    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
     for pos in pool:
         alias = idx.aliases[pos]
+        if alias.kind == "model" and not model_ok:
+            continue
         s = _score(span, alias, memo)
         per_kind = best.setdefault(alias.kind, {})
         if s > per_kind.get(alias.entry, -1e9):
             per_kind[alias.entry] = s
     out = []
     for kind, scores in best.items():
-        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:RANKED]
         if ranking[0][1] >= SUGGEST_MIN:
             out.append((kind, ranking))
     return out
@@ -421,19 +461,99 @@ def _second_ok(c: _Cand, first: _Cand) -> bool:
     return c.score >= CONFIDENT and c.ranking[0][0] != first.ranking[0][0]
 
 
-def _to_match(c: _Cand, text: str, toks: list[L.Tok]) -> Match:
-    """Turns a chosen span into a Match; a weak or close best becomes suggestions."""
-    (best, s1), s2 = c.ranking[0], (c.ranking[1][1] if len(c.ranking) > 1 else 0.0)
-    sure = s1 >= CONFIDENT and s1 - s2 >= MARGIN
+def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int | None = None) -> Match:
+    """Turns a chosen span into a Match: only an entry that *is* what was typed may answer.
+
+    The ranking orders entries by spelling; ``core.names`` then drops every entry that disagrees
+    on a stated facet (size, version, variant, tier, form factor) or has one the user did not state.
+    """
     words = text[toks[c.span.first].start : toks[c.span.last].end]
-    suggestions = () if sure else tuple(i for i, s in c.ranking[:3] if s >= SUGGEST_MIN)
-    return Match(
-        id=best if sure else None,
-        text=words,
-        score=round(max(0.0, s1), 1),
-        suggestions=suggestions,
-        ambiguous=not sure,
-    )
+    score = round(max(0.0, c.ranking[0][1]), 1)
+    if c.kind == "not":
+        return Match(id=c.ranking[0][0], text=words, score=score)
+    said = N.typed(words)
+    if c.kind == "gpu" and said.memory_gib is None:
+        said = _bare_memory(said, [e for e, _ in c.ranking], idx)
+    memory = said.memory_gib or memory
+    exact = idx.exact.get(f"{c.kind}:{L.compact(words)}")
+    accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
+    if exact and (exact in {e for e, _ in accepted} or not accepted):
+        accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
+    if not accepted:
+        family = tuple(e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e]))[:3]
+        return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
+    if c.kind == "gpu":
+        return _device_match(accepted, said, words, score, memory, exact, idx)
+    (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
+    if best == exact or len(accepted) == 1 or (s1 >= CONFIDENT - 10 and s1 - s2 >= MARGIN):
+        return Match(id=best, text=words, score=score)
+    return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
+
+
+def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
+    """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
+    "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
+    i = c.span.last + 1
+    while i < len(toks) and i not in used and toks[i].start - toks[i - 1].end <= 2 and N.name_token(toks[i], c.kind):
+        used.add(i)
+        i += 1
+    if i - 1 > c.span.last:
+        c.span = _make_span(toks, list(range(c.span.first, i)))
+
+
+def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
+    """Reads "m3 ultra 512" as 512 GB: a bare number that is no device's model number but some
+    ranked device's memory size."""
+    sizes = {round(m) for e in ranked if (m := idx.memory.get(e))}
+    model_numbers = {n for e in ranked for n in idx.identity[e].numbers}
+    for n in said.numbers:
+        if n.isdecimal() and n not in model_numbers and int(n) in sizes:
+            rest = tuple(x for x in said.numbers if x != n)
+            return dataclasses.replace(said, numbers=rest, memory_gib=int(n))
+    return said
+
+
+def _agrees(kind: str, said: N.Typed, entry: str, idx: _Index) -> bool:
+    if kind == "model":
+        total, active = idx.params[entry]
+        return N.model_agrees(said, idx.identity[entry], total, active)
+    return N.device_agrees(said, idx.identity[entry], idx.laptop[entry])
+
+
+def _device_match(
+    accepted: list[tuple[str, float]],
+    said: N.Typed,
+    words: str,
+    score: float,
+    memory: int | None,
+    exact: str | None,
+    idx: _Index,
+) -> Match:
+    """A device: the memory the user gave wins; memory variants of one chip are asked about, not guessed."""
+    if memory is not None:
+        sized = [e for e, _ in accepted if (m := idx.memory.get(e)) is not None and abs(m - memory) <= 1]
+        if sized:
+            return Match(id=sized[0], text=words, score=score, memory_gib=memory)
+        if not said.numbers:  # "mac studio with 192gb": no chip named, and no such configuration
+            near = tuple(e for e, _ in accepted[:3])
+            return Match(id=None, text=words, score=score, suggestions=near, ambiguous=True, memory_gib=memory)
+        # the chip is known, the memory size is not in the catalog: same chip, the user's memory
+        return Match(id=accepted[0][0], text=words, score=score, memory_gib=memory, assumed=True)
+    best = accepted[0][0]
+    siblings = [e for e, _ in accepted if idx.chip[e] == idx.chip[best] or idx.bare[e] == idx.bare[best]]
+    sizes = {idx.memory.get(e) for e in siblings}
+    if len(sizes) > 1:  # the same chip with several memory sizes, and the user named none: ask
+        ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    if exact is not None and exact == best:
+        return Match(id=best, text=words, score=score, assumed=len(siblings) > 1)
+    if len(siblings) > 1:
+        ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    others = [e for e, _ in accepted if e != best]
+    if others and accepted[0][1] - accepted[1][1] < MARGIN:
+        return Match(id=None, text=words, score=score, suggestions=(best, *others[:2]), ambiguous=True)
+    return Match(id=best, text=words, score=score)
 
 
 # --- intent, language, counts ------------------------------------------------------------
@@ -529,13 +649,17 @@ def _name_fields(
     out: dict[str, object] = {}
     for slot in ("model", "model2", "gpu", "gpu2"):
         if slot in chosen:
-            out[slot] = _to_match(chosen[slot], clean, toks)
+            _extend(chosen[slot], toks, used)
+    out["memory_gib"] = _memory(chosen, toks, used, idx, low)
+    for slot in ("model", "model2", "gpu", "gpu2"):
+        if slot in chosen:
+            loose = out["memory_gib"] if slot == "gpu" else None
+            out[slot] = _to_match(chosen[slot], clean, toks, idx, int(loose) if isinstance(loose, float) else None)
     if "not" in chosen:
         out["not_device"] = chosen["not"].ranking[0][0]
     for slot in ("gpu", "gpu2"):
         if slot in chosen and (n := _count_near(toks, chosen[slot], used)) is not None:
             out[slot + "_count"] = n
-    out["memory_gib"] = _memory(chosen, toks, used, idx, low)
     return out
 
 

@@ -32,14 +32,15 @@ NOISE_WORDS = _words("instruct chat it hf gguf the model modell llm")
 NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
-PIECES = re.compile(r"\d+(?:\.\d+)?b(?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
+PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
 MOE_SIZE = re.compile(r"\d+x\d+(?:\.\d+)?b", A)  # mixtral 8x7b
 COUNT_PREFIX = re.compile(r"(\d{1,2})[x×](.*)")  # 2x, 2x3090, 8xh200
 COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
 MEM_TOKEN = re.compile(r"(\d{1,4})(?:gb|gib|g)", A)
+MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
 PLURAL_GPU = re.compile(r"(\d{3,5})(?:s|er|ern)", A)  # 5090s, 3090er
 VENDOR_PREFIX = re.compile(r"(?:rtx|gtx|rx)(\d.*)", A)
-SIZE = re.compile(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b", A)
+SIZE = re.compile(r"\d+(?:\.\d+)?[bm]|\d+x\d+(?:\.\d+)?b", A)
 
 COUNT_WORDS = {
     "single": 1, "einzelne": 1, "einer": 1, "eine": 1, "one": 1,
@@ -57,7 +58,7 @@ STOPWORDS = _words(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x"""
+    bitte noch auch als dann da hier mal so x via using über ueber"""
 )
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
@@ -108,6 +109,8 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
         _add_raw(m.group(1), s + m.start(1), e, toks)
     elif SHORT_ID.fullmatch(raw):
         toks.append(Tok(raw, raw.replace(".", ""), "num", s, e))
+    elif raw.endswith("s") and SHORT_ID.fullmatch(raw[:-1]):  # "h100s", "a100s": a plural is a count's noun
+        toks.append(Tok(raw, raw[:-1].replace(".", ""), "num", s, e))
     else:
         for p in PIECES.finditer(raw):
             piece = p.group()
@@ -142,7 +145,7 @@ KV_TYPES = {
 _NUM = r"(?P<num>\d{1,7}(?:[.,]\d{1,3})?)"
 _USERS = r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen)"
 _PARALLEL = r"(?:concurrent|gleichzeitig\w*|parallel\w*|simultaneous)"
-_RAM = r"(?:ram|arbeitsspeicher|hauptspeicher)"
+_RAM = r"(?:ram|arbeitsspeicher|hauptspeicher|(?:lp)?ddr\d\w{0,3}(?:\s*ram)?)"
 _CTX = r"(?:ctx|context|kontext)"
 
 
@@ -170,6 +173,8 @@ def _prompt(m: re.Match[str]) -> int | None:
 
 def _ram(m: re.Match[str]) -> float | None:
     gb = number(m["num"]) * (1000 if m["unit"] == "tb" else 1)
+    if not m["unit"] and gb < 4:
+        return None  # "DDR5 4800" or "ram 2" is not a RAM size
     return gb if 1 <= gb <= (16384 if m["unit"] else 2048) else None
 
 
@@ -196,10 +201,10 @@ READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
     (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
     (re.compile(r"\b(?P<num>\d{1,5})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", _users),
-    (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
+    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
+                r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
+    (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
                 r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
-    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|g|tb)?\b", A),
-     "ram_gb", _ram),
     (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
                 + _NUM + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
@@ -324,13 +329,15 @@ def guess_language(low: str) -> Literal["de", "en"] | None:
 # --- reading the text ------------------------------------------------------------------
 
 MAX_CHARS = 2000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# zero-width and bidi controls vanish: "qw\u200ben3" is "qwen3", as the echo shows it
+_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 Found = dict[str, object]  # Query field → value read from the text (plus "command", "repo_tag")
 
 
 def clean(text: str) -> str:
     """Normalises Unicode, drops control characters and caps the length."""
-    text = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2])[:MAX_CHARS]
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text[: MAX_CHARS * 2]))[:MAX_CHARS]
     return _CONTROL.sub(" ", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 

@@ -34,7 +34,6 @@ import io
 import json
 import logging
 import re
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +50,7 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.ext import commands
 
 from bot.adapters.buttons import ButtonStore
+from bot.adapters.feel import feel_question, reveal
 from bot.render.charts import cached_png, render_png
 from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
@@ -67,10 +67,8 @@ CUSTOM_ID_MAX = 100
 CARD_PREFIX = "fitbot"
 AUTOCOMPLETE_MAX = 25
 CHOICE_NAME_MAX = 100
-FEEL_PREFIX = "/feel "
 FEEL_SECONDS = 10.0
 FEEL_EDIT_EVERY_S = 1.0  # Discord allows about 5 message edits per 5 s per channel
-CHARS_PER_TOKEN = 4.0
 MAX_CONTENT = 2000
 GPU_COUNTS = (2, 4)
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*(.*)$", re.IGNORECASE)
@@ -563,8 +561,8 @@ class FitBotMixin:
             query = data if kind == "q" else self.cards.get(data)
             if query is None:
                 await apologise(interaction, "expired")
-            elif query.startswith(FEEL_PREFIX):
-                await self.feel(interaction, query[len(FEEL_PREFIX) :])
+            elif (question := feel_question(query)) is not None:
+                await self.feel(interaction, question)
             else:
                 await self.respond(interaction, query, edit=True)
         except Exception:
@@ -578,7 +576,7 @@ class FitBotMixin:
         await interaction.response.defer()
         if interaction.message is None or interaction.message.id in self._feeling:
             return
-        rate = self.service.decode_speed(query)
+        rate = await self.service.decode_speed(query)
         if not rate:
             lang = lang_of(str(interaction.locale))
             await interaction.followup.send(t(lang, "telegram.feel.unknown"), ephemeral=True)
@@ -595,19 +593,14 @@ class FitBotMixin:
         head = "⚡ " + text(lang, "feel.title", rate=shown)
         sample = text(lang, "feel.sample")
         room = MAX_CONTENT - len(head) - 120  # fences, cursor and the closing line
-        start = time.monotonic()
         try:
-            while True:
-                await asyncio.sleep(self.feel_every_s)
-                elapsed = min(time.monotonic() - start, self.feel_seconds)
-                chars = int(rate * elapsed * CHARS_PER_TOKEN)
-                body = (sample * (chars // len(sample) + 1))[: min(chars, room)]
-                if elapsed < self.feel_seconds:
+            frames = reveal(rate, sample, every_s=self.feel_every_s, max_s=self.feel_seconds, room=room)
+            async for body, elapsed, finished in frames:
+                if not finished:
                     await interaction.edit_original_response(content=f"{head}\n```\n{body}▌\n```")
                     continue
                 done = text(lang, "feel.done", tokens=int(rate * elapsed), seconds=f"{elapsed:.0f}", rate=shown)
                 await interaction.edit_original_response(content=f"{head}\n```\n{body}\n```\n{done}")
-                return
         except discord.HTTPException:
             log.warning("feel-the-speed edit failed", exc_info=True)
         finally:

@@ -30,11 +30,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import html
-import inspect
 import logging
 import re
 import secrets
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -70,6 +68,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest, RequestData
 
 from bot.adapters.buttons import ButtonStore
+from bot.adapters.feel import feel_question, reveal
 from bot.render.charts import render_png
 from bot.render.telegram_html import (
     MAX_CAPTION,
@@ -110,10 +109,8 @@ MAX_CALLBACK_BYTES = 64
 MAX_CHAT_MESSAGES = 3  # a card longer than this goes out as its first message plus a text document
 CONCURRENT_UPDATES = 16
 POOL_SIZE = 16
-FEEL_PREFIX = "/feel "
 FEEL_MAX_S = 10.0
 FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
-CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
 
 
@@ -445,8 +442,8 @@ class TelegramAdapter:
             await cq.answer(say(_lang(update), "expired"), show_alert=True)
             return
         await cq.answer()
-        if query.startswith(FEEL_PREFIX):
-            self.start_stream(cq, update, context, query[len(FEEL_PREFIX) :])
+        if (question := feel_question(query)) is not None:
+            self.start_stream(cq, update, context, question)
             return
         await self.edit_card(cq, update, await self.ask(query, update, context))
 
@@ -506,33 +503,21 @@ class TelegramAdapter:
         back = InlineKeyboardMarkup(
             [[InlineKeyboardButton(say(lang, "feel.back"), callback_data=callback_data(question, self.store))]]
         )
-        rate = await self._decode_speed(question)
+        rate = await self.service.decode_speed(question)
         if not rate or rate <= 0:
             await self._edit(cq, html.escape(say(lang, "feel.unknown")), back, caption)
             return
         sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else MAX_TEXT) - 120
-        sample = sample[:limit]
         interval = FEEL_EDIT_S["group" if _is_group(update) else "private"]
-        start = time.monotonic()
-        while context.application.running:
-            elapsed = time.monotonic() - start
-            shown = int(elapsed * rate * CHARS_PER_TOKEN)
-            if shown >= len(sample) or elapsed >= FEEL_MAX_S:
-                break
-            head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
-            await self._edit(cq, f"{head}\n\n{html.escape(sample[:shown])}▌", None, caption)
-            await asyncio.sleep(max(interval - (time.monotonic() - start - elapsed), 0.05))
-        seconds = num(len(sample) / CHARS_PER_TOKEN / rate, lang, 1)
-        done = html.escape(say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=seconds))
-        await self._edit(cq, f"✅ {done}\n\n{html.escape(sample)}", back, caption)
-
-    async def _decode_speed(self, question: str) -> float | None:
-        """The estimated decode tokens/s for the fit question, if the service can tell (sync or async)."""
-        speed = getattr(self.service, "decode_speed", None)
-        if speed is None:
-            return None
-        value = speed(question)
-        return await value if inspect.isawaitable(value) else value
+        head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
+        async for written, elapsed, finished in reveal(rate, sample, every_s=interval, max_s=FEEL_MAX_S, room=limit):
+            if not context.application.running:
+                return
+            if finished:
+                done = say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=num(elapsed, lang, 1))
+                await self._edit(cq, f"✅ {html.escape(done)}\n\n{html.escape(written)}", back, caption)
+            else:
+                await self._edit(cq, f"{head}\n\n{html.escape(written)}▌", None, caption)
 
     # ---- start-up
 

@@ -108,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalog() -> Catalog:
-    return asyncio.run(CatalogStore().load())
+    from bot.app.settings import Settings
+
+    return asyncio.run(CatalogStore(Settings().catalog_path()).load())
 
 
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:

@@ -10,14 +10,16 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import signal
 import sys
 import time
+from datetime import timedelta
 
 from bot.app.settings import Settings
+from bot.limits import Limits
 from bot.service import Service
-from catalog.store import CatalogStore, data_dir
+from catalog.store import CatalogStore
+from core.models import Catalog
 
 log = logging.getLogger("fitbot")
 
@@ -48,10 +50,26 @@ def setup_logging(level: str) -> None:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
 
 
+async def open_service(catalog: Catalog, settings: Settings) -> Service:
+    """The production service: user data, hub cache and limits from the settings."""
+    from catalog.hub import HubClient
+    from catalog.userdata import CachedHubClient, UserDataStore
+
+    store = await UserDataStore(settings.user_db_path()).open()
+    hub = CachedHubClient(
+        HubClient(**settings.hub_client_options()),
+        store.hub_cache,
+        max_age=timedelta(days=settings.hub_cache_days),
+    )
+    limits = Limits.per_minute(
+        settings.rate_user_per_minute, settings.rate_chat_per_minute, settings.rate_expensive_per_minute
+    )
+    return Service(catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars)
+
+
 async def build_service(settings: Settings) -> Service:
     """The shared service: catalog, user data, hub cache and limits."""
-    catalog = await CatalogStore().load()
-    return await Service.open(catalog, settings)
+    return await open_service(await CatalogStore(settings.catalog_path()).load(), settings)
 
 
 async def run(settings: Settings) -> int:
@@ -67,7 +85,7 @@ async def run(settings: Settings) -> int:
     tasks = [asyncio.create_task(_adapter(name, service, settings, stop), name=name) for name in adapters]
     for task in tasks:
         task.add_done_callback(lambda done: _adapter_ended(done, stop))
-    log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(data_dir())})
+    log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     await stop.wait()
     log.info("shutting down")
     for task in tasks:
@@ -112,7 +130,7 @@ async def _adapter(name: str, service: Service, settings: Settings, stop: asynci
             service,
             settings.discord_bot_token.get_secret_value(),
             shards=settings.discord_shards,
-            sync_state_path=data_dir() / "discord_sync.json",
+            sync_state_path=settings.data_dir() / "discord_sync.json",
             message_content=settings.discord_message_content,
         )
     else:
@@ -131,8 +149,8 @@ async def _health(settings: Settings) -> int:
     from catalog.store import CatalogStore
     from catalog.userdata import UserDataStore
 
-    catalog = await CatalogStore().load()
-    async with UserDataStore() as store:
+    catalog = await CatalogStore(settings.catalog_path()).load()
+    async with UserDataStore(settings.user_db_path()) as store:
         await (await store.db.execute("SELECT 1")).fetchone()
     print(f"ok: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
     return 0
@@ -141,7 +159,7 @@ async def _health(settings: Settings) -> int:
 async def _stats(settings: Settings, as_json: bool) -> int:
     from catalog.userdata import UserDataStore
 
-    async with UserDataStore() as store:
+    async with UserDataStore(settings.user_db_path()) as store:
         log = store.query_log(settings.query_log_days)
         await log.prune()
         stats = await log.stats()
@@ -165,8 +183,6 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:  # pydantic's message names the variable, never its value for secrets
         print(f"fitbot: invalid settings: {exc}", file=sys.stderr)
         return 2
-    if settings.fitbot_data_dir:  # one data directory for every store, also when it came from .env
-        os.environ["FITBOT_DATA_DIR"] = str(settings.fitbot_data_dir)
     if args.command == "run":
         return main_run(settings)
     try:

@@ -1,7 +1,7 @@
 """Load and fault tests, end to end: bursts through the real python-telegram-bot ``Application``.
 
 Each test runs the production ``build_application`` against the fake Bot API with a real ``Service``
-(``Service.open`` with the default ``Settings`` rate limits, a temporary user database) and checks,
+(``open_service`` with the default ``Settings`` rate limits, a temporary user database) and checks,
 per chat, that every question got exactly one response: its card (a card of two or three messages
 counted once), a slow-down card, or an apology; nothing lost, nothing duplicated after a grace
 period. The accounting (``verify``) and the question mix come from bench/burst.py, whose 5,000-question
@@ -26,6 +26,7 @@ from telegram.ext import AIORateLimiter, Application
 import bot.adapters.telegram_bot as telegram_app
 from bot import cards
 from bot.adapters.telegram_bot import build_application, serve
+from bot.app.run import open_service
 from bot.app.settings import Settings
 from bot.limits import Limits
 from bot.service import Service
@@ -63,7 +64,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 async def service(catalog: Catalog, tmp_path: Path) -> AsyncIterator[Service]:
     """The production service: default rate limits (20 a minute per user), user data in tmp_path."""
-    opened = await Service.open(catalog, settings(tmp_path))
+    opened = await open_service(catalog, settings(tmp_path))
     yield opened
     await opened.close()
 
@@ -240,16 +241,16 @@ def dead_endpoint() -> str:
 
 async def test_hub_down_gives_a_clear_answer_and_catalog_questions_flow(
     telegram_api: FakeTelegramAPI,
-    service: Service,
     catalog: Catalog,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     import huggingface_hub.constants
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
+    hub_settings = settings(tmp_path).model_copy(update={"hf_endpoint": dead_endpoint(), "hf_hub_offline": False})
+    service = await open_service(catalog, hub_settings)
     repos = [f"someorg/somemodel-{i % 4}" for i in range(12)]
     hub_asks = [
         Ask(FIRST + i, f"/fit {repo} 4090", "en") if i % 2 else Ask(FIRST + i, f"passt {repo} auf eine 4090?", "de")
@@ -271,6 +272,7 @@ async def test_hub_down_gives_a_clear_answer_and_catalog_questions_flow(
         assert t(ask.lang, "hub.unreachable", repo=ask.text.split()[1]) in text
     no_refusals(telegram_api)
     assert failed_updates(caplog) == []
+    await service.close()
 
 
 def unreachable(lang: str, repo: str) -> list[str]:

@@ -332,7 +332,7 @@ async def test_feel_the_speed_streams_edits(discord_api: FakeDiscord, bot: Any) 
     press = discord_api.make_component(custom_id, message=card)
     ack = await interact(discord_api, press)
     assert ack.json == {"type": 6}
-    edits = await discord_api.wait_request("PATCH", f"/webhooks/{APP_ID}/{press['token']}/messages/@original", count=3)
+    edits = await discord_api.wait_request("PATCH", f"/webhooks/{APP_ID}/{press['token']}/messages/@original", count=4)
     assert all(e.status == 200 for e in edits)
     contents = [e.json["content"] for e in edits]
     assert re.match(r"⚡ Feel the speed: \d+ tokens/s\n```\n", contents[0])  # Service.decode_speed

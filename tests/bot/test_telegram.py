@@ -101,7 +101,7 @@ class StubService(Service):
             return reply.model_copy(update={"chart": CHART})
         return await super().answer(text, locale, user)
 
-    def decode_speed(self, question: str) -> float | None:
+    async def decode_speed(self, question: str) -> float | None:
         return self.speed
 
 

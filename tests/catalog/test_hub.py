@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 from datetime import UTC, datetime, timedelta
 
@@ -34,6 +35,15 @@ from catalog.hub import (
 from catalog.userdata import CachedHubClient, UserDataStore
 from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
 
+
+def hub_client(**options):
+    """A client configured the way ``Settings.hub_client_options`` does, from what the test set in the environment."""
+    return HubClient(
+        endpoint=os.environ.get("HF_ENDPOINT"),
+        **options,
+    )
+
+
 TOKEN = "hf_FitBotTestSecret0123456789abcdefXYZ"
 
 
@@ -57,7 +67,7 @@ def hub(fake_hub, monkeypatch):
 
 @pytest.fixture
 def client():
-    return HubClient(timeout_s=2.0)
+    return hub_client(timeout_s=2.0)
 
 
 def dead_endpoint() -> str:
@@ -275,7 +285,7 @@ async def test_gguf_quant_suffix_reads_that_quants_first_shard(hub, client):
 
 
 async def test_gguf_header_prefix_smaller_than_tokenizer(hub):
-    model = await HubClient(timeout_s=2.0, max_header_bytes=2048).lookup("fitbot-test/llama-8b-gguf")
+    model = await hub_client(timeout_s=2.0, max_header_bytes=2048).lookup("fitbot-test/llama-8b-gguf")
     assert model.spec.vocab_size == 3000 and model.spec.n_layers == 32  # the token array's length is enough
 
 
@@ -353,22 +363,20 @@ async def test_oversized_listed_config_is_never_downloaded(hub, client):
 async def test_slow_hub_times_out(hub):
     started = asyncio.get_running_loop().time()
     with pytest.raises(HubUnavailable) as info:
-        await HubClient(timeout_s=0.4).lookup("fitbot-test/slow")
+        await hub_client(timeout_s=0.4).lookup("fitbot-test/slow")
     assert info.value.key == "hub.timeout"
     assert asyncio.get_running_loop().time() - started < 2.0
 
 
-async def test_unreachable_hub(hub, client, monkeypatch):
-    monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
+async def test_unreachable_hub(hub):
     with pytest.raises(HubUnavailable) as info:
-        await client.lookup("fitbot-test/dense-8b")
+        await HubClient(timeout_s=2.0, endpoint=dead_endpoint()).lookup("fitbot-test/dense-8b")
     assert info.value.key == "hub.unreachable"
 
 
-async def test_offline_mode_makes_no_request(hub, client, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+async def test_offline_mode_makes_no_request(hub):
     with pytest.raises(HubUnavailable) as info:
-        await client.lookup("fitbot-test/dense-8b")
+        await HubClient(endpoint=hub.endpoint, offline=True).lookup("fitbot-test/dense-8b")
     assert info.value.key == "hub.offline" and hub.requests == []
 
 
@@ -396,10 +404,10 @@ async def test_every_error_is_a_hub_error():
 # --- token ----------------------------------------------------------------------------------------
 
 
-async def test_token_is_sent_but_never_logged(hub, client, monkeypatch, caplog):
+async def test_token_is_sent_but_never_logged(hub, monkeypatch, caplog):
     import huggingface_hub.constants
 
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    client = HubClient(timeout_s=2.0, endpoint=hub.endpoint, token=TOKEN)
     monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # the library logs each request as curl
     caplog.set_level(logging.DEBUG)
     for name in ("huggingface_hub", "httpx2", "httpcore", "catalog"):
@@ -438,8 +446,8 @@ class Clock:
 
 
 @pytest.fixture
-async def store():
-    async with UserDataStore() as opened:
+async def store(tmp_path):
+    async with UserDataStore(tmp_path / "user.sqlite") as opened:
         yield opened
 
 
@@ -451,8 +459,7 @@ def flaky_repo(name: str) -> FakeRepo:
     )
 
 
-async def test_user_db_is_its_own_wal_file(store, isolated_env):
-    assert store.path == isolated_env / "data" / "user.sqlite"
+async def test_user_db_is_its_own_wal_file(store):
     async with store.db.execute("PRAGMA journal_mode") as cur:
         assert (await cur.fetchone())[0] == "wal"
     async with store.db.execute("SELECT name FROM _migrations") as cur:
@@ -461,7 +468,7 @@ async def test_user_db_is_its_own_wal_file(store, isolated_env):
 
 async def test_fresh_cache_hit_makes_no_request(hub, store):
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
+    cached = CachedHubClient(hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
     first = await cached.lookup("fitbot-test/llama-8b-gguf")
     count = len(hub.requests)
     clock.now += timedelta(days=6)
@@ -472,17 +479,17 @@ async def test_fresh_cache_hit_makes_no_request(hub, store):
     assert len(hub.requests) == count
 
 
-async def test_cache_survives_reopen(hub, store):
-    model = await CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
+async def test_cache_survives_reopen(hub, store, tmp_path):
+    model = await CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
     await store.close()
-    async with UserDataStore() as again:
+    async with UserDataStore(tmp_path / "user.sqlite") as again:
         assert await again.hub_cache.get("FITBOT-TEST/dense-8b") == model
 
 
 async def test_old_entry_is_refreshed(hub, store):
     clock = Clock()
     cached = CachedHubClient(
-        HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock, max_age=timedelta(days=7)
+        hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock, max_age=timedelta(days=7)
     )
     first = await cached.lookup("fitbot-test/dense-8b")
     clock.now += timedelta(days=8)
@@ -497,7 +504,7 @@ async def test_hub_down_answers_stale(hub, store, status, key):
     repo = flaky_repo(f"flaky-{status}")
     hub.add(repo)
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
+    cached = CachedHubClient(hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
     first = await cached.lookup(repo.repo_id)
     repo.info_status = status
     clock.now += timedelta(days=30)
@@ -510,14 +517,14 @@ async def test_hub_down_answers_stale(hub, store, status, key):
 async def test_hub_down_without_cache_raises(hub, store, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
     with pytest.raises(HubUnavailable):
-        await CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
+        await CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
 
 
 async def test_not_found_on_refresh_is_not_hidden(hub, store):
     repo = flaky_repo("vanishing")
     hub.add(repo)
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
+    cached = CachedHubClient(hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
     await cached.lookup(repo.repo_id)
     repo.info_status = 404
     clock.now += timedelta(days=8)
@@ -526,7 +533,7 @@ async def test_not_found_on_refresh_is_not_hidden(hub, store):
 
 
 async def test_concurrent_askers_share_one_request(hub, store):
-    cached = CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache)
+    cached = CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache)
     results = await asyncio.gather(*(cached.lookup("fitbot-test/moe-30b-a3b") for _ in range(5)))
     assert len({r.fetched_at for r in results}) == 1
     assert len([r for r in hub.requests if r.path.startswith("/api/")]) == 1
