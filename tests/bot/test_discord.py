@@ -239,7 +239,7 @@ async def test_each_slash_command(
 async def test_fit_colour_and_buttons_follow_the_verdict(discord_api: FakeDiscord, bot: Any) -> None:
     good = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}))
     bad = await interact(
-        discord_api, discord_api.make_slash("fit", {"model": "glm-4.5", "gpu": "rtx-4090", "ram": 16})
+        discord_api, discord_api.make_slash("fit", {"model": "glm-4.5", "gpu": "rtx-3060-12gb", "ram": 16})
     )
     assert embed(good)["color"] == GREEN and embed(good)["title"].startswith("🟢")
     assert embed(bad)["color"] == RED and embed(bad)["title"].startswith("🔴")
