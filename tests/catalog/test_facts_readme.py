@@ -26,6 +26,7 @@ def test_readme_counts_are_true() -> None:
         ),
         "models": len(c.models),
         "model families": len({m.family for m in c.models}),
+        "measured GGUF sizes": len(c.sizes),
         "cloud offers": len(c.offers),
         "cloud providers": len({o.provider for o in c.offers}),
         "repos in the offline Hugging Face index": len(load_hf_index()),
