@@ -13,7 +13,7 @@ from pathlib import Path
 
 from catalog.hf_config import ConfigError, spec_from_config
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
-from core.query import VocabEntry, Vocabulary, parse
+from core.query import Intent, VocabEntry, Vocabulary, parse
 
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*x\s*(.+)$", re.IGNORECASE)
 
@@ -94,7 +94,7 @@ def _parsed(catalog: Catalog, kind: str, text: str) -> tuple[str | None, tuple[s
     if entry is None or entry[0] != id(catalog):
         entry = catalog.__dict__["_vocab"] = (id(catalog), vocabulary(catalog))
     vocab = entry[1]
-    query = parse(text if kind == "model" else f"/fit x {text}", vocab)
+    query = parse(text if kind == "model" else f"x {text}", vocab, Intent.FIT)
     match = query.model if kind == "model" else query.gpu
     if match is None:
         return None, ()

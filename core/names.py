@@ -25,21 +25,45 @@ from core import query_lexicon as L
 
 # words that make a model a different model of the same family and size
 MODEL_VARIANTS = frozenset(
-    "coder code vl vision omni audio base thinking reasoning distill mini nano micro tiny math guard embed "
-    "flash air lite turbo preview abliterated uncensored".split()
+    [
+        "coder",
+        "code",
+        "vl",
+        "vision",
+        "omni",
+        "audio",
+        "base",
+        "thinking",
+        "reasoning",
+        "distill",
+        "mini",
+        "nano",
+        "micro",
+        "tiny",
+        "math",
+        "guard",
+        "embed",
+        "flash",
+        "air",
+        "lite",
+        "turbo",
+        "preview",
+        "abliterated",
+        "uncensored",
+    ]
 )
 # variant words a user may leave out when the catalog has only that one ("mistral 24b" is Small)
-SOFT_VARIANTS = frozenset("small medium large plus pro max".split())
+SOFT_VARIANTS = frozenset(["small", "medium", "large", "plus", "pro", "max"])
 # words that make a device a different device (a 3090 Ti is not a 3090)
-DEVICE_TIERS = frozenset("ti super xt xtx gre d pro max ultra".split())
-LAPTOP_WORDS = frozenset("laptop mobile notebook max-q".split())
+DEVICE_TIERS = frozenset(["ti", "super", "xt", "xtx", "gre", "d", "pro", "max", "ultra"])
+LAPTOP_WORDS = frozenset(["laptop", "mobile", "notebook", "max-q"])
 # datacenter board forms: the catalog's alias picks the usual one, and the card says so
-DEVICE_FORMS = frozenset("sxm pcie nvl sxm5 sxm4 oam".split())
+DEVICE_FORMS = frozenset(["sxm", "pcie", "nvl", "sxm5", "sxm4", "oam"])
 MODEL_SIZE = re.compile(r"(\d+(?:\.\d+)?)([bm])", re.A)
 MOE_TOTAL = re.compile(r"(\d+)x(\d+(?:\.\d+)?)b", re.A)
 ACTIVE = re.compile(r"a(\d+(?:\.\d+)?)b", re.A)
 APPLE_CHIP = re.compile(r"m[1-9]", re.A)
-MAC_PRODUCT_WORDS = frozenset("mac macbook studio mini imac desktop computer pc".split())
+MAC_PRODUCT_WORDS = frozenset(["mac", "macbook", "studio", "mini", "imac", "desktop", "computer", "pc"])
 SIZE_TOLERANCE = 0.10  # a size typed for a model whose name states none, against its parameter count
 
 
@@ -114,7 +138,9 @@ def name_token(t: L.Tok, kind: str) -> bool:
         return t.kind == "mem" or t.key in LAPTOP_WORDS | DEVICE_TIERS | DEVICE_FORMS
     if t.kind == "num":
         return not (t.key.isdecimal() and int(t.key) >= 100)  # "32768" after a name is a context
-    return t.kind == "word" and (t.key in MODEL_VARIANTS or t.key in SOFT_VARIANTS or (len(t.key) <= 2 and t.key not in L.FILLER))
+    return t.kind == "word" and (
+        t.key in MODEL_VARIANTS or t.key in SOFT_VARIANTS or (len(t.key) <= 2 and t.key not in L.FILLER)
+    )
 
 
 def same_family(said: Typed, entry: Typed) -> bool:

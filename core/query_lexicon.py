@@ -159,11 +159,14 @@ def number(s: str) -> float:
 def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
     value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
+    if suffix == "m" and not keyword and value > 10:
+        return None  # "gemma 3 270m" is a model size; "1m" alone is a context
     if suffix == "m":
         value *= 1 << 20
     elif suffix == "k" or (keyword and value < 256):
         value *= 1024
-    return int(value) if 512 <= value <= 1 << 25 else None
+    # an absurd size that was clearly asked for ("40m context") is kept, so the answer can say it is out of range
+    return int(value) if 512 <= value <= 1 << 30 else None
 
 
 def _prompt(m: re.Match[str]) -> int | None:
@@ -232,14 +235,59 @@ FILLER_PHRASES = re.compile(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
+# --- devices named only by their memory, and questions about memory alone ------------------
+
+_GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
+_VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
+# (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
+GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
+    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
+    (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
+     "gpu"),
+    (re.compile(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
+    (re.compile(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
+                r"|ohne\s+(?:gpu|grafikkarte)|on\s+(?:the\s+|my\s+)?cpu|auf\s+(?:der\s+)?cpu)\b", A), "cpu"),
+)  # fmt: skip
+MEMORY_ONLY = re.compile(
+    r"\bhow\s+much\s+(?:v?ram|(?:gpu\s+)?memory|vram)\b|\bwie\s*viel\s+(?:v?ram|(?:grafik)?speicher)\b"
+    r"|\b(?:v?ram|memory|speicher)[ -]?(?:requirements?|bedarf|needed|required|usage)\b|\bspeicherbedarf\b"
+)
+# engines FitBot does not model: named on the card with what was used instead
+OTHER_ENGINE = re.compile(
+    r"\b(?P<e>exl[23]|exllama(?:v2|v3)?|mlx(?:[ -]lm)?|sglang|tensorrt(?:[ -]llm)?|trt[ -]llm|tgi|aphrodite|ktransformers)\b",
+    A,
+)
+# quants only vLLM (or another checkpoint server) serves: asking for one switches the engine
+VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
+
+
+def read_devices(low: str, found: Found) -> str:
+    """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
+    if MEMORY_ONLY.search(low):
+        found["memory_only"] = True
+    for pattern, kind in GENERIC_DEVICES:
+        m = pattern.search(low)
+        if m is None:
+            continue
+        num = m.groupdict().get("num")
+        gib = number(num) if num else None
+        if gib is not None and not 1 <= gib <= 1024:
+            continue
+        found.setdefault("device_kind", kind)
+        if gib is not None:
+            found.setdefault("device_memory_gib", gib)
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    if m := OTHER_ENGINE.search(low):
+        found["other_engine"] = m["e"]
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
 # --- intents -----------------------------------------------------------------------------
 
-COMMAND = re.compile(r"^\s*/([a-z_]{1,20})(?:@\w{1,64})?(?=\s|$)", A)
-COMMANDS = _words("fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget")
-COMMAND_ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang"}
 INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("forget", re.compile(r"\b(?:forget me|vergiss mich|delete my data|lösche? meine daten)\b")),
-    ("settings", re.compile(r"\b(?:settings|einstellungen)\b")),
     (
         "tco",
         re.compile(
@@ -251,7 +299,13 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "finetune",
         re.compile(r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"),
     ),
-    ("compare", re.compile(r"\b(?:compare|comparison|vergleich\w*|vs|versus|gegen|against)\b")),
+    (
+        "compare",
+        re.compile(
+            r"\b(?:compare|comparison|compared to|vergleich\w*|vs|versus|gegen|against|or|oder|oder lieber"
+            r"|faster than|schneller als|better than|besser als)\b"
+        ),
+    ),
     (
         "speed",
         re.compile(
@@ -281,14 +335,6 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("quant", re.compile(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),
-    (
-        "mygpu",
-        re.compile(
-            r"\b(?:my (?:gpus?|graphics card|card|hardware) (?:is|are)|i (?:have|own|got)"
-            r"|meine (?:gpus?|grafikkarte|karte|hardware) (?:ist|sind)|ich (?:habe|hab|besitze))\b"
-        ),
-    ),
-    ("help", re.compile(r"^\s*(?:help|hilfe|\?+|what can you do|was kannst du)\s*[?!.]*\s*$")),
 )
 
 # --- language ----------------------------------------------------------------------------
@@ -347,21 +393,6 @@ def lower_keep_length(text: str) -> str:
     if len(low) == len(text):
         return low
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-
-
-def read_command(low: str, found: Found) -> str:
-    """Reads a leading /command (with an optional @BotName) and the /lang argument."""
-    m = COMMAND.match(low)
-    if m is None:
-        return low
-    name = COMMAND_ALIASES.get(m.group(1), m.group(1))
-    if name in COMMANDS:
-        found["command"] = name
-    rest = low[m.end() :]
-    if name == "lang" and (arg := re.match(r"\s*([a-z_-]{1,12})\b", rest)):
-        found["lang_arg"] = arg.group(1)
-        rest = " " * arg.end() + rest[arg.end() :]
-    return " " * m.end() + rest
 
 
 def compact(text: str) -> str:
