@@ -18,7 +18,8 @@ def test_index_is_small_and_sorted_by_downloads() -> None:
 def test_plain_names_find_their_repos() -> None:
     repos = {r.repo: r for r in load_hf_index()}
     gemma = repos["google/gemma-3-1b-it"]
-    assert 0.9e9 < gemma.params < 1.1e9 and gemma.n_layers == 26 or gemma.n_layers is None
+    assert 0.9e9 < gemma.params < 1.1e9
+    assert gemma.n_layers in (26, None)  # the source left some config fields empty
     qwen = repos["Qwen/Qwen3-30B-A3B"]
     assert qwen.active_params is not None and qwen.active_params < qwen.params
     assert all(r.pipeline in ("text-generation", "image-text-to-text") for r in repos.values())
