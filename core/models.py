@@ -78,6 +78,14 @@ class GpuSpec(Frozen):
     price_usd: float | None = None
     price_note: str = ""
     aliases: tuple[str, ...] = ()
+    # one chip (same bandwidth and compute) sold with several memory sizes shares ``chip``;
+    # the fact loader sets it to the row id when a device has no siblings
+    chip: str = ""
+    form_factor: Literal["", "desktop", "laptop", "workstation", "datacenter", "mac", "apu", "embedded"] = ""
+    gpu_cores: int | None = Field(default=None, gt=0)  # Apple GPU core count (bandwidth depends on it)
+    street_price_new_usd: float | None = Field(default=None, gt=0)
+    street_price_used_usd: float | None = Field(default=None, gt=0)
+    street_price_as_of: str = ""  # ISO date of the street prices
     provenance: Provenance
 
 
@@ -100,6 +108,7 @@ class ModelSpec(Frozen):
     v_head_dim: int | None = Field(default=None, gt=0, le=4096)
     attention: AttentionKind = AttentionKind.GQA
     kv_lora_rank: int | None = Field(default=None, gt=0)
+    q_lora_rank: int | None = Field(default=None, gt=0)  # MLA query compression (DeepSeek V3: 1536)
     qk_rope_head_dim: int | None = Field(default=None, ge=0)
     sliding_window: int | None = Field(default=None, gt=0)
     n_full_attention_layers: int | None = None  # layers whose KV grows with context
@@ -117,6 +126,17 @@ class ModelSpec(Frozen):
     license: str = ""
     release: str = ""
     aliases: tuple[str, ...] = ()
+    # dense FFN width (config intermediate_size) and the number of leading dense layers in a MoE
+    # (first_k_dense_replace); with them the parameter count can be recomputed from the architecture
+    intermediate_size: int | None = Field(default=None, gt=0)
+    n_dense_layers: int = Field(default=0, ge=0)
+    gated_ffn: bool = True  # SwiGLU/GeGLU: 3 FFN matrices; False: 2 (GELU/ReLU^2/xIELU MLPs, e.g. phi-2)
+    shared_expert_intermediate_size: int | None = Field(default=None, gt=0)
+    vision_params: int | None = Field(default=None, gt=0)  # vision tower weights (counted in total_params)
+    params_note: str = ""  # why total_params differs from the architecture arithmetic (MTP, lookup tables, ...)
+    hf_downloads: int | None = Field(default=None, ge=0)  # Hugging Face downloads (last 30 days) when read
+    # base / instruct / thinking / coder / vision / distill / reasoning / embedding ...
+    variant: str = ""
     provenance: Provenance
 
     @property

