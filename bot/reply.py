@@ -112,7 +112,7 @@ class Reply(_Frozen):
     code: tuple[CodeBlock, ...] = ()
     chart: ChartSpec | None = None
     actions: tuple[Action, ...] = ()
-    suggestions: tuple[str, ...] = Field(default=(), max_length=4)  # "did you mean" choices
+    suggestions: tuple[str, ...] = Field(default=(), max_length=6)  # "did you mean" choices
     assumptions: str = ""
     footer: str = ""
     echo: str = ""  # the user's words, shown back; untrusted

@@ -135,7 +135,7 @@ class Resolver:
         """Buttons that repeat the whole question with the unclear name replaced, so every other
         constraint (count, context, RAM, KV, quant, engine, users) survives the press."""
         names, queries = [], []
-        for sid in ids[:4]:
+        for sid in ids[:6]:
             item = self.catalog.model(sid) or self.catalog.gpu(sid)
             if item is None:
                 continue

@@ -29,6 +29,7 @@ MODEL_VARIANTS = frozenset(
         "coder",
         "code",
         "vl",
+        "v",
         "vision",
         "omni",
         "audio",

@@ -157,6 +157,7 @@ class _Index:
     chip: dict[str, str] = field(default_factory=dict)
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
     exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
+    primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
     spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
     rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
@@ -194,6 +195,8 @@ def _build_index(vocab: Vocabulary) -> _Index:
             idx.chip[entry.id] = entry.chip or entry.id
             idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
             idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
+            for name in (entry.id, *entry.names[:1]):
+                idx.primary.setdefault(f"{kind}:{L.compact(name)}", entry.id)
             for name in (entry.id, *entry.names):
                 idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
                 idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
@@ -493,6 +496,12 @@ def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int |
     if c.kind == "gpu":  # an exact model number beats a plural reading ("L40S" is no plural of "L40")
         literal = [(e, s) for e, s in accepted if all(n in idx.identity[e].numbers for n in said.numbers)]
         accepted = literal or accepted
+    keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
+    typed_id = idx.primary.get(keys[0]) or idx.primary.get(keys[1])
+    if c.kind == "model" and whole != words:  # "qwen3-4b-instruct" is an alias of its own model
+        typed_id = idx.primary.get(keys[0]) or idx.exact.get(keys[0]) or typed_id
+    if typed_id is not None and typed_id in {e for e, _ in accepted}:
+        return Match(id=typed_id, text=words, score=score)  # an id or full name typed out: exactly that entry
     if exact and c.kind == "model" and said.size_b is None and _other_sizes(exact, accepted, idx):
         exact = None  # "gemma 3" names a family of several sizes: ask, even if an alias says one of them
     if exact and (exact in {e for e, _ in accepted} or not accepted):
@@ -719,7 +728,10 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     repo = found.get("hf_repo")
     if isinstance(repo, str) and (known := idx.exact.get(f"model:{L.compact(repo)}")):
         fields["model"] = Match(id=known, text=repo, score=100.0)  # a catalog model's own repo id
-    fields.update(_unknown_phrases(toks, used, clean, "model" in fields, "gpu" in fields))
+    known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
+    fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
+    if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
+        fields["gpu"] = g.model_copy(update={"text": _joined(clean, phrase, g.text)})  # "rx 5500" + "xt"
     loose = fields.pop("loose_memory_gib", None)
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:
@@ -847,6 +859,15 @@ def _unknown_phrases(toks: list[L.Tok], used: set[int], text: str, has_model: bo
                 out[key] = text[toks[run[0]].start : toks[run[-1]].end]
         run = [i] if t is not None and i not in used and t.kind in ("word", "num") and t.key not in L.FILLER else []
     return out
+
+
+def _joined(text: str, a: str, b: str) -> str:
+    """Two pieces of one name that the parser saw apart, as the user wrote them together."""
+    i, j = text.find(a), text.find(b)
+    if i < 0 or j < 0:
+        return b
+    start, end = min(i, j), max(i + len(a), j + len(b))
+    return text[start:end] if end - start <= len(a) + len(b) + 3 else b
 
 
 def _phrase_kind(ts: list[L.Tok]) -> str:

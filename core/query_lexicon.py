@@ -26,7 +26,7 @@ def _words(text: str) -> frozenset[str]:
 
 # --- names -------------------------------------------------------------------------------
 
-VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla quadro intel arc")
+VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla intel arc")
 # words that carry no identity in a model or GPU name
 NOISE_WORDS = _words("instruct chat it hf gguf the model modell llm")
 NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
@@ -78,11 +78,21 @@ class Tok:
     value: int = 0  # count or GiB
 
 
+# "Titan RTX", "Titan X", "Titan Xp", "Titan V": the word after "titan" is the name, not a vendor word
+TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
+
+
 def tokenize(text: str) -> list[Tok]:
     """Cuts text into name tokens; counts, GB figures and filler words are marked as such."""
     toks: list[Tok] = []
     for m in NAME_SPLIT.finditer(text):
         _add_raw(m.group(), m.start(), m.end(), toks)
+    for i in range(len(toks) - 2, -1, -1):
+        if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
+            gtx = i > 0 and toks[i - 1].key == "gtx"  # "GTX Titan X" is the Maxwell card, "Titan X" the Pascal one
+            key = ("gtx" if gtx else "") + "titan" + toks[i + 1].key
+            first = i - 1 if gtx else i
+            toks[first : i + 2] = [Tok(key, key, "word", toks[first].start, toks[i + 1].end)]
     return toks
 
 

@@ -29,10 +29,10 @@ def fake_hub(monkeypatch):
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     repos = [
-        repo("allenai/OLMo-2-1124-7B", 90_000, 7_300_000_000),
-        repo("allenai/OLMo-2-1124-7B-Instruct", 120_000, 7_300_000_000),
-        repo("allenai/OLMo-2-1124-13B", 200_000, 13_700_000_000),
-        repo("someone/OLMo-2-1124-7B-GGUF", 500_000, 7_300_000_000),
+        repo("nanolabs/Nimbo-2-1124-7B", 90_000, 7_300_000_000),
+        repo("nanolabs/Nimbo-2-1124-7B-Instruct", 120_000, 7_300_000_000),
+        repo("nanolabs/Nimbo-2-1124-13B", 200_000, 13_700_000_000),
+        repo("someone/Nimbo-2-1124-7B-GGUF", 500_000, 7_300_000_000),
         repo("tiiuae/Falcon3-7B-Instruct", 50_000, 7_460_000_000),
     ]
     with FakeHub(repos) as hub:
@@ -48,20 +48,22 @@ async def service(fake_hub, tmp_path):
 
 
 async def test_an_unknown_model_is_found_by_name_and_the_card_names_the_repo(service, fake_hub):
-    reply = await service.answer("can I run olmo 2 7b on a 3090?")
+    reply = await service.answer("can I run nimbo 2 7b on a 3090?")
     assert reply.kind == "fit"
     (subject,) = reply.subjects
-    assert subject.model_id == "allenai/OLMo-2-1124-7B-Instruct"  # the most downloaded 7B that is no quant repo
-    assert [n.values for n in subject.notes if n.code == "hub_lookup"] == [{"repo": "allenai/OLMo-2-1124-7B-Instruct"}]
-    assert "allenai/OLMo-2-1124-7B-Instruct" in reply.summary and "Hugging Face" in reply.footer
+    assert subject.model_id == "nanolabs/Nimbo-2-1124-7B-Instruct"  # the most downloaded 7B that is no quant repo
+    assert [n.values for n in subject.notes if n.code == "hub_lookup"] == [
+        {"repo": "nanolabs/Nimbo-2-1124-7B-Instruct"}
+    ]
+    assert "nanolabs/Nimbo-2-1124-7B-Instruct" in reply.summary and "Hugging Face" in reply.footer
     searches = [r for r in fake_hub.requests if r.path == "/api/models"]
     assert searches  # the real client asked the hub's search
 
 
 async def test_a_search_result_is_cached(service, fake_hub):
-    await service.answer("olmo 2 7b on 4090")
+    await service.answer("nimbo 2 7b on 4090")
     before = len([r for r in fake_hub.requests if r.path == "/api/models"])
-    await service.answer("olmo 2 7b on 3090")
+    await service.answer("nimbo 2 7b on 3090")
     assert len([r for r in fake_hub.requests if r.path == "/api/models"]) == before
 
 
@@ -83,8 +85,8 @@ async def test_offline_search_asks_nothing():
 @pytest.mark.parametrize(
     ("typed", "repo_id", "same"),
     [
-        ("olmo 2 7b", "allenai/OLMo-2-1124-7B", True),
-        ("olmo 2 7b", "allenai/OLMo-2-1124-13B", False),
+        ("nimbo 2 7b", "nanolabs/Nimbo-2-1124-7B", True),
+        ("nimbo 2 7b", "nanolabs/Nimbo-2-1124-13B", False),
         ("gemma 3 1b", "google/gemma-3-1b-it", True),
         ("gemma 3 1b", "google/gemma-3-12b-it", False),
         ("qwen2.5 coder 7b", "Qwen/Qwen2.5-7B-Instruct", False),
