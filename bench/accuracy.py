@@ -112,7 +112,9 @@ def grade_weights(catalog: Catalog, show: bool) -> list[float]:
         est = recipe_weights(model, quant).total_bytes
         errors.append(100 * (est - measured) / measured)
         if show:
-            print(f"  weights {mid:<32} {qid:<11} measured {measured / GIB:8.2f} est {est / GIB:8.2f} GiB {errors[-1]:+6.1f}%")
+            print(
+                f"  weights {mid:<32} {qid:<11} measured {measured / GIB:8.2f} est {est / GIB:8.2f} GiB {errors[-1]:+6.1f}%"
+            )
     return errors
 
 
@@ -143,7 +145,9 @@ def grade_llamacpp(catalog: Catalog, show: bool) -> tuple[list[float], list[floa
             est = (kv_cache_bytes(model, wl_k) + kv_cache_bytes(model, wl_v)) / 2 / MIB
             kv_errors.append(100 * (est - kv_mib) / kv_mib)
             if show:
-                print(f"  kv      {mid:<32} ctx {ctx:>6} {k.value}/{v.value} logged {kv_mib:8.1f} est {est:8.1f} MiB {kv_errors[-1]:+6.1f}%")
+                print(
+                    f"  kv      {mid:<32} ctx {ctx:>6} {k.value}/{v.value} logged {kv_mib:8.1f} est {est:8.1f} MiB {kv_errors[-1]:+6.1f}%"
+                )
         logged = first_number(row["total_gpu_reported_MiB"]) or first_number(row["measured_total_MiB"])
         size = first_number(row["model_size_reported"]) if "GiB" in row["model_size_reported"] else None
         if not (logged and quant) or par != 1:
@@ -155,14 +159,21 @@ def grade_llamacpp(catalog: Catalog, show: bool) -> tuple[list[float], list[floa
         if size:
             from core.models import Provenance, QuantSize
 
-            measured_w = QuantSize(model_id=model.id, quant_id=quant.id, size_bytes=round(size * GIB),
-                                   provenance=Provenance(source="calibration", as_of="2026"))
+            measured_w = QuantSize(
+                model_id=model.id,
+                quant_id=quant.id,
+                size_bytes=round(size * GIB),
+                provenance=Provenance(source="calibration", as_of="2026"),
+            )
         if re.match(r"^\d+ B \(", row["model_size_reported"]):
             from core.models import Provenance, QuantSize
 
-            measured_w = QuantSize(model_id=model.id, quant_id=quant.id,
-                                   size_bytes=int(row["model_size_reported"].split()[0]),
-                                   provenance=Provenance(source="calibration", as_of="2026"))
+            measured_w = QuantSize(
+                model_id=model.id,
+                quant_id=quant.id,
+                size_bytes=int(row["model_size_reported"].split()[0]),
+                provenance=Provenance(source="calibration", as_of="2026"),
+            )
         wl = Workload(context=ctx, kv_cache=k, flash_attention=fa, n_ubatch=ub)
         mem, _ = breakdown(model, quant, Hardware(gpu=gpu, count=n_gpus), wl, measured_w)
         est = mem.total_bytes / MIB
@@ -171,7 +182,9 @@ def grade_llamacpp(catalog: Catalog, show: bool) -> tuple[list[float], list[floa
             est -= 340 * n_gpus
         total_errors.append(100 * (est - logged) / logged)
         if show:
-            print(f"  total   {mid:<32} ctx {ctx:>6} {row['gpu'][:28]:<28} logged {logged:9.1f} est {est:9.1f} MiB {total_errors[-1]:+6.1f}%")
+            print(
+                f"  total   {mid:<32} ctx {ctx:>6} {row['gpu'][:28]:<28} logged {logged:9.1f} est {est:9.1f} MiB {total_errors[-1]:+6.1f}%"
+            )
     return kv_errors, total_errors
 
 

@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import Field
 
 from core import memory
+from core import speed_constants as K
 from core.fit import Placement
 from core.models import (
     AttentionKind,
@@ -46,26 +47,19 @@ from core.models import (
     ModelSpec,
     Workload,
 )
+from core.speed_arch import FLOP_PER_BYTE_BY_CATEGORY, arch_profile, is_igpu, matrix_tflops
 from core.speed_constants import (
-    ATTENTION_EFFICIENCY,
-    CALIBRATED_FALLBACK_CATEGORIES,
-    DECODE_BAND,
     DECODE_BW_EFFICIENCY,
     FAMILY_PROXY,
-    FLOP_PER_BYTE_FALLBACK,
     IQ_EXTRA_FACTOR,
-    LAYER_LATENCY_S,
-    LAYER_SPLIT_HOP_S,
+    LAYER_CYCLES,
     LLAMA_BENCH_PP,
     PCIE_BYTES_PER_S,
-    PREFILL_BAND,
     PREFILL_FLOPS_EFFICIENCY,
-    PREFILL_NO_FLASH_ATTENTION_FACTOR,
     QUANT_DECODE_FACTOR,
     QUANT_PREFILL_FACTOR,
     RAM_BANDWIDTH_DEFAULTS,
     RAM_READ_EFFICIENCY,
-    ROUGH_BAND_WIDEN,
     TG_MEAN_DEPTH,
     TP_ALLREDUCE_S,
     TP_SCALING,
@@ -125,37 +119,50 @@ def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
 
 
 def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
-    """Dense FP16 TFLOPS the GEMMs can use, and whether it is a rough fallback.
+    """Dense FP16 TFLOPS the GEMMs can use, and whether it is a rough figure.
 
-    The catalog lists GeForce cards at their FP32-accumulate tensor rate (half rate on GeForce).
-    llama.cpp's GEMMs use FP16 accumulation (cuBLAS CUBLAS_COMPUTE_16F for F16 weights) or INT8
-    MMA (MMQ kernels for quantized weights), which run at the full rate, so GeForce counts twice
-    the listed figure for llama.cpp; vLLM's BF16 GEMMs accumulate in FP32 and get the listed rate.
-    Without a listed figure the rate is estimated from bandwidth (``FLOP_PER_BYTE_FALLBACK``).
+    llama.cpp: ``speed_arch.matrix_tflops`` (the mma.sync / dot-product rate its kernels are built
+    for). vLLM's BF16 GEMMs (CUTLASS, wgmma on Hopper) get the listed figure, FP32 accumulate, so
+    GeForce's listed half rate is what they get; without a listed figure the category's FLOP per
+    byte of bandwidth.
     """
+    if engine is Engine.LLAMA_CPP:
+        return matrix_tflops(gpu)
     if gpu.fp16_tflops is not None:
-        geforce = gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer"
-        factor = 2.0 if geforce and engine is Engine.LLAMA_CPP else 1.0
-        return gpu.fp16_tflops * factor, False
-    ratio = FLOP_PER_BYTE_FALLBACK.get(gpu.category, 150.0)
-    rough = gpu.category not in CALIBRATED_FALLBACK_CATEGORIES
-    return gpu.bandwidth_bytes_per_s * ratio / 1e12, rough
+        return gpu.fp16_tflops, False
+    return gpu.bandwidth_bytes_per_s * FLOP_PER_BYTE_BY_CATEGORY.get(gpu.category, 150.0) / 1e12, True
+
+
+def layer_latency_s(gpu: GpuSpec, family: str) -> float:
+    """Fixed time per layer and token or ubatch: the backend's cycles at the generation's clock."""
+    return LAYER_CYCLES[family] / (arch_profile(gpu).clock_ghz * 1e9)
 
 
 def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
-    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device."""
+    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device.
+
+    Integrated GPUs and APUs (``speed_arch.is_igpu``) get the iGPU factors on top of their backend's
+    efficiencies: they are a class of their own, not small discrete cards.
+    """
     family, proxy = speed_family(gpu)
     notes: list[str] = []
     if proxy:
         notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {family} efficiencies assumed")
     tflops, flops_rough = dense_tflops(gpu, engine)
     if flops_rough:
-        notes.append("no FP16 TFLOPS on record: compute rate estimated from bandwidth")
+        notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
     bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
+    pp_eff = PREFILL_FLOPS_EFFICIENCY[family]
+    if arch_profile(gpu).hbm and gpu.backend is not Backend.CPU:
+        bw_eff *= K.HBM_BANDWIDTH_FACTOR
+    if is_igpu(gpu):
+        bw_eff *= K.IGPU_BANDWIDTH_FACTOR
+        pp_eff *= K.IGPU_MATRIX_FACTOR
+        notes.append("integrated GPU: its own efficiency class (shared LPDDR memory, power-limited clocks)")
     return DeviceRates(
         bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
-        gemm_flops_per_s=tflops * 1e12 * PREFILL_FLOPS_EFFICIENCY[family],
-        layer_latency_s=LAYER_LATENCY_S[family],
+        gemm_flops_per_s=tflops * 1e12 * pp_eff,
+        layer_latency_s=layer_latency_s(gpu, family),
         rough=proxy or flops_rough,
         notes=tuple(notes),
     )
@@ -248,6 +255,31 @@ def gemm_params_per_token(model: ModelSpec) -> float:
     return groups.dense + routed
 
 
+def moe_tile_factor(model: ModelSpec, ubatch: int) -> float:
+    """Slow-down of the routed-expert GEMMs of one ubatch: each expert sees ubatch*k/E tokens, and a
+    GEMM of t tokens runs at t / (t + ``MOE_TILE_TOKENS``) of the full-tile rate."""
+    if not model.is_moe:
+        return 1.0
+    assert model.n_experts and model.experts_per_token
+    per_expert = max(ubatch * model.experts_per_token / model.n_experts, 1e-6)
+    return 1.0 + K.MOE_TILE_TOKENS / per_expert
+
+
+def gemm_params_effective(model: ModelSpec, ubatch: int) -> float:
+    """``gemm_params_per_token`` with the routed experts weighted by ``moe_tile_factor``."""
+    groups = param_groups(model)
+    if not model.is_moe:
+        return float(groups.dense + groups.experts)
+    assert model.n_experts and model.experts_per_token
+    routed = groups.experts * model.experts_per_token / model.n_experts
+    return groups.dense + routed * moe_tile_factor(model, ubatch)
+
+
+def layer_cost_factor(model: ModelSpec) -> float:
+    """Fixed per-layer cost of the model relative to a dense layer (MoE routing: ``MOE_LAYER_EXTRA``)."""
+    return 1.0 + K.MOE_LAYER_EXTRA if model.is_moe else 1.0
+
+
 def token_read_bytes(model: ModelSpec, w: WeightEstimate) -> float:
     """Weight bytes read per generated token: ``active_weight_bytes`` plus, for tied embeddings,
     the embedding matrix, which then doubles as the output projection and is read in full."""
@@ -285,7 +317,7 @@ def decode_time_s(
     bandwidth: float,
     gemm_flops: float,
     layer_latency_s: float,
-    n_layers: int,
+    n_layers: float,
     quant_factor: float,
     ram_bytes: float = 0.0,
     ram_kv_bytes: float = 0.0,
@@ -301,7 +333,7 @@ def decode_time_s(
     t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
     if ram_bytes or ram_kv_bytes:
         t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
-    t += attention_flops / (ATTENTION_EFFICIENCY * gemm_flops)
+    t += attention_flops / (K.ATTENTION_EFFICIENCY * gemm_flops)
     return t + n_layers * layer_latency_s + extra_s
 
 
@@ -315,7 +347,7 @@ def prefill_time_s(
     bandwidth: float,
     gemm_flops: float,
     layer_latency_s: float,
-    n_layers: int,
+    n_layers: float,
     quant_factor: float,
     ubatch_pcie_bytes: float = 0.0,
     ubatch_extra_s: float = 0.0,
@@ -327,7 +359,7 @@ def prefill_time_s(
     PCIe) and pays the per-layer latency once.
     """
     t = 2.0 * gemm_params * n_tokens * quant_factor / gemm_flops
-    t += attention_flops / (ATTENTION_EFFICIENCY * gemm_flops)
+    t += attention_flops / (K.ATTENTION_EFFICIENCY * gemm_flops)
     per_ubatch = ubatch_weight_bytes / bandwidth + ubatch_pcie_bytes / PCIE_BYTES_PER_S
     per_ubatch += n_layers * layer_latency_s + ubatch_extra_s
     return t + n_ubatches * per_ubatch
@@ -368,21 +400,31 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
     if tp:
         link = hardware.gpu.interconnect
         scale = count * TP_SCALING[link]
-        rates = base.model_copy(update={
-            "bandwidth_bytes_per_s": base.bandwidth_bytes_per_s * scale,
-            "gemm_flops_per_s": base.gemm_flops_per_s * scale,
-        })
+        rates = base.model_copy(
+            update={
+                "bandwidth_bytes_per_s": base.bandwidth_bytes_per_s * scale,
+                "gemm_flops_per_s": base.gemm_flops_per_s * scale,
+            }
+        )
         extra = 2 * model.n_layers * TP_ALLREDUCE_S[link]
         notes.append(f"tensor parallel x{count} over {link}: {TP_SCALING[link]:.0%} scaling, all-reduce per layer")
     elif count > 1:
-        extra = (count - 1) * LAYER_SPLIT_HOP_S
+        extra = (count - 1) * K.LAYER_SPLIT_HOP_S
         notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
-    return _System(rates=rates, count=count, tensor_parallel=tp, extra_decode_s=extra, ram_bytes_per_s=ram_bw,
-                   ram_default=ram_default, notes=tuple(notes))
+    return _System(
+        rates=rates,
+        count=count,
+        tensor_parallel=tp,
+        extra_decode_s=extra,
+        ram_bytes_per_s=ram_bw,
+        ram_default=ram_default,
+        notes=tuple(notes),
+    )
 
 
-def _split_bytes(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
-                 context: int) -> tuple[float, float, float, float]:
+def _split_bytes(
+    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, context: int
+) -> tuple[float, float, float, float]:
     """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token.
 
     Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
@@ -409,8 +451,9 @@ def _bpw(model: ModelSpec, w: WeightEstimate) -> float:
     return 8.0 * w.total_bytes / model.total_params
 
 
-def _ubatch_ram_share(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
-                      ubatch: int, context: int) -> float:
+def _ubatch_ram_share(
+    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, ubatch: int, context: int
+) -> float:
     """Share of the weights one ubatch touches that sit in system RAM (and so cross PCIe).
 
     Expert offload: the touched routed experts of the CPU layers, which for a 512-token ubatch are
@@ -426,20 +469,43 @@ def _ubatch_ram_share(model: ModelSpec, w: WeightEstimate, placement: Placement,
     return min(1.0, ram_w / max(token_read_bytes(model, w), 1.0))
 
 
-def _decode_time(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
-                 context: int, quant_id: str | None, system: _System) -> float:
+def _decode_time(
+    model: ModelSpec,
+    w: WeightEstimate,
+    placement: Placement,
+    workload: Workload,
+    context: int,
+    quant_id: str | None,
+    system: _System,
+) -> float:
     gpu_w, ram_w, gpu_kv, ram_kv = _split_bytes(model, w, placement, workload, context)
     factor = quant_factors(quant_id, _bpw(model, w))[0]
     return decode_time_s(
-        gpu_weight_bytes=gpu_w, kv_bytes=gpu_kv, attention_flops=decode_attention_flops(model, context),
-        bandwidth=system.rates.bandwidth_bytes_per_s, gemm_flops=system.rates.gemm_flops_per_s,
-        layer_latency_s=system.rates.layer_latency_s, n_layers=model.n_layers, quant_factor=factor,
-        ram_bytes=ram_w, ram_kv_bytes=ram_kv, ram_bandwidth=system.ram_bytes_per_s, extra_s=system.extra_decode_s,
+        gpu_weight_bytes=gpu_w,
+        kv_bytes=gpu_kv,
+        attention_flops=decode_attention_flops(model, context),
+        bandwidth=system.rates.bandwidth_bytes_per_s,
+        gemm_flops=system.rates.gemm_flops_per_s,
+        layer_latency_s=system.rates.layer_latency_s,
+        n_layers=model.n_layers * layer_cost_factor(model),
+        quant_factor=factor,
+        ram_bytes=ram_w,
+        ram_kv_bytes=ram_kv,
+        ram_bandwidth=system.ram_bytes_per_s,
+        extra_s=system.extra_decode_s,
     )
 
 
-def _prompt_time(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
-                 n_tokens: int, depth: int, quant_id: str | None, system: _System) -> float:
+def _prompt_time(
+    model: ModelSpec,
+    w: WeightEstimate,
+    placement: Placement,
+    workload: Workload,
+    n_tokens: int,
+    depth: int,
+    quant_id: str | None,
+    system: _System,
+) -> float:
     ubatch = max(1, min(workload.n_ubatch, n_tokens))
     chunks = math.ceil(n_tokens / ubatch)
     touched = touched_weight_bytes(model, w, ubatch)
@@ -448,17 +514,23 @@ def _prompt_time(model: ModelSpec, w: WeightEstimate, placement: Placement, work
     if system.count > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe
         hop_bytes = ubatch * model.hidden_size * 4
-        extra = (system.count - 1) * (LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
+        extra = (system.count - 1) * (K.LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
     elif system.tensor_parallel:
         extra = system.extra_decode_s
-    no_fa = PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
+    no_fa = K.PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
     return no_fa * prefill_time_s(
-        n_tokens=n_tokens, n_ubatches=chunks, gemm_params=gemm_params_per_token(model),
+        n_tokens=n_tokens,
+        n_ubatches=chunks,
+        gemm_params=gemm_params_effective(model, ubatch),
         attention_flops=prefill_attention_flops(model, n_tokens, depth),
-        ubatch_weight_bytes=touched * (1.0 - ram_share), bandwidth=system.rates.bandwidth_bytes_per_s,
-        gemm_flops=system.rates.gemm_flops_per_s, layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers, quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
-        ubatch_pcie_bytes=touched * ram_share, ubatch_extra_s=extra,
+        ubatch_weight_bytes=touched * (1.0 - ram_share),
+        bandwidth=system.rates.bandwidth_bytes_per_s,
+        gemm_flops=system.rates.gemm_flops_per_s,
+        layer_latency_s=system.rates.layer_latency_s,
+        n_layers=model.n_layers * layer_cost_factor(model),
+        quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
+        ubatch_pcie_bytes=touched * ram_share,
+        ubatch_extra_s=extra,
     )
 
 
@@ -542,16 +614,24 @@ def concurrency(
     read = touched_weight_bytes(model, weights, batch) * quant_factors(quant_id, _bpw(model, weights))[0]
     read += batch * kv_read_bytes(model, workload, workload.context)
     t_mem = read / system.rates.bandwidth_bytes_per_s
-    t_mem += model.n_layers * system.rates.layer_latency_s + system.extra_decode_s
+    t_mem += model.n_layers * layer_cost_factor(model) * system.rates.layer_latency_s + system.extra_decode_s
     t_compute = batch * 2.0 * gemm_params_per_token(model) / system.rates.gemm_flops_per_s
-    t_attention = batch * decode_attention_flops(model, workload.context) / (
-        ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
+    t_attention = (
+        batch
+        * decode_attention_flops(model, workload.context)
+        / (K.ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
+    )
     step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
     return Concurrency(
-        sequences_fit=int(fit), users=users, kv_budget_bytes=int(budget), kv_bytes_per_sequence=int(per_seq),
-        batch=batch if fit > 0 else 0, aggregate_tokens_per_s=aggregate,
-        per_user_tokens_per_s=aggregate / users, compute_bound=t_compute > t_mem,
+        sequences_fit=int(fit),
+        users=users,
+        kv_budget_bytes=int(budget),
+        kv_bytes_per_sequence=int(per_seq),
+        batch=batch if fit > 0 else 0,
+        aggregate_tokens_per_s=aggregate,
+        per_user_tokens_per_s=aggregate / users,
+        compute_bound=t_compute > t_mem,
     )
 
 
@@ -560,10 +640,22 @@ def concurrency(
 # --------------------------------------------------------------------------------------------
 
 
-def _band(value: float, band: tuple[float, float], rough: bool) -> tuple[float, float]:
-    lo, hi = band
-    if rough:
-        lo, hi = lo**ROUGH_BAND_WIDEN, hi**ROUGH_BAND_WIDEN
+def calibrated_device(gpu: GpuSpec) -> bool:
+    """Whether llama-bench rows of this generation on this speed family went into the fit."""
+    family, proxy = speed_family(gpu)
+    return not proxy and f"{gpu.arch}/{family}" in K.CALIBRATED_ARCHS
+
+
+def _band(value: float, kind: Literal["decode", "prefill"], level: int) -> tuple[float, float]:
+    """Band around ``value``: level 0 = a calibrated generation (leave-one-GPU-out spread), 1 = an
+    uncalibrated one (leave-one-family-out spread), 2 = rough on top (proxy backend, vLLM, offload
+    at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
+    if level == 0:
+        lo, hi = K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND
+    else:
+        lo, hi = K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH
+    if level >= 2:
+        lo, hi = lo**K.ROUGH_BAND_WIDEN, hi**K.ROUGH_BAND_WIDEN
     return value * lo, value * hi
 
 
@@ -593,6 +685,10 @@ def estimate_speed(
         notes.append("unified memory: weights and KV read at the one pool's bandwidth")
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
+    level = 2 if rough else 0
+    if level == 0 and not calibrated_device(hardware.gpu):
+        level = 1
+        notes.append(f"no llama-bench rows for {hardware.gpu.arch or 'this chip'}: band from other generations")
 
     short = _decode_time(model, weights, placement, workload, TG_MEAN_DEPTH, quant_id, system)
     at_ctx = _decode_time(model, weights, placement, workload, workload.context, quant_id, system)
@@ -605,13 +701,13 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, DECODE_BAND, rough),
+        decode_range=_band(decode, "decode", level),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, PREFILL_BAND, rough),
+        prefill_range=_band(pp, "prefill", level),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,
-        confidence="rough" if rough else "calibrated",
+        confidence="calibrated" if level == 0 else "rough",
         basis=tuple(notes),
         concurrency=conc,
     )
@@ -622,6 +718,7 @@ __all__ = [
     "SpeedEstimate",
     "concurrency",
     "decode_tokens_per_s",
+    "calibrated_device",
     "device_rates",
     "estimate_speed",
     "prefill_tokens_per_s",

@@ -9,60 +9,107 @@ from __future__ import annotations
 from core.models import Backend
 
 # --------------------------------------------------------------------------------------------
-# Fitted constants. Source: bench/speed_calibration.py on shared/calibration/llamacpp_speed.csv,
-# fit of 2026-11-29 (Huber least squares on log error, 155 decode + 156 prefill rows on 45 GPUs,
-# weak priors; leave-one-GPU-out median error 6.4 % decode, 13.4 % prefill). Re-run the script and
-# paste its "fitted constants" block here when the calibration data changes.
-# --------------------------------------------------------------------------------------------
-
+# Fitted constants: written by ``bench/speed_calibration.py --write`` from bench/calibration/*.csv
+# (tests/core/test_speed_calibration.py fails when they drift from what the script fits).
 # Efficiencies are keyed by speed family: the backend, with Vulkan on Intel split off (llama.cpp's
-# Vulkan shaders had no XMX/cooperative-matrix path on Intel drivers in these builds, so Intel Arc
-# runs them far below NVIDIA/AMD on the same backend).
-# Share of the vendor's peak memory bandwidth llama.cpp's decode kernels reach.
+# Vulkan shaders reach far less of Intel Arc's XMX rate than of NVIDIA/AMD matrix units).
+# --------------------------------------------------------------------------------------------
+# BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.884,
-    "rocm": 0.652,
-    "metal": 0.904,
-    "vulkan": 0.716,
-    "vulkan-intel": 0.487,
+    "cuda": 0.9181,
+    "rocm": 0.9073,
+    "metal": 0.8675,
+    "vulkan": 0.9049,
+    "vulkan-intel": 1.213,
 }
-# Fixed time per layer and token or ubatch (kernel launches, synchronisation): it dominates small
-# models on fast GPUs (7B Q4_0 on an RTX PRO 6000 reads 3.8 GB in ~2.4 ms but takes ~3.6 ms per
-# token). Metal's is the largest (command-buffer encoding per kernel).
-LAYER_LATENCY_S: dict[str, float] = {
-    "cuda": 66.6e-6,
-    "rocm": 23.5e-6,
-    "metal": 174e-6,
-    "vulkan": 20.4e-6,
-    "vulkan-intel": 40.4e-6,
-}
-# Share of dense FP16 tensor TFLOPS llama.cpp's prompt-processing GEMMs reach.
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.586,
-    "rocm": 0.484,
-    "metal": 0.757,
-    "vulkan": 0.421,
-    "vulkan-intel": 0.123,
+    "cuda": 0.5683,
+    "rocm": 0.4699,
+    "metal": 0.8224,
+    "vulkan": 0.463,
+    "vulkan-intel": 0.1322,
 }
-# Decode: time multiplier on the weight bytes of each quant family (dequantization cost per byte;
-# F16 reads are plain loads). Prefill: multiplier on GEMM time (dequantize-to-GEMM overhead).
-# IQ types have no calibration rows: K-quant factor times the extra lookup-table cost assumed.
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.990, "q4_0": 0.965, "k": 1.039, "mxfp4": 1.037}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.091, "q4_0": 1.089, "k": 1.287, "mxfp4": 1.565}
-IQ_EXTRA_FACTOR = 1.15
-# Prompt processing without flash attention (llama.cpp -fa 0: KQ materialised in F32, separate
-# softmax) takes this much longer; llama.cpp turns FA on by default where supported.
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.045
-# Attention arithmetic (flash-attention kernels) reaches this share of the GEMM efficiency.
-ATTENTION_EFFICIENCY = 0.603
-# llama.cpp layer split: each extra GPU adds one hand-over of the hidden state per token.
-LAYER_SPLIT_HOP_S = 0.258e-3
+LAYER_CYCLES: dict[str, float] = {
+    "cuda": 105900.0,
+    "rocm": 239300.0,
+    "metal": 164200.0,
+    "vulkan": 115600.0,
+    "vulkan-intel": 916900.0,
+}
+IGPU_BANDWIDTH_FACTOR = 0.8735
+IGPU_MATRIX_FACTOR = 0.572
+HBM_BANDWIDTH_FACTOR = 0.8395
+MOE_LAYER_EXTRA = 0.7149
+MOE_TILE_TOKENS = 28.42
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.966, "q4_0": 1.03, "k": 1.081, "mxfp4": 0.8985}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.109, "q4_0": 1.127, "k": 1.231, "mxfp4": 1.221}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.069
+ATTENTION_EFFICIENCY = 0.5543
+LAYER_SPLIT_HOP_S = 0.0002266
+DECODE_BAND: tuple[float, float] = (0.787, 1.147)
+PREFILL_BAND: tuple[float, float] = (0.636, 1.314)
+DECODE_BAND_ROUGH: tuple[float, float] = (0.739, 1.171)
+PREFILL_BAND_ROUGH: tuple[float, float] = (0.636, 1.403)
+CALIBRATED_ARCHS: frozenset[str] = frozenset(
+    {
+        "ada/cuda",
+        "ada/vulkan",
+        "ampere-dc/cuda",
+        "ampere-soc/cuda",
+        "ampere/cuda",
+        "ampere/vulkan",
+        "apple-m1/metal",
+        "apple-m2/metal",
+        "apple-m3/metal",
+        "blackwell-soc/cuda",
+        "blackwell/cuda",
+        "gcn5/rocm",
+        "hopper/cuda",
+        "pascal-hbm/cuda",
+        "pascal/cuda",
+        "pascal/vulkan",
+        "rdna2/rocm",
+        "rdna2/vulkan",
+        "rdna3.5/rocm",
+        "rdna3.5/vulkan",
+        "rdna3/rocm",
+        "rdna3/vulkan",
+        "turing-gtx/vulkan",
+        "turing/cuda",
+        "volta/cuda",
+        "xe-hpg/vulkan-intel",
+        "xe2/vulkan-intel",
+    }
+)
+# END FITTED
 
-# 8th/92nd percentiles of the leave-one-GPU-out ratios measured/predicted: band = [pred*lo, pred*hi].
-DECODE_BAND: tuple[float, float] = (0.768, 1.172)
-PREFILL_BAND: tuple[float, float] = (0.614, 1.302)
-# A rough estimate (uncalibrated backend, spec fallback, offload, vLLM) widens the band this much.
-ROUGH_BAND_WIDEN = 2.0
+# What the fitted names mean:
+# DECODE_BW_EFFICIENCY: share of the vendor's peak memory bandwidth the decode kernels reach.
+# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach.
+# LAYER_CYCLES: fixed clock cycles per layer and token or ubatch (kernel launches, synchronisation,
+#   latency-bound small kernels); divided by the generation's clock (``speed_arch.ARCH``). Metal's is
+#   the largest (command-buffer encoding per kernel).
+# IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
+#   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
+# HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
+#   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
+# MOE_LAYER_EXTRA: a MoE layer's fixed cost is (1 + this) x a dense layer's (router, top-k, expert
+#   gather and the per-expert matrix-vector launches).
+# MOE_TILE_TOKENS: expert GEMMs of a ubatch see ubatch*k/E tokens each; a GEMM of t tokens runs at
+#   t / (t + this) of the full-tile rate, which is what makes MoE prefill slow at small batches.
+# QUANT_*_FACTOR: time multiplier per quant family (dequantization; f16 = 1). IQ types: K-quant x
+#   ``IQ_EXTRA_FACTOR``.
+# PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
+# ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate.
+# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU.
+# *_BAND: 8th/92nd percentiles of measured/predicted: band = [pred*lo, pred*hi]. Plain bands come from
+#   leave-one-GPU-out (a generation with calibration rows), *_ROUGH ones from leave-one-family-out
+#   (a generation without rows, or a proxy backend).
+
+IQ_EXTRA_FACTOR = 1.15
+# A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
+# widens the rough band this much (exponent on its factors).
+ROUGH_BAND_WIDEN = 1.5
 
 # --------------------------------------------------------------------------------------------
 # Assumed constants (no calibration rows; documented defaults).
@@ -97,22 +144,6 @@ PCIE_BYTES_PER_S = 25e9
 # NVLink, ~30 us over PCIe; Megatron-LM, Shoeybi et al. 2019, sec. 3).
 TP_SCALING: dict[str, float] = {"nvlink": 0.90, "xgmi": 0.85, "pcie": 0.75, "none": 0.70}
 TP_ALLREDUCE_S: dict[str, float] = {"nvlink": 10e-6, "xgmi": 15e-6, "pcie": 30e-6, "none": 40e-6}
-
-# GPUs without a dense FP16 figure: TFLOPS from bandwidth at a typical FLOP-per-byte ratio of the
-# category. Apple M1-M4 GPUs run FP16 at the FP32 rate: M2 Ultra 27.2 TFLOPS / 800 GB/s = 34,
-# M1 Max 10.4/400 = 26, M3 Max 16.4/400 = 41 FLOP/B. APUs: Strix Halo 59/256 = 230; GB10 (DGX
-# Spark) 1 PFLOP sparse FP4 -> 62.5 dense FP16 with FP32 accumulate / 273 GB/s = 229.
-# Discrete cards: RTX 4000 Ada 107/360 = 297, H100 NVL 989/3940 = 251.
-FLOP_PER_BYTE_FALLBACK: dict[str, float] = {
-    "apple": 35.0,
-    "apu": 230.0,
-    "consumer": 150.0,
-    "workstation": 250.0,
-    "datacenter": 250.0,
-    "accelerator": 250.0,
-}
-# The Apple ratio is what the Metal efficiency was fitted with, so it is not a rough guess.
-CALIBRATED_FALLBACK_CATEGORIES = frozenset({"apple"})
 
 LLAMA_BENCH_PP = 512  # llama-bench pp512
 LLAMA_BENCH_TG = 128  # llama-bench tg128

@@ -13,24 +13,31 @@ from core.fit import Offload, Placement, place
 from core.memory import kv_cache_bytes, overhead_bytes, usable_bytes
 from core.models import GIB, Backend, Engine, GpuSpec, Hardware, KvCacheType, ModelSpec, Workload
 from core.speed import SpeedEstimate, estimate_speed
-from tests.core.specs import (
-    BF16,
-    GLM_AIR,
-    H100,
-    LLAMA3_8B,
-    M3_ULTRA_512,
-    PROV,
-    Q4_K_M,
-    Q8_0,
-    RTX_3090,
-    RTX_4090,
-)
+from core.speed_arch import ARCH
+from tests.core import specs
+from tests.core.specs import BF16, GLM_AIR, LLAMA3_8B, PROV, Q4_K_M, Q8_0
+
+# The shared test specs with their chip generation (speed constants are per generation).
+H100 = specs.H100.model_copy(update={"arch": "hopper"})
+M3_ULTRA_512 = specs.M3_ULTRA_512.model_copy(update={"arch": "apple-m3", "fp16_tflops": None})
+RTX_3090 = specs.RTX_3090.model_copy(update={"arch": "ampere"})
+RTX_4090 = specs.RTX_4090.model_copy(update={"arch": "ada"})
 
 
-def run(model: ModelSpec = LLAMA3_8B, gpu: GpuSpec = RTX_4090, quant=Q4_K_M, count: int = 1,
-        placement: Placement | None = None, **work) -> SpeedEstimate:
-    hardware = Hardware(gpu=gpu, count=count, system_ram_bytes=work.pop("ram", 256 * 10**9),
-                        ram_bandwidth_bytes_per_s=work.pop("ram_bw", None))
+def run(
+    model: ModelSpec = LLAMA3_8B,
+    gpu: GpuSpec = RTX_4090,
+    quant=Q4_K_M,
+    count: int = 1,
+    placement: Placement | None = None,
+    **work,
+) -> SpeedEstimate:
+    hardware = Hardware(
+        gpu=gpu,
+        count=count,
+        system_ram_bytes=work.pop("ram", 256 * 10**9),
+        ram_bandwidth_bytes_per_s=work.pop("ram_bw", None),
+    )
     workload = Workload(**work)
     placement = placement or place(model, quant, hardware, workload)
     return estimate_speed(model, placement.weights, placement, hardware, workload, quant.id)
@@ -117,13 +124,20 @@ def test_offload_is_slower_than_full_gpu_and_faster_ram_helps():
 
 def test_moe_decode_reads_active_not_total_parameters():
     moe = run(model=GLM_AIR, gpu=H100)
-    dense_same_total = GLM_AIR.model_copy(update={
-        "id": "dense", "active_params": GLM_AIR.total_params, "n_experts": None, "experts_per_token": None,
-        "n_shared_experts": 0, "moe_intermediate_size": None,
-    })
+    dense_same_total = GLM_AIR.model_copy(
+        update={
+            "id": "dense",
+            "active_params": GLM_AIR.total_params,
+            "n_experts": None,
+            "experts_per_token": None,
+            "n_shared_experts": 0,
+            "moe_intermediate_size": None,
+        }
+    )
     dense = run(model=dense_same_total, gpu=H100)
-    # 110 B total, 12 B active: several times faster than a dense model of the same size
-    assert moe.decode_tokens_per_s > 4 * dense.decode_tokens_per_s
+    # 110 B total, 12 B active: several times faster than a dense model of the same size (not the
+    # full 9x: the MoE layers' routing and expert launches add fixed time per token)
+    assert moe.decode_tokens_per_s > 3.5 * dense.decode_tokens_per_s
     placement = place(GLM_AIR, Q4_K_M, Hardware(gpu=H100), Workload())
     read = speed.token_read_bytes(GLM_AIR, placement.weights)
     assert read < 0.2 * placement.weights.total_bytes
@@ -148,12 +162,14 @@ def test_unified_memory_is_one_pool_at_its_bandwidth():
     assert 40 < est.decode_tokens_per_s < 120
 
 
-def test_apple_without_tflops_uses_the_calibrated_fallback():
+def test_apple_without_tflops_uses_its_generations_flop_per_byte():
     mac = gpu_like(M3_ULTRA_512, fp16_tflops=None)
     tflops, rough = speed.dense_tflops(mac)
-    assert tflops == pytest.approx(819 * speed.FLOP_PER_BYTE_FALLBACK["apple"] / 1000)
+    assert tflops == pytest.approx(819 * ARCH["apple-m3"].flop_per_byte / 1000)
     assert not rough
     assert run(gpu=mac).confidence == "calibrated"
+    # M5 has no calibration rows: same kind of figure, flagged rough
+    assert speed.dense_tflops(gpu_like(mac, arch="apple-m5"))[1]
 
 
 def test_llama_cpp_layer_split_gives_no_single_stream_speed_up():
@@ -181,19 +197,33 @@ def test_vllm_tensor_parallel_adds_bandwidth_and_nvlink_beats_pcie():
 # ---------------------------------------------------------------------------------------------
 
 UNSEEN_CUDA = GpuSpec(
-    id="rtx-9090", name="NVIDIA GeForce RTX 9090", short_name="RTX 9090", vendor="NVIDIA", category="consumer",
-    memory_bytes=48 * GIB, bandwidth_bytes_per_s=2500e9, fp16_tflops=300, backend=Backend.CUDA, provenance=PROV,
+    id="rtx-9090",
+    name="NVIDIA GeForce RTX 9090",
+    short_name="RTX 9090",
+    vendor="NVIDIA",
+    category="consumer",
+    memory_bytes=48 * GIB,
+    bandwidth_bytes_per_s=2500e9,
+    fp16_tflops=300,
+    backend=Backend.CUDA,
+    provenance=PROV,
+    arch="blackwell",
 )
 
 
-@pytest.mark.parametrize(("gpu", "confidence"), [
-    (UNSEEN_CUDA, "calibrated"),
-    (gpu_like(UNSEEN_CUDA, id="rocm-x", vendor="AMD", backend=Backend.ROCM), "calibrated"),
-    (gpu_like(UNSEEN_CUDA, id="vk-x", vendor="AMD", backend=Backend.VULKAN), "calibrated"),
-    (gpu_like(UNSEEN_CUDA, id="arc-x", vendor="Intel", backend=Backend.SYCL), "rough"),
-    (gpu_like(UNSEEN_CUDA, id="npu-x", vendor="Huawei", category="accelerator", backend=Backend.OTHER), "rough"),
-    (gpu_like(UNSEEN_CUDA, id="no-flops", fp16_tflops=None), "rough"),
-])
+@pytest.mark.parametrize(
+    ("gpu", "confidence"),
+    [
+        (UNSEEN_CUDA, "calibrated"),
+        (gpu_like(UNSEEN_CUDA, id="rocm-x", vendor="AMD", backend=Backend.ROCM, arch="rdna3"), "calibrated"),
+        (gpu_like(UNSEEN_CUDA, id="vk-x", vendor="AMD", backend=Backend.VULKAN, arch="rdna3"), "calibrated"),
+        (gpu_like(UNSEEN_CUDA, id="rubin-x", arch="rubin"), "rough"),  # a generation with no rows
+        (gpu_like(UNSEEN_CUDA, id="rdna5-x", vendor="AMD", backend=Backend.ROCM, arch="rdna5"), "rough"),
+        (gpu_like(UNSEEN_CUDA, id="arc-x", vendor="Intel", backend=Backend.SYCL), "rough"),
+        (gpu_like(UNSEEN_CUDA, id="npu-x", vendor="Huawei", category="accelerator", backend=Backend.OTHER), "rough"),
+        (gpu_like(UNSEEN_CUDA, id="no-flops", fp16_tflops=None), "rough"),
+    ],
+)
 def test_unbenchmarked_gpu_gets_a_finite_speed(gpu, confidence):
     est = run(gpu=gpu)
     assert math.isfinite(est.decode_tokens_per_s) and est.decode_tokens_per_s > 0
@@ -205,19 +235,38 @@ def test_unbenchmarked_gpu_gets_a_finite_speed(gpu, confidence):
 
 def test_rough_estimates_get_a_wider_band():
     sure = run(gpu=UNSEEN_CUDA)
+    new_generation = run(gpu=gpu_like(UNSEEN_CUDA, arch="blackwell-dc", category="datacenter"))
     rough = run(gpu=gpu_like(UNSEEN_CUDA, backend=Backend.OTHER))
-    assert rough.decode_range[1] / rough.decode_range[0] > sure.decode_range[1] / sure.decode_range[0]
+
+    def width(est: SpeedEstimate, kind: str) -> float:
+        lo, hi = est.decode_range if kind == "decode" else est.prefill_range
+        return hi / lo
+
+    for kind in ("decode", "prefill"):
+        assert width(rough, kind) > width(new_generation, kind) >= width(sure, kind)
+    assert any("no llama-bench rows for blackwell-dc" in note for note in new_generation.basis)
 
 
 def test_vllm_is_flagged_rough():
     assert run(gpu=H100, quant=BF16, engine=Engine.VLLM, kv_cache=KvCacheType.BF16).confidence == "rough"
 
 
-@pytest.mark.parametrize(("quant_id", "bpw", "family"), [
-    ("Q4_K_M", 4.8, "k"), ("UD-Q4_K_XL", 4.9, "k"), ("Q4_0", 4.5, "q4_0"), ("Q8_0", 8.5, "q8_0"),
-    ("F16", 16, "f16"), ("BF16", 16, "f16"), ("IQ4_XS", 4.25, "iq"), ("MXFP4", 4.25, "mxfp4"),
-    (None, 16, "f16"), (None, 8.5, "q8_0"), (None, 4.8, "k"),
-])
+@pytest.mark.parametrize(
+    ("quant_id", "bpw", "family"),
+    [
+        ("Q4_K_M", 4.8, "k"),
+        ("UD-Q4_K_XL", 4.9, "k"),
+        ("Q4_0", 4.5, "q4_0"),
+        ("Q8_0", 8.5, "q8_0"),
+        ("F16", 16, "f16"),
+        ("BF16", 16, "f16"),
+        ("IQ4_XS", 4.25, "iq"),
+        ("MXFP4", 4.25, "mxfp4"),
+        (None, 16, "f16"),
+        (None, 8.5, "q8_0"),
+        (None, 4.8, "k"),
+    ],
+)
 def test_quant_family(quant_id, bpw, family):
     assert speed.quant_family(quant_id, bpw) == family
 
@@ -238,8 +287,9 @@ def test_concurrency_arithmetic_by_hand():
     placement = place(LLAMA3_8B, BF16, hardware, workload)
     conc = speed.concurrency(LLAMA3_8B, placement.weights, hardware, workload, users=100, quant_id="BF16")
     assert conc.kv_bytes_per_sequence == GIB
-    budget = usable_bytes(hardware, workload) - placement.weights.total_bytes - overhead_bytes(
-        LLAMA3_8B, hardware, workload)
+    budget = (
+        usable_bytes(hardware, workload) - placement.weights.total_bytes - overhead_bytes(LLAMA3_8B, hardware, workload)
+    )
     assert conc.kv_budget_bytes == budget
     assert conc.sequences_fit == 55 == budget // kv_cache_bytes(LLAMA3_8B, workload)
     assert conc.batch == 55  # 100 users, 55 run at once, the rest wait
@@ -249,8 +299,9 @@ def test_concurrency_arithmetic_by_hand():
 def test_aggregate_grows_with_users_per_user_falls():
     hardware, base = Hardware(gpu=H100), Workload(engine=Engine.VLLM, kv_cache=KvCacheType.BF16, context=4096)
     placement = place(LLAMA3_8B, BF16, hardware, base)
-    results = [speed.concurrency(LLAMA3_8B, placement.weights, hardware, base, users=n, quant_id="BF16")
-               for n in (1, 2, 8, 32)]
+    results = [
+        speed.concurrency(LLAMA3_8B, placement.weights, hardware, base, users=n, quant_id="BF16") for n in (1, 2, 8, 32)
+    ]
     aggregates = [r.aggregate_tokens_per_s for r in results]
     per_user = [r.per_user_tokens_per_s for r in results]
     assert aggregates == sorted(aggregates) and aggregates[-1] > 8 * aggregates[0]
@@ -292,18 +343,28 @@ def test_decode_speed_for_any_hardware_matches_the_estimate():
     assert direct == pytest.approx(run().decode_tokens_per_s_at_context)
 
 
-@pytest.mark.parametrize(("gpu", "low", "high"), [
-    # Llama-3-8B Q4_K_M, llama-bench tg128 on current builds: RTX 4090 ~130-150, RTX 3090 ~110-125
-    (RTX_4090, 110, 170),
-    (RTX_3090, 95, 140),
-])
+@pytest.mark.parametrize(
+    ("gpu", "low", "high"),
+    [
+        # Llama-3-8B Q4_K_M, llama-bench tg128 on current builds: RTX 4090 ~130-150, RTX 3090 ~110-125
+        (RTX_4090, 110, 170),
+        (RTX_3090, 95, 140),
+    ],
+)
 def test_decode_is_in_the_measured_range(gpu, low, high):
     assert low < run(gpu=gpu).decode_tokens_per_s < high
 
 
 def test_empty_offload_rows_are_handled():
     base = place(LLAMA3_8B, Q4_K_M, Hardware(gpu=RTX_4090), Workload())
-    zero = Offload(mode="layers", layers_on_gpu=0, layers_total=32, gpu_bytes=0, bytes_in_ram=0,
-                   ram_usable_bytes=64 * GIB, fits_ram=True)
+    zero = Offload(
+        mode="layers",
+        layers_on_gpu=0,
+        layers_total=32,
+        gpu_bytes=0,
+        bytes_in_ram=0,
+        ram_usable_bytes=64 * GIB,
+        fits_ram=True,
+    )
     est = run(placement=base.model_copy(update={"offload": zero}))
     assert 0 < est.decode_tokens_per_s < run().decode_tokens_per_s
