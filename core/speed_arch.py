@@ -93,6 +93,8 @@ ARCH: dict[str, ArchProfile] = {
     "apple-m3": ArchProfile(1.40, flop_per_byte=41.0),
     "apple-m4": ArchProfile(1.58, flop_per_byte=31.0),
     "apple-m5": ArchProfile(1.58, flop_per_byte=31.0, known=False),
+    # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given
+    "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
 }
 # Anything else (accelerators, unknown generations): a middle-of-the-road profile, flagged rough.
 FALLBACK_ARCH = ArchProfile(1.8, matrix_share=0.5, known=False)
@@ -123,7 +125,9 @@ def arch_profile(gpu: GpuSpec) -> ArchProfile:
 def is_igpu(gpu: GpuSpec) -> bool:
     """Integrated GPU / APU sharing system memory (Strix Halo, Strix Point, Lunar Lake, DGX Spark,
     Jetson): its own class, with power-limited clocks and LPDDR latency. Apple is its own backend."""
-    return gpu.category == "apu" or (gpu.unified_memory and gpu.backend is not Backend.METAL)
+    if gpu.backend in (Backend.METAL, Backend.CPU):
+        return False
+    return gpu.category == "apu" or gpu.unified_memory
 
 
 def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
