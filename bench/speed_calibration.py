@@ -10,7 +10,7 @@ least squares on the log error (Huber, pre-b3000 builds at half weight, weak pri
 
 * decode bandwidth efficiency, prefill matrix efficiency and per-layer clock cycles per speed family
   (cuda, rocm, metal, vulkan, vulkan-intel),
-* the integrated-GPU and HBM factors, the MoE per-layer and expert-tile terms,
+* the integrated-GPU and HBM factors, the MoE per-expert and expert-tile terms,
 * quant-family time factors (f16 = 1), flash-attention-off factor, attention efficiency, layer-split hop.
 
 Everything per chip generation (matrix rate, clock) is physics from core/speed_arch.py, not fitted,
@@ -43,7 +43,20 @@ from core.models import Hardware
 CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed_constants.py"
 FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel"]
 QFAMS = ["q8_0", "q4_0", "k", "mxfp4"]  # f16 fixed at 1
-SCALARS = ["igpu_bw", "igpu_pp", "hbm_bw", "moe_layer", "moe_tile", "no_fa", "legacy", "attn_eff", "hop"]
+SCALARS = [
+    "consumer_clock",
+    "old_bw",
+    "old_pp",
+    "igpu_bw",
+    "igpu_pp",
+    "hbm_bw",
+    "moe_expert",
+    "moe_tile",
+    "no_fa",
+    "legacy",
+    "attn_eff",
+    "hop",
+]
 NAMES = (
     [f"bw_eff:{f}" for f in FAMILIES]
     + [f"pp_eff:{f}" for f in FAMILIES]
@@ -59,16 +72,20 @@ PRIORS: dict[str, tuple[float, float]] = {
     **{f"bw_eff:{f}": (0.75, 0.1) for f in FAMILIES},
     **{f"pp_eff:{f}": (0.4, 0.05) for f in FAMILIES},
     **{f"cycles:{f}": (100e3, 0.1) for f in FAMILIES},
+    "consumer_clock": (1.0, 0.3),
+    "old_bw": (1.0, 0.3),
+    "old_pp": (1.0, 0.3),
     "igpu_bw": (0.9, 0.3),
     "igpu_pp": (0.7, 0.1),
     "hbm_bw": (0.8, 0.3),
-    "moe_layer": (1.5, 0.2),
+    "moe_expert": (0.15, 0.1),
     "moe_tile": (16.0, 0.1),
     "no_fa": (1.0, 0.3),
     "legacy": (1.0, 0.1),
     "attn_eff": (0.5, 0.1),
     "hop": (0.2e-3, 0.1),
 }
+EFFICIENCY_CAP = 0.95  # no kernel reaches the full peak
 HUBER = 0.15  # ~15 %: beyond it a row's pull grows like sqrt, not linearly
 
 
@@ -80,10 +97,13 @@ def current_params() -> np.ndarray:
         + [K.QUANT_DECODE_FACTOR[q] for q in QFAMS]
         + [K.QUANT_PREFILL_FACTOR[q] for q in QFAMS]
         + [
+            K.CONSUMER_CLOCK_FACTOR,
+            K.PRE_AMPERE_BANDWIDTH_FACTOR,
+            K.PRE_AMPERE_MATRIX_FACTOR,
             K.IGPU_BANDWIDTH_FACTOR,
             K.IGPU_MATRIX_FACTOR,
             K.HBM_BANDWIDTH_FACTOR,
-            1.0 + K.MOE_LAYER_EXTRA,
+            K.MOE_EXPERT_EXTRA,
             K.MOE_TILE_TOKENS,
             K.PREFILL_NO_FLASH_ATTENTION_FACTOR,
             1.0,
@@ -108,8 +128,10 @@ def apply_params(theta: np.ndarray) -> None:
     for q in QFAMS:
         K.QUANT_DECODE_FACTOR[q] = p[f"q_dec:{q}"]
         K.QUANT_PREFILL_FACTOR[q] = p[f"q_pre:{q}"]
+    K.CONSUMER_CLOCK_FACTOR = p["consumer_clock"]
+    K.PRE_AMPERE_BANDWIDTH_FACTOR, K.PRE_AMPERE_MATRIX_FACTOR = p["old_bw"], p["old_pp"]
     K.IGPU_BANDWIDTH_FACTOR, K.IGPU_MATRIX_FACTOR = p["igpu_bw"], p["igpu_pp"]
-    K.HBM_BANDWIDTH_FACTOR, K.MOE_LAYER_EXTRA, K.MOE_TILE_TOKENS = p["hbm_bw"], p["moe_layer"] - 1.0, p["moe_tile"]
+    K.HBM_BANDWIDTH_FACTOR, K.MOE_EXPERT_EXTRA, K.MOE_TILE_TOKENS = p["hbm_bw"], p["moe_expert"], p["moe_tile"]
     K.PREFILL_NO_FLASH_ATTENTION_FACTOR, K.ATTENTION_EFFICIENCY = p["no_fa"], p["attn_eff"]
     K.LAYER_SPLIT_HOP_S = p["hop"]
 
@@ -120,6 +142,7 @@ class Matrix:
     KEYS = (
         "bw",
         "tf",
+        "consumer",
         "layers",
         "hops",
         "clock",
@@ -146,6 +169,7 @@ class Matrix:
         self.q = np.array([QFAMS.index("k" if r.qfam == "iq" else r.qfam) if r.qfam != "f16" else -1 for r in rows])
         self.iq = np.array([K.IQ_EXTRA_FACTOR if r.qfam == "iq" else 1.0 for r in rows])
         self.hbm = np.array([speed.arch_profile(r.gpu).hbm for r in rows])
+        self.old = np.array([speed.arch_profile(r.gpu).pre_ampere for r in rows])
         self.y = np.log(np.array([r.measured for r in rows]))
         self.w = np.array([r.weight for r in rows])
         self.no_fa = np.array([not r.workload.flash_attention for r in rows])
@@ -160,10 +184,13 @@ class Matrix:
         s = dict(zip(SCALARS, p[3 * nf + 2 * nq :], strict=True))
         f = self.f
         igpu = f["igpu"] > 0
-        lat = cycles[self.fam] / f["clock"] * np.where(self.legacy, s["legacy"], 1.0)
-        lat = lat * np.where(f["moe"] > 0, s["moe_layer"], 1.0)
+        clock = np.where(f["consumer"] > 0, s["consumer_clock"], 1.0)
+        lat = cycles[self.fam] / (f["clock"] * clock) * np.where(self.legacy, s["legacy"], 1.0)
+        lat = lat * (1.0 + s["moe_expert"] * f["moe"])
         bw = f["bw"] * bw_eff[self.fam] * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
-        flops = f["tf"] * pp_eff[self.fam] * np.where(igpu, s["igpu_pp"], 1.0)
+        bw = bw * np.where(self.old, s["old_bw"], 1.0)
+        flops = f["tf"] * clock * pp_eff[self.fam] * np.where(igpu, s["igpu_pp"], 1.0)
+        flops = flops * np.where(self.old, s["old_pp"], 1.0)
         attn = f["attn"] / (s["attn_eff"] * flops)
         t_dec = (f["weights"] * q_dec + f["kv"]) / bw + attn + f["layers"] * lat + f["hops"] * s["hop"]
         gemm = f["gemm_dense"] + f["gemm_routed"] * (1.0 + s["moe_tile"] / f["per_expert"])
@@ -178,6 +205,7 @@ class Matrix:
 def fit(mat: Matrix, mask: np.ndarray, theta0: np.ndarray, iters: int = 60) -> np.ndarray:
     """Levenberg-Marquardt on weighted, Huber-reweighted log residuals plus the priors."""
     prior_value = np.log(np.array([PRIORS[n][0] for n in NAMES]))
+    efficiency = np.array([n.startswith(("bw_eff:", "pp_eff:")) for n in NAMES])
     prior_strength = np.array([PRIORS[n][1] for n in NAMES])
     row_w = np.sqrt(mat.w[mask])
 
@@ -185,7 +213,9 @@ def fit(mat: Matrix, mask: np.ndarray, theta0: np.ndarray, iters: int = 60) -> n
         r = (mat.predict(th) - mat.y)[mask]
         a = np.abs(r)
         r = r * np.where(a <= HUBER, 1.0, np.sqrt(HUBER / np.maximum(a, 1e-12))) * row_w
-        return np.concatenate([r, prior_strength * (th - prior_value)])
+        # efficiencies are shares of a peak: a steep wall above EFFICIENCY_CAP keeps them physical
+        wall = 10.0 * np.maximum(0.0, th[efficiency] - math.log(EFFICIENCY_CAP))
+        return np.concatenate([r, prior_strength * (th - prior_value), wall])
 
     theta, lam = theta0.copy(), 1e-2
     r = residuals(theta)
@@ -229,13 +259,33 @@ def band_factors(resid: np.ndarray, lo_q: float = 0.08, hi_q: float = 0.92) -> t
     return round(math.exp(-hi), 3), round(math.exp(-lo), 3)
 
 
-def _stats(resid: np.ndarray, band: tuple[float, float]) -> tuple[float, float, float, int]:
-    """(median, p90 absolute % error, share of measurements inside the band, n)."""
+MIN_FAMILY_ROWS = 6  # fewer held-out rows than this: the family gets the all-family band
+
+
+def family_bands(rows: list[Row], resid: np.ndarray, mask: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Band per speed family from its held-out residuals, never narrower than the all-family band
+    (a family with little data gets at least the spread of all families)."""
+    overall = band_factors(resid[mask])
+    fams = np.array([r.family for r in rows])
+    out = {}
+    for family in FAMILIES:
+        sel = mask & (fams == family)
+        lo, hi = band_factors(resid[sel]) if sel.sum() >= MIN_FAMILY_ROWS else overall
+        out[family] = (min(lo, overall[0]), max(hi, overall[1]))
+    return out
+
+
+def row_bands(rows: list[Row], bands: dict[str, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    return np.array([bands[r.family][0] for r in rows]), np.array([bands[r.family][1] for r in rows])
+
+
+def _stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
+    """(median, p90 absolute % error, share of measurements inside the row's band, n)."""
     if not resid.size:
         return (float("nan"), float("nan"), float("nan"), 0)
     err = np.abs(100.0 * (np.exp(resid) - 1.0))
     ratio = np.exp(-resid)  # measured / predicted
-    inside = float(np.mean((ratio >= band[0]) & (ratio <= band[1])))
+    inside = float(np.mean((ratio >= lo) & (ratio <= hi)))
     return float(np.median(err)), float(np.quantile(err, 0.9)), inside, int(resid.size)
 
 
@@ -271,12 +321,11 @@ def _calibrate(quick: bool) -> dict[str, Any]:
         return result
     result["logo"] = hold_out(mat, theta, [r.gpu_key for r in rows], iters=30)
     result["lofo"] = hold_out(mat, theta, [r.arch for r in rows], iters=30)
-    dec = mat.decode
     result["bands"] = {
-        "DECODE_BAND": band_factors(result["logo"][dec]),
-        "PREFILL_BAND": band_factors(result["logo"][~dec]),
-        "DECODE_BAND_ROUGH": band_factors(result["lofo"][dec]),
-        "PREFILL_BAND_ROUGH": band_factors(result["lofo"][~dec]),
+        "DECODE_BAND": family_bands(rows, result["logo"], mat.decode),
+        "PREFILL_BAND": family_bands(rows, result["logo"], ~mat.decode),
+        "DECODE_BAND_ROUGH": family_bands(rows, result["lofo"], mat.decode),
+        "PREFILL_BAND_ROUGH": family_bands(rows, result["lofo"], ~mat.decode),
     }
     apply_params(theta)
     result["production_gap"] = production_check(rows, result["resid"] + mat.y)
@@ -348,10 +397,13 @@ def constants_block(result: dict[str, Any]) -> str:
     lines = fam("DECODE_BW_EFFICIENCY", "bw_eff") + fam("PREFILL_FLOPS_EFFICIENCY", "pp_eff")
     lines += fam("LAYER_CYCLES", "cycles")
     lines += [
+        f"CONSUMER_CLOCK_FACTOR = {_g(p['consumer_clock'])}",
+        f"PRE_AMPERE_BANDWIDTH_FACTOR = {_g(p['old_bw'])}",
+        f"PRE_AMPERE_MATRIX_FACTOR = {_g(p['old_pp'])}",
         f"IGPU_BANDWIDTH_FACTOR = {_g(p['igpu_bw'])}",
         f"IGPU_MATRIX_FACTOR = {_g(p['igpu_pp'])}",
         f"HBM_BANDWIDTH_FACTOR = {_g(p['hbm_bw'])}",
-        f"MOE_LAYER_EXTRA = {_g(p['moe_layer'] - 1.0)}",
+        f"MOE_EXPERT_EXTRA = {_g(p['moe_expert'])}",
         f"MOE_TILE_TOKENS = {_g(p['moe_tile'])}",
         quant("QUANT_DECODE_FACTOR", "q_dec"),
         quant("QUANT_PREFILL_FACTOR", "q_pre"),
@@ -359,8 +411,9 @@ def constants_block(result: dict[str, Any]) -> str:
         f"ATTENTION_EFFICIENCY = {_g(p['attn_eff'])}",
         f"LAYER_SPLIT_HOP_S = {_g(p['hop'])}",
     ]
-    for name, (lo, hi) in result["bands"].items():
-        lines.append(f"{name}: tuple[float, float] = ({lo!r}, {hi!r})")
+    for name, bands in result["bands"].items():
+        lines.append(f"{name}: dict[str, tuple[float, float]] = {{")
+        lines += [f'    "{f}": ({lo!r}, {hi!r}),' for f, (lo, hi) in bands.items()] + ["}"]
     lines += ["CALIBRATED_ARCHS: frozenset[str] = frozenset(", "    {"]
     lines += [f'        "{a}",' for a in result["calibrated_archs"]] + ["    }", ")"]
     return "\n".join(lines) + "\n"
@@ -395,13 +448,13 @@ def summary(result: dict[str, Any]) -> list[str]:
     ):
         lines.append(f"{title}: median / p90 absolute % error, share of measurements inside the band")
         for kind, mask in (("decode", mat.decode), ("prefill", ~mat.decode)):
-            band = bands[f"{kind.upper()}_BAND{suffix}"]
-            med, p90, cov, n = _stats(result[key][mask], band)
+            lo, hi = row_bands(rows, bands[f"{kind.upper()}_BAND{suffix}"])
+            med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
             lines.append(f"  {kind:<8} all       n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}")
             for backend in BACKENDS:
                 bm = mask & np.array([r.backend == backend for r in rows])
                 if bm.any():
-                    med, p90, cov, n = _stats(result[key][bm], band)
+                    med, p90, cov, n = _stats(result[key][bm], lo[bm], hi[bm])
                     lines.append(
                         f"  {kind:<8} {backend:<9} n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}"
                     )

@@ -469,7 +469,8 @@ def features(row: Row) -> dict[str, float]:
         "hops": row.n_gpus - 1.0,
         "clock": profile.clock_ghz * 1e9,
         "igpu": float(speed.is_igpu(row.gpu)),
-        "moe": float(m.is_moe),
+        "consumer": float(speed.consumer_board(row.gpu)),
+        "moe": float(m.experts_per_token or 0) if m.is_moe else 0.0,
     }
     if row.kind == "decode":
         f["weights"] = speed.token_read_bytes(m, w)

@@ -47,7 +47,7 @@ from core.models import (
     ModelSpec,
     Workload,
 )
-from core.speed_arch import FLOP_PER_BYTE_BY_CATEGORY, arch_profile, is_igpu, matrix_tflops
+from core.speed_arch import FLOP_PER_BYTE_BY_CATEGORY, arch_profile, consumer_board, is_igpu, matrix_tflops
 from core.speed_constants import (
     DECODE_BW_EFFICIENCY,
     FAMILY_PROXY,
@@ -135,7 +135,8 @@ def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float
 
 def layer_latency_s(gpu: GpuSpec, family: str) -> float:
     """Fixed time per layer and token or ubatch: the backend's cycles at the generation's clock."""
-    return LAYER_CYCLES[family] / (arch_profile(gpu).clock_ghz * 1e9)
+    clock = arch_profile(gpu).clock_ghz * 1e9 * (K.CONSUMER_CLOCK_FACTOR if consumer_board(gpu) else 1.0)
+    return LAYER_CYCLES[family] / clock
 
 
 def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
@@ -153,8 +154,14 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
         notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
     bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
     pp_eff = PREFILL_FLOPS_EFFICIENCY[family]
-    if arch_profile(gpu).hbm and gpu.backend is not Backend.CPU:
+    if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
+        pp_eff *= K.CONSUMER_CLOCK_FACTOR
+    profile = arch_profile(gpu)
+    if profile.hbm and gpu.backend is not Backend.CPU:
         bw_eff *= K.HBM_BANDWIDTH_FACTOR
+    if profile.pre_ampere:
+        bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
+        pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
     if is_igpu(gpu):
         bw_eff *= K.IGPU_BANDWIDTH_FACTOR
         pp_eff *= K.IGPU_MATRIX_FACTOR
@@ -276,8 +283,11 @@ def gemm_params_effective(model: ModelSpec, ubatch: int) -> float:
 
 
 def layer_cost_factor(model: ModelSpec) -> float:
-    """Fixed per-layer cost of the model relative to a dense layer (MoE routing: ``MOE_LAYER_EXTRA``)."""
-    return 1.0 + K.MOE_LAYER_EXTRA if model.is_moe else 1.0
+    """Fixed per-layer cost of the model relative to a dense layer: a MoE layer adds
+    ``MOE_EXPERT_EXTRA`` per routed expert a token uses (router, top-k, gather, per-expert launches)."""
+    if not model.is_moe:
+        return 1.0
+    return 1.0 + K.MOE_EXPERT_EXTRA * (model.experts_per_token or 0)
 
 
 def token_read_bytes(model: ModelSpec, w: WeightEstimate) -> float:
@@ -646,14 +656,14 @@ def calibrated_device(gpu: GpuSpec) -> bool:
     return not proxy and f"{gpu.arch}/{family}" in K.CALIBRATED_ARCHS
 
 
-def _band(value: float, kind: Literal["decode", "prefill"], level: int) -> tuple[float, float]:
-    """Band around ``value``: level 0 = a calibrated generation (leave-one-GPU-out spread), 1 = an
-    uncalibrated one (leave-one-family-out spread), 2 = rough on top (proxy backend, vLLM, offload
-    at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
+def _band(value: float, kind: Literal["decode", "prefill"], family: str, level: int) -> tuple[float, float]:
+    """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
+    (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
+    backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
     if level == 0:
-        lo, hi = K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND
+        lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
     else:
-        lo, hi = K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH
+        lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
     if level >= 2:
         lo, hi = lo**K.ROUGH_BAND_WIDEN, hi**K.ROUGH_BAND_WIDEN
     return value * lo, value * hi
@@ -685,6 +695,7 @@ def estimate_speed(
         notes.append("unified memory: weights and KV read at the one pool's bandwidth")
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
+    family = speed_family(hardware.gpu)[0]
     level = 2 if rough else 0
     if level == 0 and not calibrated_device(hardware.gpu):
         level = 1
@@ -701,9 +712,9 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", level),
+        decode_range=_band(decode, "decode", family, level),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", level),
+        prefill_range=_band(pp, "prefill", family, level),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,

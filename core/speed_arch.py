@@ -51,6 +51,7 @@ class ArchProfile:
     flop_per_byte: float | None = None  # matrix FLOP/s per byte/s of bandwidth when no TFLOPS are listed
     known: bool = True  # False: figures by analogy, no source for this generation specifically
     hbm: bool = False  # HBM memory: a single decode stream reaches less of its peak (``HBM_BANDWIDTH_FACTOR``)
+    pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_*_FACTOR`` (kernels tuned for sm_80+)
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -59,11 +60,11 @@ ARCH: dict[str, ArchProfile] = {
     # Pascal has no tensor cores: MMQ runs dp4a (4 int8 MACs per lane and clock = 4x the FP32 rate);
     # the catalog lists no usable FP16 figure (1/64 rate on GP102/GP104), so FLOP per byte of the
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
-    "pascal": ArchProfile(1.6, flop_per_byte=110.0),
-    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True),  # P100: no dp4a, listed 2x FP16 rate
-    "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
-    "turing": ArchProfile(1.6, matrix_share=1.0),  # T4 40 SM x 1.59 x 1024 = 65 = listed
-    "turing-gtx": ArchProfile(1.6, matrix_share=2.0),  # GTX 16xx: no tensor cores, dp4a = 2x packed FP16
+    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True),
+    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere=True),  # P100: no dp4a, listed 2x FP16 rate
+    "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
+    "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
+    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # GTX 16xx: no tensor cores, listed packed FP16
     "ampere": ArchProfile(1.8, matrix_share=1.0),  # GA10x: listed (after GeForce x2) = 1024/clk/SM
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the
@@ -76,7 +77,7 @@ ARCH: dict[str, ArchProfile] = {
     # GB10 (DGX Spark): 1 PFLOPS sparse FP4 -> 125 TFLOPS dense FP16 (FP16 accumulate) / 273 GB/s
     "blackwell-soc": ArchProfile(2.4, matrix_share=1.0, flop_per_byte=125e12 / 273e9),
     # AMD
-    "rdna2": ArchProfile(2.25, matrix_share=2.0),
+    "rdna2": ArchProfile(2.25, matrix_share=1.4),
     "rdna3": ArchProfile(2.5, matrix_share=1.0),
     "rdna3.5": ArchProfile(2.9, matrix_share=1.0),  # Strix Halo 40 CU x 2.9 GHz x 512 = 59.4
     "rdna4": ArchProfile(2.97, matrix_share=1.0),
@@ -128,6 +129,11 @@ def is_igpu(gpu: GpuSpec) -> bool:
     if gpu.backend in (Backend.METAL, Backend.CPU):
         return False
     return gpu.category == "apu" or gpu.unified_memory
+
+
+def consumer_board(gpu: GpuSpec) -> bool:
+    """A discrete consumer board (GeForce, Radeon RX, Arc): ``CONSUMER_CLOCK_FACTOR`` applies."""
+    return gpu.category == "consumer" and gpu.backend is not Backend.CPU
 
 
 def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:

@@ -16,40 +16,67 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.9181,
-    "rocm": 0.9073,
-    "metal": 0.8675,
-    "vulkan": 0.9049,
-    "vulkan-intel": 1.213,
+    "cuda": 0.9143,
+    "rocm": 0.8544,
+    "metal": 0.8716,
+    "vulkan": 0.8808,
+    "vulkan-intel": 0.9503,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5683,
-    "rocm": 0.4699,
-    "metal": 0.8224,
-    "vulkan": 0.463,
-    "vulkan-intel": 0.1322,
+    "cuda": 0.577,
+    "rocm": 0.41,
+    "metal": 0.8358,
+    "vulkan": 0.4508,
+    "vulkan-intel": 0.1133,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 105900.0,
-    "rocm": 239300.0,
-    "metal": 164200.0,
-    "vulkan": 115600.0,
-    "vulkan-intel": 916900.0,
+    "cuda": 109800.0,
+    "rocm": 249300.0,
+    "metal": 182200.0,
+    "vulkan": 115300.0,
+    "vulkan-intel": 854600.0,
 }
-IGPU_BANDWIDTH_FACTOR = 0.8735
-IGPU_MATRIX_FACTOR = 0.572
-HBM_BANDWIDTH_FACTOR = 0.8395
-MOE_LAYER_EXTRA = 0.7149
-MOE_TILE_TOKENS = 28.42
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.966, "q4_0": 1.03, "k": 1.081, "mxfp4": 0.8985}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.109, "q4_0": 1.127, "k": 1.231, "mxfp4": 1.221}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.069
-ATTENTION_EFFICIENCY = 0.5543
-LAYER_SPLIT_HOP_S = 0.0002266
-DECODE_BAND: tuple[float, float] = (0.787, 1.147)
-PREFILL_BAND: tuple[float, float] = (0.636, 1.314)
-DECODE_BAND_ROUGH: tuple[float, float] = (0.739, 1.171)
-PREFILL_BAND_ROUGH: tuple[float, float] = (0.636, 1.403)
+CONSUMER_CLOCK_FACTOR = 1.156
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7438
+PRE_AMPERE_MATRIX_FACTOR = 0.6553
+IGPU_BANDWIDTH_FACTOR = 0.8814
+IGPU_MATRIX_FACTOR = 0.5817
+HBM_BANDWIDTH_FACTOR = 0.8507
+MOE_EXPERT_EXTRA = 0.0953
+MOE_TILE_TOKENS = 30.4
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9563, "q4_0": 0.9987, "k": 1.074, "mxfp4": 0.9511}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.112, "q4_0": 1.092, "k": 1.316, "mxfp4": 1.223}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.092
+ATTENTION_EFFICIENCY = 0.5372
+LAYER_SPLIT_HOP_S = 0.0002575
+DECODE_BAND: dict[str, tuple[float, float]] = {
+    "cuda": (0.873, 1.209),
+    "rocm": (0.873, 1.269),
+    "metal": (0.873, 1.209),
+    "vulkan": (0.873, 1.209),
+    "vulkan-intel": (0.827, 1.291),
+}
+PREFILL_BAND: dict[str, tuple[float, float]] = {
+    "cuda": (0.736, 1.329),
+    "rocm": (0.557, 1.329),
+    "metal": (0.736, 1.371),
+    "vulkan": (0.6, 1.44),
+    "vulkan-intel": (0.64, 1.329),
+}
+DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.807, 1.24),
+    "rocm": (0.81, 1.241),
+    "metal": (0.81, 1.24),
+    "vulkan": (0.81, 1.24),
+    "vulkan-intel": (0.612, 1.786),
+}
+PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.735, 1.371),
+    "rocm": (0.572, 1.371),
+    "metal": (0.735, 1.371),
+    "vulkan": (0.626, 1.488),
+    "vulkan-intel": (0.64, 1.48),
+}
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -89,12 +116,18 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
 # LAYER_CYCLES: fixed clock cycles per layer and token or ubatch (kernel launches, synchronisation,
 #   latency-bound small kernels); divided by the generation's clock (``speed_arch.ARCH``). Metal's is
 #   the largest (command-buffer encoding per kernel).
+# CONSUMER_CLOCK_FACTOR: consumer boards (GeForce, Radeon RX, Arc) sustain this multiple of the clock that
+#   workstation and datacenter boards of the same chip sustain under load (higher power limits, boost above
+#   the rated clock); multiplies the matrix rate and divides the per-layer time.
+# PRE_AMPERE_*_FACTOR: NVIDIA Pascal/Volta/Turing reach this share of the bandwidth / matrix rate a newer
+#   generation reaches: llama.cpp's CUDA kernels are written for sm_80+ (async copies, ldmatrix, int8
+#   m16n8k32 MMA); older chips run fallback paths (dp4a, m8n8k16) with less overlap.
 # IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
 #   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
 # HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
 #   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
-# MOE_LAYER_EXTRA: a MoE layer's fixed cost is (1 + this) x a dense layer's (router, top-k, expert
-#   gather and the per-expert matrix-vector launches).
+# MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts
+#   per token (router, top-k, expert gather and the per-expert matrix-vector work of small matrices).
 # MOE_TILE_TOKENS: expert GEMMs of a ubatch see ubatch*k/E tokens each; a GEMM of t tokens runs at
 #   t / (t + this) of the full-tile rate, which is what makes MoE prefill slow at small batches.
 # QUANT_*_FACTOR: time multiplier per quant family (dequantization; f16 = 1). IQ types: K-quant x
