@@ -19,8 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.render import to_console, to_telegram
-from bot.render_discord import to_discord
+from bot.app.settings import Settings
+from bot.render.discord_embed import to_discord
+from bot.render.telegram_html import to_telegram
+from bot.render.text import to_console
 from bot.service import Service
 from catalog.store import CatalogStore
 
@@ -49,7 +51,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def measure(rounds: int) -> None:
-    catalog = await CatalogStore().load()
+    catalog = await CatalogStore(Settings().catalog_path()).load()
     service = Service(catalog)
     cold: dict[str, list[float]] = {}
     warm: list[float] = []
@@ -68,14 +70,18 @@ async def measure(rounds: int) -> None:
                 warm.append(elapsed)
     first = [v for values in cold.values() for v in values]
     print("answer latency without chart (parse + estimate + render to all 3 formats)")
-    print(f"  first ask  p50 {statistics.median(first):7.2f} ms   p99 {percentile(first, 0.99):7.2f} ms  (n={len(first)})")
+    print(
+        f"  first ask  p50 {statistics.median(first):7.2f} ms   p99 {percentile(first, 0.99):7.2f} ms  (n={len(first)})"
+    )
     for kind, values in sorted(cold.items()):
         print(f"    {kind:<10} p50 {statistics.median(values):7.2f} ms   max {max(values):7.2f} ms  (n={len(values)})")
     if warm:
-        print(f"  repeated   p50 {statistics.median(warm):7.2f} ms   p99 {percentile(warm, 0.99):7.2f} ms  (n={len(warm)},"
-              " answer cache)")
+        print(
+            f"  repeated   p50 {statistics.median(warm):7.2f} ms   p99 {percentile(warm, 0.99):7.2f} ms  (n={len(warm)},"
+            " answer cache)"
+        )
 
-    from bot.charts import render_png
+    from bot.render.charts import render_png
 
     reply = await service.answer("/fit qwen3-32b rtx 4090")
     assert reply.chart is not None
@@ -90,26 +96,35 @@ async def measure(rounds: int) -> None:
     started = time.perf_counter()
     render_png(other)
     second_new = (time.perf_counter() - started) * 1000
-    print(f"chart: first {first:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
-          f" cached {cached:.3f} ms")
+    print(
+        f"chart: first {first:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
+        f" cached {cached:.3f} ms"
+    )
 
 
-def startup() -> None:
+def startup(times: int) -> None:
     runs = []
-    for _ in range(3):
+    for _ in range(times):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "bot.cli", "ask", "/fit qwen3-8b 4090"], check=True,
-                       capture_output=True, cwd=Path(__file__).resolve().parents[1])
+        subprocess.run(
+            [sys.executable, "-m", "bot.app.cli", "ask", "/fit qwen3-8b 4090"],
+            check=True,
+            capture_output=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         runs.append(time.perf_counter() - started)
-    print(f"`fitbot ask` wall time (process start to exit): min {min(runs):.2f} s, median {statistics.median(runs):.2f} s")
+    print(
+        f"`fitbot ask` wall time (process start to exit): min {min(runs):.2f} s, median {statistics.median(runs):.2f} s"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="one round and one start-up (CI smoke run)")
     args = parser.parse_args()
-    asyncio.run(measure(args.rounds))
-    startup()
+    asyncio.run(measure(1 if args.quick else args.rounds))
+    startup(1 if args.quick else 3)
 
 
 if __name__ == "__main__":

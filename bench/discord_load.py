@@ -1,8 +1,8 @@
 """Load test: N /fit slash interactions through the real discord.py bot against the loopback fake.
 
 Two processes, so the bot has a core to itself as in production: this one runs the fake Discord
-(REST + gateway, ``tests/fakes/discord_api.py``) and the load driver; a child process runs the
-production bot from ``bot.discord_app.build_bot`` on the real catalog, pointed at the fake (charts
+(REST + gateway, ``fitbot_fakes/discord_api.py``) and the load driver; a child process runs the
+production bot from ``bot.adapters.discord_bot.build_bot`` on the real catalog, pointed at the fake (charts
 off unless ``--charts``: the target is fit answers without charts). The
 driver keeps ``--window`` interactions in flight (closed loop: it measures what the bot can keep up
 with, inside the fake's 3-second answer deadline) and, with ``--rate``, also paces dispatch.
@@ -31,11 +31,33 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODELS = ("qwen3-32b", "qwen3-8b", "glm-4.5-air", "glm-4.5", "qwen3-4b", "qwen3-14b", "qwen3-30b-a3b", "gpt-oss-20b",
-          "gpt-oss-120b", "llama-3.1-8b-instruct", "llama-3.3-70b-instruct", "gemma-3-27b-it",
-          "mistral-small-3.2-24b")
-GPUS = ("rtx-4090", "rtx-3090", "rtx-5090", "2x rtx-3090", "rtx-4060", "rtx-3060-12gb", "rtx-4080-super", "h100-sxm",
-        "a100-80gb-sxm", "rtx-4070-ti-super")
+MODELS = (
+    "qwen3-32b",
+    "qwen3-8b",
+    "glm-4.5-air",
+    "glm-4.5",
+    "qwen3-4b",
+    "qwen3-14b",
+    "qwen3-30b-a3b",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "llama-3.1-8b-instruct",
+    "llama-3.3-70b-instruct",
+    "gemma-3-27b-it",
+    "mistral-small-3.2-24b",
+)
+GPUS = (
+    "rtx-4090",
+    "rtx-3090",
+    "rtx-5090",
+    "2x rtx-3090",
+    "rtx-4060",
+    "rtx-3060-12gb",
+    "rtx-4080-super",
+    "h100-sxm",
+    "a100-80gb-sxm",
+    "rtx-4070-ti-super",
+)
 CONTEXTS = (None, 8192, 16384, 32768, 65536, 131072)
 
 
@@ -57,7 +79,7 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
     """The production bot pointed at the fake on ``port``; prints "ready", then stats on each stdin line."""
     import yarl
 
-    from bot.discord_app import build_bot, discord
+    from bot.adapters.discord_bot import build_bot, discord
     from bot.service import Service
     from catalog.store import CatalogStore
 
@@ -81,8 +103,12 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
     while True:
         line = await asyncio.to_thread(sys.stdin.readline)
         usage = resource.getrusage(resource.RUSAGE_SELF)
-        print(json.dumps({"peak_rss_kib": _vm("VmHWM"), "rss_kib": _vm("VmRSS"),
-                          "cpu_s": usage.ru_utime + usage.ru_stime}), flush=True)
+        print(
+            json.dumps(
+                {"peak_rss_kib": _vm("VmHWM"), "rss_kib": _vm("VmRSS"), "cpu_s": usage.ru_utime + usage.ru_stime}
+            ),
+            flush=True,
+        )
         if not line or line.strip() == "stop":
             break
     await bot.close()
@@ -97,7 +123,7 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
 
 async def drive(args: argparse.Namespace) -> None:
     from catalog.store import CatalogStore
-    from tests.fakes.discord_api import FakeDiscord
+    from fitbot_fakes.discord_api import FakeDiscord
 
     class TimedFake(FakeDiscord):
         """Resolves a future when an interaction's callback arrives (any status)."""
@@ -119,9 +145,16 @@ async def drive(args: argparse.Namespace) -> None:
     rng = random.Random(7)
     async with TimedFake() as fake:
         child = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--bot", str(fake.port), "--catalog", str(catalog_path),
+            sys.executable,
+            __file__,
+            "--bot",
+            str(fake.port),
+            "--catalog",
+            str(catalog_path),
             *(["--charts"] if args.charts else []),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=str(ROOT),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            cwd=str(ROOT),
             env={**os.environ, "PYTHONWARNINGS": "ignore::DeprecationWarning"},
         )
         assert child.stdin is not None and child.stdout is not None
@@ -182,17 +215,26 @@ async def drive(args: argparse.Namespace) -> None:
     latencies.sort()
     p = (lambda q: latencies[min(int(q * len(latencies)), len(latencies) - 1)] * 1000) if latencies else (lambda q: 0.0)
     cpu = stats["cpu_s"] - cpu_before
-    print(f"discord load: {args.n} /fit slash interactions ({'with' if args.charts else 'without'} charts),"
-          f" {args.users} users, window {args.window}"
-          + (f", paced at {args.rate:.0f}/s" if args.rate else ", unpaced") + f", {os.cpu_count()} CPUs")
+    print(
+        f"discord load: {args.n} /fit slash interactions ({'with' if args.charts else 'without'} charts),"
+        f" {args.users} users, window {args.window}"
+        + (f", paced at {args.rate:.0f}/s" if args.rate else ", unpaced")
+        + f", {os.cpu_count()} CPUs"
+    )
     print(f"  bot start-up (spawn → ready): {startup_s:.2f} s; bot RSS idle {ready['idle_rss_kib'] / 1024:.0f} MiB")
-    print(f"  answers/s: {ok / elapsed:.0f}   ({ok} answered in {elapsed:.2f} s; {late} late (10062), {other} other errors,"
-          f" {args.n - len(callbacks)} unanswered)")
-    print(f"  latency dispatch → callback: p50 {p(0.50):.1f} ms  p99 {p(0.99):.1f} ms  max {p(1.0):.1f} ms"
-          f"  mean {statistics.fmean(latencies) * 1000 if latencies else 0:.1f} ms")
+    print(
+        f"  answers/s: {ok / elapsed:.0f}   ({ok} answered in {elapsed:.2f} s; {late} late (10062), {other} other errors,"
+        f" {args.n - len(callbacks)} unanswered)"
+    )
+    print(
+        f"  latency dispatch → callback: p50 {p(0.50):.1f} ms  p99 {p(0.99):.1f} ms  max {p(1.0):.1f} ms"
+        f"  mean {statistics.fmean(latencies) * 1000 if latencies else 0:.1f} ms"
+    )
     print(f"  bot CPU: {cpu:.2f} s = {cpu / max(ok, 1) * 1000:.2f} ms per answer")
-    print(f"  bot peak RSS (VmHWM): {stats['peak_rss_kib'] / 1024:.0f} MiB; driver+fake peak RSS:"
-          f" {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"  bot peak RSS (VmHWM): {stats['peak_rss_kib'] / 1024:.0f} MiB; driver+fake peak RSS:"
+        f" {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -205,7 +247,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--charts", action="store_true", help="attach chart PNGs (fit cards defer, then follow up)")
     parser.add_argument("--bot", type=int, help=argparse.SUPPRESS)  # child mode: the fake's port
     parser.add_argument("--catalog", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a few seconds' smoke run (CI)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.warmup = 100, 10
     if args.bot:
         asyncio.run(run_bot(args.bot, args.catalog, args.charts))
     else:

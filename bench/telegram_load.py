@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/telegram_load.py [-n 2000] [--rate 0] [--warmup 50]
 
-The fake Bot API (tests/fakes/telegram_api.py) runs in this process; the bot runs in a child process
+The fake Bot API (fitbot_fakes/telegram_api.py) runs in this process; the bot runs in a child process
 through the production ``run_telegram`` (built by ``build_application``, no rate limiter, no chart
-images) on the production ``Service.open`` (user database and usage log in a temporary directory),
+images) on the production ``open_service`` (user database and usage log in a temporary directory),
 started with ``--child``. Every question comes from its own user and private chat, so each sendMessage maps to
 one question. ``--rate 0`` queues all N at once (throughput); ``--rate R`` pushes R questions a
 second (latency under a load the bot can carry). The service caches whole answers, so a mix of
@@ -55,15 +55,19 @@ def rss_kib(pid: int) -> int:
 
 async def child(base_url: str) -> None:
     """The bot: production wiring, no rate limiter; prints its peak RSS and CPU time on SIGTERM."""
-    from bot.service import Service
-    from bot.settings import Settings
-    from bot.telegram_app import run_telegram
+    from bot.adapters.telegram_bot import run_telegram
+    from bot.app.run import open_service
+    from bot.app.settings import Settings
     from catalog.store import CatalogStore
 
     with tempfile.TemporaryDirectory() as tmp:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
-        service = await Service.open(catalog, Settings(_env_file=None, fitbot_data_dir=Path(tmp),
-                                                       rate_user_per_minute=10_000, rate_chat_per_minute=100_000))
+        service = await open_service(
+            catalog,
+            Settings(
+                _env_file=None, fitbot_data_dir=Path(tmp), rate_user_per_minute=10_000, rate_chat_per_minute=100_000
+            ),
+        )
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         await run_telegram(service, token=TOKEN, base_url=base_url, rate_limiter=False, charts=False, stop=stop)
@@ -73,8 +77,11 @@ async def child(base_url: str) -> None:
 
 
 def answered(api, since: int, chats: set[int]) -> list:
-    return [e for e in api.exchanges[since:]
-            if e.method == "sendMessage" and e.status == 200 and e.params.get("chat_id") in chats]
+    return [
+        e
+        for e in api.exchanges[since:]
+        if e.method == "sendMessage" and e.status == 200 and e.params.get("chat_id") in chats
+    ]
 
 
 async def push_all(api, updates: list[dict], rate: float) -> dict[int, float]:
@@ -99,19 +106,31 @@ async def wait_answers(api, since: int, chats: set[int], timeout: float) -> list
 
 
 def make_updates(api, first: int, count: int, unique: bool = False) -> list[dict]:
-    return [api.make_message(QUESTIONS[i % len(QUESTIONS)] + (f" {4096 + first + i - FIRST_CHAT}" if unique else ""),
-                             chat_id=first + i, language_code="en")
-            for i in range(count)]
+    return [
+        api.make_message(
+            QUESTIONS[i % len(QUESTIONS)] + (f" {4096 + first + i - FIRST_CHAT}" if unique else ""),
+            chat_id=first + i,
+            language_code="en",
+        )
+        for i in range(count)
+    ]
 
 
 async def run(n: int, rate: float, warmup: int, unique: bool, profile: str | None = None) -> None:
-    from tests.fakes.telegram_api import FakeTelegramAPI
+    from fitbot_fakes.telegram_api import FakeTelegramAPI
 
     async with FakeTelegramAPI() as api:
         profiling = ["--profile", profile] if profile else []
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--child", api.base_url, *profiling, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT)})
+            sys.executable,
+            __file__,
+            "--child",
+            api.base_url,
+            *profiling,
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         try:
             found, pushed, idle_rss, peak_rss, elapsed = await measure(api, proc, n, rate, warmup, unique)
         finally:
@@ -138,8 +157,18 @@ async def measure(api, proc, n: int, rate: float, warmup: int, unique: bool) -> 
     return found, pushed, idle_rss, rss_kib(proc.pid), elapsed
 
 
-def report(n: int, rate: float, warmup: int, unique: bool, found: list, pushed: dict[int, float], idle_rss: int,
-           peak_rss: int, elapsed: float, stats: dict) -> None:
+def report(
+    n: int,
+    rate: float,
+    warmup: int,
+    unique: bool,
+    found: list,
+    pushed: dict[int, float],
+    idle_rss: int,
+    peak_rss: int,
+    elapsed: float,
+    stats: dict,
+) -> None:
     latencies = sorted(e.at - pushed[e.params["chat_id"]] for e in found)
     p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
     mode = (f"{rate:g}/s pushed" if rate else "all queued at once") + (", unique texts" if unique else "")
@@ -148,8 +177,10 @@ def report(n: int, rate: float, warmup: int, unique: bool, found: list, pushed: 
     print(f"  latency p50    {statistics.median(latencies) * 1000:8.1f} ms")
     print(f"  latency p99    {p99 * 1000:8.1f} ms")
     print(f"  bot CPU        {stats['cpu_s']:8.2f} s total (incl. start-up and warm-up)")
-    print(f"  bot RSS        {idle_rss / 1024:8.1f} MiB after warm-up, {peak_rss / 1024:.1f} MiB after the run, "
-          f"{stats['maxrss_kib'] / 1024:.1f} MiB peak (getrusage)")
+    print(
+        f"  bot RSS        {idle_rss / 1024:8.1f} MiB after warm-up, {peak_rss / 1024:.1f} MiB after the run, "
+        f"{stats['maxrss_kib'] / 1024:.1f} MiB peak (getrusage)"
+    )
 
 
 def main() -> None:
@@ -160,7 +191,10 @@ def main() -> None:
     parser.add_argument("--unique", action="store_true", help="a different text per question (no answer cache)")
     parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the bot process to FILE")
     parser.add_argument("--child", metavar="BASE_URL", help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="a few seconds' smoke run (CI)")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.warmup = 100, 10
     if args.child and args.profile:
         import cProfile
 

@@ -33,9 +33,12 @@ def verdict_line(est: FitEstimate, lang: Lang) -> str:
     mem = est.memory
     share = f"{num(100 * mem.total_bytes / mem.usable_bytes, lang, 0)} %" if mem.usable_bytes else "–"
     return t(
-        lang, f"verdict.line.{est.verdict.value}",
-        reserve=gib(max(mem.reserve_bytes, 0), lang), share=share,
-        in_ram=gib(est.offload.bytes_in_ram, lang), short=gib(max(-mem.reserve_bytes, 0), lang),
+        lang,
+        f"verdict.line.{est.verdict.value}",
+        reserve=gib(max(mem.reserve_bytes, 0), lang),
+        share=share,
+        in_ram=gib(est.offload.bytes_in_ram, lang),
+        short=gib(max(-mem.reserve_bytes, 0), lang),
     )
 
 
@@ -56,11 +59,31 @@ def memory_section(est: FitEstimate, lang: Lang) -> Section:
     ]
     off = est.offload
     if off.mode == "experts":
-        rows.append(Row(label=t(lang, "row.offload_experts"), value=t(
-            lang, "value.offload_experts", n=off.cpu_moe_layers, total=off.layers_total, bytes=gib(off.bytes_in_ram, lang))))
+        rows.append(
+            Row(
+                label=t(lang, "row.offload_experts"),
+                value=t(
+                    lang,
+                    "value.offload_experts",
+                    n=off.cpu_moe_layers,
+                    total=off.layers_total,
+                    bytes=gib(off.bytes_in_ram, lang),
+                ),
+            )
+        )
     elif off.mode == "layers":
-        rows.append(Row(label=t(lang, "row.offload_layers"), value=t(
-            lang, "value.offload_layers", n=off.layers_on_gpu, total=off.layers_total, bytes=gib(off.bytes_in_ram, lang))))
+        rows.append(
+            Row(
+                label=t(lang, "row.offload_layers"),
+                value=t(
+                    lang,
+                    "value.offload_layers",
+                    n=off.layers_on_gpu,
+                    total=off.layers_total,
+                    bytes=gib(off.bytes_in_ram, lang),
+                ),
+            )
+        )
     max_ctx = t(lang, "value.tokens", n=integer(est.max_context, lang)) if est.max_context else "–"
     rows.append(Row(label=t(lang, "row.max_context"), value=max_ctx))
     return Section(title=t(lang, "section.memory"), rows=tuple(rows))
@@ -69,8 +92,11 @@ def memory_section(est: FitEstimate, lang: Lang) -> Section:
 def assumptions_line(est: FitEstimate, lang: Lang) -> str:
     """The defaults and modelling choices behind the card, in one localized line."""
     values = {
-        "engine": est.engine.value, "quant": est.quant, "context": context_label(est.context),
-        "kv_cache": est.kv_cache.value, "ram": f"{num(est.hardware.system_ram_bytes / 1e9, lang, 0)} GB",
+        "engine": est.engine.value,
+        "quant": est.quant,
+        "context": context_label(est.context),
+        "kv_cache": est.kv_cache.value,
+        "ram": f"{num(est.hardware.system_ram_bytes / 1e9, lang, 0)} GB",
     }
     parts = [t(lang, f"assumptions.{name}", value=values[name]) for name in est.defaults_used if name in values]
     if est.hardware.unified_memory:
@@ -113,8 +139,11 @@ def fit_actions(est: FitEstimate, lang: Lang) -> tuple[Action, ...]:
     for ctx in (32768, 131072):
         if ctx != est.context and ctx <= est.model.max_context:
             label = context_label(ctx)
-            actions.append(Action(label=t(lang, "action.ctx", label=label),
-                                  query=follow_up(est, "fit", ctx=f"ctx {label.lower()}")))
+            actions.append(
+                Action(
+                    label=t(lang, "action.ctx", label=label), query=follow_up(est, "fit", ctx=f"ctx {label.lower()}")
+                )
+            )
     if est.quant != "Q8_0" and est.engine.value == "llama.cpp":
         actions.append(Action(label=t(lang, "action.quant", quant="Q8_0"), query=follow_up(est, "fit", quant="q8_0")))
     if est.kv_cache.value in ("f16", "bf16"):
@@ -129,60 +158,112 @@ def fit_actions(est: FitEstimate, lang: Lang) -> tuple[Action, ...]:
     return tuple(actions[:9])
 
 
-def fit_card(est: FitEstimate, catalog: Catalog, lang: Lang, extra: Sequence[Section] = (),
-             code: Sequence[CodeBlock] = (), chart: ChartSpec | None = None, echo: str = "") -> Reply:
+def fit_card(
+    est: FitEstimate,
+    catalog: Catalog,
+    lang: Lang,
+    extra: Sequence[Section] = (),
+    code: Sequence[CodeBlock] = (),
+    chart: ChartSpec | None = None,
+    echo: str = "",
+) -> Reply:
     """The main card: verdict, memory breakdown, and whatever speed/cost/advice sections exist."""
-    config = t(lang, "fit.config", quant=est.quant, context=context_label(est.context), kv=est.kv_cache.value,
-               engine=est.engine.value)
+    config = t(
+        lang,
+        "fit.config",
+        quant=est.quant,
+        context=context_label(est.context),
+        kv=est.kv_cache.value,
+        engine=est.engine.value,
+    )
     return Reply(
-        kind="fit", locale=lang,
+        kind="fit",
+        locale=lang,
         title=t(lang, "fit.title", model=est.model.name, gpu=hardware_label(est)),
         tone=VERDICT_TONE[est.verdict],
         summary=f"{verdict_label(est.verdict, lang)} · {config}\n{verdict_line(est, lang)}",
         sections=(memory_section(est, lang), *extra),
-        code=tuple(code), chart=chart,
+        code=tuple(code),
+        chart=chart,
         actions=fit_actions(est, lang),
-        assumptions=assumptions_line(est, lang), footer=footer(catalog, lang), echo=echo,
+        assumptions=assumptions_line(est, lang),
+        footer=footer(catalog, lang),
+        echo=echo,
     )
 
 
-def memory_chart(model_name: str, usable_bytes: int, curves: Sequence[tuple[str, Sequence[tuple[int, int]]]],
-                 lang: Lang) -> ChartSpec:
+def memory_chart(
+    model_name: str, usable_bytes: int, curves: Sequence[tuple[str, Sequence[tuple[int, int]]]], lang: Lang
+) -> ChartSpec:
     """Memory vs context per quant against the device's usable memory line."""
     return ChartSpec(
-        kind="memory_vs_context", title=model_name, x_label=t(lang, "chart.context"), y_label="GiB",
-        series=tuple(Series(name=name, points=tuple((float(c), b / (1 << 30)) for c, b in pts)) for name, pts in curves),
-        limit=usable_bytes / (1 << 30), limit_label=t(lang, "row.usable"),
+        kind="memory_vs_context",
+        title=model_name,
+        x_label=t(lang, "chart.context"),
+        y_label="GiB",
+        series=tuple(
+            Series(name=name, points=tuple((float(c), b / (1 << 30)) for c, b in pts)) for name, pts in curves
+        ),
+        limit=usable_bytes / (1 << 30),
+        limit_label=t(lang, "row.usable"),
     )
 
 
-def table_card(kind: str, title: str, headers: str, rows: Sequence[Sequence[str]], catalog: Catalog, lang: Lang,
-               summary: str = "", assumptions: str = "", actions: Sequence[Action] = (),
-               chart: ChartSpec | None = None) -> Reply:
+def table_card(
+    kind: str,
+    title: str,
+    headers: str,
+    rows: Sequence[Sequence[str]],
+    catalog: Catalog,
+    lang: Lang,
+    summary: str = "",
+    assumptions: str = "",
+    actions: Sequence[Action] = (),
+    chart: ChartSpec | None = None,
+) -> Reply:
     return Reply(
-        kind=kind, locale=lang, title=title, tone=Tone.INFO, summary=summary,
+        kind=kind,
+        locale=lang,
+        title=title,
+        tone=Tone.INFO,
+        summary=summary,
         table=Table(headers=tuple(headers.split("|")), rows=tuple(tuple(r) for r in rows)),
-        assumptions=assumptions, footer=footer(catalog, lang), actions=tuple(actions), chart=chart,
+        assumptions=assumptions,
+        footer=footer(catalog, lang),
+        actions=tuple(actions),
+        chart=chart,
     )
 
 
 def help_card(lang: Lang) -> Reply:
-    commands = Section(title=t(lang, "help.commands"), rows=tuple(
-        Row(label=f"/{name}", value=t(lang, f"help.{name}"))
-        for name in ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare")
-    ))
+    commands = Section(
+        title=t(lang, "help.commands"),
+        rows=tuple(
+            Row(label=f"/{name}", value=t(lang, f"help.{name}"))
+            for name in ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare")
+        ),
+    )
     examples = tuple(t(lang, f"help.example{i}") for i in (1, 2, 3))
     return Reply(
-        kind="help", locale=lang, title=t(lang, "help.title"), summary=t(lang, "help.summary"),
-        sections=(commands,), actions=tuple(Action(label=e, query=e) for e in examples),
+        kind="help",
+        locale=lang,
+        title=t(lang, "help.title"),
+        summary=t(lang, "help.summary"),
+        sections=(commands,),
+        actions=tuple(Action(label=e, query=e) for e in examples),
     )
 
 
-def ask_card(lang: Lang, message: str, suggestions: Sequence[str] = (), queries: Sequence[str] = (),
-             echo: str = "") -> Reply:
+def ask_card(
+    lang: Lang, message: str, suggestions: Sequence[str] = (), queries: Sequence[str] = (), echo: str = ""
+) -> Reply:
     """Asks back: something is missing or unknown; suggestions become buttons."""
     return Reply(
-        kind="suggest", locale=lang, title=t(lang, "ask.title"), tone=Tone.INFO, summary=message,
+        kind="suggest",
+        locale=lang,
+        title=t(lang, "ask.title"),
+        tone=Tone.INFO,
+        summary=message,
         suggestions=tuple(suggestions[:3]),
         actions=tuple(Action(label=s, query=q) for s, q in zip(suggestions[:3], queries[:3], strict=False)),
         echo=echo,
@@ -194,8 +275,13 @@ def error_card(lang: Lang, message: str, kind: str = "error") -> Reply:
 
 
 def slow_down_card(lang: Lang, seconds: int) -> Reply:
-    return Reply(kind="slow_down", locale=lang, title=t(lang, "limits.title"), tone=Tone.WARN,
-                 summary=t(lang, "limits.slow_down", seconds=seconds))
+    return Reply(
+        kind="slow_down",
+        locale=lang,
+        title=t(lang, "limits.title"),
+        tone=Tone.WARN,
+        summary=t(lang, "limits.slow_down", seconds=seconds),
+    )
 
 
 def info_card(lang: Lang, title: str, message: str) -> Reply:
@@ -204,8 +290,13 @@ def info_card(lang: Lang, title: str, message: str) -> Reply:
 
 def settings_card(lang: Lang, values: dict[str, str]) -> Reply:
     rows = tuple(Row(label=k, value=v) for k, v in values.items())
-    return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), summary=t(lang, "prefs.howto"),
-                 sections=(Section(title=t(lang, "prefs.title"), rows=rows),))
+    return Reply(
+        kind="settings",
+        locale=lang,
+        title=t(lang, "prefs.title"),
+        summary=t(lang, "prefs.howto"),
+        sections=(Section(title=t(lang, "prefs.title"), rows=rows),),
+    )
 
 
 # --- speed, advice and cost sections of the fit card ------------------------------------------
@@ -215,41 +306,85 @@ def speed_section(est: FitEstimate, lang: Lang) -> Section:
     sp = est.speed
     low, high = sp.decode_range
     rows = [
-        Row(label=t(lang, "row.decode"), value=t(lang, "value.range", value=tokens_per_s(sp.decode_tokens_per_s, lang),
-                                                  low=num(low, lang, 0), high=num(high, lang, 0))),
-        Row(label=t(lang, "row.decode_at_ctx", context=context_label(est.context)),
-            value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang)),
+        Row(
+            label=t(lang, "row.decode"),
+            value=t(
+                lang,
+                "value.range",
+                value=tokens_per_s(sp.decode_tokens_per_s, lang),
+                low=num(low, lang, 0),
+                high=num(high, lang, 0),
+            ),
+        ),
+        Row(
+            label=t(lang, "row.decode_at_ctx", context=context_label(est.context)),
+            value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang),
+        ),
         Row(label=t(lang, "row.prefill"), value=tokens_per_s(sp.prefill_tokens_per_s, lang)),
-        Row(label=t(lang, "row.ttft"), value=t(lang, "value.ttft", seconds=num(sp.ttft_s, lang, 2),
-                                                prompt=integer(sp.prompt_tokens, lang))),
+        Row(
+            label=t(lang, "row.ttft"),
+            value=t(lang, "value.ttft", seconds=num(sp.ttft_s, lang, 2), prompt=integer(sp.prompt_tokens, lang)),
+        ),
     ]
     if sp.concurrency is not None and est.concurrent > 1:
         c = sp.concurrency
-        rows.append(Row(label=t(lang, "row.users", users=c.users), value=t(
-            lang, "value.users", aggregate=tokens_per_s(c.aggregate_tokens_per_s, lang),
-            per_user=tokens_per_s(c.per_user_tokens_per_s, lang), fit=integer(c.sequences_fit, lang))))
+        rows.append(
+            Row(
+                label=t(lang, "row.users", users=c.users),
+                value=t(
+                    lang,
+                    "value.users",
+                    aggregate=tokens_per_s(c.aggregate_tokens_per_s, lang),
+                    per_user=tokens_per_s(c.per_user_tokens_per_s, lang),
+                    fit=integer(c.sequences_fit, lang),
+                ),
+            )
+        )
     if sp.confidence == "rough":
         rows.append(Row(label="⚠", value=t(lang, "value.rough")))
     return Section(title=t(lang, "section.speed"), rows=tuple(rows))
 
 
 def advice_section(est: FitEstimate, advice: Advice, lang: Lang) -> Section:
-    rows = [Row(label=t(lang, "row.best_quant"),
-                value=f"{advice.best_quant} ({t(lang, f'verdict.{advice.best_quant_verdict.value}')})"
-                if advice.best_quant and advice.best_quant_verdict else t(lang, "value.none"))]
+    rows = [
+        Row(
+            label=t(lang, "row.best_quant"),
+            value=f"{advice.best_quant} ({t(lang, f'verdict.{advice.best_quant_verdict.value}')})"
+            if advice.best_quant and advice.best_quant_verdict
+            else t(lang, "value.none"),
+        )
+    ]
     for option in advice.kv_options[1:]:
         if option.saved_bytes > 0:
             mark = f" → {t(lang, f'verdict.{option.verdict.value}')}" if option.verdict_changed else ""
-            rows.append(Row(label=t(lang, "row.kv_tip"), value=t(
-                lang, "value.kv_tip", kv=option.kv_cache.value, saved=gib(option.saved_bytes, lang),
-                total=gib(option.total_bytes, lang)) + mark))
+            rows.append(
+                Row(
+                    label=t(lang, "row.kv_tip"),
+                    value=t(
+                        lang,
+                        "value.kv_tip",
+                        kv=option.kv_cache.value,
+                        saved=gib(option.saved_bytes, lang),
+                        total=gib(option.total_bytes, lang),
+                    )
+                    + mark,
+                )
+            )
     hw = advice.hardware
-    for key, setup in (("best_gpu", hw.best_single_gpu), ("best_value", hw.best_price_performance),
-                       ("best_apple", hw.best_apple)):
+    for key, setup in (
+        ("best_gpu", hw.best_single_gpu),
+        ("best_value", hw.best_price_performance),
+        ("best_apple", hw.best_apple),
+    ):
         if setup is not None:
             name = f"{setup.count}x {setup.gpu_name}" if setup.count > 1 else setup.gpu_name
             price = f" · ~{usd(setup.price_usd, lang, 0)}" if setup.price_usd else ""
-            rows.append(Row(label=t(lang, f"row.{key}"), value=f"{name} · {tokens_per_s(setup.decode_tokens_per_s, lang)}{price}"))
+            rows.append(
+                Row(
+                    label=t(lang, f"row.{key}"),
+                    value=f"{name} · {tokens_per_s(setup.decode_tokens_per_s, lang)}{price}",
+                )
+            )
     return Section(title=t(lang, "section.todo"), rows=tuple(rows))
 
 
@@ -257,18 +392,40 @@ def cost_section(cost: Cost, lang: Lang) -> Section | None:
     if not cost.offers:
         return None
     q = cost.offers[0]
-    rows = [Row(label=t(lang, "row.cheapest_cloud"), value=t(
-        lang, "value.offer", provider=q.offer.provider, count=q.offer.gpu_count, gpu=q.gpu.short_name,
-        price=usd(q.offer.price_per_hour_usd, lang), seen=q.seen))]
+    rows = [
+        Row(
+            label=t(lang, "row.cheapest_cloud"),
+            value=t(
+                lang,
+                "value.offer",
+                provider=q.offer.provider,
+                count=q.offer.gpu_count,
+                gpu=q.gpu.short_name,
+                price=usd(q.offer.price_per_hour_usd, lang),
+                seen=q.seen,
+            ),
+        )
+    ]
     one = usd(q.usd_per_million_tokens, lang)
-    rows.append(Row(label=t(lang, "row.per_mtok"), value=t(
-        lang, "value.per_mtok", one=one, users=q.users_served, many=usd(q.usd_per_million_tokens_at_users, lang))
-        if q.users_served > 1 else t(lang, "value.per_mtok_one", one=one)))
+    rows.append(
+        Row(
+            label=t(lang, "row.per_mtok"),
+            value=t(
+                lang, "value.per_mtok", one=one, users=q.users_served, many=usd(q.usd_per_million_tokens_at_users, lang)
+            )
+            if q.users_served > 1
+            else t(lang, "value.per_mtok_one", one=one),
+        )
+    )
     rvb = cost.rent_vs_buy
     if rvb is not None:
         months = num(rvb.break_even_months, lang, 1) if rvb.break_even_months is not None else "–"
-        rows.append(Row(label=t(lang, "row.break_even"), value=t(
-            lang, "value.break_even", months=months, power=usd(rvb.electricity_usd_per_month, lang))))
+        rows.append(
+            Row(
+                label=t(lang, "row.break_even"),
+                value=t(lang, "value.break_even", months=months, power=usd(rvb.electricity_usd_per_month, lang)),
+            )
+        )
     return Section(title=t(lang, "section.cost"), rows=tuple(rows))
 
 
@@ -281,14 +438,29 @@ def command_blocks(advice: Advice) -> tuple[CodeBlock, ...]:
 
 def cloud_card(model_name: str, quant: str, cost: Cost, catalog: Catalog, lang: Lang) -> Reply:
     rows = [
-        (q.offer.provider, f"{q.offer.gpu_count}x {q.gpu.short_name}", usd(q.offer.price_per_hour_usd, lang),
-         tokens_per_s(q.decode_tokens_per_s, lang), usd(q.usd_per_million_tokens, lang),
-         usd(q.usd_per_million_tokens_at_users, lang), q.offer.billing, q.seen)
+        (
+            q.offer.provider,
+            f"{q.offer.gpu_count}x {q.gpu.short_name}",
+            usd(q.offer.price_per_hour_usd, lang),
+            tokens_per_s(q.decode_tokens_per_s, lang),
+            usd(q.usd_per_million_tokens, lang),
+            usd(q.usd_per_million_tokens_at_users, lang),
+            q.offer.billing,
+            q.seen,
+        )
         for q in cost.offers
     ]
     summary = "" if rows else t(lang, "cloud.none")
-    return table_card("cloud", t(lang, "cloud.title", model=model_name, quant=quant), t(lang, "cloud.headers"),
-                      rows, catalog, lang, summary=summary, assumptions="; ".join(cost.assumptions))
+    return table_card(
+        "cloud",
+        t(lang, "cloud.title", model=model_name, quant=quant),
+        t(lang, "cloud.headers"),
+        rows,
+        catalog,
+        lang,
+        summary=summary,
+        assumptions="; ".join(cost.assumptions),
+    )
 
 
 def tco_card(model_name: str, est: FitEstimate, cost: Cost, catalog: Catalog, lang: Lang) -> Reply:
@@ -297,26 +469,54 @@ def tco_card(model_name: str, est: FitEstimate, cost: Cost, catalog: Catalog, la
     if rvb is None:
         reason = t(lang, "tco.no_price") if cost.offers else t(lang, "cloud.none")
         return Reply(kind="tco", locale=lang, title=title, tone=Tone.INFO, summary=reason, footer=footer(catalog, lang))
-    months = (t(lang, "tco.months", months=num(rvb.break_even_months, lang, 1))
-              if rvb.break_even_months is not None else t(lang, "tco.never"))
+    months = (
+        t(lang, "tco.months", months=num(rvb.break_even_months, lang, 1))
+        if rvb.break_even_months is not None
+        else t(lang, "tco.never")
+    )
     rows = (
         Row(label=t(lang, "tco.purchase"), value=usd(rvb.purchase_usd, lang, 0)),
         Row(label=t(lang, "tco.power"), value=usd(rvb.electricity_usd_per_month, lang)),
-        Row(label=t(lang, "tco.cloud"), value=t(lang, "tco.cloud_value", provider=rvb.cloud_provider,
-                                                instance=rvb.cloud_instance, price=usd(rvb.cloud_usd_per_hour, lang),
-                                                month=usd(rvb.cloud_usd_per_month, lang), seen=rvb.cloud_seen)),
+        Row(
+            label=t(lang, "tco.cloud"),
+            value=t(
+                lang,
+                "tco.cloud_value",
+                provider=rvb.cloud_provider,
+                instance=rvb.cloud_instance,
+                price=usd(rvb.cloud_usd_per_hour, lang),
+                month=usd(rvb.cloud_usd_per_month, lang),
+                seen=rvb.cloud_seen,
+            ),
+        ),
         Row(label=t(lang, "tco.break_even"), value=months),
     )
     if rvb.break_even_months_same_tokens is not None:
-        rows += (Row(label=t(lang, "tco.break_even_tokens"),
-                     value=t(lang, "tco.months", months=num(rvb.break_even_months_same_tokens, lang, 1))),)
-    return Reply(kind="tco", locale=lang, title=title, tone=Tone.INFO,
-                 summary=verdict_label(est.verdict, lang), sections=(Section(title=t(lang, "section.cost"), rows=rows),),
-                 assumptions="; ".join(rvb.assumptions), footer=footer(catalog, lang))
+        rows += (
+            Row(
+                label=t(lang, "tco.break_even_tokens"),
+                value=t(lang, "tco.months", months=num(rvb.break_even_months_same_tokens, lang, 1)),
+            ),
+        )
+    return Reply(
+        kind="tco",
+        locale=lang,
+        title=title,
+        tone=Tone.INFO,
+        summary=verdict_label(est.verdict, lang),
+        sections=(Section(title=t(lang, "section.cost"), rows=rows),),
+        assumptions="; ".join(rvb.assumptions),
+        footer=footer(catalog, lang),
+    )
 
 
-def finetune_card(model_name: str, gpu_label: str, results: Sequence[tuple[FinetuneEstimate, TrainingFit, TrainingFit | None]],
-                  catalog: Catalog, lang: Lang) -> Reply:
+def finetune_card(
+    model_name: str,
+    gpu_label: str,
+    results: Sequence[tuple[FinetuneEstimate, TrainingFit, TrainingFit | None]],
+    catalog: Catalog,
+    lang: Lang,
+) -> Reply:
     """One section per method: breakdown, verdict on the user's GPU, smallest hardware that fits."""
     sections = []
     worst = Tone.GOOD
@@ -324,7 +524,10 @@ def finetune_card(model_name: str, gpu_label: str, results: Sequence[tuple[Finet
         rows = [
             Row(label=t(lang, "ft.weights"), value=gib(est.base_weights_bytes, lang)),
             Row(label=t(lang, "ft.trainable"), value=_count(est.trainable_params, lang)),
-            Row(label=t(lang, "ft.grads_opt"), value=gib(est.adapter_bytes + est.gradients_bytes + est.optimizer_bytes, lang)),
+            Row(
+                label=t(lang, "ft.grads_opt"),
+                value=gib(est.adapter_bytes + est.gradients_bytes + est.optimizer_bytes, lang),
+            ),
             Row(label=t(lang, "ft.activations"), value=gib(est.activations_bytes + est.logits_bytes, lang)),
             Row(label=t(lang, "row.total"), value=gib(est.total_bytes, lang)),
             Row(label=gpu_label, value=verdict_label(mine.verdict, lang)),
@@ -337,8 +540,15 @@ def finetune_card(model_name: str, gpu_label: str, results: Sequence[tuple[Finet
         label = {"qlora": "QLoRA (4-bit)", "lora": "LoRA (16-bit)", "full": t(lang, "ft.full")}[est.method]
         sections.append(Section(title=label, rows=tuple(rows)))
     assumptions = results[0][0].assumptions if results else ()
-    return Reply(kind="finetune", locale=lang, title=t(lang, "ft.title", model=model_name), tone=worst,
-                 sections=tuple(sections), assumptions="; ".join(assumptions), footer=footer(catalog, lang))
+    return Reply(
+        kind="finetune",
+        locale=lang,
+        title=t(lang, "ft.title", model=model_name),
+        tone=worst,
+        sections=tuple(sections),
+        assumptions="; ".join(assumptions),
+        footer=footer(catalog, lang),
+    )
 
 
 def _count(n: int, lang: Lang) -> str:
@@ -348,10 +558,24 @@ def _count(n: int, lang: Lang) -> str:
 
 def compare_card(title: str, estimates: Sequence[FitEstimate], catalog: Catalog, lang: Lang) -> Reply:
     rows = [
-        (e.model.name, hardware_label(e), e.quant, gib(e.memory.total_bytes, lang), gib(e.memory.usable_bytes, lang),
-         tokens_per_s(e.speed.decode_tokens_per_s, lang), tokens_per_s(e.speed.prefill_tokens_per_s, lang),
-         verdict_label(e.verdict, lang))
+        (
+            e.model.name,
+            hardware_label(e),
+            e.quant,
+            gib(e.memory.total_bytes, lang),
+            gib(e.memory.usable_bytes, lang),
+            tokens_per_s(e.speed.decode_tokens_per_s, lang),
+            tokens_per_s(e.speed.prefill_tokens_per_s, lang),
+            verdict_label(e.verdict, lang),
+        )
         for e in estimates
     ]
-    return table_card("compare", title, t(lang, "compare.headers"), rows, catalog, lang,
-                      assumptions=assumptions_line(estimates[0], lang) if estimates else "")
+    return table_card(
+        "compare",
+        title,
+        t(lang, "compare.headers"),
+        rows,
+        catalog,
+        lang,
+        assumptions=assumptions_line(estimates[0], lang) if estimates else "",
+    )

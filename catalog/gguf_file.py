@@ -16,10 +16,37 @@ from core.models import ModelSpec, Provenance, QuantSize
 
 # general.file_type (llama.cpp enum llama_ftype) -> our quant id
 FILE_TYPES = {
-    0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S",
-    12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S", 17: "Q5_K_M", 18: "Q6_K",
-    19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS", 23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL",
-    26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M", 30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 38: "MXFP4",
+    0: "F32",
+    1: "F16",
+    2: "Q4_0",
+    3: "Q4_1",
+    7: "Q8_0",
+    8: "Q5_0",
+    9: "Q5_1",
+    10: "Q2_K",
+    11: "Q3_K_S",
+    12: "Q3_K_M",
+    13: "Q3_K_L",
+    14: "Q4_K_S",
+    15: "Q4_K_M",
+    16: "Q5_K_S",
+    17: "Q5_K_M",
+    18: "Q6_K",
+    19: "IQ2_XXS",
+    20: "IQ2_XS",
+    21: "Q2_K_S",
+    22: "IQ3_XS",
+    23: "IQ3_XXS",
+    24: "IQ1_S",
+    25: "IQ4_NL",
+    26: "IQ3_S",
+    27: "IQ3_M",
+    28: "IQ2_S",
+    29: "IQ2_M",
+    30: "IQ4_XS",
+    31: "IQ1_M",
+    32: "BF16",
+    38: "MXFP4",
 }
 
 
@@ -59,8 +86,9 @@ def read_gguf(path: Path) -> tuple[ModelSpec, QuantSize, str]:
     params = sum(int(t.n_elements) for t in reader.tensors)
     prov = Provenance(source=f"GGUF header of {path.name}", as_of="local file")
     name = meta.get("general.name")
-    model = spec_from_config(config, path.stem.lower(), prov, total_params=params,
-                             name=name if isinstance(name, str) else path.stem)
+    model = spec_from_config(
+        config, path.stem.lower(), prov, total_params=params, name=name if isinstance(name, str) else path.stem
+    )
     tensor_bytes = sum(int(t.n_bytes) for t in reader.tensors)
     size = QuantSize(model_id=model.id, quant_id=quant, size_bytes=tensor_bytes or path.stat().st_size, provenance=prov)
     return model, size, quant

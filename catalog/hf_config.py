@@ -77,10 +77,43 @@ def check_bounds(cfg: dict[str, Any], source: str = "config.json") -> None:
 
 # Families whose attention is plain GQA/MHA with the standard config keys.
 _GQA_TYPES = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3",
-    "gemma3_text", "phi3", "phi", "glm", "glm4", "glm4_moe", "gpt_oss", "olmo", "olmo2", "cohere", "cohere2",
-    "granite", "granitemoe", "minimax_m2", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_moe", "exaone", "starcoder2",
-    "internlm2", "smollm3", "llama4_text", "seed_oss", "apertus", "dots1", "arcee", "hunyuan_v1_dense",
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "phi3",
+    "phi",
+    "glm",
+    "glm4",
+    "glm4_moe",
+    "gpt_oss",
+    "olmo",
+    "olmo2",
+    "cohere",
+    "cohere2",
+    "granite",
+    "granitemoe",
+    "minimax_m2",
+    "ernie4_5",
+    "ernie4_5_moe",
+    "hunyuan_v1_moe",
+    "exaone",
+    "starcoder2",
+    "internlm2",
+    "smollm3",
+    "llama4_text",
+    "seed_oss",
+    "apertus",
+    "dots1",
+    "arcee",
+    "hunyuan_v1_dense",
 }
 _MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 _HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
@@ -114,8 +147,9 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def count_params(cfg: dict[str, Any], hidden: int, layers: int, heads: int, kv_heads: int, head_dim: int,
-                 vocab: int, tied: bool) -> tuple[int, int]:
+def count_params(
+    cfg: dict[str, Any], hidden: int, layers: int, heads: int, kv_heads: int, head_dim: int, vocab: int, tied: bool
+) -> tuple[int, int]:
     """Total and active parameters from the config dims (when the checkpoint does not say)."""
     attn = hidden * head_dim * (heads + 2 * kv_heads) + heads * head_dim * hidden
     inter = _int(cfg, "intermediate_size", default=4 * hidden) or 4 * hidden
@@ -181,16 +215,30 @@ def spec_from_config(
     max_ctx = _int(cfg, "max_position_embeddings", "n_positions", "seq_length", default=4096) or 4096
     try:
         return ModelSpec(
-            id=model_id, name=name or model_id.split("/")[-1], family=model_type,
+            id=model_id,
+            name=name or model_id.split("/")[-1],
+            family=model_type,
             hf_repo=model_id if "/" in model_id else None,
-            architecture=(cfg.get("architectures") or [""])[0], total_params=total, active_params=active,
-            n_layers=layers, hidden_size=hidden, n_heads=heads, n_kv_heads=kv_heads, head_dim=head_dim,
+            architecture=(cfg.get("architectures") or [""])[0],
+            total_params=total,
+            active_params=active,
+            n_layers=layers,
+            hidden_size=hidden,
+            n_heads=heads,
+            n_kv_heads=kv_heads,
+            head_dim=head_dim,
             n_experts=experts if experts and experts > 1 else None,
-            experts_per_token=_int(cfg, "num_experts_per_tok", "num_experts_per_token", "moe_topk") if experts else None,
+            experts_per_token=_int(cfg, "num_experts_per_tok", "num_experts_per_token", "moe_topk")
+            if experts
+            else None,
             n_shared_experts=_int(cfg, "n_shared_experts", "num_shared_experts", default=0) or 0,
             moe_intermediate_size=_int(cfg, "moe_intermediate_size") if experts else None,
-            vocab_size=vocab, max_context=max_ctx, tied_embeddings=tied,
-            native_dtype=_dtype(cfg), provenance=provenance, **fields,
+            vocab_size=vocab,
+            max_context=max_ctx,
+            tied_embeddings=tied,
+            native_dtype=_dtype(cfg),
+            provenance=provenance,
+            **fields,
         )
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -205,8 +253,12 @@ def _layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     if isinstance(types, list) and len(types) == layers:
         sliding = sum(1 for t in types if "sliding" in str(t) or "chunked" in str(t))
         linear = sum(1 for t in types if "linear" in str(t) or "mamba" in str(t))
-        return {"n_sliding_layers": sliding if window else 0, "n_linear_layers": linear,
-                "sliding_window": window if sliding else None, "linear_state_bytes": _linear_state(cfg) if linear else 0}
+        return {
+            "n_sliding_layers": sliding if window else 0,
+            "n_linear_layers": linear,
+            "sliding_window": window if sliding else None,
+            "linear_state_bytes": _linear_state(cfg) if linear else 0,
+        }
     interval = _int(cfg, "full_attention_interval")
     if interval:
         full = layers // interval
@@ -245,25 +297,58 @@ def _dtype(cfg: dict[str, Any]) -> str:
 # llama.cpp architecture names (general.architecture) -> the HF model_type spec_from_config knows.
 # Hybrid linear-attention GGUFs (qwen3next, ...) are left out: their state sizes are not in this mapping.
 GGUF_MODEL_TYPES = {
-    "llama": "llama", "llama4": "llama4_text", "qwen2": "qwen2", "qwen2moe": "qwen2_moe", "qwen3": "qwen3",
-    "qwen3moe": "qwen3_moe", "gemma": "gemma", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3",
-    "phi2": "phi", "glm4": "glm4", "glm4moe": "glm4_moe", "gpt-oss": "gpt_oss", "olmo": "olmo", "olmo2": "olmo2",
-    "command-r": "cohere", "cohere2": "cohere2", "granite": "granite", "granitemoe": "granitemoe",
-    "exaone": "exaone", "starcoder2": "starcoder2", "internlm2": "internlm2", "smollm3": "smollm3",
-    "seed_oss": "seed_oss", "apertus": "apertus", "dots1": "dots1", "arcee": "arcee",
-    "hunyuan-moe": "hunyuan_v1_moe", "hunyuan-dense": "hunyuan_v1_dense", "ernie4_5": "ernie4_5",
-    "ernie4_5-moe": "ernie4_5_moe", "deepseek2": "deepseek_v3", "minimax-m2": "minimax_m2",
+    "llama": "llama",
+    "llama4": "llama4_text",
+    "qwen2": "qwen2",
+    "qwen2moe": "qwen2_moe",
+    "qwen3": "qwen3",
+    "qwen3moe": "qwen3_moe",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "gemma3": "gemma3_text",
+    "phi3": "phi3",
+    "phi2": "phi",
+    "glm4": "glm4",
+    "glm4moe": "glm4_moe",
+    "gpt-oss": "gpt_oss",
+    "olmo": "olmo",
+    "olmo2": "olmo2",
+    "command-r": "cohere",
+    "cohere2": "cohere2",
+    "granite": "granite",
+    "granitemoe": "granitemoe",
+    "exaone": "exaone",
+    "starcoder2": "starcoder2",
+    "internlm2": "internlm2",
+    "smollm3": "smollm3",
+    "seed_oss": "seed_oss",
+    "apertus": "apertus",
+    "dots1": "dots1",
+    "arcee": "arcee",
+    "hunyuan-moe": "hunyuan_v1_moe",
+    "hunyuan-dense": "hunyuan_v1_dense",
+    "ernie4_5": "ernie4_5",
+    "ernie4_5-moe": "ernie4_5_moe",
+    "deepseek2": "deepseek_v3",
+    "minimax-m2": "minimax_m2",
 }
 
 # GGUF key (after the "{arch}." prefix) -> config.json key.
 _GGUF_KEYS = {
-    "block_count": "num_hidden_layers", "embedding_length": "hidden_size",
-    "attention.head_count": "num_attention_heads", "attention.head_count_kv": "num_key_value_heads",
-    "feed_forward_length": "intermediate_size", "context_length": "max_position_embeddings",
-    "expert_count": "num_experts", "expert_used_count": "num_experts_per_tok",
-    "expert_shared_count": "n_shared_experts", "expert_feed_forward_length": "moe_intermediate_size",
-    "leading_dense_block_count": "first_k_dense_replace", "vocab_size": "vocab_size",
-    "attention.sliding_window": "sliding_window", "attention.kv_lora_rank": "kv_lora_rank",
+    "block_count": "num_hidden_layers",
+    "embedding_length": "hidden_size",
+    "attention.head_count": "num_attention_heads",
+    "attention.head_count_kv": "num_key_value_heads",
+    "feed_forward_length": "intermediate_size",
+    "context_length": "max_position_embeddings",
+    "expert_count": "num_experts",
+    "expert_used_count": "num_experts_per_tok",
+    "expert_shared_count": "n_shared_experts",
+    "expert_feed_forward_length": "moe_intermediate_size",
+    "leading_dense_block_count": "first_k_dense_replace",
+    "vocab_size": "vocab_size",
+    "attention.sliding_window": "sliding_window",
+    "attention.kv_lora_rank": "kv_lora_rank",
 }
 
 

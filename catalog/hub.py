@@ -23,9 +23,9 @@ Errors (each carries ``key``, a locale message id, and ``params`` for its placeh
 Design notes:
 
 * ``huggingface_hub`` is imported inside the worker functions: it costs about a second and the
-  CLI must not pay that at start-up. ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE`` are read
-  at call time, because the library snapshots them into ``constants`` when it is first imported;
-  endpoint and token are passed explicitly (``token=False`` when unset, so no login file is read).
+  CLI must not pay that at start-up. Endpoint, token and offline mode come from the caller
+  (``bot.app.settings`` reads ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE``); they are passed to
+  every call explicitly (``token=False`` when unset, so no login file is read).
   The token goes into the Authorization header only: never into logs, reprs or error params.
 * ``model_info(files_metadata=True)`` is one request, without retries: siblings with sizes, the
   commit sha, safetensors parameter totals by dtype and, for GGUF repos, the hub's own ``gguf``
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import re
 import struct
 import time
@@ -66,9 +65,22 @@ from catalog.hf_config import (
 from core.models import ModelSpec, Provenance, QuantSize
 
 __all__ = [
-    "HubBadData", "HubClient", "HubError", "HubModel", "HubRateLimited", "HubUnavailable",
-    "HubUnsupportedArchitecture", "InvalidRepoRef", "QuantNotFound", "RepoGated", "RepoNotFound", "RepoRef",
-    "UnsupportedArchitecture", "gguf_quant", "parse_gguf_prefix", "parse_repo_ref",
+    "HubBadData",
+    "HubClient",
+    "HubError",
+    "HubModel",
+    "HubRateLimited",
+    "HubUnavailable",
+    "HubUnsupportedArchitecture",
+    "InvalidRepoRef",
+    "QuantNotFound",
+    "RepoGated",
+    "RepoNotFound",
+    "RepoRef",
+    "UnsupportedArchitecture",
+    "gguf_quant",
+    "parse_gguf_prefix",
+    "parse_repo_ref",
 ]
 
 log = logging.getLogger(__name__)
@@ -158,8 +170,13 @@ class RepoRef:
 
 
 def _valid_name(part: str) -> bool:
-    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}", part)) and ".." not in part and "--" not in part \
-        and not part.endswith((".", "-")) and not part.lower().endswith(".git")
+    return (
+        bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}", part))
+        and ".." not in part
+        and "--" not in part
+        and not part.endswith((".", "-"))
+        and not part.lower().endswith(".git")
+    )
 
 
 def parse_repo_ref(text: str) -> RepoRef:
@@ -173,7 +190,7 @@ def parse_repo_ref(text: str) -> RepoRef:
     rest, is_url = raw, False
     scheme = re.match(r"(?i)^https?://", rest)
     if scheme:
-        rest, is_url = rest[scheme.end():], True
+        rest, is_url = rest[scheme.end() :], True
     host, sep, path = rest.partition("/")
     if host.lower() in _HOSTS and sep:
         rest, is_url = path, True
@@ -266,7 +283,7 @@ def _read_string(data: bytes, pos: int) -> tuple[str, int]:
     length, pos = _read("Q", data, pos)
     if pos + length > len(data):
         raise _Truncated
-    return data[pos:pos + length].decode("utf-8", errors="replace"), pos + length
+    return data[pos : pos + length].decode("utf-8", errors="replace"), pos + length
 
 
 def parse_gguf_prefix(data: bytes) -> dict[str, Any]:
@@ -345,8 +362,12 @@ class HubModel(BaseModel):
     def card_source(self) -> tuple[str, dict[str, Any]]:
         """Message key and params for "from Hugging Face, revision X, fetched at T"."""
         key = "hub.card_source_stale" if self.stale else "hub.card_source"
-        return key, {"repo": self.repo_id, "revision": self.revision[:12], "fetched_at": self.fetched_at,
-                     "url": self.url}
+        return key, {
+            "repo": self.repo_id,
+            "revision": self.revision[:12],
+            "fetched_at": self.fetched_at,
+            "url": self.url,
+        }
 
 
 def require_quant(model: HubModel, quant: str | None) -> HubModel:
@@ -414,31 +435,31 @@ class HubClient:
         max_config_bytes: int = 2 * MIB,
         max_header_bytes: int = 2 * MIB,
         endpoint: str | None = None,
+        token: str | None = None,
+        offline: bool = False,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.timeout_s = timeout_s
         self.max_config_bytes = max_config_bytes
         self.max_header_bytes = max_header_bytes
         self._endpoint = endpoint
+        self._token = token
+        self.offline = offline
         self._clock = clock
 
     def __repr__(self) -> str:
         return f"HubClient(endpoint={self.endpoint()!r}, timeout_s={self.timeout_s})"
 
     def endpoint(self) -> str:
-        return (self._endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-    @staticmethod
-    def _token() -> str | bool:
-        return os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN") or False
+        return (self._endpoint or DEFAULT_ENDPOINT).rstrip("/")
 
     async def lookup(self, ref: RepoRef | str) -> HubModel:
         """Fetch and map one repo; raise a ``HubError`` subclass with a message key on failure."""
         if isinstance(ref, str):
             ref = parse_repo_ref(ref)
-        if os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}:
+        if self.offline:
             raise HubUnavailable("hub.offline", repo=ref.repo_id)
-        endpoint, token = self.endpoint(), self._token()
+        endpoint, token = self.endpoint(), self._token or False
         info = await self._in_thread(ref.repo_id, self._model_info, ref.repo_id, endpoint, token)
         repo_id = info.id if isinstance(info.id, str) and REPO_ID.fullmatch(info.id) else ref.repo_id
         sha = info.sha
@@ -455,8 +476,9 @@ class HubClient:
         unverified: list[str] = []
         if total is None:
             unverified.append("total_params")
-        prov = Provenance(source=f"Hugging Face {repo_id} {source} @ {sha[:12]}", as_of=as_of,
-                          unverified=tuple(unverified))
+        prov = Provenance(
+            source=f"Hugging Face {repo_id} {source} @ {sha[:12]}", as_of=as_of, unverified=tuple(unverified)
+        )
         try:
             spec = spec_from_config(config, repo_id, prov, total_params=total, name=repo_id.split("/")[-1])
         except UnsupportedArchitecture as exc:
@@ -464,28 +486,61 @@ class HubClient:
         except ConfigError as exc:
             raise HubBadData("hub.bad_config", repo=repo_id, reason=str(exc)) from None
         if groups:
-            spec = spec.model_copy(update={"gguf_repo": repo_id, "hf_repo": repo_id if source == "config.json" else None})
+            spec = spec.model_copy(
+                update={"gguf_repo": repo_id, "hf_repo": repo_id if source == "config.json" else None}
+            )
         sizes = tuple(
             QuantSize(
-                model_id=spec.id, quant_id=g.quant, size_bytes=g.size_bytes, repo=repo_id,
-                provenance=Provenance(source=f"Hugging Face file list of {repo_id} @ {sha[:12]}", as_of=as_of,
-                                      unverified=() if g.complete else ("size_bytes",)),
+                model_id=spec.id,
+                quant_id=g.quant,
+                size_bytes=g.size_bytes,
+                repo=repo_id,
+                provenance=Provenance(
+                    source=f"Hugging Face file list of {repo_id} @ {sha[:12]}",
+                    as_of=as_of,
+                    unverified=() if g.complete else ("size_bytes",),
+                ),
             )
             for g in sorted(groups.values(), key=lambda g: g.size_bytes)
             if g.size_bytes > 0
         )
         log.info("hub look-up %s at %s: %s, %d GGUF quants", repo_id, sha[:12], source, len(sizes))
-        return HubModel(repo_id=repo_id, revision=sha, fetched_at=fetched_at, url=f"{endpoint}/{repo_id}",
-                        spec=spec, sizes=sizes, source_file=source)
+        return HubModel(
+            repo_id=repo_id,
+            revision=sha,
+            fetched_at=fetched_at,
+            url=f"{endpoint}/{repo_id}",
+            spec=spec,
+            sizes=sizes,
+            source_file=source,
+        )
 
-    async def _config(self, info: Any, quant: str | None, repo_id: str, sha: str, endpoint: str, token: str | bool,
-                      siblings: dict[str, int | None], groups: dict[str, _GgufGroup],
-                      ) -> tuple[dict[str, Any], int | None, str]:
+    async def _config(
+        self,
+        info: Any,
+        quant: str | None,
+        repo_id: str,
+        sha: str,
+        endpoint: str,
+        token: str | bool,
+        siblings: dict[str, int | None],
+        groups: dict[str, _GgufGroup],
+    ) -> tuple[dict[str, Any], int | None, str]:
         """The config dict (from config.json, else a GGUF header), the exact parameter count and the file read."""
         if "config.json" in siblings:
             source = "config.json"
-            raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source,
-                                        siblings[source], self.max_config_bytes, False)
+            raw = await self._in_thread(
+                repo_id,
+                self._get_file,
+                endpoint,
+                token,
+                repo_id,
+                sha,
+                source,
+                siblings[source],
+                self.max_config_bytes,
+                False,
+            )
             config = _json_object(raw, repo_id)
             total = _safetensors_total(info, config)
             if total is None and isinstance(info.gguf, dict):
@@ -495,8 +550,9 @@ class HubClient:
             raise HubBadData("hub.no_model_files", repo=repo_id)
         group = groups.get(quant or "") or min(groups.values(), key=lambda g: g.size_bytes)
         source = group.files[0]  # the first shard holds all the metadata
-        raw = await self._in_thread(repo_id, self._get_file, endpoint, token, repo_id, sha, source, None,
-                                    self.max_header_bytes, True)
+        raw = await self._in_thread(
+            repo_id, self._get_file, endpoint, token, repo_id, sha, source, None, self.max_header_bytes, True
+        )
         try:
             config = config_from_gguf(parse_gguf_prefix(raw))
         except UnsupportedArchitecture as exc:
@@ -527,8 +583,17 @@ class HubClient:
                 raise HubBadData("hub.bad_json", repo=repo_id, reason="model info is not valid JSON") from None
             raise
 
-    def _get_file(self, endpoint: str, token: str | bool, repo_id: str, sha: str, filename: str,
-                  listed_size: int | None, cap: int, ranged: bool) -> bytes:
+    def _get_file(
+        self,
+        endpoint: str,
+        token: str | bool,
+        repo_id: str,
+        sha: str,
+        filename: str,
+        listed_size: int | None,
+        cap: int,
+        ranged: bool,
+    ) -> bytes:
         """Stream one file (or its first ``cap`` bytes when ``ranged``), never more than ``cap`` bytes."""
         if not ranged and listed_size is not None and listed_size > cap:
             raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=listed_size, limit=cap)

@@ -8,7 +8,6 @@ so a rebuild can never lose it.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,20 +18,11 @@ from catalog.migrations import CATALOG_MIGRATIONS, migrate
 from core.models import Catalog, CloudOffer, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
 
 
-def data_dir() -> Path:
-    """Where FitBot keeps its databases: $FITBOT_DATA_DIR, else the XDG data home."""
-    explicit = os.environ.get("FITBOT_DATA_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "fitbot"
-
-
 class CatalogStore:
     """Builds the catalog database from the fact files and loads it as a ``Catalog``."""
 
-    def __init__(self, path: Path | None = None, facts_dir: Path = FACTS_DIR) -> None:
-        self.path = path or data_dir() / "catalog.sqlite"
+    def __init__(self, path: Path, facts_dir: Path = FACTS_DIR) -> None:
+        self.path = path
         self.facts_dir = facts_dir
 
     async def load(self) -> Catalog:
@@ -93,8 +83,12 @@ class CatalogStore:
         meta = dict(await (await db.execute("SELECT key, value FROM meta")).fetchall())  # type: ignore[arg-type]
         return Catalog(
             gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),
-            models=tuple(ModelSpec.model_validate_json(d) for d in await column("SELECT data FROM models ORDER BY rowid")),
-            quants=tuple(QuantSpec.model_validate_json(d) for d in await column("SELECT data FROM quants ORDER BY rowid")),
+            models=tuple(
+                ModelSpec.model_validate_json(d) for d in await column("SELECT data FROM models ORDER BY rowid")
+            ),
+            quants=tuple(
+                QuantSpec.model_validate_json(d) for d in await column("SELECT data FROM quants ORDER BY rowid")
+            ),
             sizes=tuple(QuantSize.model_validate_json(d) for d in await column("SELECT data FROM quant_sizes")),
             offers=tuple(
                 CloudOffer.model_validate_json(d)

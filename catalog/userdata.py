@@ -1,4 +1,4 @@
-"""The user-data database (``data_dir()/user.sqlite``): what FitBot learns at run time, not facts.
+"""The user-data database (``user.sqlite`` in the data directory): what FitBot learns at run time, not facts.
 
 It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt from the fact files
 whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
@@ -34,7 +34,6 @@ from catalog.hub import (
     require_quant,
 )
 from catalog.migrations import Migration, migrate
-from catalog.store import data_dir
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
 log = logging.getLogger(__name__)
@@ -76,8 +75,13 @@ class HubCache:
         stored = model.model_copy(update={"stale": False, "stale_reason": None})
         await self._db.execute(
             "INSERT OR REPLACE INTO hub_cache VALUES (?, ?, ?, ?, ?)",
-            ((repo_id or model.repo_id).lower(), model.repo_id, model.revision, model.fetched_at.isoformat(),
-             stored.model_dump_json()),
+            (
+                (repo_id or model.repo_id).lower(),
+                model.repo_id,
+                model.revision,
+                model.fetched_at.isoformat(),
+                stored.model_dump_json(),
+            ),
         )
 
     async def delete(self, repo_id: str) -> None:
@@ -87,8 +91,8 @@ class HubCache:
 class UserDataStore:
     """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
 
-    def __init__(self, path: Path | None = None, busy_timeout_ms: int = 250) -> None:
-        self.path = path or data_dir() / "user.sqlite"
+    def __init__(self, path: Path, busy_timeout_ms: int = 250) -> None:
+        self.path = path
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
 
@@ -114,8 +118,9 @@ class UserDataStore:
     async def __aenter__(self) -> Self:
         return await self.open()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     @property
@@ -164,8 +169,12 @@ class CachedHubClient:
         except (HubUnavailable, HubRateLimited) as exc:
             if cached is None:
                 raise
-            log.info("hub look-up of %s failed (%s); answering from the cache of %s", ref.repo_id, exc.key,
-                     cached.fetched_at.isoformat(timespec="minutes"))
+            log.info(
+                "hub look-up of %s failed (%s); answering from the cache of %s",
+                ref.repo_id,
+                exc.key,
+                cached.fetched_at.isoformat(timespec="minutes"),
+            )
             return require_quant(cached.model_copy(update={"stale": True, "stale_reason": exc.key}), ref.quant)
         return require_quant(fresh, ref.quant)
 

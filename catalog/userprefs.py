@@ -99,10 +99,14 @@ class PreferenceStore:
 
     async def set_chat(self, chat_id: str, lang: str | None = None, answer_mentions: bool | None = None) -> ChatPrefs:
         current = await self.chat(chat_id)
-        new = ChatPrefs(chat_id, lang if lang is not None else current.lang,
-                        current.answer_mentions if answer_mentions is None else answer_mentions)
+        new = ChatPrefs(
+            chat_id,
+            lang if lang is not None else current.lang,
+            current.answer_mentions if answer_mentions is None else answer_mentions,
+        )
         await self._db.execute(
-            "INSERT OR REPLACE INTO chat_prefs VALUES (?, ?, ?, ?)", (chat_id, new.lang, int(new.answer_mentions), _now())
+            "INSERT OR REPLACE INTO chat_prefs VALUES (?, ?, ?, ?)",
+            (chat_id, new.lang, int(new.answer_mentions), _now()),
         )
         return new
 
@@ -136,8 +140,20 @@ class QueryLog:
         await self._db.executemany(
             "INSERT INTO query_log (ts, platform, intent, model_id, gpu_id, quant, context, understood, latency_ms)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(_now(), q.platform, q.intent, q.model_id, q.gpu_id, q.quant, q.context, int(q.understood), q.latency_ms)
-             for q in queries],
+            [
+                (
+                    _now(),
+                    q.platform,
+                    q.intent,
+                    q.model_id,
+                    q.gpu_id,
+                    q.quant,
+                    q.context,
+                    int(q.understood),
+                    q.latency_ms,
+                )
+                for q in queries
+            ],
         )
 
     async def prune(self, now: datetime | None = None) -> int:
@@ -152,16 +168,23 @@ class QueryLog:
             async with self._db.execute(sql, (top,) if "?" in sql else ()) as cur:
                 return [tuple(r) for r in await cur.fetchall()]
 
-        total, missed, p50 = (await rows(
-            "SELECT COUNT(*), COALESCE(SUM(1 - understood), 0), COALESCE(AVG(latency_ms), 0) FROM query_log"))[0]
+        total, missed, p50 = (
+            await rows("SELECT COUNT(*), COALESCE(SUM(1 - understood), 0), COALESCE(AVG(latency_ms), 0) FROM query_log")
+        )[0]
         return {
             "questions": total,
             "not_understood": missed,
             "mean_latency_ms": round(float(p50), 2),  # type: ignore[arg-type]
-            "models": await rows("SELECT model_id, COUNT(*) n FROM query_log WHERE model_id IS NOT NULL"
-                                 " GROUP BY model_id ORDER BY n DESC LIMIT ?"),
-            "gpus": await rows("SELECT gpu_id, COUNT(*) n FROM query_log WHERE gpu_id IS NOT NULL"
-                               " GROUP BY gpu_id ORDER BY n DESC LIMIT ?"),
+            "models": await rows(
+                "SELECT model_id, COUNT(*) n FROM query_log WHERE model_id IS NOT NULL"
+                " GROUP BY model_id ORDER BY n DESC LIMIT ?"
+            ),
+            "gpus": await rows(
+                "SELECT gpu_id, COUNT(*) n FROM query_log WHERE gpu_id IS NOT NULL"
+                " GROUP BY gpu_id ORDER BY n DESC LIMIT ?"
+            ),
             "intents": await rows("SELECT intent, COUNT(*) n FROM query_log GROUP BY intent ORDER BY n DESC LIMIT ?"),
-            "platforms": await rows("SELECT platform, COUNT(*) n FROM query_log GROUP BY platform ORDER BY n DESC LIMIT ?"),
+            "platforms": await rows(
+                "SELECT platform, COUNT(*) n FROM query_log GROUP BY platform ORDER BY n DESC LIMIT ?"
+            ),
         }

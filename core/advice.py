@@ -97,8 +97,9 @@ class LaunchCommand(Frozen):
 
 def _candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
     """Quants the engine runs, best first (bits, then bits in dense tensors); MXFP4 only for MXFP4 models."""
-    quants = [q for q in catalog.quants if engine in q.engines
-              and (q.id.upper() != "MXFP4" or model.native_dtype == "mxfp4")]
+    quants = [
+        q for q in catalog.quants if engine in q.engines and (q.id.upper() != "MXFP4" or model.native_dtype == "mxfp4")
+    ]
     return sorted(quants, key=lambda q: (-q.bits, -q.bpw_dense, -q.bpw_experts, q.id))
 
 
@@ -122,29 +123,43 @@ def best_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalo
     chosen = chosen or tight
     if chosen is None:
         return None
-    return estimate(model, gpu, chosen, request.model_copy(update={"quant": chosen.id}),
-                    catalog.size(model.id, chosen.id))
+    return estimate(
+        model, gpu, chosen, request.model_copy(update={"quant": chosen.id}), catalog.size(model.id, chosen.id)
+    )
 
 
-def kv_savings(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request,
-               measured: QuantSize | None = None) -> tuple[KvOption, ...]:
+def kv_savings(
+    model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, measured: QuantSize | None = None
+) -> tuple[KvOption, ...]:
     """The estimate with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM)."""
     engine = request.engine or Engine.LLAMA_CPP
     options: list[KvOption] = []
     for kv in KV_CHOICES[engine]:
         est = estimate(model, gpu, quant, request.model_copy(update={"kv_cache": kv, "engine": engine}), measured)
         base = options[0] if options else None
-        options.append(KvOption(
-            kv_cache=kv, kv_cache_bytes=est.memory.kv_cache_bytes, total_bytes=est.memory.total_bytes,
-            saved_bytes=base.kv_cache_bytes - est.memory.kv_cache_bytes if base else 0,
-            verdict=est.verdict, verdict_changed=base is not None and est.verdict is not base.verdict,
-            max_context=est.max_context,
-        ))
+        options.append(
+            KvOption(
+                kv_cache=kv,
+                kv_cache_bytes=est.memory.kv_cache_bytes,
+                total_bytes=est.memory.total_bytes,
+                saved_bytes=base.kv_cache_bytes - est.memory.kv_cache_bytes if base else 0,
+                verdict=est.verdict,
+                verdict_changed=base is not None and est.verdict is not base.verdict,
+                max_context=est.max_context,
+            )
+        )
     return tuple(options)
 
 
-def _setup(model: ModelSpec, quant: QuantSpec, gpu: GpuSpec, count: int, request: Request,
-           measured: QuantSize | None, floor_bytes: int = 0) -> Setup | None:
+def _setup(
+    model: ModelSpec,
+    quant: QuantSpec,
+    gpu: GpuSpec,
+    count: int,
+    request: Request,
+    measured: QuantSize | None,
+    floor_bytes: int = 0,
+) -> Setup | None:
     """Place the model on ``count`` x ``gpu``; a Setup only when it fits fully.
 
     ``floor_bytes`` (weights the GPU must hold at least) skips hopeless setups without placing them.
@@ -160,16 +175,28 @@ def _setup(model: ModelSpec, quant: QuantSpec, gpu: GpuSpec, count: int, request
     speed = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return Setup(
-        gpu_id=gpu.id, gpu_name=gpu.short_name, count=count, memory_bytes=gpu.memory_bytes * count,
-        total_bytes=placement.memory.total_bytes, usable_bytes=placement.memory.usable_bytes,
-        verdict=placement.verdict, engine=workload.engine, decode_tokens_per_s=speed, price_usd=price,
+        gpu_id=gpu.id,
+        gpu_name=gpu.short_name,
+        count=count,
+        memory_bytes=gpu.memory_bytes * count,
+        total_bytes=placement.memory.total_bytes,
+        usable_bytes=placement.memory.usable_bytes,
+        verdict=placement.verdict,
+        engine=workload.engine,
+        decode_tokens_per_s=speed,
+        price_usd=price,
         usd_per_token_per_s=price / speed if price is not None and speed > 0 else None,
     )
 
 
-def recommend_hardware(model: ModelSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-                       measured: QuantSize | None = None,
-                       offers: tuple[OfferQuote, ...] | None = None) -> HardwareAdvice:
+def recommend_hardware(
+    model: ModelSpec,
+    quant: QuantSpec,
+    request: Request,
+    catalog: Catalog,
+    measured: QuantSize | None = None,
+    offers: tuple[OfferQuote, ...] | None = None,
+) -> HardwareAdvice:
     """Best single GPU, best price-performance setup, best Apple machine and cheapest cloud offer."""
     measured = measured or catalog.size(model.id, quant.id)
     w = weights(model, quant, measured)
@@ -185,8 +212,10 @@ def recommend_hardware(model: ModelSpec, quant: QuantSpec, request: Request, cat
             singles.append(s)
             smallest = gpu.memory_bytes
     apple: list[Setup] = []
-    macs = sorted((g for g in catalog.gpus if g.category == "apple"),
-                  key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id))
+    macs = sorted(
+        (g for g in catalog.gpus if g.category == "apple"),
+        key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id),
+    )
     for gpu in macs:  # cheapest first: the first Mac that fits is the answer
         # vLLM has no Metal backend: Macs are judged with llama.cpp.
         if s := _setup(model, quant, gpu, 1, request.model_copy(update={"engine": Engine.LLAMA_CPP}), measured, floor):
@@ -205,17 +234,19 @@ def recommend_hardware(model: ModelSpec, quant: QuantSpec, request: Request, cat
     if offers is None:
         offers = quote_offers(model, quant, request, catalog, measured=measured) if quant_runs(quant, request) else ()
     return HardwareAdvice(
-        best_single_gpu=min(singles, key=lambda s: (s.memory_bytes, -s.decode_tokens_per_s, s.gpu_id),
-                            default=None),
+        best_single_gpu=min(singles, key=lambda s: (s.memory_bytes, -s.decode_tokens_per_s, s.gpu_id), default=None),
         best_price_performance=min(value, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None),
-        best_apple=min(apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id),
-                       default=None),
+        best_apple=min(
+            apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None
+        ),
         cheapest_cloud=offers[0] if offers else None,
         assumptions=(
             "every setup holds the whole model on its GPU(s) (fits or tight), at the asked quant and context",
             "best single GPU: least memory that fits, then fastest; Apple and APU machines listed separately",
-            ("price-performance: purchase price / decode tok/s over 1-4 identical consumer or workstation GPUs "
-             "(or one APU box) with a catalog price"),
+            (
+                "price-performance: purchase price / decode tok/s over 1-4 identical consumer or workstation GPUs "
+                "(or one APU box) with a catalog price"
+            ),
             "Apple: cheapest Mac that fits, served with llama.cpp (Metal)",
             "devices without llama.cpp/vLLM support in the model (backend 'other') are left out",
         ),
@@ -226,7 +257,9 @@ def quant_runs(quant: QuantSpec, request: Request) -> bool:
     return (request.engine or Engine.LLAMA_CPP) in quant.engines
 
 
-def launch_command(estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, concurrent: int = 1) -> LaunchCommand | None:
+def launch_command(
+    estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, concurrent: int = 1
+) -> LaunchCommand | None:
     """The server command for this estimate's settings; None when it does not fit or cannot run."""
     if estimate.verdict is Verdict.NO_FIT or estimate.quant.upper() != quant.id.upper():
         return None
@@ -272,19 +305,29 @@ def launch_command(estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, co
         if quant.vllm_quantization and not native:
             argv += ["--quantization", quant.vllm_quantization]
             if quant.vllm_quantization != "fp8":
-                notes.append(f"needs a pre-quantized {quant.id} checkpoint of {ref_repo}: "
-                             "vLLM quantizes only to fp8 at load time")
+                notes.append(
+                    f"needs a pre-quantized {quant.id} checkpoint of {ref_repo}: "
+                    "vLLM quantizes only to fp8 at load time"
+                )
         elif quant.format == "checkpoint" and not native and quant.id.upper() not in ("BF16", "F16"):
             notes.append(f"needs a {quant.id} checkpoint of {ref_repo}")
     return LaunchCommand(
-        engine=estimate.engine, quant=quant.id, argv=tuple(argv), context=ctx, concurrent=concurrent,
-        kv_cache=kv, gpu_count=count, verdict=estimate.verdict, offload_mode=estimate.offload.mode,
+        engine=estimate.engine,
+        quant=quant.id,
+        argv=tuple(argv),
+        context=ctx,
+        concurrent=concurrent,
+        kv_cache=kv,
+        gpu_count=count,
+        verdict=estimate.verdict,
+        offload_mode=estimate.offload.mode,
         notes=tuple(notes),
     )
 
 
-def launch_commands(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog,
-                    measured: QuantSize | None = None) -> tuple[LaunchCommand, ...]:
+def launch_commands(
+    model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog, measured: QuantSize | None = None
+) -> tuple[LaunchCommand, ...]:
     """Commands for llama.cpp and vLLM, each re-estimated with its engine's quant; only those that fit."""
     commands: list[LaunchCommand] = []
     asked = request.engine or Engine.LLAMA_CPP

@@ -44,8 +44,16 @@ class Analysis(Frozen):
     advice: Advice
 
 
-def cost_of(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-            est: FitEstimate, measured: QuantSize | None = None, quotes: tuple[OfferQuote, ...] | None = None) -> Cost:
+def cost_of(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    quant: QuantSpec,
+    request: Request,
+    catalog: Catalog,
+    est: FitEstimate,
+    measured: QuantSize | None = None,
+    quotes: tuple[OfferQuote, ...] | None = None,
+) -> Cost:
     """Offers priced on their own hardware and rent-vs-buy; ``quotes`` may come from a cache (they do
     not depend on the user's GPU)."""
     users = request.concurrent or DEFAULT_USERS
@@ -56,9 +64,17 @@ def cost_of(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, 
     return Cost(offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, assumptions=cost_assumptions(users))
 
 
-def advice_for(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-               est: FitEstimate, measured: QuantSize | None = None, cloud: OfferQuote | None = None,
-               hardware: HardwareAdvice | None = None) -> Advice:
+def advice_for(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    quant: QuantSpec,
+    request: Request,
+    catalog: Catalog,
+    est: FitEstimate,
+    measured: QuantSize | None = None,
+    cloud: OfferQuote | None = None,
+    hardware: HardwareAdvice | None = None,
+) -> Advice:
     """Best quant, KV options, hardware and commands; ``hardware`` may come from a cache."""
     best = best_quant(model, gpu, request, catalog)
     if hardware is None:
@@ -75,10 +91,18 @@ def advice_for(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Reques
     )
 
 
-def analyse(model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog,
-            measured: QuantSize | None = None) -> Analysis:
+def analyse(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    quant: QuantSpec,
+    request: Request,
+    catalog: Catalog,
+    measured: QuantSize | None = None,
+) -> Analysis:
     """Estimate, then cost and advice for the same question."""
     est = estimate(model, gpu, quant, request, measured)
     cost = cost_of(model, gpu, quant, request, catalog, est, measured)
     cloud = cost.offers[0] if cost.offers else None
-    return Analysis(estimate=est, cost=cost, advice=advice_for(model, gpu, quant, request, catalog, est, measured, cloud))
+    return Analysis(
+        estimate=est, cost=cost, advice=advice_for(model, gpu, quant, request, catalog, est, measured, cloud)
+    )

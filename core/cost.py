@@ -109,8 +109,14 @@ def break_even_months(purchase_usd: float, cloud_usd_per_month: float, electrici
     return purchase_usd / saving if saving > 0 else None
 
 
-def decode_speeds(model: ModelSpec, placement: Placement, hardware: Hardware, workload: Workload,
-                  users: int = 1, quant_id: str | None = None) -> Speeds:
+def decode_speeds(
+    model: ModelSpec,
+    placement: Placement,
+    hardware: Hardware,
+    workload: Workload,
+    users: int = 1,
+    quant_id: str | None = None,
+) -> Speeds:
     """Single-stream and batched decode speed from ``core.speed``: the one place cost and advice ask it.
 
     Single stream: ``speed.decode_tokens_per_s`` at the tg128 mean depth, the same figure
@@ -124,8 +130,12 @@ def decode_speeds(model: ModelSpec, placement: Placement, hardware: Hardware, wo
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
     if batch.batch < 1 or batch.aggregate_tokens_per_s <= 0:
         return Speeds(decode_tokens_per_s=single, users=users, users_served=1, aggregate_tokens_per_s=single)
-    return Speeds(decode_tokens_per_s=single, users=users, users_served=batch.batch,
-                  aggregate_tokens_per_s=batch.aggregate_tokens_per_s)
+    return Speeds(
+        decode_tokens_per_s=single,
+        users=users,
+        users_served=batch.batch,
+        aggregate_tokens_per_s=batch.aggregate_tokens_per_s,
+    )
 
 
 def quote_offers(
@@ -162,15 +172,26 @@ def quote_offers(
         if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
             continue
         speeds = decode_speeds(model, placement, hardware, workload, users, quant.id)
-        quotes.append(OfferQuote(
-            offer=offer, gpu=gpu, verdict=placement.verdict, total_bytes=placement.memory.total_bytes,
-            usable_bytes=placement.memory.usable_bytes, decode_tokens_per_s=speeds.decode_tokens_per_s,
-            usd_per_million_tokens=usd_per_million_tokens(offer.price_per_hour_usd, speeds.decode_tokens_per_s),
-            users=users, users_served=speeds.users_served, aggregate_tokens_per_s=speeds.aggregate_tokens_per_s,
-            usd_per_million_tokens_at_users=usd_per_million_tokens(
-                offer.price_per_hour_usd, speeds.aggregate_tokens_per_s),
-            hours_per_month=hours, monthly_usd=offer.price_per_hour_usd * hours, seen=offer.seen,
-        ))
+        quotes.append(
+            OfferQuote(
+                offer=offer,
+                gpu=gpu,
+                verdict=placement.verdict,
+                total_bytes=placement.memory.total_bytes,
+                usable_bytes=placement.memory.usable_bytes,
+                decode_tokens_per_s=speeds.decode_tokens_per_s,
+                usd_per_million_tokens=usd_per_million_tokens(offer.price_per_hour_usd, speeds.decode_tokens_per_s),
+                users=users,
+                users_served=speeds.users_served,
+                aggregate_tokens_per_s=speeds.aggregate_tokens_per_s,
+                usd_per_million_tokens_at_users=usd_per_million_tokens(
+                    offer.price_per_hour_usd, speeds.aggregate_tokens_per_s
+                ),
+                hours_per_month=hours,
+                monthly_usd=offer.price_per_hour_usd * hours,
+                seen=offer.seen,
+            )
+        )
     quotes.sort(key=lambda q: (q.offer.price_per_hour_usd, q.usd_per_million_tokens, q.offer.provider))
     return tuple(quotes)
 
@@ -208,14 +229,25 @@ def rent_vs_buy(
         # Renting only as many hours as the cloud GPU needs for the tokens the owned one makes.
         same_tokens = rate * hours * owned_tokens_per_s / cloud.decode_tokens_per_s
         breakeven_tokens = break_even_months(purchase, same_tokens, power_bill)
-        notes.append(f"same-token comparison: owned {owned_tokens_per_s:.1f} tok/s vs cloud "
-                     f"{cloud.decode_tokens_per_s:.1f} tok/s")
+        notes.append(
+            f"same-token comparison: owned {owned_tokens_per_s:.1f} tok/s vs cloud "
+            f"{cloud.decode_tokens_per_s:.1f} tok/s"
+        )
     return RentVsBuy(
-        gpu_id=gpu.id, count=count, purchase_usd=purchase, watts=power, electricity_usd_per_month=power_bill,
-        cloud_provider=cloud.offer.provider, cloud_instance=cloud.offer.instance, cloud_usd_per_hour=rate,
-        cloud_seen=cloud.seen, hours_per_month=hours, cloud_usd_per_month=rate * hours,
+        gpu_id=gpu.id,
+        count=count,
+        purchase_usd=purchase,
+        watts=power,
+        electricity_usd_per_month=power_bill,
+        cloud_provider=cloud.offer.provider,
+        cloud_instance=cloud.offer.instance,
+        cloud_usd_per_hour=rate,
+        cloud_seen=cloud.seen,
+        hours_per_month=hours,
+        cloud_usd_per_month=rate * hours,
         break_even_months=break_even_months(purchase, rate * hours, power_bill),
-        cloud_usd_per_month_same_tokens=same_tokens, break_even_months_same_tokens=breakeven_tokens,
+        cloud_usd_per_month_same_tokens=same_tokens,
+        break_even_months_same_tokens=breakeven_tokens,
         assumptions=tuple(notes),
     )
 
@@ -225,7 +257,9 @@ def cost_assumptions(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_
     return (
         "each offer runs on its own GPU model and count; only offers that hold the whole model are listed",
         "$/Mtok = hourly price / (decode tok/s x 3600) x 1e6, output tokens, instance busy the whole hour",
-        (f"batched figure: {users} concurrent streams (vLLM / llama-server -np continuous batching), "
-         "capped at the streams whose KV cache fits"),
+        (
+            f"batched figure: {users} concurrent streams (vLLM / llama-server -np continuous batching), "
+            "capped at the streams whose KV cache fits"
+        ),
         f"monthly = hourly price x {hours_per_month(hours_per_day):.1f} h ({hours_per_day:g} h/day)",
     )

@@ -130,20 +130,29 @@ def resolve(model: ModelSpec, gpu: GpuSpec, request: Request) -> tuple[Hardware,
     if gpu.unified_memory:
         notes.append(f"unified memory: {unified_fraction(gpu):.0%} usable by the GPU (OS default limit)")
     else:
-        notes.append("token embedding kept in system RAM (llama.cpp)" if engine is Engine.LLAMA_CPP else
-                     "vLLM pre-allocates gpu_memory_utilization 0.9 of each GPU")
+        notes.append(
+            "token embedding kept in system RAM (llama.cpp)"
+            if engine is Engine.LLAMA_CPP
+            else "vLLM pre-allocates gpu_memory_utilization 0.9 of each GPU"
+        )
     concurrent = request.concurrent or 1
     workload = Workload(
-        context=context, kv_cache=kv, engine=engine, concurrent=concurrent,
+        context=context,
+        kv_cache=kv,
+        engine=engine,
+        concurrent=concurrent,
         prompt_tokens=request.prompt_tokens or Workload.model_fields["prompt_tokens"].default,
     )
     hardware = Hardware(
-        gpu=gpu, count=request.gpu_count, system_ram_bytes=round(ram_gb * 1e9),
+        gpu=gpu,
+        count=request.gpu_count,
+        system_ram_bytes=round(ram_gb * 1e9),
         ram_bandwidth_bytes_per_s=request.ram_bandwidth_gbps * 1e9 if request.ram_bandwidth_gbps else None,
     )
     if request.gpu_count > 1:
         notes.append(
-            "layer split across GPUs (llama.cpp), compute buffers on every GPU" if engine is Engine.LLAMA_CPP
+            "layer split across GPUs (llama.cpp), compute buffers on every GPU"
+            if engine is Engine.LLAMA_CPP
             else f"tensor parallel over {request.gpu_count} GPUs (vLLM)"
         )
     return hardware, workload, quant, used, notes
@@ -161,25 +170,39 @@ def estimate(
     if workload.engine not in quant.engines:
         raise EstimateError(f"{quant.id} cannot be served by {workload.engine.value}")
     if workload.kv_cache not in ENGINE_KV_TYPES[workload.engine]:
-        raise EstimateError(f"{workload.engine.value} has no {workload.kv_cache.value} KV cache "
-                            f"(use {', '.join(k.value for k in ENGINE_KV_TYPES[workload.engine])})")
+        raise EstimateError(
+            f"{workload.engine.value} has no {workload.kv_cache.value} KV cache "
+            f"(use {', '.join(k.value for k in ENGINE_KV_TYPES[workload.engine])})"
+        )
     placement = place(model, quant, hardware, workload, measured)
     speed = estimate_speed(model, placement.weights, placement, hardware, workload, quant.id)
-    notes.append("weights: measured file size" if placement.weights.measured else
-                 f"weights: estimated from the {quant.id} recipe (no measured file size)")
+    notes.append(
+        "weights: measured file size"
+        if placement.weights.measured
+        else f"weights: estimated from the {quant.id} recipe (no measured file size)"
+    )
     return FitEstimate(
         model=ModelRef(
-            id=model.id, name=model.name, hf_repo=model.hf_repo, gguf_repo=model.gguf_repo,
-            total_params=model.total_params, active_params=model.active_params, max_context=model.max_context,
+            id=model.id,
+            name=model.name,
+            hf_repo=model.hf_repo,
+            gguf_repo=model.gguf_repo,
+            total_params=model.total_params,
+            active_params=model.active_params,
+            max_context=model.max_context,
         ),
         quant=quant.id,
         context=workload.context,
         kv_cache=workload.kv_cache,
         engine=workload.engine,
         hardware=HardwareRef(
-            gpu=gpu.id, gpu_name=gpu.short_name, count=hardware.count,
-            memory_bytes=gpu.memory_bytes * hardware.count, usable_bytes=placement.memory.usable_bytes,
-            unified_memory=gpu.unified_memory, system_ram_bytes=hardware.system_ram_bytes,
+            gpu=gpu.id,
+            gpu_name=gpu.short_name,
+            count=hardware.count,
+            memory_bytes=gpu.memory_bytes * hardware.count,
+            usable_bytes=placement.memory.usable_bytes,
+            unified_memory=gpu.unified_memory,
+            system_ram_bytes=hardware.system_ram_bytes,
         ),
         memory=placement.memory,
         verdict=placement.verdict,

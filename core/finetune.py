@@ -154,8 +154,9 @@ def moe_layers(model: ModelSpec) -> int:
     return min(model.n_layers, round(param_groups(model).experts / per_layer))
 
 
-def lora_params(model: ModelSpec, rank: int, targets: tuple[str, ...] = DEFAULT_TARGETS,
-                target_experts: bool = False) -> int:
+def lora_params(
+    model: ModelSpec, rank: int, targets: tuple[str, ...] = DEFAULT_TARGETS, target_experts: bool = False
+) -> int:
     """LoRA parameters: r * (d_in + d_out) per targeted matrix per layer (Hu et al. 2021, §4.1)."""
     h = model.hidden_size
     dims = dict(attention_dims(model))
@@ -170,8 +171,9 @@ def lora_params(model: ModelSpec, rank: int, targets: tuple[str, ...] = DEFAULT_
     return total
 
 
-def activation_bytes(model: ModelSpec, seq_len: int, micro_batch: int, checkpointing: bool,
-                     flash_attention: bool = True) -> int:
+def activation_bytes(
+    model: ModelSpec, seq_len: int, micro_batch: int, checkpointing: bool, flash_attention: bool = True
+) -> int:
     """Activations kept for backward, all layers (Korthikanti et al. 2022, eq. 1 and §4.2)."""
     s, b, h = seq_len, micro_batch, model.hidden_size
     layer = ACT_BYTES_PER_SBH * s * b * h
@@ -210,8 +212,10 @@ def estimate_finetune(
         adapter = 0
         grads = trainable * FULL_GRAD_BYTES
         optim = trainable * (MASTER_BYTES + adam)
-        notes.append(f"full fine-tuning, bf16 mixed precision: 2 B weights + 2 B grads + {MASTER_BYTES + adam} B "
-                     f"(fp32 master + Adam m, v) = {4 + MASTER_BYTES + adam} B per parameter")
+        notes.append(
+            f"full fine-tuning, bf16 mixed precision: 2 B weights + 2 B grads + {MASTER_BYTES + adam} B "
+            f"(fp32 master + Adam m, v) = {4 + MASTER_BYTES + adam} B per parameter"
+        )
         rank: int | None = None
         targets: tuple[str, ...] = ()
     else:
@@ -220,8 +224,10 @@ def estimate_finetune(
         if method == "qlora":
             linear = groups.dense + groups.experts
             base = round(linear * NF4_DOUBLE_QUANT_BITS / 8) + (groups.embed + groups.output) * BF16_BYTES
-            notes.append(f"QLoRA base: NF4 with double quantization, {NF4_DOUBLE_QUANT_BITS:.3f} bits per linear "
-                         "weight (bitsandbytes); embedding and lm_head kept in bf16")
+            notes.append(
+                f"QLoRA base: NF4 with double quantization, {NF4_DOUBLE_QUANT_BITS:.3f} bits per linear "
+                "weight (bitsandbytes); embedding and lm_head kept in bf16"
+            )
             if model.is_moe:
                 notes.append("routed experts assumed to be nn.Linear modules that bitsandbytes quantizes")
         else:
@@ -230,34 +236,59 @@ def estimate_finetune(
         adapter = trainable * ADAPTER_BYTES
         grads = trainable * ADAPTER_GRAD_BYTES
         optim = trainable * adam
-        notes.append(f"LoRA rank {lora_rank} on {', '.join(target_modules)} of every layer, r*(d_in+d_out) "
-                     f"per matrix; adapters fp32: 4 B weight + 4 B grad + {adam} B Adam states")
-        notes.append("routed experts are LoRA targets too" if target_experts else
-                     "routed MoE experts are not targeted (attention and dense/shared MLP only)"
-                     if model.is_moe else "dense model: every layer's attention and MLP as targeted")
+        notes.append(
+            f"LoRA rank {lora_rank} on {', '.join(target_modules)} of every layer, r*(d_in+d_out) "
+            f"per matrix; adapters fp32: 4 B weight + 4 B grad + {adam} B Adam states"
+        )
+        notes.append(
+            "routed experts are LoRA targets too"
+            if target_experts
+            else "routed MoE experts are not targeted (attention and dense/shared MLP only)"
+            if model.is_moe
+            else "dense model: every layer's attention and MLP as targeted"
+        )
     checkpointed = activation_bytes(model, seq_len, micro_batch, True, flash_attention)
     plain = activation_bytes(model, seq_len, micro_batch, False, flash_attention)
     acts = checkpointed if gradient_checkpointing else plain
     notes.append(
         "activations: Korthikanti et al. 2022, 34*s*b*h bytes per layer"
         + (" (FlashAttention: no s*s scores)" if flash_attention else " + 5*a*s*s*b for attention scores")
-        + ("; full gradient checkpointing keeps 2*s*b*h per layer plus one recomputed layer"
-           if gradient_checkpointing else "; no gradient checkpointing")
+        + (
+            "; full gradient checkpointing keeps 2*s*b*h per layer plus one recomputed layer"
+            if gradient_checkpointing
+            else "; no gradient checkpointing"
+        )
     )
     logits = seq_len * micro_batch * model.vocab_size * LOGITS_BYTES_PER_ELEMENT
     notes.append("logits: s*b*vocab*10 B (bf16 logits, fp32 upcast, fp32 log-softmax for the loss)")
     rest = base + adapter + grads + optim + acts + logits
     extra = overhead(grads + acts + logits)
-    notes.append(f"overhead: {RUNTIME_BYTES // GIB} GiB CUDA context/workspaces + "
-                 f"{ALLOCATOR_SLACK:.0%} allocator slack on gradients, activations and logits")
+    notes.append(
+        f"overhead: {RUNTIME_BYTES // GIB} GiB CUDA context/workspaces + "
+        f"{ALLOCATOR_SLACK:.0%} allocator slack on gradients, activations and logits"
+    )
     return FinetuneEstimate(
-        method=method, optimizer=optimizer, seq_len=seq_len, micro_batch=micro_batch, lora_rank=rank,
-        target_modules=targets, target_experts=target_experts and method != "full",
-        gradient_checkpointing=gradient_checkpointing, flash_attention=flash_attention,
-        base_weights_bytes=base, trainable_params=trainable, adapter_bytes=adapter, gradients_bytes=grads,
-        optimizer_bytes=optim, activations_bytes=acts, activations_checkpointed_bytes=checkpointed,
-        activations_no_checkpointing_bytes=plain, logits_bytes=logits, overhead_bytes=extra,
-        total_bytes=rest + extra, assumptions=tuple(notes),
+        method=method,
+        optimizer=optimizer,
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        lora_rank=rank,
+        target_modules=targets,
+        target_experts=target_experts and method != "full",
+        gradient_checkpointing=gradient_checkpointing,
+        flash_attention=flash_attention,
+        base_weights_bytes=base,
+        trainable_params=trainable,
+        adapter_bytes=adapter,
+        gradients_bytes=grads,
+        optimizer_bytes=optim,
+        activations_bytes=acts,
+        activations_checkpointed_bytes=checkpointed,
+        activations_no_checkpointing_bytes=plain,
+        logits_bytes=logits,
+        overhead_bytes=extra,
+        total_bytes=rest + extra,
+        assumptions=tuple(notes),
     )
 
 
@@ -279,8 +310,13 @@ def training_fit(est: FinetuneEstimate, gpu: GpuSpec, count: int = 1) -> Trainin
     reserve = comfortable_reserve(usable * count, count) / count
     verdict = Verdict.NO_FIT if need > usable else Verdict.FITS if usable - need >= reserve else Verdict.TIGHT
     return TrainingFit(
-        gpu_id=gpu.id, gpu_name=gpu.short_name, count=count, memory_bytes=gpu.memory_bytes * count,
-        per_gpu_bytes=need, usable_per_gpu_bytes=usable, verdict=verdict,
+        gpu_id=gpu.id,
+        gpu_name=gpu.short_name,
+        count=count,
+        memory_bytes=gpu.memory_bytes * count,
+        per_gpu_bytes=need,
+        usable_per_gpu_bytes=usable,
+        verdict=verdict,
         price_usd=gpu.price_usd * count if gpu.price_usd is not None else None,
     )
 

@@ -103,15 +103,24 @@ def place(
     if mem.total_bytes <= mem.usable_bytes:
         verdict = Verdict.FITS if mem.reserve_bytes >= mem.comfortable_reserve_bytes else Verdict.TIGHT
         full = Offload(
-            mode="none", layers_on_gpu=layers, layers_total=layers, gpu_bytes=mem.total_bytes,
-            bytes_in_ram=mem.host_weights_bytes, ram_usable_bytes=ram_usable,
+            mode="none",
+            layers_on_gpu=layers,
+            layers_total=layers,
+            gpu_bytes=mem.total_bytes,
+            bytes_in_ram=mem.host_weights_bytes,
+            ram_usable_bytes=ram_usable,
             fits_ram=True,  # only the token embedding sits in RAM: a row lookup, mmap'd from the file
         )
         return Placement(memory=mem, offload=full, verdict=verdict, weights=w)
     if workload.engine is Engine.VLLM or hardware.gpu.unified_memory or ram_usable == 0:
         none = Offload(
-            mode="none", layers_on_gpu=0, layers_total=layers, gpu_bytes=mem.total_bytes,
-            bytes_in_ram=0, ram_usable_bytes=ram_usable, fits_ram=False,
+            mode="none",
+            layers_on_gpu=0,
+            layers_total=layers,
+            gpu_bytes=mem.total_bytes,
+            bytes_in_ram=0,
+            ram_usable_bytes=ram_usable,
+            fits_ram=False,
         )
         return Placement(memory=mem, offload=none, verdict=Verdict.NO_FIT, weights=w)
     budget = mem.usable_bytes - mem.comfortable_reserve_bytes
@@ -133,15 +142,18 @@ def _expert_offload(
     cpu_layers = min(model.n_layers, math.ceil((mem.total_bytes - budget) / per_layer))
     in_ram = round(cpu_layers * per_layer) + mem.host_weights_bytes
     return Offload(
-        mode="experts", layers_on_gpu=model.n_layers, layers_total=model.n_layers,
-        cpu_moe_layers=cpu_layers, gpu_bytes=mem.total_bytes - round(cpu_layers * per_layer),
-        bytes_in_ram=in_ram, ram_usable_bytes=ram_usable, fits_ram=in_ram <= ram_usable,
+        mode="experts",
+        layers_on_gpu=model.n_layers,
+        layers_total=model.n_layers,
+        cpu_moe_layers=cpu_layers,
+        gpu_bytes=mem.total_bytes - round(cpu_layers * per_layer),
+        bytes_in_ram=in_ram,
+        ram_usable_bytes=ram_usable,
+        fits_ram=in_ram <= ram_usable,
     )
 
 
-def _layer_offload(
-    model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, budget: int, ram_usable: int
-) -> Offload:
+def _layer_offload(model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, budget: int, ram_usable: int) -> Offload:
     """Dense (or MoE whose shared part alone overflows): whole layers with their KV go to RAM."""
     per_layer = (w.dense_bytes + w.experts_bytes + mem.kv_cache_bytes) / model.n_layers
     room = budget - mem.overhead_bytes
@@ -149,8 +161,13 @@ def _layer_offload(
     gpu = mem.overhead_bytes + round(on_gpu * per_layer)
     in_ram = round((model.n_layers - on_gpu) * per_layer) + w.output_bytes + mem.host_weights_bytes
     return Offload(
-        mode="layers", layers_on_gpu=on_gpu, layers_total=model.n_layers, gpu_bytes=gpu,
-        bytes_in_ram=in_ram, ram_usable_bytes=ram_usable, fits_ram=in_ram <= ram_usable,
+        mode="layers",
+        layers_on_gpu=on_gpu,
+        layers_total=model.n_layers,
+        gpu_bytes=gpu,
+        bytes_in_ram=in_ram,
+        ram_usable_bytes=ram_usable,
+        fits_ram=in_ram <= ram_usable,
     )
 
 

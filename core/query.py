@@ -133,7 +133,8 @@ class _Index:
     groups: dict[str, str] = field(default_factory=dict)
     memory: dict[str, float | None] = field(default_factory=dict)
     rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
-        default_factory=OrderedDict)  # span contents + candidate pool -> ranking per kind (names recur in chats)
+        default_factory=OrderedDict
+    )  # span contents + candidate pool -> ranking per kind (names recur in chats)
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, _Index]] = OrderedDict()
@@ -308,9 +309,7 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[
 def _fuzzy_hits(word: str, idx: _Index, cutoff: int) -> set[int]:
     """Aliases holding a word spelt like this one."""
     hits: set[int] = set()
-    for key, _, _ in process.extract(
-        word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6
-    ):
+    for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
         hits |= idx.keys[key]
     return hits
 
@@ -377,8 +376,9 @@ def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], 
     return [_Cand(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
 
 
-def _rank_uncached(span: _Span, pool: set[int], idx: _Index,
-                   memo: dict[tuple[str, str], float]) -> list[tuple[str, list[tuple[str, float]]]]:
+def _rank_uncached(
+    span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]
+) -> list[tuple[str, list[tuple[str, float]]]]:
     best: dict[str, dict[str, float]] = {}
     for pos in pool:
         alias = idx.aliases[pos]
@@ -539,9 +539,7 @@ def _name_fields(
     return out
 
 
-def _memory(
-    chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _Index, low: str
-) -> float | None:
+def _memory(chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _Index, low: str) -> float | None:
     """Returns the memory size the user named for a unified-memory machine (Mac, APU)."""
     c = chosen.get("gpu") or chosen.get("not")
     unified = bool(L.MAC_WORDS.search(low))

@@ -230,9 +230,7 @@ FILLER_PHRASES = re.compile(
 # --- intents -----------------------------------------------------------------------------
 
 COMMAND = re.compile(r"^\s*/([a-z_]{1,20})(?:@\w{1,64})?(?=\s|$)", A)
-COMMANDS = _words(
-    "fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget"
-)
+COMMANDS = _words("fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget")
 COMMAND_ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang"}
 INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("forget", re.compile(r"\b(?:forget me|vergiss mich|delete my data|lösche? meine daten)\b")),

@@ -9,8 +9,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN_IN_CORE = {
-    "bot", "catalog", "locales", "jinja2", "aiosqlite", "sqlite3", "discord", "telegram", "huggingface_hub",
-    "matplotlib", "httpx", "aiohttp", "requests", "os", "socket", "subprocess", "time", "datetime", "gguf",
+    "bot",
+    "catalog",
+    "locales",
+    "jinja2",
+    "aiosqlite",
+    "sqlite3",
+    "discord",
+    "telegram",
+    "huggingface_hub",
+    "matplotlib",
+    "httpx",
+    "aiohttp",
+    "requests",
+    "os",
+    "socket",
+    "subprocess",
+    "time",
+    "datetime",
+    "gguf",
 }
 PLATFORM_LIBS = {"discord", "telegram"}
 
@@ -33,7 +50,8 @@ def test_core_is_pure(path):
 
 @pytest.mark.parametrize(
     "path",
-    sorted(p for p in (ROOT / "bot").glob("*.py") if not p.name.endswith("_app.py")) + sorted((ROOT / "catalog").glob("*.py")),
+    sorted(p for p in (ROOT / "bot").glob("*.py") if not p.name.endswith("_app.py"))
+    + sorted((ROOT / "catalog").glob("*.py")),
     ids=lambda p: p.name,
 )
 def test_only_adapters_import_chat_platforms(path):

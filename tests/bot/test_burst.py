@@ -1,7 +1,7 @@
 """Load and fault tests, end to end: bursts through the real python-telegram-bot ``Application``.
 
 Each test runs the production ``build_application`` against the fake Bot API with a real ``Service``
-(``Service.open`` with the default ``Settings`` rate limits, a temporary user database) and checks,
+(``open_service`` with the default ``Settings`` rate limits, a temporary user database) and checks,
 per chat, that every question got exactly one response: its card (a card of two or three messages
 counted once), a slow-down card, or an apology; nothing lost, nothing duplicated after a grace
 period. The accounting (``verify``) and the question mix come from bench/burst.py, whose 5,000-question
@@ -23,8 +23,18 @@ from typing import Any
 import pytest
 from telegram.ext import AIORateLimiter, Application
 
-import bot.telegram_app as telegram_app
-from bench.burst import (
+import bot.adapters.telegram_bot as telegram_app
+from bot import cards
+from bot.adapters.telegram_bot import build_application, serve
+from bot.app.run import open_service
+from bot.app.settings import Settings
+from bot.limits import Limits
+from bot.service import Service
+from catalog.store import CatalogStore
+from catalog.userdata import UserDataStore
+from core.models import Catalog
+from fitbot_fakes import fixtures
+from fitbot_fakes.burst_plan import (
     Ask,
     Tally,
     card_texts,
@@ -33,17 +43,8 @@ from bench.burst import (
     make_plan,
     wait_for_responses,
 )
-from bot import cards
-from bot.limits import Limits
-from bot.service import Service
-from bot.settings import Settings
-from bot.telegram_app import build_application, serve
-from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
-from core.models import Catalog
+from fitbot_fakes.telegram_api import FakeTelegramAPI
 from locales import t
-from tests.fakes import fixtures
-from tests.fakes.telegram_api import FakeTelegramAPI
 
 telegram_api = fixtures.telegram_api
 
@@ -63,7 +64,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 async def service(catalog: Catalog, tmp_path: Path) -> AsyncIterator[Service]:
     """The production service: default rate limits (20 a minute per user), user data in tmp_path."""
-    opened = await Service.open(catalog, settings(tmp_path))
+    opened = await open_service(catalog, settings(tmp_path))
     yield opened
     await opened.close()
 
@@ -71,8 +72,9 @@ async def service(catalog: Catalog, tmp_path: Path) -> AsyncIterator[Service]:
 @contextlib.asynccontextmanager
 async def running(api: FakeTelegramAPI, service: Service, **kwargs: Any) -> AsyncIterator[Application]:
     kwargs.setdefault("rate_limiter", False)  # AIORateLimiter paces at 30/s; only the retry test needs it
-    app = build_application(service, TOKEN, base_url=api.base_url, base_file_url=api.base_file_url, charts=False,
-                            **kwargs)
+    app = build_application(
+        service, TOKEN, base_url=api.base_url, base_file_url=api.base_file_url, charts=False, **kwargs
+    )
     async with serve(app, poll_timeout=1):
         await api.wait_call("setMyCommands", count=2)
         yield app
@@ -81,8 +83,9 @@ async def running(api: FakeTelegramAPI, service: Service, **kwargs: Any) -> Asyn
 def with_long_cards(asks: list[Ask]) -> list[Ask]:
     """The plan with a few two- and three-message cards (/models, /gpus) in place of other questions."""
     long = ("/models 4090", "/gpus qwen3 32b", "/models 3090", "/gpus llama 3.3 70b")
-    return [Ask(a.chat, long[i // 10], a.lang) if i % 10 == 0 and i // 10 < len(long) else a
-            for i, a in enumerate(asks)]
+    return [
+        Ask(a.chat, long[i // 10], a.lang) if i % 10 == 0 and i // 10 < len(long) else a for i, a in enumerate(asks)
+    ]
 
 
 def push(api: FakeTelegramAPI, asks: list[Ask]) -> None:
@@ -90,8 +93,7 @@ def push(api: FakeTelegramAPI, asks: list[Ask]) -> None:
         api.push_update(api.make_message(ask.text, chat_id=ask.chat, language_code=ask.lang))
 
 
-async def burst(api: FakeTelegramAPI, catalog: Catalog, asks: list[Ask], *, timeout: float = 20,
-                grace: float = 0.3):
+async def burst(api: FakeTelegramAPI, catalog: Catalog, asks: list[Ask], *, timeout: float = 20, grace: float = 0.3):
     """Pushes ``asks`` at once and waits for a response to each; returns the verdict and the tally."""
     expected = await expectations(catalog, asks)
     tally = Tally(api, pos=len(api.exchanges))
@@ -106,7 +108,9 @@ def no_refusals(api: FakeTelegramAPI) -> None:
 
 
 def failed_updates(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "bot.telegram_app" and "failed" in r.getMessage()]
+    return [
+        r.getMessage() for r in caplog.records if r.name == "bot.adapters.telegram_bot" and "failed" in r.getMessage()
+    ]
 
 
 # --------------------------------------------------------------------------- (a) a clean burst
@@ -141,12 +145,16 @@ async def inject(api: FakeTelegramAPI, tally: Tally, plan: list[tuple[int, int, 
 @pytest.fixture
 def production_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """The production ``AIORateLimiter(max_retries=...)`` with its 30/s pacing off (it would take 20 s)."""
-    monkeypatch.setattr(telegram_app, "AIORateLimiter",
-                        functools.partial(AIORateLimiter, overall_max_rate=0, group_max_rate=0))
+    monkeypatch.setattr(
+        telegram_app, "AIORateLimiter", functools.partial(AIORateLimiter, overall_max_rate=0, group_max_rate=0)
+    )
 
 
 async def test_429s_and_500s_mid_burst_are_retried_and_nothing_is_duplicated(
-    telegram_api: FakeTelegramAPI, service: Service, catalog: Catalog, caplog: pytest.LogCaptureFixture,
+    telegram_api: FakeTelegramAPI,
+    service: Service,
+    catalog: Catalog,
+    caplog: pytest.LogCaptureFixture,
     production_retries: None,
 ) -> None:
     asks = with_long_cards(make_plan(60, 10, seed=2, first_chat=FIRST))
@@ -166,13 +174,13 @@ async def test_429s_and_500s_mid_burst_are_retried_and_nothing_is_duplicated(
     assert Counter(e.status for e in sends if e.status != 200) == {429: 8, 500: 2}
     for i, refused in enumerate(sends):  # every 429 was waited out and the same message sent again
         if refused.status == 429:
-            again = [e for e in sends[i + 1:] if e.params == refused.params]
+            again = [e for e in sends[i + 1 :] if e.params == refused.params]
             assert again, refused.params
     # A 500 means Telegram did not take the message: the adapter sends it again (0.5 s, 1 s later),
     # so every question still gets its own answer, once.
     for i, refused in enumerate(sends):
         if refused.status == 500:
-            assert [e for e in sends[i + 1:] if e.params == refused.params and e.status == 200], refused.params
+            assert [e for e in sends[i + 1 :] if e.params == refused.params and e.status == 200], refused.params
     assert failed_updates(caplog) == [] and verdict.apologies == 0
     assert verdict.missing == verdict.duplicates == verdict.incomplete == 0, verdict.problems
     assert verdict.answered == 600
@@ -180,7 +188,10 @@ async def test_429s_and_500s_mid_burst_are_retried_and_nothing_is_duplicated(
 
 
 async def test_a_500_on_send_is_retried_and_the_answer_still_arrives(
-    telegram_api: FakeTelegramAPI, service: Service, catalog: Catalog, production_retries: None,
+    telegram_api: FakeTelegramAPI,
+    service: Service,
+    catalog: Catalog,
+    production_retries: None,
 ) -> None:
     asks = make_plan(5, 2, seed=3, first_chat=FIRST)
     async with running(telegram_api, service, rate_limiter=True):
@@ -193,7 +204,10 @@ async def test_a_500_on_send_is_retried_and_the_answer_still_arrives(
 
 
 async def test_one_user_flooding_gets_slow_downs_while_everyone_else_is_served(
-    telegram_api: FakeTelegramAPI, service: Service, catalog: Catalog, caplog: pytest.LogCaptureFixture,
+    telegram_api: FakeTelegramAPI,
+    service: Service,
+    catalog: Catalog,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     flooder = FIRST - 1
     others = make_plan(20, 5, seed=4, first_chat=FIRST)
@@ -226,17 +240,22 @@ def dead_endpoint() -> str:
 
 
 async def test_hub_down_gives_a_clear_answer_and_catalog_questions_flow(
-    telegram_api: FakeTelegramAPI, service: Service, catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+    telegram_api: FakeTelegramAPI,
+    catalog: Catalog,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     import huggingface_hub.constants
 
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
+    hub_settings = settings(tmp_path).model_copy(update={"hf_endpoint": dead_endpoint(), "hf_hub_offline": False})
+    service = await open_service(catalog, hub_settings)
     repos = [f"someorg/somemodel-{i % 4}" for i in range(12)]
-    hub_asks = [Ask(FIRST + i, f"/fit {repo} 4090", "en") if i % 2 else
-                Ask(FIRST + i, f"passt {repo} auf eine 4090?", "de") for i, repo in enumerate(repos)]
+    hub_asks = [
+        Ask(FIRST + i, f"/fit {repo} 4090", "en") if i % 2 else Ask(FIRST + i, f"passt {repo} auf eine 4090?", "de")
+        for i, repo in enumerate(repos)
+    ]
     catalog_asks = make_plan(30, 4, seed=6, first_chat=FIRST + 100)
     asks = interleave(catalog_asks, hub_asks)
     async with running(telegram_api, service):
@@ -253,6 +272,7 @@ async def test_hub_down_gives_a_clear_answer_and_catalog_questions_flow(
         assert t(ask.lang, "hub.unreachable", repo=ask.text.split()[1]) in text
     no_refusals(telegram_api)
     assert failed_updates(caplog) == []
+    await service.close()
 
 
 def unreachable(lang: str, repo: str) -> list[str]:
@@ -263,13 +283,21 @@ def unreachable(lang: str, repo: str) -> list[str]:
 
 
 async def test_locked_database_saves_nothing_clearly_and_answers_everything(
-    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    telegram_api: FakeTelegramAPI,
+    catalog: Catalog,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     path = tmp_path / "user.sqlite"
     defaults = settings(tmp_path)
     async with UserDataStore(path, busy_timeout_ms=50) as store:
-        service = Service(catalog, store=store, limits=Limits.per_minute(
-            defaults.rate_user_per_minute, defaults.rate_chat_per_minute, defaults.rate_expensive_per_minute))
+        service = Service(
+            catalog,
+            store=store,
+            limits=Limits.per_minute(
+                defaults.rate_user_per_minute, defaults.rate_chat_per_minute, defaults.rate_expensive_per_minute
+            ),
+        )
         users = range(FIRST, FIRST + 15)
         fits = make_plan(15, 2, seed=8, first_chat=FIRST)
         mygpu = [Ask(u, "/mygpu 3090", "de" if u % 3 == 0 else "en") for u in users]
@@ -317,4 +345,3 @@ async def _wait(tally: Tally, chat: int, count: int) -> None:
         while len(tally.sent.get(chat, [])) < count:
             await asyncio.sleep(0.02)
             tally.update()
-

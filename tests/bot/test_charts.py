@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from bot.charts import DPI, HEIGHT_IN, WIDTH_IN, _draw, render_png, tokens_label
+from bot.render.charts import DPI, HEIGHT_IN, WIDTH_IN, _draw, render_png, tokens_label
 from bot.reply import ChartSpec, Series
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -97,7 +97,7 @@ def test_tokens_label(tokens, label):
 
 
 def test_cached_png_tells_whether_a_chart_is_ready():
-    from bot.charts import cached_png
+    from bot.render.charts import cached_png
 
     spec = speed_spec(title="not drawn yet")
     assert cached_png(spec) is None

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.cli import main
+from bot.app.cli import main
 
 
 def run(capsys, *argv):
@@ -73,9 +73,17 @@ def test_absurd_context_is_rejected_by_the_parser(capsys, ctx):
 
 def test_local_config_json(capsys, tmp_path):
     config = {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,
-        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256,
-        "intermediate_size": 14336, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 128256,
+        "intermediate_size": 14336,
+        "max_position_embeddings": 131072,
+        "torch_dtype": "bfloat16",
     }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
@@ -90,10 +98,16 @@ def test_local_config_json(capsys, tmp_path):
     ("content", "message"),
     [
         ("{not json", "cannot read"),
-        ('{"model_type": "llama", "num_hidden_layers": 1000000000000, "hidden_size": 4096,'
-         ' "num_attention_heads": 32, "vocab_size": 32000}', "out of bounds"),
-        ('{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,'
-         ' "num_attention_heads": -4, "vocab_size": 32000}', "out of bounds"),
+        (
+            '{"model_type": "llama", "num_hidden_layers": 1000000000000, "hidden_size": 4096,'
+            ' "num_attention_heads": 32, "vocab_size": 32000}',
+            "out of bounds",
+        ),
+        (
+            '{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096,'
+            ' "num_attention_heads": -4, "vocab_size": 32000}',
+            "out of bounds",
+        ),
         ('{"model_type": "mamba_banana", "num_hidden_layers": 32}', "can't estimate"),
     ],
 )
@@ -193,7 +207,13 @@ def test_estimate_json_has_speed_cost_and_advice(capsys):
     code, out, _ = run(capsys, "estimate", "--model", "qwen3-32b", "--gpu", "2x 3090", "--json", "--concurrent", "4")
     data = json.loads(out)
     speed = data["speed"]
-    for key in ("decode_tokens_per_s", "decode_tokens_per_s_at_context", "decode_range", "prefill_tokens_per_s", "ttft_s"):
+    for key in (
+        "decode_tokens_per_s",
+        "decode_tokens_per_s_at_context",
+        "decode_range",
+        "prefill_tokens_per_s",
+        "ttft_s",
+    ):
         assert speed[key]
     assert speed["decode_range"][0] <= speed["decode_tokens_per_s"] <= speed["decode_range"][1]
     assert speed["concurrency"]["users"] == 4

@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from bot.discord_app import CardButton, build_bot, question
-from bot.render_discord import to_discord
+from bot.adapters.discord_bot import CardButton, build_bot, question
+from bot.render.discord_embed import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
 from catalog.store import CatalogStore
-from tests.fakes import fixtures
-from tests.fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN, FakeDiscord, import_discord
+from fitbot_fakes import fixtures
+from fitbot_fakes.discord_api import APP_ID, CHANNEL_ID, GUILD_ID, TOKEN, FakeDiscord, import_discord
 
 discord = import_discord()
 
@@ -89,10 +89,28 @@ def custom_ids(body: dict[str, Any]) -> list[str]:
 
 async def test_login_sync_and_ready(discord_api: FakeDiscord, bot: Any) -> None:
     paths = [(r.method, r.path) for r in discord_api.requests][:3]
-    assert paths == [("GET", "/users/@me"), ("GET", "/oauth2/applications/@me"), ("PUT", f"/applications/{APP_ID}/commands")]
+    assert paths == [
+        ("GET", "/users/@me"),
+        ("GET", "/oauth2/applications/@me"),
+        ("PUT", f"/applications/{APP_ID}/commands"),
+    ]
     synced = {c["name"]: c for c in discord_api.requests[2].json}
-    assert set(synced) == {"fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare",
-                           "mygpu", "lang", "settings", "forget", "help"}
+    assert set(synced) == {
+        "fit",
+        "speed",
+        "cloud",
+        "quant",
+        "gpus",
+        "models",
+        "finetune",
+        "tco",
+        "compare",
+        "mygpu",
+        "lang",
+        "settings",
+        "forget",
+        "help",
+    }
     fit = {o["name"]: o for o in synced["fit"]["options"]}
     assert list(fit) == ["model", "gpu", "context", "quant", "kv", "ram", "engine"]
     assert fit["model"]["autocomplete"] and fit["gpu"]["autocomplete"] and fit["model"]["required"]
@@ -140,21 +158,53 @@ async def test_sync_only_when_commands_change(discord_api: FakeDiscord, service:
 # --------------------------------------------------------------------------------------------- commands
 
 COMMANDS = [
-    ("fit", {"model": "qwen3-32b", "gpu": "rtx-4090", "context": 32768, "quant": "Q4_K_M", "kv": "q8_0",
-             "ram": 64, "engine": "llama.cpp"},
-     "/fit qwen3-32b rtx-4090 32768 Q4_K_M kv q8_0 ram 64gb llama.cpp", "Qwen3-32B on RTX 4090"),
-    ("speed", {"model": "qwen3-32b", "gpu": "rtx-4090", "context": 8192, "quant": "Q8_0", "engine": "llama.cpp"},
-     "/speed qwen3-32b rtx-4090 8192 Q8_0 llama.cpp", "Qwen3-32B on RTX 4090"),
+    (
+        "fit",
+        {
+            "model": "qwen3-32b",
+            "gpu": "rtx-4090",
+            "context": 32768,
+            "quant": "Q4_K_M",
+            "kv": "q8_0",
+            "ram": 64,
+            "engine": "llama.cpp",
+        },
+        "/fit qwen3-32b rtx-4090 32768 Q4_K_M kv q8_0 ram 64gb llama.cpp",
+        "Qwen3-32B on RTX 4090",
+    ),
+    (
+        "speed",
+        {"model": "qwen3-32b", "gpu": "rtx-4090", "context": 8192, "quant": "Q8_0", "engine": "llama.cpp"},
+        "/speed qwen3-32b rtx-4090 8192 Q8_0 llama.cpp",
+        "Qwen3-32B on RTX 4090",
+    ),
     ("cloud", {"model": "qwen3-32b", "context": 32768, "quant": "Q4_K_M"}, "/cloud qwen3-32b 32768 Q4_K_M", ""),
-    ("quant", {"model": "qwen3-32b", "gpu": "rtx-4090", "context": 16384, "kv": "f16", "engine": "llama.cpp"},
-     "/quant qwen3-32b rtx-4090 16384 kv f16 llama.cpp", "Quants of Qwen3-32B on RTX 4090"),
+    (
+        "quant",
+        {"model": "qwen3-32b", "gpu": "rtx-4090", "context": 16384, "kv": "f16", "engine": "llama.cpp"},
+        "/quant qwen3-32b rtx-4090 16384 kv f16 llama.cpp",
+        "Quants of Qwen3-32B on RTX 4090",
+    ),
     ("gpus", {"model": "qwen3-32b", "quant": "Q4_K_M"}, "/gpus qwen3-32b Q4_K_M", "Qwen3-32B on"),
-    ("models", {"gpu": "rtx-4090", "context": 8192, "quant": "Q4_K_M"}, "/models rtx-4090 8192 Q4_K_M",
-     "Models that fit RTX 4090"),
-    ("finetune", {"model": "qwen3-32b", "gpu": "rtx-4090", "method": "qlora"}, "/finetune qwen3-32b rtx-4090 qlora", ""),
+    (
+        "models",
+        {"gpu": "rtx-4090", "context": 8192, "quant": "Q4_K_M"},
+        "/models rtx-4090 8192 Q4_K_M",
+        "Models that fit RTX 4090",
+    ),
+    (
+        "finetune",
+        {"model": "qwen3-32b", "gpu": "rtx-4090", "method": "qlora"},
+        "/finetune qwen3-32b rtx-4090 qlora",
+        "",
+    ),
     ("tco", {"model": "qwen3-32b", "gpu": "rtx-4090"}, "/tco qwen3-32b rtx-4090", ""),
-    ("compare", {"model": "qwen3-32b", "gpu": "rtx-4090", "gpu2": "rtx-3090"},
-     "/compare rtx-4090 vs rtx-3090 qwen3-32b", ""),
+    (
+        "compare",
+        {"model": "qwen3-32b", "gpu": "rtx-4090", "gpu2": "rtx-3090"},
+        "/compare rtx-4090 vs rtx-3090 qwen3-32b",
+        "",
+    ),
     ("mygpu", {"gpu": "2x rtx-3090", "ram": 64}, "/mygpu 2x rtx-3090 ram 64gb", ""),
     ("lang", {"language": "de"}, "/lang de", ""),
     ("help", None, "/help", "FitBot"),
@@ -162,13 +212,21 @@ COMMANDS = [
 
 
 @pytest.mark.parametrize(("name", "options", "asked", "title"), COMMANDS, ids=[c[0] for c in COMMANDS])
-async def test_each_slash_command(discord_api: FakeDiscord, bot: Any, service: Service, name: str,
-                                  options: dict[str, Any] | None, asked: str, title: str) -> None:
+async def test_each_slash_command(
+    discord_api: FakeDiscord,
+    bot: Any,
+    service: Service,
+    name: str,
+    options: dict[str, Any] | None,
+    asked: str,
+    title: str,
+) -> None:
     payload = discord_api.make_slash(name, options)
     request = await interact(discord_api, payload)
     assert request.status == 200 and request.json["type"] == 4
-    expected = await service.answer(asked, "en-US", User(id=f"dc:{payload['member']['user']['id']}",
-                                                         chat=f"dc:{GUILD_ID}"))
+    expected = await service.answer(
+        asked, "en-US", User(id=f"dc:{payload['member']['user']['id']}", chat=f"dc:{GUILD_ID}")
+    )
     body = request.json["data"]
     assert embed(request)["title"] == to_discord(expected).embeds[0]["title"]
     assert title in embed(request)["title"].replace("\\", "")
@@ -180,8 +238,9 @@ async def test_each_slash_command(discord_api: FakeDiscord, bot: Any, service: S
 
 async def test_fit_colour_and_buttons_follow_the_verdict(discord_api: FakeDiscord, bot: Any) -> None:
     good = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}))
-    bad = await interact(discord_api, discord_api.make_slash("fit", {"model": "glm-4.5", "gpu": "rtx-3060-12gb",
-                                                                     "ram": 16}))
+    bad = await interact(
+        discord_api, discord_api.make_slash("fit", {"model": "glm-4.5", "gpu": "rtx-3060-12gb", "ram": 16})
+    )
     assert embed(good)["color"] == GREEN and embed(good)["title"].startswith("🟢")
     assert embed(bad)["color"] == RED and embed(bad)["title"].startswith("🔴")
     fields = {f["name"] for f in embed(good)["fields"]}
@@ -193,8 +252,9 @@ async def test_fit_colour_and_buttons_follow_the_verdict(discord_api: FakeDiscor
 
 
 async def test_autocomplete_models_ranked(discord_api: FakeDiscord, bot: Any) -> None:
-    request = await interact(discord_api, discord_api.make_autocomplete("fit", {"model": "qwen3 32", "gpu": ""},
-                                                                        focused="model"))
+    request = await interact(
+        discord_api, discord_api.make_autocomplete("fit", {"model": "qwen3 32", "gpu": ""}, focused="model")
+    )
     choices = request.json["data"]["choices"]
     assert request.json["type"] == 8 and 0 < len(choices) <= 25
     assert choices[0]["value"] == "qwen3-32b"
@@ -202,17 +262,18 @@ async def test_autocomplete_models_ranked(discord_api: FakeDiscord, bot: Any) ->
 
 
 async def test_autocomplete_gpus_with_counts(discord_api: FakeDiscord, bot: Any) -> None:
-    request = await interact(discord_api, discord_api.make_autocomplete("fit", {"model": "x", "gpu": "4090"},
-                                                                        focused="gpu"))
+    request = await interact(
+        discord_api, discord_api.make_autocomplete("fit", {"model": "x", "gpu": "4090"}, focused="gpu")
+    )
     values = [c["value"] for c in request.json["data"]["choices"]]
     assert 0 < len(values) <= 25 and values[0].startswith("rtx-4090")
     assert "2x rtx-4090" in values and "4x rtx-4090" in values
-    counted = await interact(discord_api, discord_api.make_autocomplete("fit", {"model": "x", "gpu": "2x 309"},
-                                                                        focused="gpu"))
+    counted = await interact(
+        discord_api, discord_api.make_autocomplete("fit", {"model": "x", "gpu": "2x 309"}, focused="gpu")
+    )
     names = [c["name"] for c in counted.json["data"]["choices"]]
     assert names and all(n.startswith("2x ") for n in names) and "3090" in names[0]
-    empty = await interact(discord_api, discord_api.make_autocomplete("fit", {"model": "", "gpu": ""},
-                                                                      focused="model"))
+    empty = await interact(discord_api, discord_api.make_autocomplete("fit", {"model": "", "gpu": ""}, focused="model"))
     assert len(empty.json["data"]["choices"]) == 25
 
 
@@ -239,8 +300,9 @@ async def test_button_press_edits_the_same_message(discord_api: FakeDiscord, bot
     assert len(discord_api.requests_to("POST", "/messages")) == 0  # edited, not re-sent
 
 
-async def test_long_question_button_and_restart_expiry(discord_api: FakeDiscord, service: Service,
-                                                       tmp_path: Path) -> None:
+async def test_long_question_button_and_restart_expiry(
+    discord_api: FakeDiscord, service: Service, tmp_path: Path
+) -> None:
     long_query = "/fit qwen3-32b rtx-4090 " + "kv q8_0 " * 12
     reply = Reply(kind="fit", locale="en", title="t", actions=(Action(label="Long one", query=long_query),))
     async with running(service, tmp_path / "s") as first:
@@ -263,13 +325,14 @@ async def test_feel_the_speed_streams_edits(discord_api: FakeDiscord, bot: Any) 
     bot.feel_seconds, bot.feel_every_s = 0.3, 0.1
     custom_id = "fitbot:q:/feel /fit qwen3-32b rtx-4090"
     components = [{"type": 1, "components": [{"type": 2, "style": 2, "label": "Feel", "custom_id": custom_id}]}]
-    card = discord_api._message_payload(str(CHANNEL_ID), {"content": "", "embeds": [{"title": "card"}],
-                                                          "components": components})
+    card = discord_api._message_payload(
+        str(CHANNEL_ID), {"content": "", "embeds": [{"title": "card"}], "components": components}
+    )
     discord_api.messages[card["id"]] = card
     press = discord_api.make_component(custom_id, message=card)
     ack = await interact(discord_api, press)
     assert ack.json == {"type": 6}
-    edits = await discord_api.wait_request("PATCH", f"/webhooks/{APP_ID}/{press['token']}/messages/@original", count=3)
+    edits = await discord_api.wait_request("PATCH", f"/webhooks/{APP_ID}/{press['token']}/messages/@original", count=4)
     assert all(e.status == 200 for e in edits)
     contents = [e.json["content"] for e in edits]
     assert re.match(r"⚡ Feel the speed: \d+ tokens/s\n```\n", contents[0])  # Service.decode_speed
@@ -280,8 +343,9 @@ async def test_feel_the_speed_streams_edits(discord_api: FakeDiscord, bot: Any) 
 async def test_feel_the_speed_without_an_estimate_says_so(discord_api: FakeDiscord, bot: Any) -> None:
     custom_id = "fitbot:q:/feel /fit kimi-k2-instruct rtx-4060"  # does not fit: no speed to show
     components = [{"type": 1, "components": [{"type": 2, "style": 2, "label": "Feel", "custom_id": custom_id}]}]
-    card = discord_api._message_payload(str(CHANNEL_ID), {"content": "", "embeds": [{"title": "card"}],
-                                                          "components": components})
+    card = discord_api._message_payload(
+        str(CHANNEL_ID), {"content": "", "embeds": [{"title": "card"}], "components": components}
+    )
     discord_api.messages[card["id"]] = card
     press = discord_api.make_component(custom_id, message=card)
     await interact(discord_api, press)
@@ -331,8 +395,9 @@ async def test_no_ping_guarantee(discord_api: FakeDiscord, bot: Any) -> None:
 
 
 async def test_german_locale_reply(discord_api: FakeDiscord, bot: Any) -> None:
-    request = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"},
-                                                                 locale="de"))
+    request = await interact(
+        discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}, locale="de")
+    )
     assert embed(request)["title"] == "🟢 Qwen3-32B auf RTX 4090"
     assert "Passt" in embed(request)["description"]
     assert {f["name"] for f in embed(request)["fields"]} & {"Speicher"}
@@ -347,8 +412,9 @@ async def test_chart_card_defers_then_follows_up(discord_api: FakeDiscord, servi
         ack = await interact(discord_api, payload)
         followup = await discord_api.wait_request("POST", f"/webhooks/{APP_ID}/{payload['token']}", timeout=10)
         again = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}))
-        press = discord_api.make_component("fitbot:q:/fit qwen3-32b rtx-4090 ctx 32k",
-                                           message=discord_api.messages[followup.response["id"]])
+        press = discord_api.make_component(
+            "fitbot:q:/fit qwen3-32b rtx-4090 ctx 32k", message=discord_api.messages[followup.response["id"]]
+        )
         update = await interact(discord_api, press)
     assert again.json["type"] == 4 and again.files[0]["filename"] == "chart.png"  # cached PNG: no defer
     # the same model and GPU draw the same memory chart: cached, so the press edits at once (type 7)

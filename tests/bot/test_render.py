@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot import render_discord as rd
-from bot import render_telegram as rt
-from bot.render import environment, to_console
-from bot.render_discord import DiscordMessage, escape_markdown, neutralise_mentions, to_discord
-from bot.render_telegram import caption_for_photo, telegram_visible_length, to_telegram
+from bot.render import discord_embed as rd
+from bot.render import telegram_html as rt
+from bot.render.discord_embed import DiscordMessage, escape_markdown, neutralise_mentions, to_discord
+from bot.render.telegram_html import caption_for_photo, telegram_visible_length, to_telegram
+from bot.render.text import environment, to_console
 from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Table, Tone
-from tests.fakes.discord_api import FormErrors, check_embeds
-from tests.fakes.telegram_api import parse_html
+from fitbot_fakes.discord_api import FormErrors, check_embeds
+from fitbot_fakes.telegram_api import parse_html
 
 INJECTIONS = ("<b>", "&", '<a href="x">', "</pre>", "&amp;", "<pre>x", "a < b > c")
 MENTIONS = ("@everyone", "@here", "<@123>", "<@&456>", "<@!789>")
@@ -78,9 +78,7 @@ def fit_card(**changes: object) -> Reply:
         ),
     )
     code = (
-        CodeBlock(
-            label="llama.cpp", text="llama-server -m Qwen3-32B-Q4_K_M.gguf \\\n  -c 32768 -ngl 99 -fa on"
-        ),
+        CodeBlock(label="llama.cpp", text="llama-server -m Qwen3-32B-Q4_K_M.gguf \\\n  -c 32768 -ngl 99 -fa on"),
         CodeBlock(label="vLLM", text="vllm serve Qwen/Qwen3-32B-AWQ --max-model-len 32768"),
     )
     actions = tuple(
@@ -203,9 +201,7 @@ def discord_problems(msg: DiscordMessage) -> list[str]:
             check("field value", f["value"], 1024, 1)
             total += len(f["name"]) + len(f["value"])
         total += (
-            len(e.get("title") or "")
-            + len(e.get("description") or "")
-            + len((e.get("footer") or {}).get("text") or "")
+            len(e.get("title") or "") + len(e.get("description") or "") + len((e.get("footer") or {}).get("text") or "")
         )
     if total > 6000:
         problems.append(f"total {total} > 6000")
@@ -306,9 +302,7 @@ def test_telegram_visible_length_counts_text_after_entity_parsing(html, length):
 def test_telegram_fit_card_fills_two_well_formed_messages_with_every_row():
     reply = fit_card()
     messages = to_telegram(reply)
-    assert (
-        len(messages) == 2
-    )  # the 60-row table (~4,600 characters) starts in the first and ends in the second
+    assert len(messages) == 2  # the 60-row table (~4,600 characters) starts in the first and ends in the second
     for m in messages:
         assert telegram_problems(m.text) == []
     assert "<b>Cost</b>" in messages[0].text and "<b>Other GPUs</b>\n<pre>Device" in messages[0].text
@@ -565,7 +559,7 @@ def test_templates_autoescape_html_only_and_environment_is_shared():
 
 
 def test_importing_renderers_loads_neither_matplotlib_nor_a_chat_library():
-    code = "import sys, bot.render, bot.charts; print(sorted({'matplotlib', 'discord', 'telegram'} & set(sys.modules)))"
+    code = "import sys, bot.render.text, bot.render.charts; print(sorted({'matplotlib', 'discord', 'telegram'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -9,7 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
-from tests.fakes.telegram_api import FakeTelegramAPI
+from fitbot_fakes.telegram_api import FakeTelegramAPI
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "424242:RUN-test-secret-token"
@@ -19,12 +19,22 @@ async def test_run_answers_on_telegram_and_stops_cleanly_on_sigterm(tmp_path, mo
     monkeypatch.setenv("PTB_TIMEDELTA", "1")
     async with FakeTelegramAPI(token=TOKEN) as api:
         env = {
-            **os.environ, "TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_BASE_URL": api.base_url,
-            "FITBOT_DATA_DIR": str(tmp_path / "data"), "PTB_TIMEDELTA": "1", "FITBOT_LOG_LEVEL": "INFO",
+            **os.environ,
+            "TELEGRAM_BOT_TOKEN": TOKEN,
+            "TELEGRAM_BASE_URL": api.base_url,
+            "FITBOT_DATA_DIR": str(tmp_path / "data"),
+            "PTB_TIMEDELTA": "1",
+            "FITBOT_LOG_LEVEL": "INFO",
         }
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "run", cwd=ROOT, env=env,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "bot.app.cli",
+            "run",
+            cwd=ROOT,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             await api.wait_call("getUpdates", timeout=30)

@@ -79,14 +79,47 @@ async def test_too_long_question_is_refused_politely(service):
     assert reply.kind == "error" and "2000" in reply.summary
 
 
-PARAMETERS = st.sampled_from([
-    "ctx 32m", "20000000 tokens", "5000 users", "ram 999999gb", "kv fp8", "kv q4_0", "vllm", "awq", "mxfp4",
-    "q2_k", "2x", "64x", "128k", "1 users", "prompt 9999999", "fp8", "bf16", "ram 0gb",
-])
-NAMES = st.sampled_from(["qwen3-32b", "glm-4.5-air", "deepseek-r1-0528", "gpt-oss-20b", "kimi-k2-instruct",
-                         "gemma-3-27b-it", "rtx 4090", "m3 ultra 512", "h100", "2x 3090", "mi300x", "dgx spark"])
-COMMANDS = st.sampled_from(["/fit", "/speed", "/cloud", "/quant", "/gpus", "/models", "/finetune", "/tco",
-                            "/compare", ""])
+PARAMETERS = st.sampled_from(
+    [
+        "ctx 32m",
+        "20000000 tokens",
+        "5000 users",
+        "ram 999999gb",
+        "kv fp8",
+        "kv q4_0",
+        "vllm",
+        "awq",
+        "mxfp4",
+        "q2_k",
+        "2x",
+        "64x",
+        "128k",
+        "1 users",
+        "prompt 9999999",
+        "fp8",
+        "bf16",
+        "ram 0gb",
+    ]
+)
+NAMES = st.sampled_from(
+    [
+        "qwen3-32b",
+        "glm-4.5-air",
+        "deepseek-r1-0528",
+        "gpt-oss-20b",
+        "kimi-k2-instruct",
+        "gemma-3-27b-it",
+        "rtx 4090",
+        "m3 ultra 512",
+        "h100",
+        "2x 3090",
+        "mi300x",
+        "dgx spark",
+    ]
+)
+COMMANDS = st.sampled_from(
+    ["/fit", "/speed", "/cloud", "/quant", "/gpus", "/models", "/finetune", "/tco", "/compare", ""]
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -9,7 +9,7 @@ from bot.service import Service, User
 from catalog.facts import load_facts
 from catalog.hub import HubClient
 from catalog.userdata import CachedHubClient, UserDataStore
-from tests.fakes.hf_hub import FakeHub
+from fitbot_fakes.hf_hub import FakeHub
 
 CATALOG = load_facts()
 
@@ -31,7 +31,7 @@ async def store(tmp_path):
 async def service(store):
     service = Service(CATALOG, store=store, limits=Limits.per_minute(5, 100, 2, clock=Clock()))
     yield service
-    await service.flush_log()
+    await service.usage.flush()
 
 
 ALICE = User(id="tg:1")
@@ -82,7 +82,7 @@ async def test_usage_log_keeps_the_parsed_query_not_the_text(service, store):
     await service.answer("/fit qwen3-8b 4090 secret-words-here", user=ALICE)
     await service.answer("blorp", user=ALICE)
     assert (await store.query_log().stats())["questions"] == 0  # batched: the answer did not wait for it
-    await service.flush_log()
+    await service.usage.flush()
     stats = await store.query_log().stats()
     assert stats["questions"] == 2 and stats["not_understood"] == 1
     assert ("qwen3-8b", 1) in stats["models"]
@@ -104,7 +104,8 @@ def hub_service(fake_hub, store, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setenv("HF_ENDPOINT", fake_hub.endpoint)
-    return Service(CATALOG, store=store, hub=CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache))
+    client = HubClient(timeout_s=2.0, endpoint=fake_hub.endpoint)
+    return Service(CATALOG, store=store, hub=CachedHubClient(client, store.hub_cache))
 
 
 async def test_unknown_repo_is_looked_up_on_the_hub(hub_service):
@@ -161,8 +162,10 @@ async def test_full_disk_is_a_clear_error_and_no_corruption(tmp_path):
         async with store.db.execute("PRAGMA page_count") as cur:
             pages = (await cur.fetchone())[0]
         await store.db.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL on the next growth
-        replies = [await service.answer(f"/mygpu {gpu}", user=User(id=f"tg:x{i}"))
-                   for i, gpu in enumerate(["3090", "5090", "h100"] * 150)]
+        replies = [
+            await service.answer(f"/mygpu {gpu}", user=User(id=f"tg:x{i}"))
+            for i, gpu in enumerate(["3090", "5090", "h100"] * 150)
+        ]
         assert all(r.kind in ("settings", "error") for r in replies)
         assert any(r.kind == "error" for r in replies)
         assert (await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind == "fit"
@@ -196,7 +199,7 @@ async def test_a_locked_database_does_not_slow_answers_down(tmp_path):
         finally:
             blocker.rollback()
             blocker.close()
-        await service.flush_log()
+        await service.usage.flush()
     assert all(r.kind == "fit" for r in replies)
     assert elapsed < 5  # reads wait at most the busy timeout each; the usage log is written later
 

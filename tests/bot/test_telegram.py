@@ -1,7 +1,7 @@
 """The Telegram adapter end to end: the production ``build_application`` against the fake Bot API.
 
 Every test runs the real python-telegram-bot ``Application`` (polling, or PTB's webhook server)
-against ``tests/fakes/telegram_api.py``, which refuses what Telegram refuses (bad HTML, long texts,
+against ``fitbot_fakes/telegram_api.py``, which refuses what Telegram refuses (bad HTML, long texts,
 callback_data over 64 bytes). Expected card texts come from the real ``Service`` and renderer, so the
 tests check the wiring (language, ids, quoting, buttons, edits), not the wording of cards.
 ``StubService`` is the real service plus a few test-only questions (a chart, a long button, a huge
@@ -25,12 +25,8 @@ from hypothesis import strategies as st
 from telegram.ext import Application
 from telegram.request import HTTPXRequest
 
-from bot.button_store import ButtonStore
-from bot.cards import table_card
-from bot.render_telegram import caption_for_photo, to_telegram
-from bot.reply import Action, ChartSpec, Reply, Series
-from bot.service import Service, User
-from bot.telegram_app import (
+from bot.adapters.buttons import ButtonStore
+from bot.adapters.telegram_bot import (
     MENU,
     build_application,
     callback_data,
@@ -38,12 +34,16 @@ from bot.telegram_app import (
     say,
     serve,
 )
+from bot.cards import table_card
+from bot.render.telegram_html import caption_for_photo, to_telegram
+from bot.reply import Action, ChartSpec, Reply, Series
+from bot.service import Service, User
 from catalog.store import CatalogStore
 from catalog.userdata import UserDataStore
 from core.models import Catalog
+from fitbot_fakes import fixtures
+from fitbot_fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 from locales import t
-from tests.fakes import fixtures
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 
 telegram_api = fixtures.telegram_api
 
@@ -52,13 +52,28 @@ FIT = "/fit qwen3 32b 4090"
 GROUP = -100123
 LONG_QUERY = "/fit qwen3-32b rtx-4090 with 32k context and q8_0 weights and kv cache q8_0 please"
 CHART = ChartSpec(
-    kind="memory_vs_context", title="Qwen3-32B <b>&amp;", x_label="Context", y_label="GiB",
-    series=(Series(name="Q4_K_M", points=((4096.0, 19.0), (32768.0, 27.0))),), limit=22.0, limit_label="usable",
+    kind="memory_vs_context",
+    title="Qwen3-32B <b>&amp;",
+    x_label="Context",
+    y_label="GiB",
+    series=(Series(name="Q4_K_M", points=((4096.0, 19.0), (32768.0, 27.0))),),
+    limit=22.0,
+    limit_label="usable",
 )
 COMMANDS = [
-    FIT, "/speed qwen3 32b 4090", "/cloud qwen3-32b", "/quant qwen3 32b 4090", "/gpus qwen3-32b", "/models 4090",
-    "/finetune qwen3 8b 4090", "/tco qwen3 32b 4090", "/compare 4090 vs 3090 qwen3 32b", "/mygpu 4090", "/lang",
-    "/help", "/start",
+    FIT,
+    "/speed qwen3 32b 4090",
+    "/cloud qwen3-32b",
+    "/quant qwen3 32b 4090",
+    "/gpus qwen3-32b",
+    "/models 4090",
+    "/finetune qwen3 8b 4090",
+    "/tco qwen3 32b 4090",
+    "/compare 4090 vs 3090 qwen3 32b",
+    "/mygpu 4090",
+    "/lang",
+    "/help",
+    "/start",
 ]
 SENDS = ("sendMessage", "sendPhoto", "sendDocument")
 
@@ -85,7 +100,7 @@ class StubService(Service):
             return reply.model_copy(update={"chart": CHART})
         return await super().answer(text, locale, user)
 
-    def decode_speed(self, question: str) -> float | None:
+    async def decode_speed(self, question: str) -> float | None:
         return self.speed
 
 
@@ -119,8 +134,11 @@ async def bot(telegram_api: FakeTelegramAPI, service: StubService) -> AsyncItera
 
 def sent(api: FakeTelegramAPI, chat_id: int, methods: tuple[str, ...] = SENDS) -> list[dict[str, Any]]:
     """The messages the bot got accepted in ``chat_id``, as the fake stored them (plain text)."""
-    return [e.response for e in api.exchanges
-            if e.method in methods and e.status == 200 and e.response["chat"]["id"] == chat_id]
+    return [
+        e.response
+        for e in api.exchanges
+        if e.method in methods and e.status == 200 and e.response["chat"]["id"] == chat_id
+    ]
 
 
 async def wait_sent(api: FakeTelegramAPI, chat_id: int, count: int, method: str = "sendMessage") -> list[dict]:
@@ -172,8 +190,23 @@ async def test_commands_are_registered_in_english_and_german(bot: Application, t
     default = telegram_api.commands[('{"type": "default"}', "")]
     german = telegram_api.commands[('{"type": "default"}', "de")]
     assert [c["command"] for c in default] == [c["command"] for c in german] == list(MENU)
-    assert {"fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang",
-            "settings", "forget", "help", "start"} == set(MENU)
+    assert {
+        "fit",
+        "speed",
+        "cloud",
+        "quant",
+        "gpus",
+        "models",
+        "finetune",
+        "tco",
+        "compare",
+        "mygpu",
+        "lang",
+        "settings",
+        "forget",
+        "help",
+        "start",
+    } == set(MENU)
     assert default[0]["description"] != german[0]["description"]
 
 
@@ -224,23 +257,31 @@ async def test_groups_answer_commands_mentions_and_replies_and_ignore_the_rest(
 ) -> None:
     chat = f"tg:{GROUP}"
     command = telegram_api.push_update(
-        telegram_api.make_message(f"/fit@{BOT_USERNAME} qwen3 32b 4090", chat_id=GROUP, chat_type="supergroup"))
+        telegram_api.make_message(f"/fit@{BOT_USERNAME} qwen3 32b 4090", chat_id=GROUP, chat_type="supergroup")
+    )
     (first,) = await wait_sent(telegram_api, GROUP, 1)
     assert first["text"] == (await expected(service, f"/fit@{BOT_USERNAME} qwen3 32b 4090", "en", 4242, chat))[0]
     assert first["reply_to_message"]["message_id"] == command["message"]["message_id"]
 
-    telegram_api.push_update(telegram_api.make_message(
-        "can I run qwen3 32b on a 4090?", chat_id=GROUP, chat_type="supergroup"))  # not addressed: ignored
-    mention = telegram_api.make_message(f"@{BOT_USERNAME} can I run qwen3 8b on a 3090?", chat_id=GROUP,
-                                        chat_type="supergroup",
-                                        entities=[{"type": "mention", "offset": 0, "length": len(BOT_USERNAME) + 1}])
+    telegram_api.push_update(
+        telegram_api.make_message("can I run qwen3 32b on a 4090?", chat_id=GROUP, chat_type="supergroup")
+    )  # not addressed: ignored
+    mention = telegram_api.make_message(
+        f"@{BOT_USERNAME} can I run qwen3 8b on a 3090?",
+        chat_id=GROUP,
+        chat_type="supergroup",
+        entities=[{"type": "mention", "offset": 0, "length": len(BOT_USERNAME) + 1}],
+    )
     telegram_api.push_update(mention)
     second = (await wait_sent(telegram_api, GROUP, 2))[1]
     assert second["text"] == (await expected(service, "can I run qwen3 8b on a 3090?", "en", 4242, chat))[0]
     assert BOT_USERNAME not in second["text"]
 
-    telegram_api.push_update(telegram_api.make_message(
-        "and llama 3.3 70b on 2x 3090?", chat_id=GROUP, chat_type="supergroup", reply_to=first["message_id"]))
+    telegram_api.push_update(
+        telegram_api.make_message(
+            "and llama 3.3 70b on 2x 3090?", chat_id=GROUP, chat_type="supergroup", reply_to=first["message_id"]
+        )
+    )
     third = (await wait_sent(telegram_api, GROUP, 3))[2]
     assert third["text"] == (await expected(service, "and llama 3.3 70b on 2x 3090?", "en", 4242, chat))[0]
     await asyncio.sleep(0.3)
@@ -251,15 +292,22 @@ async def test_groups_answer_commands_mentions_and_replies_and_ignore_the_rest(
 async def test_a_group_that_switched_mentions_off_gets_commands_only(
     bot: Application, telegram_api: FakeTelegramAPI, service: StubService
 ) -> None:
-    telegram_api.push_update(telegram_api.make_message(
-        f"/settings@{BOT_USERNAME} mentions off", chat_id=GROUP, chat_type="supergroup"))
+    telegram_api.push_update(
+        telegram_api.make_message(f"/settings@{BOT_USERNAME} mentions off", chat_id=GROUP, chat_type="supergroup")
+    )
     (switched,) = await wait_sent(telegram_api, GROUP, 1)
     assert "ignored" in switched["text"]
-    telegram_api.push_update(telegram_api.make_message(
-        f"@{BOT_USERNAME} can I run qwen3 8b on a 3090?", chat_id=GROUP, chat_type="supergroup",
-        entities=[{"type": "mention", "offset": 0, "length": len(BOT_USERNAME) + 1}]))
-    telegram_api.push_update(telegram_api.make_message(
-        f"/fit@{BOT_USERNAME} qwen3 8b 3090", chat_id=GROUP, chat_type="supergroup"))
+    telegram_api.push_update(
+        telegram_api.make_message(
+            f"@{BOT_USERNAME} can I run qwen3 8b on a 3090?",
+            chat_id=GROUP,
+            chat_type="supergroup",
+            entities=[{"type": "mention", "offset": 0, "length": len(BOT_USERNAME) + 1}],
+        )
+    )
+    telegram_api.push_update(
+        telegram_api.make_message(f"/fit@{BOT_USERNAME} qwen3 8b 3090", chat_id=GROUP, chat_type="supergroup")
+    )
     second = (await wait_sent(telegram_api, GROUP, 2))[1]
     assert "Qwen3-8B" in second["text"]
     await asyncio.sleep(0.3)
@@ -297,14 +345,17 @@ async def test_long_button_questions_use_a_key_that_expires_with_a_restart(
         assert keyed.startswith("k:") and len(keyed.encode()) <= 64
         telegram_api.push_update(telegram_api.make_callback(keyed, card["message_id"], language_code="de"))
         await telegram_api.wait_call("editMessageText")
-        assert telegram_api.messages[777][card["message_id"]]["text"] == (
-            await expected(service, LONG_QUERY, "de", 777))[0]
+        assert (
+            telegram_api.messages[777][card["message_id"]]["text"]
+            == (await expected(service, LONG_QUERY, "de", 777))[0]
+        )
     async with running(telegram_api, service):  # a restart: same chat, new process state
         telegram_api.push_update(telegram_api.make_callback(keyed, card["message_id"], language_code="de"))
         expired = await telegram_api.wait_call("answerCallbackQuery", count=2)
         assert expired[1].params["text"] == say("de", "expired") and expired[1].params["show_alert"] is True
-        plain = next(b for b in buttons(telegram_api.messages[777][card["message_id"]])
-                     if b["callback_data"].startswith("q:"))
+        plain = next(
+            b for b in buttons(telegram_api.messages[777][card["message_id"]]) if b["callback_data"].startswith("q:")
+        )
         telegram_api.push_update(telegram_api.make_callback(plain["callback_data"], card["message_id"]))
         await telegram_api.wait_call("editMessageText", count=2)  # plain buttons survive the restart
     no_refusals(telegram_api)
@@ -348,7 +399,9 @@ async def test_inline_query_offers_fit_quant_and_cloud_articles(
 async def test_inline_query_with_an_unknown_model_offers_one_article(
     bot: Application, telegram_api: FakeTelegramAPI
 ) -> None:
-    hostile = telegram_api.push_update(telegram_api.make_inline_query('<b>x</b> & <a href="https://evil.example">y</a>'))
+    hostile = telegram_api.push_update(
+        telegram_api.make_inline_query('<b>x</b> & <a href="https://evil.example">y</a>')
+    )
     telegram_api.push_update(telegram_api.make_inline_query("   "))
     answers = await telegram_api.wait_call("answerInlineQuery", count=2)
     first, empty = sorted(answers, key=lambda c: c.params["inline_query_id"] != hostile["inline_query"]["id"])
@@ -428,13 +481,12 @@ async def test_feel_the_speed_streams_edits_at_most_once_a_second(
     no_refusals(telegram_api)
 
 
-async def test_feel_the_speed_without_an_estimate_edits_once(
-    bot: Application, telegram_api: FakeTelegramAPI
-) -> None:
+async def test_feel_the_speed_without_an_estimate_edits_once(bot: Application, telegram_api: FakeTelegramAPI) -> None:
     telegram_api.push_update(telegram_api.make_message("feel " + FIT, language_code="de"))
     (card,) = await wait_sent(telegram_api, 777, 1)
-    telegram_api.push_update(telegram_api.make_callback(buttons(card)[0]["callback_data"], card["message_id"],
-                                                        language_code="de"))
+    telegram_api.push_update(
+        telegram_api.make_callback(buttons(card)[0]["callback_data"], card["message_id"], language_code="de")
+    )
     edit = await telegram_api.wait_call("editMessageText")
     assert edit.params["text"] == say("de", "feel.unknown")
     await asyncio.sleep(0.2)
@@ -464,11 +516,11 @@ async def test_a_429_mid_conversation_is_retried_and_the_conversation_goes_on(
 async def test_errors_are_logged_and_answered_with_an_apology(
     bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="bot.telegram_app"):
+    with caplog.at_level(logging.ERROR, logger="bot.adapters.telegram_bot"):
         telegram_api.push_update(telegram_api.make_message("boom", language_code="de"))
         (apology,) = await wait_sent(telegram_api, 777, 1)
     assert apology["text"] == say("de", "apology")
-    (record,) = [r for r in caplog.records if r.name == "bot.telegram_app"]
+    (record,) = [r for r in caplog.records if r.name == "bot.adapters.telegram_bot"]
     assert record.exc_info and "boom" in str(record.exc_info[1])
     telegram_api.push_update(telegram_api.make_message("/help"))
     await wait_sent(telegram_api, 777, 2)  # still running
@@ -483,8 +535,15 @@ async def test_huge_and_malformed_messages_get_a_friendly_answer(
     assert answer["text"] == (await expected(service, huge, "en", 777))[0]
     assert "2000" in answer["text"] or "2,000" in answer["text"]
     weird = "qwen3\x00 32b \u202eon\u200b a 4090\ud800 \x1b[31m?"
-    sticker = {"file_id": "S1", "file_unique_id": "U1", "width": 512, "height": 512, "is_animated": False,
-               "is_video": False, "type": "regular"}
+    sticker = {
+        "file_id": "S1",
+        "file_unique_id": "U1",
+        "width": 512,
+        "height": 512,
+        "is_animated": False,
+        "is_video": False,
+        "type": "regular",
+    }
     message = telegram_api.make_message("x")["message"]
     del message["text"]
     telegram_api.push_update({"message": {**message, "sticker": sticker}})  # no text: ignored
@@ -522,9 +581,17 @@ async def test_html_in_questions_is_shown_literally(
 
 async def test_webhook_mode_checks_the_secret_token(telegram_api: FakeTelegramAPI, service: StubService) -> None:
     port, stop = free_port(), asyncio.Event()
-    task = asyncio.create_task(run_telegram(
-        service, token=TOKEN, base_url=telegram_api.base_url, webhook_url="https://bot.example.invalid/tg-hook",
-        webhook_secret="s3cret-token", port=port, stop=stop))
+    task = asyncio.create_task(
+        run_telegram(
+            service,
+            token=TOKEN,
+            base_url=telegram_api.base_url,
+            webhook_url="https://bot.example.invalid/tg-hook",
+            webhook_secret="s3cret-token",
+            port=port,
+            stop=stop,
+        )
+    )
     hook = await telegram_api.wait_call("setWebhook")
     assert hook.params["url"] == "https://bot.example.invalid/tg-hook"
     assert hook.params["secret_token"] == "s3cret-token"
@@ -548,12 +615,16 @@ async def test_run_telegram_polls_until_stopped(telegram_api: FakeTelegramAPI, s
     stop.set()
     await asyncio.wait_for(task, 15)
     assert telegram_api.calls_of("getUpdates")[0].params["allowed_updates"] == [
-        "message", "callback_query", "inline_query"]
+        "message",
+        "callback_query",
+        "inline_query",
+    ]
 
 
 async def test_the_default_httpx_request_works_too(telegram_api: FakeTelegramAPI, service: StubService) -> None:
-    async with running(telegram_api, service, request=HTTPXRequest(connection_pool_size=8), rate_limiter=False,
-                       charts=False):
+    async with running(
+        telegram_api, service, request=HTTPXRequest(connection_pool_size=8), rate_limiter=False, charts=False
+    ):
         telegram_api.push_update(telegram_api.make_message(FIT))
         (card,) = await wait_sent(telegram_api, 777, 1)
     assert card["text"] == (await expected(service, FIT, "en", 777))[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 from datetime import UTC, datetime, timedelta
 
@@ -32,7 +33,16 @@ from catalog.hub import (
     parse_repo_ref,
 )
 from catalog.userdata import CachedHubClient, UserDataStore
-from tests.fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
+from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
+
+
+def hub_client(**options):
+    """A client configured the way ``Settings.hub_client_options`` does, from what the test set in the environment."""
+    return HubClient(
+        endpoint=os.environ.get("HF_ENDPOINT"),
+        **options,
+    )
+
 
 TOKEN = "hf_FitBotTestSecret0123456789abcdefXYZ"
 
@@ -57,7 +67,7 @@ def hub(fake_hub, monkeypatch):
 
 @pytest.fixture
 def client():
-    return HubClient(timeout_s=2.0)
+    return hub_client(timeout_s=2.0)
 
 
 def dead_endpoint() -> str:
@@ -95,15 +105,50 @@ def test_parse_repo_ref_accepts(text, repo_id, quant):
 @pytest.mark.parametrize(
     "text",
     [
-        "", "   ", "gpt2", "owner/", "/name", "owner/name/extra", "owner//name", "owner/name:", "a/b:Q4 K M",
-        "owner /name", "owner/na me", "owner/name\nother/x", "owner/name\x00", "../etc/passwd", "owner/..", "owner/../x", "../../x/y",
-        "owner/name..x", "owner/na--me", "owner/name.", "owner/name.git", "-owner/name", "owner/name;rm -rf /",
-        "owner/name' OR 1=1--", "owner/name?x=1", "owner/name#frag", "owner/name%2F..", "owner\\name",
-        "owner/näme", "https://evil.example/owner/name", "https://huggingface.co.evil.example/o/n",
-        "https://huggingface.co@evil.example/o/n", "https://huggingface.co:8443/o/n", "ftp://huggingface.co/o/n",
-        "https://huggingface.co/datasets/o/n", "https://huggingface.co/spaces/o/n", "https://huggingface.co/o",
-        "https://huggingface.co/o/n/settings", "file:///etc/passwd", "javascript:alert(1)", "o/n:Q4_K_M:Q8_0",
-        "o/n:$(id)", "a" * 97 + "/b", "o/" + "b" * 97,
+        "",
+        "   ",
+        "gpt2",
+        "owner/",
+        "/name",
+        "owner/name/extra",
+        "owner//name",
+        "owner/name:",
+        "a/b:Q4 K M",
+        "owner /name",
+        "owner/na me",
+        "owner/name\nother/x",
+        "owner/name\x00",
+        "../etc/passwd",
+        "owner/..",
+        "owner/../x",
+        "../../x/y",
+        "owner/name..x",
+        "owner/na--me",
+        "owner/name.",
+        "owner/name.git",
+        "-owner/name",
+        "owner/name;rm -rf /",
+        "owner/name' OR 1=1--",
+        "owner/name?x=1",
+        "owner/name#frag",
+        "owner/name%2F..",
+        "owner\\name",
+        "owner/näme",
+        "https://evil.example/owner/name",
+        "https://huggingface.co.evil.example/o/n",
+        "https://huggingface.co@evil.example/o/n",
+        "https://huggingface.co:8443/o/n",
+        "ftp://huggingface.co/o/n",
+        "https://huggingface.co/datasets/o/n",
+        "https://huggingface.co/spaces/o/n",
+        "https://huggingface.co/o",
+        "https://huggingface.co/o/n/settings",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "o/n:Q4_K_M:Q8_0",
+        "o/n:$(id)",
+        "a" * 97 + "/b",
+        "o/" + "b" * 97,
     ],
 )
 def test_parse_repo_ref_rejects(text):
@@ -131,13 +176,21 @@ def test_gguf_quant_from_file_name(filename, quant):
 
 
 def test_group_gguf_files_sums_splits_and_skips_projectors():
-    groups = group_gguf_files([
-        ("m-Q4_K_M.gguf", 100), ("Q8_0/m-Q8_0-00001-of-00002.gguf", 70), ("Q8_0/m-Q8_0-00002-of-00002.gguf", 60),
-        ("BF16/m-BF16-00001-of-00003.gguf", 90), ("BF16/m-BF16-00002-of-00003.gguf", 90),
-        ("mmproj-F16.gguf", 50), ("config.json", 1),
-    ])
+    groups = group_gguf_files(
+        [
+            ("m-Q4_K_M.gguf", 100),
+            ("Q8_0/m-Q8_0-00001-of-00002.gguf", 70),
+            ("Q8_0/m-Q8_0-00002-of-00002.gguf", 60),
+            ("BF16/m-BF16-00001-of-00003.gguf", 90),
+            ("BF16/m-BF16-00002-of-00003.gguf", 90),
+            ("mmproj-F16.gguf", 50),
+            ("config.json", 1),
+        ]
+    )
     assert {q: (g.size_bytes, g.complete) for q, g in groups.items()} == {
-        "Q4_K_M": (100, True), "Q8_0": (130, True), "BF16": (180, False),
+        "Q4_K_M": (100, True),
+        "Q8_0": (130, True),
+        "BF16": (180, False),
     }
 
 
@@ -209,7 +262,8 @@ async def test_packed_awq_checkpoint_counts_params_from_dims(hub, client):
 async def test_gguf_repo_sizes_and_ranged_header(hub, client):
     model = await client.lookup("fitbot-test/llama-8b-gguf")
     assert {s.quant_id: s.size_bytes for s in model.sizes} == {
-        "Q4_K_M": 4_920_734_208, "Q8_0": 4_300_000_000 + 4_234_901_344,  # split files summed, mmproj left out
+        "Q4_K_M": 4_920_734_208,
+        "Q8_0": 4_300_000_000 + 4_234_901_344,  # split files summed, mmproj left out
     }
     assert all(s.repo == "fitbot-test/llama-8b-gguf" and s.model_id == model.spec.id for s in model.sizes)
     spec = model.spec
@@ -231,7 +285,7 @@ async def test_gguf_quant_suffix_reads_that_quants_first_shard(hub, client):
 
 
 async def test_gguf_header_prefix_smaller_than_tokenizer(hub):
-    model = await HubClient(timeout_s=2.0, max_header_bytes=2048).lookup("fitbot-test/llama-8b-gguf")
+    model = await hub_client(timeout_s=2.0, max_header_bytes=2048).lookup("fitbot-test/llama-8b-gguf")
     assert model.spec.vocab_size == 3000 and model.spec.n_layers == 32  # the token array's length is enough
 
 
@@ -272,8 +326,12 @@ async def test_gguf_with_unknown_architecture(hub, client):
         ("fitbot-test/huge-listed", HubBadData, "hub.too_large", {"size": 50 * 2**20, "limit": 2 * 2**20}),
         ("fitbot-test/huge-body", HubBadData, "hub.too_large", {"size": 3 * 2**20 + 2}),
         ("fitbot-test/huge-chunked", HubBadData, "hub.too_large", {"file": "config.json"}),
-        ("fitbot-test/unknown-arch", HubUnsupportedArchitecture, "hub.unsupported_architecture",
-         {"arch": "Rwkv7ForCausalLM"}),
+        (
+            "fitbot-test/unknown-arch",
+            HubUnsupportedArchitecture,
+            "hub.unsupported_architecture",
+            {"arch": "Rwkv7ForCausalLM"},
+        ),
         ("fitbot-test/empty", HubBadData, "hub.no_model_files", {}),
     ],
 )
@@ -305,22 +363,20 @@ async def test_oversized_listed_config_is_never_downloaded(hub, client):
 async def test_slow_hub_times_out(hub):
     started = asyncio.get_running_loop().time()
     with pytest.raises(HubUnavailable) as info:
-        await HubClient(timeout_s=0.4).lookup("fitbot-test/slow")
+        await hub_client(timeout_s=0.4).lookup("fitbot-test/slow")
     assert info.value.key == "hub.timeout"
     assert asyncio.get_running_loop().time() - started < 2.0
 
 
-async def test_unreachable_hub(hub, client, monkeypatch):
-    monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
+async def test_unreachable_hub(hub):
     with pytest.raises(HubUnavailable) as info:
-        await client.lookup("fitbot-test/dense-8b")
+        await HubClient(timeout_s=2.0, endpoint=dead_endpoint()).lookup("fitbot-test/dense-8b")
     assert info.value.key == "hub.unreachable"
 
 
-async def test_offline_mode_makes_no_request(hub, client, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+async def test_offline_mode_makes_no_request(hub):
     with pytest.raises(HubUnavailable) as info:
-        await client.lookup("fitbot-test/dense-8b")
+        await HubClient(endpoint=hub.endpoint, offline=True).lookup("fitbot-test/dense-8b")
     assert info.value.key == "hub.offline" and hub.requests == []
 
 
@@ -332,18 +388,26 @@ async def test_invalid_ref_makes_no_request(hub, client, text):
 
 
 async def test_every_error_is_a_hub_error():
-    for cls in (InvalidRepoRef, RepoNotFound, RepoGated, HubRateLimited, HubUnavailable, HubBadData, QuantNotFound,
-                HubUnsupportedArchitecture):
+    for cls in (
+        InvalidRepoRef,
+        RepoNotFound,
+        RepoGated,
+        HubRateLimited,
+        HubUnavailable,
+        HubBadData,
+        QuantNotFound,
+        HubUnsupportedArchitecture,
+    ):
         assert issubclass(cls, HubError)
 
 
 # --- token ----------------------------------------------------------------------------------------
 
 
-async def test_token_is_sent_but_never_logged(hub, client, monkeypatch, caplog):
+async def test_token_is_sent_but_never_logged(hub, monkeypatch, caplog):
     import huggingface_hub.constants
 
-    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    client = HubClient(timeout_s=2.0, endpoint=hub.endpoint, token=TOKEN)
     monkeypatch.setattr(huggingface_hub.constants, "HF_DEBUG", True)  # the library logs each request as curl
     caplog.set_level(logging.DEBUG)
     for name in ("huggingface_hub", "httpx2", "httpcore", "catalog"):
@@ -357,8 +421,16 @@ async def test_token_is_sent_but_never_logged(hub, client, monkeypatch, caplog):
     assert sent and all(h == f"Bearer {TOKEN}" for h in sent)
     assert any(r.name.startswith("huggingface_hub") for r in caplog.records)  # the library's logs were captured
     assert "fitbot-test/dense-8b" in caplog.text
-    everything = " ".join([caplog.text, str(gated.value), repr(gated.value.params), str(broken.value), repr(client),
-                           model.model_dump_json()])
+    everything = " ".join(
+        [
+            caplog.text,
+            str(gated.value),
+            repr(gated.value.params),
+            str(broken.value),
+            repr(client),
+            model.model_dump_json(),
+        ]
+    )
     assert TOKEN not in everything and TOKEN[3:15] not in everything
 
 
@@ -374,18 +446,20 @@ class Clock:
 
 
 @pytest.fixture
-async def store():
-    async with UserDataStore() as opened:
+async def store(tmp_path):
+    async with UserDataStore(tmp_path / "user.sqlite") as opened:
         yield opened
 
 
 def flaky_repo(name: str) -> FakeRepo:
-    return FakeRepo(f"fitbot-test/{name}", {"config.json": FakeFile(__import__("json").dumps(LLAMA_8B_CONFIG).encode())},
-                    safetensors={"parameters": {"BF16": LLAMA_8B_PARAMS}, "total": LLAMA_8B_PARAMS})
+    return FakeRepo(
+        f"fitbot-test/{name}",
+        {"config.json": FakeFile(__import__("json").dumps(LLAMA_8B_CONFIG).encode())},
+        safetensors={"parameters": {"BF16": LLAMA_8B_PARAMS}, "total": LLAMA_8B_PARAMS},
+    )
 
 
-async def test_user_db_is_its_own_wal_file(store, isolated_env):
-    assert store.path == isolated_env / "data" / "user.sqlite"
+async def test_user_db_is_its_own_wal_file(store):
     async with store.db.execute("PRAGMA journal_mode") as cur:
         assert (await cur.fetchone())[0] == "wal"
     async with store.db.execute("SELECT name FROM _migrations") as cur:
@@ -394,7 +468,7 @@ async def test_user_db_is_its_own_wal_file(store, isolated_env):
 
 async def test_fresh_cache_hit_makes_no_request(hub, store):
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
+    cached = CachedHubClient(hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
     first = await cached.lookup("fitbot-test/llama-8b-gguf")
     count = len(hub.requests)
     clock.now += timedelta(days=6)
@@ -405,17 +479,18 @@ async def test_fresh_cache_hit_makes_no_request(hub, store):
     assert len(hub.requests) == count
 
 
-async def test_cache_survives_reopen(hub, store):
-    model = await CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
+async def test_cache_survives_reopen(hub, store, tmp_path):
+    model = await CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
     await store.close()
-    async with UserDataStore() as again:
+    async with UserDataStore(tmp_path / "user.sqlite") as again:
         assert await again.hub_cache.get("FITBOT-TEST/dense-8b") == model
 
 
 async def test_old_entry_is_refreshed(hub, store):
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock,
-                             max_age=timedelta(days=7))
+    cached = CachedHubClient(
+        hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock, max_age=timedelta(days=7)
+    )
     first = await cached.lookup("fitbot-test/dense-8b")
     clock.now += timedelta(days=8)
     second = await cached.lookup("fitbot-test/dense-8b")
@@ -429,7 +504,7 @@ async def test_hub_down_answers_stale(hub, store, status, key):
     repo = flaky_repo(f"flaky-{status}")
     hub.add(repo)
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
+    cached = CachedHubClient(hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
     first = await cached.lookup(repo.repo_id)
     repo.info_status = status
     clock.now += timedelta(days=30)
@@ -442,14 +517,14 @@ async def test_hub_down_answers_stale(hub, store, status, key):
 async def test_hub_down_without_cache_raises(hub, store, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", dead_endpoint())
     with pytest.raises(HubUnavailable):
-        await CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
+        await CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
 
 
 async def test_not_found_on_refresh_is_not_hidden(hub, store):
     repo = flaky_repo("vanishing")
     hub.add(repo)
     clock = Clock()
-    cached = CachedHubClient(HubClient(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
+    cached = CachedHubClient(hub_client(timeout_s=2.0, clock=clock), store.hub_cache, clock=clock)
     await cached.lookup(repo.repo_id)
     repo.info_status = 404
     clock.now += timedelta(days=8)
@@ -458,7 +533,7 @@ async def test_not_found_on_refresh_is_not_hidden(hub, store):
 
 
 async def test_concurrent_askers_share_one_request(hub, store):
-    cached = CachedHubClient(HubClient(timeout_s=2.0), store.hub_cache)
+    cached = CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache)
     results = await asyncio.gather(*(cached.lookup("fitbot-test/moe-30b-a3b") for _ in range(5)))
     assert len({r.fetched_at for r in results}) == 1
     assert len([r for r in hub.requests if r.path.startswith("/api/")]) == 1

@@ -14,8 +14,10 @@ async def test_an_old_database_is_upgraded_without_losing_rows(tmp_path):
     # a database written by the first release: only the hub cache existed
     old = sqlite3.connect(path)
     old.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)")
-    old.execute("CREATE TABLE hub_cache (repo_key TEXT PRIMARY KEY, repo_id TEXT NOT NULL, revision TEXT NOT NULL,"
-                " fetched_at TEXT NOT NULL, data TEXT NOT NULL)")
+    old.execute(
+        "CREATE TABLE hub_cache (repo_key TEXT PRIMARY KEY, repo_id TEXT NOT NULL, revision TEXT NOT NULL,"
+        " fetched_at TEXT NOT NULL, data TEXT NOT NULL)"
+    )
     old.execute("INSERT INTO hub_cache VALUES ('a/b', 'a/b', 'abc', '2026-01-01T00:00:00+00:00', '{}')")
     old.execute("INSERT INTO _migrations (name) VALUES ('m001_hub_cache')")
     old.commit()
@@ -80,13 +82,20 @@ def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
 
         asyncio.run(main())
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "acknowledged"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     proc.stdout.close()
     check = sqlite3.connect(path)
     assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert check.execute("SELECT gpu_id, gpu_count FROM user_prefs WHERE user_id = 'tg:1'").fetchone() == ("rtx-4090", 2)
+    assert check.execute("SELECT gpu_id, gpu_count FROM user_prefs WHERE user_id = 'tg:1'").fetchone() == (
+        "rtx-4090",
+        2,
+    )
     check.close()

@@ -32,36 +32,94 @@ from tests.core.specs import (
     GLM_AIR as GLM_AIR_BARE,
 )
 
-LLAMA_8B = LLAMA3_8B.model_copy(update={"hf_repo": "meta-llama/Meta-Llama-3-8B-Instruct",
-                                        "gguf_repo": "bartowski/Meta-Llama-3-8B-Instruct-GGUF"})
-LLAMA_70B = LLAMA_8B.model_copy(update={
-    "id": "llama-3-70b", "total_params": 70_553_706_496, "active_params": 70_553_706_496, "n_layers": 80,
-    "hidden_size": 8192, "n_heads": 64, "hf_repo": "meta-llama/Meta-Llama-3-70B-Instruct",
-    "gguf_repo": "bartowski/Meta-Llama-3-70B-Instruct-GGUF",
-})
+LLAMA_8B = LLAMA3_8B.model_copy(
+    update={"hf_repo": "meta-llama/Meta-Llama-3-8B-Instruct", "gguf_repo": "bartowski/Meta-Llama-3-8B-Instruct-GGUF"}
+)
+LLAMA_70B = LLAMA_8B.model_copy(
+    update={
+        "id": "llama-3-70b",
+        "total_params": 70_553_706_496,
+        "active_params": 70_553_706_496,
+        "n_layers": 80,
+        "hidden_size": 8192,
+        "n_heads": 64,
+        "hf_repo": "meta-llama/Meta-Llama-3-70B-Instruct",
+        "gguf_repo": "bartowski/Meta-Llama-3-70B-Instruct-GGUF",
+    }
+)
 GLM_AIR = GLM_AIR_BARE.model_copy(update={"hf_repo": "zai-org/GLM-4.5-Air", "gguf_repo": "unsloth/GLM-4.5-Air-GGUF"})
 GPT_OSS = GLM_AIR.model_copy(update={"id": "gpt-oss-120b", "native_dtype": "mxfp4", "hf_repo": "openai/gpt-oss-120b"})
-MXFP4 = QuantSpec(id="MXFP4", label="MXFP4", format="checkpoint", bits=4.25, bpw_dense=16, bpw_experts=4.25,
-                  bpw_embed=16, bpw_output=16, engines=(Engine.LLAMA_CPP, Engine.VLLM), provenance=PROV)
-FP8 = QuantSpec(id="FP8", label="FP8", format="checkpoint", bits=8, bpw_dense=8, bpw_experts=8, bpw_embed=16,
-                bpw_output=16, engines=(Engine.VLLM,), vllm_quantization="fp8", provenance=PROV)
-RTX_3060 = RTX_3090.model_copy(update={"id": "rtx-3060-12gb", "short_name": "RTX 3060", "memory_bytes": 12288 * MIB,
-                                       "bandwidth_bytes_per_s": 360e9, "price_usd": 250.0})
+MXFP4 = QuantSpec(
+    id="MXFP4",
+    label="MXFP4",
+    format="checkpoint",
+    bits=4.25,
+    bpw_dense=16,
+    bpw_experts=4.25,
+    bpw_embed=16,
+    bpw_output=16,
+    engines=(Engine.LLAMA_CPP, Engine.VLLM),
+    provenance=PROV,
+)
+FP8 = QuantSpec(
+    id="FP8",
+    label="FP8",
+    format="checkpoint",
+    bits=8,
+    bpw_dense=8,
+    bpw_experts=8,
+    bpw_embed=16,
+    bpw_output=16,
+    engines=(Engine.VLLM,),
+    vllm_quantization="fp8",
+    provenance=PROV,
+)
+RTX_3060 = RTX_3090.model_copy(
+    update={
+        "id": "rtx-3060-12gb",
+        "short_name": "RTX 3060",
+        "memory_bytes": 12288 * MIB,
+        "bandwidth_bytes_per_s": 360e9,
+        "price_usd": 250.0,
+    }
+)
 USED_3090 = RTX_3090.model_copy(update={"price_usd": 700.0})
-RTX_5090 = RTX_4090.model_copy(update={"id": "rtx-5090", "short_name": "RTX 5090", "memory_bytes": 32607 * MIB,
-                                       "bandwidth_bytes_per_s": 1792e9, "price_usd": 1999.0})
-MAC_96 = M3_ULTRA_512.model_copy(update={"id": "m3-ultra-96", "short_name": "M3 Ultra 96GB",
-                                         "memory_bytes": 96 * 1024 * MIB, "price_usd": 3999.0})
+RTX_5090 = RTX_4090.model_copy(
+    update={
+        "id": "rtx-5090",
+        "short_name": "RTX 5090",
+        "memory_bytes": 32607 * MIB,
+        "bandwidth_bytes_per_s": 1792e9,
+        "price_usd": 1999.0,
+    }
+)
+MAC_96 = M3_ULTRA_512.model_copy(
+    update={"id": "m3-ultra-96", "short_name": "M3 Ultra 96GB", "memory_bytes": 96 * 1024 * MIB, "price_usd": 3999.0}
+)
 MAC_512 = M3_ULTRA_512.model_copy(update={"price_usd": 9500.0})
 CATALOG = Catalog(
     gpus=(RTX_3060, USED_3090, RTX_4090, RTX_5090, H100, MAC_96, MAC_512),
     models=(LLAMA_8B, LLAMA_70B, GLM_AIR),
     quants=(Q4_K_M, Q8_0, BF16, MXFP4, FP8),
     offers=(
-        CloudOffer(provider="Hyper", instance="1x H100", gpu_id="h100-sxm", gpu_count=1, price_per_hour_usd=2.5,
-                   seen="2026-10-01", provenance=PROV),
-        CloudOffer(provider="Budget", instance="1x 4090", gpu_id="rtx-4090", gpu_count=1, price_per_hour_usd=0.4,
-                   seen="2026-10-01", provenance=PROV),
+        CloudOffer(
+            provider="Hyper",
+            instance="1x H100",
+            gpu_id="h100-sxm",
+            gpu_count=1,
+            price_per_hour_usd=2.5,
+            seen="2026-10-01",
+            provenance=PROV,
+        ),
+        CloudOffer(
+            provider="Budget",
+            instance="1x 4090",
+            gpu_id="rtx-4090",
+            gpu_count=1,
+            price_per_hour_usd=0.4,
+            seen="2026-10-01",
+            provenance=PROV,
+        ),
     ),
 )
 
@@ -125,8 +183,7 @@ def test_best_single_gpu_is_the_smallest_that_fits():
     advice = recommend_hardware(LLAMA_8B, Q4_K_M, Request(), CATALOG)
     picked = advice.best_single_gpu
     smaller = [g for g in CATALOG.gpus if not g.unified_memory and g.memory_bytes < picked.memory_bytes]
-    assert all(estimate(LLAMA_8B, g, Q4_K_M, Request()).verdict not in (Verdict.FITS, Verdict.TIGHT)
-               for g in smaller)
+    assert all(estimate(LLAMA_8B, g, Q4_K_M, Request()).verdict not in (Verdict.FITS, Verdict.TIGHT) for g in smaller)
     assert picked.gpu_id == "rtx-3060-12gb"
     assert advice.cheapest_cloud == quote_offers(LLAMA_8B, Q4_K_M, Request(), CATALOG)[0]
 
@@ -147,15 +204,23 @@ def replay(argv: tuple[str, ...], quant: str, ram_gb: float | None) -> Request:
         assert opts["--cache-type-k"] == opts["--cache-type-v"] if "--cache-type-k" in opts else True
         assert opts["--flash-attn"] == "on"
         return Request(
-            quant=quant, engine=Engine.LLAMA_CPP, context=int(opts["--ctx-size"]) // slots, concurrent=slots,
-            kv_cache=KvCacheType(opts.get("--cache-type-k", "f16")), ram_gb=ram_gb,
+            quant=quant,
+            engine=Engine.LLAMA_CPP,
+            context=int(opts["--ctx-size"]) // slots,
+            concurrent=slots,
+            kv_cache=KvCacheType(opts.get("--cache-type-k", "f16")),
+            ram_gb=ram_gb,
             gpu_count=len(opts["--tensor-split"].split(",")) if "--tensor-split" in opts else 1,
         )
     assert float(opts["--gpu-memory-utilization"]) == 0.9  # what the estimate assumed
     return Request(
-        quant=quant, engine=Engine.VLLM, context=int(opts["--max-model-len"]),
-        concurrent=int(opts.get("--max-num-seqs", "1")), gpu_count=int(opts.get("--tensor-parallel-size", "1")),
-        kv_cache=KvCacheType(opts.get("--kv-cache-dtype", "bf16")), ram_gb=ram_gb,
+        quant=quant,
+        engine=Engine.VLLM,
+        context=int(opts["--max-model-len"]),
+        concurrent=int(opts.get("--max-num-seqs", "1")),
+        gpu_count=int(opts.get("--tensor-parallel-size", "1")),
+        kv_cache=KvCacheType(opts.get("--kv-cache-dtype", "bf16")),
+        ram_gb=ram_gb,
     )
 
 

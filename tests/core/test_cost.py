@@ -25,8 +25,15 @@ USED_3090 = RTX_3090.model_copy(update={"price_usd": 800.0, "price_note": "used,
 
 
 def offer(provider: str, gpu_id: str, count: int, price: float, seen: str = "2026-10-01") -> CloudOffer:
-    return CloudOffer(provider=provider, instance=f"{count}x {gpu_id}", gpu_id=gpu_id, gpu_count=count,
-                      price_per_hour_usd=price, seen=seen, provenance=PROV)
+    return CloudOffer(
+        provider=provider,
+        instance=f"{count}x {gpu_id}",
+        gpu_id=gpu_id,
+        gpu_count=count,
+        price_per_hour_usd=price,
+        seen=seen,
+        provenance=PROV,
+    )
 
 
 CATALOG = Catalog(
@@ -106,8 +113,16 @@ def test_rent_vs_buy_two_used_3090s_against_the_cheapest_offer():
 def test_rent_vs_buy_overrides_and_same_token_comparison():
     cheapest = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)[0]
     # 4 h/day = 121.75 h; 500 W * 0.5 * 121.75 h = 30.4375 kWh * $0.10 = $3.04375
-    result = rent_vs_buy(USED_3090, 2, cheapest, hours_per_day=4, utilisation=0.5, usd_per_kwh=0.10, watts=500,
-                         owned_tokens_per_s=cheapest.decode_tokens_per_s / 2)
+    result = rent_vs_buy(
+        USED_3090,
+        2,
+        cheapest,
+        hours_per_day=4,
+        utilisation=0.5,
+        usd_per_kwh=0.10,
+        watts=500,
+        owned_tokens_per_s=cheapest.decode_tokens_per_s / 2,
+    )
     assert result.electricity_usd_per_month == pytest.approx(3.04375)
     # half the speed of the cloud GPU: the same tokens need half the rented hours
     assert result.cloud_usd_per_month_same_tokens == pytest.approx(0.22 * 121.75 / 2)
@@ -134,9 +149,11 @@ def test_quotes_are_cheapest_first_each_on_its_own_hardware():
         own = decode_speeds(LLAMA3_8B, placement, hardware, workload, 8, Q4_K_M.id)
         assert q.decode_tokens_per_s == pytest.approx(own.decode_tokens_per_s)  # not another GPU's speed
         assert q.usd_per_million_tokens == pytest.approx(
-            q.offer.price_per_hour_usd / (q.decode_tokens_per_s * 3600) * 1e6)
+            q.offer.price_per_hour_usd / (q.decode_tokens_per_s * 3600) * 1e6
+        )
         assert q.usd_per_million_tokens_at_users == pytest.approx(
-            q.offer.price_per_hour_usd / (q.aggregate_tokens_per_s * 3600) * 1e6)
+            q.offer.price_per_hour_usd / (q.aggregate_tokens_per_s * 3600) * 1e6
+        )
         assert 1 <= q.users_served <= 8
         assert q.aggregate_tokens_per_s >= q.decode_tokens_per_s  # batching never lowers throughput
         assert q.monthly_usd == pytest.approx(q.offer.price_per_hour_usd * 243.5)

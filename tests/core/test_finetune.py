@@ -17,13 +17,25 @@ from core.fit import Verdict
 from core.models import GIB, MIB, Catalog
 from tests.core.specs import GLM_AIR, H100, LLAMA3_8B, M3_ULTRA_512, RTX_3090, RTX_4090
 
-LLAMA3_70B = LLAMA3_8B.model_copy(update={
-    "id": "llama-3-70b", "name": "Llama 3 70B", "total_params": 70_553_706_496,
-    "active_params": 70_553_706_496, "n_layers": 80, "hidden_size": 8192, "n_heads": 64,
-})
-RTX_4060_TI = RTX_4090.model_copy(update={
-    "id": "rtx-4060-ti-16gb", "short_name": "RTX 4060 Ti 16GB", "memory_bytes": 16380 * MIB, "price_usd": 449.0,
-})
+LLAMA3_70B = LLAMA3_8B.model_copy(
+    update={
+        "id": "llama-3-70b",
+        "name": "Llama 3 70B",
+        "total_params": 70_553_706_496,
+        "active_params": 70_553_706_496,
+        "n_layers": 80,
+        "hidden_size": 8192,
+        "n_heads": 64,
+    }
+)
+RTX_4060_TI = RTX_4090.model_copy(
+    update={
+        "id": "rtx-4060-ti-16gb",
+        "short_name": "RTX 4060 Ti 16GB",
+        "memory_bytes": 16380 * MIB,
+        "price_usd": 449.0,
+    }
+)
 H200 = H100.model_copy(update={"id": "h200-sxm", "short_name": "H200", "memory_bytes": 143771 * MIB})
 CATALOG = Catalog(gpus=(RTX_4060_TI, RTX_4090, RTX_3090, H100, H200, M3_ULTRA_512), models=(), quants=())
 
@@ -163,7 +175,6 @@ def test_smallest_hardware_skips_apple_and_prefers_least_memory():
     est = estimate_finetune(LLAMA3_8B, "lora")
     smaller = [g for g in CATALOG.gpus if g.memory_bytes < found.memory_bytes and g.backend.value == "cuda"]
     assert all(est.total_bytes > g.memory_bytes for g in smaller)
-
 
 
 def test_training_fit_on_the_users_gpu():

@@ -45,8 +45,13 @@ from tests.core.specs import (
         # sliding window: 10 full layers grow, 52 local layers hold window + ubatch (1024 + 512)
         (GEMMA3_27B, 32768, KvCacheType.F16, Engine.LLAMA_CPP, (10 * 32768 + 52 * 1536) * 16 * 256 * 2),
         # hybrid: 12 attention layers grow, 36 Gated DeltaNet layers keep a constant state
-        (QWEN3_NEXT, 32768, KvCacheType.F16, Engine.LLAMA_CPP,
-         12 * 32768 * 2 * 512 * 2 + 36 * QWEN3_NEXT.linear_state_bytes),
+        (
+            QWEN3_NEXT,
+            32768,
+            KvCacheType.F16,
+            Engine.LLAMA_CPP,
+            12 * 32768 * 2 * 512 * 2 + 36 * QWEN3_NEXT.linear_state_bytes,
+        ),
     ],
 )
 def test_kv_cache_exact(model, context, kv, engine, expected):
@@ -152,8 +157,12 @@ contexts = st.integers(min_value=1, max_value=262144)
 
 
 @settings(max_examples=60, deadline=None)
-@given(a=contexts, b=contexts, kv=st.sampled_from(list(KvCacheType)), model=st.sampled_from(
-    [LLAMA3_8B, GLM_AIR, DEEPSEEK_V3, GEMMA3_27B, QWEN3_NEXT]))
+@given(
+    a=contexts,
+    b=contexts,
+    kv=st.sampled_from(list(KvCacheType)),
+    model=st.sampled_from([LLAMA3_8B, GLM_AIR, DEEPSEEK_V3, GEMMA3_27B, QWEN3_NEXT]),
+)
 def test_memory_never_falls_as_context_grows(a, b, kv, model):
     lo, hi = sorted((a, b))
     hw = Hardware(gpu=RTX_4090)

@@ -485,9 +485,7 @@ def _check_name(field: str, got: Match | None, want: Any) -> None:
         assert set(want.ids) <= set(got.suggestions), f"{field}: suggestions {got.suggestions}"
         assert 1 <= len(got.suggestions) <= 3 or not want.ids
     else:
-        assert got is not None and got.id == want and not got.ambiguous, (
-            f"{field}: expected {want}, got {got}"
-        )
+        assert got is not None and got.id == want and not got.ambiguous, f"{field}: expected {want}, got {got}"
 
 
 @pytest.mark.parametrize(("text", "expected"), CASES, ids=[c[0][:60] for c in CASES])

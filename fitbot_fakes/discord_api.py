@@ -328,9 +328,7 @@ def check_commands(err: FormErrors, commands: Any) -> None:
         if not _COMMAND_NAME_RE.match(name) or (ctype == 1 and name != name.lower()):
             err.add((i, "name"), "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
         if (ctype, name) in names:
-            err.add(
-                (i, "name"), "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique"
-            )
+            err.add((i, "name"), "APPLICATION_COMMANDS_DUPLICATE_NAME", "Application command names must be unique")
         names.add((ctype, name))
         if ctype == 1:
             err.length((i, "description"), cmd.get("description") or "", 100, 1)
@@ -445,9 +443,7 @@ class FakeDiscord:
         self.commands: dict[int | None, list[dict[str, Any]]] = {}
         self.messages: dict[str, dict[str, Any]] = {}
         self.interactions: dict[str, Interaction] = {}
-        self.channels: dict[str, dict[str, Any]] = {
-            str(self.channel_id(g)): self.channel(g) for g in self.guild_ids
-        }
+        self.channels: dict[str, dict[str, Any]] = {str(self.channel_id(g)): self.channel(g) for g in self.guild_ids}
         self.port = 0
         self._ids = itertools.count(1)
         self._sessions: dict[str, _Session] = {}
@@ -685,13 +681,7 @@ class FakeDiscord:
         out = []
         for name, value in options.items():
             otype = (
-                5
-                if isinstance(value, bool)
-                else 4
-                if isinstance(value, int)
-                else 10
-                if isinstance(value, float)
-                else 3
+                5 if isinstance(value, bool) else 4 if isinstance(value, int) else 10 if isinstance(value, float) else 3
             )
             opt: dict[str, Any] = {"name": name, "type": otype, "value": value}
             if name == focused:
@@ -748,18 +738,14 @@ class FakeDiscord:
             payload["message"] = message
         return payload
 
-    def make_slash(
-        self, name: str, options: dict[str, Any] | list | None = None, **kw: Any
-    ) -> dict[str, Any]:
+    def make_slash(self, name: str, options: dict[str, Any] | list | None = None, **kw: Any) -> dict[str, Any]:
         """INTERACTION_CREATE for a chat-input command; int values become type 4, str type 3."""
         data = self._command_data(name, kw.get("guild_id", GUILD_ID))
         data["options"] = self._options(options)
         data["resolved"] = {}
         return self.make_interaction(2, data, **kw)
 
-    def make_autocomplete(
-        self, name: str, options: dict[str, Any], focused: str, **kw: Any
-    ) -> dict[str, Any]:
+    def make_autocomplete(self, name: str, options: dict[str, Any], focused: str, **kw: Any) -> dict[str, Any]:
         """INTERACTION_CREATE type 4; the ``focused`` option is a string with ``focused: true``."""
         data = self._command_data(name, kw.get("guild_id", GUILD_ID))
         data["options"] = self._options(options, focused)
@@ -778,9 +764,7 @@ class FakeDiscord:
         if values is not None:
             data["values"] = values
         if message is None:
-            message = self._message_payload(
-                str(self.channel_id(kw.get("guild_id") or GUILD_ID)), {"content": "…"}
-            )
+            message = self._message_payload(str(self.channel_id(kw.get("guild_id") or GUILD_ID)), {"content": "…"})
             self.messages[message["id"]] = message
         return self.make_interaction(3, data, message=message, **kw)
 
@@ -901,9 +885,7 @@ class FakeDiscord:
     async def _send(self, conn: _Conn, frame: dict[str, Any]) -> None:
         raw = json.dumps(frame)
         if conn.compressor is not None:
-            await conn.ws.send_bytes(
-                conn.compressor.compress(raw.encode()) + conn.compressor.flush(zlib.Z_SYNC_FLUSH)
-            )
+            await conn.ws.send_bytes(conn.compressor.compress(raw.encode()) + conn.compressor.flush(zlib.Z_SYNC_FLUSH))
         else:
             await conn.ws.send_str(raw)
 
@@ -1143,13 +1125,9 @@ class FakeDiscord:
             msg["guild_id"] = channel["guild_id"]
         if body.get("message_reference"):
             msg["type"] = 19
-            msg["message_reference"] = {
-                k: str(v) for k, v in body["message_reference"].items() if v is not None
-            }
+            msg["message_reference"] = {k: str(v) for k, v in body["message_reference"].items() if v is not None}
         if interaction is not None:
-            msg.update(
-                webhook_id=str(APP_ID), application_id=str(APP_ID), type=20 if interaction.type == 2 else 0
-            )
+            msg.update(webhook_id=str(APP_ID), application_id=str(APP_ID), type=20 if interaction.type == 2 else 0)
         return msg
 
     def _edit(self, msg: dict[str, Any], body: dict[str, Any], files: list) -> dict[str, Any]:
@@ -1173,9 +1151,7 @@ class FakeDiscord:
     async def _r_dm(self, body: dict[str, Any], **_: Any) -> dict[str, Any]:
         recipient = str(body.get("recipient_id"))
         dm_id = str(int(recipient) + 7)
-        user = (
-            self.member_user if recipient == str(USER_ID) else self.user(int(recipient), f"user{recipient}")
-        )
+        user = self.member_user if recipient == str(USER_ID) else self.user(int(recipient), f"user{recipient}")
         self.channels[dm_id] = {
             "id": dm_id,
             "type": 1,
@@ -1215,9 +1191,7 @@ class FakeDiscord:
             "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
         }
 
-    async def _r_commands(
-        self, request: web.Request, body: Any, app: str, guild: str | None, **_: Any
-    ) -> Any:
+    async def _r_commands(self, request: web.Request, body: Any, app: str, guild: str | None, **_: Any) -> Any:
         if int(app) != APP_ID:
             raise DiscordError(403, 50001, "Missing Access")
         scope = int(guild) if guild else None
@@ -1243,9 +1217,7 @@ class FakeDiscord:
         self.commands[scope] = stored
         return stored
 
-    async def _r_callback(
-        self, request: web.Request, body: Any, files: list, iid: str, token: str, **_: Any
-    ) -> Any:
+    async def _r_callback(self, request: web.Request, body: Any, files: list, iid: str, token: str, **_: Any) -> Any:
         interaction = self.interactions.get(iid)
         if interaction is None or interaction.token != token:
             raise DiscordError(404, 10062, "Unknown interaction")
@@ -1315,9 +1287,7 @@ class FakeDiscord:
                 return interaction
         raise DiscordError(404, 10015, "Unknown Webhook")
 
-    async def _r_followup(
-        self, request: web.Request, body: Any, files: list, app: str, token: str, **_: Any
-    ) -> Any:
+    async def _r_followup(self, request: web.Request, body: Any, files: list, app: str, token: str, **_: Any) -> Any:
         interaction = self._interaction_for(app, token)
         body = body or {}
         err = FormErrors()
@@ -1356,9 +1326,7 @@ class FakeDiscord:
     async def _r_typing(self, cid: str, **_: Any) -> None:
         self._channel_or_404(cid)
 
-    async def _r_channel_messages(
-        self, request: web.Request, body: Any, files: list, cid: str, **_: Any
-    ) -> Any:
+    async def _r_channel_messages(self, request: web.Request, body: Any, files: list, cid: str, **_: Any) -> Any:
         self._channel_or_404(cid)
         if request.method == "GET":
             return [m for m in reversed(self.messages.values()) if m["channel_id"] == cid][

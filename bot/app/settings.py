@@ -6,10 +6,11 @@ documented in ``deploy/settings.example.env``.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,9 +19,14 @@ class Settings(BaseSettings):
 
     discord_bot_token: SecretStr | None = None
     telegram_bot_token: SecretStr | None = None
-    hf_token: SecretStr | None = None
+    hf_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("hf_token", "hugging_face_hub_token")
+    )
+    hf_endpoint: str | None = None  # a Hugging Face mirror or a test hub; default https://huggingface.co
+    hf_hub_offline: bool = False  # no hub look-ups at all: unknown repos get an honest "offline" card
 
     fitbot_data_dir: Path | None = None  # default: $XDG_DATA_HOME/fitbot
+    xdg_data_home: Path | None = None
     fitbot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     fitbot_adapters: str = "auto"  # "auto" = every adapter whose token is set; or "discord,telegram"
 
@@ -39,6 +45,27 @@ class Settings(BaseSettings):
     rate_expensive_per_minute: int = Field(default=10, ge=1, le=10000)  # charts and hub look-ups, per user
     max_question_chars: int = Field(default=2000, ge=16, le=100000)
     query_log_days: int = Field(default=90, ge=1, le=3650)
+
+    def data_dir(self) -> Path:
+        """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
+        if self.fitbot_data_dir:
+            return self.fitbot_data_dir
+        return (self.xdg_data_home or Path(os.path.expanduser("~")) / ".local" / "share") / "fitbot"
+
+    def catalog_path(self) -> Path:
+        return self.data_dir() / "catalog.sqlite"
+
+    def user_db_path(self) -> Path:
+        return self.data_dir() / "user.sqlite"
+
+    def hub_client_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``catalog.hub.HubClient``: the only place that knows the hub's settings."""
+        return {
+            "timeout_s": self.hub_timeout_s,
+            "endpoint": self.hf_endpoint,
+            "token": self.hf_token.get_secret_value() if self.hf_token else None,
+            "offline": self.hf_hub_offline,
+        }
 
     def adapters(self) -> list[str]:
         """Adapters to start: the configured list, or every one whose token is set."""

@@ -1,6 +1,6 @@
 """The Telegram adapter: python-telegram-bot wiring, handlers, and the ``fitbot run`` entry point.
 
-Every handler reads the platform input, asks ``Service.answer``, renders with ``bot.render`` and
+Every handler reads the platform input, asks ``Service.answer``, renders with ``bot.render.text`` and
 sends; nothing here builds HTML from user text (``render`` escapes, the few strings of our own are
 escaped or static). ``build_application`` registers all handlers and the error handler in one place,
 and both production (``run_telegram``) and the tests use it.
@@ -30,11 +30,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import html
-import inspect
 import logging
 import re
 import secrets
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -69,10 +67,10 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest, RequestData
 
-from bot.button_store import ButtonStore
-from bot.charts import render_png
-from bot.render import one_line, to_console
-from bot.render_telegram import (
+from bot.adapters.buttons import ButtonStore
+from bot.adapters.feel import feel_question, reveal
+from bot.render.charts import render_png
+from bot.render.telegram_html import (
     MAX_CAPTION,
     MAX_TEXT,
     TelegramMessage,
@@ -80,14 +78,30 @@ from bot.render_telegram import (
     telegram_visible_length,
     to_telegram,
 )
+from bot.render.text import one_line, to_console
 from bot.reply import Reply
 from bot.service import Service, User
 from locales import Lang, lang_of, num, t, tokens_per_s
 
 log = logging.getLogger(__name__)
 
-MENU = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare", "mygpu", "lang",
-        "settings", "forget", "help", "start")
+MENU = (
+    "fit",
+    "speed",
+    "cloud",
+    "quant",
+    "gpus",
+    "models",
+    "finetune",
+    "tco",
+    "compare",
+    "mygpu",
+    "lang",
+    "settings",
+    "forget",
+    "help",
+    "start",
+)
 ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
 INLINE_CARDS = (("fit", "/fit"), ("quant", "/quant"), ("cloud", "/cloud"))
 INLINE_CACHE_S = 30
@@ -95,15 +109,14 @@ MAX_CALLBACK_BYTES = 64
 MAX_CHAT_MESSAGES = 3  # a card longer than this goes out as its first message plus a text document
 CONCURRENT_UPDATES = 16
 POOL_SIZE = 16
-FEEL_PREFIX = "/feel "
 FEEL_MAX_S = 10.0
 FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
-CHARS_PER_TOKEN = 4  # the usual rule of thumb for English text
 SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
 
 
 RETRY_5XX = frozenset({500, 502, 503, 504})
 RETRY_5XX_DELAYS_S = (0.5, 1.0)
+
 
 def say(lang: Lang, key: str, **params: object) -> str:
     """A Telegram-adapter string from the ``[telegram]`` table of locales/."""
@@ -116,8 +129,14 @@ def say(lang: Lang, key: str, **params: object) -> str:
 class AiohttpRequest(BaseRequest):
     """PTB's request interface on an aiohttp session: about half the CPU per call of the httpx default."""
 
-    def __init__(self, pool_size: int = POOL_SIZE, read_timeout: float = 5.0, connect_timeout: float = 5.0,
-                 write_timeout: float = 5.0, media_write_timeout: float = 20.0) -> None:
+    def __init__(
+        self,
+        pool_size: int = POOL_SIZE,
+        read_timeout: float = 5.0,
+        connect_timeout: float = 5.0,
+        write_timeout: float = 5.0,
+        media_write_timeout: float = 20.0,
+    ) -> None:
         self._pool_size = pool_size
         self._timeouts = {"read": read_timeout, "connect": connect_timeout, "write": write_timeout}
         self._media_write_timeout = media_write_timeout
@@ -139,26 +158,40 @@ class AiohttpRequest(BaseRequest):
     def _timeout(self, value: Any, name: str) -> float | None:
         return self._timeouts[name] if value is BaseRequest.DEFAULT_NONE else value
 
-    async def do_request(self, url: str, method: str, request_data: RequestData | None = None,
-                         read_timeout: Any = BaseRequest.DEFAULT_NONE, write_timeout: Any = BaseRequest.DEFAULT_NONE,
-                         connect_timeout: Any = BaseRequest.DEFAULT_NONE,
-                         pool_timeout: Any = BaseRequest.DEFAULT_NONE) -> tuple[int, bytes]:
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: Any = BaseRequest.DEFAULT_NONE,
+        write_timeout: Any = BaseRequest.DEFAULT_NONE,
+        connect_timeout: Any = BaseRequest.DEFAULT_NONE,
+        pool_timeout: Any = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
         """One Bot API call; a 5xx answer is tried again after 0.5 s and 1 s (not getUpdates).
 
         Telegram's 5xx means the message was not accepted, so sending again cannot duplicate it;
         timeouts are not retried because the message may already have been delivered.
         """
         for delay in (*RETRY_5XX_DELAYS_S, None):
-            status, payload = await self._attempt(url, method, request_data, read_timeout, write_timeout,
-                                                  connect_timeout)
+            status, payload = await self._attempt(
+                url, method, request_data, read_timeout, write_timeout, connect_timeout
+            )
             if status not in RETRY_5XX or delay is None or url.endswith("/getUpdates"):
                 return status, payload
             log.warning("Telegram answered %s; retrying in %s s", status, delay)
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _attempt(self, url: str, method: str, request_data: RequestData | None, read_timeout: Any,
-                       write_timeout: Any, connect_timeout: Any) -> tuple[int, bytes]:
+    async def _attempt(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None,
+        read_timeout: Any,
+        write_timeout: Any,
+        connect_timeout: Any,
+    ) -> tuple[int, bytes]:
         if self._session is None or self._session.closed:
             raise RuntimeError("This AiohttpRequest is not initialized!")
         body: Any = None  # rebuilt per attempt: an aiohttp FormData can be sent only once
@@ -174,7 +207,8 @@ class AiohttpRequest(BaseRequest):
         write = default_write or self._timeout(write_timeout, "write") or 0
         read = self._timeout(read_timeout, "read")
         timeout = aiohttp.ClientTimeout(
-            total=None, connect=self._timeout(connect_timeout, "connect"),
+            total=None,
+            connect=self._timeout(connect_timeout, "connect"),
             sock_read=None if read is None else read + write,
         )
         try:
@@ -190,15 +224,16 @@ class AiohttpRequest(BaseRequest):
 
 
 def callback_data(query: str, store: ButtonStore) -> str:
-    """"q:<query>" when it fits Telegram's 64 bytes, else "k:<key>" into ``store``."""
+    """ "q:<query>" when it fits Telegram's 64 bytes, else "k:<key>" into ``store``."""
     data = "q:" + query
     return data if len(data.encode()) <= MAX_CALLBACK_BYTES else "k:" + store.put(query)
 
 
 def keyboard(reply: Reply, buttons: Sequence[tuple[str, int]], store: ButtonStore) -> InlineKeyboardMarkup | None:
     """The card's follow-up actions as an inline keyboard; short labels go two to a row."""
-    keys = [InlineKeyboardButton(label, callback_data=callback_data(reply.actions[i].query, store))
-            for label, i in buttons]
+    keys = [
+        InlineKeyboardButton(label, callback_data=callback_data(reply.actions[i].query, store)) for label, i in buttons
+    ]
     rows: list[list[InlineKeyboardButton]] = []
     for key in keys:
         if rows and len(rows[-1]) == 1 and len(rows[-1][0].text) <= SHORT_LABEL and len(key.text) <= SHORT_LABEL:
@@ -286,18 +321,32 @@ class TelegramAdapter:
         messages, quote = to_telegram(reply), _quote(message, update)
         markup = keyboard(reply, messages[-1].buttons, self.store)
         if reply.chart is not None and (caption := _as_caption(messages)):
-            await message.reply_photo(await self._png(reply), caption=caption, parse_mode=ParseMode.HTML,
-                                      reply_markup=markup, reply_parameters=quote)
+            await message.reply_photo(
+                await self._png(reply),
+                caption=caption,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup,
+                reply_parameters=quote,
+            )
             return
         if len(messages) > MAX_CHAT_MESSAGES:
             await self._send_long(message, reply, messages, quote)
             return
         for part in messages:
-            await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
-                                     reply_markup=keyboard(reply, part.buttons, self.store), reply_parameters=quote)
+            await message.reply_text(
+                part.text,
+                parse_mode=ParseMode.HTML,
+                link_preview_options=NO_PREVIEW,
+                reply_markup=keyboard(reply, part.buttons, self.store),
+                reply_parameters=quote,
+            )
         if reply.chart is not None:
-            await message.reply_photo(await self._png(reply), caption=caption_for_photo(reply),
-                                      parse_mode=ParseMode.HTML, reply_parameters=quote)
+            await message.reply_photo(
+                await self._png(reply),
+                caption=caption_for_photo(reply),
+                parse_mode=ParseMode.HTML,
+                reply_parameters=quote,
+            )
 
     async def _png(self, reply: Reply) -> bytes:
         """The chart, rendered in a thread (matplotlib takes 0.1-1 s; ``render_png`` caches)."""
@@ -306,8 +355,13 @@ class TelegramAdapter:
     async def _send_long(self, message: Message, reply: Reply, messages: list, quote: ReplyParameters | None) -> None:
         """The first message with the buttons, then the whole card as a text file instead of a flood."""
         markup = keyboard(reply, messages[-1].buttons, self.store)
-        await message.reply_text(messages[0].text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
-                                 reply_markup=markup, reply_parameters=quote)
+        await message.reply_text(
+            messages[0].text,
+            parse_mode=ParseMode.HTML,
+            link_preview_options=NO_PREVIEW,
+            reply_markup=markup,
+            reply_parameters=quote,
+        )
         await self._send_document(message, reply, quote)
 
     async def _send_document(self, message: Message, reply: Reply, quote: ReplyParameters | None = None) -> None:
@@ -332,21 +386,30 @@ class TelegramAdapter:
             await self._send_document(message, reply)
         elif message is not None:
             for part in messages[1:]:
-                await message.reply_text(part.text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW,
-                                         reply_markup=keyboard(reply, part.buttons, self.store))
+                await message.reply_text(
+                    part.text,
+                    parse_mode=ParseMode.HTML,
+                    link_preview_options=NO_PREVIEW,
+                    reply_markup=keyboard(reply, part.buttons, self.store),
+                )
 
-    async def _edit(self, cq: CallbackQuery, text: str, markup: InlineKeyboardMarkup | None,
-                    caption: bool = False) -> None:
+    async def _edit(
+        self, cq: CallbackQuery, text: str, markup: InlineKeyboardMarkup | None, caption: bool = False
+    ) -> None:
         """Edits the callback's message (chat or inline); an unchanged card is not an error."""
         bot, msg = cq.get_bot(), cq.message
-        where: dict[str, Any] = ({"inline_message_id": cq.inline_message_id} if cq.inline_message_id
-                                 else {"chat_id": msg.chat.id, "message_id": msg.message_id})  # type: ignore[union-attr]
+        where: dict[str, Any] = (
+            {"inline_message_id": cq.inline_message_id}
+            if cq.inline_message_id
+            else {"chat_id": msg.chat.id, "message_id": msg.message_id}
+        )  # type: ignore[union-attr]
         try:
             if caption:
                 await bot.edit_message_caption(caption=text, parse_mode=ParseMode.HTML, reply_markup=markup, **where)
             else:
-                await bot.edit_message_text(text, parse_mode=ParseMode.HTML, reply_markup=markup,
-                                            link_preview_options=NO_PREVIEW, **where)
+                await bot.edit_message_text(
+                    text, parse_mode=ParseMode.HTML, reply_markup=markup, link_preview_options=NO_PREVIEW, **where
+                )
         except BadRequest as exc:
             if not _not_modified(exc):
                 raise
@@ -379,8 +442,8 @@ class TelegramAdapter:
             await cq.answer(say(_lang(update), "expired"), show_alert=True)
             return
         await cq.answer()
-        if query.startswith(FEEL_PREFIX):
-            self.start_stream(cq, update, context, query[len(FEEL_PREFIX):])
+        if (question := feel_question(query)) is not None:
+            self.start_stream(cq, update, context, question)
             return
         await self.edit_card(cq, update, await self.ask(query, update, context))
 
@@ -400,10 +463,12 @@ class TelegramAdapter:
     def _article(self, kind: str, reply: Reply) -> InlineQueryResultArticle:
         messages = to_telegram(reply)
         return InlineQueryResultArticle(
-            id=kind, title=one_line(f"{reply.emoji} {reply.title}", 100) or kind,
+            id=kind,
+            title=one_line(f"{reply.emoji} {reply.title}", 100) or kind,
             description=one_line(reply.summary, 200) or None,
-            input_message_content=InputTextMessageContent(messages[0].text, parse_mode=ParseMode.HTML,
-                                                          link_preview_options=NO_PREVIEW),
+            input_message_content=InputTextMessageContent(
+                messages[0].text, parse_mode=ParseMode.HTML, link_preview_options=NO_PREVIEW
+            ),
             reply_markup=keyboard(reply, messages[-1].buttons, self.store),
         )
 
@@ -419,7 +484,9 @@ class TelegramAdapter:
 
     # ---- feel the speed
 
-    def start_stream(self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
+    def start_stream(
+        self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str
+    ) -> None:
         """Streams the sample text into the pressed message; a new press on it cancels the old stream."""
         msg = cq.message
         key = cq.inline_message_id or f"{msg.chat.id}:{msg.message_id}"  # type: ignore[union-attr]
@@ -429,37 +496,28 @@ class TelegramAdapter:
         self.streams[key] = task
         task.add_done_callback(lambda t: self.streams.pop(key, None) if self.streams.get(key) is t else None)
 
-    async def stream(self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str) -> None:
+    async def stream(
+        self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str
+    ) -> None:
         lang, caption = _lang(update), isinstance(cq.message, Message) and bool(cq.message.photo)
-        back = InlineKeyboardMarkup([[InlineKeyboardButton(
-            say(lang, "feel.back"), callback_data=callback_data(question, self.store))]])
-        rate = await self._decode_speed(question)
+        back = InlineKeyboardMarkup(
+            [[InlineKeyboardButton(say(lang, "feel.back"), callback_data=callback_data(question, self.store))]]
+        )
+        rate = await self.service.decode_speed(question)
         if not rate or rate <= 0:
             await self._edit(cq, html.escape(say(lang, "feel.unknown")), back, caption)
             return
         sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else MAX_TEXT) - 120
-        sample = sample[:limit]
         interval = FEEL_EDIT_S["group" if _is_group(update) else "private"]
-        start = time.monotonic()
-        while context.application.running:
-            elapsed = time.monotonic() - start
-            shown = int(elapsed * rate * CHARS_PER_TOKEN)
-            if shown >= len(sample) or elapsed >= FEEL_MAX_S:
-                break
-            head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
-            await self._edit(cq, f"{head}\n\n{html.escape(sample[:shown])}▌", None, caption)
-            await asyncio.sleep(max(interval - (time.monotonic() - start - elapsed), 0.05))
-        seconds = num(len(sample) / CHARS_PER_TOKEN / rate, lang, 1)
-        done = html.escape(say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=seconds))
-        await self._edit(cq, f"✅ {done}\n\n{html.escape(sample)}", back, caption)
-
-    async def _decode_speed(self, question: str) -> float | None:
-        """The estimated decode tokens/s for the fit question, if the service can tell (sync or async)."""
-        speed = getattr(self.service, "decode_speed", None)
-        if speed is None:
-            return None
-        value = speed(question)
-        return await value if inspect.isawaitable(value) else value
+        head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
+        async for written, elapsed, finished in reveal(rate, sample, every_s=interval, max_s=FEEL_MAX_S, room=limit):
+            if not context.application.running:
+                return
+            if finished:
+                done = say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=num(elapsed, lang, 1))
+                await self._edit(cq, f"✅ {html.escape(done)}\n\n{html.escape(written)}", back, caption)
+            else:
+                await self._edit(cq, f"{head}\n\n{html.escape(written)}▌", None, caption)
 
     # ---- start-up
 
@@ -476,16 +534,29 @@ class TelegramAdapter:
 # --------------------------------------------------------------------------- wiring
 
 
-def build_application(service: Service, token: str, *, base_url: str | None = None,
-                      base_file_url: str | None = None, webhook: bool = False, rate_limiter: bool = True,
-                      request: BaseRequest | None = None, charts: bool = True) -> Application:
+def build_application(
+    service: Service,
+    token: str,
+    *,
+    base_url: str | None = None,
+    base_file_url: str | None = None,
+    webhook: bool = False,
+    rate_limiter: bool = True,
+    request: BaseRequest | None = None,
+    charts: bool = True,
+) -> Application:
     """The bot with every handler and the error handler registered; production and tests both use it.
 
     ``charts=False`` sends cards without their chart image (no matplotlib).
     """
     adapter = TelegramAdapter(service, charts=charts)
-    builder = (ApplicationBuilder().token(token).concurrent_updates(CONCURRENT_UPDATES)
-               .request(request or AiohttpRequest()).post_init(adapter.set_commands))
+    builder = (
+        ApplicationBuilder()
+        .token(token)
+        .concurrent_updates(CONCURRENT_UPDATES)
+        .request(request or AiohttpRequest())
+        .post_init(adapter.set_commands)
+    )
     if not webhook:  # the long poll gets its own single connection
         builder = builder.get_updates_request(AiohttpRequest(pool_size=1))
     if base_url:
@@ -494,13 +565,16 @@ def build_application(service: Service, token: str, *, base_url: str | None = No
         builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
     app = builder.build()
     app.bot_data["adapter"] = adapter
-    app.add_handlers([
-        CommandHandler(MENU, adapter.command),
-        MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND & AddressedToBot(),
-                       adapter.question),
-        CallbackQueryHandler(adapter.button),
-        InlineQueryHandler(adapter.inline_query),
-    ])
+    app.add_handlers(
+        [
+            CommandHandler(MENU, adapter.command),
+            MessageHandler(
+                filters.UpdateType.MESSAGE & filters.TEXT & ~filters.COMMAND & AddressedToBot(), adapter.question
+            ),
+            CallbackQueryHandler(adapter.button),
+            InlineQueryHandler(adapter.inline_query),
+        ]
+    )
     app.add_error_handler(adapter.on_error)
     return app
 
@@ -511,19 +585,33 @@ def file_url_for(base_url: str) -> str:
 
 
 @asynccontextmanager
-async def serve(app: Application, *, webhook_url: str | None = None, webhook_secret: str | None = None,
-                listen: str = "127.0.0.1", port: int = 8443, poll_timeout: float = 10.0) -> AsyncIterator[Application]:
+async def serve(
+    app: Application,
+    *,
+    webhook_url: str | None = None,
+    webhook_secret: str | None = None,
+    listen: str = "127.0.0.1",
+    port: int = 8443,
+    poll_timeout: float = 10.0,
+) -> AsyncIterator[Application]:
     """Runs ``app`` (polling, or PTB's webhook server with a secret token) until the block exits."""
     async with app:
         if app.post_init:
             await app.post_init(app)
         if webhook_url:
             path = urlsplit(webhook_url).path.strip("/") or "telegram"
-            await app.updater.start_webhook(listen=listen, port=port, url_path=path, webhook_url=webhook_url,
-                                            secret_token=webhook_secret, allowed_updates=ALLOWED_UPDATES)
+            await app.updater.start_webhook(
+                listen=listen,
+                port=port,
+                url_path=path,
+                webhook_url=webhook_url,
+                secret_token=webhook_secret,
+                allowed_updates=ALLOWED_UPDATES,
+            )
         else:
-            await app.updater.start_polling(poll_interval=0, timeout=dt.timedelta(seconds=poll_timeout),
-                                            allowed_updates=ALLOWED_UPDATES)
+            await app.updater.start_polling(
+                poll_interval=0, timeout=dt.timedelta(seconds=poll_timeout), allowed_updates=ALLOWED_UPDATES
+            )
         await app.start()
         try:
             yield app
@@ -532,12 +620,23 @@ async def serve(app: Application, *, webhook_url: str | None = None, webhook_sec
             await app.stop()
 
 
-async def run_telegram(service: Service, *, token: str, base_url: str | None = None, webhook_url: str | None = None,
-                       webhook_secret: str | None = None, listen: str = "127.0.0.1", port: int = 8443,
-                       rate_limiter: bool = True, charts: bool = True, stop: asyncio.Event | None = None) -> None:
+async def run_telegram(
+    service: Service,
+    *,
+    token: str,
+    base_url: str | None = None,
+    webhook_url: str | None = None,
+    webhook_secret: str | None = None,
+    listen: str = "127.0.0.1",
+    port: int = 8443,
+    rate_limiter: bool = True,
+    charts: bool = True,
+    stop: asyncio.Event | None = None,
+) -> None:
     """``fitbot run``: serves Telegram until ``stop`` is set or the task is cancelled; reads no env."""
-    app = build_application(service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter,
-                            charts=charts)
+    app = build_application(
+        service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter, charts=charts
+    )
     secret = webhook_secret or (secrets.token_urlsafe(32) if webhook_url else None)
     async with serve(app, webhook_url=webhook_url, webhook_secret=secret, listen=listen, port=port):
         log.info("telegram adapter running (%s)", "webhook" if webhook_url else "polling")

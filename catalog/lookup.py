@@ -13,7 +13,7 @@ from pathlib import Path
 
 from catalog.hf_config import ConfigError, spec_from_config
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
-from core.query import parse
+from core.query import VocabEntry, Vocabulary, parse
 
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*x\s*(.+)$", re.IGNORECASE)
 
@@ -58,10 +58,31 @@ def _names(catalog: Catalog, kind: str) -> dict[str, str]:
     return out
 
 
+def vocabulary(catalog: Catalog) -> Vocabulary:
+    """The names the parser may recognise, from the catalog (built once per catalog)."""
+    return Vocabulary(
+        models=tuple(
+            VocabEntry(id=m.id, names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())))
+            for m in catalog.models
+        ),
+        gpus=tuple(
+            VocabEntry(
+                id=g.id,
+                names=(g.short_name, g.name, g.id, *g.aliases),
+                memory_gib=round(g.memory_bytes / (1 << 30)),
+                group=g.category,
+            )
+            for g in catalog.gpus
+        ),
+        quants=tuple(q.id for q in catalog.quants),
+        not_devices=tuple(
+            VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)
+        ),
+    )
+
+
 def _parsed(catalog: Catalog, kind: str, text: str) -> tuple[str | None, tuple[str, ...]]:
     """The question parser's reading of a name: a confident id, and "did you mean" ids."""
-    from bot.service import vocabulary
-
     entry = catalog.__dict__.get("_vocab")
     if entry is None or entry[0] != id(catalog):
         entry = catalog.__dict__["_vocab"] = (id(catalog), vocabulary(catalog))

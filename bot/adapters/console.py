@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.render import to_console
+from bot.render.text import to_console
 from bot.service import Service, User
 from core.models import Catalog
 

@@ -1,6 +1,6 @@
 """Pytest fixtures for the loopback fakes; import them into a conftest.py.
 
-``from tests.fakes.fixtures import telegram_api, discord_api  # noqa: F401``
+``from fitbot_fakes.fixtures import telegram_api, discord_api  # noqa: F401``
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.fakes.discord_api import FakeDiscord
-from tests.fakes.telegram_api import FakeTelegramAPI
+from fitbot_fakes.discord_api import FakeDiscord
+from fitbot_fakes.telegram_api import FakeTelegramAPI
 
 
 @pytest.fixture

@@ -35,18 +35,18 @@ from telegram.ext import (
     InlineQueryHandler,
 )
 
-from tests.fakes import fixtures
-from tests.fakes.discord_api import (
+from fitbot_fakes import fixtures
+from fitbot_fakes.discord_api import (
     APP_ID,
     CHANNEL_ID,
     GUILD_ID,
     FakeDiscord,
     import_discord,
 )
-from tests.fakes.discord_api import (
+from fitbot_fakes.discord_api import (
     TOKEN as DISCORD_TOKEN,
 )
-from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
+from fitbot_fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 
 # The shared fixtures, until tests/conftest.py imports them for every test module.
 telegram_api = fixtures.telegram_api
@@ -84,16 +84,12 @@ async def _inline(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _polling(
-    api: FakeTelegramAPI, rate_limiter: AIORateLimiter | None = None
-) -> AsyncIterator[Application]:
+async def _polling(api: FakeTelegramAPI, rate_limiter: AIORateLimiter | None = None) -> AsyncIterator[Application]:
     builder = ApplicationBuilder().token(TG_TOKEN).base_url(api.base_url).base_file_url(api.base_file_url)
     if rate_limiter is not None:
         builder = builder.rate_limiter(rate_limiter)
     app = builder.build()
-    app.add_handlers(
-        [CommandHandler("start", _start), CallbackQueryHandler(_button), InlineQueryHandler(_inline)]
-    )
+    app.add_handlers([CommandHandler("start", _start), CallbackQueryHandler(_button), InlineQueryHandler(_inline)])
     await app.initialize()
     await app.updater.start_polling(poll_interval=0, timeout=dtm.timedelta(seconds=1))
     await app.start()
@@ -107,9 +103,7 @@ async def _polling(
 
 async def test_telegram_command_callback_and_edit(telegram_api: FakeTelegramAPI) -> None:
     async with _polling(telegram_api):
-        telegram_api.push_update(
-            telegram_api.make_message(f"/start@{BOT_USERNAME}", chat_id=-100, chat_type="group")
-        )
+        telegram_api.push_update(telegram_api.make_message(f"/start@{BOT_USERNAME}", chat_id=-100, chat_type="group"))
         sent = await telegram_api.wait_call("sendMessage")
         assert sent.params["chat_id"] == -100
         assert sent.params["text"] == "Hello <b>there</b> &amp; welcome"
@@ -170,9 +164,7 @@ async def test_telegram_429_retried_by_rate_limiter(telegram_api: FakeTelegramAP
         ({"text": "   "}, "message text is empty"),
     ],
 )
-async def test_telegram_fake_rejects_what_telegram_rejects(
-    telegram_api: FakeTelegramAPI, kwargs, error
-) -> None:
+async def test_telegram_fake_rejects_what_telegram_rejects(telegram_api: FakeTelegramAPI, kwargs, error) -> None:
     telegram_api.add_chat(777)
     async with Bot(TG_TOKEN, base_url=telegram_api.base_url, base_file_url=telegram_api.base_file_url) as bot:
         with pytest.raises(BadRequest) as info:
@@ -191,9 +183,7 @@ async def test_telegram_fake_accepts_limits_and_edits_strictly(telegram_api: Fak
         )
         assert msg.text == "a <b> 'c' l s"
         with pytest.raises(BadRequest, match="(?i)message is not modified"):
-            await bot.edit_message_text(
-                msg.text, chat_id=777, message_id=msg.message_id, entities=msg.entities
-            )
+            await bot.edit_message_text(msg.text, chat_id=777, message_id=msg.message_id, entities=msg.entities)
         with pytest.raises(BadRequest, match="(?i)message to edit not found"):
             await bot.edit_message_text("new", chat_id=777, message_id=9999)
         with pytest.raises(BadRequest, match="(?i)chat not found"):
@@ -299,9 +289,7 @@ class _Probe(discord.Client):
             await interaction.response.send_message(embed=embed)
 
         @fit.autocomplete("model")
-        async def fit_models(
-            interaction: discord.Interaction, current: str
-        ) -> list[app_commands.Choice[str]]:
+        async def fit_models(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
             names = ["glm-4.5-air", "glm-4.6", "qwen3-32b"]
             return [app_commands.Choice(name=n, value=n) for n in names if n.startswith(current)]
 
@@ -349,17 +337,13 @@ async def test_discord_login_sync_and_ready(discord_api: FakeDiscord, discord_bo
     identify = (await discord_api.wait_gateway(2))["d"]
     assert identify["token"] == DISCORD_TOKEN
     guild = discord_bot.get_guild(GUILD_ID)
-    assert (
-        guild is not None and guild.get_channel(CHANNEL_ID) is not None and guild.default_role.id == GUILD_ID
-    )
+    assert guild is not None and guild.get_channel(CHANNEL_ID) is not None and guild.default_role.id == GUILD_ID
 
 
 async def test_discord_slash_autocomplete_and_followup(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
     await discord_api.dispatch(
         "INTERACTION_CREATE",
-        discord_api.make_slash(
-            "fit", {"model": "glm-4.5-air", "gpu": "rtx 5090", "context": 32768}, locale="de"
-        ),
+        discord_api.make_slash("fit", {"model": "glm-4.5-air", "gpu": "rtx 5090", "context": 32768}, locale="de"),
     )
     body = (await discord_api.wait_request("POST", "/callback")).json
     assert body["type"] == 4
@@ -436,9 +420,7 @@ async def test_discord_sharding_uses_gateway_bot(monkeypatch: pytest.MonkeyPatch
     async with FakeDiscord(guild_ids=(GUILD_ID, second_guild), shards=2) as fake:
         with fake.point(monkeypatch):
             # A canary: the sharded client must take the URL from GET /gateway/bot instead.
-            monkeypatch.setattr(
-                discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL("ws://127.0.0.1:9/")
-            )
+            monkeypatch.setattr(discord.gateway.DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL("ws://127.0.0.1:9/"))
             client = _Sharded(intents=discord.Intents.default(), guild_ready_timeout=0.05)
             client.ready = asyncio.Event()
             task = asyncio.create_task(client.start(DISCORD_TOKEN))
@@ -465,9 +447,7 @@ async def test_discord_fake_rejects_oversized_embed(discord_api: FakeDiscord, di
 
 async def test_discord_resume_replays_missed_events(discord_api: FakeDiscord, discord_bot: _Probe) -> None:
     await discord_api.drop_connection()
-    await discord_api.dispatch(
-        "INTERACTION_CREATE", discord_api.make_slash("fit", {"model": "a", "gpu": "b"})
-    )
+    await discord_api.dispatch("INTERACTION_CREATE", discord_api.make_slash("fit", {"model": "a", "gpu": "b"}))
     resume = (await discord_api.wait_gateway(6))["d"]
     assert resume["session_id"] and resume["seq"] >= 2
     await asyncio.wait_for(discord_bot.resumed.wait(), 5)
@@ -499,9 +479,7 @@ async def test_discord_fake_interaction_rules(discord_api: FakeDiscord) -> None:
 
         auto = discord_api.make_autocomplete("fit", {"model": "g"}, focused="model")
         discord_api.register_interaction(auto)
-        status, body = await callback(
-            auto, {"type": 8, "data": {"choices": [{"name": "n", "value": "v"}] * 26}}
-        )
+        status, body = await callback(auto, {"type": 8, "data": {"choices": [{"name": "n", "value": "v"}] * 26}})
         assert (status, body["code"]) == (400, 50035)
         status, body = await callback(auto, {"type": 4, "data": {"content": "x"}})
         assert status == 400 and "type" in body["errors"]
@@ -524,9 +502,7 @@ async def test_discord_fake_interaction_rules(discord_api: FakeDiscord) -> None:
             "type": 1,
             "components": [{"type": 2, "style": 1, "label": "l" * 81, "custom_id": "c" * 101}] * 6,
         }
-        status, body = await callback(
-            comp, {"type": 4, "data": {"content": "c" * 2001, "components": [row] * 6}}
-        )
+        status, body = await callback(comp, {"type": 4, "data": {"content": "c" * 2001, "components": [row] * 6}})
         errors = body["errors"]["data"]
         assert {"content", "components"} <= set(errors)
         assert "label" in errors["components"]["0"]["components"]["0"]

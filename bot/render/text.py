@@ -45,9 +45,7 @@ CONSOLE_LABEL_WIDTH = 32  # longer labels push their own value right instead of 
 
 # The renderers' own words (everything else in a Reply is localized already).
 
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]"
-)
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff]")
 _NUMERIC = re.compile(r"^[~≈<>$€£+\-−]?\s?\d")
 
 
@@ -90,9 +88,7 @@ def _pad(text: str, width: int, right: bool = False) -> str:
     return fill + text if right else text + fill
 
 
-def table_lines(
-    table: Table, line_limit: int | None = MAX_TABLE_LINE, cell_limit: int = MAX_CELL
-) -> list[str]:
+def table_lines(table: Table, line_limit: int | None = MAX_TABLE_LINE, cell_limit: int = MAX_CELL) -> list[str]:
     """Header, rule and rows of ``table`` as aligned monospace lines; numeric columns right-aligned."""
     headers = [one_line(h, cell_limit) for h in table.headers]
     rows = [[one_line(c, cell_limit) for c in row] for row in table.rows]
@@ -142,7 +138,7 @@ def chunk(items: Iterable[T], fits: Callable[[list[T]], bool]) -> list[list[T]]:
 def environment() -> jinja2.Environment:
     """The one template environment, built on first use; autoescape is on for ``*.html.j2``."""
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("bot", TEMPLATE_DIR),
+        loader=jinja2.PackageLoader("bot.render", TEMPLATE_DIR),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -157,9 +153,7 @@ def environment() -> jinja2.Environment:
 def to_console(reply: Reply) -> str:
     """The card as plain text for a terminal: aligned rows and tables, indented commands."""
     sections = [(one_line(s.title, MAX_TITLE), rows_of(s)) for s in reply.sections]
-    label_width = min(
-        max([display_width(lab) for _, rows in sections for lab, _ in rows] or [0]), CONSOLE_LABEL_WIDTH
-    )
+    label_width = min(max([display_width(lab) for _, rows in sections for lab, _ in rows] or [0]), CONSOLE_LABEL_WIDTH)
     code = [
         (one_line(c.label, MAX_TITLE), [ln.rstrip() for ln in clean(c.text).strip("\n").split("\n")])
         for c in reply.code

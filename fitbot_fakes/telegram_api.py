@@ -235,9 +235,7 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
     return "".join(out), entities
 
 
-def _start_entity(
-    src: str, i: int, name: str, raw_attrs: str, stack: list, entities: list
-) -> dict[str, Any] | None:
+def _start_entity(src: str, i: int, name: str, raw_attrs: str, stack: list, entities: list) -> dict[str, Any] | None:
     if name not in _HTML_ENTITY_TYPES:
         raise EntityError(f'Unsupported start tag "{name}" at byte offset {_byte_offset(src, i)}')
     attrs = {k.lower(): _html_unescape((v or "").strip("\"'")) for k, v in _ATTR_RE.findall(raw_attrs)}
@@ -336,12 +334,7 @@ def parse_text(text: str, parse_mode: str | None, entities: Any = None) -> tuple
             raise _bad("can't parse entities JSON object")
         size = utf16_len(text)
         for e in entities:
-            if (
-                not isinstance(e, dict)
-                or "type" not in e
-                or e.get("offset", -1) < 0
-                or e.get("length", 0) < 1
-            ):
+            if not isinstance(e, dict) or "type" not in e or e.get("offset", -1) < 0 or e.get("length", 0) < 1:
                 raise _bad("can't parse entities: entity is invalid")
             if e["offset"] + e["length"] > size:
                 raise _bad("can't parse entities: entity is beyond the end of the text")
@@ -575,9 +568,7 @@ class FakeTelegramAPI:
         if entities:
             msg["entities"] = entities
         if reply_to is not None:
-            msg["reply_to_message"] = (
-                reply_to if isinstance(reply_to, dict) else self._stored(chat_id, reply_to)
-            )
+            msg["reply_to_message"] = reply_to if isinstance(reply_to, dict) else self._stored(chat_id, reply_to)
         return {"update_id": next(self._update_ids), "message": msg}
 
     def make_callback(
@@ -592,9 +583,7 @@ class FakeTelegramAPI:
         message = self._stored(chat_id, message_id)
         query_id = str(next(self._ids) + 9_000_000)
         self._callback_queries[query_id] = False
-        user = self._user(
-            user_id if user_id is not None else (chat_id if chat_id > 0 else 4242), language_code
-        )
+        user = self._user(user_id if user_id is not None else (chat_id if chat_id > 0 else 4242), language_code)
         return {
             "update_id": next(self._update_ids),
             "callback_query": {
@@ -733,9 +722,7 @@ class FakeTelegramAPI:
             async for part in reader:
                 if part.filename is not None:
                     data = await part.read(decode=False)
-                    params[part.name] = UploadedFile(
-                        part.filename, part.headers.get("Content-Type"), bytes(data)
-                    )
+                    params[part.name] = UploadedFile(part.filename, part.headers.get("Content-Type"), bytes(data))
                 else:
                     params[part.name] = self._field(part.name, await part.text())
         elif ctype == "application/x-www-form-urlencoded":
@@ -771,9 +758,7 @@ class FakeTelegramAPI:
         try:
             params = await self._decode(request)
         except ValueError:
-            return self._reply(
-                400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid JSON"}
-            )
+            return self._reply(400, {"ok": False, "error_code": 400, "description": "Bad Request: invalid JSON"})
         handler = self._handlers.get(method.lower())
         name = method if handler is None else handler.__name__[3:]
         exchange = Exchange(name, params)
@@ -811,9 +796,7 @@ class FakeTelegramAPI:
                 {"retry_after": failure.retry_after},
             )
         default = {400: "Bad Request", 403: "Forbidden: bot was blocked by the user", 409: "Conflict"}
-        raise ApiError(
-            failure.status, failure.description or default.get(failure.status, "Internal Server Error")
-        )
+        raise ApiError(failure.status, failure.description or default.get(failure.status, "Internal Server Error"))
 
     async def _handle_file(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
@@ -901,13 +884,10 @@ class FakeTelegramAPI:
             if reason == "conflict":
                 raise ApiError(
                     409,
-                    "Conflict: terminated by other getUpdates request; "
-                    "make sure that only one bot instance is running",
+                    "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
                 )
 
-    def _check_text(
-        self, text: Any, parse_mode: Any, entities: Any, limit: int, what: str
-    ) -> tuple[str, list]:
+    def _check_text(self, text: Any, parse_mode: Any, entities: Any, limit: int, what: str) -> tuple[str, list]:
         if not isinstance(text, str):
             text = "" if text is None else str(text)
         plain, parsed = parse_text(text, parse_mode, entities)
@@ -928,9 +908,7 @@ class FakeTelegramAPI:
             return None
         rows = markup["inline_keyboard"]
         if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
-            raise _bad(
-                'can\'t parse inline keyboard markup: field "inline_keyboard" must be an Array of Arrays'
-            )
+            raise _bad('can\'t parse inline keyboard markup: field "inline_keyboard" must be an Array of Arrays')
         if sum(len(r) for r in rows) > 100:
             raise _bad("reply markup is too long")
         for row in rows:
@@ -966,9 +944,7 @@ class FakeTelegramAPI:
         )
         markup = self._check_markup(params.get("reply_markup"))
         reply_to = self._check_reply(chat, params)
-        return self._new_message(
-            chat, text=text, entities=entities, reply_markup=markup, reply_to_message=reply_to
-        )
+        return self._new_message(chat, text=text, entities=entities, reply_markup=markup, reply_to_message=reply_to)
 
     def _send_media(self, params: dict[str, Any], kind: str) -> dict[str, Any]:
         chat = self._chat(params)
@@ -1077,9 +1053,7 @@ class FakeTelegramAPI:
         msg = self._target(params)
         if "text" in msg:
             raise _bad("there is no caption in the message to edit")
-        return self._apply_edit(
-            msg, {"caption": caption, "caption_entities": entities, "reply_markup": markup}
-        )
+        return self._apply_edit(msg, {"caption": caption, "caption_entities": entities, "reply_markup": markup})
 
     def _m_editMessageReplyMarkup(self, params: dict[str, Any]) -> Any:
         markup = self._check_markup(params.get("reply_markup"))

@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from bot.lookup import ModelHit, NotFound, find_gpu, find_model
+from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.estimate import EstimateError, Request, default_quant
@@ -58,12 +58,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     est = sub.add_parser("estimate", help="memory breakdown and fit verdict for one model on one GPU setup")
-    est.add_argument("--model", required=True, help="catalog name/alias, HF repo id known to the catalog, config.json, folder or .gguf")
+    est.add_argument(
+        "--model",
+        required=True,
+        help="catalog name/alias, HF repo id known to the catalog, config.json, folder or .gguf",
+    )
     est.add_argument("--gpu", required=True, help='GPU name or alias, e.g. "rtx 4090", "2x 3090", "m3 ultra 512"')
     est.add_argument("--gpus", type=_positive(int, 64), default=None, help="number of GPUs")
     est.add_argument("--quant", help="Q4_K_M (default), Q8_0, UD-Q2_K_XL, BF16, FP8, AWQ ...")
     est.add_argument("--ctx", type=_context, help="context length in tokens (default 8192)")
-    est.add_argument("--kv-cache", choices=[k.value for k in KvCacheType], help="KV cache type (default f16 for llama.cpp, bf16 for vLLM)")
+    est.add_argument(
+        "--kv-cache",
+        choices=[k.value for k in KvCacheType],
+        help="KV cache type (default f16 for llama.cpp, bf16 for vLLM)",
+    )
     est.add_argument("--ram", type=_positive(float, 65536), help="system RAM in GB (default 64)")
     est.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
     est.add_argument("--prompt", type=_context, help="prompt length for time to first token (default 4096)")
@@ -100,7 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalog() -> Catalog:
-    return asyncio.run(CatalogStore().load())
+    from bot.app.settings import Settings
+
+    return asyncio.run(CatalogStore(Settings().catalog_path()).load())
 
 
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
@@ -144,11 +154,13 @@ def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, o
     for method in [args.method] if args.method else ["qlora", "lora", "full"]:
         est = estimate_finetune(hit.model, method, seq_len=args.seq, micro_batch=args.batch)
         smallest = smallest_hardware(hit.model, method, catalog, seq_len=args.seq, micro_batch=args.batch)
-        out.append({
-            **est.model_dump(mode="json"),
-            "fit": training_fit(est, gpu, count).model_dump(mode="json"),
-            "smallest_hardware": smallest.model_dump(mode="json") if smallest else None,
-        })
+        out.append(
+            {
+                **est.model_dump(mode="json"),
+                "fit": training_fit(est, gpu, count).model_dump(mode="json"),
+                "smallest_hardware": smallest.model_dump(mode="json") if smallest else None,
+            }
+        )
     return out
 
 
@@ -188,15 +200,19 @@ def print_estimate(analysis: Analysis) -> None:
         print(f"offload: {off.layers_on_gpu}/{off.layers_total} layers on GPU, {_gib(off.bytes_in_ram)} in RAM")
     print(f"max context fully on GPU: {est.max_context:,} tokens")
     sp = est.speed
-    print(f"decode: {sp.decode_tokens_per_s:,.1f} tok/s ({sp.decode_range[0]:,.1f}-{sp.decode_range[1]:,.1f}),"
-          f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
-          f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})")
+    print(
+        f"decode: {sp.decode_tokens_per_s:,.1f} tok/s ({sp.decode_range[0]:,.1f}-{sp.decode_range[1]:,.1f}),"
+        f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
+        f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})"
+    )
     advice = analysis.advice
     if advice.best_quant:
         print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")  # type: ignore[union-attr]
     for offer in analysis.cost.offers[:3]:
-        print(f"cloud: {offer.offer.provider} {offer.offer.gpu_count}x {offer.gpu.short_name} ${offer.offer.price_per_hour_usd:.2f}/h,"
-              f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})")
+        print(
+            f"cloud: {offer.offer.provider} {offer.offer.gpu_count}x {offer.gpu.short_name} ${offer.offer.price_per_hour_usd:.2f}/h,"
+            f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})"
+        )
     for cmd in advice.commands:
         print(f"{cmd.engine.value}: {cmd.shell}")
     print("assumptions: " + "; ".join(est.assumptions))
@@ -225,10 +241,12 @@ def _finetune_lines(results: list[dict[str, object]]) -> list[str]:
     lines = []
     for r in results:
         fit, small = r["fit"], r["smallest_hardware"]
-        lines.append(f"{r['method']}: total {int(r['total_bytes']) / GIB:,.2f} GiB (weights {int(r['base_weights_bytes']) / GIB:,.2f},"  # type: ignore[call-overload]
-                     f" grads+optimizer {(int(r['gradients_bytes']) + int(r['optimizer_bytes']) + int(r['adapter_bytes'])) / GIB:,.2f},"  # type: ignore[call-overload]
-                     f" activations {int(r['activations_bytes']) / GIB:,.2f}) -> {fit['verdict']}"  # type: ignore[index,call-overload]
-                     + (f"; smallest: {small['count']}x {small['gpu_name']}" if small else ""))  # type: ignore[index]
+        lines.append(
+            f"{r['method']}: total {int(r['total_bytes']) / GIB:,.2f} GiB (weights {int(r['base_weights_bytes']) / GIB:,.2f},"  # type: ignore[call-overload]
+            f" grads+optimizer {(int(r['gradients_bytes']) + int(r['optimizer_bytes']) + int(r['adapter_bytes'])) / GIB:,.2f},"  # type: ignore[call-overload]
+            f" activations {int(r['activations_bytes']) / GIB:,.2f}) -> {fit['verdict']}"  # type: ignore[index,call-overload]
+            + (f"; smallest: {small['count']}x {small['gpu_name']}" if small else "")
+        )  # type: ignore[index]
     return lines
 
 
@@ -236,9 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command in ("run", "health", "stats"):
-        from bot import ops
+        from bot.app import run
 
-        return ops.main(args)
+        return run.main(args)
     try:
         catalog = load_catalog()
         if args.command == "estimate":
@@ -255,11 +273,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(out, indent=1) if args.json else "\n".join(_finetune_lines(out)))
 
         elif args.command == "ask":
-            from bot.console import ask
+            from bot.adapters.console import ask
 
             print(ask(catalog, " ".join(args.question), args.lang, args.json))
         elif args.command == "chat":
-            from bot.console import chat
+            from bot.adapters.console import chat
 
             chat(catalog, args.lang)
         elif args.command == "catalog":

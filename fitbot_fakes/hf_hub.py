@@ -74,11 +74,24 @@ class FakeRepo:
             siblings.append(sib)
         owner = self.repo_id.split("/")[0]
         data: dict[str, Any] = {
-            "_id": hashlib.md5(self.repo_id.encode()).hexdigest()[:24], "id": self.repo_id, "modelId": self.repo_id,
-            "author": owner, "sha": self.sha, "lastModified": "2025-04-29T03:04:05.000Z", "private": False,
-            "disabled": False, "gated": self.gated, "downloads": 1234, "likes": 56, "tags": ["text-generation"],
-            "pipeline_tag": "text-generation", "library_name": "transformers", "createdAt": "2025-04-28T00:00:00.000Z",
-            "siblings": siblings, "spaces": [], "usedStorage": sum(f.size for f in self.files.values()),
+            "_id": hashlib.md5(self.repo_id.encode()).hexdigest()[:24],
+            "id": self.repo_id,
+            "modelId": self.repo_id,
+            "author": owner,
+            "sha": self.sha,
+            "lastModified": "2025-04-29T03:04:05.000Z",
+            "private": False,
+            "disabled": False,
+            "gated": self.gated,
+            "downloads": 1234,
+            "likes": 56,
+            "tags": ["text-generation"],
+            "pipeline_tag": "text-generation",
+            "library_name": "transformers",
+            "createdAt": "2025-04-28T00:00:00.000Z",
+            "siblings": siblings,
+            "spaces": [],
+            "usedStorage": sum(f.size for f in self.files.values()),
         }
         if self.safetensors is not None:
             data["safetensors"] = self.safetensors
@@ -98,42 +111,112 @@ class Recorded:
 # --- recorded-shape repos -------------------------------------------------------------------------
 
 LLAMA_8B_CONFIG = {
-    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 128000, "eos_token_id": 128001,
-    "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
-    "intermediate_size": 14336, "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
-    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "pretraining_tp": 1,
+    "architectures": ["LlamaForCausalLM"],
+    "attention_bias": False,
+    "bos_token_id": 128000,
+    "eos_token_id": 128001,
+    "head_dim": 128,
+    "hidden_act": "silu",
+    "hidden_size": 4096,
+    "initializer_range": 0.02,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 131072,
+    "mlp_bias": False,
+    "model_type": "llama",
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "pretraining_tp": 1,
     "rms_norm_eps": 1e-05,
-    "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                     "original_max_position_embeddings": 8192, "rope_type": "llama3"},
-    "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.43.0",
-    "use_cache": True, "vocab_size": 128256,
+    "rope_scaling": {
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "transformers_version": "4.43.0",
+    "use_cache": True,
+    "vocab_size": 128256,
 }
 GEMMA3_12B_CONFIG = {
-    "architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
-    "image_token_index": 262144, "initializer_range": 0.02, "mm_tokens_per_image": 256, "model_type": "gemma3",
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "boi_token_index": 255999,
+    "eoi_token_index": 256000,
+    "image_token_index": 262144,
+    "initializer_range": 0.02,
+    "mm_tokens_per_image": 256,
+    "model_type": "gemma3",
     "text_config": {
-        "head_dim": 256, "hidden_size": 3840, "intermediate_size": 15360, "max_position_embeddings": 131072,
-        "model_type": "gemma3_text", "num_attention_heads": 16, "num_hidden_layers": 48, "num_key_value_heads": 8,
-        "query_pre_attn_scalar": 256, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024,
-        "sliding_window_pattern": 6, "vocab_size": 262208,
+        "head_dim": 256,
+        "hidden_size": 3840,
+        "intermediate_size": 15360,
+        "max_position_embeddings": 131072,
+        "model_type": "gemma3_text",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 48,
+        "num_key_value_heads": 8,
+        "query_pre_attn_scalar": 256,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+        "sliding_window_pattern": 6,
+        "vocab_size": 262208,
     },
-    "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0",
-    "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304, "model_type": "siglip_vision_model",
-                      "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14},
+    "torch_dtype": "bfloat16",
+    "transformers_version": "4.50.0.dev0",
+    "vision_config": {
+        "hidden_size": 1152,
+        "image_size": 896,
+        "intermediate_size": 4304,
+        "model_type": "siglip_vision_model",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 27,
+        "patch_size": 14,
+    },
 }
 QWEN3_MOE_CONFIG = {
-    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": False, "decoder_sparse_step": 1, "head_dim": 128,
-    "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 6144, "max_position_embeddings": 40960,
-    "max_window_layers": 48, "mlp_only_layers": [], "model_type": "qwen3_moe", "moe_intermediate_size": 768,
-    "norm_topk_prob": True, "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8,
-    "num_hidden_layers": 48, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
-    "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_sliding_window": False,
+    "architectures": ["Qwen3MoeForCausalLM"],
+    "attention_bias": False,
+    "decoder_sparse_step": 1,
+    "head_dim": 128,
+    "hidden_act": "silu",
+    "hidden_size": 2048,
+    "intermediate_size": 6144,
+    "max_position_embeddings": 40960,
+    "max_window_layers": 48,
+    "mlp_only_layers": [],
+    "model_type": "qwen3_moe",
+    "moe_intermediate_size": 768,
+    "norm_topk_prob": True,
+    "num_attention_heads": 32,
+    "num_experts": 128,
+    "num_experts_per_tok": 8,
+    "num_hidden_layers": 48,
+    "num_key_value_heads": 4,
+    "rms_norm_eps": 1e-06,
+    "rope_theta": 1000000.0,
+    "sliding_window": None,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "use_sliding_window": False,
     "vocab_size": 151936,
 }
 QWEN3_14B_AWQ_CONFIG = {
-    "architectures": ["Qwen3ForCausalLM"], "head_dim": 128, "hidden_size": 5120, "intermediate_size": 17408,
-    "max_position_embeddings": 40960, "model_type": "qwen3", "num_attention_heads": 40, "num_hidden_layers": 40,
-    "num_key_value_heads": 8, "tie_word_embeddings": False, "torch_dtype": "float16", "vocab_size": 151936,
+    "architectures": ["Qwen3ForCausalLM"],
+    "head_dim": 128,
+    "hidden_size": 5120,
+    "intermediate_size": 17408,
+    "max_position_embeddings": 40960,
+    "model_type": "qwen3",
+    "num_attention_heads": 40,
+    "num_hidden_layers": 40,
+    "num_key_value_heads": 8,
+    "tie_word_embeddings": False,
+    "torch_dtype": "float16",
+    "vocab_size": 151936,
     "quantization_config": {"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", "zero_point": True},
 }
 
@@ -172,20 +255,34 @@ def default_repos() -> list[FakeRepo]:
         return FakeFile(body, **kw)
 
     def shards(prefix: str, n: int, size: int) -> dict[str, FakeFile]:
-        return {f"{prefix}-{i:05d}-of-{n:05d}.safetensors": FakeFile(lfs=True, listed_size=size) for i in range(1, n + 1)}
+        return {
+            f"{prefix}-{i:05d}-of-{n:05d}.safetensors": FakeFile(lfs=True, listed_size=size) for i in range(1, n + 1)
+        }
 
     gguf_body = make_gguf()
     st_8b = {"parameters": {"BF16": LLAMA_8B_PARAMS}, "total": LLAMA_8B_PARAMS}
-    llama_files = {"config.json": config(LLAMA_8B_CONFIG), "tokenizer.json": FakeFile(b"{}"),
-                   **shards("model", 4, 4_000_000_000)}
+    llama_files = {
+        "config.json": config(LLAMA_8B_CONFIG),
+        "tokenizer.json": FakeFile(b"{}"),
+        **shards("model", 4, 4_000_000_000),
+    }
     return [
         FakeRepo("fitbot-test/dense-8b", llama_files, safetensors=st_8b),
-        FakeRepo("fitbot-test/vision-12b", {"config.json": config(GEMMA3_12B_CONFIG), **shards("model", 5, 4_900_000_000)},
-                 safetensors={"parameters": {"BF16": 12187325040}, "total": 12187325040}),
-        FakeRepo("fitbot-test/moe-30b-a3b", {"config.json": config(QWEN3_MOE_CONFIG), **shards("model", 16, 3_990_000_000)},
-                 safetensors={"parameters": {"BF16": 30532122624}, "total": 30532122624}),
-        FakeRepo("fitbot-test/qwen3-14b-awq", {"config.json": config(QWEN3_14B_AWQ_CONFIG), **shards("model", 3, 3_300_000_000)},
-                 safetensors={"parameters": {"I32": 1_640_000_000, "F16": 1_700_000_000}, "total": 3_340_000_000}),
+        FakeRepo(
+            "fitbot-test/vision-12b",
+            {"config.json": config(GEMMA3_12B_CONFIG), **shards("model", 5, 4_900_000_000)},
+            safetensors={"parameters": {"BF16": 12187325040}, "total": 12187325040},
+        ),
+        FakeRepo(
+            "fitbot-test/moe-30b-a3b",
+            {"config.json": config(QWEN3_MOE_CONFIG), **shards("model", 16, 3_990_000_000)},
+            safetensors={"parameters": {"BF16": 30532122624}, "total": 30532122624},
+        ),
+        FakeRepo(
+            "fitbot-test/qwen3-14b-awq",
+            {"config.json": config(QWEN3_14B_AWQ_CONFIG), **shards("model", 3, 3_300_000_000)},
+            safetensors={"parameters": {"I32": 1_640_000_000, "F16": 1_700_000_000}, "total": 3_340_000_000},
+        ),
         FakeRepo(
             "fitbot-test/llama-8b-gguf",
             {
@@ -195,18 +292,33 @@ def default_repos() -> list[FakeRepo]:
                 "mmproj-F16.gguf": FakeFile(lfs=True, listed_size=600_000_000),
                 "README.md": FakeFile(b"# GGUF"),
             },
-            gguf={"total": LLAMA_8B_PARAMS, "architecture": "llama", "context_length": 131072,
-                  "bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"},
+            gguf={
+                "total": LLAMA_8B_PARAMS,
+                "architecture": "llama",
+                "context_length": 131072,
+                "bos_token": "<|begin_of_text|>",
+                "eos_token": "<|eot_id|>",
+            },
         ),
-        FakeRepo("fitbot-test/rwkv-gguf", {"rwkv-Q4_0.gguf": FakeFile(make_gguf("rwkv7", 10), lfs=True, listed_size=10**9)},
-                 gguf={"total": 2_900_000_000, "architecture": "rwkv7"}),
+        FakeRepo(
+            "fitbot-test/rwkv-gguf",
+            {"rwkv-Q4_0.gguf": FakeFile(make_gguf("rwkv7", 10), lfs=True, listed_size=10**9)},
+            gguf={"total": 2_900_000_000, "architecture": "rwkv7"},
+        ),
         # failures
         FakeRepo("fitbot-test/slow", llama_files, safetensors=st_8b, delay_s=3.0),
-        FakeRepo("fitbot-test/gated", {"config.json": FakeFile(status=401, error_code="GatedRepo")}, gated="manual",
-                 safetensors=st_8b),
+        FakeRepo(
+            "fitbot-test/gated",
+            {"config.json": FakeFile(status=401, error_code="GatedRepo")},
+            gated="manual",
+            safetensors=st_8b,
+        ),
         FakeRepo("fitbot-test/private", info_status=401, info_headers={"X-Error-Code": "RepoNotFound"}),
-        FakeRepo("fitbot-test/bad-token", info_status=401,
-                 info_headers={"X-Error-Message": "Invalid credentials in Authorization header"}),
+        FakeRepo(
+            "fitbot-test/bad-token",
+            info_status=401,
+            info_headers={"X-Error-Message": "Invalid credentials in Authorization header"},
+        ),
         FakeRepo("fitbot-test/vanished-file", {"config.json": FakeFile(status=404, error_code="EntryNotFound")}),
         FakeRepo("fitbot-test/forbidden", info_status=403, info_headers={"X-Error-Code": "GatedRepo"}),
         FakeRepo("fitbot-test/rate-limited", info_status=429, info_headers={"Retry-After": "30"}),
@@ -215,15 +327,34 @@ def default_repos() -> list[FakeRepo]:
         FakeRepo("fitbot-test/bad-json", {"config.json": config('{"model_type": "llama", "num_hidden_layers": 32,')}),
         FakeRepo("fitbot-test/huge-listed", {"config.json": config(LLAMA_8B_CONFIG, listed_size=50 * 2**20)}),
         FakeRepo("fitbot-test/huge-body", {"config.json": config(b" " * (3 * 2**20) + b"{}", listed_size=700)}),
-        FakeRepo("fitbot-test/huge-chunked", {"config.json": config(b" " * (3 * 2**20) + b"{}", listed_size=700,
-                                                                    chunked=True)}),
-        FakeRepo("fitbot-test/unknown-arch", {"config.json": config({
-            "architectures": ["Rwkv7ForCausalLM"], "model_type": "rwkv7", "num_hidden_layers": 24, "hidden_size": 2048,
-            "vocab_size": 65536})}),
-        FakeRepo("fitbot-test/too-many-layers", {"config.json": config({**LLAMA_8B_CONFIG, "num_hidden_layers": 10**12})},
-                 safetensors=st_8b),
-        FakeRepo("fitbot-test/negative-heads", {"config.json": config({**LLAMA_8B_CONFIG, "num_attention_heads": -4})},
-                 safetensors=st_8b),
+        FakeRepo(
+            "fitbot-test/huge-chunked",
+            {"config.json": config(b" " * (3 * 2**20) + b"{}", listed_size=700, chunked=True)},
+        ),
+        FakeRepo(
+            "fitbot-test/unknown-arch",
+            {
+                "config.json": config(
+                    {
+                        "architectures": ["Rwkv7ForCausalLM"],
+                        "model_type": "rwkv7",
+                        "num_hidden_layers": 24,
+                        "hidden_size": 2048,
+                        "vocab_size": 65536,
+                    }
+                )
+            },
+        ),
+        FakeRepo(
+            "fitbot-test/too-many-layers",
+            {"config.json": config({**LLAMA_8B_CONFIG, "num_hidden_layers": 10**12})},
+            safetensors=st_8b,
+        ),
+        FakeRepo(
+            "fitbot-test/negative-heads",
+            {"config.json": config({**LLAMA_8B_CONFIG, "num_attention_heads": -4})},
+            safetensors=st_8b,
+        ),
         FakeRepo("fitbot-test/empty", {"README.md": FakeFile(b"# nothing")}),
     ]
 
@@ -334,8 +465,9 @@ class FakeHub:
         return self.repos.get(f"{request.match_info['owner']}/{request.match_info['name']}".lower())
 
     @staticmethod
-    def _error(status: int, code: str | None = None, message: str = "", headers: dict[str, str] | None = None
-               ) -> web.Response:
+    def _error(
+        status: int, code: str | None = None, message: str = "", headers: dict[str, str] | None = None
+    ) -> web.Response:
         hdrs = dict(headers or {})
         if code:
             hdrs["X-Error-Code"] = code
@@ -371,11 +503,11 @@ class FakeHub:
             return self._error(404, "EntryNotFound", "Entry not found")
         if f.status:
             return self._error(f.status, f.error_code, "Access to this repo is restricted" if f.error_code else "")
-        headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{hashlib.sha1(f.body).hexdigest()}"',
-                   "Accept-Ranges": "bytes"}
+        headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{hashlib.sha1(f.body).hexdigest()}"', "Accept-Ranges": "bytes"}
         if f.lfs:
-            headers.update({"X-Linked-Size": str(f.size), "X-Linked-Etag": f'"{f.sha256}"',
-                            "Location": f"/cdn/{f.sha256}"})
+            headers.update(
+                {"X-Linked-Size": str(f.size), "X-Linked-Etag": f'"{f.sha256}"', "Location": f"/cdn/{f.sha256}"}
+            )
             return web.Response(status=302, headers=headers)
         return await self._body(request, f, headers)
 
@@ -397,14 +529,14 @@ class FakeHub:
             if start >= len(body):
                 return web.Response(status=416, headers={"Content-Range": f"bytes */{len(body)}"})
             headers = {**headers, "Content-Range": f"bytes {start}-{end}/{len(body)}"}
-            body, status = body[start:end + 1], 206
+            body, status = body[start : end + 1], 206
         if f.chunked:
             response = web.StreamResponse(status=status, headers=headers)
             response.enable_chunked_encoding()
             await response.prepare(request)
             for i in range(0, len(body), 64 * 1024):
                 try:
-                    await response.write(body[i:i + 64 * 1024])
+                    await response.write(body[i : i + 64 * 1024])
                 except (ConnectionResetError, RuntimeError):
                     break  # the client hung up after its cap, as it should
             return response

@@ -21,7 +21,7 @@ from typing import Any
 
 from markupsafe import escape
 
-from bot.render import (
+from bot.render.text import (
     MAX_CODE_LINE,
     MAX_ECHO,
     MAX_NOTE,

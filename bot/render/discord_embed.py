@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.render import (
+from bot.render.text import (
     MAX_CODE_LINE,
     MAX_ECHO,
     MAX_NOTE,
@@ -99,9 +99,7 @@ def _code(lines: list[str], lang: str = "") -> str:
 
 
 def _fits_code(lines: list[str]) -> bool:
-    return (
-        len(neutralise_mentions("\n".join(lines).replace("```", "`\u200b`\u200b`"))) <= MAX_FIELD_VALUE - 12
-    )
+    return len(neutralise_mentions("\n".join(lines).replace("```", "`\u200b`\u200b`"))) <= MAX_FIELD_VALUE - 12
 
 
 def _row(label: str, value: str) -> str:
@@ -127,9 +125,7 @@ def _fields(reply: Reply) -> list[dict[str, Any]]:
         lines = table_lines(reply.table)
         name = _md(one_line(reply.table.title, MAX_TITLE), MAX_FIELD_NAME) or BLANK
         for i, group in enumerate(chunk(lines[2:], lambda g: _fits_code(lines[:2] + g)) or [[]]):
-            fields.append(
-                {"name": name if i == 0 else BLANK, "value": _code(lines[:2] + group), "inline": False}
-            )
+            fields.append({"name": name if i == 0 else BLANK, "value": _code(lines[:2] + group), "inline": False})
     return fields
 
 

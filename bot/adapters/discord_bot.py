@@ -34,7 +34,6 @@ import io
 import json
 import logging
 import re
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,12 +49,13 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.app_commands import locale_str
     from discord.ext import commands
 
-from bot.button_store import ButtonStore
-from bot.charts import cached_png, render_png
-from bot.lookup import normalise
-from bot.render_discord import CHART_FILENAME, to_discord
+from bot.adapters.buttons import ButtonStore
+from bot.adapters.feel import feel_question, reveal
+from bot.render.charts import cached_png, render_png
+from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
+from catalog.lookup import normalise
 from core.models import Catalog, Engine, KvCacheType
 from locales import Lang, lang_of, t
 
@@ -67,10 +67,8 @@ CUSTOM_ID_MAX = 100
 CARD_PREFIX = "fitbot"
 AUTOCOMPLETE_MAX = 25
 CHOICE_NAME_MAX = 100
-FEEL_PREFIX = "/feel "
 FEEL_SECONDS = 10.0
 FEEL_EDIT_EVERY_S = 1.0  # Discord allows about 5 message edits per 5 s per channel
-CHARS_PER_TOKEN = 4.0
 MAX_CONTENT = 2000
 GPU_COUNTS = (2, 4)
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*(.*)$", re.IGNORECASE)
@@ -78,9 +76,31 @@ _BOT_MENTION = re.compile(r"<@!?(\d+)>")
 
 # Quantizations offered as choices (Discord allows 25); any other id can still be typed in a mention.
 QUANT_CHOICES = (
-    "Q4_K_M", "Q5_K_M", "Q6_K", "Q8_0", "Q4_K_S", "Q4_0", "Q3_K_M", "Q3_K_L", "Q3_K_S", "Q2_K",
-    "IQ4_XS", "IQ4_NL", "IQ3_M", "IQ3_XXS", "IQ2_M", "IQ2_XXS", "IQ1_M", "UD-Q4_K_XL", "UD-Q2_K_XL",
-    "F16", "BF16", "FP8", "MXFP4", "NVFP4", "AWQ",
+    "Q4_K_M",
+    "Q5_K_M",
+    "Q6_K",
+    "Q8_0",
+    "Q4_K_S",
+    "Q4_0",
+    "Q3_K_M",
+    "Q3_K_L",
+    "Q3_K_S",
+    "Q2_K",
+    "IQ4_XS",
+    "IQ4_NL",
+    "IQ3_M",
+    "IQ3_XXS",
+    "IQ2_M",
+    "IQ2_XXS",
+    "IQ1_M",
+    "UD-Q4_K_XL",
+    "UD-Q2_K_XL",
+    "F16",
+    "BF16",
+    "FP8",
+    "MXFP4",
+    "NVFP4",
+    "AWQ",
 )
 
 # --------------------------------------------------------------------------------------------- strings
@@ -132,8 +152,9 @@ class Suggester:
     """Ranks catalog models and GPUs for autocomplete; name lists are normalised once."""
 
     def __init__(self, catalog: Catalog) -> None:
-        self.models = _names([(m.id, m.name, [m.id, *m.aliases, *([m.hf_repo] if m.hf_repo else [])])
-                              for m in catalog.models])
+        self.models = _names(
+            [(m.id, m.name, [m.id, *m.aliases, *([m.hf_repo] if m.hf_repo else [])]) for m in catalog.models]
+        )
         self.gpus = _names([(g.id, g.name, [g.id, g.short_name, *g.aliases]) for g in catalog.gpus])
 
     @staticmethod
@@ -152,8 +173,10 @@ class Suggester:
 
     def models_for(self, typed: str) -> list[app_commands.Choice[str]]:
         ranked = self._rank(self.models, typed[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
-        return [app_commands.Choice(name=self.models.labels[i][:CHOICE_NAME_MAX], value=self.models.values[i])
-                for i in ranked]
+        return [
+            app_commands.Choice(name=self.models.labels[i][:CHOICE_NAME_MAX], value=self.models.values[i])
+            for i in ranked
+        ]
 
     def gpus_for(self, typed: str) -> list[app_commands.Choice[str]]:
         """GPUs; with a typed count ("2x 30") every choice carries it, else the best match also comes as 2x/4x."""
@@ -169,8 +192,11 @@ class Suggester:
         out = []
         for n, i in pairs[:AUTOCOMPLETE_MAX]:
             prefix = f"{n}x " if n > 1 else ""
-            out.append(app_commands.Choice(name=(prefix + self.gpus.labels[i])[:CHOICE_NAME_MAX],
-                                           value=prefix + self.gpus.values[i]))
+            out.append(
+                app_commands.Choice(
+                    name=(prefix + self.gpus.labels[i])[:CHOICE_NAME_MAX], value=prefix + self.gpus.values[i]
+                )
+            )
         return out
 
 
@@ -192,13 +218,17 @@ class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=CARD_TEMPLA
     """A follow-up button; its custom_id holds the question (q) or a key into the ButtonStore (k)."""
 
     def __init__(self, kind: str, data: str, label: str = "…") -> None:
-        super().__init__(discord.ui.Button(label=label, style=discord.ButtonStyle.secondary,
-                                           custom_id=f"{CARD_PREFIX}:{kind}:{data}"))
+        super().__init__(
+            discord.ui.Button(
+                label=label, style=discord.ButtonStyle.secondary, custom_id=f"{CARD_PREFIX}:{kind}:{data}"
+            )
+        )
         self.kind, self.data = kind, data
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button,
-                             match: re.Match[str]) -> CardButton:
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+    ) -> CardButton:
         return cls(match["kind"], match["data"], item.label or "…")
 
     async def callback(self, interaction: discord.Interaction) -> None:
@@ -216,21 +246,25 @@ _SWITCH = [app_commands.Choice(name=n, value=n) for n in ("on", "off")]
 Context = app_commands.Range[int, 512, 2_097_152]
 RamGb = app_commands.Range[int, 1, 4096]
 
-_RENAME = {name: _T(f"opt.{name}") for name in
-           ("model", "gpu", "gpu2", "context", "quant", "kv", "ram", "engine", "method", "language", "mentions")}
+_RENAME = {
+    name: _T(f"opt.{name}")
+    for name in ("model", "gpu", "gpu2", "context", "quant", "kv", "ram", "engine", "method", "language", "mentions")
+}
 _DESCRIBE = {name: _T(f"opt.{name}.desc") for name in _RENAME}
 
 
 def _options(*names: str) -> Callable[[Any], Any]:
     """Localized names and descriptions for the given options (one decorator for all commands)."""
+
     def wrap(func: Any) -> Any:
         func = app_commands.rename(**{n: _RENAME[n] for n in names})(func)
         return app_commands.describe(**{n: _DESCRIBE[n] for n in names})(func)
+
     return wrap
 
 
 def question(command: str, *parts: object) -> str:
-    """"/fit qwen3-32b rtx-4090 32768 kv q8_0": the command and its given options, blanks dropped."""
+    """ "/fit qwen3-32b rtx-4090 32768 kv q8_0": the command and its given options, blanks dropped."""
     return " ".join([f"/{command}", *(str(p) for p in parts if p not in (None, ""))])
 
 
@@ -257,9 +291,17 @@ class FitCommands(commands.Cog):
     @_options("model", "gpu", "context", "quant", "kv", "ram", "engine")
     @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
     @app_commands.choices(quant=_QUANTS, kv=_KVS, engine=_ENGINES)
-    async def fit(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
-                  quant: str | None = None, kv: str | None = None, ram: RamGb | None = None,
-                  engine: str | None = None) -> None:
+    async def fit(
+        self,
+        interaction: discord.Interaction,
+        model: str,
+        gpu: str,
+        context: Context | None = None,
+        quant: str | None = None,
+        kv: str | None = None,
+        ram: RamGb | None = None,
+        engine: str | None = None,
+    ) -> None:
         asked = question("fit", model, gpu, _ctx(context), quant, _kv(kv), _ram(ram), engine)
         await self.bot.respond(interaction, asked)
 
@@ -267,24 +309,39 @@ class FitCommands(commands.Cog):
     @_options("model", "gpu", "context", "quant", "engine")
     @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
     @app_commands.choices(quant=_QUANTS, engine=_ENGINES)
-    async def speed(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
-                    quant: str | None = None, engine: str | None = None) -> None:
+    async def speed(
+        self,
+        interaction: discord.Interaction,
+        model: str,
+        gpu: str,
+        context: Context | None = None,
+        quant: str | None = None,
+        engine: str | None = None,
+    ) -> None:
         await self.bot.respond(interaction, question("speed", model, gpu, _ctx(context), quant, engine))
 
     @app_commands.command(name=_T("cmd.cloud"), description=_T("cmd.cloud.desc"))
     @_options("model", "context", "quant")
     @app_commands.autocomplete(model=complete_model)
     @app_commands.choices(quant=_QUANTS)
-    async def cloud(self, interaction: discord.Interaction, model: str, context: Context | None = None,
-                    quant: str | None = None) -> None:
+    async def cloud(
+        self, interaction: discord.Interaction, model: str, context: Context | None = None, quant: str | None = None
+    ) -> None:
         await self.bot.respond(interaction, question("cloud", model, _ctx(context), quant))
 
     @app_commands.command(name=_T("cmd.quant"), description=_T("cmd.quant.desc"))
     @_options("model", "gpu", "context", "kv", "engine")
     @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
     @app_commands.choices(kv=_KVS, engine=_ENGINES)
-    async def quant(self, interaction: discord.Interaction, model: str, gpu: str, context: Context | None = None,
-                    kv: str | None = None, engine: str | None = None) -> None:
+    async def quant(
+        self,
+        interaction: discord.Interaction,
+        model: str,
+        gpu: str,
+        context: Context | None = None,
+        kv: str | None = None,
+        engine: str | None = None,
+    ) -> None:
         await self.bot.respond(interaction, question("quant", model, gpu, _ctx(context), _kv(kv), engine))
 
     @app_commands.command(name=_T("cmd.gpus"), description=_T("cmd.gpus.desc"))
@@ -298,16 +355,16 @@ class FitCommands(commands.Cog):
     @_options("gpu", "context", "quant")
     @app_commands.autocomplete(gpu=complete_gpu)
     @app_commands.choices(quant=_QUANTS)
-    async def models(self, interaction: discord.Interaction, gpu: str, context: Context | None = None,
-                     quant: str | None = None) -> None:
+    async def models(
+        self, interaction: discord.Interaction, gpu: str, context: Context | None = None, quant: str | None = None
+    ) -> None:
         await self.bot.respond(interaction, question("models", gpu, _ctx(context), quant))
 
     @app_commands.command(name=_T("cmd.finetune"), description=_T("cmd.finetune.desc"))
     @_options("model", "gpu", "method")
     @app_commands.autocomplete(model=complete_model, gpu=complete_gpu)
     @app_commands.choices(method=_METHODS)
-    async def finetune(self, interaction: discord.Interaction, model: str, gpu: str,
-                       method: str | None = None) -> None:
+    async def finetune(self, interaction: discord.Interaction, model: str, gpu: str, method: str | None = None) -> None:
         await self.bot.respond(interaction, question("finetune", model, gpu, method))
 
     @app_commands.command(name=_T("cmd.tco"), description=_T("cmd.tco.desc"))
@@ -436,8 +493,9 @@ class FitBotMixin:
     async def respond(self, interaction: discord.Interaction, query: str, *, edit: bool = False) -> None:
         """Defer if slow → answer → render → send (or edit the card the button sits on)."""
         deferred = bool(HUB_REPO.search(query)) and await self._defer(interaction, edit)
-        task = asyncio.ensure_future(self.service.answer(query, str(interaction.locale),
-                                                         user_of(interaction.user, interaction.guild)))
+        task = asyncio.ensure_future(
+            self.service.answer(query, str(interaction.locale), user_of(interaction.user, interaction.guild))
+        )
         if not deferred and not task.done():
             done, _ = await asyncio.wait((task,), timeout=DEFER_AFTER_S)
             deferred = not done and await self._defer(interaction, edit)
@@ -470,8 +528,10 @@ class FitBotMixin:
         if reply.chart is not None and not self.charts:
             reply = reply.model_copy(update={"chart": None})
         message = to_discord(reply)
-        kwargs: dict[str, Any] = {"embeds": [discord.Embed.from_dict(e) for e in message.embeds],
-                                  "view": self.view_for(reply, message.buttons)}
+        kwargs: dict[str, Any] = {
+            "embeds": [discord.Embed.from_dict(e) for e in message.embeds],
+            "view": self.view_for(reply, message.buttons),
+        }
         if message.content:
             kwargs["content"] = message.content
         return kwargs, reply.chart
@@ -501,8 +561,8 @@ class FitBotMixin:
             query = data if kind == "q" else self.cards.get(data)
             if query is None:
                 await apologise(interaction, "expired")
-            elif query.startswith(FEEL_PREFIX):
-                await self.feel(interaction, query[len(FEEL_PREFIX):])
+            elif (question := feel_question(query)) is not None:
+                await self.feel(interaction, question)
             else:
                 await self.respond(interaction, query, edit=True)
         except Exception:
@@ -516,7 +576,7 @@ class FitBotMixin:
         await interaction.response.defer()
         if interaction.message is None or interaction.message.id in self._feeling:
             return
-        rate = self.service.decode_speed(query)
+        rate = await self.service.decode_speed(query)
         if not rate:
             lang = lang_of(str(interaction.locale))
             await interaction.followup.send(t(lang, "telegram.feel.unknown"), ephemeral=True)
@@ -533,19 +593,14 @@ class FitBotMixin:
         head = "⚡ " + text(lang, "feel.title", rate=shown)
         sample = text(lang, "feel.sample")
         room = MAX_CONTENT - len(head) - 120  # fences, cursor and the closing line
-        start = time.monotonic()
         try:
-            while True:
-                await asyncio.sleep(self.feel_every_s)
-                elapsed = min(time.monotonic() - start, self.feel_seconds)
-                chars = int(rate * elapsed * CHARS_PER_TOKEN)
-                body = (sample * (chars // len(sample) + 1))[: min(chars, room)]
-                if elapsed < self.feel_seconds:
+            frames = reveal(rate, sample, every_s=self.feel_every_s, max_s=self.feel_seconds, room=room)
+            async for body, elapsed, finished in frames:
+                if not finished:
                     await interaction.edit_original_response(content=f"{head}\n```\n{body}▌\n```")
                     continue
                 done = text(lang, "feel.done", tokens=int(rate * elapsed), seconds=f"{elapsed:.0f}", rate=shown)
                 await interaction.edit_original_response(content=f"{head}\n```\n{body}\n```\n{done}")
-                return
         except discord.HTTPException:
             log.warning("feel-the-speed edit failed", exc_info=True)
         finally:
@@ -599,17 +654,28 @@ def intents(message_content: bool = False) -> discord.Intents:
     return flags
 
 
-def build_bot(service: Service, *, shards: int | None = None, sync_state_path: Path | None = None,
-              guild_ready_timeout: float = 2.0, message_content: bool = False,
-              charts: bool = True) -> FitBot | ShardedFitBot:
+def build_bot(
+    service: Service,
+    *,
+    shards: int | None = None,
+    sync_state_path: Path | None = None,
+    guild_ready_timeout: float = 2.0,
+    message_content: bool = False,
+    charts: bool = True,
+) -> FitBot | ShardedFitBot:
     """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n.
 
     ``charts=False`` sends cards without their chart image (no matplotlib, no defer).
     """
     options: dict[str, Any] = {
-        "command_prefix": commands.when_mentioned, "help_command": None, "tree_cls": FitTree,
-        "intents": intents(message_content), "allowed_mentions": discord.AllowedMentions.none(),
-        "guild_ready_timeout": guild_ready_timeout, "max_messages": None, "chunk_guilds_at_startup": False,
+        "command_prefix": commands.when_mentioned,
+        "help_command": None,
+        "tree_cls": FitTree,
+        "intents": intents(message_content),
+        "allowed_mentions": discord.AllowedMentions.none(),
+        "guild_ready_timeout": guild_ready_timeout,
+        "max_messages": None,
+        "chunk_guilds_at_startup": False,
         "member_cache_flags": discord.MemberCacheFlags.none(),
     }
     bot: FitBot | ShardedFitBot
@@ -621,12 +687,17 @@ def build_bot(service: Service, *, shards: int | None = None, sync_state_path: P
     return bot
 
 
-async def run_discord(service: Service, token: str, *, shards: int | None = None,
-                      sync_state_path: Path | None = None, message_content: bool = False,
-                      charts: bool = True) -> None:
+async def run_discord(
+    service: Service,
+    token: str,
+    *,
+    shards: int | None = None,
+    sync_state_path: Path | None = None,
+    message_content: bool = False,
+    charts: bool = True,
+) -> None:
     """Runs the bot until cancelled; retries sharded when Discord closes with 4011 (sharding required)."""
-    options: dict[str, Any] = {"sync_state_path": sync_state_path, "message_content": message_content,
-                               "charts": charts}
+    options: dict[str, Any] = {"sync_state_path": sync_state_path, "message_content": message_content, "charts": charts}
     bot = build_bot(service, shards=shards, **options)
     try:
         async with bot:
@@ -639,6 +710,13 @@ async def run_discord(service: Service, token: str, *, shards: int | None = None
 
 
 __all__ = [
-    "CardButton", "FitBot", "FitTranslator", "ShardedFitBot", "Suggester",
-    "build_bot", "intents", "question", "run_discord",
+    "CardButton",
+    "FitBot",
+    "FitTranslator",
+    "ShardedFitBot",
+    "Suggester",
+    "build_bot",
+    "intents",
+    "question",
+    "run_discord",
 ]

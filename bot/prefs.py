@@ -1,0 +1,126 @@
+"""Saved preferences: a user's defaults (GPU, RAM, language) and a chat's (language, mention answers).
+
+``/mygpu``, ``/lang``, ``/settings`` and ``/forget`` change them; every question reads them first.
+A locked or broken database costs the defaults, never the answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from bot import cards
+from bot.reply import Reply
+from bot.user import User
+from core.models import Engine
+from core.query import Intent, Query
+from locales import Lang, t
+
+if TYPE_CHECKING:
+    from bot.answers import Answers
+    from catalog.userprefs import PreferenceStore
+
+log = logging.getLogger(__name__)
+INTENTS = (Intent.MYGPU, Intent.LANG, Intent.SETTINGS, Intent.FORGET)
+
+
+class Preferences:
+    """Reads and changes saved defaults; without a store (the console) every command says so."""
+
+    def __init__(self, store: PreferenceStore | None) -> None:
+        self.store = store
+
+    async def fill(self, user: User) -> tuple[User, Lang | None]:
+        """The user with saved defaults filled in, and the chat's language if one was chosen."""
+        if self.store is None or not user.id:
+            return user, None
+        try:
+            saved = await self.store.user(user.id)
+            chat_lang = (await self.store.chat(user.chat)).lang if user.chat else None
+        except (sqlite3.Error, OSError):  # a locked or broken database costs the defaults, not the answer
+            log.warning("preferences unavailable", exc_info=True)
+            return user, None
+        return dataclasses.replace(
+            user,
+            lang=user.lang or _lang(saved.lang),
+            gpu_id=saved.gpu_id,
+            gpu_count=saved.gpu_count,
+            ram_gb=saved.ram_gb,
+            context=saved.context,
+            engine=Engine(saved.engine) if saved.engine else None,
+        ), _lang(chat_lang)
+
+    async def command(self, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+        if self.store is None or not user.id:
+            return cards.error_card(lang, t(lang, "prefs.unavailable"))
+        try:
+            return await self._change(q, lang, user, answers)
+        except (sqlite3.Error, OSError):
+            log.exception("preferences could not be saved")
+            return cards.error_card(lang, t(lang, "prefs.storage_error"))
+
+    async def _change(self, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+        prefs = self.store
+        assert prefs is not None
+        if q.intent is Intent.FORGET:
+            await prefs.forget(user.id)
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.forgotten"))
+        if q.intent is Intent.LANG:
+            choice = _lang((q.lang_arg or "").lower())
+            if choice is None:
+                return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+            if user.chat:  # in a group or server the setting is the chat's default
+                await prefs.set_chat(user.chat, lang=choice)
+                return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
+            await prefs.set_user(user.id, lang=choice)
+            return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+        if q.intent is Intent.MYGPU and q.gpu and q.gpu.id and not q.gpu.ambiguous:
+            gpu = answers.catalog.gpu(q.gpu.id)
+            assert gpu is not None
+            fields: dict[str, Any] = {"gpu_id": gpu.id, "gpu_count": q.gpu_count}
+            if q.ram_gb is not None:
+                fields["ram_gb"] = q.ram_gb
+            await prefs.set_user(user.id, **fields)
+            label = f"{q.gpu_count}x {gpu.short_name}" if q.gpu_count > 1 else gpu.short_name
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.gpu_saved", gpu=label))
+        if q.intent is Intent.MYGPU and q.gpu and q.gpu.suggestions:
+            return answers.suggest(lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), q.gpu, "gpu", q, "")
+        switch = _mention_switch(q.leftovers)
+        if q.intent is Intent.SETTINGS and switch is not None and user.chat:
+            await prefs.set_chat(user.chat, answer_mentions=switch)
+            return cards.info_card(
+                lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")
+            )
+        saved = await prefs.user(user.id)
+        gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
+        rows = {
+            "prefs.gpu": (f"{saved.gpu_count}x " if saved.gpu_count > 1 else "") + gpu.short_name if gpu else "–",
+            "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
+            "prefs.lang": saved.lang or "–",
+        }
+        return cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
+
+    async def answers_mentions(self, chat: str) -> bool:
+        """Whether plain mentions in this group/server get answers (commands always do)."""
+        if not chat or self.store is None:
+            return True
+        try:
+            return (await self.store.chat(chat)).answer_mentions
+        except (sqlite3.Error, OSError):
+            return True
+
+
+def _mention_switch(words: tuple[str, ...]) -> bool | None:
+    """ "/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
+
+    The parser drops short words like "an", so a mention switch without an "off" word means on.
+    """
+    if not {"mentions", "mention", "erwähnungen", "erwaehnungen"} & set(words):
+        return None
+    return not {"off", "aus", "no", "nein"} & set(words)
+
+
+def _lang(code: str | None) -> Lang | None:
+    return code if code in ("de", "en") else None  # type: ignore[return-value]

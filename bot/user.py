@@ -1,0 +1,22 @@
+"""Who asks: the platform user, their chat, and the saved defaults that fill what a question leaves out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.models import Engine
+from locales import Lang
+
+
+@dataclass(frozen=True)
+class User:
+    """Who asks, as ``platform:id`` ("tg:42", "dc:1234"); saved defaults fill what a question leaves out."""
+
+    id: str = ""
+    chat: str = ""  # "tg:-1001234" / "dc:guild:5678"; empty in private chats and the console
+    lang: Lang | None = None  # an explicit choice (saved, or the console's --lang)
+    gpu_id: str | None = None
+    gpu_count: int = 1
+    ram_gb: float | None = None
+    context: int | None = None
+    engine: Engine | None = None
