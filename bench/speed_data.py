@@ -372,6 +372,22 @@ def _legacy(build: str) -> bool:
     return bool(m and int(m.group(1)) < 3000)
 
 
+def build_weight(build: str, date: str) -> float:
+    """Fit weight of a row by the age of its llama.cpp build: kernels keep improving, so recent rows
+    count fully, 2025 builds 0.75, older ones 0.5. The build number (bNNNN) decides when known:
+    b6500 is September 2025, b4000 is late 2024; else the date; scoreboard rows (each GPU from its
+    own, mostly 2025-2026 build) 0.85."""
+    m = re.search(r"\((\d{3,5})\)", build)
+    if m:
+        number = int(m.group(1))
+        return 1.0 if number >= 6500 else 0.75 if number >= 4000 else 0.5
+    if "scoreboard" in date:
+        return 0.85
+    if date.startswith("2026"):
+        return 1.0
+    return 0.75 if date.startswith("2025") else 0.5
+
+
 def _quant_id(text: str) -> str:
     return "MXFP4" if "mxfp4" in text.lower() else text.strip().upper()
 
@@ -449,7 +465,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
                 w=w,
                 legacy=legacy,
                 in_catalog=in_catalog,
-                weight=0.5 if legacy else 1.0,
+                weight=build_weight(r["build"], r["date"]),
             )
         )
     for row in rows:

@@ -16,66 +16,66 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.9143,
-    "rocm": 0.8544,
-    "metal": 0.8716,
-    "vulkan": 0.8808,
+    "cuda": 0.8937,
+    "rocm": 0.9504,
+    "metal": 0.8623,
+    "vulkan": 0.9125,
     "vulkan-intel": 0.9503,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.577,
-    "rocm": 0.41,
-    "metal": 0.8358,
-    "vulkan": 0.4508,
-    "vulkan-intel": 0.1133,
+    "cuda": 0.5635,
+    "rocm": 0.4156,
+    "metal": 0.8174,
+    "vulkan": 0.4439,
+    "vulkan-intel": 0.1089,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 109800.0,
-    "rocm": 249300.0,
-    "metal": 182200.0,
-    "vulkan": 115300.0,
-    "vulkan-intel": 854600.0,
+    "cuda": 102300.0,
+    "rocm": 296500.0,
+    "metal": 176800.0,
+    "vulkan": 124500.0,
+    "vulkan-intel": 840900.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.156
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7438
-PRE_AMPERE_MATRIX_FACTOR = 0.6553
-IGPU_BANDWIDTH_FACTOR = 0.8814
-IGPU_MATRIX_FACTOR = 0.5817
-HBM_BANDWIDTH_FACTOR = 0.8507
-MOE_EXPERT_EXTRA = 0.0953
-MOE_TILE_TOKENS = 30.4
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9563, "q4_0": 0.9987, "k": 1.074, "mxfp4": 0.9511}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.112, "q4_0": 1.092, "k": 1.316, "mxfp4": 1.223}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.092
-ATTENTION_EFFICIENCY = 0.5372
-LAYER_SPLIT_HOP_S = 0.0002575
+CONSUMER_CLOCK_FACTOR = 1.141
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7487
+PRE_AMPERE_MATRIX_FACTOR = 0.6612
+IGPU_BANDWIDTH_FACTOR = 0.8886
+IGPU_MATRIX_FACTOR = 0.5977
+HBM_BANDWIDTH_FACTOR = 0.8243
+MOE_EXPERT_EXTRA = 0.106
+MOE_TILE_TOKENS = 9.326
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9365, "q4_0": 1.001, "k": 1.024, "mxfp4": 0.9173}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.12, "q4_0": 1.068, "k": 1.286, "mxfp4": 1.35}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.087
+ATTENTION_EFFICIENCY = 0.5279
+LAYER_SPLIT_HOP_S = 0.0002536
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.873, 1.209),
-    "rocm": (0.873, 1.269),
-    "metal": (0.873, 1.209),
-    "vulkan": (0.873, 1.209),
-    "vulkan-intel": (0.827, 1.291),
+    "cuda": (0.869, 1.217),
+    "rocm": (0.869, 1.309),
+    "metal": (0.869, 1.217),
+    "vulkan": (0.869, 1.217),
+    "vulkan-intel": (0.826, 1.286),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.736, 1.329),
-    "rocm": (0.557, 1.329),
-    "metal": (0.736, 1.371),
-    "vulkan": (0.6, 1.44),
-    "vulkan-intel": (0.64, 1.329),
+    "cuda": (0.738, 1.334),
+    "rocm": (0.554, 1.686),
+    "metal": (0.738, 1.334),
+    "vulkan": (0.655, 1.421),
+    "vulkan-intel": (0.637, 1.334),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.807, 1.24),
-    "rocm": (0.81, 1.241),
-    "metal": (0.81, 1.24),
-    "vulkan": (0.81, 1.24),
-    "vulkan-intel": (0.612, 1.786),
+    "cuda": (0.813, 1.237),
+    "rocm": (0.818, 1.298),
+    "metal": (0.818, 1.237),
+    "vulkan": (0.818, 1.237),
+    "vulkan-intel": (0.612, 1.784),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.735, 1.371),
-    "rocm": (0.572, 1.371),
-    "metal": (0.735, 1.371),
-    "vulkan": (0.626, 1.488),
-    "vulkan-intel": (0.64, 1.48),
+    "cuda": (0.737, 1.382),
+    "rocm": (0.56, 1.715),
+    "metal": (0.737, 1.382),
+    "vulkan": (0.664, 1.496),
+    "vulkan-intel": (0.636, 1.496),
 }
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
