@@ -52,6 +52,7 @@ class ArchProfile:
     known: bool = True  # False: figures by analogy, no source for this generation specifically
     hbm: bool = False  # HBM memory: a single decode stream reaches less of its peak (``HBM_BANDWIDTH_FACTOR``)
     pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_*_FACTOR`` (kernels tuned for sm_80+)
+    use_listed: bool = True  # False: the listed FP16 figure is not the path llama.cpp takes; use flop_per_byte
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -60,7 +61,7 @@ ARCH: dict[str, ArchProfile] = {
     # Pascal has no tensor cores: MMQ runs dp4a (4 int8 MACs per lane and clock = 4x the FP32 rate);
     # the catalog lists no usable FP16 figure (1/64 rate on GP102/GP104), so FLOP per byte of the
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
-    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True),
+    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False),
     "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere=True),  # P100: no dp4a, listed 2x FP16 rate
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
     "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
@@ -144,7 +145,7 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     category's) FLOP per byte.
     """
     profile = arch_profile(gpu)
-    if gpu.fp16_tflops is not None:
+    if gpu.fp16_tflops is not None and profile.use_listed:
         half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
         return listed * profile.matrix_share, not profile.known

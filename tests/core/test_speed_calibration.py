@@ -10,6 +10,9 @@ from __future__ import annotations
 import csv
 import math
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +59,15 @@ def test_every_row_has_a_source_and_a_build_or_date():
             for row in csv.DictReader(handle):
                 assert row["source"].startswith("https://"), row
                 assert row["date"] or row["build"] or "/pull/" in row["source"], row
+
+
+@pytest.mark.parametrize("script", ["speed_calibration.py", "accuracy.py"])
+@pytest.mark.parametrize("flag", ["--help", "--quick"])
+def test_bench_scripts_run_in_quick_mode(script, flag):
+    """CI smoke run: the speed bench scripts answer --help and finish --quick in a few seconds."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "bench" / script), flag], capture_output=True, text=True, timeout=120, cwd=root
+    )
+    assert done.returncode == 0, done.stderr
+    assert ("usage:" in done.stdout) if flag == "--help" else ("decode" in done.stdout or "in-sample" in done.stdout)

@@ -105,3 +105,10 @@ def test_igpus_are_their_own_class():
     assert is_igpu(halo) and not is_igpu(discrete)
     assert device_rates(halo).gemm_flops_per_s < device_rates(discrete).gemm_flops_per_s
     assert not is_igpu(specs.M3_ULTRA_512)
+
+
+def test_pascal_ignores_its_listed_fp16_rate():
+    """GP102/GP104 list FP16 at 1/64 of FP32; llama.cpp runs dp4a int8 instead."""
+    p40 = specs.RTX_3090.model_copy(update={"arch": "pascal", "fp16_tflops": 0.18, "bandwidth_bytes_per_s": 347e9})
+    tflops, _ = matrix_tflops(p40)
+    assert tflops == pytest.approx(347e9 * ARCH["pascal"].flop_per_byte / 1e12)
