@@ -54,6 +54,7 @@ SCALARS = [
     "moe_tile",
     "no_fa",
     "legacy",
+    "legacy_pp",
     "attn_eff",
     "hop",
 ]
@@ -82,6 +83,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "moe_tile": (16.0, 0.1),
     "no_fa": (1.0, 0.3),
     "legacy": (1.0, 0.1),
+    "legacy_pp": (1.0, 0.3),
     "attn_eff": (0.5, 0.1),
     "hop": (0.2e-3, 0.1),
 }
@@ -106,7 +108,8 @@ def current_params() -> np.ndarray:
             K.MOE_EXPERT_EXTRA,
             K.MOE_TILE_TOKENS,
             K.PREFILL_NO_FLASH_ATTENTION_FACTOR,
-            1.0,
+            1.0,  # legacy (fit-only)
+            1.0,  # legacy_pp (fit-only)
             K.ATTENTION_EFFICIENCY,
             K.LAYER_SPLIT_HOP_S,
         ]
@@ -143,6 +146,7 @@ class Matrix:
         "bw",
         "tf",
         "consumer",
+        "tf_cublas",
         "layers",
         "hops",
         "clock",
@@ -189,7 +193,9 @@ class Matrix:
         lat = lat * (1.0 + s["moe_expert"] * f["moe"])
         bw = f["bw"] * bw_eff[self.fam] * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
         bw = bw * np.where(self.old, s["old_bw"], 1.0)
-        flops = f["tf"] * clock * pp_eff[self.fam] * np.where(igpu, s["igpu_pp"], 1.0)
+        # pre-b3000 builds ran prompt GEMMs through cuBLAS (full tensor rate, dequantize first)
+        tf = np.where(self.legacy, f["tf_cublas"] * s["legacy_pp"], f["tf"])
+        flops = tf * clock * pp_eff[self.fam] * np.where(igpu, s["igpu_pp"], 1.0)
         flops = flops * np.where(self.old, s["old_pp"], 1.0)
         attn = f["attn"] / (s["attn_eff"] * flops)
         t_dec = (f["weights"] * q_dec + f["kv"]) / bw + attn + f["layers"] * lat + f["hops"] * s["hop"]

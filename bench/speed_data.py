@@ -190,6 +190,7 @@ MODELS = [  # (row "model" prefix, lower case) -> spec
 # "H100 80 GB"/"A100 80 GB" are nvidia-smi's SXM names ("H100 80GB HBM3", "A100-SXM4-80GB").
 CATALOG_GPUS = [
     ("rtx 3060", "rtx-3060-12gb"),
+    ("rtx 3080 ti", None),
     ("rtx 3080", "rtx-3080-10gb"),
     ("rtx 3090 ti", "rtx-3090-ti"),
     ("rtx 3090", "rtx-3090"),
@@ -212,6 +213,9 @@ CATALOG_GPUS = [
     ("rtx pro 6000", "rtx-pro-6000"),
     ("h100 80 gb", "h100-sxm"),
     ("a100 80 gb", "a100-80gb-sxm"),
+    ("a100-sxm4-80gb", "a100-80gb-sxm"),
+    ("a100 80gb pcie", "a100-80gb-pcie"),
+    ("h100 pcie", "h100-pcie"),
     ("l40s", "l40s"),
     ("l40", "l40"),
     ("a40", "a40"),
@@ -238,6 +242,8 @@ CATALOG_GPUS = [
 # CU count x clock x 512 (RDNA3 WMMA) or 256 (RDNA2 packed FP16) and the LPDDR bus of the named chip.
 EXTRA_SPECS: list[tuple[str, str, str, str, float, float | None, bool, str]] = [
     ("rtx 3070", "RTX 3070", "NVIDIA", "consumer", 448.0, 40.6, False, "ampere"),
+    ("rtx 3080 ti", "RTX 3080 Ti", "NVIDIA", "consumer", 912.4, 68.2, False, "ampere"),
+    ("rtx 5000 ada", "RTX 5000 Ada", "NVIDIA", "workstation", 576.0, 261.1, False, "ada"),
     ("rtx 4070 ti", "RTX 4070 Ti", "NVIDIA", "consumer", 504.2, 80.2, False, "ada"),
     ("rtx 4070 super", "RTX 4070 SUPER", "NVIDIA", "consumer", 504.2, 71.0, False, "ada"),
     ("rtx 4060 mobile", "RTX 4060 Laptop", "NVIDIA", "consumer", 256.0, 23.2, False, "ada"),
@@ -481,6 +487,7 @@ def features(row: Row) -> dict[str, float]:
     f = {
         "bw": row.gpu.bandwidth_bytes_per_s,
         "tf": tflops * 1e12,
+        "tf_cublas": tflops * 1e12 / profile.matrix_share if profile.use_listed else tflops * 1e12,
         "layers": float(m.n_layers),
         "hops": row.n_gpus - 1.0,
         "clock": profile.clock_ghz * 1e9,

@@ -16,66 +16,66 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8937,
-    "rocm": 0.9504,
-    "metal": 0.8623,
-    "vulkan": 0.9125,
+    "cuda": 0.8851,
+    "rocm": 0.9503,
+    "metal": 0.8653,
+    "vulkan": 0.9023,
     "vulkan-intel": 0.9503,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5635,
-    "rocm": 0.4156,
-    "metal": 0.8174,
-    "vulkan": 0.4439,
-    "vulkan-intel": 0.1089,
+    "cuda": 0.5606,
+    "rocm": 0.411,
+    "metal": 0.8382,
+    "vulkan": 0.4389,
+    "vulkan-intel": 0.1077,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 102300.0,
-    "rocm": 296500.0,
-    "metal": 176800.0,
-    "vulkan": 124500.0,
-    "vulkan-intel": 840900.0,
+    "cuda": 97290.0,
+    "rocm": 302000.0,
+    "metal": 173800.0,
+    "vulkan": 121000.0,
+    "vulkan-intel": 856200.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.141
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7487
-PRE_AMPERE_MATRIX_FACTOR = 0.6612
-IGPU_BANDWIDTH_FACTOR = 0.8886
-IGPU_MATRIX_FACTOR = 0.5977
-HBM_BANDWIDTH_FACTOR = 0.8243
-MOE_EXPERT_EXTRA = 0.106
-MOE_TILE_TOKENS = 9.326
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9365, "q4_0": 1.001, "k": 1.024, "mxfp4": 0.9173}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.12, "q4_0": 1.068, "k": 1.286, "mxfp4": 1.35}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.087
-ATTENTION_EFFICIENCY = 0.5279
-LAYER_SPLIT_HOP_S = 0.0002536
+CONSUMER_CLOCK_FACTOR = 1.168
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.755
+PRE_AMPERE_MATRIX_FACTOR = 0.6606
+IGPU_BANDWIDTH_FACTOR = 0.9009
+IGPU_MATRIX_FACTOR = 0.6156
+HBM_BANDWIDTH_FACTOR = 0.7607
+MOE_EXPERT_EXTRA = 0.1109
+MOE_TILE_TOKENS = 9.454
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9434, "q4_0": 1.002, "k": 1.02, "mxfp4": 0.9237}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.147, "q4_0": 1.079, "k": 1.329, "mxfp4": 1.365}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.089
+ATTENTION_EFFICIENCY = 0.5135
+LAYER_SPLIT_HOP_S = 0.0002102
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.869, 1.217),
-    "rocm": (0.869, 1.309),
-    "metal": (0.869, 1.217),
-    "vulkan": (0.869, 1.217),
-    "vulkan-intel": (0.826, 1.286),
+    "cuda": (0.873, 1.189),
+    "rocm": (0.873, 1.303),
+    "metal": (0.873, 1.189),
+    "vulkan": (0.873, 1.189),
+    "vulkan-intel": (0.823, 1.292),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.738, 1.334),
-    "rocm": (0.554, 1.686),
-    "metal": (0.738, 1.334),
-    "vulkan": (0.655, 1.421),
-    "vulkan-intel": (0.637, 1.334),
+    "cuda": (0.7, 1.339),
+    "rocm": (0.557, 1.696),
+    "metal": (0.7, 1.339),
+    "vulkan": (0.654, 1.418),
+    "vulkan-intel": (0.644, 1.339),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.813, 1.237),
-    "rocm": (0.818, 1.298),
-    "metal": (0.818, 1.237),
-    "vulkan": (0.818, 1.237),
-    "vulkan-intel": (0.612, 1.784),
+    "cuda": (0.848, 1.206),
+    "rocm": (0.848, 1.287),
+    "metal": (0.848, 1.206),
+    "vulkan": (0.848, 1.206),
+    "vulkan-intel": (0.611, 1.786),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.737, 1.382),
-    "rocm": (0.56, 1.715),
-    "metal": (0.737, 1.382),
-    "vulkan": (0.664, 1.496),
-    "vulkan-intel": (0.636, 1.496),
+    "cuda": (0.713, 1.362),
+    "rocm": (0.563, 1.727),
+    "metal": (0.713, 1.362),
+    "vulkan": (0.663, 1.497),
+    "vulkan-intel": (0.644, 1.471),
 }
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
