@@ -327,12 +327,16 @@ def _calibrate(quick: bool) -> dict[str, Any]:
         return result
     result["logo"] = hold_out(mat, theta, [r.gpu_key for r in rows], iters=30)
     result["lofo"] = hold_out(mat, theta, [r.arch for r in rows], iters=30)
-    result["bands"] = {
-        "DECODE_BAND": family_bands(rows, result["logo"], mat.decode),
-        "PREFILL_BAND": family_bands(rows, result["logo"], ~mat.decode),
-        "DECODE_BAND_ROUGH": family_bands(rows, result["lofo"], mat.decode),
-        "PREFILL_BAND_ROUGH": family_bands(rows, result["lofo"], ~mat.decode),
-    }
+    bands = {}
+    for kind, mask in (("DECODE", mat.decode), ("PREFILL", ~mat.decode)):
+        gpu_out = family_bands(rows, result["logo"], mask)
+        family_out = family_bands(rows, result["lofo"], mask)
+        bands[f"{kind}_BAND"] = gpu_out
+        # a generation never seen is never more certain than a seen one
+        bands[f"{kind}_BAND_ROUGH"] = {
+            f: (min(family_out[f][0], gpu_out[f][0]), max(family_out[f][1], gpu_out[f][1])) for f in FAMILIES
+        }
+    result["bands"] = bands
     apply_params(theta)
     result["production_gap"] = production_check(rows, result["resid"] + mat.y)
     return result

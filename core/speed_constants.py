@@ -56,6 +56,13 @@ DECODE_BAND: dict[str, tuple[float, float]] = {
     "vulkan": (0.873, 1.189),
     "vulkan-intel": (0.823, 1.292),
 }
+DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.848, 1.206),
+    "rocm": (0.848, 1.303),
+    "metal": (0.848, 1.206),
+    "vulkan": (0.848, 1.206),
+    "vulkan-intel": (0.611, 1.786),
+}
 PREFILL_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.7, 1.339),
     "rocm": (0.557, 1.696),
@@ -63,18 +70,11 @@ PREFILL_BAND: dict[str, tuple[float, float]] = {
     "vulkan": (0.654, 1.418),
     "vulkan-intel": (0.644, 1.339),
 }
-DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.848, 1.206),
-    "rocm": (0.848, 1.287),
-    "metal": (0.848, 1.206),
-    "vulkan": (0.848, 1.206),
-    "vulkan-intel": (0.611, 1.786),
-}
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.713, 1.362),
-    "rocm": (0.563, 1.727),
-    "metal": (0.713, 1.362),
-    "vulkan": (0.663, 1.497),
+    "cuda": (0.7, 1.362),
+    "rocm": (0.557, 1.727),
+    "metal": (0.7, 1.362),
+    "vulkan": (0.654, 1.497),
     "vulkan-intel": (0.644, 1.471),
 }
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
