@@ -52,7 +52,9 @@ class ArchProfile:
     known: bool = True  # False: figures by analogy, no source for this generation specifically
     hbm: bool = False  # HBM memory: a single decode stream reaches less of its peak (``HBM_BANDWIDTH_FACTOR``)
     pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_*_FACTOR`` (kernels tuned for sm_80+)
-    use_listed: bool = True  # False: the listed FP16 figure is not the path llama.cpp takes; use flop_per_byte
+    # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
+    # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
+    use_listed: bool = True
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -70,13 +72,15 @@ ARCH: dict[str, ArchProfile] = {
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the
     # GPU -> 85 dense INT8 -> 42.5 TFLOPS at the FP16 basis) / 204.8 GB/s
-    "ampere-soc": ArchProfile(1.3, matrix_share=1.0, flop_per_byte=42.5e12 / 204.8e9),
+    "ampere-soc": ArchProfile(1.3, flop_per_byte=42.5e12 / 204.8e9, use_listed=False),
     "ada": ArchProfile(2.5, matrix_share=1.0),
-    "hopper": ArchProfile(1.85, matrix_share=0.27, hbm=True),
+    # no listed figure (H100/H200 NVL): the mma.sync basis per byte, 132 SM x 1.785 GHz x 1024 = 241 TFLOPS
+    # over 3940-4800 GB/s
+    "hopper": ArchProfile(1.85, matrix_share=0.27, hbm=True, flop_per_byte=55.0),
     "blackwell": ArchProfile(2.5, matrix_share=1.0),
     "blackwell-dc": ArchProfile(1.97, matrix_share=0.13, hbm=True),
     # GB10 (DGX Spark): 1 PFLOPS sparse FP4 -> 125 TFLOPS dense FP16 (FP16 accumulate) / 273 GB/s
-    "blackwell-soc": ArchProfile(2.4, matrix_share=1.0, flop_per_byte=125e12 / 273e9),
+    "blackwell-soc": ArchProfile(2.4, flop_per_byte=125e12 / 273e9, use_listed=False),
     # AMD
     "rdna2": ArchProfile(2.25, matrix_share=1.4),
     "rdna3": ArchProfile(2.5, matrix_share=1.0),
@@ -90,11 +94,11 @@ ARCH: dict[str, ArchProfile] = {
     "xe-hpg": ArchProfile(2.1, matrix_share=1.0),
     "xe2": ArchProfile(2.67, matrix_share=1.0),
     # Apple: FLOP per byte of the generation (see module docstring)
-    "apple-m1": ArchProfile(1.28, flop_per_byte=26.0),
-    "apple-m2": ArchProfile(1.40, flop_per_byte=34.0),
-    "apple-m3": ArchProfile(1.40, flop_per_byte=41.0),
-    "apple-m4": ArchProfile(1.58, flop_per_byte=31.0),
-    "apple-m5": ArchProfile(1.58, flop_per_byte=31.0, known=False),
+    "apple-m1": ArchProfile(1.28, flop_per_byte=26.0, use_listed=False),
+    "apple-m2": ArchProfile(1.40, flop_per_byte=34.0, use_listed=False),
+    "apple-m3": ArchProfile(1.40, flop_per_byte=41.0, use_listed=False),
+    "apple-m4": ArchProfile(1.58, flop_per_byte=31.0, use_listed=False),
+    "apple-m5": ArchProfile(1.58, flop_per_byte=31.0, known=False, use_listed=False),
     # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given
     "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
 }
@@ -115,6 +119,9 @@ FLOP_PER_BYTE_BY_CATEGORY: dict[str, float] = {
 # NVIDIA L40 datasheet 181 TFLOPS FP16 (362 sparse) for 142 SM x 2.49 GHz x 1024 = 362 at FP16
 # accumulate; L20 likewise (92 SM x 2.52 GHz x 1024 = 237, listed 119.5).
 FP32_ACCUMULATE_LISTED = frozenset({"l40", "l20"})
+# Per-device exceptions to the generation's matrix_share: the H20's tensor rate is capped at 148 TFLOPS
+# (78 SM), close to what its SMs reach through mma.sync (78 x 1.98 GHz x 1024 = 158), so all of it counts.
+MATRIX_SHARE_OVERRIDE: dict[str, float] = {"h20-96gb": 1.0, "h20-141gb": 1.0}
 
 
 def arch_profile(gpu: GpuSpec) -> ArchProfile:
@@ -148,8 +155,8 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     if gpu.fp16_tflops is not None and profile.use_listed:
         half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
-        return listed * profile.matrix_share, not profile.known
+        return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known
     ratio = profile.flop_per_byte
     if ratio is None:
         return gpu.bandwidth_bytes_per_s * FLOP_PER_BYTE_BY_CATEGORY.get(gpu.category, 150.0) / 1e12, True
-    return gpu.bandwidth_bytes_per_s * ratio / 1e12, not profile.known
+    return gpu.bandwidth_bytes_per_s * ratio / 1e12, profile.use_listed or not profile.known

@@ -112,3 +112,17 @@ def test_pascal_ignores_its_listed_fp16_rate():
     p40 = specs.RTX_3090.model_copy(update={"arch": "pascal", "fp16_tflops": 0.18, "bandwidth_bytes_per_s": 347e9})
     tflops, _ = matrix_tflops(p40)
     assert tflops == pytest.approx(347e9 * ARCH["pascal"].flop_per_byte / 1e12)
+
+
+def test_every_catalog_gpu_gets_a_finite_speed_and_band():
+    from catalog.facts import load_facts
+
+    catalog = load_facts()
+    workload = Workload(context=4096)
+    for gpu in catalog.gpus:
+        hardware = Hardware(gpu=gpu, system_ram_bytes=64 * GIB)
+        placement = place(LLAMA3_8B, Q4_K_M, hardware, workload)
+        est = estimate_speed(LLAMA3_8B, placement.weights, placement, hardware, workload, Q4_K_M.id)
+        assert 0 < est.decode_range[0] < est.decode_tokens_per_s < est.decode_range[1] < math.inf, gpu.id
+        assert 0 < est.prefill_range[0] < est.prefill_tokens_per_s < est.prefill_range[1] < math.inf, gpu.id
+        assert gpu.arch, gpu.id  # every device names its generation (family hold-outs, speed constants)
