@@ -245,9 +245,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="speed in-sample only, no cross-validation")
     parser.add_argument("--rows", action="store_true", help="print every graded memory row")
+    parser.add_argument("--markdown", action="store_true", help="print the README speed table and stop")
     parser.add_argument("--shared", type=Path, default=CALIBRATION, help="shared/calibration directory (memory)")
     args = parser.parse_args(argv)
     CALIBRATION = args.shared
+    if args.markdown:
+        from bench.speed_calibration import calibrate, markdown_table
+
+        print("\n".join(markdown_table(calibrate())))
+        return
     if (CALIBRATION / "gguf_sizes.csv").exists():
         grade_memory(args.rows)
     else:

@@ -471,6 +471,33 @@ def summary(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def markdown_table(result: dict[str, Any]) -> list[str]:
+    """The README's accuracy table: family held out (headline) and GPU held out, per backend."""
+    rows, mat = result["rows"], result["mat"]
+    lines = [
+        "| backend | rows (decode / prefill) | decode median | p90 | in band | prefill median | p90 | in band |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, suffix, title in (("lofo", "_ROUGH", "all, family held out"), ("logo", "", "all, GPU held out")):
+        for backend in ("all", *BACKENDS):
+            cells = []
+            counts = []
+            for kind, mask in (("DECODE", mat.decode), ("PREFILL", ~mat.decode)):
+                if backend != "all":
+                    mask = mask & np.array([r.backend == backend for r in rows])
+                lo, hi = row_bands(rows, result["bands"][f"{kind}_BAND{suffix}"])
+                med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
+                cells += [f"{med:.1f} %", f"{p90:.1f} %", f"{100 * cov:.1f} %"]
+                counts.append(str(n))
+            if backend == "all" and key == "lofo":
+                cells = [f"**{c}**" for c in cells]
+                name = f"**{title}**"
+            else:
+                name = title if backend == "all" else backend
+            lines.append(f"| {name} | {' / '.join(counts)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _print(result: dict[str, Any], show_rows: bool) -> None:
     rows = result["rows"]
     gpus, archs = len({r.gpu_key for r in rows}), len({r.arch for r in rows})

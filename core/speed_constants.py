@@ -16,66 +16,66 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8851,
-    "rocm": 0.9503,
-    "metal": 0.8653,
-    "vulkan": 0.9023,
+    "cuda": 0.8833,
+    "rocm": 0.9504,
+    "metal": 0.8615,
+    "vulkan": 0.9068,
     "vulkan-intel": 0.9503,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5606,
-    "rocm": 0.411,
-    "metal": 0.8382,
-    "vulkan": 0.4389,
-    "vulkan-intel": 0.1077,
+    "cuda": 0.5615,
+    "rocm": 0.4108,
+    "metal": 0.8326,
+    "vulkan": 0.4387,
+    "vulkan-intel": 0.108,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 97290.0,
-    "rocm": 302000.0,
-    "metal": 173800.0,
-    "vulkan": 121000.0,
-    "vulkan-intel": 856200.0,
+    "cuda": 98560.0,
+    "rocm": 307100.0,
+    "metal": 182600.0,
+    "vulkan": 127500.0,
+    "vulkan-intel": 860400.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.168
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.755
-PRE_AMPERE_MATRIX_FACTOR = 0.6606
-IGPU_BANDWIDTH_FACTOR = 0.9009
-IGPU_MATRIX_FACTOR = 0.6156
-HBM_BANDWIDTH_FACTOR = 0.7607
-MOE_EXPERT_EXTRA = 0.1109
-MOE_TILE_TOKENS = 9.454
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9434, "q4_0": 1.002, "k": 1.02, "mxfp4": 0.9237}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.147, "q4_0": 1.079, "k": 1.329, "mxfp4": 1.365}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.089
-ATTENTION_EFFICIENCY = 0.5135
-LAYER_SPLIT_HOP_S = 0.0002102
+CONSUMER_CLOCK_FACTOR = 1.169
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7542
+PRE_AMPERE_MATRIX_FACTOR = 0.6607
+IGPU_BANDWIDTH_FACTOR = 0.8937
+IGPU_MATRIX_FACTOR = 0.6184
+HBM_BANDWIDTH_FACTOR = 0.7615
+MOE_EXPERT_EXTRA = 0.098
+MOE_TILE_TOKENS = 9.577
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.943, "q4_0": 0.9974, "k": 1.02, "mxfp4": 0.9168}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.127, "q4_0": 1.08, "k": 1.33, "mxfp4": 1.358}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.091
+ATTENTION_EFFICIENCY = 0.5145
+LAYER_SPLIT_HOP_S = 0.000214
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.873, 1.189),
-    "rocm": (0.873, 1.303),
-    "metal": (0.873, 1.189),
-    "vulkan": (0.873, 1.189),
-    "vulkan-intel": (0.823, 1.292),
+    "cuda": (0.868, 1.232),
+    "rocm": (0.868, 1.31),
+    "metal": (0.863, 1.244),
+    "vulkan": (0.868, 1.232),
+    "vulkan-intel": (0.824, 1.292),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.848, 1.206),
-    "rocm": (0.848, 1.303),
-    "metal": (0.848, 1.206),
-    "vulkan": (0.848, 1.206),
+    "cuda": (0.845, 1.24),
+    "rocm": (0.845, 1.31),
+    "metal": (0.845, 1.248),
+    "vulkan": (0.845, 1.24),
     "vulkan-intel": (0.611, 1.786),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.7, 1.339),
+    "cuda": (0.709, 1.335),
     "rocm": (0.557, 1.696),
-    "metal": (0.7, 1.339),
-    "vulkan": (0.654, 1.418),
-    "vulkan-intel": (0.644, 1.339),
+    "metal": (0.709, 1.335),
+    "vulkan": (0.655, 1.424),
+    "vulkan-intel": (0.645, 1.335),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.7, 1.362),
-    "rocm": (0.557, 1.727),
-    "metal": (0.7, 1.362),
-    "vulkan": (0.654, 1.497),
-    "vulkan-intel": (0.644, 1.471),
+    "cuda": (0.709, 1.363),
+    "rocm": (0.557, 1.724),
+    "metal": (0.709, 1.363),
+    "vulkan": (0.655, 1.504),
+    "vulkan-intel": (0.644, 1.47),
 }
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
@@ -88,6 +88,7 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
         "apple-m1/metal",
         "apple-m2/metal",
         "apple-m3/metal",
+        "apple-m4/metal",
         "blackwell-soc/cuda",
         "blackwell/cuda",
         "gcn5/rocm",
