@@ -32,14 +32,10 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
-
 from core import memory
 from core import speed_constants as K
 from core.fit import Placement
 from core.models import (
-    AttentionKind,
-    Backend,
     Engine,
     Frozen,
     GpuSpec,
@@ -47,24 +43,39 @@ from core.models import (
     ModelSpec,
     Workload,
 )
-from core.speed_arch import FLOP_PER_BYTE_BY_CATEGORY, arch_profile, consumer_board, is_igpu, matrix_tflops
+from core.speed_arch import arch_profile, consumer_board, is_igpu
 from core.speed_constants import (
-    DECODE_BW_EFFICIENCY,
-    FAMILY_PROXY,
-    IQ_EXTRA_FACTOR,
-    LAYER_CYCLES,
     LLAMA_BENCH_PP,
     PCIE_BYTES_PER_S,
-    PREFILL_FLOPS_EFFICIENCY,
-    QUANT_DECODE_FACTOR,
-    QUANT_PREFILL_FACTOR,
-    RAM_BANDWIDTH_DEFAULTS,
     RAM_READ_EFFICIENCY,
     TG_MEAN_DEPTH,
     TP_ALLREDUCE_S,
     TP_SCALING,
 )
-from core.weights import WeightEstimate, active_weight_bytes, param_groups
+from core.speed_device import (
+    DeviceRates,
+    dense_tflops,
+    device_rates,
+    layer_latency_s,
+    ram_bandwidth,
+    speed_family,
+)
+from core.speed_model import (
+    attended_tokens,
+    attention_dims,
+    decode_attention_flops,
+    gemm_params_effective,
+    gemm_params_per_token,
+    kv_read_bytes,
+    layer_cost_factor,
+    moe_tile_factor,
+    prefill_attention_flops,
+    quant_factors,
+    quant_family,
+    token_read_bytes,
+    touched_weight_bytes,
+)
+from core.weights import WeightEstimate, param_groups
 
 
 class Concurrency(Frozen):
@@ -92,226 +103,6 @@ class SpeedEstimate(Frozen):
     confidence: Literal["calibrated", "rough"]
     basis: tuple[str, ...] = ()
     concurrency: Concurrency | None = None
-
-
-class DeviceRates(Frozen):
-    """What one device (or a TP group) delivers after efficiencies."""
-
-    bandwidth_bytes_per_s: float = Field(gt=0)  # effective bytes/s for decode reads
-    gemm_flops_per_s: float = Field(gt=0)  # effective FLOP/s for prefill GEMMs
-    layer_latency_s: float = Field(ge=0)
-    rough: bool
-    notes: tuple[str, ...] = ()
-
-
-# --------------------------------------------------------------------------------------------
-# Device side
-# --------------------------------------------------------------------------------------------
-
-
-def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
-    """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
-    if gpu.backend is Backend.VULKAN:
-        return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
-    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL):
-        return gpu.backend.value, False
-    return FAMILY_PROXY[gpu.backend], True
-
-
-def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
-    """Dense FP16 TFLOPS the GEMMs can use, and whether it is a rough figure.
-
-    llama.cpp: ``speed_arch.matrix_tflops`` (the mma.sync / dot-product rate its kernels are built
-    for). vLLM's BF16 GEMMs (CUTLASS, wgmma on Hopper) get the listed figure, FP32 accumulate, so
-    GeForce's listed half rate is what they get; without a listed figure the category's FLOP per
-    byte of bandwidth.
-    """
-    if engine is Engine.LLAMA_CPP:
-        return matrix_tflops(gpu)
-    if gpu.fp16_tflops is not None:
-        return gpu.fp16_tflops, False
-    return gpu.bandwidth_bytes_per_s * FLOP_PER_BYTE_BY_CATEGORY.get(gpu.category, 150.0) / 1e12, True
-
-
-def layer_latency_s(gpu: GpuSpec, family: str) -> float:
-    """Fixed time per layer and token or ubatch: the backend's cycles at the generation's clock."""
-    clock = arch_profile(gpu).clock_ghz * 1e9 * (K.CONSUMER_CLOCK_FACTOR if consumer_board(gpu) else 1.0)
-    return LAYER_CYCLES[family] / clock
-
-
-def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
-    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device.
-
-    Integrated GPUs and APUs (``speed_arch.is_igpu``) get the iGPU factors on top of their backend's
-    efficiencies: they are a class of their own, not small discrete cards.
-    """
-    family, proxy = speed_family(gpu)
-    notes: list[str] = []
-    if proxy:
-        notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {family} efficiencies assumed")
-    tflops, flops_rough = dense_tflops(gpu, engine)
-    if flops_rough:
-        notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
-    bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
-    pp_eff = PREFILL_FLOPS_EFFICIENCY[family]
-    if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
-        pp_eff *= K.CONSUMER_CLOCK_FACTOR
-    profile = arch_profile(gpu)
-    if profile.hbm and gpu.backend is not Backend.CPU:
-        bw_eff *= K.HBM_BANDWIDTH_FACTOR
-    if profile.pre_ampere:
-        bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
-        pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
-    if is_igpu(gpu):
-        bw_eff *= K.IGPU_BANDWIDTH_FACTOR
-        pp_eff *= K.IGPU_MATRIX_FACTOR
-        notes.append("integrated GPU: its own efficiency class (shared LPDDR memory, power-limited clocks)")
-    return DeviceRates(
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
-        gemm_flops_per_s=tflops * 1e12 * pp_eff,
-        layer_latency_s=layer_latency_s(gpu, family),
-        rough=proxy or flops_rough,
-        notes=tuple(notes),
-    )
-
-
-def ram_bandwidth(hardware: Hardware) -> tuple[float, bool]:
-    """System RAM bandwidth (bytes/s) and whether it is the platform default, not the user's figure."""
-    if hardware.ram_bandwidth_bytes_per_s:
-        return hardware.ram_bandwidth_bytes_per_s, False
-    return RAM_BANDWIDTH_DEFAULTS.get(hardware.gpu.category, 89.6e9), True
-
-
-# --------------------------------------------------------------------------------------------
-# Model side
-# --------------------------------------------------------------------------------------------
-
-
-def quant_family(quant_id: str | None, bits_per_weight: float) -> str:
-    """Kernel family of a quant id: f16, q8_0, q4_0 (legacy blocks), k (K-quants), iq, mxfp4."""
-    qid = (quant_id or "").upper()
-    qid = qid.removeprefix("UD-")
-    if qid in {"F16", "BF16", "F32", "FP8", "FP16", "AWQ", "GPTQ", "NVFP4"}:
-        return "f16"  # vLLM checkpoints: GEMM kernels stream weights at full speed
-    if qid.startswith("MXFP4"):
-        return "mxfp4"
-    if qid.startswith("IQ"):
-        return "iq"
-    if "_K" in qid:
-        return "k"
-    if qid in {"Q8_0"}:
-        return "q8_0"
-    if qid in {"Q4_0", "Q4_1", "Q5_0", "Q5_1"}:
-        return "q4_0"
-    if bits_per_weight >= 12:
-        return "f16"
-    if bits_per_weight >= 7.5:
-        return "q8_0"
-    return "k"
-
-
-def quant_factors(quant_id: str | None, bits_per_weight: float) -> tuple[float, float]:
-    """(decode, prefill) time multipliers of the quant family; IQ = K-quant x ``IQ_EXTRA_FACTOR``."""
-    family = quant_family(quant_id, bits_per_weight)
-    if family == "iq":
-        return QUANT_DECODE_FACTOR["k"] * IQ_EXTRA_FACTOR, QUANT_PREFILL_FACTOR["k"] * IQ_EXTRA_FACTOR
-    return QUANT_DECODE_FACTOR[family], QUANT_PREFILL_FACTOR[family]
-
-
-def attention_dims(model: ModelSpec) -> tuple[int, int]:
-    """Query heads times (key + value) width the attention arithmetic runs over, per cached token.
-
-    MLA in llama.cpp runs absorbed: each head scores against the latent plus rope key
-    (kv_lora_rank + qk_rope_head_dim) and reads the latent as value (kv_lora_rank).
-    """
-    if model.attention is AttentionKind.MLA:
-        assert model.kv_lora_rank is not None
-        return model.n_heads, 2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0)
-    return model.n_heads, model.head_dim + (model.v_head_dim or model.head_dim)
-
-
-def attended_tokens(model: ModelSpec, position: float) -> float:
-    """Cached tokens one query at ``position`` attends to, summed over layers (sliding windows capped)."""
-    window = model.sliding_window or 0
-    swa = model.n_sliding_layers * (min(position, window) if window else position)
-    return model.kv_layers * position + swa
-
-
-def decode_attention_flops(model: ModelSpec, context: float) -> float:
-    """FLOPs of QK^T and PV for one new token at ``context``: 2 * heads * (dk + dv) per cached token."""
-    heads, width = attention_dims(model)
-    return 2.0 * heads * width * attended_tokens(model, context)
-
-
-def prefill_attention_flops(model: ModelSpec, n_tokens: int, depth: int) -> float:
-    """Causal attention FLOPs of n new tokens after ``depth`` cached ones (mean position depth + n/2)."""
-    return n_tokens * decode_attention_flops(model, depth + n_tokens / 2)
-
-
-def gemm_params_per_token(model: ModelSpec) -> float:
-    """Weights each prompt token multiplies: dense + shared + its k routed experts.
-
-    The token embedding is a lookup and the output head runs for the last token only
-    (llama-bench and prompt processing request one logit row).
-    """
-    groups = param_groups(model)
-    routed = float(groups.experts)
-    if model.is_moe:
-        assert model.n_experts and model.experts_per_token
-        routed = groups.experts * model.experts_per_token / model.n_experts
-    return groups.dense + routed
-
-
-def moe_tile_factor(model: ModelSpec, ubatch: int) -> float:
-    """Slow-down of the routed-expert GEMMs of one ubatch: each expert sees ubatch*k/E tokens, and a
-    GEMM of t tokens runs at t / (t + ``MOE_TILE_TOKENS``) of the full-tile rate."""
-    if not model.is_moe:
-        return 1.0
-    assert model.n_experts and model.experts_per_token
-    per_expert = max(ubatch * model.experts_per_token / model.n_experts, 1e-6)
-    return 1.0 + K.MOE_TILE_TOKENS / per_expert
-
-
-def gemm_params_effective(model: ModelSpec, ubatch: int) -> float:
-    """``gemm_params_per_token`` with the routed experts weighted by ``moe_tile_factor``."""
-    groups = param_groups(model)
-    if not model.is_moe:
-        return float(groups.dense + groups.experts)
-    assert model.n_experts and model.experts_per_token
-    routed = groups.experts * model.experts_per_token / model.n_experts
-    return groups.dense + routed * moe_tile_factor(model, ubatch)
-
-
-def layer_cost_factor(model: ModelSpec) -> float:
-    """Fixed per-layer cost of the model relative to a dense layer: a MoE layer adds
-    ``MOE_EXPERT_EXTRA`` per routed expert a token uses (router, top-k, gather, per-expert launches)."""
-    if not model.is_moe:
-        return 1.0
-    return 1.0 + K.MOE_EXPERT_EXTRA * (model.experts_per_token or 0)
-
-
-def token_read_bytes(model: ModelSpec, w: WeightEstimate) -> float:
-    """Weight bytes read per generated token: ``active_weight_bytes`` plus, for tied embeddings,
-    the embedding matrix, which then doubles as the output projection and is read in full."""
-    tied = w.embed_bytes if model.tied_embeddings else 0
-    return float(active_weight_bytes(model, w) + tied)
-
-
-def touched_weight_bytes(model: ModelSpec, w: WeightEstimate, n_tokens: int) -> float:
-    """Weight bytes a batch of n tokens streams: dense, output and every expert hit at least once."""
-    experts = float(w.experts_bytes)
-    if model.is_moe:
-        assert model.n_experts and model.experts_per_token
-        share = model.experts_per_token / model.n_experts
-        experts *= 1.0 - (1.0 - share) ** max(n_tokens, 1)
-    tied = w.embed_bytes if model.tied_embeddings else 0
-    return w.dense_bytes + w.output_bytes + tied + experts
-
-
-def kv_read_bytes(model: ModelSpec, workload: Workload, context: int) -> float:
-    """KV bytes one sequence reads per generated token at ``context`` (all layers, SWA capped)."""
-    single = workload.model_copy(update={"concurrent": 1})
-    return float(memory.kv_cache_bytes(model, single, context))
 
 
 # --------------------------------------------------------------------------------------------
@@ -726,12 +517,36 @@ def estimate_speed(
 
 __all__ = [
     "Concurrency",
+    "DeviceRates",
     "SpeedEstimate",
-    "concurrency",
-    "decode_tokens_per_s",
+    "arch_profile",
+    "attended_tokens",
+    "attention_dims",
     "calibrated_device",
+    "concurrency",
+    "consumer_board",
+    "decode_attention_flops",
+    "decode_time_s",
+    "decode_tokens_per_s",
+    "dense_tflops",
     "device_rates",
     "estimate_speed",
+    "gemm_params_effective",
+    "gemm_params_per_token",
+    "is_igpu",
+    "kv_read_bytes",
+    "layer_cost_factor",
+    "layer_latency_s",
+    "moe_tile_factor",
+    "param_groups",
+    "prefill_attention_flops",
+    "prefill_time_s",
     "prefill_tokens_per_s",
     "prompt_time_s",
+    "quant_factors",
+    "quant_family",
+    "ram_bandwidth",
+    "speed_family",
+    "token_read_bytes",
+    "touched_weight_bytes",
 ]
