@@ -281,8 +281,21 @@ def family_bands(rows: list[Row], resid: np.ndarray, mask: np.ndarray) -> dict[s
     return out
 
 
-def row_bands(rows: list[Row], bands: dict[str, tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    return np.array([bands[r.family][0] for r in rows]), np.array([bands[r.family][1] for r in rows])
+def row_bands(
+    rows: list[Row], bands: dict[str, tuple[float, float]], moe: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's band: its family's, widened to the MoE band for MoE models (as core/speed.py does)."""
+    lo = np.array([bands[r.family][0] for r in rows])
+    hi = np.array([bands[r.family][1] for r in rows])
+    if moe is not None:
+        is_moe = np.array([r.model.is_moe for r in rows])
+        lo, hi = np.where(is_moe, np.minimum(lo, moe[0]), lo), np.where(is_moe, np.maximum(hi, moe[1]), hi)
+    return lo, hi
+
+
+def kind_bands(result: dict[str, Any], kind: str, suffix: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row band of ``kind`` ("DECODE"/"PREFILL") at the calibrated ("") or rough ("_ROUGH") level."""
+    return row_bands(result["rows"], result["bands"][f"{kind}_BAND{suffix}"], result["moe_bands"][kind])
 
 
 def _stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
@@ -337,6 +350,12 @@ def _calibrate(quick: bool) -> dict[str, Any]:
             f: (min(family_out[f][0], gpu_out[f][0]), max(family_out[f][1], gpu_out[f][1])) for f in FAMILIES
         }
     result["bands"] = bands
+    # MoE models: routing and expert-GEMM costs are the least certain part; their held-out spread
+    moe = np.array([r.model.is_moe for r in rows])
+    result["moe_bands"] = {
+        "DECODE": band_factors(result["lofo"][mat.decode & moe]),
+        "PREFILL": band_factors(result["lofo"][~mat.decode & moe]),
+    }
     apply_params(theta)
     result["production_gap"] = production_check(rows, result["resid"] + mat.y)
     return result
@@ -424,6 +443,8 @@ def constants_block(result: dict[str, Any]) -> str:
     for name, bands in result["bands"].items():
         lines.append(f"{name}: dict[str, tuple[float, float]] = {{")
         lines += [f'    "{f}": ({lo!r}, {hi!r}),' for f, (lo, hi) in bands.items()] + ["}"]
+    for kind, (lo, hi) in result["moe_bands"].items():
+        lines.append(f"MOE_{kind}_BAND: tuple[float, float] = ({lo!r}, {hi!r})")
     lines += ["CALIBRATED_ARCHS: frozenset[str] = frozenset(", "    {"]
     lines += [f'        "{a}",' for a in result["calibrated_archs"]] + ["    }", ")"]
     return "\n".join(lines) + "\n"
@@ -450,7 +471,6 @@ def write_block(block: str) -> None:
 def summary(result: dict[str, Any]) -> list[str]:
     """Headline figures: leave-one-family-out and leave-one-GPU-out, per kind and backend."""
     rows, mat = result["rows"], result["mat"]
-    bands = result["bands"]
     lines = []
     for title, key, suffix in (
         ("leave-one-FAMILY-out (generation never seen)", "lofo", "_ROUGH"),
@@ -458,7 +478,7 @@ def summary(result: dict[str, Any]) -> list[str]:
     ):
         lines.append(f"{title}: median / p90 absolute % error, share of measurements inside the band")
         for kind, mask in (("decode", mat.decode), ("prefill", ~mat.decode)):
-            lo, hi = row_bands(rows, bands[f"{kind.upper()}_BAND{suffix}"])
+            lo, hi = kind_bands(result, kind.upper(), suffix)
             med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
             lines.append(f"  {kind:<8} all       n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}")
             for backend in BACKENDS:
@@ -485,7 +505,7 @@ def markdown_table(result: dict[str, Any]) -> list[str]:
             for kind, mask in (("DECODE", mat.decode), ("PREFILL", ~mat.decode)):
                 if backend != "all":
                     mask = mask & np.array([r.backend == backend for r in rows])
-                lo, hi = row_bands(rows, result["bands"][f"{kind}_BAND{suffix}"])
+                lo, hi = kind_bands(result, kind, suffix)
                 med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
                 cells += [f"{med:.1f} %", f"{p90:.1f} %", f"{100 * cov:.1f} %"]
                 counts.append(str(n))

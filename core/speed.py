@@ -447,7 +447,9 @@ def calibrated_device(gpu: GpuSpec) -> bool:
     return not proxy and f"{gpu.arch}/{family}" in K.CALIBRATED_ARCHS
 
 
-def _band(value: float, kind: Literal["decode", "prefill"], family: str, level: int) -> tuple[float, float]:
+def _band(
+    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False
+) -> tuple[float, float]:
     """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
     (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
     backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
@@ -455,6 +457,9 @@ def _band(value: float, kind: Literal["decode", "prefill"], family: str, level: 
         lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
     else:
         lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
+    if moe:  # routing and expert GEMMs: the least certain part of the model
+        moe_lo, moe_hi = K.MOE_DECODE_BAND if kind == "decode" else K.MOE_PREFILL_BAND
+        lo, hi = min(lo, moe_lo), max(hi, moe_hi)
     if level >= 2:
         lo, hi = lo**K.ROUGH_BAND_WIDEN, hi**K.ROUGH_BAND_WIDEN
     return value * lo, value * hi
@@ -503,9 +508,9 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", family, level),
+        decode_range=_band(decode, "decode", family, level, model.is_moe),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", family, level),
+        prefill_range=_band(pp, "prefill", family, level, model.is_moe),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,

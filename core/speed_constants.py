@@ -77,6 +77,8 @@ PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "vulkan": (0.655, 1.504),
     "vulkan-intel": (0.644, 1.47),
 }
+MOE_DECODE_BAND: tuple[float, float] = (0.926, 1.313)
+MOE_PREFILL_BAND: tuple[float, float] = (0.63, 1.607)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -138,7 +140,8 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
 # LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU.
 # *_BAND: 8th/92nd percentiles of measured/predicted: band = [pred*lo, pred*hi]. Plain bands come from
 #   leave-one-GPU-out (a generation with calibration rows), *_ROUGH ones from leave-one-family-out
-#   (a generation without rows, or a proxy backend).
+#   (a generation without rows, or a proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE
+#   model's band is widened to contain it.
 
 IQ_EXTRA_FACTOR = 1.15
 # A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
