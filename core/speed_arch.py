@@ -27,7 +27,7 @@ Apple GPUs run FP16 at the FP32 rate and the catalog lists no TFLOPS: the rate c
 bandwidth at the generation's FLOP-per-byte ratio of its Pro/Max/Ultra chips (Apple spec sheets:
 M1 Max 10.4 TFLOPS / 400 GB/s = 26, M2 Max 13.6 / 400 = 34, M3 Max 16.4 / 400 = 41,
 M4 Max 17.0 / 546 = 31). The M5 GPU adds per-core neural accelerators that llama.cpp's Metal
-backend can use for matrix multiplication; without calibration rows it gets the M4 ratio, rough.
+backend uses for matrix multiplication (see the table entry); no calibration rows, so rough.
 
 ``clock_ghz`` (typical boost clock, TechPowerUp GPU database / vendor spec sheets) scales the fixed
 per-layer cost: a kernel launch, a synchronisation and the small latency-bound kernels (norms, rope,
@@ -98,7 +98,11 @@ ARCH: dict[str, ArchProfile] = {
     "apple-m2": ArchProfile(1.40, flop_per_byte=34.0, use_listed=False),
     "apple-m3": ArchProfile(1.40, flop_per_byte=41.0, use_listed=False),
     "apple-m4": ArchProfile(1.58, flop_per_byte=31.0, use_listed=False),
-    "apple-m5": ArchProfile(1.58, flop_per_byte=31.0, known=False, use_listed=False),
+    # M5: per-core neural accelerators that llama.cpp's Metal backend drives through the Metal 4 tensor
+    # API (ggml-org/llama.cpp PR #16634); with it on, prompt processing is 2-3x the same Mac without it
+    # (lmstudio-ai/lmstudio-bug-tracker issue #2040, M5 Max, llama.cpp b9592). M4's 31 FLOP/B, scaled by
+    # M5's more bandwidth per core (10 cores on 153.6 vs 120 GB/s) and x2.5: about 62. No rows: rough.
+    "apple-m5": ArchProfile(1.58, flop_per_byte=62.0, known=False, use_listed=False),
     # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given
     "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
 }
