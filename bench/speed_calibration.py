@@ -223,7 +223,7 @@ def fit(mat: Matrix, mask: np.ndarray, theta0: np.ndarray, iters: int = 60) -> n
         wall = 10.0 * np.maximum(0.0, th[efficiency] - math.log(EFFICIENCY_CAP))
         return np.concatenate([r, prior_strength * (th - prior_value), wall])
 
-    theta, lam = theta0.copy(), 1e-2
+    theta, lam, gain = theta0.copy(), 1e-2, 0.0
     r = residuals(theta)
     cost = float(r @ r)
     for _ in range(iters):
@@ -240,10 +240,11 @@ def fit(mat: Matrix, mask: np.ndarray, theta0: np.ndarray, iters: int = 60) -> n
             rc = residuals(theta + delta)
             cc = float(rc @ rc)
             if cc < cost:
+                gain = cost - cc
                 theta, r, cost, lam, improved = theta + delta, rc, cc, lam * 0.3, True
                 break
             lam *= 10
-        if not improved or np.max(np.abs(delta)) < 1e-7:
+        if not improved or np.max(np.abs(delta)) < 1e-7 or gain < 1e-9 * cost:
             break
     return theta
 
