@@ -55,6 +55,9 @@ class ArchProfile:
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
     use_listed: bool = True
+    # a listed figure below this is a crippled path llama.cpp does not take (Pascal GP102/GP104 list FP16
+    # at 1/64 of FP32; only GP100 runs FP16 at full rate): flop_per_byte instead
+    listed_min_tflops: float = 0.0
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -63,7 +66,7 @@ ARCH: dict[str, ArchProfile] = {
     # Pascal has no tensor cores: MMQ runs dp4a (4 int8 MACs per lane and clock = 4x the FP32 rate);
     # the catalog lists no usable FP16 figure (1/64 rate on GP102/GP104), so FLOP per byte of the
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
-    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False),
+    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, listed_min_tflops=5.0),
     "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere=True),  # P100: no dp4a, listed 2x FP16 rate
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
     "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
@@ -103,9 +106,17 @@ ARCH: dict[str, ArchProfile] = {
     # (lmstudio-ai/lmstudio-bug-tracker issue #2040, M5 Max, llama.cpp b9592). M4's 31 FLOP/B, scaled by
     # M5's more bandwidth per core (10 cores on 153.6 vs 120 GB/s) and x2.5: about 62. No rows: rough.
     "apple-m5": ArchProfile(1.58, flop_per_byte=62.0, known=False, use_listed=False),
+    # Maxwell: no tensor cores, no dp4a, FP16 at 1/32 or slower: the FP32 rate per byte (GTX 980 Ti
+    # 6.1 TFLOPS / 336 GB/s = 18; Tesla M40 7.0 / 288 = 24). No rows: rough.
+    "maxwell": ArchProfile(1.1, flop_per_byte=20.0, pre_ampere=True, known=False, listed_min_tflops=1e9),
+    "cdna1": ArchProfile(1.5, matrix_share=0.5, known=False, hbm=True),  # MI100: listed MFMA FP16
+    "rdna1": ArchProfile(1.9, matrix_share=1.0, known=False),  # RX 5700 XT: listed packed FP16, no WMMA
     # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given
     "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
 }
+# Other names the catalog uses for the same generations.
+ARCH["orin"] = ARCH["ampere-soc"]
+
 # Anything else (accelerators, unknown generations): a middle-of-the-road profile, flagged rough.
 FALLBACK_ARCH = ArchProfile(1.8, matrix_share=0.5, known=False)
 ACCELERATOR_ARCH = ArchProfile(1.8, matrix_share=0.5, known=False, hbm=True)
@@ -156,11 +167,12 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     category's) FLOP per byte.
     """
     profile = arch_profile(gpu)
-    if gpu.fp16_tflops is not None and profile.use_listed:
+    if gpu.fp16_tflops is not None and profile.use_listed and gpu.fp16_tflops >= profile.listed_min_tflops:
         half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
         return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known
     ratio = profile.flop_per_byte
     if ratio is None:
         return gpu.bandwidth_bytes_per_s * FLOP_PER_BYTE_BY_CATEGORY.get(gpu.category, 150.0) / 1e12, True
-    return gpu.bandwidth_bytes_per_s * ratio / 1e12, profile.use_listed or not profile.known
+    per_byte_is_basis = not profile.use_listed or profile.listed_min_tflops > 0
+    return gpu.bandwidth_bytes_per_s * ratio / 1e12, not per_byte_is_basis or not profile.known

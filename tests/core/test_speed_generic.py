@@ -126,3 +126,12 @@ def test_every_catalog_gpu_gets_a_finite_speed_and_band():
         assert 0 < est.decode_range[0] < est.decode_tokens_per_s < est.decode_range[1] < math.inf, gpu.id
         assert 0 < est.prefill_range[0] < est.prefill_tokens_per_s < est.prefill_range[1] < math.inf, gpu.id
         assert gpu.arch, gpu.id  # every device names its generation (family hold-outs, speed constants)
+
+
+def test_gp100_keeps_its_full_rate_fp16_and_the_catalogs_arch_names_resolve():
+    p100 = specs.RTX_3090.model_copy(
+        update={"arch": "pascal", "category": "datacenter", "fp16_tflops": 18.7, "bandwidth_bytes_per_s": 732e9}
+    )
+    assert matrix_tflops(p100)[0] == pytest.approx(18.7)
+    for name in ("orin", "maxwell", "cdna1", "rdna1"):
+        assert arch_profile(specs.RTX_3090.model_copy(update={"arch": name})) is ARCH[name]
