@@ -460,7 +460,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
                 kind=kind,
                 label=r["test"],
                 gpu_key=gpu.name,
-                arch=gpu.arch or "unknown",
+                arch=speed.canonical_arch(gpu) or "unknown",
                 backend=r["backend"],
                 family=family,
                 qfam=speed.quant_family(qid, 8 * w.total_bytes / model.total_params),

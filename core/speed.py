@@ -43,7 +43,7 @@ from core.models import (
     ModelSpec,
     Workload,
 )
-from core.speed_arch import arch_profile, consumer_board, is_igpu
+from core.speed_arch import arch_profile, canonical_arch, consumer_board, is_igpu
 from core.speed_constants import (
     LLAMA_BENCH_PP,
     PCIE_BYTES_PER_S,
@@ -444,7 +444,7 @@ def concurrency(
 def calibrated_device(gpu: GpuSpec) -> bool:
     """Whether llama-bench rows of this generation on this speed family went into the fit."""
     family, proxy = speed_family(gpu)
-    return not proxy and f"{gpu.arch}/{family}" in K.CALIBRATED_ARCHS
+    return not proxy and f"{canonical_arch(gpu)}/{family}" in K.CALIBRATED_ARCHS
 
 
 def _band(
@@ -495,7 +495,9 @@ def estimate_speed(
     level = 2 if rough else 0
     if level == 0 and not calibrated_device(hardware.gpu):
         level = 1
-        notes.append(f"no llama-bench rows for {hardware.gpu.arch or 'this chip'}: band from other generations")
+        notes.append(
+            f"no llama-bench rows for {canonical_arch(hardware.gpu) or 'this chip'}: band from other generations"
+        )
 
     short = _decode_time(model, weights, placement, workload, TG_MEAN_DEPTH, quant_id, system)
     at_ctx = _decode_time(model, weights, placement, workload, workload.context, quant_id, system)
@@ -528,6 +530,7 @@ __all__ = [
     "attended_tokens",
     "attention_dims",
     "calibrated_device",
+    "canonical_arch",
     "concurrency",
     "consumer_board",
     "decode_attention_flops",

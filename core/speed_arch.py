@@ -55,9 +55,6 @@ class ArchProfile:
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
     use_listed: bool = True
-    # a listed figure below this is a crippled path llama.cpp does not take (Pascal GP102/GP104 list FP16
-    # at 1/64 of FP32; only GP100 runs FP16 at full rate): flop_per_byte instead
-    listed_min_tflops: float = 0.0
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -66,7 +63,8 @@ ARCH: dict[str, ArchProfile] = {
     # Pascal has no tensor cores: MMQ runs dp4a (4 int8 MACs per lane and clock = 4x the FP32 rate);
     # the catalog lists no usable FP16 figure (1/64 rate on GP102/GP104), so FLOP per byte of the
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
-    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, listed_min_tflops=5.0),
+    # (the catalog lists FP32 or 1/64-rate FP16 figures for these chips; neither is the dp4a path)
+    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False),
     "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere=True),  # P100: no dp4a, listed 2x FP16 rate
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
     "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
@@ -108,14 +106,22 @@ ARCH: dict[str, ArchProfile] = {
     "apple-m5": ArchProfile(1.58, flop_per_byte=62.0, known=False, use_listed=False),
     # Maxwell: no tensor cores, no dp4a, FP16 at 1/32 or slower: the FP32 rate per byte (GTX 980 Ti
     # 6.1 TFLOPS / 336 GB/s = 18; Tesla M40 7.0 / 288 = 24). No rows: rough.
-    "maxwell": ArchProfile(1.1, flop_per_byte=20.0, pre_ampere=True, known=False, listed_min_tflops=1e9),
+    "maxwell": ArchProfile(1.1, flop_per_byte=20.0, pre_ampere=True, known=False, use_listed=False),
     "cdna1": ArchProfile(1.5, matrix_share=0.5, known=False, hbm=True),  # MI100: listed MFMA FP16
     "rdna1": ArchProfile(1.9, matrix_share=1.0, known=False),  # RX 5700 XT: listed packed FP16, no WMMA
     # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given
     "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
 }
-# Other names the catalog uses for the same generations.
-ARCH["orin"] = ARCH["ampere-soc"]
+# Other names for the same generations, and devices whose chip differs from their generation's name:
+# the Tesla P100 (GP100) is "pascal" in the catalog but, unlike every other Pascal chip, runs FP16 at
+# twice the FP32 rate and has no dp4a (its listed FP16 figure is the path llama.cpp takes) and HBM2.
+ARCH_ALIASES: dict[str, str] = {"orin": "ampere-soc"}
+ARCH_BY_DEVICE: dict[str, str] = {
+    "tesla-p100": "pascal-hbm",
+    "tesla-p100-12gb": "pascal-hbm",
+    "tesla-p100-16gb": "pascal-hbm",
+    "tesla-p100-sxm2": "pascal-hbm",
+}
 
 # Anything else (accelerators, unknown generations): a middle-of-the-road profile, flagged rough.
 FALLBACK_ARCH = ArchProfile(1.8, matrix_share=0.5, known=False)
@@ -139,10 +145,18 @@ FP32_ACCUMULATE_LISTED = frozenset({"l40", "l20"})
 MATRIX_SHARE_OVERRIDE: dict[str, float] = {"h20-96gb": 1.0, "h20-141gb": 1.0}
 
 
+def canonical_arch(gpu: GpuSpec) -> str:
+    """The generation name the speed constants use for this device (aliases and exceptions resolved)."""
+    if gpu.id in ARCH_BY_DEVICE:
+        return ARCH_BY_DEVICE[gpu.id]
+    return ARCH_ALIASES.get(gpu.arch, gpu.arch)
+
+
 def arch_profile(gpu: GpuSpec) -> ArchProfile:
     """The generation's profile, or the fallback (``known=False``) for a generation not in the table."""
-    if gpu.arch in ARCH:
-        return ARCH[gpu.arch]
+    arch = canonical_arch(gpu)
+    if arch in ARCH:
+        return ARCH[arch]
     return ACCELERATOR_ARCH if gpu.category in ("datacenter", "accelerator") else FALLBACK_ARCH
 
 
@@ -167,12 +181,11 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     category's) FLOP per byte.
     """
     profile = arch_profile(gpu)
-    if gpu.fp16_tflops is not None and profile.use_listed and gpu.fp16_tflops >= profile.listed_min_tflops:
+    if gpu.fp16_tflops is not None and profile.use_listed:
         half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
         return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known
     ratio = profile.flop_per_byte
     if ratio is None:
         return gpu.bandwidth_bytes_per_s * FLOP_PER_BYTE_BY_CATEGORY.get(gpu.category, 150.0) / 1e12, True
-    per_byte_is_basis = not profile.use_listed or profile.listed_min_tflops > 0
-    return gpu.bandwidth_bytes_per_s * ratio / 1e12, not per_byte_is_basis or not profile.known
+    return gpu.bandwidth_bytes_per_s * ratio / 1e12, profile.use_listed or not profile.known

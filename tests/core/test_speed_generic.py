@@ -9,7 +9,7 @@ import pytest
 
 from core.fit import place
 from core.models import GIB, Backend, Hardware, Workload
-from core.speed import device_rates, estimate_speed
+from core.speed import calibrated_device, device_rates, estimate_speed
 from core.speed_arch import ARCH, arch_profile, is_igpu, matrix_tflops
 from core.speed_generic import TIERS, DeviceClass, estimate_generic_speed, generic_device
 from tests.core import specs
@@ -130,8 +130,12 @@ def test_every_catalog_gpu_gets_a_finite_speed_and_band():
 
 def test_gp100_keeps_its_full_rate_fp16_and_the_catalogs_arch_names_resolve():
     p100 = specs.RTX_3090.model_copy(
-        update={"arch": "pascal", "category": "datacenter", "fp16_tflops": 18.7, "bandwidth_bytes_per_s": 732e9}
+        update={"id": "tesla-p100-16gb", "arch": "pascal", "category": "datacenter", "fp16_tflops": 18.7}
     )
     assert matrix_tflops(p100)[0] == pytest.approx(18.7)
-    for name in ("orin", "maxwell", "cdna1", "rdna1"):
+    assert arch_profile(p100).hbm
+    orin = specs.RTX_3090.model_copy(update={"arch": "orin", "category": "apu", "unified_memory": True})
+    assert arch_profile(orin) is ARCH["ampere-soc"]
+    assert calibrated_device(orin)
+    for name in ("maxwell", "cdna1", "rdna1"):
         assert arch_profile(specs.RTX_3090.model_copy(update={"arch": name})) is ARCH[name]
