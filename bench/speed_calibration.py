@@ -18,7 +18,8 @@ so a generation the fit never saw gets its speed from its spec sheet. Validation
 it: leave-one-FAMILY-out (all rows of a chip generation held out, refit, predicted: the headline) and
 leave-one-GPU-out, median / p90 absolute % error and share of measurements inside the card's band.
 ``--write`` stores the constants and bands between the BEGIN/END FITTED markers of
-core/speed_constants.py; tests/core/test_speed_calibration.py fails when they drift from this fit.
+core/speed_constants.py and the accuracy table in README.md; tests/core/test_speed_calibration.py fails
+when either drifts from this fit.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from core.fit import Offload, Placement, breakdown
 from core.models import Hardware
 
 CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed_constants.py"
+README = Path(__file__).resolve().parents[1] / "README.md"
+TABLE_HEAD = "| backend | rows (decode / prefill) |"
 FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel"]
 QFAMS = ["q8_0", "q4_0", "k", "mxfp4"]  # f16 fixed at 1
 SCALARS = [
@@ -458,6 +461,14 @@ def committed_block() -> str:
     return m.group(1)
 
 
+def write_readme_table(lines: list[str]) -> None:
+    """Replace the speed table of the README's Accuracy section (from its header row to the blank line)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(TABLE_HEAD)
+    end = text.index("\n\n", start)
+    README.write_text(text[:start] + "\n".join(lines) + text[end:], encoding="utf-8")
+
+
 def write_block(block: str) -> None:
     text = CONSTANTS_FILE.read_text(encoding="utf-8")
     text = re.sub(r"(# BEGIN FITTED\n).*?(# END FITTED)", lambda m: m.group(1) + block + m.group(2), text, flags=re.S)
@@ -550,13 +561,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fit only, no cross-validation (a few seconds)")
     parser.add_argument("--rows", action="store_true", help="print every row's prediction")
-    parser.add_argument("--write", action="store_true", help="write the fitted block into core/speed_constants.py")
+    parser.add_argument("--write", action="store_true", help="write the fitted constants and the README accuracy table")
     args = parser.parse_args(argv)
     result = calibrate(quick=args.quick and not args.write)
     _print(result, args.rows)
     if args.write:
         write_block(constants_block(result))
-        print(f"wrote the fitted block of {CONSTANTS_FILE.name}")
+        write_readme_table(markdown_table(result))
+        print(f"wrote the fitted block of {CONSTANTS_FILE.name} and the accuracy table of {README.name}")
     elif "bands" in result and constants_block(result) != committed_block():
         print("NOTE: committed constants differ from this fit; run with --write")
 
