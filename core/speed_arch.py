@@ -51,7 +51,9 @@ class ArchProfile:
     flop_per_byte: float | None = None  # matrix FLOP/s per byte/s of bandwidth when no TFLOPS are listed
     known: bool = True  # False: figures by analogy, no source for this generation specifically
     hbm: bool = False  # HBM memory: a single decode stream reaches less of its peak (``HBM_BANDWIDTH_FACTOR``)
-    pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_*_FACTOR`` (kernels tuned for sm_80+)
+    pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_MATRIX_FACTOR`` (kernels tuned for sm_80+)
+    # Pascal/Turing GDDR boards: ``PRE_AMPERE_BANDWIDTH_FACTOR`` too (Volta's HBM2 decode rows fit without it)
+    pre_ampere_decode: bool = False
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
     use_listed: bool = True
@@ -64,11 +66,17 @@ ARCH: dict[str, ArchProfile] = {
     # the catalog lists no usable FP16 figure (1/64 rate on GP102/GP104), so FLOP per byte of the
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
     # (the catalog lists FP32 or 1/64-rate FP16 figures for these chips; neither is the dp4a path)
-    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False),
-    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere=True),  # P100: no dp4a, listed 2x FP16 rate
+    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False, pre_ampere_decode=True),
+    "pascal-hbm": ArchProfile(
+        1.48, matrix_share=1.0, hbm=True, pre_ampere=True, pre_ampere_decode=True
+    ),  # P100: no dp4a, listed 2x FP16 rate
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
-    "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
-    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # GTX 16xx: no tensor cores, listed packed FP16
+    "turing": ArchProfile(
+        1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
+    ),  # T4 40 SM x 1.59 x 1024 = 65 = listed
+    "turing-gtx": ArchProfile(
+        1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
+    ),  # GTX 16xx: no tensor cores, listed packed FP16
     "ampere": ArchProfile(1.8, matrix_share=1.0),  # GA10x: listed (after GeForce x2) = 1024/clk/SM
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the
@@ -106,7 +114,9 @@ ARCH: dict[str, ArchProfile] = {
     "apple-m5": ArchProfile(1.58, flop_per_byte=62.0, known=False, use_listed=False),
     # Maxwell: no tensor cores, no dp4a, FP16 at 1/32 or slower: the FP32 rate per byte (GTX 980 Ti
     # 6.1 TFLOPS / 336 GB/s = 18; Tesla M40 7.0 / 288 = 24). No rows: rough.
-    "maxwell": ArchProfile(1.1, flop_per_byte=20.0, pre_ampere=True, known=False, use_listed=False),
+    "maxwell": ArchProfile(
+        1.1, flop_per_byte=20.0, pre_ampere=True, known=False, use_listed=False, pre_ampere_decode=True
+    ),
     "cdna1": ArchProfile(1.5, matrix_share=0.5, known=False, hbm=True),  # MI100: listed MFMA FP16
     "rdna1": ArchProfile(1.9, matrix_share=1.0, known=False),  # RX 5700 XT: listed packed FP16, no WMMA
     # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given

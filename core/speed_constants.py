@@ -16,69 +16,69 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8833,
-    "rocm": 0.9504,
-    "metal": 0.8615,
-    "vulkan": 0.9068,
-    "vulkan-intel": 0.9503,
+    "cuda": 0.8866,
+    "rocm": 0.9503,
+    "metal": 0.8608,
+    "vulkan": 0.9046,
+    "vulkan-intel": 0.9502,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
     "cuda": 0.5615,
-    "rocm": 0.4108,
-    "metal": 0.8326,
-    "vulkan": 0.4387,
+    "rocm": 0.4109,
+    "metal": 0.8327,
+    "vulkan": 0.4389,
     "vulkan-intel": 0.108,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 98560.0,
-    "rocm": 307100.0,
-    "metal": 182600.0,
-    "vulkan": 127500.0,
-    "vulkan-intel": 860400.0,
+    "cuda": 100300.0,
+    "rocm": 311100.0,
+    "metal": 183800.0,
+    "vulkan": 129000.0,
+    "vulkan-intel": 867100.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.169
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7542
-PRE_AMPERE_MATRIX_FACTOR = 0.6607
-IGPU_BANDWIDTH_FACTOR = 0.8937
+CONSUMER_CLOCK_FACTOR = 1.17
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7293
+PRE_AMPERE_MATRIX_FACTOR = 0.6594
+IGPU_BANDWIDTH_FACTOR = 0.8928
 IGPU_MATRIX_FACTOR = 0.6184
-HBM_BANDWIDTH_FACTOR = 0.7615
-MOE_EXPERT_EXTRA = 0.098
-MOE_TILE_TOKENS = 9.577
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.943, "q4_0": 0.9974, "k": 1.02, "mxfp4": 0.9168}
+HBM_BANDWIDTH_FACTOR = 0.7708
+MOE_EXPERT_EXTRA = 0.09563
+MOE_TILE_TOKENS = 9.57
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9426, "q4_0": 0.9886, "k": 1.019, "mxfp4": 0.9158}
 QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.127, "q4_0": 1.08, "k": 1.33, "mxfp4": 1.358}
 PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.091
-ATTENTION_EFFICIENCY = 0.5145
-LAYER_SPLIT_HOP_S = 0.000214
+ATTENTION_EFFICIENCY = 0.5144
+LAYER_SPLIT_HOP_S = 0.0002124
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.868, 1.232),
-    "rocm": (0.868, 1.31),
-    "metal": (0.863, 1.244),
-    "vulkan": (0.868, 1.232),
-    "vulkan-intel": (0.824, 1.292),
+    "cuda": (0.867, 1.204),
+    "rocm": (0.867, 1.314),
+    "metal": (0.865, 1.245),
+    "vulkan": (0.867, 1.204),
+    "vulkan-intel": (0.825, 1.292),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.845, 1.24),
-    "rocm": (0.845, 1.31),
-    "metal": (0.845, 1.248),
-    "vulkan": (0.845, 1.24),
+    "cuda": (0.846, 1.25),
+    "rocm": (0.846, 1.314),
+    "metal": (0.846, 1.25),
+    "vulkan": (0.846, 1.25),
     "vulkan-intel": (0.611, 1.786),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.709, 1.335),
-    "rocm": (0.557, 1.696),
-    "metal": (0.709, 1.335),
+    "cuda": (0.711, 1.334),
+    "rocm": (0.556, 1.697),
+    "metal": (0.711, 1.334),
     "vulkan": (0.655, 1.424),
-    "vulkan-intel": (0.645, 1.335),
+    "vulkan-intel": (0.645, 1.334),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.709, 1.363),
-    "rocm": (0.557, 1.724),
-    "metal": (0.709, 1.363),
-    "vulkan": (0.655, 1.504),
+    "cuda": (0.711, 1.363),
+    "rocm": (0.556, 1.726),
+    "metal": (0.711, 1.363),
+    "vulkan": (0.655, 1.503),
     "vulkan-intel": (0.644, 1.47),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.926, 1.313)
-MOE_PREFILL_BAND: tuple[float, float] = (0.63, 1.607)
+MOE_DECODE_BAND: tuple[float, float] = (0.924, 1.322)
+MOE_PREFILL_BAND: tuple[float, float] = (0.631, 1.608)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",

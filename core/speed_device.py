@@ -92,8 +92,9 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
     profile = arch_profile(gpu)
     if profile.hbm and gpu.backend is not Backend.CPU:
         bw_eff *= K.HBM_BANDWIDTH_FACTOR
-    if profile.pre_ampere:
+    if profile.pre_ampere_decode:
         bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
+    if profile.pre_ampere:
         pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
     if is_igpu(gpu):
         bw_eff *= K.IGPU_BANDWIDTH_FACTOR
