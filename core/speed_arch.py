@@ -133,8 +133,11 @@ ARCH_BY_DEVICE: dict[str, str] = {
     "tesla-p100-sxm2": "pascal-hbm",
 }
 
-# Anything else (accelerators, unknown generations): a middle-of-the-road profile, flagged rough.
-FALLBACK_ARCH = ArchProfile(1.8, matrix_share=0.5, known=False)
+# Anything else (unknown generations, accelerators): flagged rough.
+# Consumer/workstation/APU parts of an unknown generation (or a generic "N GB" device): the listed
+# figure as given; datacenter parts and accelerators: half of it (their listed tensor peaks are the
+# ones llama.cpp's kernels use least, see hopper/ampere-dc above) and HBM.
+FALLBACK_ARCH = ArchProfile(1.8, matrix_share=1.0, known=False)
 ACCELERATOR_ARCH = ArchProfile(1.8, matrix_share=0.5, known=False, hbm=True)
 # FLOP per byte when neither TFLOPS nor an arch ratio are known, by category (consumer: RTX 4070
 # 117 (FP16-acc) / 504 GB/s = 232; datacenter: H100 mma-basis 268 / 3350 = 80; APU: Strix Halo 59/256).
