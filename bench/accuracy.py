@@ -1,16 +1,21 @@
-"""Grades the estimator against ../shared/calibration and prints median / p90 absolute % error.
+"""Grades the estimator and prints median / p90 absolute % error (and band coverage for speed).
 
-    .venv/bin/python bench/accuracy.py [--rows]
+    .venv/bin/python bench/accuracy.py [--quick] [--rows] [--shared DIR]
 
+Speed (the README "Accuracy" figures): decode and prefill against the llama-bench results in
+bench/calibration/*.csv, leave-one-family-out (a chip generation held out of the fit) and
+leave-one-GPU-out, per backend; bench/speed_calibration.py does the fitting. ``--quick`` fits once
+and prints in-sample figures only (a few seconds; CI runs it).
 Memory: weights (recipe only: measured catalog sizes are ignored here), KV cache and total
-llama.cpp GPU memory against load logs; vLLM KV capacity. Speed: decode and prefill against
-llama-bench results (bench/speed_calibration.py does the fitting; its grade is printed here too).
+llama.cpp GPU memory against load logs; vLLM KV capacity. Needs ../shared/calibration (``--shared``);
+skipped when it is not there.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import re
 import statistics
 import sys
@@ -24,7 +29,7 @@ from core.memory import kv_cache_bytes
 from core.models import GIB, MIB, Catalog, Engine, Hardware, KvCacheType, Workload
 from core.weights import recipe_weights
 
-CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"
+CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"  # replaced by --shared
 
 # calibration model name (prefix, lower case) -> catalog model id
 MODEL_MAP = [
@@ -206,24 +211,54 @@ def grade_vllm(catalog: Catalog, show: bool) -> list[float]:
     return errors
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", action="store_true", help="print every graded row")
-    args = parser.parse_args()
+def grade_memory(show: bool) -> None:
     catalog = load_facts()
-    print("memory model vs ../shared/calibration (absolute % error)")
-    print(f"  weights (recipe, no measured size)   {summary(grade_weights(catalog, args.rows))}")
-    kv, total = grade_llamacpp(catalog, args.rows)
+    print(f"memory model vs {CALIBRATION} (absolute % error)")
+    print(f"  weights (recipe, no measured size)   {summary(grade_weights(catalog, show))}")
+    kv, total = grade_llamacpp(catalog, show)
     print(f"  KV cache (llama.cpp logs)            {summary(kv)}")
-    print(f"  KV bytes/token (vLLM logs)           {summary(grade_vllm(catalog, args.rows))}")
+    print(f"  KV bytes/token (vLLM logs)           {summary(grade_vllm(catalog, show))}")
     print(f"  total llama.cpp GPU memory           {summary(total)}")
-    try:
-        from bench.speed_calibration import grade_speed
-    except ImportError:
+
+
+def grade_speed(quick: bool) -> None:
+    from bench.speed_calibration import calibrate
+    from bench.speed_calibration import summary as speed_summary
+
+    result = calibrate(quick=quick)
+    rows = result["rows"]
+    print(
+        f"speed model vs {len(rows)} llama-bench results in bench/calibration ({len({r.gpu_key for r in rows})} GPUs, "
+        f"{len({r.arch for r in rows})} chip generations)"
+    )
+    if quick:
+        for kind, mask in (("decode", result["mat"].decode), ("prefill", ~result["mat"].decode)):
+            err = [abs(100 * (math.exp(r) - 1)) for r in result["resid"][mask]]
+            print(f"  {kind:<8} in-sample  {summary(err)}  (quick: no cross-validation)")
         return
-    print("speed model vs llama-bench results")
-    for line in grade_speed().get("lines", []):
+    for line in speed_summary(result):
         print("  " + line)
+
+
+def main(argv: list[str] | None = None) -> None:
+    global CALIBRATION
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="speed in-sample only, no cross-validation")
+    parser.add_argument("--rows", action="store_true", help="print every graded memory row")
+    parser.add_argument("--markdown", action="store_true", help="print the README speed table and stop")
+    parser.add_argument("--shared", type=Path, default=CALIBRATION, help="shared/calibration directory (memory)")
+    args = parser.parse_args(argv)
+    CALIBRATION = args.shared
+    if args.markdown:
+        from bench.speed_calibration import calibrate, markdown_table
+
+        print("\n".join(markdown_table(calibrate())))
+        return
+    if (CALIBRATION / "gguf_sizes.csv").exists():
+        grade_memory(args.rows)
+    else:
+        print(f"memory model: skipped ({CALIBRATION} not found; pass --shared)")
+    grade_speed(args.quick)
 
 
 if __name__ == "__main__":

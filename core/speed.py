@@ -32,13 +32,10 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
-
 from core import memory
+from core import speed_constants as K
 from core.fit import Placement
 from core.models import (
-    AttentionKind,
-    Backend,
     Engine,
     Frozen,
     GpuSpec,
@@ -46,31 +43,39 @@ from core.models import (
     ModelSpec,
     Workload,
 )
+from core.speed_arch import arch_profile, canonical_arch, consumer_board, is_igpu
 from core.speed_constants import (
-    ATTENTION_EFFICIENCY,
-    CALIBRATED_FALLBACK_CATEGORIES,
-    DECODE_BAND,
-    DECODE_BW_EFFICIENCY,
-    FAMILY_PROXY,
-    FLOP_PER_BYTE_FALLBACK,
-    IQ_EXTRA_FACTOR,
-    LAYER_LATENCY_S,
-    LAYER_SPLIT_HOP_S,
     LLAMA_BENCH_PP,
     PCIE_BYTES_PER_S,
-    PREFILL_BAND,
-    PREFILL_FLOPS_EFFICIENCY,
-    PREFILL_NO_FLASH_ATTENTION_FACTOR,
-    QUANT_DECODE_FACTOR,
-    QUANT_PREFILL_FACTOR,
-    RAM_BANDWIDTH_DEFAULTS,
     RAM_READ_EFFICIENCY,
-    ROUGH_BAND_WIDEN,
     TG_MEAN_DEPTH,
     TP_ALLREDUCE_S,
     TP_SCALING,
 )
-from core.weights import WeightEstimate, active_weight_bytes, param_groups
+from core.speed_device import (
+    DeviceRates,
+    dense_tflops,
+    device_rates,
+    layer_latency_s,
+    ram_bandwidth,
+    speed_family,
+)
+from core.speed_model import (
+    attended_tokens,
+    attention_dims,
+    decode_attention_flops,
+    gemm_params_effective,
+    gemm_params_per_token,
+    kv_read_bytes,
+    layer_cost_factor,
+    moe_tile_factor,
+    prefill_attention_flops,
+    quant_factors,
+    quant_family,
+    token_read_bytes,
+    touched_weight_bytes,
+)
+from core.weights import WeightEstimate, param_groups
 
 
 class Concurrency(Frozen):
@@ -100,178 +105,6 @@ class SpeedEstimate(Frozen):
     concurrency: Concurrency | None = None
 
 
-class DeviceRates(Frozen):
-    """What one device (or a TP group) delivers after efficiencies."""
-
-    bandwidth_bytes_per_s: float = Field(gt=0)  # effective bytes/s for decode reads
-    gemm_flops_per_s: float = Field(gt=0)  # effective FLOP/s for prefill GEMMs
-    layer_latency_s: float = Field(ge=0)
-    rough: bool
-    notes: tuple[str, ...] = ()
-
-
-# --------------------------------------------------------------------------------------------
-# Device side
-# --------------------------------------------------------------------------------------------
-
-
-def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
-    """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
-    if gpu.backend is Backend.VULKAN:
-        return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
-    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL):
-        return gpu.backend.value, False
-    return FAMILY_PROXY[gpu.backend], True
-
-
-def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
-    """Dense FP16 TFLOPS the GEMMs can use, and whether it is a rough fallback.
-
-    The catalog lists GeForce cards at their FP32-accumulate tensor rate (half rate on GeForce).
-    llama.cpp's GEMMs use FP16 accumulation (cuBLAS CUBLAS_COMPUTE_16F for F16 weights) or INT8
-    MMA (MMQ kernels for quantized weights), which run at the full rate, so GeForce counts twice
-    the listed figure for llama.cpp; vLLM's BF16 GEMMs accumulate in FP32 and get the listed rate.
-    Without a listed figure the rate is estimated from bandwidth (``FLOP_PER_BYTE_FALLBACK``).
-    """
-    if gpu.fp16_tflops is not None:
-        geforce = gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer"
-        factor = 2.0 if geforce and engine is Engine.LLAMA_CPP else 1.0
-        return gpu.fp16_tflops * factor, False
-    ratio = FLOP_PER_BYTE_FALLBACK.get(gpu.category, 150.0)
-    rough = gpu.category not in CALIBRATED_FALLBACK_CATEGORIES
-    return gpu.bandwidth_bytes_per_s * ratio / 1e12, rough
-
-
-def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
-    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device."""
-    family, proxy = speed_family(gpu)
-    notes: list[str] = []
-    if proxy:
-        notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {family} efficiencies assumed")
-    tflops, flops_rough = dense_tflops(gpu, engine)
-    if flops_rough:
-        notes.append("no FP16 TFLOPS on record: compute rate estimated from bandwidth")
-    bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
-    return DeviceRates(
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
-        gemm_flops_per_s=tflops * 1e12 * PREFILL_FLOPS_EFFICIENCY[family],
-        layer_latency_s=LAYER_LATENCY_S[family],
-        rough=proxy or flops_rough,
-        notes=tuple(notes),
-    )
-
-
-def ram_bandwidth(hardware: Hardware) -> tuple[float, bool]:
-    """System RAM bandwidth (bytes/s) and whether it is the platform default, not the user's figure."""
-    if hardware.ram_bandwidth_bytes_per_s:
-        return hardware.ram_bandwidth_bytes_per_s, False
-    return RAM_BANDWIDTH_DEFAULTS.get(hardware.gpu.category, 89.6e9), True
-
-
-# --------------------------------------------------------------------------------------------
-# Model side
-# --------------------------------------------------------------------------------------------
-
-
-def quant_family(quant_id: str | None, bits_per_weight: float) -> str:
-    """Kernel family of a quant id: f16, q8_0, q4_0 (legacy blocks), k (K-quants), iq, mxfp4."""
-    qid = (quant_id or "").upper()
-    qid = qid.removeprefix("UD-")
-    if qid in {"F16", "BF16", "F32", "FP8", "FP16", "AWQ", "GPTQ", "NVFP4"}:
-        return "f16"  # vLLM checkpoints: GEMM kernels stream weights at full speed
-    if qid.startswith("MXFP4"):
-        return "mxfp4"
-    if qid.startswith("IQ"):
-        return "iq"
-    if "_K" in qid:
-        return "k"
-    if qid in {"Q8_0"}:
-        return "q8_0"
-    if qid in {"Q4_0", "Q4_1", "Q5_0", "Q5_1"}:
-        return "q4_0"
-    if bits_per_weight >= 12:
-        return "f16"
-    if bits_per_weight >= 7.5:
-        return "q8_0"
-    return "k"
-
-
-def quant_factors(quant_id: str | None, bits_per_weight: float) -> tuple[float, float]:
-    """(decode, prefill) time multipliers of the quant family; IQ = K-quant x ``IQ_EXTRA_FACTOR``."""
-    family = quant_family(quant_id, bits_per_weight)
-    if family == "iq":
-        return QUANT_DECODE_FACTOR["k"] * IQ_EXTRA_FACTOR, QUANT_PREFILL_FACTOR["k"] * IQ_EXTRA_FACTOR
-    return QUANT_DECODE_FACTOR[family], QUANT_PREFILL_FACTOR[family]
-
-
-def attention_dims(model: ModelSpec) -> tuple[int, int]:
-    """Query heads times (key + value) width the attention arithmetic runs over, per cached token.
-
-    MLA in llama.cpp runs absorbed: each head scores against the latent plus rope key
-    (kv_lora_rank + qk_rope_head_dim) and reads the latent as value (kv_lora_rank).
-    """
-    if model.attention is AttentionKind.MLA:
-        assert model.kv_lora_rank is not None
-        return model.n_heads, 2 * model.kv_lora_rank + (model.qk_rope_head_dim or 0)
-    return model.n_heads, model.head_dim + (model.v_head_dim or model.head_dim)
-
-
-def attended_tokens(model: ModelSpec, position: float) -> float:
-    """Cached tokens one query at ``position`` attends to, summed over layers (sliding windows capped)."""
-    window = model.sliding_window or 0
-    swa = model.n_sliding_layers * (min(position, window) if window else position)
-    return model.kv_layers * position + swa
-
-
-def decode_attention_flops(model: ModelSpec, context: float) -> float:
-    """FLOPs of QK^T and PV for one new token at ``context``: 2 * heads * (dk + dv) per cached token."""
-    heads, width = attention_dims(model)
-    return 2.0 * heads * width * attended_tokens(model, context)
-
-
-def prefill_attention_flops(model: ModelSpec, n_tokens: int, depth: int) -> float:
-    """Causal attention FLOPs of n new tokens after ``depth`` cached ones (mean position depth + n/2)."""
-    return n_tokens * decode_attention_flops(model, depth + n_tokens / 2)
-
-
-def gemm_params_per_token(model: ModelSpec) -> float:
-    """Weights each prompt token multiplies: dense + shared + its k routed experts.
-
-    The token embedding is a lookup and the output head runs for the last token only
-    (llama-bench and prompt processing request one logit row).
-    """
-    groups = param_groups(model)
-    routed = float(groups.experts)
-    if model.is_moe:
-        assert model.n_experts and model.experts_per_token
-        routed = groups.experts * model.experts_per_token / model.n_experts
-    return groups.dense + routed
-
-
-def token_read_bytes(model: ModelSpec, w: WeightEstimate) -> float:
-    """Weight bytes read per generated token: ``active_weight_bytes`` plus, for tied embeddings,
-    the embedding matrix, which then doubles as the output projection and is read in full."""
-    tied = w.embed_bytes if model.tied_embeddings else 0
-    return float(active_weight_bytes(model, w) + tied)
-
-
-def touched_weight_bytes(model: ModelSpec, w: WeightEstimate, n_tokens: int) -> float:
-    """Weight bytes a batch of n tokens streams: dense, output and every expert hit at least once."""
-    experts = float(w.experts_bytes)
-    if model.is_moe:
-        assert model.n_experts and model.experts_per_token
-        share = model.experts_per_token / model.n_experts
-        experts *= 1.0 - (1.0 - share) ** max(n_tokens, 1)
-    tied = w.embed_bytes if model.tied_embeddings else 0
-    return w.dense_bytes + w.output_bytes + tied + experts
-
-
-def kv_read_bytes(model: ModelSpec, workload: Workload, context: int) -> float:
-    """KV bytes one sequence reads per generated token at ``context`` (all layers, SWA capped)."""
-    single = workload.model_copy(update={"concurrent": 1})
-    return float(memory.kv_cache_bytes(model, single, context))
-
-
 # --------------------------------------------------------------------------------------------
 # Time per token / per ubatch from features (pure float arithmetic, used by the fit as well)
 # --------------------------------------------------------------------------------------------
@@ -285,7 +118,7 @@ def decode_time_s(
     bandwidth: float,
     gemm_flops: float,
     layer_latency_s: float,
-    n_layers: int,
+    n_layers: float,
     quant_factor: float,
     ram_bytes: float = 0.0,
     ram_kv_bytes: float = 0.0,
@@ -301,7 +134,7 @@ def decode_time_s(
     t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
     if ram_bytes or ram_kv_bytes:
         t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
-    t += attention_flops / (ATTENTION_EFFICIENCY * gemm_flops)
+    t += attention_flops / (K.ATTENTION_EFFICIENCY * gemm_flops)
     return t + n_layers * layer_latency_s + extra_s
 
 
@@ -315,7 +148,7 @@ def prefill_time_s(
     bandwidth: float,
     gemm_flops: float,
     layer_latency_s: float,
-    n_layers: int,
+    n_layers: float,
     quant_factor: float,
     ubatch_pcie_bytes: float = 0.0,
     ubatch_extra_s: float = 0.0,
@@ -327,7 +160,7 @@ def prefill_time_s(
     PCIe) and pays the per-layer latency once.
     """
     t = 2.0 * gemm_params * n_tokens * quant_factor / gemm_flops
-    t += attention_flops / (ATTENTION_EFFICIENCY * gemm_flops)
+    t += attention_flops / (K.ATTENTION_EFFICIENCY * gemm_flops)
     per_ubatch = ubatch_weight_bytes / bandwidth + ubatch_pcie_bytes / PCIE_BYTES_PER_S
     per_ubatch += n_layers * layer_latency_s + ubatch_extra_s
     return t + n_ubatches * per_ubatch
@@ -377,7 +210,7 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
         extra = 2 * model.n_layers * TP_ALLREDUCE_S[link]
         notes.append(f"tensor parallel x{count} over {link}: {TP_SCALING[link]:.0%} scaling, all-reduce per layer")
     elif count > 1:
-        extra = (count - 1) * LAYER_SPLIT_HOP_S
+        extra = (count - 1) * K.LAYER_SPLIT_HOP_S
         notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
     return _System(
         rates=rates,
@@ -455,7 +288,7 @@ def _decode_time(
         bandwidth=system.rates.bandwidth_bytes_per_s,
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers,
+        n_layers=model.n_layers * layer_cost_factor(model),
         quant_factor=factor,
         ram_bytes=ram_w,
         ram_kv_bytes=ram_kv,
@@ -482,20 +315,20 @@ def _prompt_time(
     if system.count > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe
         hop_bytes = ubatch * model.hidden_size * 4
-        extra = (system.count - 1) * (LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
+        extra = (system.count - 1) * (K.LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
     elif system.tensor_parallel:
         extra = system.extra_decode_s
-    no_fa = PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
+    no_fa = K.PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
     return no_fa * prefill_time_s(
         n_tokens=n_tokens,
         n_ubatches=chunks,
-        gemm_params=gemm_params_per_token(model),
+        gemm_params=gemm_params_effective(model, ubatch),
         attention_flops=prefill_attention_flops(model, n_tokens, depth),
         ubatch_weight_bytes=touched * (1.0 - ram_share),
         bandwidth=system.rates.bandwidth_bytes_per_s,
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers,
+        n_layers=model.n_layers * layer_cost_factor(model),
         quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
         ubatch_pcie_bytes=touched * ram_share,
         ubatch_extra_s=extra,
@@ -582,10 +415,12 @@ def concurrency(
     read = touched_weight_bytes(model, weights, batch) * quant_factors(quant_id, _bpw(model, weights))[0]
     read += batch * kv_read_bytes(model, workload, workload.context)
     t_mem = read / system.rates.bandwidth_bytes_per_s
-    t_mem += model.n_layers * system.rates.layer_latency_s + system.extra_decode_s
+    t_mem += model.n_layers * layer_cost_factor(model) * system.rates.layer_latency_s + system.extra_decode_s
     t_compute = batch * 2.0 * gemm_params_per_token(model) / system.rates.gemm_flops_per_s
     t_attention = (
-        batch * decode_attention_flops(model, workload.context) / (ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
+        batch
+        * decode_attention_flops(model, workload.context)
+        / (K.ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
     )
     step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
@@ -606,10 +441,27 @@ def concurrency(
 # --------------------------------------------------------------------------------------------
 
 
-def _band(value: float, band: tuple[float, float], rough: bool) -> tuple[float, float]:
-    lo, hi = band
-    if rough:
-        lo, hi = lo**ROUGH_BAND_WIDEN, hi**ROUGH_BAND_WIDEN
+def calibrated_device(gpu: GpuSpec) -> bool:
+    """Whether llama-bench rows of this generation on this speed family went into the fit."""
+    family, proxy = speed_family(gpu)
+    return not proxy and f"{canonical_arch(gpu)}/{family}" in K.CALIBRATED_ARCHS
+
+
+def _band(
+    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False
+) -> tuple[float, float]:
+    """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
+    (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
+    backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
+    if level == 0:
+        lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
+    else:
+        lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
+    if moe:  # routing and expert GEMMs: the least certain part of the model
+        moe_lo, moe_hi = K.MOE_DECODE_BAND if kind == "decode" else K.MOE_PREFILL_BAND
+        lo, hi = min(lo, moe_lo), max(hi, moe_hi)
+    if level >= 2:
+        lo, hi = lo**K.ROUGH_BAND_WIDEN, hi**K.ROUGH_BAND_WIDEN
     return value * lo, value * hi
 
 
@@ -639,6 +491,13 @@ def estimate_speed(
         notes.append("unified memory: weights and KV read at the one pool's bandwidth")
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
+    family = speed_family(hardware.gpu)[0]
+    level = 2 if rough else 0
+    if level == 0 and not calibrated_device(hardware.gpu):
+        level = 1
+        notes.append(
+            f"no llama-bench rows for {canonical_arch(hardware.gpu) or 'this chip'}: band from other generations"
+        )
 
     short = _decode_time(model, weights, placement, workload, TG_MEAN_DEPTH, quant_id, system)
     at_ctx = _decode_time(model, weights, placement, workload, workload.context, quant_id, system)
@@ -651,13 +510,13 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, DECODE_BAND, rough),
+        decode_range=_band(decode, "decode", family, level, model.is_moe),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, PREFILL_BAND, rough),
+        prefill_range=_band(pp, "prefill", family, level, model.is_moe),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,
-        confidence="rough" if rough else "calibrated",
+        confidence="calibrated" if level == 0 else "rough",
         basis=tuple(notes),
         concurrency=conc,
     )
@@ -665,11 +524,37 @@ def estimate_speed(
 
 __all__ = [
     "Concurrency",
+    "DeviceRates",
     "SpeedEstimate",
+    "arch_profile",
+    "attended_tokens",
+    "attention_dims",
+    "calibrated_device",
+    "canonical_arch",
     "concurrency",
+    "consumer_board",
+    "decode_attention_flops",
+    "decode_time_s",
     "decode_tokens_per_s",
+    "dense_tflops",
     "device_rates",
     "estimate_speed",
+    "gemm_params_effective",
+    "gemm_params_per_token",
+    "is_igpu",
+    "kv_read_bytes",
+    "layer_cost_factor",
+    "layer_latency_s",
+    "moe_tile_factor",
+    "param_groups",
+    "prefill_attention_flops",
+    "prefill_time_s",
     "prefill_tokens_per_s",
     "prompt_time_s",
+    "quant_factors",
+    "quant_family",
+    "ram_bandwidth",
+    "speed_family",
+    "token_read_bytes",
+    "touched_weight_bytes",
 ]

@@ -9,60 +9,144 @@ from __future__ import annotations
 from core.models import Backend
 
 # --------------------------------------------------------------------------------------------
-# Fitted constants. Source: bench/speed_calibration.py on shared/calibration/llamacpp_speed.csv,
-# fit of 2026-11-29 (Huber least squares on log error, 155 decode + 156 prefill rows on 45 GPUs,
-# weak priors; leave-one-GPU-out median error 6.4 % decode, 13.4 % prefill). Re-run the script and
-# paste its "fitted constants" block here when the calibration data changes.
-# --------------------------------------------------------------------------------------------
-
+# Fitted constants: written by ``bench/speed_calibration.py --write`` from bench/calibration/*.csv
+# (tests/core/test_speed_calibration.py fails when they drift from what the script fits).
 # Efficiencies are keyed by speed family: the backend, with Vulkan on Intel split off (llama.cpp's
-# Vulkan shaders had no XMX/cooperative-matrix path on Intel drivers in these builds, so Intel Arc
-# runs them far below NVIDIA/AMD on the same backend).
-# Share of the vendor's peak memory bandwidth llama.cpp's decode kernels reach.
+# Vulkan shaders reach far less of Intel Arc's XMX rate than of NVIDIA/AMD matrix units).
+# --------------------------------------------------------------------------------------------
+# BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.884,
-    "rocm": 0.652,
-    "metal": 0.904,
-    "vulkan": 0.716,
-    "vulkan-intel": 0.487,
+    "cuda": 0.8866,
+    "rocm": 0.9503,
+    "metal": 0.8608,
+    "vulkan": 0.9046,
+    "vulkan-intel": 0.9502,
 }
-# Fixed time per layer and token or ubatch (kernel launches, synchronisation): it dominates small
-# models on fast GPUs (7B Q4_0 on an RTX PRO 6000 reads 3.8 GB in ~2.4 ms but takes ~3.6 ms per
-# token). Metal's is the largest (command-buffer encoding per kernel).
-LAYER_LATENCY_S: dict[str, float] = {
-    "cuda": 66.6e-6,
-    "rocm": 23.5e-6,
-    "metal": 174e-6,
-    "vulkan": 20.4e-6,
-    "vulkan-intel": 40.4e-6,
-}
-# Share of dense FP16 tensor TFLOPS llama.cpp's prompt-processing GEMMs reach.
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.586,
-    "rocm": 0.484,
-    "metal": 0.757,
-    "vulkan": 0.421,
-    "vulkan-intel": 0.123,
+    "cuda": 0.5615,
+    "rocm": 0.4109,
+    "metal": 0.8327,
+    "vulkan": 0.4389,
+    "vulkan-intel": 0.108,
 }
-# Decode: time multiplier on the weight bytes of each quant family (dequantization cost per byte;
-# F16 reads are plain loads). Prefill: multiplier on GEMM time (dequantize-to-GEMM overhead).
-# IQ types have no calibration rows: K-quant factor times the extra lookup-table cost assumed.
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.990, "q4_0": 0.965, "k": 1.039, "mxfp4": 1.037}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.091, "q4_0": 1.089, "k": 1.287, "mxfp4": 1.565}
-IQ_EXTRA_FACTOR = 1.15
-# Prompt processing without flash attention (llama.cpp -fa 0: KQ materialised in F32, separate
-# softmax) takes this much longer; llama.cpp turns FA on by default where supported.
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.045
-# Attention arithmetic (flash-attention kernels) reaches this share of the GEMM efficiency.
-ATTENTION_EFFICIENCY = 0.603
-# llama.cpp layer split: each extra GPU adds one hand-over of the hidden state per token.
-LAYER_SPLIT_HOP_S = 0.258e-3
+LAYER_CYCLES: dict[str, float] = {
+    "cuda": 100300.0,
+    "rocm": 311100.0,
+    "metal": 183800.0,
+    "vulkan": 129000.0,
+    "vulkan-intel": 867100.0,
+}
+CONSUMER_CLOCK_FACTOR = 1.17
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7293
+PRE_AMPERE_MATRIX_FACTOR = 0.6594
+IGPU_BANDWIDTH_FACTOR = 0.8928
+IGPU_MATRIX_FACTOR = 0.6184
+HBM_BANDWIDTH_FACTOR = 0.7708
+MOE_EXPERT_EXTRA = 0.09563
+MOE_TILE_TOKENS = 9.57
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9426, "q4_0": 0.9886, "k": 1.019, "mxfp4": 0.9158}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.127, "q4_0": 1.08, "k": 1.33, "mxfp4": 1.358}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.091
+ATTENTION_EFFICIENCY = 0.5144
+LAYER_SPLIT_HOP_S = 0.0002124
+DECODE_BAND: dict[str, tuple[float, float]] = {
+    "cuda": (0.867, 1.204),
+    "rocm": (0.867, 1.314),
+    "metal": (0.865, 1.245),
+    "vulkan": (0.867, 1.204),
+    "vulkan-intel": (0.825, 1.292),
+}
+DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.846, 1.25),
+    "rocm": (0.846, 1.314),
+    "metal": (0.846, 1.25),
+    "vulkan": (0.846, 1.25),
+    "vulkan-intel": (0.611, 1.786),
+}
+PREFILL_BAND: dict[str, tuple[float, float]] = {
+    "cuda": (0.711, 1.334),
+    "rocm": (0.556, 1.697),
+    "metal": (0.711, 1.334),
+    "vulkan": (0.655, 1.424),
+    "vulkan-intel": (0.645, 1.334),
+}
+PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.711, 1.363),
+    "rocm": (0.556, 1.726),
+    "metal": (0.711, 1.363),
+    "vulkan": (0.655, 1.503),
+    "vulkan-intel": (0.644, 1.47),
+}
+MOE_DECODE_BAND: tuple[float, float] = (0.924, 1.322)
+MOE_PREFILL_BAND: tuple[float, float] = (0.631, 1.608)
+CALIBRATED_ARCHS: frozenset[str] = frozenset(
+    {
+        "ada/cuda",
+        "ada/vulkan",
+        "ampere-dc/cuda",
+        "ampere-soc/cuda",
+        "ampere/cuda",
+        "ampere/vulkan",
+        "apple-m1/metal",
+        "apple-m2/metal",
+        "apple-m3/metal",
+        "apple-m4/metal",
+        "blackwell-soc/cuda",
+        "blackwell/cuda",
+        "gcn5/rocm",
+        "hopper/cuda",
+        "pascal-hbm/cuda",
+        "pascal/cuda",
+        "pascal/vulkan",
+        "rdna2/rocm",
+        "rdna2/vulkan",
+        "rdna3.5/rocm",
+        "rdna3.5/vulkan",
+        "rdna3/rocm",
+        "rdna3/vulkan",
+        "turing-gtx/vulkan",
+        "turing/cuda",
+        "volta/cuda",
+        "xe-hpg/vulkan-intel",
+        "xe2/vulkan-intel",
+    }
+)
+# END FITTED
 
-# 8th/92nd percentiles of the leave-one-GPU-out ratios measured/predicted: band = [pred*lo, pred*hi].
-DECODE_BAND: tuple[float, float] = (0.768, 1.172)
-PREFILL_BAND: tuple[float, float] = (0.614, 1.302)
-# A rough estimate (uncalibrated backend, spec fallback, offload, vLLM) widens the band this much.
-ROUGH_BAND_WIDEN = 2.0
+# What the fitted names mean:
+# DECODE_BW_EFFICIENCY: share of the vendor's peak memory bandwidth the decode kernels reach.
+# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach.
+# LAYER_CYCLES: fixed clock cycles per layer and token or ubatch (kernel launches, synchronisation,
+#   latency-bound small kernels); divided by the generation's clock (``speed_arch.ARCH``). Metal's is
+#   the largest (command-buffer encoding per kernel).
+# CONSUMER_CLOCK_FACTOR: consumer boards (GeForce, Radeon RX, Arc) sustain this multiple of the clock that
+#   workstation and datacenter boards of the same chip sustain under load (higher power limits, boost above
+#   the rated clock); multiplies the matrix rate and divides the per-layer time.
+# PRE_AMPERE_*_FACTOR: NVIDIA Pascal/Volta/Turing reach this share of the bandwidth / matrix rate a newer
+#   generation reaches: llama.cpp's CUDA kernels are written for sm_80+ (async copies, ldmatrix, int8
+#   m16n8k32 MMA); older chips run fallback paths (dp4a, m8n8k16) with less overlap.
+# IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
+#   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
+# HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
+#   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
+# MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts
+#   per token (router, top-k, expert gather and the per-expert matrix-vector work of small matrices).
+# MOE_TILE_TOKENS: expert GEMMs of a ubatch see ubatch*k/E tokens each; a GEMM of t tokens runs at
+#   t / (t + this) of the full-tile rate, which is what makes MoE prefill slow at small batches.
+# QUANT_*_FACTOR: time multiplier per quant family (dequantization; f16 = 1). IQ types: K-quant x
+#   ``IQ_EXTRA_FACTOR``.
+# PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
+# ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate.
+# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU.
+# *_BAND: 8th/92nd percentiles of measured/predicted: band = [pred*lo, pred*hi]. Plain bands come from
+#   leave-one-GPU-out (a generation with calibration rows), *_ROUGH ones from leave-one-family-out
+#   (a generation without rows, or a proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE
+#   model's band is widened to contain it.
+
+IQ_EXTRA_FACTOR = 1.15
+# A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
+# widens the rough band this much (exponent on its factors).
+ROUGH_BAND_WIDEN = 1.5
 
 # --------------------------------------------------------------------------------------------
 # Assumed constants (no calibration rows; documented defaults).
@@ -97,22 +181,6 @@ PCIE_BYTES_PER_S = 25e9
 # NVLink, ~30 us over PCIe; Megatron-LM, Shoeybi et al. 2019, sec. 3).
 TP_SCALING: dict[str, float] = {"nvlink": 0.90, "xgmi": 0.85, "pcie": 0.75, "none": 0.70}
 TP_ALLREDUCE_S: dict[str, float] = {"nvlink": 10e-6, "xgmi": 15e-6, "pcie": 30e-6, "none": 40e-6}
-
-# GPUs without a dense FP16 figure: TFLOPS from bandwidth at a typical FLOP-per-byte ratio of the
-# category. Apple M1-M4 GPUs run FP16 at the FP32 rate: M2 Ultra 27.2 TFLOPS / 800 GB/s = 34,
-# M1 Max 10.4/400 = 26, M3 Max 16.4/400 = 41 FLOP/B. APUs: Strix Halo 59/256 = 230; GB10 (DGX
-# Spark) 1 PFLOP sparse FP4 -> 62.5 dense FP16 with FP32 accumulate / 273 GB/s = 229.
-# Discrete cards: RTX 4000 Ada 107/360 = 297, H100 NVL 989/3940 = 251.
-FLOP_PER_BYTE_FALLBACK: dict[str, float] = {
-    "apple": 35.0,
-    "apu": 230.0,
-    "consumer": 150.0,
-    "workstation": 250.0,
-    "datacenter": 250.0,
-    "accelerator": 250.0,
-}
-# The Apple ratio is what the Metal efficiency was fitted with, so it is not a rough guess.
-CALIBRATED_FALLBACK_CATEGORIES = frozenset({"apple"})
 
 LLAMA_BENCH_PP = 512  # llama-bench pp512
 LLAMA_BENCH_TG = 128  # llama-bench tg128

@@ -13,18 +13,15 @@ from core.fit import Offload, Placement, place
 from core.memory import kv_cache_bytes, overhead_bytes, usable_bytes
 from core.models import GIB, Backend, Engine, GpuSpec, Hardware, KvCacheType, ModelSpec, Workload
 from core.speed import SpeedEstimate, estimate_speed
-from tests.core.specs import (
-    BF16,
-    GLM_AIR,
-    H100,
-    LLAMA3_8B,
-    M3_ULTRA_512,
-    PROV,
-    Q4_K_M,
-    Q8_0,
-    RTX_3090,
-    RTX_4090,
-)
+from core.speed_arch import ARCH
+from tests.core import specs
+from tests.core.specs import BF16, GLM_AIR, LLAMA3_8B, PROV, Q4_K_M, Q8_0
+
+# The shared test specs with their chip generation (speed constants are per generation).
+H100 = specs.H100.model_copy(update={"arch": "hopper"})
+M3_ULTRA_512 = specs.M3_ULTRA_512.model_copy(update={"arch": "apple-m3", "fp16_tflops": None})
+RTX_3090 = specs.RTX_3090.model_copy(update={"arch": "ampere"})
+RTX_4090 = specs.RTX_4090.model_copy(update={"arch": "ada"})
 
 
 def run(
@@ -138,8 +135,9 @@ def test_moe_decode_reads_active_not_total_parameters():
         }
     )
     dense = run(model=dense_same_total, gpu=H100)
-    # 110 B total, 12 B active: several times faster than a dense model of the same size
-    assert moe.decode_tokens_per_s > 4 * dense.decode_tokens_per_s
+    # 110 B total, 12 B active: several times faster than a dense model of the same size (not the
+    # full 9x: the MoE layers' routing and expert launches add fixed time per token)
+    assert moe.decode_tokens_per_s > 3.5 * dense.decode_tokens_per_s
     placement = place(GLM_AIR, Q4_K_M, Hardware(gpu=H100), Workload())
     read = speed.token_read_bytes(GLM_AIR, placement.weights)
     assert read < 0.2 * placement.weights.total_bytes
@@ -164,12 +162,14 @@ def test_unified_memory_is_one_pool_at_its_bandwidth():
     assert 40 < est.decode_tokens_per_s < 120
 
 
-def test_apple_without_tflops_uses_the_calibrated_fallback():
+def test_apple_without_tflops_uses_its_generations_flop_per_byte():
     mac = gpu_like(M3_ULTRA_512, fp16_tflops=None)
     tflops, rough = speed.dense_tflops(mac)
-    assert tflops == pytest.approx(819 * speed.FLOP_PER_BYTE_FALLBACK["apple"] / 1000)
+    assert tflops == pytest.approx(819 * ARCH["apple-m3"].flop_per_byte / 1000)
     assert not rough
     assert run(gpu=mac).confidence == "calibrated"
+    # M5 has no calibration rows: same kind of figure, flagged rough
+    assert speed.dense_tflops(gpu_like(mac, arch="apple-m5"))[1]
 
 
 def test_llama_cpp_layer_split_gives_no_single_stream_speed_up():
@@ -207,6 +207,7 @@ UNSEEN_CUDA = GpuSpec(
     fp16_tflops=300,
     backend=Backend.CUDA,
     provenance=PROV,
+    arch="blackwell",
 )
 
 
@@ -214,8 +215,10 @@ UNSEEN_CUDA = GpuSpec(
     ("gpu", "confidence"),
     [
         (UNSEEN_CUDA, "calibrated"),
-        (gpu_like(UNSEEN_CUDA, id="rocm-x", vendor="AMD", backend=Backend.ROCM), "calibrated"),
-        (gpu_like(UNSEEN_CUDA, id="vk-x", vendor="AMD", backend=Backend.VULKAN), "calibrated"),
+        (gpu_like(UNSEEN_CUDA, id="rocm-x", vendor="AMD", backend=Backend.ROCM, arch="rdna3"), "calibrated"),
+        (gpu_like(UNSEEN_CUDA, id="vk-x", vendor="AMD", backend=Backend.VULKAN, arch="rdna3"), "calibrated"),
+        (gpu_like(UNSEEN_CUDA, id="rubin-x", arch="rubin"), "rough"),  # a generation with no rows
+        (gpu_like(UNSEEN_CUDA, id="rdna5-x", vendor="AMD", backend=Backend.ROCM, arch="rdna5"), "rough"),
         (gpu_like(UNSEEN_CUDA, id="arc-x", vendor="Intel", backend=Backend.SYCL), "rough"),
         (gpu_like(UNSEEN_CUDA, id="npu-x", vendor="Huawei", category="accelerator", backend=Backend.OTHER), "rough"),
         (gpu_like(UNSEEN_CUDA, id="no-flops", fp16_tflops=None), "rough"),
@@ -232,8 +235,16 @@ def test_unbenchmarked_gpu_gets_a_finite_speed(gpu, confidence):
 
 def test_rough_estimates_get_a_wider_band():
     sure = run(gpu=UNSEEN_CUDA)
+    new_generation = run(gpu=gpu_like(UNSEEN_CUDA, arch="blackwell-dc", category="datacenter"))
     rough = run(gpu=gpu_like(UNSEEN_CUDA, backend=Backend.OTHER))
-    assert rough.decode_range[1] / rough.decode_range[0] > sure.decode_range[1] / sure.decode_range[0]
+
+    def width(est: SpeedEstimate, kind: str) -> float:
+        lo, hi = est.decode_range if kind == "decode" else est.prefill_range
+        return hi / lo
+
+    for kind in ("decode", "prefill"):
+        assert width(rough, kind) > width(new_generation, kind) >= width(sure, kind)
+    assert any("no llama-bench rows for blackwell-dc" in note for note in new_generation.basis)
 
 
 def test_vllm_is_flagged_rough():

@@ -1,0 +1,116 @@
+"""Device side of the speed model: the speed family of a GPU and the rates it delivers.
+
+Bandwidth, matrix FLOP/s and the fixed per-layer time of one device after the fitted efficiencies
+(``core/speed_constants.py``) and the per-generation physics (``core/speed_arch.py``).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core import speed_constants as K
+from core.models import Backend, Engine, Frozen, GpuSpec, Hardware
+from core.speed_arch import (
+    FLOP_PER_BYTE_BY_CATEGORY,
+    arch_profile,
+    consumer_board,
+    is_igpu,
+    matrix_tflops,
+)
+from core.speed_constants import (
+    DECODE_BW_EFFICIENCY,
+    FAMILY_PROXY,
+    LAYER_CYCLES,
+    PREFILL_FLOPS_EFFICIENCY,
+    RAM_BANDWIDTH_DEFAULTS,
+    RAM_READ_EFFICIENCY,
+)
+
+
+class DeviceRates(Frozen):
+    """What one device (or a TP group) delivers after efficiencies."""
+
+    bandwidth_bytes_per_s: float = Field(gt=0)  # effective bytes/s for decode reads
+    gemm_flops_per_s: float = Field(gt=0)  # effective FLOP/s for prefill GEMMs
+    layer_latency_s: float = Field(ge=0)
+    rough: bool
+    notes: tuple[str, ...] = ()
+
+
+# --------------------------------------------------------------------------------------------
+# Device side
+# --------------------------------------------------------------------------------------------
+
+
+def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
+    """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
+    if gpu.backend is Backend.VULKAN:
+        return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
+    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL):
+        return gpu.backend.value, False
+    return FAMILY_PROXY[gpu.backend], True
+
+
+def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
+    """Dense FP16 TFLOPS the GEMMs can use, and whether it is a rough figure.
+
+    llama.cpp: ``speed_arch.matrix_tflops`` (the mma.sync / dot-product rate its kernels are built
+    for). vLLM's BF16 GEMMs (CUTLASS, wgmma on Hopper) get the listed figure, FP32 accumulate, so
+    GeForce's listed half rate is what they get; without a listed figure the category's FLOP per
+    byte of bandwidth.
+    """
+    if engine is Engine.LLAMA_CPP:
+        return matrix_tflops(gpu)
+    if gpu.fp16_tflops is not None:
+        return gpu.fp16_tflops, False
+    return gpu.bandwidth_bytes_per_s * FLOP_PER_BYTE_BY_CATEGORY.get(gpu.category, 150.0) / 1e12, True
+
+
+def layer_latency_s(gpu: GpuSpec, family: str) -> float:
+    """Fixed time per layer and token or ubatch: the backend's cycles at the generation's clock."""
+    clock = arch_profile(gpu).clock_ghz * 1e9 * (K.CONSUMER_CLOCK_FACTOR if consumer_board(gpu) else 1.0)
+    return LAYER_CYCLES[family] / clock
+
+
+def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
+    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device.
+
+    Integrated GPUs and APUs (``speed_arch.is_igpu``) get the iGPU factors on top of their backend's
+    efficiencies: they are a class of their own, not small discrete cards.
+    """
+    family, proxy = speed_family(gpu)
+    notes: list[str] = []
+    if proxy:
+        notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {family} efficiencies assumed")
+    tflops, flops_rough = dense_tflops(gpu, engine)
+    if flops_rough:
+        notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
+    bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
+    pp_eff = PREFILL_FLOPS_EFFICIENCY[family]
+    if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
+        pp_eff *= K.CONSUMER_CLOCK_FACTOR
+    profile = arch_profile(gpu)
+    if profile.hbm and gpu.backend is not Backend.CPU:
+        bw_eff *= K.HBM_BANDWIDTH_FACTOR
+    if profile.pre_ampere_decode:
+        bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
+    if profile.pre_ampere:
+        pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
+    if is_igpu(gpu):
+        bw_eff *= K.IGPU_BANDWIDTH_FACTOR
+        pp_eff *= K.IGPU_MATRIX_FACTOR
+        notes.append("integrated GPU: its own efficiency class (shared LPDDR memory, power-limited clocks)")
+    return DeviceRates(
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
+        gemm_flops_per_s=tflops * 1e12 * pp_eff,
+        layer_latency_s=layer_latency_s(gpu, family),
+        rough=proxy or flops_rough,
+        notes=tuple(notes),
+    )
+
+
+def ram_bandwidth(hardware: Hardware) -> tuple[float, bool]:
+    """System RAM bandwidth (bytes/s) and whether it is the platform default, not the user's figure."""
+    if hardware.ram_bandwidth_bytes_per_s:
+        return hardware.ram_bandwidth_bytes_per_s, False
+    return RAM_BANDWIDTH_DEFAULTS.get(hardware.gpu.category, 89.6e9), True
