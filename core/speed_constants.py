@@ -16,69 +16,69 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8866,
+    "cuda": 0.8884,
     "rocm": 0.9503,
-    "metal": 0.8608,
-    "vulkan": 0.9046,
+    "metal": 0.8604,
+    "vulkan": 0.9042,
     "vulkan-intel": 0.9502,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5615,
-    "rocm": 0.4109,
-    "metal": 0.8327,
-    "vulkan": 0.4389,
-    "vulkan-intel": 0.108,
+    "cuda": 0.5675,
+    "rocm": 0.4163,
+    "metal": 0.8373,
+    "vulkan": 0.4452,
+    "vulkan-intel": 0.08928,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 100300.0,
-    "rocm": 311100.0,
-    "metal": 183800.0,
-    "vulkan": 129000.0,
-    "vulkan-intel": 867100.0,
+    "cuda": 101300.0,
+    "rocm": 310000.0,
+    "metal": 184100.0,
+    "vulkan": 128800.0,
+    "vulkan-intel": 845600.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.17
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7293
-PRE_AMPERE_MATRIX_FACTOR = 0.6594
-IGPU_BANDWIDTH_FACTOR = 0.8928
-IGPU_MATRIX_FACTOR = 0.6184
-HBM_BANDWIDTH_FACTOR = 0.7708
-MOE_EXPERT_EXTRA = 0.09563
-MOE_TILE_TOKENS = 9.57
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9426, "q4_0": 0.9886, "k": 1.019, "mxfp4": 0.9158}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.127, "q4_0": 1.08, "k": 1.33, "mxfp4": 1.358}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.091
-ATTENTION_EFFICIENCY = 0.5144
-LAYER_SPLIT_HOP_S = 0.0002124
+CONSUMER_CLOCK_FACTOR = 1.161
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7367
+PRE_AMPERE_MATRIX_FACTOR = 0.6437
+IGPU_BANDWIDTH_FACTOR = 0.8916
+IGPU_MATRIX_FACTOR = 0.6144
+HBM_BANDWIDTH_FACTOR = 0.7673
+MOE_EXPERT_EXTRA = 0.09532
+MOE_TILE_TOKENS = 9.657
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.942, "q4_0": 0.9873, "k": 1.018, "mxfp4": 0.915}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.084, "k": 1.336, "mxfp4": 1.364}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.097
+ATTENTION_EFFICIENCY = 0.5113
+LAYER_SPLIT_HOP_S = 0.0002121
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.867, 1.204),
-    "rocm": (0.867, 1.314),
-    "metal": (0.865, 1.245),
-    "vulkan": (0.867, 1.204),
-    "vulkan-intel": (0.825, 1.292),
+    "cuda": (0.868, 1.234),
+    "rocm": (0.868, 1.315),
+    "metal": (0.865, 1.247),
+    "vulkan": (0.868, 1.234),
+    "vulkan-intel": (0.803, 1.277),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.846, 1.25),
-    "rocm": (0.846, 1.314),
-    "metal": (0.846, 1.25),
-    "vulkan": (0.846, 1.25),
-    "vulkan-intel": (0.611, 1.786),
+    "cuda": (0.848, 1.259),
+    "rocm": (0.848, 1.315),
+    "metal": (0.848, 1.259),
+    "vulkan": (0.848, 1.259),
+    "vulkan-intel": (0.611, 1.734),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.711, 1.334),
-    "rocm": (0.556, 1.697),
-    "metal": (0.711, 1.334),
-    "vulkan": (0.655, 1.424),
-    "vulkan-intel": (0.645, 1.334),
+    "cuda": (0.669, 1.33),
+    "rocm": (0.555, 1.694),
+    "metal": (0.695, 1.33),
+    "vulkan": (0.656, 1.423),
+    "vulkan-intel": (0.575, 1.405),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.711, 1.363),
-    "rocm": (0.556, 1.726),
-    "metal": (0.711, 1.363),
-    "vulkan": (0.655, 1.503),
-    "vulkan-intel": (0.644, 1.47),
+    "cuda": (0.664, 1.351),
+    "rocm": (0.555, 1.727),
+    "metal": (0.695, 1.351),
+    "vulkan": (0.656, 1.506),
+    "vulkan-intel": (0.54, 1.405),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.924, 1.322)
-MOE_PREFILL_BAND: tuple[float, float] = (0.631, 1.608)
+MOE_DECODE_BAND: tuple[float, float] = (0.923, 1.326)
+MOE_PREFILL_BAND: tuple[float, float] = (0.637, 1.61)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -104,8 +104,8 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
         "rdna3.5/vulkan",
         "rdna3/rocm",
         "rdna3/vulkan",
-        "turing-gtx/vulkan",
         "turing/cuda",
+        "turing/vulkan",
         "volta/cuda",
         "xe-hpg/vulkan-intel",
         "xe2/vulkan-intel",
