@@ -25,6 +25,7 @@ from bot.prefs import Preferences
 from bot.reply import Note, Reply
 from bot.usage import UsageLog
 from bot.user import User
+from catalog.index_lookup import find_in_index
 from core.estimate import EstimateError
 from core.models import Catalog, Engine, KvCacheType
 from core.query import Query, complete
@@ -118,6 +119,7 @@ class Service:
         if repo is None and (phrase := _unknown_model(q)) and self.search is not None and self.hub is not None:
             hits = await self.search.find(phrase)  # "olmo 2 7b": the most downloaded repo that is that model
             repo, searched = (hits[0].repo_id, True) if hits else (None, False)
+        indexed: Note | None = None
         if repo and self.hub is not None:
             if self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
@@ -125,6 +127,10 @@ class Service:
             if isinstance(found, Reply):
                 return found
             answers, model, source = found
+        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(phrase)) and hit[1]:
+            model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
+            answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
+            indexed = Note(code="index_only", values={"repo": hit[0].repo})
         try:
             if answers is self.answers:  # answers are pure functions of the question, language and saved defaults
                 key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
@@ -138,8 +144,8 @@ class Service:
             return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc, lang)))
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
-        if searched and repo:  # the card names the repo it looked up for a name the catalog lacks
-            looked_up = Note(code="hub_lookup", values={"repo": repo})
+        if (searched and repo) or indexed:  # the card names the repo it used for a name the catalog lacks
+            looked_up = indexed or Note(code="hub_lookup", values={"repo": repo or ""})
             subjects = tuple(s.model_copy(update={"notes": (*s.notes, looked_up)}) for s in reply.subjects)
             reply = with_notes(reply, [looked_up], lang).model_copy(update={"subjects": subjects})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):

@@ -20,7 +20,10 @@ from core import names as N
 log = logging.getLogger(__name__)
 CACHE_ENTRIES = 512
 SEARCH_LIMIT = 50
-SKIP_REPO = re.compile(r"(?:^|[-_.])(?:gguf|awq|gptq|exl2|mlx|bnb|int4|int8|fp8|onnx|lora|adapter)(?:$|[-_.])", re.I)
+SKIP_REPO = re.compile(
+    r"(?:^|[-_.])(?:gguf|awq|gptq|exl2|mlx|bnb|int4|int8|fp8|onnx|lora|adapter|quantized|w4a16|w8a8|nvfp4)(?:$|[-_.])",
+    re.I,
+)  # quantized or converted copies: the original repo is the model
 
 
 @dataclass(frozen=True)

@@ -126,9 +126,14 @@ def typed(text: str) -> Typed:
 
 
 def _words_agree(said: tuple[str, ...], entry: Typed) -> bool:
-    """Every family word the user wrote is (nearly) a word of the entry."""
+    """Every family word the user wrote is a word of the entry, or that word with one typo ("lama")."""
     pool = entry.words + tuple(entry.variants) + tuple(entry.tiers)
-    return all(any(w == e or (len(w) >= 4 and fuzz.ratio(w, e) >= 80) for e in pool) for w in said)
+    return all(any(w == e or _typo(w, e) for e in pool) for w in said)
+
+
+def _typo(a: str, b: str) -> bool:
+    """One letter wrong, missing or extra in a word of four or more: "olmo" is no typo of "olmocr"."""
+    return len(a) >= 4 and abs(len(a) - len(b)) <= 1 and fuzz.ratio(a, b) >= 80
 
 
 def name_token(t: L.Tok, kind: str) -> bool:

@@ -465,3 +465,10 @@ def test_vocabulary_covers_every_catalog_entry() -> None:
     assert all(e.total_b for e in vocab.models)
     assert {e.id for e in vocab.gpus} == {g.id for g in CATALOG.gpus}
     assert all(e.memory_gib == round(g.memory_bytes / GIB) for e, g in zip(vocab.gpus, CATALOG.gpus, strict=True))
+
+
+def test_an_unknown_model_from_the_offline_index_says_so() -> None:
+    reply = answer("zephyr 7b on a 4090")  # not in the catalog; in the shipped index of popular repos
+    s = subject(reply)
+    assert s.model_id == "HuggingFaceH4/zephyr-7b-beta" and 6.5 < s.total_params_b < 7.8
+    assert [n.code for n in s.notes] == ["index_only"] and "offline" in reply.summary.lower()
