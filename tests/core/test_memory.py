@@ -191,3 +191,21 @@ def test_verdict_is_consistent_with_the_numbers(ctx, count, ram, gpu, model):
         assert p.memory.total_bytes > p.memory.usable_bytes
         assert p.offload.bytes_in_ram <= p.offload.ram_usable_bytes
         assert p.offload.gpu_bytes <= p.memory.usable_bytes
+
+
+def test_unsloth_dynamic_sizes_keep_their_order_on_dense_models():
+    """UD quants were fitted on MoE files; on a dense model UD-Q2_K_XL must stay below Q3_K_M and
+    the 1-2 bit UD quants must differ (issue 14: Qwen3-32B UD-Q2_K_XL was listed above Q4_K_M)."""
+    from catalog.facts import load_facts
+    from core.weights import weights
+
+    catalog = load_facts()
+    model = catalog.model("qwen3-32b")
+    assert model is not None and not model.is_moe
+    ids = ("Q4_K_M", "Q3_K_M", "UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ2_XXS", "UD-IQ1_M", "UD-IQ1_S")
+    sizes = []
+    for qid in ids:
+        quant = catalog.quant(qid)
+        assert quant is not None
+        sizes.append(weights(model, quant, catalog.size(model.id, qid)).total_bytes)
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes)
