@@ -15,7 +15,6 @@ from pydantic import computed_field
 from core.cost import OfferQuote, quote_offers
 from core.estimate import ENGINE_KV_TYPES, FitEstimate, Request, default_quant, estimate, resolve
 from core.fit import Verdict, place
-from core.notes import Note, note
 from core.models import (
     Backend,
     Catalog,
@@ -28,6 +27,8 @@ from core.models import (
     QuantSpec,
     Workload,
 )
+from core.notes import Note, note
+from core.regions import restricted
 from core.speed import decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
 from core.weights import weights
@@ -45,8 +46,6 @@ QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS
 LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")  # unsloth dynamic: experts low, attention high
 LOW_BIT_LADDER_DENSE = ("IQ2_M", "IQ2_XXS", "IQ1_M")
 LOW_BITS = 3.0
-# Export variants sold only in China (or built for its export rules): suggested only when asked about.
-REGION_RESTRICTED = frozenset({"h800", "a800", "h20-96gb", "h20-141gb", "rtx-4090-d", "rtx-5090-d", "rtx-5090-d-v2"})
 VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
 ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
 
@@ -205,9 +204,10 @@ def nearest_fix(
     if est.verdict is Verdict.FITS:
         return None
     engine = est.engine
-    want = (Verdict.FITS,) if est.verdict is not Verdict.NO_FIT else (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
-    if est.verdict is Verdict.OFFLOAD:
-        want = (Verdict.FITS, Verdict.TIGHT)
+    want: tuple[Verdict, ...] = {
+        Verdict.TIGHT: (Verdict.FITS,),
+        Verdict.OFFLOAD: (Verdict.FITS, Verdict.TIGHT),
+    }.get(est.verdict, (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD))
     measured = catalog.size(model.id, quant.id)
 
     def attempt(kind: str, value: str, q: QuantSpec, req: Request, g: GpuSpec = gpu) -> Fix | None:
@@ -340,7 +340,7 @@ def recommend_hardware(
     def allowed(gpu: GpuSpec) -> bool:
         if gpu.backend is Backend.OTHER:
             return False
-        return allow_restricted or gpu.id not in REGION_RESTRICTED
+        return allow_restricted or not restricted(gpu)
 
     singles: list[Setup] = []
     for gpu in catalog.gpus:

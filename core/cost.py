@@ -128,7 +128,7 @@ def break_even_months(purchase_usd: float, cloud_usd_per_month: float, electrici
 
 
 def month_index(date: str) -> int | None:
-    """"2026-03" or "2026-03-14" -> months since year 0; None when unreadable."""
+    """ "2026-03" or "2026-03-14" -> months since year 0; None when unreadable."""
     try:
         year, month = int(date[:4]), int(date[5:7])
     except ValueError:

@@ -6,19 +6,19 @@ import pytest
 
 from core.advice import (
     _candidates,
-    REGION_RESTRICTED,
     best_quant,
     choose_quant,
     kv_savings,
-    nearest_fix,
     launch_command,
     launch_commands,
+    nearest_fix,
     recommend_hardware,
 )
 from core.cost import quote_offers
 from core.estimate import Request, estimate
 from core.fit import Verdict
 from core.models import MIB, Catalog, CloudOffer, Engine, KvCacheType, QuantSpec
+from core.regions import REGION_RESTRICTED
 from tests.core.specs import (
     BF16,
     DEEPSEEK_V3,
@@ -189,11 +189,11 @@ def test_best_single_gpu_is_the_fastest_that_fits_and_cheapest_is_cheapest():
     advice = recommend_hardware(LLAMA_8B, Q4_K_M, Request(), CATALOG)
     picked = advice.best_single_gpu
     others = [
-        estimate(LLAMA_8B, g, Q4_K_M, Request())
-        for g in CATALOG.gpus
-        if not g.unified_memory and g.id != picked.gpu_id
+        estimate(LLAMA_8B, g, Q4_K_M, Request()) for g in CATALOG.gpus if not g.unified_memory and g.id != picked.gpu_id
     ]
-    assert all(e.speed.decode_tokens_per_s <= picked.decode_tokens_per_s * 1.05 for e in others if e.verdict.value != "no_fit")
+    assert all(
+        e.speed.decode_tokens_per_s <= picked.decode_tokens_per_s * 1.05 for e in others if e.verdict.value != "no_fit"
+    )
     assert picked.gpu_id == "h100-sxm"
     assert advice.cheapest.gpu_id == "rtx-3060-12gb" and advice.cheapest.price_usd == 250.0
     assert advice.cheapest_cloud == quote_offers(LLAMA_8B, Q4_K_M, Request(), CATALOG)[0]
