@@ -11,17 +11,19 @@ from typing import Any
 
 from bot import answer_tables as tables
 from bot import cards
+from bot.card_parts import flags_of
 from bot.reply import Reply
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
 from core.analysis import MAX_OFFERS, Cost, advice_for, cost_of
-from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, quote_offers
+from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, cost_notes, quote_offers
 from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
-from core.finetune import estimate_finetune, smallest_hardware, training_fit
+from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, Vocabulary, parse
+from core.regions import restricted
 from locales import Lang, t
 
 CACHE_ENTRIES = 2048  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
@@ -70,11 +72,16 @@ class Answers:
             ),
         )
 
-    def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
-        key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
+    def _hardware(self, model: ModelSpec, quant: Any, request: Request, own: GpuSpec | None = None) -> HardwareAdvice:
+        """Hardware picks; region-restricted parts only when the asked device is one of them."""
+        allow = own is not None and restricted(own)
+        key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(allow))
         measured = self.catalog.size(model.id, quant.id)
         offers = self._offers(model, quant, request, limit=1)
-        return self.cached(key, lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers))
+        return self.cached(
+            key,
+            lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers, allow_restricted=allow),
+        )
 
     def peek(self, key: tuple[str, ...]) -> Any:
         """A memoised value without computing it (the event loop's fast path for repeats)."""
@@ -91,23 +98,30 @@ class Answers:
         model = model_override or self.model(q, lang, text)
         if isinstance(model, Reply):
             return model
-        if q.intent is Intent.GPUS:
-            return tables.gpus_for_model(self, model, q, lang)
-        if q.intent is Intent.CLOUD:
-            return self._cloud(model, q, lang, user)
-        if q.intent is Intent.COMPARE:
-            return self._compare(model, q, lang, user, text)
-        gpu = self.gpu(q, lang, user, text, model)
-        if isinstance(gpu, Reply):
-            return gpu
-        hw, count = gpu
-        if q.intent is Intent.QUANT:
-            return tables.quant_matrix(self, model, hw, count, q, lang, user)
-        if q.intent is Intent.FINETUNE:
-            return self._finetune(model, hw, count, q, lang)
-        if q.intent is Intent.TCO:
-            return self._tco(model, hw, count, q, lang, user)
-        return self._fit(model, hw, count, q, lang, user, text)
+        try:
+            if q.intent is Intent.GPUS:
+                return tables.gpus_for_model(self, model, q, lang, text)
+            if q.intent is Intent.CLOUD:
+                return self._cloud(model, q, lang, user, text)
+            if q.intent is Intent.COMPARE:
+                return self._compare(model, q, lang, user, text)
+            if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not user.gpu_id and not q.not_device:
+                return self._finetune(model, None, 0, q, lang, text)  # no hardware: name the smallest setups
+            gpu = self.gpu(q, lang, user, text, model)
+            if isinstance(gpu, Reply):
+                return gpu
+            hw, count = gpu
+            if q.intent is Intent.QUANT:
+                return tables.quant_matrix(self, model, hw, count, q, lang, user, text)
+            if q.intent is Intent.FINETUNE:
+                return self._finetune(model, hw, count, q, lang, text)
+            if q.intent is Intent.TCO:
+                return self._tco(model, hw, count, q, lang, user)
+            if q.intent is Intent.SPEED:
+                return tables.speed_answer(self, model, hw, count, q, lang, user, text)
+            return self._fit(model, hw, count, q, lang, user, text)
+        except EstimateError as exc:  # e.g. a quant the engine cannot serve: the reason in the user's language
+            return cards.estimate_error_card(lang, exc)
 
     # --- name resolution ----------------------------------------------------------------------
 
@@ -174,6 +188,7 @@ class Answers:
 
     def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
         request = self.request(q, user, count)
+        flags = flags_of(q, text)
         est = self.estimate(model, gpu, request)
         quant = self.catalog.quant(est.quant)
         assert quant is not None
@@ -188,37 +203,30 @@ class Answers:
             est,
             measured,
             cost.offers[0] if cost.offers else None,
-            self._hardware(model, quant, request),
+            self._hardware(model, quant, request, gpu),
         )
-        extra = [cards.advice_section(est, advice, lang)]
-        if est.verdict is not Verdict.NO_FIT:  # no speed for a setup that cannot run
-            extra.insert(0, cards.speed_section(est, lang))
-        cost_section = cards.cost_section(cost, lang)
-        if cost_section:
-            extra.append(cost_section)
-        speed_card = q.intent is Intent.SPEED
-        chart = (
-            tables.speed_chart(self, model, request, lang)
-            if speed_card
-            else tables.memory_chart(self, model, gpu, request, lang)
+        chart = tables.memory_chart(self, model, gpu, request, lang)
+        return cards.fit_card(
+            est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly
         )
-        card = cards.fit_card(
-            est, self.catalog, lang, extra=extra, code=cards.command_blocks(advice), chart=chart, echo=text
-        )
-        return card.model_copy(update={"kind": "speed" if speed_card else "fit"})
 
-    def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User) -> Reply:
+    def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str = "") -> Reply:
         request = self.request(q, user, 1)
+        flags = flags_of(q, text)
         quant = self.catalog.quant(request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP))
         if quant is None:
-            raise EstimateError(f"unknown quant {request.quant}")
+            raise EstimateError("unknown_quant", f"unknown quant {request.quant}", quant=str(request.quant))
         users = request.concurrent or DEFAULT_USERS
+        offers = self._offers(model, quant, request)
         cost = Cost(
-            offers=self._offers(model, quant, request)[:MAX_OFFERS],
+            offers=offers if flags.more else offers[:MAX_OFFERS],
             rent_vs_buy=None,
             assumptions=cost_assumptions(users),
+            notes=cost_notes(users),
         )
-        return cards.cloud_card(model.name, quant.id, cost, self.catalog, lang)
+        return cards.cloud_card(
+            model.name, model.id, quant.id, cost, self.catalog, lang, monthly=flags.monthly, more=flags.more, echo=text
+        )
 
     def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
         request = self.request(q, user, count)
@@ -235,19 +243,32 @@ class Answers:
             self.catalog.size(model.id, quant.id),
             self._offers(model, quant, request),
         )
-        return cards.tco_card(model.name, est, cost, self.catalog, lang)
+        cheapest = ""
+        if est.verdict is Verdict.NO_FIT:
+            setup = self._hardware(model, quant, request, gpu).cheapest
+            cheapest = (
+                f"{setup.count}x {setup.gpu_id}" if setup and setup.count > 1 else (setup.gpu_id if setup else "")
+            )
+        return cards.tco_card(model.name, est, cost, self.catalog, lang, cheapest_setup=cheapest)
 
-    def _finetune(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang) -> Reply:
+    def _finetune(
+        self, model: ModelSpec, gpu: GpuSpec | None, count: int, q: Query, lang: Lang, text: str = ""
+    ) -> Reply:
         methods = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
         seq = q.context or 2048
+        allow = gpu is not None and restricted(gpu)
         results = []
         for method in methods:
             est = estimate_finetune(model, method, seq_len=seq)
-            results.append(
-                (est, training_fit(est, gpu, count), smallest_hardware(model, method, self.catalog, seq_len=seq))
+            mine = training_fit(est, gpu, count) if gpu is not None else None
+            smallest = self.cached(
+                ("ft-smallest", model.id, method, str(seq), str(allow)),
+                lambda m=method: smallest_setups(model, m, self.catalog, 3, allow, seq_len=seq),
             )
-        label = f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name
-        return cards.finetune_card(model.name, label, results, self.catalog, lang)
+            results.append((est, mine, smallest))
+        label = (f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name) if gpu is not None else None
+        details = flags_of(q, text).details
+        return cards.finetune_card(model.name, label, results, self.catalog, lang, details=details, echo=text)
 
     def _compare(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str) -> Reply:
         pairs: list[tuple[ModelSpec, GpuSpec, int]] = []

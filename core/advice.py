@@ -242,7 +242,8 @@ def nearest_fix(
             return fix
     if not est.hardware.unified_memory:
         count = est.hardware.count
-        for more in (count * 2, count * 4):
+        steps = (count * 2,) if est.verdict is not Verdict.NO_FIT else (count * 2, count * 4)
+        for more in steps:
             if more > 8:
                 break
             req = request.model_copy(update={"gpu_count": more})

@@ -299,8 +299,8 @@ def estimate_finetune(
                 batch=micro_batch,
                 optimizer=optimizer,
                 rank=rank or 0,
-                checkpointing="on" if gradient_checkpointing else "off",
             ),
+            note("ft_checkpointing" if gradient_checkpointing else "ft_no_checkpointing"),
             note(
                 "ft_experts_not_targeted" if model.is_moe and not target_experts and method != "full" else "ft_formula"
             ),

@@ -28,7 +28,9 @@ def note(code: str, **values: NoteValue) -> Note:
 class CodedError(ValueError):
     """An error with a locale code: ``str(exc)`` stays a readable English line for logs and ``--json``."""
 
-    def __init__(self, code: str, message: str, **values: NoteValue) -> None:
+    def __init__(self, code: str, message: str | None = None, **values: NoteValue) -> None:
+        if message is None:  # the older one-argument form: the message is all there is
+            code, message, values = "generic", code, {"reason": code}
         super().__init__(message)
         self.note = Note(code=code, values=values)
 
