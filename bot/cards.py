@@ -98,7 +98,8 @@ def notice_card(lang: Lang, message: str, kind: str = "notice") -> Reply:
 
 def estimate_error_card(lang: Lang, exc: CodedError) -> Reply:
     """An estimate that cannot be made, with its reason in the user's language."""
-    return error_card(lang, t(lang, "error.estimate", reason=note_text(exc.note, lang)), kind="error")
+    message = t(lang, "error.estimate", reason=note_text(exc.note, lang))
+    return Reply(kind="error", locale=lang, title=t(lang, "notice.title"), tone=Tone.WARN, summary=message)
 
 
 __all__ = [

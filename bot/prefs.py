@@ -54,7 +54,7 @@ class Preferences:
 
     async def command(self, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         if self.store is None or not user.id:
-            return cards.error_card(lang, t(lang, "prefs.unavailable"))
+            return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
         try:
             return await self._change(q, lang, user, answers)
         except (sqlite3.Error, OSError):
