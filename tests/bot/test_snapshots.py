@@ -70,7 +70,9 @@ def telegram_text(reply) -> str:
     for i, message in enumerate(to_telegram(reply)):
         parts.append(f"--- message {i + 1}\n{message.text}")
         if message.buttons:
-            parts.append("--- buttons\n" + "\n".join(f"[{label}] {reply.actions[j].query}" for label, j in message.buttons))
+            parts.append(
+                "--- buttons\n" + "\n".join(f"[{label}] {reply.actions[j].query}" for label, j in message.buttons)
+            )
     return "\n".join(parts) + "\n"
 
 
