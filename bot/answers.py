@@ -243,12 +243,10 @@ class Answers:
             self.catalog.size(model.id, quant.id),
             self._offers(model, quant, request),
         )
-        cheapest = ""
-        if est.verdict is Verdict.NO_FIT:
-            setup = self._hardware(model, quant, request, gpu).cheapest
-            cheapest = (
-                f"{setup.count}x {setup.gpu_id}" if setup and setup.count > 1 else (setup.gpu_id if setup else "")
-            )
+        cheapest: tuple[str, str] | None = None
+        if est.verdict is Verdict.NO_FIT and (setup := self._hardware(model, quant, request, gpu).cheapest):
+            prefix = f"{setup.count}x " if setup.count > 1 else ""
+            cheapest = (prefix + setup.gpu_name, prefix + setup.gpu_id)
         return cards.tco_card(model.name, est, cost, self.catalog, lang, cheapest_setup=cheapest)
 
     def _finetune(

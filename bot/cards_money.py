@@ -94,21 +94,28 @@ def cloud_card(
 
 
 def tco_card(
-    model_name: str, est: FitEstimate, cost: Cost, catalog: Catalog, lang: Lang, cheapest_setup: str = ""
+    model_name: str,
+    est: FitEstimate,
+    cost: Cost,
+    catalog: Catalog,
+    lang: Lang,
+    cheapest_setup: tuple[str, str] | None = None,
 ) -> Reply:
-    """Rent or buy, only for hardware that runs the model."""
+    """Rent or buy, only for hardware that runs the model; ``cheapest_setup`` is (label, gpu query)."""
     title = t(lang, "tco.title", model=model_name, gpu=hardware_label(est))
     if est.verdict is Verdict.NO_FIT:
         actions: tuple[Action, ...] = ()
+        summary = t(lang, "tco.cannot_run", gpu=hardware_label(est))
         if cheapest_setup:
-            actions = (Action(label=cheapest_setup, query=follow_up(est, "tco", gpu=cheapest_setup)),)
+            label, gpu = cheapest_setup
+            actions = (Action(label=label, query=follow_up(est, "tco", gpu=gpu)),)
+            summary += "\n" + t(lang, "tco.try", setup=label)
         return Reply(
             kind="tco",
             locale=lang,
             title=title,
             tone=Tone.WARN,
-            summary=t(lang, "tco.cannot_run", gpu=hardware_label(est))
-            + ("\n" + t(lang, "tco.try", setup=cheapest_setup) if cheapest_setup else ""),
+            summary=summary,
             actions=actions,
             footer=footer(catalog, lang),
         )

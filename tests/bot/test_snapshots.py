@@ -29,7 +29,7 @@ LOCALES = Path(__file__).resolve().parents[2] / "locales"
 CARDS = {
     "fit": "/fit glm-4.5-air rtx 5090 32k",
     "fit_details": "/fit glm-4.5-air rtx 5090 32k details",
-    "fit_tight": "/fit qwen3-32b rtx 4090 ctx 16k",
+    "fit_tight": "/fit qwen3-32b rtx 4090 ctx 20k",
     "fit_offload": "/fit glm-4.5-air rtx 4090 ram 128gb",
     "fit_no_fit": "/fit llama-3.3-70b-instruct rtx 4090 ram 16gb",
     "fit_apple": "/fit gpt-oss-120b m3 ultra 512",
