@@ -234,6 +234,15 @@ def one_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
         if choice and choice.quant != est.quant:
             return quant_tip(est, advice, lang)
         return ""
+    setup = advice.hardware.cheapest
+    if est.verdict is Verdict.OFFLOAD and advice.fix is None and setup is not None and setup.price_usd:
+        return t(
+            lang,
+            "tip.hardware",
+            setup=setup_label(setup.gpu_name, setup.count),
+            price=usd(setup.price_usd, lang, 0),
+            rate=tokens_per_s(setup.decode_tokens_per_s, lang),
+        )
     return ""
 
 
