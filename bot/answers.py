@@ -10,21 +10,25 @@ from collections import OrderedDict
 from typing import Any
 
 from bot import answer_tables as tables
-from bot import cards
+from bot import cards, commands
+from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of
-from bot.reply import Reply
+from bot.reply import Note, Reply
+from bot.resolve import Resolver
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
 from core.analysis import MAX_OFFERS, Cost, advice_for, cost_of
 from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, cost_notes, quote_offers
+from core.devices import GenericDevice, widened
 from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
 from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, Vocabulary, parse
+from core.query_lexicon import VLLM_QUANTS
 from core.regions import restricted
-from locales import Lang, t
+from locales import Lang
 
 CACHE_ENTRIES = 2048  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
 
@@ -36,6 +40,8 @@ class Answers:
         self.catalog = catalog
         self.vocab = vocab or vocabulary(catalog)
         self._scans: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        self._notes: list[Note] = []  # what the current dispatch assumed (one worker thread: no sharing)
+        self._generic: GenericDevice | None = None  # the generic device of the current question, if any
         if vocab is None:
             parse("", self.vocab)  # builds the parser's name index now, not on the first question
 
@@ -88,90 +94,90 @@ class Answers:
         return self._scans.get(key)
 
     def parse(self, text: str) -> Query:
-        return self.cached(("parse", text), lambda: parse(text, self.vocab))  # type: ignore[no-any-return]
+        """The question without its /command (read on the chat side), parsed with the command's intent."""
+        command = commands.read(text)
+        return self.cached(  # type: ignore[no-any-return]
+            ("parse", text), lambda: parse(command.rest, self.vocab, command.intent)
+        )
 
     def dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
-        if q.intent in (Intent.HELP, Intent.START):
-            return cards.help_card(lang)
+        """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""
+        self._notes, self._generic = [], None
+        reply = self._route(q, lang, user, text, model_override)
+        return with_notes(reply, self._notes, lang)
+
+    def _route(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None) -> Reply:
         if q.intent is Intent.MODELS:
             return tables.models_for_gpu(self, q, lang, user, text)
         model = model_override or self.model(q, lang, text)
         if isinstance(model, Reply):
             return model
         try:
-            if q.intent is Intent.GPUS:
-                return tables.gpus_for_model(self, model, q, lang, text)
+            if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
+                return self._subjects(tables.gpus_for_model(self, model, q, lang, text), model, None, 1, q, user)
             if q.intent is Intent.CLOUD:
-                return self._cloud(model, q, lang, user, text)
+                return self._subjects(self._cloud(model, q, lang, user, text), model, None, 1, q, user)
             if q.intent is Intent.COMPARE:
-                return self._compare(model, q, lang, user, text)
+                return compare(self, model, q, lang, user, text)
             if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not user.gpu_id and not q.not_device:
-                return self._finetune(model, None, 0, q, lang, text)  # no hardware: name the smallest setups
+                # no hardware named or saved: the card names the smallest setups instead of asking
+                return self._subjects(self._finetune(model, None, 0, q, lang, text), model, None, 1, q, user)
             gpu = self.gpu(q, lang, user, text, model)
             if isinstance(gpu, Reply):
                 return gpu
             hw, count = gpu
             if q.intent is Intent.QUANT:
-                return tables.quant_matrix(self, model, hw, count, q, lang, user, text)
-            if q.intent is Intent.FINETUNE:
-                return self._finetune(model, hw, count, q, lang, text)
-            if q.intent is Intent.TCO:
-                return self._tco(model, hw, count, q, lang, user)
-            if q.intent is Intent.SPEED:
-                return tables.speed_answer(self, model, hw, count, q, lang, user, text)
-            return self._fit(model, hw, count, q, lang, user, text)
+                reply = tables.quant_matrix(self, model, hw, count, q, lang, user, text)
+            elif q.intent is Intent.FINETUNE:
+                reply = self._finetune(model, hw, count, q, lang, text)
+            elif q.intent is Intent.TCO:
+                reply = self._tco(model, hw, count, q, lang, user)
+            elif q.intent is Intent.SPEED:
+                reply = tables.speed_answer(self, model, hw, count, q, lang, user, text)
+            else:
+                reply = self._fit(model, hw, count, q, lang, user, text)
+            return self._subjects(reply, model, hw, count, q, user)
         except EstimateError as exc:  # e.g. a quant the engine cannot serve: the reason in the user's language
             return cards.estimate_error_card(lang, exc)
 
-    # --- name resolution ----------------------------------------------------------------------
+    # --- name resolution (bot.resolve); what it assumes is collected for the card --------------
 
-    def model(self, q: Query, lang: Lang, text: str) -> ModelSpec | Reply:
-        match = q.model
-        if match and match.id and not match.ambiguous:
-            found = self.catalog.model(match.id)
-            if found:
-                return found
-        if match and match.suggestions:
-            return self.suggest(lang, t(lang, "ask.unknown_model", text=match.text), match, "model", q, text)
-        return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
+    def model(self, q: Query, lang: Lang, text: str, match: Match | None = None) -> ModelSpec | Reply:
+        resolver = Resolver(self.catalog)
+        found = resolver.model(q, lang, text, match)
+        self._notes.extend(resolver.notes)
+        return found
 
     def gpu(self, q: Query, lang: Lang, user: User, text: str, model: ModelSpec | None) -> tuple[GpuSpec, int] | Reply:
-        if q.not_device:
-            ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
-            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=ghost.note), echo=text)
-        match = q.gpu
-        if match and match.id and not match.ambiguous:
-            gpu = self.catalog.gpu(match.id)
-            if gpu:
-                return gpu, q.gpu_count
-        if match and match.suggestions:
-            return self.suggest(lang, t(lang, "ask.unknown_gpu", text=match.text), match, "gpu", q, text)
-        if user.gpu_id and self.catalog.gpu(user.gpu_id):
-            return self.catalog.gpu(user.gpu_id), user.gpu_count  # type: ignore[return-value]
-        if model is None:
-            return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
-        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model.id), echo=text)
+        resolver = Resolver(self.catalog)
+        found = resolver.device(q, lang, user, text, need=model is not None)
+        self._notes.extend(resolver.notes)
+        if resolver.generic is not None and not isinstance(found, Reply):
+            self._generic = resolver.generic
+        return found
 
-    def suggest(self, lang: Lang, message: str, match: Match, kind: str, q: Query, text: str) -> Reply:
-        names, queries = [], []
-        for sid in match.suggestions[:3]:
-            item = self.catalog.model(sid) if kind == "model" else self.catalog.gpu(sid)
-            if item is None:
-                continue
-            names.append(item.name if kind == "model" else item.short_name)
-            other = q.gpu.id if kind == "model" and q.gpu and q.gpu.id else ""
-            model = q.model.id if kind == "gpu" and q.model and q.model.id else ""
-            queries.append(f"/{q.intent.value} {model or sid} {other or (sid if model else '')}".strip())
-        return cards.ask_card(lang, message, names, queries, echo=text)
+    def _subjects(self, reply: Reply, model: ModelSpec, gpu: GpuSpec | None, count: int, q: Query, user: User) -> Reply:
+        if reply.kind in ("suggest", "error"):
+            return reply
+        request = self.request(q, user, count)
+        subject = subject_of(model, gpu, count, request, tuple(self._notes))
+        return reply.model_copy(update={"subjects": (subject,)})
 
     # --- estimates ----------------------------------------------------------------------------
 
     def request(self, q: Query, user: User, count: int) -> Request:
+        engine = q.engine or user.engine
+        if engine is None and q.quant in VLLM_QUANTS:  # an AWQ/GPTQ/FP8 checkpoint is served by vLLM
+            engine = Engine.VLLM
+            self._note(Note(code="engine_switched", values={"quant": q.quant, "engine": engine.value}))
+        if q.other_engine:
+            used = (engine or Engine.LLAMA_CPP).value
+            self._note(Note(code="other_engine", values={"engine": q.other_engine, "used": used}))
         return Request(
             quant=q.quant,
             context=q.context or user.context,
             kv_cache=q.kv_cache,
-            engine=q.engine or user.engine,
+            engine=engine,
             gpu_count=count,
             ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb,
             prompt_tokens=q.prompt_tokens,
@@ -184,7 +190,10 @@ class Answers:
         if quant is None:
             raise EstimateError(f"unknown quant {qid}")
         measured: QuantSize | None = self.catalog.size(model.id, quant.id)
-        return estimate(model, gpu, quant, request, measured)
+        est = estimate(model, gpu, quant, request, measured)
+        if self._generic is not None and gpu.id == self._generic.gpu.id:
+            est = widened(est, model, self._generic, quant, request, measured)
+        return est
 
     def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
         request = self.request(q, user, count)
@@ -268,23 +277,13 @@ class Answers:
         details = flags_of(q, text).details
         return cards.finetune_card(model.name, label, results, self.catalog, lang, details=details, echo=text)
 
-    def _compare(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str) -> Reply:
-        pairs: list[tuple[ModelSpec, GpuSpec, int]] = []
-        gpu = self.gpu(q, lang, user, text, model)
-        if isinstance(gpu, Reply):
-            return gpu
-        pairs.append((model, gpu[0], gpu[1]))
-        second_model = self.catalog.model(q.model2.id) if q.model2 and q.model2.id else None
-        second_gpu = self.catalog.gpu(q.gpu2.id) if q.gpu2 and q.gpu2.id else None
-        if second_gpu:
-            pairs.append((model, second_gpu, q.gpu2_count))
-        elif second_model:
-            pairs.append((second_model, gpu[0], gpu[1]))
-        estimates = [self.estimate(m, g, self.request(q, user, n)) for m, g, n in pairs]
-        return cards.compare_card(t(lang, "compare.title"), estimates, self.catalog, lang)
+    def _note(self, note: Note) -> None:
+        if note not in self._notes:
+            self._notes.append(note)
 
     def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
+        self._notes = []
         query = self.parse(text)
         model = self.model(query, "en", text)
         if isinstance(model, Reply):

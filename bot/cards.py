@@ -56,8 +56,8 @@ def ask_card(
         title=t(lang, "ask.title"),
         tone=Tone.INFO,
         summary=message,
-        suggestions=tuple(suggestions[:3]),
-        actions=tuple(Action(label=s, query=q) for s, q in zip(suggestions[:3], queries[:3], strict=False)),
+        suggestions=tuple(suggestions[:4]),
+        actions=tuple(Action(label=s, query=q) for s, q in zip(suggestions[:4], queries[:4], strict=False)),
         echo=echo,
     )
 

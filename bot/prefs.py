@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from bot import cards
 from bot.reply import Reply
+from bot.resolve import Resolver
 from bot.user import User
 from core.models import Engine
-from core.query import Intent, Query
+from core.query import Query
 from locales import Lang, t
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from catalog.userprefs import PreferenceStore
 
 log = logging.getLogger(__name__)
-INTENTS = (Intent.MYGPU, Intent.LANG, Intent.SETTINGS, Intent.FORGET)
 
 
 class Preferences:
@@ -52,23 +52,24 @@ class Preferences:
             engine=Engine(saved.engine) if saved.engine else None,
         ), _lang(chat_lang)
 
-    async def command(self, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+    async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+        """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
         if self.store is None or not user.id:
             return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
         try:
-            return await self._change(q, lang, user, answers)
+            return await self._change(name, arg, q, lang, user, answers)
         except (sqlite3.Error, OSError):
             log.exception("preferences could not be saved")
             return cards.error_card(lang, t(lang, "prefs.storage_error"))
 
-    async def _change(self, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+    async def _change(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         prefs = self.store
         assert prefs is not None
-        if q.intent is Intent.FORGET:
+        if name == "forget":
             await prefs.forget(user.id)
             return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.forgotten"))
-        if q.intent is Intent.LANG:
-            choice = _lang((q.lang_arg or "").lower())
+        if name == "lang":
+            choice = _lang((arg or "").lower())
             if choice is None:
                 return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
             if user.chat:  # in a group or server the setting is the chat's default
@@ -76,7 +77,7 @@ class Preferences:
                 return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
             await prefs.set_user(user.id, lang=choice)
             return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
-        if q.intent is Intent.MYGPU and q.gpu and q.gpu.id and not q.gpu.ambiguous:
+        if name == "mygpu" and q.gpu and q.gpu.id:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None
             fields: dict[str, Any] = {"gpu_id": gpu.id, "gpu_count": q.gpu_count}
@@ -85,10 +86,14 @@ class Preferences:
             await prefs.set_user(user.id, **fields)
             label = f"{q.gpu_count}x {gpu.short_name}" if q.gpu_count > 1 else gpu.short_name
             return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.gpu_saved", gpu=label))
-        if q.intent is Intent.MYGPU and q.gpu and q.gpu.suggestions:
-            return answers.suggest(lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), q.gpu, "gpu", q, "")
+        if name == "mygpu" and q.gpu and (q.gpu.suggestions or q.gpu.choices):
+            resolver = Resolver(answers.catalog)
+            ids = q.gpu.choices or q.gpu.suggestions
+            return resolver.suggest(
+                lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), ids, q.gpu.text, f"/mygpu {q.gpu.text}"
+            )
         switch = _mention_switch(q.leftovers)
-        if q.intent is Intent.SETTINGS and switch is not None and user.chat:
+        if name == "settings" and switch is not None and user.chat:
             await prefs.set_chat(user.chat, answer_mentions=switch)
             return cards.info_card(
                 lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")

@@ -76,6 +76,31 @@ class ChartSpec(_Frozen):
     limit_label: str = ""
 
 
+class Note(_Frozen):
+    """Something assumed or looked up while resolving names: a code plus values (rendered from locales)."""
+
+    code: str  # memory_variant, assumed_device, generic_gpu, hub_lookup, engine_switched, ...
+    values: dict[str, str] = {}
+
+
+class Subject(_Frozen):
+    """One model × hardware a card is about, so an adapter never has to parse the title."""
+
+    model_id: str | None = None
+    model_name: str | None = None
+    hf_repo: str | None = None
+    total_params_b: float | None = None
+    gpu_id: str | None = None
+    gpu_name: str | None = None
+    gpu_count: int = 1
+    gpu_memory_gb: float | None = None  # per device, as marketed (GB = GiB on spec sheets)
+    ram_gb: float | None = None
+    quant: str | None = None
+    context: int | None = None
+    engine: str | None = None
+    notes: tuple[Note, ...] = ()
+
+
 class Reply(_Frozen):
     kind: str  # fit, speed, cloud, quant, gpus, models, finetune, tco, compare, help, suggest, error, ...
     locale: Literal["de", "en"]
@@ -87,10 +112,11 @@ class Reply(_Frozen):
     code: tuple[CodeBlock, ...] = ()
     chart: ChartSpec | None = None
     actions: tuple[Action, ...] = ()
-    suggestions: tuple[str, ...] = Field(default=(), max_length=3)  # "did you mean" choices
+    suggestions: tuple[str, ...] = Field(default=(), max_length=4)  # "did you mean" choices
     assumptions: str = ""
     footer: str = ""
     echo: str = ""  # the user's words, shown back; untrusted
+    subjects: tuple[Subject, ...] = ()
 
     @property
     def emoji(self) -> str:

@@ -12,11 +12,11 @@ import dataclasses
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from bot import cards, prefs
+from bot import cards, commands
 from bot.answers import Answers
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
@@ -25,15 +25,19 @@ from bot.reply import Reply
 from bot.usage import UsageLog
 from bot.user import User
 from core.estimate import EstimateError
-from core.models import Catalog
-from core.query import Query
-from locales import Lang, t
+from core.models import Catalog, Engine, KvCacheType
+from core.query import Query, complete
+from locales import Lang, integer, t
 
 if TYPE_CHECKING:
+    from catalog.hub_search import HubSearch
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
+# values the adapters offer as fixed choices (Discord option lists), so they need no core types
+ENGINE_CHOICES = tuple(e.value for e in Engine)
+KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
 
 
 class Service:
@@ -46,9 +50,10 @@ class Service:
         hub: CachedHubClient | None = None,
         limits: Limits | None = None,
         max_question_chars: int = MAX_QUESTION_CHARS,
+        search: HubSearch | None = None,
     ) -> None:
         self.answers = Answers(catalog)
-        self.store, self.hub, self.limits = store, hub, limits
+        self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
         self.prefs = Preferences(store.prefs if store is not None else None)
         self.usage = UsageLog(store)
@@ -99,13 +104,23 @@ class Service:
         return cached or await self._off_loop(self.answers.parse, text)
 
     async def _answer(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
-        if q.intent in prefs.INTENTS:
-            return await self.prefs.command(q, lang, user, self.answers)
+        command = commands.read(text)
+        session = command.name if command.session else commands.session_sentence(text) if command.name is None else None
+        if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None):
+            session = None  # "I have a question about qwen3 on a 4090" is a question
+        if session in ("help", "start"):
+            return cards.help_card(lang)
+        if session is not None:
+            return await self.prefs.command(session, command.arg, q, lang, user, self.answers)
         answers, model, source = self.answers, None, ""
-        if q.hf_repo and self.hub is not None and not in_catalog(self.catalog, q.hf_repo):
+        repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
+        if repo is None and (phrase := _unknown_model(q)) and self.search is not None and self.hub is not None:
+            hits = await self.search.find(phrase)  # "olmo 2 7b": the most downloaded repo that is that model
+            repo = hits[0].repo_id if hits else None
+        if repo and self.hub is not None:
             if self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
-            found = await hub_answers(self.hub, self.answers, q.hf_repo, q.quant, lang)
+            found = await hub_answers(self.hub, self.answers, repo, q.quant, lang)
             if isinstance(found, Reply):
                 return found
             answers, model, source = found
@@ -118,7 +133,7 @@ class Service:
             else:
                 reply = await self._off_loop(answers.dispatch, q, lang, user, text, model)
         except (EstimateError, ValidationError) as exc:  # e.g. an engine that cannot run the quant, 32M context
-            return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc)))
+            return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc, lang)))
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
@@ -130,16 +145,35 @@ class Service:
         result: float | None = await self._off_loop(self.answers.decode_speed, text)
         return result
 
+    def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:
+        """(id, name) choices for a name being typed, from the one name matcher (Discord autocomplete)."""
+        return complete(typed, self.answers.vocab, kind, limit)
+
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""
         return await self.prefs.answers_mentions(chat)
 
 
-def _reason(exc: Exception) -> str:
-    """One readable line for an estimate that cannot be made (pydantic errors name the field)."""
+def _unknown_model(q: Query) -> str | None:
+    """The phrase of a model the catalog does not have (a name it resolved or asked about is not one)."""
+    if q.model is not None:
+        return q.model.text if q.model.unknown else None
+    return q.model_text
+
+
+def _reason(exc: Exception, lang: Lang) -> str:
+    """One readable line for an estimate that cannot be made: a value out of range names the field and
+    its limits in the user's language."""
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
-        return f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+        field = str(first["loc"][-1]) if first["loc"] else ""
+        limits = first.get("ctx") or {}
+        low = limits.get("ge", limits.get("gt", 1))
+        high = limits.get("le", limits.get("lt"))
+        if high is not None:
+            name = t(lang, f"resolve.field.{field}")
+            return t(lang, "resolve.out_of_range", field=name, low=integer(low, lang), high=integer(high, lang))
+        return t(lang, "error.internal")
     return str(exc)
 
 

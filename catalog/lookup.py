@@ -13,7 +13,7 @@ from pathlib import Path
 
 from catalog.hf_config import ConfigError, spec_from_config
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
-from core.query import VocabEntry, Vocabulary, parse
+from core.query import Intent, VocabEntry, Vocabulary, parse
 
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*x\s*(.+)$", re.IGNORECASE)
 
@@ -59,10 +59,15 @@ def _names(catalog: Catalog, kind: str) -> dict[str, str]:
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
-    """The names the parser may recognise, from the catalog (built once per catalog)."""
+    """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
     return Vocabulary(
         models=tuple(
-            VocabEntry(id=m.id, names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())))
+            VocabEntry(
+                id=m.id,
+                names=(m.name, m.id, *m.aliases, *((m.hf_repo,) if m.hf_repo else ())),
+                total_b=m.total_params / 1e9,
+                active_b=m.active_params / 1e9,
+            )
             for m in catalog.models
         ),
         gpus=tuple(
@@ -71,6 +76,8 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
                 names=(g.short_name, g.name, g.id, *g.aliases),
                 memory_gib=round(g.memory_bytes / (1 << 30)),
                 group=g.category,
+                laptop=getattr(g, "form_factor", "") == "laptop" or "laptop" in g.name.lower(),
+                chip=getattr(g, "chip", "") or "",
             )
             for g in catalog.gpus
         ),
@@ -87,7 +94,7 @@ def _parsed(catalog: Catalog, kind: str, text: str) -> tuple[str | None, tuple[s
     if entry is None or entry[0] != id(catalog):
         entry = catalog.__dict__["_vocab"] = (id(catalog), vocabulary(catalog))
     vocab = entry[1]
-    query = parse(text if kind == "model" else f"/fit x {text}", vocab)
+    query = parse(text if kind == "model" else f"x {text}", vocab, Intent.FIT)
     match = query.model if kind == "model" else query.gpu
     if match is None:
         return None, ()

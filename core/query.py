@@ -17,6 +17,7 @@ Pure: no I/O, no env, no clock. ``parse`` never raises; the index is built once 
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from typing import Literal
 
 from rapidfuzz import fuzz, process
 
+from core import names as N
 from core import query_lexicon as L
 from core.models import Engine, Frozen, KvCacheType
 
@@ -44,6 +46,10 @@ class VocabEntry(Frozen):
     names: tuple[str, ...]  # display name first, then aliases
     memory_gib: float | None = None  # GPUs: picks the memory config ("mac studio 128gb")
     group: str = ""  # e.g. GPU category "apple"
+    total_b: float | None = None  # models: parameters in billions, the size a user names
+    active_b: float | None = None
+    laptop: bool = False  # devices: a laptop part is not its desktop namesake
+    chip: str = ""  # devices: memory variants of one chip share it
 
 
 class Vocabulary(Frozen):
@@ -65,22 +71,27 @@ class Intent(StrEnum):
     FINETUNE = "finetune"
     TCO = "tco"
     COMPARE = "compare"
-    HELP = "help"
-    START = "start"
-    MYGPU = "mygpu"
-    LANG = "lang"
-    SETTINGS = "settings"
-    FORGET = "forget"
 
 
 class Match(Frozen):
-    """A name the user wrote and what it resolved to; ``id`` is None when ambiguous."""
+    """A name the user wrote and what it resolved to; ``id`` is None when it did not resolve.
+
+    ``suggestions`` are "did you mean" entries (same family only); ``choices`` are entries that
+    differ only in memory, to be asked about with buttons; ``unknown`` says that nothing in the
+    catalog is the thing typed (look it up, or say "I don't know"); ``memory_gib`` is a memory size
+    the user gave for a device; ``assumed`` names the entry picked for a bare name that has siblings
+    ("h100" → the SXM board).
+    """
 
     id: str | None
     text: str
     score: float
     suggestions: tuple[str, ...] = ()
     ambiguous: bool = False
+    choices: tuple[str, ...] = ()
+    unknown: bool = False
+    memory_gib: int | None = None
+    assumed: bool = False
 
 
 class Query(Frozen):
@@ -105,7 +116,15 @@ class Query(Frozen):
     users: int | None = None
     language: Literal["de", "en"] | None = None
     finetune_method: Literal["qlora", "lora", "full"] | None = None
-    lang_arg: str | None = None
+    more_models: tuple[Match, ...] = ()  # a third and fourth model of a comparison
+    more_gpus: tuple[Match, ...] = ()  # a third and fourth device
+    more_gpu_counts: tuple[int, ...] = ()
+    device_kind: Literal["gpu", "laptop", "cpu"] | None = None  # a device named only by its memory
+    device_memory_gib: float | None = None  # "16 GB VRAM", "a GPU with 24 GB"
+    memory_only: bool = False  # "how much VRAM do I need for ...": no device wanted
+    other_engine: str | None = None  # an engine FitBot does not model (exl2, MLX, SGLang)
+    model_text: str | None = None  # a model-like phrase that matched nothing ("olmo 2 7b")
+    gpu_text: str | None = None  # a device-like phrase that matched nothing ("rtx 3070")
     leftovers: tuple[str, ...] = ()
     explicit: frozenset[str] = frozenset()
 
@@ -132,6 +151,14 @@ class _Index:
     quants: dict[str, str] = field(default_factory=dict)
     groups: dict[str, str] = field(default_factory=dict)
     memory: dict[str, float | None] = field(default_factory=dict)
+    identity: dict[str, N.Typed] = field(default_factory=dict)  # an entry's facets, from its name and id
+    params: dict[str, tuple[float, float]] = field(default_factory=dict)  # models: total, active (billions)
+    laptop: dict[str, bool] = field(default_factory=dict)
+    chip: dict[str, str] = field(default_factory=dict)
+    bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
+    exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
+    labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
+    spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
     rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
         default_factory=OrderedDict
     )  # span contents + candidate pool -> ranking per kind (names recur in chats)
@@ -159,7 +186,17 @@ def _build_index(vocab: Vocabulary) -> _Index:
         for entry in entries:
             idx.groups[entry.id] = entry.group.lower()
             idx.memory[entry.id] = entry.memory_gib
+            # a model's id carries its size ("qwen3-30b-a3b"); a device's may carry its memory as a bare number
+            own = (entry.names[0], entry.id) if kind == "model" else (entry.names[0],)
+            idx.identity[entry.id] = N.typed(" ".join(own))
+            idx.params[entry.id] = (entry.total_b or 0.0, entry.active_b or entry.total_b or 0.0)
+            idx.laptop[entry.id] = entry.laptop
+            idx.chip[entry.id] = entry.chip or entry.id
+            idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
+            idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
             for name in (entry.id, *entry.names):
+                idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
+                idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
                     _add_alias(idx, alias)
@@ -240,6 +277,8 @@ def _num_score(span: _Span, alias: _Alias) -> float:
         prefix = next((a for a in left if _version_prefix(t, a)), None)
         if t in left:
             left.remove(t)
+        elif t.endswith("s") and t[:-1] in left:  # "h100s"
+            left.remove(t[:-1])
         elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
             score += 10.0
         elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
@@ -291,6 +330,8 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[
         keys = [str(t.value)] if t.kind == "mem" else [t.key]
         if t.kind == "num" and t.key.isdecimal():
             keys.append(t.key + "b")
+        if t.kind == "num" and t.key.endswith("s"):
+            keys.append(t.key[:-1])  # "h100s"
         for key in keys:
             hits |= idx.keys.get(key, set())
         if not hits and t.kind == "word" and len(t.key) >= 4:
@@ -362,6 +403,7 @@ def _make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
 
 
 RANKING_CACHE = 4096
+RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
 def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]) -> list[_Cand]:
@@ -380,15 +422,19 @@ def _rank_uncached(
     span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]
 ) -> list[tuple[str, list[tuple[str, float]]]]:
     best: dict[str, dict[str, float]] = {}
+    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
+    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
     for pos in pool:
         alias = idx.aliases[pos]
+        if alias.kind == "model" and not model_ok:
+            continue
         s = _score(span, alias, memo)
         per_kind = best.setdefault(alias.kind, {})
         if s > per_kind.get(alias.entry, -1e9):
             per_kind[alias.entry] = s
     out = []
     for kind, scores in best.items():
-        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:RANKED]
         if ranking[0][1] >= SUGGEST_MIN:
             out.append((kind, ranking))
     return out
@@ -398,7 +444,7 @@ def _select(cands: list[_Cand]) -> dict[str, _Cand]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
     chosen: dict[str, _Cand] = {}
     used: set[int] = set()
-    slots = {"model": ("model", "model2"), "gpu": ("gpu", "gpu2"), "not": ("not",)}
+    slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
     for c in cands:
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
@@ -410,9 +456,10 @@ def _select(cands: list[_Cand]) -> dict[str, _Cand]:
             continue
         chosen[free[0]] = c
         used |= span_pos
-    for a, b in (("model", "model2"), ("gpu", "gpu2")):
-        if b in chosen and chosen[b].span.first < chosen[a].span.first:
-            chosen[a], chosen[b] = chosen[b], chosen[a]
+    for kind in ("model", "gpu"):  # slots in the order the names were written
+        names = [s for s in slots[kind] if s in chosen]
+        ordered = sorted((chosen[s] for s in names), key=lambda c: c.span.first)
+        chosen.update(zip(names, ordered, strict=True))
     return chosen
 
 
@@ -421,19 +468,135 @@ def _second_ok(c: _Cand, first: _Cand) -> bool:
     return c.score >= CONFIDENT and c.ranking[0][0] != first.ranking[0][0]
 
 
-def _to_match(c: _Cand, text: str, toks: list[L.Tok]) -> Match:
-    """Turns a chosen span into a Match; a weak or close best becomes suggestions."""
-    (best, s1), s2 = c.ranking[0], (c.ranking[1][1] if len(c.ranking) > 1 else 0.0)
-    sure = s1 >= CONFIDENT and s1 - s2 >= MARGIN
+def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int | None = None) -> Match:
+    """Turns a chosen span into a Match: only an entry that *is* what was typed may answer.
+
+    The ranking orders entries by spelling; ``core.names`` then drops every entry that disagrees
+    on a stated facet (size, version, variant, tier, form factor) or has one the user did not state.
+    """
     words = text[toks[c.span.first].start : toks[c.span.last].end]
-    suggestions = () if sure else tuple(i for i, s in c.ranking[:3] if s >= SUGGEST_MIN)
-    return Match(
-        id=best if sure else None,
-        text=words,
-        score=round(max(0.0, s1), 1),
-        suggestions=suggestions,
-        ambiguous=not sure,
-    )
+    score = round(max(0.0, c.ranking[0][1]), 1)
+    if c.kind == "not":
+        return Match(id=c.ranking[0][0], text=words, score=score)
+    said = N.typed(words)
+    if c.kind == "gpu" and said.memory_gib is None:
+        said = _bare_memory(said, [e for e, _ in c.ranking], idx)
+    memory = said.memory_gib or memory
+    exact = idx.exact.get(f"{c.kind}:{L.compact(words)}")
+    accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
+    if exact and (exact in {e for e, _ in accepted} or not accepted):
+        accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
+    if not accepted:
+        family = tuple(e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e]))[:3]
+        return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
+    if c.kind == "gpu":
+        return _device_match(accepted, said, words, score, memory, exact, idx)
+    (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
+    if best == exact or len(accepted) == 1 or (s1 >= CONFIDENT - 10 and s1 - s2 >= MARGIN):
+        return Match(id=best, text=words, score=score)
+    return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
+
+
+def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
+    """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
+    "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
+    i = c.span.last + 1
+    while i < len(toks) and i not in used and toks[i].start - toks[i - 1].end <= 2 and N.name_token(toks[i], c.kind):
+        used.add(i)
+        i += 1
+    if c.kind == "gpu" and not c.span.nums:  # "jetson" + "orin nano": a name matched by a word alone goes on
+        tail = []
+        j = i
+        while j < len(toks) and j not in used and toks[j].kind in ("word", "num") and toks[j].key not in L.FILLER:
+            tail.append(j)
+            j += 1
+        if tail and not any(N.MODEL_SIZE.fullmatch(toks[k].text.lower()) for k in tail):
+            used.update(tail)
+            i = tail[-1] + 1
+    if i - 1 > c.span.last:
+        c.span = _make_span(toks, list(range(c.span.first, i)))
+
+
+def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
+    """Reads "m3 ultra 512" as 512 GB: a bare number that is no device's model number but some
+    ranked device's memory size."""
+    sizes = {round(m) for e in ranked if (m := idx.memory.get(e))}
+    model_numbers = {n for e in ranked for n in idx.identity[e].numbers}
+    for n in said.numbers:
+        if n.isdecimal() and n not in model_numbers and int(n) in sizes:
+            rest = tuple(x for x in said.numbers if x != n)
+            return dataclasses.replace(said, numbers=rest, memory_gib=int(n))
+    return said
+
+
+def _agrees(kind: str, said: N.Typed, entry: str, idx: _Index) -> bool:
+    if kind == "model":
+        total, active = idx.params[entry]
+        return N.model_agrees(said, idx.identity[entry], total, active)
+    return N.device_agrees(said, idx.identity[entry], idx.laptop[entry])
+
+
+def _device_match(
+    accepted: list[tuple[str, float]],
+    said: N.Typed,
+    words: str,
+    score: float,
+    memory: int | None,
+    exact: str | None,
+    idx: _Index,
+) -> Match:
+    """A device: the memory the user gave wins; memory variants of one chip are asked about, not guessed."""
+    if memory is not None:
+        sized = [e for e, _ in accepted if (m := idx.memory.get(e)) is not None and abs(m - memory) <= 1]
+        if sized:
+            return Match(id=sized[0], text=words, score=score, memory_gib=memory)
+        if not said.numbers:  # "mac studio with 192gb": no chip named, and no such configuration
+            near = tuple(e for e, _ in accepted[:3])
+            return Match(id=None, text=words, score=score, suggestions=near, ambiguous=True, memory_gib=memory)
+        # the chip is known, the memory size is not in the catalog: same chip, the user's memory
+        return Match(id=accepted[0][0], text=words, score=score, memory_gib=memory, assumed=True)
+    best = accepted[0][0]
+    siblings = [e for e, _ in accepted if idx.chip[e] == idx.chip[best] or idx.bare[e] == idx.bare[best]]
+    sizes = {idx.memory.get(e) for e in siblings}
+    if len(sizes) > 1:  # the same chip with several memory sizes, and the user named none: ask
+        ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    if exact is not None and exact == best:
+        return Match(id=best, text=words, score=score, assumed=len(siblings) > 1)
+    if len(siblings) > 1:
+        ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    others = [e for e, _ in accepted if e != best]
+    if others and accepted[0][1] - accepted[1][1] < MARGIN:
+        return Match(id=None, text=words, score=score, suggestions=(best, *others[:2]), ambiguous=True)
+    return Match(id=best, text=words, score=score)
+
+
+def complete(text: str, vocab: Vocabulary, kind: Literal["model", "gpu"], limit: int = 25) -> list[tuple[str, str]]:
+    """(id, display name) of entries for a name being typed: prefix matches first, then
+    substrings, then the parser's own ranking of the text. Discord autocomplete uses it."""
+    idx = _index_for(vocab)
+    typed = L.compact(L.clean(text))
+    labels = dict(idx.labels.get(kind, []))
+    if not typed:
+        return list(labels.items())[:limit]
+    best: dict[str, float] = {}
+    for alias, entry in idx.spelled.get(kind, []):
+        if alias.startswith(typed):
+            score = 200.0 - len(alias) / 10
+        elif typed in alias:
+            score = 150.0 - len(alias) / 10
+        else:
+            continue
+        best[entry] = max(best.get(entry, 0.0), score)
+    query = parse(text if kind == "model" else f"x {text}", vocab, Intent.FIT)
+    match = query.model if kind == "model" else query.gpu
+    if match is not None:
+        for rank, entry in enumerate((match.id, *match.choices, *match.suggestions)):
+            if entry:
+                best[entry] = max(best.get(entry, 0.0), 100.0 - rank)
+    ranked = sorted(best, key=lambda e: -best[e])[:limit]
+    return [(e, labels.get(e, e)) for e in ranked]
 
 
 # --- intent, language, counts ------------------------------------------------------------
@@ -448,7 +611,6 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
         "models": has["gpu"] and not has["model"],
-        "mygpu": has["gpu"] and not has["model"],
     }
     for name, pattern in L.INTENT_WORDS:
         if needs.get(name, True) and pattern.search(low):
@@ -483,15 +645,21 @@ def _count_value(t: L.Tok, kind: str) -> int | None:
 # --- parse -------------------------------------------------------------------------------
 
 
-def parse(text: str, vocab: Vocabulary) -> Query:
-    """Reads one chat message into a Query; never raises on any string."""
+def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
+    """Reads one question into a Query; never raises on any string.
+
+    ``intent`` is the question kind when the caller knows it (a chat /command, read on the chat side
+    of the parser in ``bot.commands``); otherwise the words of the question decide.
+    """
     idx = _index_for(vocab)
     found: L.Found = {}
     clean = L.read_repo(L.clean(text if isinstance(text, str) else ""), found)
     low = L.lower_keep_length(clean)
     full_low = low
-    low = L.read_command(low, found)
+    if intent is not None:
+        found["command"] = intent.value
     unknown: list[str] = []
+    low = L.read_devices(low, found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
@@ -504,6 +672,11 @@ def parse(text: str, vocab: Vocabulary) -> Query:
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
+    fields.update(_unknown_phrases(toks, used, clean, "model" in fields, "gpu" in fields))
+    loose = fields.pop("loose_memory_gib", None)
+    unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
+    if loose is not None and unknown_gpu and "device_memory_gib" not in found:
+        found["device_memory_gib"] = loose  # "rtx 3070 with 8 GB": a device the catalog lacks, and its memory
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
@@ -527,15 +700,29 @@ def _name_fields(
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
-    for slot in ("model", "model2", "gpu", "gpu2"):
+    slots = ("model", "model2", "model3", "model4", "gpu", "gpu2", "gpu3", "gpu4")
+    for slot in slots:
         if slot in chosen:
-            out[slot] = _to_match(chosen[slot], clean, toks)
+            _extend(chosen[slot], toks, used)
+    out["memory_gib"] = _memory(chosen, toks, used, idx, low)
+    loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
+    if isinstance(loose, float):
+        out["loose_memory_gib"] = loose
+    matches: dict[str, Match] = {}
+    for slot in slots:
+        if slot in chosen:
+            memory = int(loose) if slot == "gpu" and isinstance(loose, float) else None
+            matches[slot] = _to_match(chosen[slot], clean, toks, idx, memory)
+    out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
+    out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
+    out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
     if "not" in chosen:
         out["not_device"] = chosen["not"].ranking[0][0]
+    counts = {s: _count_near(toks, chosen[s], used) for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen}
     for slot in ("gpu", "gpu2"):
-        if slot in chosen and (n := _count_near(toks, chosen[slot], used)) is not None:
-            out[slot + "_count"] = n
-    out["memory_gib"] = _memory(chosen, toks, used, idx, low)
+        if counts.get(slot) is not None:
+            out[slot + "_count"] = counts[slot]
+    out["more_gpu_counts"] = tuple(counts[s] or 1 for s in ("gpu3", "gpu4") if s in chosen)
     return out
 
 
@@ -559,6 +746,15 @@ def _memory(chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _I
     return None
 
 
+def _loose_memory(toks: list[L.Tok], used: set[int]) -> float | None:
+    """A GB figure no name and no parameter took ("… with 8 GB"): the device's memory."""
+    for i, t in enumerate(toks):
+        if t.kind == "mem" and i not in used:
+            used.add(i)
+            return float(t.value)
+    return None
+
+
 def _bare_context(toks: list[L.Tok], used: set[int], found: L.Found) -> None:
     """Reads a lone round number like 32768 or 16000 as the context length."""
     for i, t in enumerate(toks):
@@ -570,6 +766,57 @@ def _bare_context(toks: list[L.Tok], used: set[int], found: L.Found) -> None:
         if L.BARE_CONTEXT_MIN <= n <= 1 << 25 and (n % 1024 == 0 or n % 1000 == 0):
             found["context"] = n
             used.add(i)
+
+
+def _unknown_phrases(toks: list[L.Tok], used: set[int], text: str, has_model: bool, has_gpu: bool) -> dict[str, str]:
+    """Model- or device-shaped phrases that matched nothing: "olmo 2 7b", "rtx 3070", "tesla p40".
+
+    They are what an "I don't know X" answer quotes, and what a Hugging Face search looks for.
+    """
+    out: dict[str, str] = {}
+    run: list[int] = []
+    for i in [*range(len(toks)), -1]:
+        t = toks[i] if i >= 0 else None
+        part = (
+            t is not None
+            and i not in used
+            and (
+                (t.kind in ("word", "num") and t.key not in L.FILLER) or (t.kind == "skip" and t.key in L.VENDOR_WORDS)
+            )
+        )
+        if part and run and t is not None and t.start - toks[run[-1]].end > 2:
+            part = False
+            i -= 0
+        if part:
+            run.append(i)
+            continue
+        if run:
+            kind = _phrase_kind([toks[j] for j in run])
+            key = f"{kind}_text"
+            if kind and key not in out and not (has_model if kind == "model" else has_gpu):
+                out[key] = text[toks[run[0]].start : toks[run[-1]].end]
+        run = [i] if t is not None and i not in used and t.kind in ("word", "num") and t.key not in L.FILLER else []
+    return out
+
+
+def _phrase_kind(ts: list[L.Tok]) -> str:
+    """Says whether some unmatched tokens look like a device ("rtx 3070", "p40") or a model ("olmo 2 7b")."""
+    has_size = any(t.kind == "num" and N.MODEL_SIZE.fullmatch(t.text.lower()) for t in ts)
+    vendor = any(t.kind == "skip" for t in ts)
+    device_number = any(
+        t.kind == "num"
+        and not N.MODEL_SIZE.fullmatch(t.text.lower())
+        and ((t.key.isdecimal() and 3 <= len(t.key) <= 5) or (L.SHORT_ID.fullmatch(t.key) and not t.key.isdecimal()))
+        for t in ts
+    )
+    words = [t for t in ts if t.kind == "word" and len(t.key) >= 2]
+    if has_size and words:
+        return "model"
+    if vendor or (device_number and not words) or (device_number and all(w.key in N.DEVICE_TIERS for w in words)):
+        return "gpu" if device_number else ""
+    if words and any(t.kind == "num" for t in ts):
+        return "model"
+    return ""
 
 
 def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[str, ...]:

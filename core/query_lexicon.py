@@ -32,14 +32,15 @@ NOISE_WORDS = _words("instruct chat it hf gguf the model modell llm")
 NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
-PIECES = re.compile(r"\d+(?:\.\d+)?b(?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
+PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
 MOE_SIZE = re.compile(r"\d+x\d+(?:\.\d+)?b", A)  # mixtral 8x7b
 COUNT_PREFIX = re.compile(r"(\d{1,2})[x×](.*)")  # 2x, 2x3090, 8xh200
 COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
 MEM_TOKEN = re.compile(r"(\d{1,4})(?:gb|gib|g)", A)
+MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
 PLURAL_GPU = re.compile(r"(\d{3,5})(?:s|er|ern)", A)  # 5090s, 3090er
 VENDOR_PREFIX = re.compile(r"(?:rtx|gtx|rx)(\d.*)", A)
-SIZE = re.compile(r"\d+(?:\.\d+)?b|\d+x\d+(?:\.\d+)?b", A)
+SIZE = re.compile(r"\d+(?:\.\d+)?[bm]|\d+x\d+(?:\.\d+)?b", A)
 
 COUNT_WORDS = {
     "single": 1, "einzelne": 1, "einer": 1, "eine": 1, "one": 1,
@@ -57,7 +58,7 @@ STOPWORDS = _words(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x"""
+    bitte noch auch als dann da hier mal so x via using über ueber"""
 )
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
@@ -108,6 +109,8 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
         _add_raw(m.group(1), s + m.start(1), e, toks)
     elif SHORT_ID.fullmatch(raw):
         toks.append(Tok(raw, raw.replace(".", ""), "num", s, e))
+    elif raw.endswith("s") and SHORT_ID.fullmatch(raw[:-1]):  # "h100s", "a100s": a plural is a count's noun
+        toks.append(Tok(raw, raw[:-1].replace(".", ""), "num", s, e))
     else:
         for p in PIECES.finditer(raw):
             piece = p.group()
@@ -142,7 +145,7 @@ KV_TYPES = {
 _NUM = r"(?P<num>\d{1,7}(?:[.,]\d{1,3})?)"
 _USERS = r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen)"
 _PARALLEL = r"(?:concurrent|gleichzeitig\w*|parallel\w*|simultaneous)"
-_RAM = r"(?:ram|arbeitsspeicher|hauptspeicher)"
+_RAM = r"(?:ram|arbeitsspeicher|hauptspeicher|(?:lp)?ddr\d\w{0,3}(?:\s*ram)?)"
 _CTX = r"(?:ctx|context|kontext)"
 
 
@@ -156,11 +159,14 @@ def number(s: str) -> float:
 def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
     value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
+    if suffix == "m" and not keyword and value > 10:
+        return None  # "gemma 3 270m" is a model size; "1m" alone is a context
     if suffix == "m":
         value *= 1 << 20
     elif suffix == "k" or (keyword and value < 256):
         value *= 1024
-    return int(value) if 512 <= value <= 1 << 25 else None
+    # an absurd size that was clearly asked for ("40m context") is kept, so the answer can say it is out of range
+    return int(value) if 512 <= value <= 1 << 30 else None
 
 
 def _prompt(m: re.Match[str]) -> int | None:
@@ -170,6 +176,8 @@ def _prompt(m: re.Match[str]) -> int | None:
 
 def _ram(m: re.Match[str]) -> float | None:
     gb = number(m["num"]) * (1000 if m["unit"] == "tb" else 1)
+    if not m["unit"] and gb < 4:
+        return None  # "DDR5 4800" or "ram 2" is not a RAM size
     return gb if 1 <= gb <= (16384 if m["unit"] else 2048) else None
 
 
@@ -196,10 +204,10 @@ READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
     (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
     (re.compile(r"\b(?P<num>\d{1,5})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", _users),
-    (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
+    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
+                r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
+    (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
                 r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
-    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|g|tb)?\b", A),
-     "ram_gb", _ram),
     (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
                 + _NUM + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
@@ -227,14 +235,59 @@ FILLER_PHRASES = re.compile(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
+# --- devices named only by their memory, and questions about memory alone ------------------
+
+_GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
+_VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
+# (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
+GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
+    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
+    (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
+     "gpu"),
+    (re.compile(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
+    (re.compile(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
+                r"|ohne\s+(?:gpu|grafikkarte)|on\s+(?:the\s+|my\s+)?cpu|auf\s+(?:der\s+)?cpu)\b", A), "cpu"),
+)  # fmt: skip
+MEMORY_ONLY = re.compile(
+    r"\bhow\s+much\s+(?:v?ram|(?:gpu\s+)?memory|vram)\b|\bwie\s*viel\s+(?:v?ram|(?:grafik)?speicher)\b"
+    r"|\b(?:v?ram|memory|speicher)[ -]?(?:requirements?|bedarf|needed|required|usage)\b|\bspeicherbedarf\b"
+)
+# engines FitBot does not model: named on the card with what was used instead
+OTHER_ENGINE = re.compile(
+    r"\b(?P<e>exl[23]|exllama(?:v2|v3)?|mlx(?:[ -]lm)?|sglang|tensorrt(?:[ -]llm)?|trt[ -]llm|tgi|aphrodite|ktransformers)\b",
+    A,
+)
+# quants only vLLM (or another checkpoint server) serves: asking for one switches the engine
+VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
+
+
+def read_devices(low: str, found: Found) -> str:
+    """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
+    if MEMORY_ONLY.search(low):
+        found["memory_only"] = True
+    for pattern, kind in GENERIC_DEVICES:
+        m = pattern.search(low)
+        if m is None:
+            continue
+        num = m.groupdict().get("num")
+        gib = number(num) if num else None
+        if gib is not None and not 1 <= gib <= 1024:
+            continue
+        found.setdefault("device_kind", kind)
+        if gib is not None:
+            found.setdefault("device_memory_gib", gib)
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    if m := OTHER_ENGINE.search(low):
+        found["other_engine"] = m["e"]
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
 # --- intents -----------------------------------------------------------------------------
 
-COMMAND = re.compile(r"^\s*/([a-z_]{1,20})(?:@\w{1,64})?(?=\s|$)", A)
-COMMANDS = _words("fit speed cloud quant gpus models finetune tco compare help start mygpu lang settings forget")
-COMMAND_ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang"}
 INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("forget", re.compile(r"\b(?:forget me|vergiss mich|delete my data|lösche? meine daten)\b")),
-    ("settings", re.compile(r"\b(?:settings|einstellungen)\b")),
     (
         "tco",
         re.compile(
@@ -246,7 +299,13 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "finetune",
         re.compile(r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"),
     ),
-    ("compare", re.compile(r"\b(?:compare|comparison|vergleich\w*|vs|versus|gegen|against)\b")),
+    (
+        "compare",
+        re.compile(
+            r"\b(?:compare|comparison|compared to|vergleich\w*|vs|versus|gegen|against|or|oder|oder lieber"
+            r"|faster than|schneller als|better than|besser als)\b"
+        ),
+    ),
     (
         "speed",
         re.compile(
@@ -276,14 +335,6 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("quant", re.compile(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),
-    (
-        "mygpu",
-        re.compile(
-            r"\b(?:my (?:gpus?|graphics card|card|hardware) (?:is|are)|i (?:have|own|got)"
-            r"|meine (?:gpus?|grafikkarte|karte|hardware) (?:ist|sind)|ich (?:habe|hab|besitze))\b"
-        ),
-    ),
-    ("help", re.compile(r"^\s*(?:help|hilfe|\?+|what can you do|was kannst du)\s*[?!.]*\s*$")),
 )
 
 # --- language ----------------------------------------------------------------------------
@@ -324,13 +375,15 @@ def guess_language(low: str) -> Literal["de", "en"] | None:
 # --- reading the text ------------------------------------------------------------------
 
 MAX_CHARS = 2000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# zero-width and bidi controls vanish: "qw\u200ben3" is "qwen3", as the echo shows it
+_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 Found = dict[str, object]  # Query field → value read from the text (plus "command", "repo_tag")
 
 
 def clean(text: str) -> str:
     """Normalises Unicode, drops control characters and caps the length."""
-    text = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2])[:MAX_CHARS]
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text[: MAX_CHARS * 2]))[:MAX_CHARS]
     return _CONTROL.sub(" ", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 
@@ -340,21 +393,6 @@ def lower_keep_length(text: str) -> str:
     if len(low) == len(text):
         return low
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-
-
-def read_command(low: str, found: Found) -> str:
-    """Reads a leading /command (with an optional @BotName) and the /lang argument."""
-    m = COMMAND.match(low)
-    if m is None:
-        return low
-    name = COMMAND_ALIASES.get(m.group(1), m.group(1))
-    if name in COMMANDS:
-        found["command"] = name
-    rest = low[m.end() :]
-    if name == "lang" and (arg := re.match(r"\s*([a-z_-]{1,12})\b", rest)):
-        found["lang_arg"] = arg.group(1)
-        rest = " " * arg.end() + rest[arg.end() :]
-    return " " * m.end() + rest
 
 
 def compact(text: str) -> str:

@@ -64,6 +64,7 @@ class FakeRepo:
     info_headers: dict[str, str] = field(default_factory=dict)
     info_body: bytes | None = None  # raw model-info body (malformed JSON)
     delay_s: float = 0.0  # model info waits this long before answering
+    downloads: int = 0  # what a search sorts by
 
     def info(self) -> dict[str, Any]:
         siblings = []
@@ -426,6 +427,7 @@ class FakeHub:
     async def _serve(self) -> None:
         self._closing = asyncio.Event()
         app = web.Application(middlewares=[self._record])
+        app.router.add_get("/api/models", self._search)
         app.router.add_get("/api/models/{owner}/{name}", self._model_info)
         app.router.add_get("/api/models/{owner}/{name}/revision/{rev}", self._model_info)
         app.router.add_get("/cdn/{blob}", self._cdn)
@@ -474,6 +476,14 @@ class FakeHub:
         if message:
             hdrs["X-Error-Message"] = message
         return web.json_response({"error": message or f"HTTP {status}"}, status=status, headers=hdrs)
+
+    async def _search(self, request: web.Request) -> web.StreamResponse:
+        """``GET /api/models?search=…&sort=downloads&limit=N``: repo ids containing the text, most downloaded first."""
+        text = request.query.get("search", "").lower()
+        limit = int(request.query.get("limit", "20"))
+        hits = sorted((r for r in self.repos.values() if text in r.repo_id.lower()), key=lambda r: -r.downloads)
+        rows = [{"id": r.repo_id, "modelId": r.repo_id, "downloads": r.downloads, "likes": 0} for r in hits[:limit]]
+        return web.json_response(rows)
 
     async def _model_info(self, request: web.Request) -> web.StreamResponse:
         repo = self._repo(request)

@@ -6,21 +6,18 @@ import asyncio
 
 from bot.render.text import to_console
 from bot.service import Service, User
-from core.models import Catalog
 
 PROMPT = "fitbot> "
 
 
-def ask(catalog: Catalog, question: str, lang: str | None = None, as_json: bool = False) -> str:
+def ask(service: Service, question: str, lang: str | None = None, as_json: bool = False) -> str:
     """Answer one question and return the text to print."""
-    service = Service(catalog)
     reply = asyncio.run(service.answer(question, user=User(lang=lang) if lang else None))  # type: ignore[arg-type]
     return reply.model_dump_json(indent=1, exclude={"chart"}) if as_json else to_console(reply)
 
 
-def chat(catalog: Catalog, lang: str | None = None) -> None:
+def chat(service: Service, lang: str | None = None) -> None:
     """Read questions until EOF or /quit; numbers pick a button of the last card."""
-    service = Service(catalog)
     user = User(lang=lang) if lang else None  # type: ignore[arg-type]
     actions: tuple[str, ...] = ()
     try:

@@ -36,11 +36,8 @@ import logging
 import re
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from rapidfuzz import fuzz, process
 
 with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
@@ -54,9 +51,7 @@ from bot.adapters.feel import feel_question, reveal
 from bot.render.charts import cached_png, render_png
 from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
-from bot.service import Service, User
-from catalog.lookup import normalise
-from core.models import Catalog, Engine, KvCacheType
+from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, Service, User
 from locales import Lang, lang_of, t
 
 log = logging.getLogger(__name__)
@@ -129,74 +124,31 @@ class FitTranslator(app_commands.Translator):
 # --------------------------------------------------------------------------------------------- autocomplete
 
 
-@dataclass(frozen=True)
-class _Names:
-    """Normalised aliases of catalog items, flattened for rapidfuzz: alias i belongs to item owner[i]."""
-
-    aliases: list[str]
-    owner: list[int]
-    labels: list[str]  # display name per item
-    values: list[str]  # id per item
-
-
-def _names(items: list[tuple[str, str, list[str]]]) -> _Names:
-    aliases, owner = [], []
-    for i, (_, label, alts) in enumerate(items):
-        for alias in {normalise(a) for a in (label, *alts) if a}:
-            aliases.append(alias)
-            owner.append(i)
-    return _Names(aliases, owner, [label for _, label, _ in items], [value for value, _, _ in items])
-
-
 class Suggester:
-    """Ranks catalog models and GPUs for autocomplete; name lists are normalised once."""
+    """Autocomplete choices from the service's name matcher; a typed count ("2x 30") carries over."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.models = _names(
-            [(m.id, m.name, [m.id, *m.aliases, *([m.hf_repo] if m.hf_repo else [])]) for m in catalog.models]
-        )
-        self.gpus = _names([(g.id, g.name, [g.id, g.short_name, *g.aliases]) for g in catalog.gpus])
-
-    @staticmethod
-    def _rank(names: _Names, typed: str, limit: int) -> list[int]:
-        query = normalise(typed)
-        if not query:
-            return list(range(min(limit, len(names.labels))))
-        hits = process.extract(query, names.aliases, scorer=fuzz.WRatio, processor=None, limit=limit * 4)
-        best: dict[int, float] = {}
-        for alias, score, pos in hits:
-            item = names.owner[pos]
-            bonus = 10.0 if alias.startswith(query) else 0.0
-            best[item] = max(best.get(item, 0.0), score + bonus)
-        ranked = sorted(best, key=lambda i: -best[i])
-        return [i for i in ranked if best[i] >= 50][:limit]
+    def __init__(self, service: Service) -> None:
+        self.service = service
 
     def models_for(self, typed: str) -> list[app_commands.Choice[str]]:
-        ranked = self._rank(self.models, typed[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
-        return [
-            app_commands.Choice(name=self.models.labels[i][:CHOICE_NAME_MAX], value=self.models.values[i])
-            for i in ranked
-        ]
+        ranked = self.service.complete("model", typed[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
+        return [app_commands.Choice(name=label[:CHOICE_NAME_MAX], value=value) for value, label in ranked]
 
     def gpus_for(self, typed: str) -> list[app_commands.Choice[str]]:
         """GPUs; with a typed count ("2x 30") every choice carries it, else the best match also comes as 2x/4x."""
         match = _COUNT.match(typed)
         count, rest = (int(match.group(1)), match.group(2)) if match else (1, typed)
-        ranked = self._rank(self.gpus, rest[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
-        pairs = [(count, i) for i in ranked]
+        ranked = self.service.complete("gpu", rest[:CHOICE_NAME_MAX], AUTOCOMPLETE_MAX)
+        pairs = [(count, item) for item in ranked]
         if count == 1 and ranked:  # the best match in 2x and 4x right after it; more variants if room is left
-            top, rest = ranked[0], ranked[1:]
-            spare = max(AUTOCOMPLETE_MAX - 1 - len(GPU_COUNTS) - len(rest), 0)
-            more = [(n, i) for i in rest for n in GPU_COUNTS][:spare]
-            pairs = [(1, top), *((n, top) for n in GPU_COUNTS), *((1, i) for i in rest), *more]
+            top, others = ranked[0], ranked[1:]
+            spare = max(AUTOCOMPLETE_MAX - 1 - len(GPU_COUNTS) - len(others), 0)
+            more = [(n, item) for item in others for n in GPU_COUNTS][:spare]
+            pairs = [(1, top), *((n, top) for n in GPU_COUNTS), *((1, item) for item in others), *more]
         out = []
-        for n, i in pairs[:AUTOCOMPLETE_MAX]:
+        for n, (value, label) in pairs[:AUTOCOMPLETE_MAX]:
             prefix = f"{n}x " if n > 1 else ""
-            out.append(
-                app_commands.Choice(
-                    name=(prefix + self.gpus.labels[i])[:CHOICE_NAME_MAX], value=prefix + self.gpus.values[i]
-                )
-            )
+            out.append(app_commands.Choice(name=(prefix + label)[:CHOICE_NAME_MAX], value=prefix + value))
         return out
 
 
@@ -238,8 +190,8 @@ class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=CARD_TEMPLA
 # --------------------------------------------------------------------------------------------- commands
 
 _QUANTS = [app_commands.Choice(name=q, value=q) for q in QUANT_CHOICES]
-_KVS = [app_commands.Choice(name=k.value, value=k.value) for k in KvCacheType]
-_ENGINES = [app_commands.Choice(name=e.value, value=e.value) for e in Engine]
+_KVS = [app_commands.Choice(name=k, value=k) for k in KV_CACHE_CHOICES]
+_ENGINES = [app_commands.Choice(name=e, value=e) for e in ENGINE_CHOICES]
 _METHODS = [app_commands.Choice(name=m, value=m.lower()) for m in ("QLoRA", "LoRA", "Full")]
 _LANGS = [app_commands.Choice(name=n, value=v) for n, v in (("Deutsch", "de"), ("English", "en"))]
 _SWITCH = [app_commands.Choice(name=n, value=n) for n in ("on", "off")]
@@ -451,7 +403,7 @@ class FitBotMixin:
 
     def _init_fit(self, service: Service, sync_state_path: Path | None, charts: bool) -> None:
         self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
-        self.suggester = Suggester(service.catalog)
+        self.suggester = Suggester(service)
         self.cards = ButtonStore()
         self.synced = False
         self._feeling, self._tasks = set(), set()

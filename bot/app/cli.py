@@ -274,12 +274,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         elif args.command == "ask":
             from bot.adapters.console import ask
+            from bot.service import Service
 
-            print(ask(catalog, " ".join(args.question), args.lang, args.json))
+            print(ask(Service(catalog), " ".join(args.question), args.lang, args.json))
         elif args.command == "chat":
             from bot.adapters.console import chat
+            from bot.service import Service
 
-            chat(catalog, args.lang)
+            chat(Service(catalog), args.lang)
         elif args.command == "catalog":
             print_catalog(args.what, catalog, args.json)
     except UsageError as exc:

@@ -53,6 +53,7 @@ def setup_logging(level: str) -> None:
 async def open_service(catalog: Catalog, settings: Settings) -> Service:
     """The production service: user data, hub cache and limits from the settings."""
     from catalog.hub import HubClient
+    from catalog.hub_search import HubSearch
     from catalog.userdata import CachedHubClient, UserDataStore
 
     store = await UserDataStore(settings.user_db_path()).open()
@@ -64,7 +65,11 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     limits = Limits.per_minute(
         settings.rate_user_per_minute, settings.rate_chat_per_minute, settings.rate_expensive_per_minute
     )
-    return Service(catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars)
+    options = settings.hub_client_options()
+    search = HubSearch(endpoint=options["endpoint"], token=options["token"], offline=options["offline"])
+    return Service(
+        catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars, search=search
+    )
 
 
 async def build_service(settings: Settings) -> Service:

@@ -124,7 +124,7 @@ async def test_tco_only_for_hardware_that_runs_and_macs_have_a_power_bill(servic
 
 
 async def test_estimate_errors_are_localized_notices(service):
-    reply = await ask(service, "/fit qwen3-32b rtx 4090 awq", "de")
+    reply = await ask(service, "/fit qwen3-32b rtx 4090 awq llama.cpp", "de")
     assert reply.kind == "error" and reply.tone is Tone.WARN
     assert "AWQ lässt sich mit llama.cpp nicht ausführen" in reply.summary
     assert "cannot be served" not in reply.summary

@@ -52,7 +52,7 @@ CARDS = {
     "typo": "/fit lama 3.1 8b rtx 4090x",
     "suggest": "/fit lama 3 70 4090",
     "not_a_device": "/fit glm-4.5-air mac studio m4 ultra",
-    "error": "/fit qwen3-32b rtx 4090 awq",
+    "error": "/fit qwen3-32b rtx 4090 awq llama.cpp",
     "settings_here": "/settings",
 }
 # Words shared by both languages' cards or names, not English sentences: units, engines, tensor types.

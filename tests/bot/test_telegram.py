@@ -553,7 +553,7 @@ async def test_huge_and_malformed_messages_get_a_friendly_answer(
     telegram_api.push_update({"poll": {"id": "1"}})  # an update type the bot did not ask for
     telegram_api.push_update(telegram_api.make_message("/help"))
     got = await wait_sent(telegram_api, 777, 3)
-    assert got[1]["text"] == (await expected(service, weird, "en", 777))[0]
+    assert (await expected(service, weird, "en", 777))[0] in [m["text"] for m in got[1:]]  # answers may cross
     assert not any(e.status >= 400 for e in telegram_api.exchanges)
 
 

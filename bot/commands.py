@@ -1,0 +1,72 @@
+"""The chat side of a question: which /command it is, and the session commands core knows nothing of.
+
+One list of commands serves the Telegram menu, the help card and the parser: questions
+(``/fit``, ``/speed``, …) become a ``core.query.Intent``; session commands (``/mygpu``, ``/lang``,
+``/settings``, ``/forget``, ``/help``, ``/start``) are handled by the service and never reach core.
+Telegram's ``/command@BotName`` suffix is read here too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.query import Intent
+
+QUESTIONS = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare")
+SESSION = ("mygpu", "lang", "settings", "forget", "help", "start")
+MENU = (*QUESTIONS, *SESSION[:-1])  # what the platforms list (no /start: Telegram sends it on its own)
+ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang", "sprache": "lang"}
+_COMMAND = re.compile(r"^\s*/([A-Za-z_]{1,20})(?:@\w{1,64})?(?=\s|$)")
+_LANG_ARG = re.compile(r"\s*([A-Za-z_-]{1,12})\b")
+# sentences that are session commands ("forget me", "my gpu is a 4090", "help")
+SENTENCES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("forget", re.compile(r"\b(?:forget me|vergiss mich|delete my data|lösche? meine daten)\b", re.I)),
+    ("settings", re.compile(r"^\s*(?:my\s+|meine\s+)?(?:settings|einstellungen)\s*[?!.]*\s*$", re.I)),
+    ("help", re.compile(r"^\s*(?:help|hilfe|\?+|what can you do|was kannst du)\s*[?!.]*\s*$", re.I)),
+    (
+        "mygpu",
+        re.compile(
+            r"\b(?:my (?:gpus?|graphics card|card|hardware) (?:is|are)|i (?:have|own|got)"
+            r"|meine (?:gpus?|grafikkarte|karte|hardware) (?:ist|sind)|ich (?:habe|hab|besitze))\b",
+            re.I,
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Command:
+    """A message split into its command (None for a plain question) and the rest."""
+
+    name: str | None
+    rest: str
+    arg: str | None = None  # /lang's argument
+
+    @property
+    def intent(self) -> Intent | None:
+        """The question kind for core, or None for a session command or a plain sentence."""
+        return Intent(self.name) if self.name in QUESTIONS else None
+
+    @property
+    def session(self) -> bool:
+        return self.name in SESSION
+
+
+def read(text: str) -> Command:
+    """Reads a leading /command (any case, with an optional @BotName); unknown commands stay text."""
+    m = _COMMAND.match(text)
+    if m is None:
+        return Command(None, text)
+    name = ALIASES.get(m.group(1).lower(), m.group(1).lower())
+    if name not in QUESTIONS and name not in SESSION:
+        return Command(None, text[m.end() :])
+    rest = text[m.end() :]
+    if name == "lang" and (arg := _LANG_ARG.match(rest)):
+        return Command(name, rest[arg.end() :], arg.group(1).lower())
+    return Command(name, rest)
+
+
+def session_sentence(text: str) -> str | None:
+    """A session command written as a sentence ("vergiss mich", "ich habe 2x 3090"), if any."""
+    return next((name for name, pattern in SENTENCES if pattern.search(text)), None)

@@ -1,0 +1,152 @@
+"""From a parsed question to the model and hardware a card is about, or a card that asks back.
+
+Never substitutes: a model or device the parser could not pin down gets a question with buttons
+(memory variants), an honest "I don't know X" (with same-family suggestions and the hint that a
+Hugging Face repo id can be pasted), or, for a device named only by its memory, a generic device
+whose speed is a wide range. Every assumption becomes a ``Note`` the card shows in one line and
+``Reply.subjects`` carries.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot import cards
+from bot.reply import Note, Reply
+from bot.user import User
+from core.devices import GenericDevice, generic_device, with_memory
+from core.models import Catalog, GpuSpec, ModelSpec
+from core.query import Match, Query
+from locales import Lang, t
+
+GENERIC_SIZES = (8, 12, 16, 24)  # buttons for "how much VRAM does it have?"
+_NAME = re.compile(r"\s+")
+_MENTION = re.compile(r"<[@#][!&]?\d+>|@(?:everyone|here)\b", re.IGNORECASE)
+
+
+class Resolver:
+    """Resolves one question's names against one catalog; collects what it assumed in ``notes``."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.notes: list[Note] = []
+        self.generic: GenericDevice | None = None
+
+    # --- models ---------------------------------------------------------------------------
+
+    def model(self, q: Query, lang: Lang, text: str, match: Match | None = None) -> ModelSpec | Reply:
+        match = match if match is not None else q.model
+        if match and match.id:
+            found = self.catalog.model(match.id)
+            if found:
+                return found
+        if match and match.ambiguous and match.suggestions:
+            return self.suggest(
+                lang, t(lang, "resolve.which_model", text=match.text), match.suggestions, match.text, text
+            )
+        phrase = match.text if match else q.model_text
+        if phrase:
+            return self.unknown_model(lang, phrase, match.suggestions if match else (), text)
+        return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
+
+    def unknown_model(self, lang: Lang, phrase: str, family: tuple[str, ...], text: str) -> Reply:
+        """ "I don't know X": quotes the whole phrase, offers same-family entries and the repo-id hint."""
+        message = t(lang, "resolve.unknown_model", text=phrase) + " " + t(lang, "resolve.paste_repo")
+        return self.suggest(lang, message, family, phrase, text)
+
+    # --- devices --------------------------------------------------------------------------
+
+    def device(self, q: Query, lang: Lang, user: User, text: str, need: bool = True) -> tuple[GpuSpec, int] | Reply:
+        """The device a question is about: named, named with a memory size, generic, or saved."""
+        if q.not_device:
+            ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
+            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=ghost.note), echo=text)
+        match = q.gpu
+        if match is not None:
+            return self.named_device(match, q.gpu_count, q, lang, text)
+        if q.gpu_text:
+            return self.unknown_device(q.gpu_text, q, lang, text)
+        if q.device_kind is not None:
+            return self.generic_device(q, lang, text)
+        if user.gpu_id and (saved := self.catalog.gpu(user.gpu_id)):
+            self.notes.append(Note(code="saved_gpu", values={"gpu": saved.short_name}))
+            return saved, user.gpu_count
+        if not need:
+            return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
+        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=q.model.text if q.model else "…"), echo=text)
+
+    def named_device(self, match: Match, count: int, q: Query, lang: Lang, text: str) -> tuple[GpuSpec, int] | Reply:
+        if match.id and (gpu := self.catalog.gpu(match.id)):
+            if match.memory_gib and abs(gpu.memory_bytes / (1 << 30) - match.memory_gib) > 1:
+                variant = with_memory(gpu, match.memory_gib)
+                self.notes.append(
+                    Note(code="memory_variant", values={"gpu": variant.short_name, "base": gpu.short_name})
+                )
+                return variant, count
+            if match.assumed:
+                self.notes.append(Note(code="assumed_device", values={"gpu": gpu.short_name, "text": match.text}))
+            return gpu, count
+        if match.choices:
+            names = [g.short_name for c in match.choices if (g := self.catalog.gpu(c))]
+            message = t(lang, "resolve.which_memory", text=match.text)
+            return self.suggest(lang, message, match.choices, match.text, text, labels=names)
+        if match.suggestions and not match.unknown:
+            return self.suggest(
+                lang, t(lang, "resolve.which_device", text=match.text), match.suggestions, match.text, text
+            )
+        return self.unknown_device(match.text, q, lang, text, match.suggestions)
+
+    def unknown_device(
+        self, phrase: str, q: Query, lang: Lang, text: str, near: tuple[str, ...] = ()
+    ) -> tuple[GpuSpec, int] | Reply:
+        """A device the catalog lacks: estimated as a generic device when its memory is given, else asked."""
+        if q.device_memory_gib:
+            return self.generic_device(q, lang, text, label=f"{phrase} ({q.device_memory_gib:g} GB)")
+        queries = [_replace(text, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
+        labels = [f"{size} GB" for size in GENERIC_SIZES]
+        message = t(lang, "resolve.unknown_device", text=phrase)
+        return cards.ask_card(lang, message, labels, queries, echo=text)
+
+    def generic_device(self, q: Query, lang: Lang, text: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
+        kind = q.device_kind or "gpu"
+        memory = q.device_memory_gib if kind != "cpu" else q.ram_gb
+        if not memory:
+            key = "resolve.cpu_ram_missing" if kind == "cpu" else "resolve.vram_missing"
+            return cards.ask_card(lang, t(lang, key), echo=text)
+        self.generic = generic_device(self.catalog, kind, memory, label)
+        low, high = self.generic.bandwidth_range_gbps
+        self.notes.append(
+            Note(code=f"generic_{kind}", values={"memory": f"{memory:g}", "low": f"{low:.0f}", "high": f"{high:.0f}"})
+        )
+        return self.generic.gpu, q.gpu_count
+
+    # --- asking back ----------------------------------------------------------------------
+
+    def suggest(
+        self,
+        lang: Lang,
+        message: str,
+        ids: tuple[str, ...],
+        phrase: str,
+        text: str,
+        labels: list[str] | None = None,
+    ) -> Reply:
+        """Buttons that repeat the whole question with the unclear name replaced, so every other
+        constraint (count, context, RAM, KV, quant, engine, users) survives the press."""
+        names, queries = [], []
+        for sid in ids[:4]:
+            item = self.catalog.model(sid) or self.catalog.gpu(sid)
+            if item is None:
+                continue
+            names.append(item.name if isinstance(item, ModelSpec) else item.short_name)
+            queries.append(_replace(text, phrase, sid))
+        return cards.ask_card(lang, message, labels or names, queries, echo=text)
+
+
+def _replace(text: str, phrase: str, new: str) -> str:
+    """The question with one name replaced (the first occurrence, compared without case and spacing);
+    mention syntax never travels into a button."""
+    text = " ".join(_MENTION.sub(" ", text).split())
+    pattern = re.compile(r"\s*".join(re.escape(part) for part in _NAME.split(phrase.strip())), re.IGNORECASE)
+    replaced, n = pattern.subn(new, text, count=1)
+    return replaced if n else f"{text} {new}"

@@ -1,0 +1,138 @@
+"""Devices the catalog does not list as such: a generic "N GB" device and a memory variant of a known chip.
+
+A question may name a device only by its memory ("16 GB VRAM", "a laptop with 8 GB", "CPU only
+with 64 GB RAM"), or a known chip with a memory size the catalog lacks ("4060 Ti 8GB" when only the
+16 GB card is listed). Memory decides the fit and needs nothing else; speed needs a bandwidth the
+question did not give. So a generic device takes the *median* bandwidth and compute of catalog
+devices of its class and a similar memory size, and carries the spread of that class as the speed
+band the card shows: a wide range, labelled as such, never a precise-looking guess.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Literal
+
+from core.estimate import FitEstimate, Request, estimate
+from core.models import GIB, Backend, Catalog, Frozen, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
+
+GenericKind = Literal["gpu", "laptop", "cpu"]
+# system RAM read bandwidth of a CPU-only machine: dual-channel DDR4-3200 (51.2 GB/s) to DDR5-6400
+# (102.4 GB/s), the JEDEC peak of two 64-bit channels; the median is DDR5-4800 (76.8 GB/s)
+CPU_RAM_BANDWIDTH_GBPS = (51.2, 76.8, 102.4)
+CPU_TFLOPS = 1.5  # AVX2/AVX-512 FP16-ish GEMM rate of a desktop CPU, order of magnitude only
+# catalog classes a generic GPU is drawn from, by kind
+_CLASS_CATEGORIES = {"gpu": ("consumer", "workstation"), "laptop": ("consumer",)}
+
+
+class GenericDevice(Frozen):
+    """A device known only by its memory: the spec used for the fit, and the class's speed spread."""
+
+    gpu: GpuSpec
+    bandwidth_range_gbps: tuple[float, float]  # slowest and fastest of the class
+    peers: int  # catalog devices the figures come from (0 for CPU-only)
+
+
+def generic_device(catalog: Catalog, kind: GenericKind, memory_gib: float, label: str = "") -> GenericDevice:
+    """A device with ``memory_gib`` of memory whose speed is the median of its class in the catalog."""
+    if kind == "cpu":
+        low, mid, high = CPU_RAM_BANDWIDTH_GBPS
+        spec = _spec(f"generic-cpu-{memory_gib:g}", label or f"CPU {memory_gib:g} GB", memory_gib, mid, CPU_TFLOPS,
+                     Backend.CPU, "apu", unified=True, source="DDR4-3200..DDR5-6400 dual-channel peak")  # fmt: skip
+        return GenericDevice(gpu=spec, bandwidth_range_gbps=(low, high), peers=0)
+    peers = _peers(catalog, kind, memory_gib)
+    bandwidths = sorted(g.bandwidth_bytes_per_s / 1e9 for g in peers)
+    flops = [g.fp16_tflops for g in peers if g.fp16_tflops]
+    mid_bw = statistics.median(bandwidths)
+    spec = _spec(
+        f"generic-{kind}-{memory_gib:g}",
+        label or f"{memory_gib:g} GB GPU",
+        memory_gib,
+        mid_bw,
+        statistics.median(flops) if flops else None,
+        Backend.CUDA,
+        "consumer",
+        unified=False,
+        source=f"median of {len(peers)} catalog {kind} devices with {memory_gib:g} GB ± 50 %",
+    )
+    return GenericDevice(gpu=spec, bandwidth_range_gbps=(bandwidths[0], bandwidths[-1]), peers=len(peers))
+
+
+def widened(
+    est: FitEstimate,
+    model: ModelSpec,
+    device: GenericDevice,
+    quant: QuantSpec,
+    request: Request,
+    measured: QuantSize | None,
+) -> FitEstimate:
+    """The estimate with speed bands spanning the slowest and fastest device of the class."""
+    low_bw, high_bw = device.bandwidth_range_gbps
+    ends = [
+        estimate(model, device.gpu.model_copy(update={"bandwidth_bytes_per_s": bw * 1e9}), quant, request, measured)
+        for bw in (low_bw, high_bw)
+    ]
+    speed = est.speed.model_copy(
+        update={
+            "decode_range": (ends[0].speed.decode_range[0], ends[1].speed.decode_range[1]),
+            "prefill_range": (ends[0].speed.prefill_range[0], ends[1].speed.prefill_range[1]),
+            "confidence": "rough",
+        }
+    )
+    return est.model_copy(update={"speed": speed})
+
+
+def with_memory(gpu: GpuSpec, memory_gib: float) -> GpuSpec:
+    """The same chip with the memory size the user gave (its bandwidth and compute kept)."""
+    label = f"{_strip_memory(gpu.short_name)} {memory_gib:g}GB"
+    return gpu.model_copy(
+        update={
+            "id": f"{gpu.id}@{memory_gib:g}gb",
+            "short_name": label.strip(),
+            "name": label.strip(),
+            "memory_bytes": round(memory_gib * GIB),
+            "price_usd": None,
+            "price_note": "",
+            "aliases": (),
+        }
+    )
+
+
+def _strip_memory(name: str) -> str:
+    return " ".join(w for w in name.split() if not (w.lower().endswith("gb") and w[:-2].isdecimal()))
+
+
+def _peers(catalog: Catalog, kind: GenericKind, memory_gib: float) -> list[GpuSpec]:
+    """Catalog devices of the class with a similar memory size (all of the class when none is near)."""
+    laptop = [g for g in catalog.gpus if getattr(g, "form_factor", "") == "laptop"]
+    pool = laptop if kind == "laptop" and laptop else [
+        g for g in catalog.gpus if g.category in _CLASS_CATEGORIES[kind] and not g.unified_memory
+    ]  # fmt: skip
+    near = [g for g in pool if 0.5 <= g.memory_bytes / GIB / memory_gib <= 1.5]
+    return near or pool
+
+
+def _spec(
+    gid: str,
+    name: str,
+    memory_gib: float,
+    bandwidth_gbps: float,
+    tflops: float | None,
+    backend: Backend,
+    category: Literal["consumer", "apu"],
+    unified: bool,
+    source: str,
+) -> GpuSpec:
+    return GpuSpec(
+        id=gid,
+        name=name,
+        short_name=name,
+        vendor="generic",
+        category=category,
+        memory_bytes=round(memory_gib * GIB),
+        bandwidth_bytes_per_s=bandwidth_gbps * 1e9,
+        fp16_tflops=tflops,
+        unified_memory=unified,
+        backend=backend,
+        provenance=Provenance(source=source, as_of="computed", unverified=("bandwidth_gbps", "fp16_tflops")),
+    )
