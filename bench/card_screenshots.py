@@ -32,14 +32,14 @@ CARDS = {
 }
 PHONE_WIDTH = 390
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>
-body {{ margin: 0; background: #0e1621; width: {width}px; font: 15px/1.35 -apple-system, "Roboto", "Noto Sans",
+body {{ margin: 0; background: #0e1621; width: {width}px; font: 15px/1.35 "Roboto", "Noto Sans", "DejaVu Sans", "Liberation Sans",
   "Noto Color Emoji", sans-serif; color: #f5f5f5; }}
 .chat {{ padding: 10px 8px; }}
 .bubble {{ background: #182533; border-radius: 12px; padding: 7px 10px 8px; white-space: pre-wrap;
   word-wrap: break-word; margin-bottom: 6px; }}
 .bubble b {{ font-weight: 600; }}
 .bubble i {{ color: #aab4bf; }}
-.bubble pre {{ font: 13px/1.3 "DejaVu Sans Mono", "Roboto Mono", monospace; background: #0f1c29;
+.bubble pre {{ font: 13px/1.3 "DejaVu Sans Mono", "Roboto Mono", "Noto Color Emoji", monospace; background: #0f1c29;
   border-radius: 6px; padding: 6px 8px; margin: 4px 0; white-space: pre; overflow: hidden; }}
 .bubble blockquote {{ border-left: 3px solid #5eb5f7; margin: 2px 0; padding-left: 8px; color: #cfd8e3; }}
 .keys {{ display: flex; flex-wrap: wrap; gap: 4px; }}
@@ -49,7 +49,9 @@ body {{ margin: 0; background: #0e1621; width: {width}px; font: 15px/1.35 -apple
 
 
 def page(question: str, messages: list) -> str:
-    bubbles = "".join(f'<div class="bubble">{m.text}</div>' for m in messages)
+    # a blockquote is a block of its own in Telegram: the newline after it is not an extra blank line
+    texts = [m.text.replace("</blockquote>\n", "</blockquote>") for m in messages]
+    bubbles = "".join(f'<div class="bubble">{text}</div>' for text in texts)
     keys = "".join(f'<div class="key">{html.escape(label)}</div>' for label, _ in messages[-1].buttons)
     return PAGE.format(width=PHONE_WIDTH, bubbles=bubbles, keys=keys)
 
@@ -84,11 +86,12 @@ async def main() -> None:
         messages = to_telegram(reply)
         plain = "\n\n".join(html.unescape(re.sub(r"<[^>]+>", "", m.text)) for m in messages)
         (out / f"{name}.txt").write_text(plain + "\n", encoding="utf-8")
-        lines = plain.count("\n") + len(messages[-1].buttons) // 2 + 4
+        wrapped = sum(1 + len(line) // 44 for line in plain.split("\n"))  # lines after wrapping at ~44 characters
+        height = 21 * wrapped + 42 * ((len(messages[-1].buttons) + 1) // 2) + 40
         with tempfile.TemporaryDirectory() as tmp:
             source = Path(tmp) / f"{name}.html"
             source.write_text(page(question, messages), encoding="utf-8")
-            screenshot(args.chromium, source, (out / f"{name}.png").resolve(), 24 * lines + 60)
+            screenshot(args.chromium, source, (out / f"{name}.png").resolve(), height)
         print(f"{name}: {out / (name + '.png')}")
 
 

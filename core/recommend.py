@@ -7,7 +7,7 @@ recommend for 8-24 GB cards. The score is a plain sum of four parts, each shown 
 
 * capability: 10 x log2(1 + effective billions of parameters), where a MoE counts as the geometric
   mean of its total and active parameters (a common rule of thumb for its dense equivalent), minus
-  6 points per bit below 4 bits per weight;
+  10 points per bit below 4 bits per weight (2-bit weights lose clearly more than they save);
 * recency: 1 point per 2 months after 2023-01 (up to 20), from the catalog's release date;
 * popularity: 3 x log10(Hugging Face downloads), when the catalog has them (optional field
   ``hf_downloads``; without it the part is 0 for every model);
@@ -33,6 +33,8 @@ from core.notes import Note, note
 MIN_OFFLOAD_TOKENS_PER_S = 8.0  # an offloaded model is listed only at a usable reading speed
 FAST_TOKENS_PER_S = 40.0
 SMALL_PARAMS = 16e9
+LOW_BIT_PENALTY = 10.0  # capability points per bit below 4 bits per weight
+HIGH_QUALITY_BITS = 5.5  # Q6_K and up: practically lossless
 RECENCY_START = 2023 * 12  # months since year 0 of 2023-01
 FILTERS = ("coding", "reasoning", "vision", "small")
 TAG_RULES: dict[str, re.Pattern[str]] = {
@@ -87,7 +89,7 @@ def _months(release: str) -> int | None:
 def capability_points(model: ModelSpec, bits: float) -> float:
     effective = math.sqrt(model.total_params * model.active_params) if model.is_moe else model.total_params
     points = 10 * math.log2(1 + effective / 1e9)
-    return points - 6 * max(0.0, 4 - bits)
+    return points - LOW_BIT_PENALTY * max(0.0, 4 - bits)
 
 
 def recency_points(model: ModelSpec) -> float:
@@ -204,14 +206,16 @@ def rank_models(
         seen.add(key)
         unique.append(pick)
     chosen = unique[:limit] if limit else unique
-    return tuple(p.model_copy(update={"reasons": _reasons(p, chosen)}) for p in chosen)
+    bits = {q.id: q.bits for q in catalog.quants}
+    return tuple(p.model_copy(update={"reasons": _reasons(p, chosen, bits)}) for p in chosen)
 
 
-def _reasons(pick: ModelPick, picks: list[ModelPick]) -> tuple[Note, ...]:
-    """Why a row is listed: what it leads in, else its strongest score part; offload always said."""
+def _reasons(pick: ModelPick, picks: list[ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:
+    """Why a row is listed: what it leads in, else what stands out about it; offload always said."""
     reasons: list[Note] = []
     if pick.offload != "none":
         reasons.append(note("moe_offload", ram_bytes=pick.ram_bytes))
+    quant_bits = bits.get(pick.quant, 4.0)
     if pick is max(picks, key=lambda p: p.capability):
         reasons.append(note("most_capable"))
     elif pick is max(picks, key=lambda p: p.decode_tokens_per_s):
@@ -220,14 +224,16 @@ def _reasons(pick: ModelPick, picks: list[ModelPick]) -> tuple[Note, ...]:
         reasons.append(note("newest"))
     elif pick.popularity and pick is max(picks, key=lambda p: p.popularity):
         reasons.append(note("most_popular"))
+    elif reasons:
+        pass  # the offload reason says enough
+    elif quant_bits < 3:
+        reasons.append(note("low_bit_quant", quant=pick.quant))
+    elif quant_bits >= HIGH_QUALITY_BITS:
+        reasons.append(note("quality_quant", quant=pick.quant))
+    elif pick.speed >= 5:
+        reasons.append(note("quick"))
     else:
-        parts = {
-            "capable": pick.capability / 6,
-            "recent": pick.recency,
-            "popular": pick.popularity,
-            "quick": pick.speed,
-        }
-        reasons.append(note(max(parts, key=lambda k: parts[k])))
+        reasons.append(note("capable"))
     for tag in pick.tags:
         reasons.append(note(f"tag_{tag}"))
     return tuple(reasons[:3])

@@ -145,7 +145,7 @@ def test_every_note_code_core_emits_has_a_message_in_both_languages():
         codes |= set(re.findall(r'note\(\s*"([a-z_]+)"', source))
         codes |= set(re.findall(r'EstimateError\(\s*"([a-z_]+)"', source))
     codes |= {f"tag_{t}" for t in ("coding", "reasoning", "vision")}
-    codes |= {"capable", "recent", "popular", "quick", "generic"}
+    codes |= {"capable", "quick", "generic"}
     assert len(codes) > 30
     for lang in ("en", "de"):
         missing = sorted(c for c in codes if f"note.{c}" not in messages(lang))  # type: ignore[arg-type]
