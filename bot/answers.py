@@ -214,7 +214,7 @@ class Answers:
             cost.offers[0] if cost.offers else None,
             self._hardware(model, quant, request, gpu),
         )
-        chart = tables.memory_chart(self, model, gpu, request, lang)
+        chart = None if flags.details else tables.memory_chart(self, model, gpu, request, lang)
         return cards.fit_card(
             est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly
         )

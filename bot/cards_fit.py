@@ -447,7 +447,9 @@ def fit_card(
         summary=_summary(est, advice, lang),
         sections=tuple(sections),
         code=command_blocks(advice, lang, first_only=not details),
-        chart=chart,
+        # The details page goes without the picture: Telegram cannot fit it into a photo caption, and a
+        # page without a chart is sent as text in full instead of a shortened caption.
+        chart=None if details else chart,
         actions=fit_actions(est, advice, lang, details),
         assumptions=assumptions_line(est, lang, full=details),
         footer=footer(catalog, lang),

@@ -251,3 +251,12 @@ async def test_settings_outside_a_chat_is_a_neutral_notice(service):
     reply = await ask(service, "/settings")
     assert reply.kind == "notice" and reply.tone is Tone.INFO
     assert "went wrong" not in reply.title
+
+
+async def test_details_page_has_no_picture_so_telegram_sends_it_whole(service):
+    from bot.render.telegram_html import caption_for_photo
+
+    card = await ask(service, "/fit glm-4.5-air rtx 4090")
+    details = await ask(service, card.actions[0].query)
+    assert card.chart is not None and details.chart is None
+    assert caption_for_photo(details) is None  # the adapter sends the page as text, not a cut caption

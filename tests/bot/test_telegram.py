@@ -438,11 +438,11 @@ async def test_a_long_card_with_a_chart_is_text_then_the_chart(
     telegram_api: FakeTelegramAPI, service: StubService
 ) -> None:
     async with running(telegram_api, service):
-        # the details page is longer than a photo caption
-        telegram_api.push_update(telegram_api.make_message(FIT + " details", chat_id=GROUP, chat_type="group"))
-        (photo,) = await wait_sent(telegram_api, GROUP, 1, "sendPhoto")
-    (card,) = sent(telegram_api, GROUP, ("sendMessage",))
-    reply = await service.answer(FIT + " details", "en", User(id="tg:4242", chat=f"tg:{GROUP}"))
+        # the details page (with a picture added by the stub) is longer than a photo caption
+        telegram_api.push_update(telegram_api.make_message("chart " + FIT + " details"))
+        (photo,) = await wait_sent(telegram_api, 777, 1, "sendPhoto")
+    (card,) = sent(telegram_api, 777, ("sendMessage",))
+    reply = await service.answer("chart " + FIT + " details", "en", User(id="tg:777"))
     assert card["text"] == parse_html(to_telegram(reply)[0].text)[0] and buttons(card)
     assert photo["caption"] == parse_html(caption_for_photo(reply))[0] and "reply_markup" not in photo
     assert card["message_id"] < photo["message_id"]
