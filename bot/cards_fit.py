@@ -512,7 +512,8 @@ def speed_card(
         value = t(lang, "value.users_short", each=tokens_per_s(total / served, lang), total=tokens_per_s(total, lang))
         if served < e.concurrent:
             value += " · " + t(lang, "value.served", served=served)
-        user_rows.append(Row(label=t(lang, "row.users", users=e.concurrent), value=value))
+        label = t(lang, "row.one_user") if e.concurrent == 1 else t(lang, "row.users", users=e.concurrent)
+        user_rows.append(Row(label=label, value=value))
     other_rows = [
         Row(
             label=name,

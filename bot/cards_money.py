@@ -72,7 +72,7 @@ def cloud_card(
             summary += "\n" + t(
                 lang, "cloud.monthly", month=usd(q.monthly_usd, lang), hours=num(q.hours_per_month, lang, 0)
             )
-    notes = [note("cost_own_hardware"), note("cost_batched", users=users)]
+    notes = [note("cost_own_hardware")] + ([] if monthly else [note("cost_batched", users=users)])
     if monthly:
         notes.append(note("cost_monthly", hours=offers[0].hours_per_month if offers else 0.0, hours_per_day=8.0))
     legend = t(lang, "price.legend") if any(q.flags for q in offers) else ""

@@ -224,7 +224,7 @@ async def test_speed_is_its_own_card(service):
     assert speed.kind == "speed" and to_console(speed) != to_console(fit)
     assert speed.table is not None and [r[0] for r in speed.table.rows] == ["4K", "8K", "32K", "128K"]
     users = rows(speed, 0)
-    assert {"1 users", "4 users", "16 users"} <= set(users)
+    assert {"1 user", "4 users", "16 users"} <= set(users)
     others = rows(speed, 1)
     assert 4 <= len(others) <= 5
     names = {service.catalog.gpu(g).short_name for g in COMMON_GPUS}  # type: ignore[union-attr]
