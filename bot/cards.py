@@ -1,9 +1,9 @@
 """Builds localized ``Reply`` cards from estimates. Every number here comes from ``core``.
 
 This module holds the generic cards (ask back, errors, notices, settings) and re-exports the card
-builders of ``cards_fit`` (fit, details, speed, compare), ``cards_money`` (cloud, rent-or-buy) and
-``cards_lists`` (/gpus, /quant, /models, fine-tune, help). Formatting goes through ``locales`` only,
-so German cards read ``204,19 GiB``.
+builders of ``cards_fit`` (fit and its details page), ``cards_speed`` (/speed, compare),
+``cards_money`` (cloud, rent-or-buy) and ``cards_lists`` (/gpus, /quant, /models, fine-tune, help).
+Formatting goes through ``locales`` only, so German cards read ``204,19 GiB``.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.card_parts import footer, hardware_label, note_text, verdict_label
-from bot.cards_fit import compare_card, fit_card, follow_up, memory_chart, speed_card
+from bot.cards_fit import fit_card, follow_up, memory_chart
 from bot.cards_lists import finetune_card, gpus_card, help_card, list_card, models_card, quant_card
 from bot.cards_money import cloud_card, tco_card
+from bot.cards_speed import compare_card, speed_card
 from bot.reply import Action, ChartSpec, Reply, Row, Section, Table, Tone
 from core.models import Catalog
 from core.notes import CodedError
