@@ -18,7 +18,7 @@ from bot.resolve import Resolver
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
-from core.analysis import MAX_OFFERS, Cost, advice_for, cost_of
+from core.analysis import Cost, advice_for, cost_of
 from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, cost_notes, quote_offers
 from core.devices import GenericDevice, widened
 from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
@@ -228,7 +228,7 @@ class Answers:
         users = request.concurrent or DEFAULT_USERS
         offers = self._offers(model, quant, request)
         cost = Cost(
-            offers=offers if flags.more else offers[:MAX_OFFERS],
+            offers=offers,  # the card shows the cheapest few and a More button
             rent_vs_buy=None,
             assumptions=cost_assumptions(users),
             notes=cost_notes(users),

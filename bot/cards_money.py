@@ -7,7 +7,7 @@ is only shown for hardware that runs the model.
 
 from __future__ import annotations
 
-from bot.card_parts import LIST_TOP, footer, hardware_label, notes_line, setup_label, short_lines, verdict_label
+from bot.card_parts import footer, hardware_label, notes_line, setup_label, short_lines, verdict_label
 from bot.cards_fit import follow_up, price_marks
 from bot.reply import Action, Reply, Row, Section, Table, Tone
 from core.analysis import Cost
@@ -17,6 +17,7 @@ from core.models import Catalog
 from core.notes import note
 from locales import Lang, num, t, usd
 
+CLOUD_TOP = 8  # offers on the phone card; "More" shows the rest
 OFFER_CELL = 24  # characters of the offer column: the table stays within a phone's width
 
 
@@ -42,7 +43,7 @@ def cloud_card(
     echo: str = "",
 ) -> Reply:
     """One line with the cheapest offer, then the top offers in a table narrow enough for a phone."""
-    offers = cost.offers if more else cost.offers[:LIST_TOP]
+    offers = cost.offers if more else cost.offers[:CLOUD_TOP]
     users = offers[0].users if offers else 1
     last = t(lang, "cloud.col_month") if monthly else t(lang, "cloud.col_mtok", users=users)
     rows = []
@@ -77,7 +78,7 @@ def cloud_card(
         notes.append(note("cost_monthly", hours=offers[0].hours_per_month if offers else 0.0, hours_per_day=8.0))
     legend = t(lang, "price.legend") if any(q.flags for q in offers) else ""
     actions = []
-    if not more and len(cost.offers) > LIST_TOP:
+    if not more and len(cost.offers) > CLOUD_TOP:
         actions.append(Action(label=t(lang, "action.more"), query=f"/cloud {model_id} {quant.lower()} more"))
     return Reply(
         kind="cloud",
