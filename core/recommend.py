@@ -14,9 +14,9 @@ recommend for 8-24 GB cards. The score is a plain sum of four parts, each shown 
 * speed: 10 x log2(decode tok/s / 10) on the user's hardware, clipped to -10..+10; the
   small-and-fast filter counts it twice.
 
-Siblings with the same size and family (``variant`` in the catalog, else family + parameter counts)
-are listed once, best score first. Filters (coding, reasoning, vision, small) use the catalog's
-optional ``tags`` and otherwise the name rules in ``TAG_RULES``.
+Siblings with the same family and size (instruct / thinking / dated releases) are listed once, best
+score first; base, safety and embedding variants are left out. Filters (coding, reasoning, vision,
+small) use the catalog's optional ``variant`` and ``vision_params`` and the name rules in ``TAG_RULES``.
 """
 
 from __future__ import annotations
@@ -70,13 +70,30 @@ class ModelPick(Frozen):
     reasons: tuple[Note, ...]  # codes: "most_capable", "fastest", "newest", "popular", "moe_offload", ...
 
 
+NOT_FOR_CHAT = frozenset({"base", "safety", "embedding", "reward"})  # catalog variants nobody chats with
+VARIANT_TAGS = {
+    "coder": "coding",
+    "vision": "vision",
+    "thinking": "reasoning",
+    "distill": "reasoning",
+    "reasoning": "reasoning",
+    "math": "reasoning",
+}
+
+
 def tags_of(model: ModelSpec) -> tuple[str, ...]:
-    """Coding / reasoning / vision tags from the catalog (optional ``tags``) or the name rules."""
+    """Coding / reasoning / vision tags: the catalog's ``variant`` and ``vision_params`` (optional fields)
+    where it has them, plus the name rules in ``TAG_RULES``."""
     given = getattr(model, "tags", None)
     if given:
         return tuple(str(x) for x in given)
-    name = model.id
-    return tuple(tag for tag, rule in TAG_RULES.items() if rule.search(name))
+    tags = {tag for tag, rule in TAG_RULES.items() if rule.search(model.id)}
+    variant = getattr(model, "variant", "")
+    if isinstance(variant, str) and variant in VARIANT_TAGS:
+        tags.add(VARIANT_TAGS[variant])
+    if getattr(model, "vision_params", None):
+        tags.add("vision")
+    return tuple(tag for tag in TAG_RULES if tag in tags)
 
 
 def _months(release: str) -> int | None:
@@ -136,10 +153,8 @@ def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalo
     return est
 
 
-def _variant(model: ModelSpec) -> str:
-    given = getattr(model, "variant", None)
-    if isinstance(given, str) and given:
-        return given
+def _sibling_key(model: ModelSpec) -> str:
+    """Models listed once: the same family and size (instruct/thinking/dated releases of one model)."""
     return f"{model.family}|{round(model.total_params / 1e9)}|{round(model.active_params / 1e9)}"
 
 
@@ -153,6 +168,8 @@ def rank_models(
     """Catalog models that fit (or run as MoE with offload) on ``request.gpu_count`` x ``gpu``, best first."""
     picks: list[ModelPick] = []
     for model in catalog.models:
+        if getattr(model, "variant", "") in NOT_FOR_CHAT:
+            continue
         tags = tags_of(model)
         if model_filter in ("coding", "reasoning", "vision") and model_filter not in tags:
             continue
@@ -200,7 +217,7 @@ def rank_models(
     unique: list[ModelPick] = []
     for pick in picks:
         spec = catalog.model(pick.model_id)
-        key = _variant(spec) if spec else pick.model_id
+        key = _sibling_key(spec) if spec else pick.model_id
         if key in seen:
             continue
         seen.add(key)

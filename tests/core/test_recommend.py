@@ -77,10 +77,22 @@ def test_tags_from_names():
 
 
 def test_popularity_counts_when_the_catalog_has_downloads():
+    import math
+
     from core.recommend import popularity_points
 
     class WithDownloads:
         hf_downloads = 1_000_000
 
     assert popularity_points(WithDownloads()) == pytest.approx(18.0)  # type: ignore[arg-type]
-    assert popularity_points(CATALOG.models[0]) == 0.0
+    for model in CATALOG.models:
+        downloads = getattr(model, "hf_downloads", None)
+        assert popularity_points(model) == (pytest.approx(3 * math.log10(downloads)) if downloads else 0.0)
+
+
+def test_variants_give_tags_and_base_models_are_left_out():
+    from core.recommend import VARIANT_TAGS
+
+    assert VARIANT_TAGS["coder"] == "coding" and VARIANT_TAGS["thinking"] == "reasoning"
+    picks = rank_models(CATALOG, gpu("h200-sxm"), Request())
+    assert not any(getattr(CATALOG.model(p.model_id), "variant", "") == "base" for p in picks)
