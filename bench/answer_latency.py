@@ -4,13 +4,18 @@
 
 Prints p50/p99 per card kind over a set of real-world questions (each asked ``rounds`` times, the
 way a chat repeats popular questions), the cost of the first chart and of a cached one, and the
-start-up cost of ``fitbot ask``. Figures only; nothing is asserted.
+start-up cost of ``fitbot ask``. Then the card lengths a reader sees: per question, lines and
+visible characters on the console, on Telegram (messages, lines, characters, widest table line)
+and on Discord (embeds, characters), for the default card and, where there is one, its details
+page. Figures only; nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import html
+import re
 import statistics
 import subprocess
 import sys
@@ -22,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot.app.settings import Settings
 from bot.render.discord_embed import to_discord
 from bot.render.telegram_html import to_telegram
-from bot.render.text import to_console
+from bot.render.text import display_width, to_console
+from bot.reply import Reply
 from bot.service import Service
 from catalog.store import CatalogStore
 
@@ -42,6 +48,15 @@ QUESTIONS = [
     "/finetune llama-3.1-8b-instruct 4090",
     "/tco qwen3-32b rtx 5090",
     "/help",
+    "/gpus llama-3.1-8b-instruct",
+    "/models rtx 3090",
+    "/cloud qwen3-32b",
+    "/speed llama-3.3-70b-instruct 2x 3090",
+]
+LENGTH_QUESTIONS = [
+    *QUESTIONS,
+    "/fit glm-4.5-air rtx 4090 details",
+    "/fit llama-3.3-70b-instruct rtx 4090 ram 16gb",
 ]
 
 
@@ -102,6 +117,49 @@ async def measure(rounds: int) -> None:
     )
 
 
+def _telegram_figures(reply: Reply) -> tuple[int, int, int, int]:
+    """(messages, lines, visible characters, widest <pre> line) of the card on Telegram."""
+    messages = to_telegram(reply)
+    plain = [html.unescape(re.sub(r"<[^>]+>", "", m.text)) for m in messages]
+    pres = [
+        html.unescape(line)
+        for m in messages
+        for block in re.findall(r"<pre>(?!<code)(.*?)</pre>", m.text, re.S)
+        for line in block.split("\n")
+    ]
+    widest = max((display_width(line) for line in pres), default=0)
+    return len(messages), sum(p.count("\n") + 1 for p in plain), sum(len(p) for p in plain), widest
+
+
+def _discord_figures(reply: Reply) -> tuple[int, int]:
+    embeds = to_discord(reply).embeds
+    chars = 0
+    for e in embeds:
+        chars += len(e.get("title", "")) + len(e.get("description", "")) + len(e.get("footer", {}).get("text", ""))
+        chars += sum(len(f["name"]) + len(f["value"]) for f in e.get("fields", []))
+    return len(embeds), chars
+
+
+async def lengths() -> None:
+    """Card lengths per platform: the phone-first cards should stay within one screen."""
+    catalog = await CatalogStore(Settings().catalog_path()).load()
+    service = Service(catalog)
+    print("card lengths (console lines/chars · Telegram messages/lines/chars/widest table · Discord embeds/chars)")
+    print(
+        f"  {'question':<48} {'kind':<12} {'con l':>5} {'con c':>6} {'tg m':>4} {'tg l':>4} {'tg c':>5} {'tg w':>4}"
+        f" {'dc e':>4} {'dc c':>5}"
+    )
+    for question in LENGTH_QUESTIONS:
+        reply = await service.answer(question)
+        console = to_console(reply)
+        tg = _telegram_figures(reply)
+        dc = _discord_figures(reply)
+        print(
+            f"  {question[:48]:<48} {reply.kind:<12} {len(console.splitlines()):>5} {len(console):>6}"
+            f" {tg[0]:>4} {tg[1]:>4} {tg[2]:>5} {tg[3]:>4} {dc[0]:>4} {dc[1]:>5}"
+        )
+
+
 def startup(times: int) -> None:
     runs = []
     for _ in range(times):
@@ -124,6 +182,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one round and one start-up (CI smoke run)")
     args = parser.parse_args()
     asyncio.run(measure(1 if args.quick else args.rounds))
+    asyncio.run(lengths())
     startup(1 if args.quick else 3)
 
 

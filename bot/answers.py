@@ -13,20 +13,22 @@ from typing import Any, TypeVar
 from bot import answer_tables as tables
 from bot import cards, commands
 from bot.answer_multi import compare, subject_of, with_notes
+from bot.card_parts import flags_of
 from bot.reply import Note, Reply
 from bot.resolve import Resolver
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
-from core.analysis import MAX_OFFERS, Cost, advice_for, cost_of
-from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, quote_offers
+from core.analysis import Cost, advice_for, cost_of
+from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, cost_notes, quote_offers
 from core.devices import GenericDevice, widened
 from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
-from core.finetune import estimate_finetune, smallest_hardware, training_fit
+from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, Vocabulary, parse
 from core.query_lexicon import VLLM_QUANTS
+from core.regions import restricted
 from locales import Lang
 
 CACHE_ENTRIES = 2048
@@ -78,11 +80,16 @@ class Answers:
             ),
         )
 
-    def _hardware(self, model: ModelSpec, quant: Any, request: Request) -> HardwareAdvice:
-        key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}))
+    def _hardware(self, model: ModelSpec, quant: Any, request: Request, own: GpuSpec | None = None) -> HardwareAdvice:
+        """Hardware picks; region-restricted parts only when the asked device is one of them."""
+        allow = own is not None and restricted(own)
+        key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(allow))
         measured = self.catalog.size(model.id, quant.id)
         offers = self._offers(model, quant, request, limit=1)
-        return self.cached(key, lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers))
+        return self.cached(
+            key,
+            lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers, allow_restricted=allow),
+        )
 
     def peek(self, key: tuple[str, ...]) -> Any:
         """A memoised value without computing it (the event loop's fast path for repeats)."""
@@ -105,25 +112,33 @@ class Answers:
         model = model_override or self.model(q, lang, text)
         if isinstance(model, Reply):
             return model
-        if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
-            return self._subjects(tables.gpus_for_model(self, model, q, lang), model, None, 1, q, user)
-        if q.intent is Intent.CLOUD:
-            return self._subjects(self._cloud(model, q, lang, user), model, None, 1, q, user)
-        if q.intent is Intent.COMPARE:
-            return compare(self, model, q, lang, user, text)
-        gpu = self.gpu(q, lang, user, text, model)
-        if isinstance(gpu, Reply):
-            return gpu
-        hw, count = gpu
-        if q.intent is Intent.QUANT:
-            reply = tables.quant_matrix(self, model, hw, count, q, lang, user)
-        elif q.intent is Intent.FINETUNE:
-            reply = self._finetune(model, hw, count, q, lang)
-        elif q.intent is Intent.TCO:
-            reply = self._tco(model, hw, count, q, lang, user)
-        else:
-            reply = self._fit(model, hw, count, q, lang, user, text)
-        return self._subjects(reply, model, hw, count, q, user)
+        try:
+            if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
+                return self._subjects(tables.gpus_for_model(self, model, q, lang, text), model, None, 1, q, user)
+            if q.intent is Intent.CLOUD:
+                return self._subjects(self._cloud(model, q, lang, user, text), model, None, 1, q, user)
+            if q.intent is Intent.COMPARE:
+                return compare(self, model, q, lang, user, text)
+            if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not user.gpu_id and not q.not_device:
+                # no hardware named or saved: the card names the smallest setups instead of asking
+                return self._subjects(self._finetune(model, None, 0, q, lang, text), model, None, 1, q, user)
+            gpu = self.gpu(q, lang, user, text, model)
+            if isinstance(gpu, Reply):
+                return gpu
+            hw, count = gpu
+            if q.intent is Intent.QUANT:
+                reply = tables.quant_matrix(self, model, hw, count, q, lang, user, text)
+            elif q.intent is Intent.FINETUNE:
+                reply = self._finetune(model, hw, count, q, lang, text)
+            elif q.intent is Intent.TCO:
+                reply = self._tco(model, hw, count, q, lang, user)
+            elif q.intent is Intent.SPEED:
+                reply = tables.speed_answer(self, model, hw, count, q, lang, user, text)
+            else:
+                reply = self._fit(model, hw, count, q, lang, user, text)
+            return self._subjects(reply, model, hw, count, q, user)
+        except EstimateError as exc:  # e.g. a quant the engine cannot serve: the reason in the user's language
+            return cards.estimate_error_card(lang, exc)
 
     # --- name resolution (bot.resolve); what it assumes is collected for the card --------------
 
@@ -182,6 +197,7 @@ class Answers:
 
     def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
         request = self.request(q, user, count)
+        flags = flags_of(q, text)
         est = self.estimate(model, gpu, request)
         quant = self.catalog.quant(est.quant)
         assert quant is not None
@@ -196,37 +212,30 @@ class Answers:
             est,
             measured,
             cost.offers[0] if cost.offers else None,
-            self._hardware(model, quant, request),
+            self._hardware(model, quant, request, gpu),
         )
-        extra = [cards.advice_section(est, advice, lang)]
-        if est.verdict is not Verdict.NO_FIT:  # no speed for a setup that cannot run
-            extra.insert(0, cards.speed_section(est, lang))
-        cost_section = cards.cost_section(cost, lang)
-        if cost_section:
-            extra.append(cost_section)
-        speed_card = q.intent is Intent.SPEED
-        chart = (
-            tables.speed_chart(self, model, request, lang)
-            if speed_card
-            else tables.memory_chart(self, model, gpu, request, lang)
+        chart = None if flags.details else tables.memory_chart(self, model, gpu, request, lang)
+        return cards.fit_card(
+            est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly
         )
-        card = cards.fit_card(
-            est, self.catalog, lang, extra=extra, code=cards.command_blocks(advice), chart=chart, echo=text
-        )
-        return card.model_copy(update={"kind": "speed" if speed_card else "fit"})
 
-    def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User) -> Reply:
+    def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str = "") -> Reply:
         request = self.request(q, user, 1)
+        flags = flags_of(q, text)
         quant = self.catalog.quant(request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP))
         if quant is None:
-            raise EstimateError(f"unknown quant {request.quant}")
+            raise EstimateError("unknown_quant", f"unknown quant {request.quant}", quant=str(request.quant))
         users = request.concurrent or DEFAULT_USERS
+        offers = self._offers(model, quant, request)
         cost = Cost(
-            offers=self._offers(model, quant, request)[:MAX_OFFERS],
+            offers=offers,  # the card shows the cheapest few and a More button
             rent_vs_buy=None,
             assumptions=cost_assumptions(users),
+            notes=cost_notes(users),
         )
-        return cards.cloud_card(model.name, quant.id, cost, self.catalog, lang)
+        return cards.cloud_card(
+            model.name, model.id, quant.id, cost, self.catalog, lang, monthly=flags.monthly, more=flags.more, echo=text
+        )
 
     def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
         request = self.request(q, user, count)
@@ -243,19 +252,30 @@ class Answers:
             self.catalog.size(model.id, quant.id),
             self._offers(model, quant, request),
         )
-        return cards.tco_card(model.name, est, cost, self.catalog, lang)
+        cheapest: tuple[str, str] | None = None
+        if est.verdict is Verdict.NO_FIT and (setup := self._hardware(model, quant, request, gpu).cheapest):
+            prefix = f"{setup.count}x " if setup.count > 1 else ""
+            cheapest = (prefix + setup.gpu_name, prefix + setup.gpu_id)
+        return cards.tco_card(model.name, est, cost, self.catalog, lang, cheapest_setup=cheapest)
 
-    def _finetune(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang) -> Reply:
+    def _finetune(
+        self, model: ModelSpec, gpu: GpuSpec | None, count: int, q: Query, lang: Lang, text: str = ""
+    ) -> Reply:
         methods = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
         seq = q.context or 2048
+        allow = gpu is not None and restricted(gpu)
         results = []
         for method in methods:
             est = estimate_finetune(model, method, seq_len=seq)
-            results.append(
-                (est, training_fit(est, gpu, count), smallest_hardware(model, method, self.catalog, seq_len=seq))
+            mine = training_fit(est, gpu, count) if gpu is not None else None
+            smallest = self.cached(
+                ("ft-smallest", model.id, method, str(seq), str(allow)),
+                lambda m=method: smallest_setups(model, m, self.catalog, 3, allow, seq_len=seq),
             )
-        label = f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name
-        return cards.finetune_card(model.name, label, results, self.catalog, lang)
+            results.append((est, mine, smallest))
+        label = (f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name) if gpu is not None else None
+        details = flags_of(q, text).details
+        return cards.finetune_card(model.name, label, results, self.catalog, lang, details=details, echo=text)
 
     def _note(self, note: Note) -> None:
         if note not in self._notes:

@@ -55,7 +55,7 @@ class Preferences:
     async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
         if self.store is None or not user.id:
-            return cards.error_card(lang, t(lang, "prefs.unavailable"))
+            return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
         try:
             return await self._change(name, arg, q, lang, user, answers)
         except (sqlite3.Error, OSError):

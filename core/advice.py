@@ -27,6 +27,8 @@ from core.models import (
     QuantSpec,
     Workload,
 )
+from core.notes import Note, note
+from core.regions import restricted
 from core.speed import decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
 from core.weights import weights
@@ -37,6 +39,13 @@ KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.VLLM: (KvCacheType.BF16, KvCacheType.FP8),
 }
 PRICE_PERFORMANCE_COUNTS = (1, 2, 3, 4)
+# Quants people actually run, best quality per byte first (llama.cpp tools/quantize/README.md perplexity
+# table: K- and IQ-quants beat the legacy Q4_0/Q4_1/Q5_0/Q5_1 of the same size, so legacy types are not
+# recommended). Below about 3 bits quality falls off fast: a quantized KV cache comes first.
+QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
+LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")  # unsloth dynamic: experts low, attention high
+LOW_BIT_LADDER_DENSE = ("IQ2_M", "IQ2_XXS", "IQ1_M")
+LOW_BITS = 3.0
 VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
 ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
 
@@ -49,6 +58,25 @@ class KvOption(Frozen):
     verdict: Verdict
     verdict_changed: bool  # against the 16-bit cache
     max_context: int  # largest context fully on the GPU(s) with this cache type
+
+
+class QuantChoice(Frozen):
+    """The recommended quant (and KV cache) for one model on one setup, and why."""
+
+    quant: str
+    verdict: Verdict
+    kv_cache: KvCacheType | None  # None: the asked/default cache; else the cache it needs
+    reason: str  # locale code: "ladder", "kv_before_low_bits", "low_bits", "native"
+
+
+class Fix(Frozen):
+    """The smallest change that makes a tight, offload or no-fit setup fit (or run)."""
+
+    kind: Literal["kv", "context", "quant", "ram", "gpus"]
+    value: str  # "q8_0", "16384", "IQ4_XS", "96", "2"
+    verdict: Verdict  # with the change
+    reserve_bytes: int  # GPU memory left with the change
+    estimate: FitEstimate
 
 
 class Setup(Frozen):
@@ -68,11 +96,13 @@ class Setup(Frozen):
 
 
 class HardwareAdvice(Frozen):
-    best_single_gpu: Setup | None
-    best_price_performance: Setup | None
-    best_apple: Setup | None
+    best_single_gpu: Setup | None  # fastest single GPU that holds the model
+    best_price_performance: Setup | None  # most tokens/s per dollar (1-4 identical GPUs or one box)
+    best_apple: Setup | None  # cheapest Mac that holds the model
     cheapest_cloud: OfferQuote | None
     assumptions: tuple[str, ...]
+    cheapest: Setup | None = None  # lowest purchase price that holds the model
+    notes: tuple[Note, ...] = ()
 
 
 class LaunchCommand(Frozen):
@@ -103,29 +133,131 @@ def _candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[Quan
     return sorted(quants, key=lambda q: (-q.bits, -q.bpw_dense, -q.bpw_experts, q.id))
 
 
-def best_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> FitEstimate | None:
-    """Highest-bit quant whose estimate fits with reserve, else the highest that is tight; None if none does.
+def _ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
+    """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits."""
+    if engine is not Engine.LLAMA_CPP:
+        return _candidates(model, engine, catalog)
+    ids = (*(("MXFP4",) if model.native_dtype == "mxfp4" else ()), *QUANT_LADDER)
+    ids += LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE
+    return [q for q in (catalog.quant(i) for i in ids) if q is not None and engine in q.engines]
 
-    The scan only places each quant (cheap); the full estimate is made for the winner alone.
-    """
-    engine = request.engine or Engine.LLAMA_CPP
+
+def _first_fit(
+    model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog, quants: list[QuantSpec]
+) -> tuple[QuantSpec, Verdict] | None:
+    """The first quant that fits with reserve, else the first that is tight."""
     tight: QuantSpec | None = None
-    chosen: QuantSpec | None = None
-    for quant in _candidates(model, engine, catalog):
-        req = request.model_copy(update={"quant": quant.id})
-        hardware, workload, _, _, _ = resolve(model, gpu, req)
+    for quant in quants:
+        hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"quant": quant.id}))
         verdict = place(model, quant, hardware, workload, catalog.size(model.id, quant.id)).verdict
         if verdict is Verdict.FITS:
-            chosen = quant
-            break
+            return quant, verdict
         if verdict is Verdict.TIGHT and tight is None:
             tight = quant
-    chosen = chosen or tight
-    if chosen is None:
+    return (tight, Verdict.TIGHT) if tight else None
+
+
+def choose_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> QuantChoice | None:
+    """The quant a practitioner would run: the first of the ladder that fits fully.
+
+    Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) is tried first, since it costs far
+    less quality than 2-bit weights. None when nothing fits fully in GPU memory.
+    """
+    engine = request.engine or Engine.LLAMA_CPP
+    quants = _ladder(model, engine, catalog)
+    found = _first_fit(model, gpu, request, catalog, quants)
+    if found is None or found[0].bits < LOW_BITS:
+        kvs = KV_CHOICES[engine]
+        start = kvs.index(request.kv_cache) + 1 if request.kv_cache in kvs else 1
+        for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
+            with_kv = _first_fit(model, gpu, request.model_copy(update={"kv_cache": kv}), catalog, quants)
+            if with_kv and with_kv[0].bits >= LOW_BITS and (found is None or with_kv[0].bits > found[0].bits):
+                return QuantChoice(quant=with_kv[0].id, verdict=with_kv[1], kv_cache=kv, reason="kv_before_low_bits")
+    if found is None:
         return None
-    return estimate(
-        model, gpu, chosen, request.model_copy(update={"quant": chosen.id}), catalog.size(model.id, chosen.id)
-    )
+    quant, verdict = found
+    reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
+    return QuantChoice(quant=quant.id, verdict=verdict, kv_cache=None, reason=reason)
+
+
+def best_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> FitEstimate | None:
+    """The estimate for ``choose_quant``'s pick (with the KV cache it needs); None if nothing fits fully."""
+    choice = choose_quant(model, gpu, request, catalog)
+    if choice is None:
+        return None
+    quant = catalog.quant(choice.quant)
+    assert quant is not None
+    update: dict[str, object] = {"quant": quant.id}
+    if choice.kv_cache is not None:
+        update["kv_cache"] = choice.kv_cache
+    return estimate(model, gpu, quant, request.model_copy(update=update), catalog.size(model.id, quant.id))
+
+
+def nearest_fix(
+    model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog, est: FitEstimate
+) -> Fix | None:
+    """The smallest change that improves the verdict: KV cache, context, quant, RAM, a second GPU.
+
+    Tight -> fits; offload -> fits fully; no-fit -> runs (with offload if need be). Changes are tried
+    from the least intrusive; each is a full estimate, so the card can show its speed and command.
+    """
+    if est.verdict is Verdict.FITS:
+        return None
+    engine = est.engine
+    want: tuple[Verdict, ...] = {
+        Verdict.TIGHT: (Verdict.FITS,),
+        Verdict.OFFLOAD: (Verdict.FITS, Verdict.TIGHT),
+    }.get(est.verdict, (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD))
+    measured = catalog.size(model.id, quant.id)
+
+    def attempt(kind: str, value: str, q: QuantSpec, req: Request, g: GpuSpec = gpu) -> Fix | None:
+        try:
+            e = estimate(model, g, q, req, catalog.size(model.id, q.id) if q is not quant else measured)
+        except ValueError:
+            return None
+        if e.verdict not in want:
+            return None
+        return Fix(kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, estimate=e)  # type: ignore[arg-type]
+
+    kvs = KV_CHOICES[engine]
+    current = kvs.index(est.kv_cache) if est.kv_cache in kvs else 0
+    for kv in kvs[current + 1 :]:
+        if fix := attempt("kv", kv.value, quant, request.model_copy(update={"kv_cache": kv})):
+            return fix
+    if est.max_context >= 4096 and est.max_context < est.context and est.verdict is not Verdict.NO_FIT:
+        ctx = est.max_context
+        if fix := attempt("context", str(ctx), quant, request.model_copy(update={"context": ctx})):
+            return fix
+    ladder = _ladder(model, engine, catalog)
+    smaller = [q for q in ladder if _bytes_per_weight(q) < _bytes_per_weight(quant)]
+    for q in smaller:
+        if q.bits < LOW_BITS and est.verdict is not Verdict.NO_FIT:
+            break  # never trade a running setup for 2-bit weights
+        if fix := attempt("quant", q.id, q, request.model_copy(update={"quant": q.id})):
+            return fix
+    if est.verdict is Verdict.NO_FIT and est.short_ram_bytes > 0 and not est.hardware.unified_memory:
+        need = (est.ram_bytes / RAM_USABLE_SHARE) / 1e9
+        ram = next((r for r in RAM_STEPS if r >= need), None)
+        if ram is not None and (fix := attempt("ram", str(ram), quant, request.model_copy(update={"ram_gb": ram}))):
+            return fix
+    if not est.hardware.unified_memory:
+        count = est.hardware.count
+        steps = (count * 2,) if est.verdict is not Verdict.NO_FIT else (count * 2, count * 4)
+        for more in steps:
+            if more > 8:
+                break
+            req = request.model_copy(update={"gpu_count": more})
+            if fix := attempt("gpus", str(more), quant, req):
+                return fix
+    return None
+
+
+RAM_STEPS = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+RAM_USABLE_SHARE = 0.85  # core.memory.RAM_USABLE_FRACTION
+
+
+def _bytes_per_weight(q: QuantSpec) -> float:
+    return max(q.bpw_dense, q.bpw_experts)
 
 
 def kv_savings(
@@ -196,21 +328,27 @@ def recommend_hardware(
     catalog: Catalog,
     measured: QuantSize | None = None,
     offers: tuple[OfferQuote, ...] | None = None,
+    allow_restricted: bool = False,
 ) -> HardwareAdvice:
-    """Best single GPU, best price-performance setup, best Apple machine and cheapest cloud offer."""
+    """Fastest single GPU, cheapest setup, most tokens/s per dollar and cheapest Mac that hold the model.
+
+    Region-restricted export parts (``REGION_RESTRICTED``) are left out unless ``allow_restricted``.
+    """
     measured = measured or catalog.size(model.id, quant.id)
     w = weights(model, quant, measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
+
+    def allowed(gpu: GpuSpec) -> bool:
+        if gpu.backend is Backend.OTHER:
+            return False
+        return allow_restricted or not restricted(gpu)
+
     singles: list[Setup] = []
-    smallest: int | None = None  # memory of the first single GPU that fits: larger ones cannot be "best"
-    for gpu in sorted(catalog.gpus, key=lambda g: g.memory_bytes):
-        if gpu.category == "apple" or gpu.backend is Backend.OTHER or gpu.unified_memory:
+    for gpu in catalog.gpus:
+        if gpu.category == "apple" or gpu.unified_memory or not allowed(gpu):
             continue
-        if smallest is not None and gpu.memory_bytes > smallest:
-            break
         if s := _setup(model, quant, gpu, 1, request, measured, floor):
             singles.append(s)
-            smallest = gpu.memory_bytes
     apple: list[Setup] = []
     macs = sorted(
         (g for g in catalog.gpus if g.category == "apple"),
@@ -221,35 +359,34 @@ def recommend_hardware(
         if s := _setup(model, quant, gpu, 1, request.model_copy(update={"engine": Engine.LLAMA_CPP}), measured, floor):
             apple.append(s)
             break
-    value: list[Setup] = []
+    priced: list[Setup] = []
     for gpu in catalog.gpus:
-        if gpu.price_usd is None or gpu.category not in ("consumer", "workstation", "apu"):
+        if gpu.price_usd is None or gpu.category not in ("consumer", "workstation", "apu", "datacenter"):
             continue
-        if gpu.backend is Backend.OTHER:
+        if not allowed(gpu):
             continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
             if s := _setup(model, quant, gpu, count, request, measured, floor):
-                value.append(s)
+                priced.append(s)
                 break  # more of the same GPU costs more and, split by layers, is not faster
     if offers is None:
         offers = quote_offers(model, quant, request, catalog, measured=measured) if quant_runs(quant, request) else ()
     return HardwareAdvice(
-        best_single_gpu=min(singles, key=lambda s: (s.memory_bytes, -s.decode_tokens_per_s, s.gpu_id), default=None),
-        best_price_performance=min(value, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None),
+        best_single_gpu=max(singles, key=lambda s: (s.decode_tokens_per_s, -s.memory_bytes, s.gpu_id), default=None),
+        best_price_performance=min(priced, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None),
         best_apple=min(
             apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None
         ),
+        cheapest=min(priced, key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None),
         cheapest_cloud=offers[0] if offers else None,
         assumptions=(
             "every setup holds the whole model on its GPU(s) (fits or tight), at the asked quant and context",
-            "best single GPU: least memory that fits, then fastest; Apple and APU machines listed separately",
-            (
-                "price-performance: purchase price / decode tok/s over 1-4 identical consumer or workstation GPUs "
-                "(or one APU box) with a catalog price"
-            ),
+            "fastest: single GPU with the highest decode tok/s; cheapest: lowest catalog price over 1-4 GPUs",
+            "tokens per dollar: purchase price / decode tok/s over 1-4 identical GPUs (or one APU box) with a price",
             "Apple: cheapest Mac that fits, served with llama.cpp (Metal)",
-            "devices without llama.cpp/vLLM support in the model (backend 'other') are left out",
+            "devices without llama.cpp/vLLM support (backend 'other') and region-restricted parts are left out",
         ),
+        notes=(note("hw_full_fit"), note("hw_restricted_left_out")) if not allow_restricted else (note("hw_full_fit"),),
     )
 
 

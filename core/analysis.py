@@ -7,18 +7,31 @@ callers ask for them only where a card or ``--json`` shows them.
 from __future__ import annotations
 
 from core.advice import (
+    Fix,
     HardwareAdvice,
     KvOption,
     LaunchCommand,
-    best_quant,
+    QuantChoice,
+    choose_quant,
     kv_savings,
+    launch_command,
     launch_commands,
+    nearest_fix,
     recommend_hardware,
 )
-from core.cost import DEFAULT_USERS, OfferQuote, RentVsBuy, cost_assumptions, quote_offers, rent_vs_buy
+from core.cost import (
+    DEFAULT_USERS,
+    OfferQuote,
+    RentVsBuy,
+    cost_assumptions,
+    cost_notes,
+    quote_offers,
+    rent_vs_buy,
+)
 from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.models import Catalog, Frozen, GpuSpec, ModelSpec, QuantSize, QuantSpec
+from core.notes import Note
 
 MAX_OFFERS = 8
 
@@ -27,6 +40,7 @@ class Cost(Frozen):
     offers: tuple[OfferQuote, ...]  # cheapest first, each priced at its own speed
     rent_vs_buy: RentVsBuy | None
     assumptions: tuple[str, ...]
+    notes: tuple[Note, ...] = ()
 
 
 class Advice(Frozen):
@@ -36,6 +50,9 @@ class Advice(Frozen):
     kv_options: tuple[KvOption, ...]
     hardware: HardwareAdvice
     commands: tuple[LaunchCommand, ...]  # only commands whose settings fit
+    quant_choice: QuantChoice | None = None  # best_quant with the KV cache it needs and why
+    fix: Fix | None = None  # the smallest change that makes this setup fit (or run)
+    fix_command: LaunchCommand | None = None  # the command for the setup ``fix`` describes
 
 
 class Analysis(Frozen):
@@ -60,8 +77,12 @@ def cost_of(
     if quotes is None:
         quotes = quote_offers(model, quant, request, catalog, users=users, measured=measured)
     owned = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
-    rvb = rent_vs_buy(gpu, est.hardware.count, quotes[0], owned_tokens_per_s=owned) if quotes else None
-    return Cost(offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, assumptions=cost_assumptions(users))
+    # Buying only pays off for hardware that runs the model: no rent-vs-buy for a no-fit setup.
+    runs = est.verdict is not Verdict.NO_FIT
+    rvb = rent_vs_buy(gpu, est.hardware.count, quotes[0], owned_tokens_per_s=owned) if quotes and runs else None
+    return Cost(
+        offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, assumptions=cost_assumptions(users), notes=cost_notes(users)
+    )
 
 
 def advice_for(
@@ -76,18 +97,27 @@ def advice_for(
     hardware: HardwareAdvice | None = None,
 ) -> Advice:
     """Best quant, KV options, hardware and commands; ``hardware`` may come from a cache."""
-    best = best_quant(model, gpu, request, catalog)
+    choice = choose_quant(model, gpu, request, catalog)
+    fix = nearest_fix(model, gpu, quant, request, catalog, est)
+    fix_command = None
+    if fix is not None and est.verdict is Verdict.NO_FIT:
+        fix_quant = catalog.quant(fix.estimate.quant)
+        if fix_quant is not None:
+            fix_command = launch_command(fix.estimate, model, fix_quant, request.concurrent or 1)
     if hardware is None:
         hardware = recommend_hardware(model, quant, request, catalog, measured)
     if cloud is not None and hardware.cheapest_cloud is None:
         hardware = hardware.model_copy(update={"cheapest_cloud": cloud})
     return Advice(
-        best_quant=best.quant if best else None,
-        best_quant_verdict=best.verdict if best else None,
+        best_quant=choice.quant if choice else None,
+        best_quant_verdict=choice.verdict if choice else None,
         max_context=est.max_context,
         kv_options=kv_savings(model, gpu, quant, request, measured),
         hardware=hardware,
         commands=launch_commands(model, gpu, request, catalog, measured),
+        quant_choice=choice,
+        fix=fix,
+        fix_command=fix_command,
     )
 
 

@@ -25,6 +25,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
+from core.notes import Note, note
 from core.speed import concurrency, decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
 from core.weights import weights
@@ -36,6 +37,20 @@ DEFAULT_HOURS_PER_DAY = 8.0
 DAYS_PER_MONTH = 365.25 / 12  # 30.4375
 DEFAULT_USERS = 8  # concurrent streams for the "real deployment" $/Mtok figure
 MAX_GPU_COUNT = 64  # Hardware.count allows 1..64 devices
+STALE_MONTHS = 6  # a price seen longer ago than this (before the newest price in the catalog) is marked
+SPOT_TYPES = frozenset({"spot", "interruptible", "community", "marketplace"})
+
+# Board power under LLM decode for machines whose catalog row has no TDP (Apple silicon, some APUs):
+# a per-tier estimate, marked as such on the card. Apple publishes only idle and maximum wall power
+# per machine (support.apple.com/102027, Mac Studio: M2 Ultra 10/295 W, M1 Ultra 13/215 W, M2 Max
+# 9/145 W, M1 Max 11/115 W); decode is memory-bound and draws well below the maximum, so about half
+# of it is counted; Pro and base chips are scaled down from Max. Matched on the device id.
+ESTIMATED_WATTS: tuple[tuple[str, float], ...] = (
+    ("ultra", 150.0),
+    ("max", 70.0),
+    ("pro", 40.0),
+    ("", 25.0),  # base M-series chip
+)
 
 
 class Speeds(Frozen):
@@ -64,6 +79,7 @@ class OfferQuote(Frozen):
     hours_per_month: float
     monthly_usd: float  # price_per_hour * hours_per_month
     seen: str  # date the price was observed: prices go stale
+    flags: tuple[str, ...] = ()  # "unverified", "spot", "stale": what the card must mark
 
 
 class RentVsBuy(Frozen):
@@ -84,7 +100,9 @@ class RentVsBuy(Frozen):
     # Same tokens instead of same hours: the cloud GPU may be faster or slower than the owned one.
     cloud_usd_per_month_same_tokens: float | None = None
     break_even_months_same_tokens: float | None = None
+    watts_estimated: bool = False  # power from ESTIMATED_WATTS, not the catalog's TDP
     assumptions: tuple[str, ...]
+    notes: tuple[Note, ...] = ()
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
@@ -109,6 +127,46 @@ def break_even_months(purchase_usd: float, cloud_usd_per_month: float, electrici
     return purchase_usd / saving if saving > 0 else None
 
 
+def month_index(date: str) -> int | None:
+    """ "2026-03" or "2026-03-14" -> months since year 0; None when unreadable."""
+    try:
+        year, month = int(date[:4]), int(date[5:7])
+    except ValueError:
+        return None
+    return year * 12 + month - 1 if 1 <= month <= 12 else None
+
+
+def price_flags(offer: CloudOffer, newest_seen: str = "") -> tuple[str, ...]:
+    """What a card must say about a price: unverified fields, spot/marketplace, or stale.
+
+    Stale is measured against ``newest_seen`` (the newest price date in the catalog), not a clock,
+    so the same catalog always gives the same card.
+    """
+    flags: list[str] = []
+    if offer.provenance.unverified:
+        flags.append("unverified")
+    if offer.pricing_type.lower() in SPOT_TYPES or offer.billing.lower() in SPOT_TYPES:
+        flags.append("spot")
+    seen, newest = month_index(offer.seen), month_index(newest_seen)
+    if seen is not None and newest is not None and newest - seen > STALE_MONTHS:
+        flags.append("stale")
+    return tuple(flags)
+
+
+def newest_price_date(catalog: Catalog) -> str:
+    return max((o.seen for o in catalog.offers), default="")
+
+
+def board_watts(gpu: GpuSpec, count: int = 1) -> tuple[float | None, bool]:
+    """(watts, estimated): the catalog TDP x count, else a per-tier estimate for Apple/APU machines."""
+    if gpu.tdp_watts:
+        return gpu.tdp_watts * count, False
+    if gpu.category in ("apple", "apu"):
+        tier = next(w for key, w in ESTIMATED_WATTS if key in gpu.id)
+        return tier * count, True
+    return None, False
+
+
 def decode_speeds(
     model: ModelSpec,
     placement: Placement,
@@ -130,11 +188,13 @@ def decode_speeds(
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
     if batch.batch < 1 or batch.aggregate_tokens_per_s <= 0:
         return Speeds(decode_tokens_per_s=single, users=users, users_served=1, aggregate_tokens_per_s=single)
+    # Serving the streams one after another is always possible, so the batch is never slower in total
+    # than one stream: the roofline's batched figure can come out below the single-stream calibration.
     return Speeds(
         decode_tokens_per_s=single,
         users=users,
         users_served=batch.batch,
-        aggregate_tokens_per_s=batch.aggregate_tokens_per_s,
+        aggregate_tokens_per_s=max(batch.aggregate_tokens_per_s, single),
     )
 
 
@@ -156,6 +216,7 @@ def quote_offers(
     w = weights(model, quant, measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     hours = hours_per_month(hours_per_day)
+    newest = newest_price_date(catalog)
     quotes: list[OfferQuote] = []
     for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider)):
         if limit is not None and len(quotes) >= limit:
@@ -167,7 +228,12 @@ def quote_offers(
             continue
         hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"gpu_count": offer.gpu_count}))
         if workload.engine not in quant.engines:
-            raise EstimateError(f"{quant.id} cannot be served by {workload.engine.value}")
+            raise EstimateError(
+                "quant_engine",
+                f"{quant.id} cannot be served by {workload.engine.value}",
+                quant=quant.id,
+                engine=workload.engine.value,
+            )
         placement = place(model, quant, hardware, workload, measured)
         if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
             continue
@@ -190,6 +256,7 @@ def quote_offers(
                 hours_per_month=hours,
                 monthly_usd=offer.price_per_hour_usd * hours,
                 seen=offer.seen,
+                flags=price_flags(offer, newest),
             )
         )
     quotes.sort(key=lambda q: (q.offer.price_per_hour_usd, q.usd_per_million_tokens, q.offer.provider))
@@ -210,7 +277,11 @@ def rent_vs_buy(
     if gpu.price_usd is None:
         return None
     hours = hours_per_month(hours_per_day)
-    power = watts if watts is not None else (gpu.tdp_watts * count if gpu.tdp_watts else None)
+    estimated = False
+    if watts is not None:
+        power: float | None = watts
+    else:
+        power, estimated = board_watts(gpu, count)
     power_bill = electricity_usd_per_month(power, utilisation, hours, usd_per_kwh) if power else 0.0
     purchase = gpu.price_usd * count
     rate = cloud.offer.price_per_hour_usd
@@ -222,8 +293,18 @@ def rent_vs_buy(
         "board power only: host CPU, RAM and cooling not counted; no resale value; cloud billed per hour used",
         f"cloud price seen {cloud.seen} ({cloud.offer.provider}); prices change, check the date",
     ]
+    coded = [
+        note("tco_hours", hours_per_day=hours_per_day, hours=hours),
+        note("tco_power", tariff=usd_per_kwh, share=utilisation),
+        note("tco_scope"),
+        note("price_seen", seen=cloud.seen, provider=cloud.offer.provider),
+    ]
+    if estimated and power:
+        notes.append(f"power {power:g} W estimated for this machine class (no TDP in the catalog)")
+        coded.append(note("power_estimated", watts=power))
     if not power:
         notes.append("power draw unknown: electricity left out, so break-even comes out early")
+        coded.append(note("power_unknown"))
     same_tokens = breakeven_tokens = None
     if owned_tokens_per_s and cloud.decode_tokens_per_s > 0:
         # Renting only as many hours as the cloud GPU needs for the tokens the owned one makes.
@@ -248,7 +329,19 @@ def rent_vs_buy(
         break_even_months=break_even_months(purchase, rate * hours, power_bill),
         cloud_usd_per_month_same_tokens=same_tokens,
         break_even_months_same_tokens=breakeven_tokens,
+        watts_estimated=estimated,
         assumptions=tuple(notes),
+        notes=tuple(coded),
+    )
+
+
+def cost_notes(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_HOURS_PER_DAY) -> tuple[Note, ...]:
+    """``cost_assumptions`` as codes for the cards."""
+    return (
+        note("cost_own_hardware"),
+        note("cost_formula"),
+        note("cost_batched", users=users),
+        note("cost_monthly", hours=hours_per_month(hours_per_day), hours_per_day=hours_per_day),
     )
 
 

@@ -24,6 +24,8 @@ from typing import Literal
 from core.fit import Verdict, comfortable_reserve
 from core.memory import unified_fraction
 from core.models import GIB, AttentionKind, Backend, Catalog, Frozen, GpuSpec, ModelSpec
+from core.notes import Note, note
+from core.regions import restricted
 from core.weights import param_groups
 
 Method = Literal["qlora", "lora", "full"]
@@ -84,6 +86,7 @@ class FinetuneEstimate(Frozen):
     overhead_bytes: int
     total_bytes: int
     assumptions: tuple[str, ...]
+    notes: tuple[Note, ...] = ()  # the setup as codes + values, for the cards
 
     @property
     def states_bytes(self) -> int:
@@ -289,6 +292,19 @@ def estimate_finetune(
         overhead_bytes=extra,
         total_bytes=rest + extra,
         assumptions=tuple(notes),
+        notes=(
+            note(
+                "ft_setup",
+                seq=seq_len,
+                batch=micro_batch,
+                optimizer=optimizer,
+                rank=rank or 0,
+            ),
+            note("ft_checkpointing" if gradient_checkpointing else "ft_no_checkpointing"),
+            note(
+                "ft_experts_not_targeted" if model.is_moe and not target_experts and method != "full" else "ft_formula"
+            ),
+        ),
     )
 
 
@@ -321,22 +337,36 @@ def training_fit(est: FinetuneEstimate, gpu: GpuSpec, count: int = 1) -> Trainin
     )
 
 
-def smallest_hardware(model: ModelSpec, method: Method, catalog: Catalog, **options: object) -> TrainingFit | None:
+def smallest_hardware(
+    model: ModelSpec, method: Method, catalog: Catalog, allow_restricted: bool = False, **options: object
+) -> TrainingFit | None:
     """Smallest single GPU, or 2/4/8 of one datacenter GPU, that fits; by total memory, then price.
 
     ``options`` are passed on to ``estimate_finetune``. Only CUDA/ROCm devices: the training stack
     (PyTorch, PEFT, bitsandbytes) is not modelled for Apple or other accelerators.
+    """
+    found = smallest_setups(model, method, catalog, 1, allow_restricted, **options)
+    return found[0] if found else None
+
+
+def smallest_setups(
+    model: ModelSpec, method: Method, catalog: Catalog, n: int = 3, allow_restricted: bool = False, **options: object
+) -> tuple[TrainingFit, ...]:
+    """The ``n`` smallest setups (distinct GPU models) a run fits on, smallest memory first.
+
+    Region-restricted export parts (``core.regions``) only when ``allow_restricted``.
     """
     est = estimate_finetune(model, method, **options)  # type: ignore[arg-type]
     fits: list[TrainingFit] = []
     for gpu in catalog.gpus:
         if gpu.backend not in TRAINING_BACKENDS:
             continue
+        if restricted(gpu) and not allow_restricted:
+            continue
         for count in (1, *MULTI_GPU_COUNTS) if gpu.category == "datacenter" else (1,):
             found = training_fit(est, gpu, count)
             if found.verdict is not Verdict.NO_FIT:
                 fits.append(found)
                 break  # more of the same GPU only adds memory
-    if not fits:
-        return None
-    return min(fits, key=lambda f: (f.memory_bytes, f.count, f.price_usd is None, f.price_usd or 0.0, f.gpu_id))
+    fits.sort(key=lambda f: (f.memory_bytes, f.count, f.price_usd is None, f.price_usd or 0.0, f.gpu_id))
+    return tuple(fits[:n])

@@ -171,6 +171,19 @@ def _layer_offload(model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, bu
     )
 
 
+def shortfall(mem: MemoryBreakdown, offload: Offload, verdict: Verdict) -> tuple[int, int]:
+    """What is really missing on a no-fit, after the best offload: (GPU bytes, system RAM bytes).
+
+    With offload the GPU keeps its share and only the RAM side may be short; without offload
+    (vLLM, unified memory, no RAM) the whole excess is GPU memory. Zero for anything that runs.
+    """
+    if verdict is not Verdict.NO_FIT:
+        return 0, 0
+    if offload.mode == "none":
+        return max(mem.total_bytes - mem.usable_bytes, 0), 0
+    return max(offload.gpu_bytes - mem.usable_bytes, 0), max(offload.bytes_in_ram - offload.ram_usable_bytes, 0)
+
+
 def max_context(
     model: ModelSpec,
     quant: QuantSpec,

@@ -69,6 +69,13 @@ def recipe_weights(model: ModelSpec, quant: QuantSpec) -> WeightEstimate:
     output = round(groups.output * quant.bpw_output / 8)
     dense = round(groups.dense * quant.bpw_dense / 8)
     experts = round(groups.experts * expert_bpw(model, quant) / 8)
+    if is_dynamic(quant) and not groups.experts:
+        # Unsloth dynamic quants keep attention high and take the FFN down to the low type; their
+        # ``bpw_dense`` was fitted on MoE files, where "dense" is mostly attention. On a dense model the
+        # FFN is most of the weights, so it gets the FFN (``bpw_experts``) rate: sizes keep their order
+        # (UD-Q2_K_XL below Q3_K_M, the 1-2 bit UD quants distinct).
+        attn = min(attention_params(model), groups.dense)
+        dense = round((attn * quant.bpw_dense + (groups.dense - attn) * quant.bpw_experts) / 8)
     return WeightEstimate(
         total_bytes=embed + output + dense + experts,
         embed_bytes=embed,
@@ -77,6 +84,18 @@ def recipe_weights(model: ModelSpec, quant: QuantSpec) -> WeightEstimate:
         experts_bytes=experts,
         measured=False,
     )
+
+
+def is_dynamic(quant: QuantSpec) -> bool:
+    """Unsloth dynamic ("UD-") quants: a per-tensor mix rather than one llama.cpp type."""
+    return quant.id.upper().startswith("UD-")
+
+
+def attention_params(model: ModelSpec) -> int:
+    """Q, K, V and O projections of all layers: hidden x head_dim x (2 query/output + 2 key/value heads)."""
+    v_dim = model.v_head_dim or model.head_dim
+    per_layer = model.hidden_size * (2 * model.n_heads * model.head_dim + model.n_kv_heads * (model.head_dim + v_dim))
+    return per_layer * model.n_layers
 
 
 def expert_bpw(model: ModelSpec, quant: QuantSpec) -> float:

@@ -35,3 +35,23 @@ def test_platform_locales_map_to_our_languages():
 
 def test_translation_fills_placeholders():
     assert t("de", "fit.title", model="Qwen3-32B", gpu="RTX 4090") == "Qwen3-32B auf RTX 4090"
+
+
+def test_every_key_the_cards_use_exists():
+    """Card code names its messages as literals (or f-strings over a known set); each must exist in English."""
+    import re
+    from pathlib import Path
+
+    keys = set(messages("en"))
+    root = Path(__file__).resolve().parents[1] / "bot"
+    missing = set()
+    for path in [*root.glob("card*.py"), root / "answer_tables.py", root / "cards.py"]:
+        source = path.read_text(encoding="utf-8")
+        for key in re.findall(r't\(\s*lang,\s*"([a-z_.0-9]+)"', source):
+            if key not in keys:
+                missing.add(f"{path.name}: {key}")
+        for template in re.findall(r't\(\s*lang,\s*f"([a-z_.0-9{}]+)"', source):
+            pattern = re.compile("^" + re.sub(r"\\\{[^}]*\\\}", "[a-z_0-9]+", re.escape(template)) + "$")
+            if not any(pattern.match(k) for k in keys):
+                missing.add(f"{path.name}: {template}")
+    assert sorted(missing) == []

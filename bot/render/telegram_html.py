@@ -22,6 +22,7 @@ from typing import Any
 from markupsafe import escape
 
 from bot.render.text import (
+    MAX_CELL,
     MAX_CODE_LINE,
     MAX_ECHO,
     MAX_NOTE,
@@ -30,13 +31,14 @@ from bot.render.text import (
     block,
     chrome,
     clean,
+    display_width,
     environment,
     one_line,
     rows_of,
     suggestions_text,
     table_lines,
 )
-from bot.reply import Reply
+from bot.reply import Reply, Table
 
 MAX_TEXT = 4096  # sendMessage text, after entity parsing
 MAX_CAPTION = 1024  # sendPhoto caption, after entity parsing
@@ -47,6 +49,7 @@ CAPTION_SUMMARY = 300
 CAPTION_ROWS = 6
 BLOCK_SEP = "\n\n"
 MIN_SPLIT = 3  # rows of a split block that must fit before it may start in a partly filled message
+MAX_TABLE_WIDTH = 45  # monospace columns a phone shows without wrapping; wider tables become rows
 TEMPLATE = "telegram.html.j2"
 
 _TAG = re.compile(r"<[^>]*>")
@@ -111,12 +114,15 @@ def _units(reply: Reply) -> list[_Unit]:
     if reply.table is not None:
         lines, name = table_lines(reply.table), one_line(reply.table.title, MAX_TITLE)
         header = lines[:2]
-        units.append(
-            _Unit(
-                lambda g: str(macros.table(name, header + [x for x in g if x is not None])),
-                lines[2:] or [None],
+        if max((display_width(line) for line in lines), default=0) > MAX_TABLE_WIDTH:
+            units.append(_Unit(_with_head(macros.section, name), stacked_rows(reply.table)))
+        else:
+            units.append(
+                _Unit(
+                    lambda g: str(macros.table(name, header + [x for x in g if x is not None])),
+                    lines[2:] or [None],
+                )
             )
-        )
     for code in reply.code:
         label = one_line(code.label, MAX_TITLE)
         code_lines = [ln.rstrip()[:MAX_CODE_LINE] for ln in clean(code.text).strip("\n").split("\n")]
@@ -125,6 +131,17 @@ def _units(reply: Reply) -> list[_Unit]:
     notes = (block(reply.assumptions, MAX_NOTE), block(reply.footer, MAX_NOTE))
     units.append(_whole(macros.notes(did_you_mean, suggestions, *notes)))
     return units
+
+
+def stacked_rows(table: Table) -> list[tuple[str, str]]:
+    """A table too wide for a phone as one line per row: "first cell: header value · header value"."""
+    headers = [one_line(h, MAX_CELL) for h in table.headers]
+    rows = []
+    for row in table.rows:
+        cells = [one_line(c, MAX_CELL) for c in row]
+        rest = [f"{h} {c}".strip() if h else c for h, c in zip(headers[1:], cells[1:], strict=False) if c]
+        rows.append((cells[0] if cells else "", " · ".join(rest)))
+    return rows
 
 
 def _longest_prefix(unit: _Unit, items: list[Any], room: int) -> int:
@@ -213,6 +230,7 @@ def caption_for_photo(reply: Reply) -> str | None:
 
 __all__ = [
     "MAX_CAPTION",
+    "MAX_TABLE_WIDTH",
     "MAX_TEXT",
     "TelegramMessage",
     "caption_for_photo",

@@ -81,8 +81,8 @@ async def running(api: FakeTelegramAPI, service: Service, **kwargs: Any) -> Asyn
 
 
 def with_long_cards(asks: list[Ask]) -> list[Ask]:
-    """The plan with a few two- and three-message cards (/models, /gpus) in place of other questions."""
-    long = ("/models 4090", "/gpus qwen3 32b", "/models 3090", "/gpus llama 3.3 70b")
+    """The plan with a few two- and three-message cards (full /gpus lists) in place of other questions."""
+    long = ("/gpus qwen3 32b more", "/gpus llama 3.3 70b more", "/gpus gpt-oss-20b more", "/gpus qwen3 8b more")
     return [
         Ask(a.chat, long[i // 10], a.lang) if i % 10 == 0 and i // 10 < len(long) else a for i, a in enumerate(asks)
     ]

@@ -37,7 +37,7 @@ CHART = ChartSpec(
 
 
 def fit_card(**changes: object) -> Reply:
-    """A realistic fit card: 4 sections, a 60-row GPU table, 2 commands, 6 actions, 3 suggestions."""
+    """A realistic fit card: 4 sections, a 120-row GPU table (phone-narrow), 2 commands, 6 actions, 3 suggestions."""
     sections = (
         Section(
             title="Memory",
@@ -64,17 +64,17 @@ def fit_card(**changes: object) -> Reply:
     )
     table = Table(
         title="Other GPUs",
-        headers=("Device", "Memory", "8K", "32K", "Decode", "Verdict"),
+        headers=("Device", "GB", "8K", "32K", "tok/s", ""),
         rows=tuple(
             (
                 f"GPU model {i}",
-                f"{8 + i % 40} GiB",
-                f"{20.5 + i / 10:.2f} GiB",
-                f"{23 + i / 7:.2f} GiB",
-                f"{10 + i * 2.5:.1f} tok/s",
-                "🟢 Fits" if i % 3 else "🔴 Does not fit",
+                f"{8 + i % 40}",
+                f"{20.5 + i / 10:.1f}",
+                f"{23 + i / 7:.1f}",
+                f"{10 + i * 2.5:.0f}",
+                "🟢" if i % 3 else "🔴",
             )
-            for i in range(60)
+            for i in range(120)
         ),
     )
     code = (
@@ -264,7 +264,7 @@ def test_console_aligns_values_and_table_columns():
     }
     assert len(value_columns) == 1
     table = [line for line in out.splitlines() if line.startswith("  GPU model")]
-    assert len(table) == 60 and len({line.index("GiB") for line in table}) == 1
+    assert len(table) == 120 and len({len(line) for line in table}) == 1  # right-aligned numbers, same width
 
 
 def test_console_drops_terminal_escapes_and_bidi_overrides():
@@ -302,7 +302,7 @@ def test_telegram_visible_length_counts_text_after_entity_parsing(html, length):
 def test_telegram_fit_card_fills_two_well_formed_messages_with_every_row():
     reply = fit_card()
     messages = to_telegram(reply)
-    assert len(messages) == 2  # the 60-row table (~4,600 characters) starts in the first and ends in the second
+    assert len(messages) == 2  # the 120-row table (~5,000 characters) starts in the first and ends in the second
     for m in messages:
         assert telegram_problems(m.text) == []
     assert "<b>Cost</b>" in messages[0].text and "<b>Other GPUs</b>\n<pre>Device" in messages[0].text
@@ -312,14 +312,14 @@ def test_telegram_fit_card_fills_two_well_formed_messages_with_every_row():
     for section in reply.sections:
         for row in section.rows:
             assert f"{row.label}: {row.value}" in plain
-    assert plain.count("GPU model ") == 60
+    assert plain.count("GPU model ") == 120
     assert '<pre><code class="language-sh">llama-server' in text
     assert messages[0].buttons == ()
     assert messages[1].buttons == tuple((a.label, i) for i, a in enumerate(reply.actions))
 
 
 def test_telegram_long_table_splits_into_pre_blocks_that_repeat_the_header():
-    rows = tuple((f"GPU model {i:03}", f"{i} GiB", "🟢 Fits " + "x" * 30) for i in range(300))
+    rows = tuple((f"GPU model {i:03}", f"{i} GiB", "🟢 Fits " + "x" * 10) for i in range(300))
     reply = fit_card(table=Table(title="All GPUs", headers=("Device", "Memory", "Verdict"), rows=rows))
     messages = to_telegram(reply)
     assert len(messages) >= 4
@@ -585,3 +585,21 @@ def test_discord_cut_never_leaves_a_bare_mention_start_or_lone_backslash():
     assert title == "🟢 " + "x" * 251 + "…"
     title = to_discord(fit_card(title="x" * 252 + "**")).embeds[0]["title"]
     assert title == "🟢 " + "x" * 252 + "…" and len(title) <= rd.MAX_TITLE_LEN
+
+
+def test_telegram_table_wider_than_a_phone_becomes_rows():
+    wide = Table(
+        title="Offers",
+        headers=("Provider", "Instance", "$/h", "Billing"),
+        rows=(("RunPod", "1x RTX PRO 6000 Blackwell Server Edition", "$1.79", "per-second"),),
+    )
+    messages = to_telegram(fit_card(table=wide))
+    plain = "".join(parse_html(m.text)[0] for m in messages)
+    assert "<pre>Provider" not in "".join(m.text for m in messages)
+    assert "RunPod: Instance 1x RTX PRO 6000 Blackwell Server Edition · $/h $1.79 · Billing per-second" in plain
+
+
+def test_telegram_narrow_table_stays_a_table():
+    narrow = Table(title="Quants", headers=("Quant", "GiB"), rows=(("Q4_K_M", "18.5"),))
+    text = "".join(m.text for m in to_telegram(fit_card(table=narrow)))
+    assert "<pre>Quant" in text

@@ -38,7 +38,7 @@ async def test_run_answers_on_telegram_and_stops_cleanly_on_sigterm(tmp_path, mo
         )
         try:
             await api.wait_call("getUpdates", timeout=30)
-            api.push_update(api.make_message("/fit qwen3-8b rtx 4090", chat_id=777))
+            api.push_update(api.make_message("/quant qwen3-8b rtx 4090", chat_id=777))  # a card without a chart
             call = await api.wait_call("sendMessage", timeout=30, where=lambda p: p.get("chat_id") == 777)
             assert "Qwen3-8B" in call.params["text"]
             proc.send_signal(signal.SIGTERM)

@@ -7,15 +7,18 @@ import pytest
 from core.advice import (
     _candidates,
     best_quant,
+    choose_quant,
     kv_savings,
     launch_command,
     launch_commands,
+    nearest_fix,
     recommend_hardware,
 )
 from core.cost import quote_offers
 from core.estimate import Request, estimate
 from core.fit import Verdict
 from core.models import MIB, Catalog, CloudOffer, Engine, KvCacheType, QuantSpec
+from core.regions import REGION_RESTRICTED
 from tests.core.specs import (
     BF16,
     DEEPSEEK_V3,
@@ -124,9 +127,9 @@ CATALOG = Catalog(
 )
 
 
-def test_best_quant_is_the_highest_bits_that_fits():
-    # Llama-3-8B: BF16 ~16 GB fits a 24 GB card; on 12 GB Q8_0 (~8.5 GB) is the best that fits
-    assert best_quant(LLAMA_8B, RTX_4090, Request(), CATALOG).quant == "BF16"
+def test_best_quant_is_the_first_of_the_ladder_that_fits():
+    # Llama-3-8B: Q8_0 tops the practitioners' ladder (BF16 doubles the bytes for no visible gain)
+    assert best_quant(LLAMA_8B, RTX_4090, Request(), CATALOG).quant == "Q8_0"
     best = best_quant(LLAMA_8B, RTX_3060, Request(), CATALOG)
     assert best.quant == "Q8_0" and best.verdict is Verdict.FITS
     assert estimate(LLAMA_8B, RTX_3060, BF16, Request(quant="BF16")).verdict is not Verdict.FITS
@@ -138,8 +141,10 @@ def test_best_quant_respects_engine_and_mxfp4():
     assert "MXFP4" in {q.id for q in _candidates(GPT_OSS, Engine.LLAMA_CPP, CATALOG)}
     assert {q.id for q in _candidates(LLAMA_8B, Engine.VLLM, CATALOG)} == {"BF16", "FP8"}
     assert best_quant(LLAMA_8B, H100, Request(engine=Engine.VLLM), CATALOG).quant == "BF16"
-    # 16 GB of BF16 does not fit a 12 GB card under vLLM; FP8 (~9 GB incl. 16-bit embeddings) does not either
-    assert best_quant(LLAMA_8B, RTX_3060, Request(engine=Engine.VLLM), CATALOG) is None
+    # 16 GB of BF16 does not fit a 12 GB card under vLLM; FP8 (~9 GB incl. 16-bit embeddings) does only
+    # with an fp8 KV cache, which is recommended before anything below 3 bits
+    best = best_quant(LLAMA_8B, RTX_3060, Request(engine=Engine.VLLM), CATALOG)
+    assert best.quant == "FP8" and best.kv_cache is KvCacheType.FP8
 
 
 def test_kv_savings_glm_air_at_128k_on_h100():
@@ -166,8 +171,9 @@ def test_kv_savings_vllm_offers_fp8():
 
 def test_recommend_hardware_for_a_70b_q4():
     advice = recommend_hardware(LLAMA_70B, Q4_K_M, Request(), CATALOG)
-    # ~43 GB of weights: the 80 GB H100 is the only single GPU that holds it
+    # ~43 GB of weights: the 80 GB H100 is the only single GPU that holds it (and so the fastest)
     assert advice.best_single_gpu.gpu_id == "h100-sxm"
+    assert (advice.cheapest.gpu_id, advice.cheapest.count) == ("rtx-3060-12gb", 4)  # $1,000 < 2x 3090 $1,400
     # 2x used 3090 ($1,400) beats 2x 5090 ($3,998): not 1.9x faster for 2.9x the price
     value = advice.best_price_performance
     assert (value.gpu_id, value.count, value.price_usd) == ("rtx-3090", 2, 1400.0)
@@ -179,12 +185,17 @@ def test_recommend_hardware_for_a_70b_q4():
         assert setup.total_bytes <= setup.usable_bytes
 
 
-def test_best_single_gpu_is_the_smallest_that_fits():
+def test_best_single_gpu_is_the_fastest_that_fits_and_cheapest_is_cheapest():
     advice = recommend_hardware(LLAMA_8B, Q4_K_M, Request(), CATALOG)
     picked = advice.best_single_gpu
-    smaller = [g for g in CATALOG.gpus if not g.unified_memory and g.memory_bytes < picked.memory_bytes]
-    assert all(estimate(LLAMA_8B, g, Q4_K_M, Request()).verdict not in (Verdict.FITS, Verdict.TIGHT) for g in smaller)
-    assert picked.gpu_id == "rtx-3060-12gb"
+    others = [
+        estimate(LLAMA_8B, g, Q4_K_M, Request()) for g in CATALOG.gpus if not g.unified_memory and g.id != picked.gpu_id
+    ]
+    assert all(
+        e.speed.decode_tokens_per_s <= picked.decode_tokens_per_s * 1.05 for e in others if e.verdict.value != "no_fit"
+    )
+    assert picked.gpu_id == "h100-sxm"
+    assert advice.cheapest.gpu_id == "rtx-3060-12gb" and advice.cheapest.price_usd == 250.0
     assert advice.cheapest_cloud == quote_offers(LLAMA_8B, Q4_K_M, Request(), CATALOG)[0]
 
 
@@ -300,3 +311,63 @@ def test_llama_server_flags_and_shell_text():
     bare = LLAMA_8B.model_copy(update={"gguf_repo": None})
     local = launch_command(estimate(bare, RTX_4090, Q4_K_M, Request()), bare, Q4_K_M)
     assert local.argv[1:3] == ("-m", "llama-3-8b-Q4_K_M.gguf")
+
+
+def test_kv_cache_is_quantized_before_weights_go_below_three_bits():
+    # GLM-4.5-Air at 128K on an H100: Q4_K_M with f16 KV offloads, 2-bit UD weights would fit; a q4_0 KV
+    # cache keeps the 4-bit weights and fits (kv_savings), which costs far less quality
+    cat = CATALOG.model_copy(update={"quants": (*CATALOG.quants, quant_spec("UD-Q2_K_XL", 2.625, 3.1))})
+    assert estimate(GLM_AIR, H100, cat.quant("UD-Q2_K_XL"), Request(context=131072)).verdict is Verdict.FITS
+    choice = choose_quant(GLM_AIR, H100, Request(context=131072), cat)
+    assert (choice.quant, choice.kv_cache, choice.reason) == ("Q4_K_M", KvCacheType.Q4_0, "kv_before_low_bits")
+
+
+def test_legacy_quants_are_never_recommended():
+    legacy = quant_spec("Q5_1", 6.0, 6.0)
+    cat = CATALOG.model_copy(update={"quants": (*CATALOG.quants, legacy)})
+    for gpu in (RTX_3060, RTX_4090, H100):
+        choice = choose_quant(LLAMA_70B, gpu, Request(), cat)
+        assert choice is None or choice.quant != "Q5_1"
+
+
+def test_nearest_fix_leads_with_the_smallest_change():
+    # GLM-4.5-Air Q4_K_M at 128K on an H100 offloads; q4_0 KV makes it fit on the GPU (see kv_savings)
+    est = estimate(GLM_AIR, H100, Q4_K_M, Request(context=131072))
+    assert est.verdict is Verdict.OFFLOAD
+    fix = nearest_fix(GLM_AIR, H100, Q4_K_M, Request(context=131072), CATALOG, est)
+    assert fix is not None and fix.kind == "kv" and fix.value == "q4_0"
+    assert fix.verdict in (Verdict.FITS, Verdict.TIGHT) and fix.reserve_bytes >= 0
+    assert fix.estimate.kv_cache is KvCacheType.Q4_0
+
+
+def test_nearest_fix_for_a_no_fit_names_a_setup_that_runs():
+    est = estimate(LLAMA_70B, RTX_3060, BF16, Request(quant="BF16", ram_gb=16))
+    assert est.verdict is Verdict.NO_FIT
+    fix = nearest_fix(LLAMA_70B, RTX_3060, BF16, Request(quant="BF16", ram_gb=16), CATALOG, est)
+    assert fix is not None and fix.verdict is not Verdict.NO_FIT
+    assert fix.estimate.verdict is fix.verdict
+
+
+def test_region_restricted_parts_are_left_out_unless_allowed():
+    h800 = H100.model_copy(update={"id": "h800", "short_name": "H800", "price_usd": 100.0})
+    assert "h800" in REGION_RESTRICTED
+    cat = CATALOG.model_copy(update={"gpus": (*CATALOG.gpus, h800)})
+    advice = recommend_hardware(LLAMA_70B, Q4_K_M, Request(), cat)
+    picks = (advice.best_single_gpu, advice.best_price_performance, advice.cheapest)
+    assert all(p is None or p.gpu_id != "h800" for p in picks)
+    allowed = recommend_hardware(LLAMA_70B, Q4_K_M, Request(), cat, allow_restricted=True)
+    assert allowed.cheapest.gpu_id == "h800"
+
+
+def quant_spec(qid: str, bits: float, bpw: float) -> QuantSpec:
+    return QuantSpec(
+        id=qid,
+        label=qid,
+        format="gguf",
+        bits=bits,
+        bpw_dense=bpw,
+        bpw_experts=bpw,
+        bpw_embed=bits,
+        bpw_output=6.5625,
+        provenance=PROV,
+    )

@@ -199,3 +199,68 @@ def test_glm_air_q4_only_on_h100_offers():
 def test_quant_the_engine_cannot_run_is_an_error():
     with pytest.raises(EstimateError):
         quote_offers(LLAMA3_8B, Q4_K_M, Request(engine=Engine.VLLM), CATALOG)
+
+
+def test_batching_never_makes_a_token_dearer_on_the_real_catalog():
+    """Issue 14: "cost per million tokens with N users" was above the one-user figure on several offers."""
+    from catalog.facts import load_facts
+
+    catalog = load_facts()
+    for model_id in ("qwen3-32b", "llama-3.1-8b-instruct", "glm-4.5-air", "gpt-oss-120b"):
+        model = catalog.model(model_id)
+        assert model is not None
+        quant = catalog.quant("MXFP4" if model.native_dtype == "mxfp4" else "Q4_K_M")
+        assert quant is not None
+        for users in (2, 8, 64):
+            for q in quote_offers(model, quant, Request(), catalog, users=users):
+                assert q.aggregate_tokens_per_s >= q.decode_tokens_per_s
+                assert q.usd_per_million_tokens_at_users <= q.usd_per_million_tokens * (1 + 1e-9)
+
+
+def test_price_flags_mark_unverified_spot_and_stale_prices():
+    from core.cost import price_flags
+    from core.models import Provenance
+
+    base = offer("X", "rtx-4090", 1, 0.5, seen="2026-10")
+    assert price_flags(base, "2026-10") == ()
+    spot = base.model_copy(update={"pricing_type": "spot"})
+    assert price_flags(spot, "2026-10") == ("spot",)
+    unverified = base.model_copy(update={"provenance": Provenance(source="x", as_of="2026-10", unverified=("seen",))})
+    assert price_flags(unverified, "2026-10") == ("unverified",)
+    assert price_flags(base.model_copy(update={"seen": "2026-03"}), "2026-10") == ("stale",)  # 7 months
+    assert price_flags(base.model_copy(update={"seen": "2026-04-30"}), "2026-10") == ()  # 6 months: still fresh
+
+
+def test_macs_and_apus_without_tdp_get_an_estimated_power_draw():
+    from core.cost import board_watts
+    from tests.core.specs import M3_ULTRA_512
+
+    assert M3_ULTRA_512.tdp_watts is None
+    watts, estimated = board_watts(M3_ULTRA_512)
+    assert estimated and watts == 150.0
+    mac = M3_ULTRA_512.model_copy(update={"price_usd": 9500.0})
+    quote = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)[0]
+    result = rent_vs_buy(mac, 1, quote)
+    assert result is not None and result.watts == 150.0 and result.watts_estimated
+    assert result.electricity_usd_per_month > 0
+    assert any(n.code == "power_estimated" for n in result.notes)
+    assert board_watts(RTX_4090) == (RTX_4090.tdp_watts, False)
+
+
+def test_no_rent_vs_buy_for_hardware_that_cannot_run_the_model():
+    from core.analysis import cost_of
+    from core.estimate import estimate
+    from tests.core.specs import DEEPSEEK_V3
+
+    rtx = RTX_3090.model_copy(update={"price_usd": 700.0})
+    est = estimate(DEEPSEEK_V3, rtx, Q4_K_M, Request(ram_gb=16))
+    assert est.verdict is Verdict.NO_FIT
+    quotes = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)
+    assert cost_of(DEEPSEEK_V3, rtx, Q4_K_M, Request(ram_gb=16), CATALOG, est, None, quotes).rent_vs_buy is None
+
+
+def test_cost_notes_are_codes():
+    from core.cost import cost_notes
+
+    assert [n.code for n in cost_notes(8)] == ["cost_own_hardware", "cost_formula", "cost_batched", "cost_monthly"]
+    assert cost_notes(8)[2].values == {"users": 8}

@@ -185,3 +185,31 @@ def test_training_fit_on_the_users_gpu():
     two = training_fit(qlora_70b, RTX_4090, 2)
     assert two.verdict is Verdict.NO_FIT and 28e9 < two.per_gpu_bytes < 29e9
     assert training_fit(qlora_70b, H100).verdict is Verdict.FITS
+
+
+def test_smallest_setups_name_several_and_leave_out_region_restricted_parts():
+    from catalog.facts import load_facts
+    from core.finetune import smallest_setups
+    from core.regions import REGION_RESTRICTED
+
+    catalog = load_facts()
+    model = catalog.model("qwen3-32b")
+    assert model is not None
+    setups = smallest_setups(model, "full", catalog, 3)
+    assert len(setups) == 3 and len({s.gpu_id for s in setups}) == 3
+    assert all(s.gpu_id not in REGION_RESTRICTED for s in setups)
+    memory = [s.memory_bytes for s in setups]
+    assert memory == sorted(memory)
+    allowed = smallest_setups(model, "full", catalog, 40, allow_restricted=True)
+    assert any(s.gpu_id in REGION_RESTRICTED for s in allowed)
+
+
+def test_finetune_notes_are_codes_with_values():
+    from catalog.facts import load_facts
+
+    model = load_facts().model("qwen3-30b-a3b")
+    assert model is not None
+    est = estimate_finetune(model, "qlora", seq_len=4096)
+    codes = [n.code for n in est.notes]
+    assert codes[0] == "ft_setup" and est.notes[0].values["seq"] == 4096
+    assert "ft_experts_not_targeted" in codes and "ft_checkpointing" in codes

@@ -191,3 +191,86 @@ def test_verdict_is_consistent_with_the_numbers(ctx, count, ram, gpu, model):
         assert p.memory.total_bytes > p.memory.usable_bytes
         assert p.offload.bytes_in_ram <= p.offload.ram_usable_bytes
         assert p.offload.gpu_bytes <= p.memory.usable_bytes
+
+
+def test_unsloth_dynamic_sizes_keep_their_order_on_dense_models():
+    """UD quants were fitted on MoE files; on a dense model UD-Q2_K_XL must stay below Q3_K_M and
+    the 1-2 bit UD quants must differ (issue 14: Qwen3-32B UD-Q2_K_XL was listed above Q4_K_M)."""
+    from catalog.facts import load_facts
+    from core.weights import weights
+
+    catalog = load_facts()
+    model = catalog.model("qwen3-32b")
+    assert model is not None and not model.is_moe
+    ids = ("Q4_K_M", "Q3_K_M", "UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ2_XXS", "UD-IQ1_M", "UD-IQ1_S")
+    sizes = []
+    for qid in ids:
+        quant = catalog.quant(qid)
+        assert quant is not None
+        sizes.append(weights(model, quant, catalog.size(model.id, qid)).total_bytes)
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == len(sizes)
+
+
+def _catalog():
+    from catalog.facts import load_facts
+
+    return load_facts()
+
+
+@pytest.mark.parametrize(
+    ("model_id", "gpu_id", "ram"),
+    [
+        ("qwen3-32b", "rtx-4090", 64),  # full fit
+        ("glm-4.5-air", "rtx-4090", 128),  # experts offload
+        ("gpt-oss-120b", "rtx-4090", 64),  # experts offload (MXFP4)
+        ("llama-3.3-70b-instruct", "rtx-4090", 64),  # layer offload
+        ("llama-3.3-70b-instruct", "rtx-4090", 16),  # no fit: RAM short
+    ],
+)
+def test_gpu_and_ram_rows_add_up_and_the_reserve_is_never_negative_on_a_card_that_runs(model_id, gpu_id, ram):
+    from core.estimate import Request, estimate
+    from core.fit import Verdict
+
+    catalog = _catalog()
+    model, gpu, quant = catalog.model(model_id), catalog.gpu(gpu_id), None
+    assert model is not None and gpu is not None
+    quant = catalog.quant("MXFP4" if model.native_dtype == "mxfp4" else "Q4_K_M")
+    assert quant is not None
+    est = estimate(model, gpu, quant, Request(ram_gb=ram), catalog.size(model.id, quant.id))
+    mem = est.memory
+    assert est.gpu_bytes + est.ram_bytes == pytest.approx(
+        mem.weights_bytes + mem.kv_cache_bytes + mem.overhead_bytes, rel=1e-6
+    )
+    if est.verdict is not Verdict.NO_FIT:
+        assert est.gpu_reserve_bytes >= 0 and est.gpu_bytes <= mem.usable_bytes
+        assert est.short_gpu_bytes == est.short_ram_bytes == 0
+    else:
+        # what is really missing after the best offload: RAM here, not the GPU's whole deficit
+        assert est.short_gpu_bytes == 0
+        assert est.short_ram_bytes == est.ram_bytes - est.offload.ram_usable_bytes > 0
+        assert est.short_ram_bytes < mem.total_bytes - mem.usable_bytes
+
+
+def test_context_beyond_the_trained_maximum_is_noted_and_rope_scaling_named_when_known():
+    from core.estimate import Request, estimate
+    from core.models import ModelSpec
+
+    catalog = _catalog()
+    phi = catalog.model("phi-4")
+    quant = catalog.quant("Q4_K_M")
+    gpu = catalog.gpu("rtx-4090")
+    assert phi is not None and quant is not None and gpu is not None
+    est = estimate(phi, gpu, quant, Request(context=65536))
+    assert est.beyond_trained_context
+    assert any(n.code == "context_over_max" and n.values["max"] == phi.max_context for n in est.notes)
+
+    class RopeModel(ModelSpec):
+        rope_scaling_max_context: int | None = None
+
+    qwen = catalog.model("qwen3-8b")
+    assert qwen is not None
+    scaled = RopeModel(**qwen.model_dump(), rope_scaling_max_context=131072)
+    est = estimate(scaled, gpu, quant, Request(context=65536))
+    assert est.rope_scaled_max_context == 131072
+    assert any(n.code == "context_rope" and n.values["rope"] == 131072 for n in est.notes)
+    assert not any(n.code == "context_over_max" for n in est.notes)

@@ -1,0 +1,147 @@
+"""Pieces every card uses: labels, notes rendered from codes, follow-up questions, the card flags.
+
+``core`` hands over assumptions and reasons as ``Note(code, values)``; ``note_text`` turns one into a
+sentence of the user's language (``locales/*.toml``, ``note.<code>``), formatting each value by its
+name (shares as percent, money as dollars, contexts as "32K"), so no English from ``core`` reaches a
+German card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from core.estimate import FitEstimate
+from core.fit import Verdict
+from core.models import Catalog
+from core.notes import Note, NoteValue
+from locales import Lang, context_label, gib, num, t, usd
+
+VERDICT_EMOJI = {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}
+MAX_FOOTNOTE = 200  # characters of a card's footnote (assumptions line): one phone line or two
+LIST_TOP = 10  # rows a list answer shows before its "More" button
+
+# Words in a question that ask for another page of the same answer. The parser keeps unknown words in
+# ``Query.leftovers``; until it sets these as Query fields (``details``, ``more``, ``monthly``,
+# ``model_filter``), the cards read them from the question's words.
+DETAILS_WORDS = frozenset({"details", "detail", "mehr-details", "+details"})
+MORE_WORDS = frozenset({"more", "mehr", "all", "alle", "+more"})
+MONTHLY_WORDS = frozenset({"monthly", "month", "monat", "monatlich", "monthly?", "monat?", "/month", "/monat"})
+FILTER_WORDS = {
+    "coding": frozenset({"coding", "code", "coder", "programming", "programmieren", "programmierung"}),
+    "reasoning": frozenset({"reasoning", "reason", "thinking", "denken", "logik", "mathe", "math"}),
+    "vision": frozenset({"vision", "image", "images", "bild", "bilder", "multimodal", "vl"}),
+    "small": frozenset({"small", "fast", "klein", "kleines", "schnell", "schnelles", "tiny", "light"}),
+}
+
+
+@dataclass(frozen=True)
+class Flags:
+    """What else a question asked for besides its card: a details page, the whole list, a monthly figure."""
+
+    details: bool = False
+    more: bool = False
+    monthly: bool = False
+    model_filter: str | None = None
+
+
+def flags_of(query: object, text: str) -> Flags:
+    """The flags from the parsed query (when it has the fields) or else from the question's words."""
+    words = {w.strip(".,!?;:()").lower() for w in text.split()}
+    words |= {str(w).lower() for w in getattr(query, "leftovers", ()) or ()}
+
+    def flag(name: str, vocabulary: frozenset[str]) -> bool:
+        value = getattr(query, name, None)
+        return bool(value) if isinstance(value, bool) else bool(words & vocabulary)
+
+    chosen = getattr(query, "model_filter", None)
+    if not isinstance(chosen, str):
+        chosen = next((name for name, vocab in FILTER_WORDS.items() if words & vocab), None)
+    return Flags(
+        details=flag("details", DETAILS_WORDS),
+        more=flag("more", MORE_WORDS),
+        monthly=flag("monthly", MONTHLY_WORDS),
+        model_filter=chosen,
+    )
+
+
+def hardware_label(est: FitEstimate) -> str:
+    hw = est.hardware
+    return f"{hw.count}x {hw.gpu_name}" if hw.count > 1 else hw.gpu_name
+
+
+def setup_label(name: str, count: int) -> str:
+    return f"{count}x {name}" if count > 1 else name
+
+
+def verdict_label(verdict: Verdict, lang: Lang) -> str:
+    return f"{VERDICT_EMOJI[verdict]} {t(lang, f'verdict.{verdict.value}')}"
+
+
+def footer(catalog: Catalog, lang: Lang) -> str:
+    return t(lang, "footer.catalog", version=catalog.version[:8] or "dev", date=catalog.built_at[:10] or "–")
+
+
+def percent(share: float, lang: Lang) -> str:
+    return f"{num(100 * share, lang, 0)} %"
+
+
+def _value(name: str, value: NoteValue, lang: Lang) -> str:
+    """One note value, formatted by what its name says it is."""
+    if isinstance(value, str):
+        return value
+    if name in ("share",):
+        return percent(float(value), lang)
+    if name in ("tariff", "usd", "price"):
+        return usd(float(value), lang)
+    if name in ("context", "max", "rope", "seq") or (name == "value" and isinstance(value, int) and value >= 1024):
+        return context_label(int(value))
+    if name.endswith("bytes"):
+        return gib(float(value), lang)
+    if isinstance(value, float):
+        return num(value, lang, 0 if value == int(value) else 1)
+    return num(value, lang, 0)
+
+
+def note_text(note: Note, lang: Lang) -> str:
+    """The sentence for one note in ``lang``."""
+    return t(lang, f"note.{note.code}", **{k: _value(k, v, lang) for k, v in note.values.items()})
+
+
+def notes_line(notes: Iterable[Note], lang: Lang, limit: int = MAX_FOOTNOTE, prefix: bool = True) -> str:
+    """Notes joined into one footnote of at most ``limit`` characters; what does not fit is left out
+    whole (the details page has room for all of them), never cut mid-sentence."""
+    head = f"{t(lang, 'assumptions.prefix')}: " if prefix else ""
+    parts: list[str] = []
+    for n in notes:
+        text = note_text(n, lang)
+        if len(head) + len("; ".join([*parts, text])) > limit:
+            continue
+        parts.append(text)
+    return head + "; ".join(parts) if parts else ""
+
+
+def short_lines(texts: Sequence[str], limit: int = MAX_FOOTNOTE) -> str:
+    """Whole sentences joined with " · " up to ``limit`` characters."""
+    kept: list[str] = []
+    for text in texts:
+        if text and len(" · ".join([*kept, text])) <= limit:
+            kept.append(text)
+    return " · ".join(kept)
+
+
+__all__ = [
+    "LIST_TOP",
+    "MAX_FOOTNOTE",
+    "VERDICT_EMOJI",
+    "Flags",
+    "flags_of",
+    "footer",
+    "hardware_label",
+    "note_text",
+    "notes_line",
+    "percent",
+    "setup_label",
+    "short_lines",
+    "verdict_label",
+]

@@ -1,0 +1,145 @@
+"""The /speed card (decode and prefill across contexts and users, the model on common GPUs) and the
+comparison of setups side by side, as rows that read on a phone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.card_parts import footer, hardware_label, notes_line, verdict_label
+from bot.cards_fit import VERDICT_TONE, assumptions_line, follow_up
+from bot.reply import Action, ChartSpec, Reply, Row, Section, Table, Tone
+from core.estimate import FitEstimate
+from core.fit import Verdict
+from core.models import Catalog
+from core.notes import note
+from locales import Lang, context_label, gib, num, t, tokens_per_s
+
+
+def speed_card(
+    est: FitEstimate,
+    contexts: Sequence[FitEstimate],
+    users: Sequence[FitEstimate],
+    others: Sequence[tuple[str, FitEstimate]],
+    catalog: Catalog,
+    lang: Lang,
+    chart: ChartSpec | None = None,
+    echo: str = "",
+) -> Reply:
+    """Decode and prefill across context lengths and users, and the same model on common GPUs."""
+    ctx_table = Table(
+        title=t(lang, "speed.by_context"),
+        headers=tuple(t(lang, "speed.ctx_headers").split("|")),
+        rows=tuple(
+            (
+                context_label(e.context),
+                num(e.speed.decode_tokens_per_s_at_context, lang, 1),
+                num(e.speed.prefill_tokens_per_s, lang, 0),
+                num(e.speed.ttft_s, lang, 1),
+            )
+            for e in contexts
+        ),
+    )
+    user_rows = []
+    for e in users:
+        c = e.speed.concurrency
+        served = 1 if e.concurrent == 1 or c is None else max(c.batch, 1)
+        total = e.speed.decode_tokens_per_s
+        if c is not None and served > 1:
+            total = max(c.aggregate_tokens_per_s, total)
+        value = t(lang, "value.users_short", each=tokens_per_s(total / served, lang), total=tokens_per_s(total, lang))
+        if served < e.concurrent:
+            value += " · " + t(lang, "value.served", served=served)
+        label = t(lang, "row.one_user") if e.concurrent == 1 else t(lang, "row.users", users=e.concurrent)
+        user_rows.append(Row(label=label, value=value))
+    other_rows = [
+        Row(
+            label=name,
+            value=(
+                tokens_per_s(o.speed.decode_tokens_per_s, lang) + f" · {verdict_label(o.verdict, lang)}"
+                if o.verdict is not Verdict.NO_FIT
+                else verdict_label(o.verdict, lang)
+            ),
+        )
+        for name, o in others
+    ]
+    sections = (
+        Section(title=t(lang, "speed.by_users"), rows=tuple(user_rows)),
+        Section(title=t(lang, "speed.other_gpus"), rows=tuple(other_rows)),
+    )
+    summary = f"{verdict_label(est.verdict, lang)} · " + t(
+        lang,
+        "speed.summary",
+        decode=tokens_per_s(est.speed.decode_tokens_per_s, lang),
+        prefill=tokens_per_s(est.speed.prefill_tokens_per_s, lang),
+    )
+    if est.verdict is Verdict.NO_FIT:
+        summary = verdict_label(est.verdict, lang) + " · " + t(lang, "speed.no_fit")
+    return Reply(
+        kind="speed",
+        locale=lang,
+        title=t(lang, "speed.title", model=est.model.name, gpu=hardware_label(est)),
+        tone=VERDICT_TONE[est.verdict],
+        summary=summary,
+        sections=sections if est.verdict is not Verdict.NO_FIT else sections[1:],
+        table=ctx_table if est.verdict is not Verdict.NO_FIT else None,
+        chart=chart,
+        actions=(
+            Action(label=t(lang, "action.fit"), query=follow_up(est, "fit")),
+            Action(label=t(lang, "action.feel"), query=follow_up(est, "feel")),
+        )
+        if est.verdict is not Verdict.NO_FIT
+        else (Action(label=t(lang, "action.fit"), query=follow_up(est, "fit")),),
+        assumptions=notes_line([note("speed_basis", quant=est.quant, kv=est.kv_cache.value)], lang),
+        footer=footer(catalog, lang),
+        echo=echo,
+    )
+
+
+def compare_card(title: str, estimates: Sequence[FitEstimate], catalog: Catalog, lang: Lang) -> Reply:
+    """Setups side by side as rows (one section each): reads on a phone without a wide table."""
+    sections = tuple(
+        Section(
+            title=f"{e.model.name} · {hardware_label(e)}",
+            rows=(
+                Row(label=t(lang, "row.verdict"), value=verdict_label(e.verdict, lang)),
+                Row(
+                    label=t(lang, "row.on_gpu"),
+                    value=t(lang, "value.of", part=gib(e.gpu_bytes, lang), whole=gib(e.memory.usable_bytes, lang)),
+                ),
+                Row(
+                    label=t(lang, "row.decode"),
+                    value=tokens_per_s(e.speed.decode_tokens_per_s, lang) if e.verdict is not Verdict.NO_FIT else "–",
+                ),
+                Row(
+                    label=t(lang, "row.prefill"),
+                    value=tokens_per_s(e.speed.prefill_tokens_per_s, lang) if e.verdict is not Verdict.NO_FIT else "–",
+                ),
+            ),
+        )
+        for e in estimates
+    )
+    runs = [e for e in estimates if e.verdict is not Verdict.NO_FIT]
+    best = max(runs, key=lambda e: e.speed.decode_tokens_per_s, default=None)
+    summary = (
+        t(
+            lang,
+            "compare.summary",
+            setup=f"{best.model.name} · {hardware_label(best)}",
+            rate=tokens_per_s(best.speed.decode_tokens_per_s, lang),
+        )
+        if best and len(estimates) > 1
+        else ""
+    )
+    return Reply(
+        kind="compare",
+        locale=lang,
+        title=title,
+        tone=Tone.INFO,
+        summary=summary,
+        sections=sections,
+        assumptions=assumptions_line(estimates[0], lang) if estimates else "",
+        footer=footer(catalog, lang),
+    )
+
+
+__all__ = ["compare_card", "speed_card"]

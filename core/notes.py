@@ -1,0 +1,38 @@
+"""Structured assumptions and reasons: a code plus values, never a sentence.
+
+``core`` says *what* it assumed or why it refused (``Note(code="kv_default", values={"kv": "f16"})``);
+the cards turn each code into a sentence in the user's language (``locales/*.toml``, key
+``note.<code>``), so no English text from ``core`` reaches a German card.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from core.models import Frozen
+
+NoteValue = str | int | float
+
+
+class Note(Frozen):
+    """One assumption or reason: ``code`` names the locale message, ``values`` fill its placeholders."""
+
+    code: str
+    values: dict[str, NoteValue] = Field(default_factory=dict)
+
+
+def note(code: str, **values: NoteValue) -> Note:
+    return Note(code=code, values=values)
+
+
+class CodedError(ValueError):
+    """An error with a locale code: ``str(exc)`` stays a readable English line for logs and ``--json``."""
+
+    def __init__(self, code: str, message: str | None = None, **values: NoteValue) -> None:
+        if message is None:  # the older one-argument form: the message is all there is
+            code, message, values = "generic", code, {"reason": code}
+        super().__init__(message)
+        self.note = Note(code=code, values=values)
+
+
+__all__ = ["CodedError", "Note", "NoteValue", "note"]
