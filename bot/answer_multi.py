@@ -56,19 +56,22 @@ def compare(answers: Answers, model: ModelSpec, q: Query, lang: Lang, user: User
     return reply.model_copy(update={"subjects": subjects})
 
 
-def subject_of(model: ModelSpec, gpu: GpuSpec | None, count: int, request: Request, notes: tuple[Note, ...]) -> Subject:
+def subject_of(
+    model: ModelSpec | None, gpu: GpuSpec | None, count: int, request: Request, notes: tuple[Note, ...]
+) -> Subject:
+    """One model × hardware of a card; a /models answer has hardware only, a /gpus answer a model only."""
     engine = request.engine or Engine.LLAMA_CPP
     return Subject(
-        model_id=model.id,
-        model_name=model.name,
-        hf_repo=model.hf_repo,
-        total_params_b=round(model.total_params / 1e9, 2),
+        model_id=model.id if model else None,
+        model_name=model.name if model else None,
+        hf_repo=model.hf_repo if model else None,
+        total_params_b=round(model.total_params / 1e9, 2) if model else None,
         gpu_id=gpu.id if gpu else None,
         gpu_name=gpu.short_name if gpu else None,
         gpu_count=count,
         gpu_memory_gb=float(round(gpu.memory_bytes / GIB)) if gpu else None,
         ram_gb=request.ram_gb,
-        quant=request.quant or default_quant(model, engine),
+        quant=request.quant or (default_quant(model, engine) if model else None),
         context=request.context or DEFAULT_CONTEXT,
         engine=engine.value,
         notes=notes,

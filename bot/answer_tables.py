@@ -147,18 +147,6 @@ def gpus_for_model(answers: Answers, model: ModelSpec, q: Query, lang: Lang, tex
     return cards.gpus_card(title, summary, rows, answers.catalog, lang, more_query=more_query)
 
 
-def models_for_gpu(answers: Answers, q: Query, lang: Lang, user: User, text: str) -> Reply:
-    """/models <gpu>: resolves the device, then ``recommend_models``."""
-    gpu = answers.gpu(q, lang, user, text, None)
-    if isinstance(gpu, Reply):
-        return gpu
-    hw, count = gpu
-    flags = flags_of(q, text)
-    return recommend_models(
-        answers, hw, count, answers.request(q, user, count), lang, flags.model_filter, more=flags.more, echo=text
-    )
-
-
 def recommend_models(
     answers: Answers,
     gpu: GpuSpec,

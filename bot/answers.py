@@ -108,7 +108,15 @@ class Answers:
 
     def _route(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None) -> Reply:
         if q.intent is Intent.MODELS:
-            return tables.models_for_gpu(self, q, lang, user, text)
+            device = self.gpu(q, lang, user, text, None)
+            if isinstance(device, Reply):
+                return device
+            flags = flags_of(q, text)
+            hw, count = device
+            request = self.request(q, user, count)
+            reply = tables.recommend_models(self, hw, count, request, lang, flags.model_filter, flags.more, text)
+            subject = subject_of(None, hw, count, request, tuple(self._notes))
+            return reply.model_copy(update={"subjects": (subject,)})
         model = model_override or self.model(q, lang, text)
         if isinstance(model, Reply):
             return model

@@ -442,7 +442,8 @@ def _rank_uncached(
             per_kind[alias.entry] = s
     out = []
     for kind, scores in best.items():
-        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:RANKED]
+        # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
+        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
         if ranking[0][1] >= SUGGEST_MIN:
             out.append((kind, ranking))
     return out
@@ -663,7 +664,7 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
     needs = {
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
-        "models": has["gpu"] and not has["model"],
+        "models": (has["gpu"] or "device_kind" in found) and not has["model"],
     }
     for name, pattern in L.INTENT_WORDS:
         if needs.get(name, True) and pattern.search(low):
@@ -736,6 +737,13 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:
         found["device_memory_gib"] = loose  # "rtx 3070 with 8 GB": a device the catalog lacks, and its memory
+    elif loose is not None and "gpu" not in fields and "device_kind" not in found and not fields.get("memory_gib"):
+        found.update(device_kind="gpu", device_memory_gib=loose)  # "best model for 24 GB": memory is the device
+        if not intent_set:
+            intent, intent_set = _intent(full_low, found, chosen)
+    elif isinstance(g, Match) and g.id and g.assumed and loose and _is_ram(loose, g.id, idx) and "ram_gb" not in found:
+        fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
+        found["ram_gb"] = loose  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
@@ -859,6 +867,12 @@ def _unknown_phrases(toks: list[L.Tok], used: set[int], text: str, has_model: bo
                 out[key] = text[toks[run[0]].start : toks[run[-1]].end]
         run = [i] if t is not None and i not in used and t.kind in ("word", "num") and t.key not in L.FILLER else []
     return out
+
+
+def _is_ram(gb: float, gpu_id: str, idx: _Index) -> bool:
+    """A GB figure next to a discrete card that is far above its memory is the machine's RAM."""
+    memory = idx.memory.get(gpu_id) or 0.0
+    return idx.groups.get(gpu_id, "") not in L.UNIFIED_GROUPS and gb > 1.5 * memory
 
 
 def _joined(text: str, a: str, b: str) -> str:

@@ -341,7 +341,8 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "models",
         re.compile(
             r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
-            r"|was (?:kann ich|läuft)"
+            r"|was (?:kann ich|läuft)|\bbest\w* (?:\w+ )?(?:models?|modell\w*|llms?)\b|what should i run"
+            r"|\bwas soll ich\b.*\blaufen"
         ),
     ),
     ("quant", re.compile(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),

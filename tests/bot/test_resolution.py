@@ -160,6 +160,13 @@ def note_ram(gb: float) -> Check:
     return check
 
 
+def kind(name: str) -> Check:
+    def check(reply: Reply) -> None:
+        assert reply.kind == name, (reply.kind, reply.summary[:200])
+
+    return check
+
+
 def lang(code: str) -> Check:
     def check(reply: Reply) -> None:
         assert reply.locale == code
@@ -262,6 +269,14 @@ ROWS: list[tuple[str, Check]] = [
     ("passt qwen3 14b auf eine grafikkarte mit 16gb", both(generic(16), lang("de"))),
     ("how much vram do i need for qwen3 32b at 128k", model("qwen3-32b")),
     ("wie viel vram brauche ich für qwen3 32b", both(model("qwen3-32b"), lang("de"))),
+    # "what should I run?": ranked models for the device, generic or named
+    ("best model for 24 GB", both(kind("models"), generic(24))),
+    ("was läuft auf 16 GB?", both(kind("models"), lang("de"))),
+    ("bestes Modell für meine 3090", both(kind("models"), lang("de"))),
+    ("best coding model on 2x 3090", kind("models")),
+    ("what can I run on a 16gb gpu", kind("models")),
+    ("welches Modell passt auf 16 GB VRAM?", both(kind("models"), lang("de"))),
+    ("qwen3 32b on 4090 with 64 GB", both(model("qwen3-32b", "rtx-4090"), note_ram(64))),
     # comparisons of 2–4
     ("4090 or 5090 for qwen3 32b", compared("rtx-4090", "rtx-5090")),
     ("4090 oder 5090 für qwen3 32b", both(compared("rtx-4090", "rtx-5090"), lang("de"))),
