@@ -140,8 +140,10 @@ class Service:
             else:
                 reply = await self._off_loop(answers.dispatch, q, lang, user, text, model)
             assert isinstance(reply, Reply)
-        except (EstimateError, ValidationError) as exc:  # e.g. an engine that cannot run the quant, 32M context
-            return cards.error_card(lang, t(lang, "error.estimate", reason=_reason(exc, lang)))
+        except EstimateError as exc:  # e.g. an engine that cannot run the quant: the reason in the user's language
+            return cards.estimate_error_card(lang, exc)
+        except ValidationError as exc:  # a value out of range (a 40M context): its limits, in the user's language
+            return cards.error_card(lang, t(lang, "error.estimate", reason=_out_of_range(exc, lang)))
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
         if (searched and repo) or indexed:  # the card names the repo it used for a name the catalog lacks
@@ -173,20 +175,17 @@ def _unknown_model(q: Query) -> str | None:
     return q.model_text
 
 
-def _reason(exc: Exception, lang: Lang) -> str:
-    """One readable line for an estimate that cannot be made: a value out of range names the field and
-    its limits in the user's language."""
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        field = str(first["loc"][-1]) if first["loc"] else ""
-        limits = first.get("ctx") or {}
-        low = limits.get("ge", limits.get("gt", 1))
-        high = limits.get("le", limits.get("lt"))
-        if high is not None:
-            name = t(lang, f"resolve.field.{field}")
-            return t(lang, "resolve.out_of_range", field=name, low=integer(low, lang), high=integer(high, lang))
+def _out_of_range(exc: ValidationError, lang: Lang) -> str:
+    """The first field out of range and its limits, in the user's language."""
+    first = exc.errors()[0]
+    field = str(first["loc"][-1]) if first["loc"] else ""
+    limits = first.get("ctx") or {}
+    low = limits.get("ge", limits.get("gt", 1))
+    high = limits.get("le", limits.get("lt"))
+    if high is None:
         return t(lang, "error.internal")
-    return str(exc)
+    name = t(lang, f"resolve.field.{field}")
+    return t(lang, "resolve.out_of_range", field=name, low=integer(low, lang), high=integer(high, lang))
 
 
 __all__ = ["Service", "User"]
