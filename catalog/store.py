@@ -8,14 +8,20 @@ so a rebuild can never lose it.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import aiosqlite
+from pydantic import ValidationError
 
 from catalog.facts import FACTS_DIR, facts_hash, load_facts
 from catalog.migrations import CATALOG_MIGRATIONS, migrate
 from core.models import Catalog, CloudOffer, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
+
+log = logging.getLogger(__name__)
+LOCK_WAIT_MS = 30_000  # another process building the same file holds the write lock this long at most
 
 
 class CatalogStore:
@@ -26,9 +32,27 @@ class CatalogStore:
         self.facts_dir = facts_dir
 
     async def load(self) -> Catalog:
-        """Open (building or rebuilding as needed) and return the whole catalog."""
+        """Open (building or rebuilding as needed) and return the whole catalog.
+
+        The file is a cache of the fact files: when it is corrupt it is deleted and built again.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return await self._load()
+        except (sqlite3.DatabaseError, ValidationError) as exc:  # ValidationError: a row that cannot be read back
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            log.error(
+                "catalog database is unreadable; rebuilding it from the fact files",
+                extra={"event": "catalog_rebuilt", "error": f"{exc.__class__.__name__}: {str(exc)[:200]}"},
+            )
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            return await self._load()
+
+    async def _load(self) -> Catalog:
         async with aiosqlite.connect(self.path, isolation_level=None) as db:
+            await db.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
             await migrate(db, CATALOG_MIGRATIONS)
             if await self._version(db) != facts_hash(self.facts_dir):
                 await self._rebuild(db)

@@ -1,0 +1,126 @@
+"""Durable hand-over of incoming work, in the user-data database, so a restart or crash loses nothing.
+
+* ``tg_inbox``: every Telegram update is written here before the next ``getUpdates`` confirms it
+  to Telegram (confirming is what makes Telegram forget it). A row is marked done once its answer
+  went out; rows not done are answered after a restart. Done rows are kept a day so an update that
+  Telegram delivers again (fetched, answered, then a crash before the confirmation) is recognised
+  by its ``update_id`` and not answered twice.
+* ``dc_pending``: Discord interactions that were deferred ("thinking…") and not yet answered. A
+  process killed with SIGKILL cannot answer them; the next start edits each one that is still
+  young enough (Discord keeps interaction tokens 15 minutes) to a short "restarted, ask again".
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import aiosqlite
+
+DONE_KEEP_S = 86_400.0
+INTERACTION_TOKEN_S = 15 * 60.0
+
+
+async def m004_inbox(db: aiosqlite.Connection) -> None:
+    """Telegram updates fetched but not yet answered (and, for a day, the answered ones)."""
+    await db.execute(
+        "CREATE TABLE tg_inbox (update_id INTEGER PRIMARY KEY, user_key TEXT NOT NULL, data TEXT NOT NULL,"
+        " received_at REAL NOT NULL, done_at REAL)"
+    )
+    await db.execute("CREATE INDEX tg_inbox_open ON tg_inbox (done_at, update_id)")
+
+
+async def m005_pending_interactions(db: aiosqlite.Connection) -> None:
+    """Deferred Discord interactions whose answer has not gone out yet."""
+    await db.execute(
+        "CREATE TABLE dc_pending (interaction_id TEXT PRIMARY KEY, application_id TEXT NOT NULL,"
+        " token TEXT NOT NULL, locale TEXT, created REAL NOT NULL)"
+    )
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    update_id: int
+    user_key: str
+    data: str
+
+
+@dataclass(frozen=True)
+class PendingInteraction:
+    interaction_id: str
+    application_id: str
+    token: str
+    locale: str | None
+    created: float
+
+
+class InboxStore:
+    """The only SQL for ``tg_inbox`` and ``dc_pending``."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    # ---- Telegram
+
+    async def add(self, items: list[InboxItem]) -> int:
+        """Store fetched updates in one statement (atomic, durable); ones seen before are ignored."""
+        if not items:
+            return 0
+        now = time.time()
+        marks = ", ".join("(?, ?, ?, ?)" for _ in items)
+        values = [v for i in items for v in (i.update_id, i.user_key, i.data, now)]
+        cur = await self._db.execute(
+            f"INSERT OR IGNORE INTO tg_inbox (update_id, user_key, data, received_at) VALUES {marks}", values
+        )
+        return cur.rowcount
+
+    async def open_items(self, limit: int = 100_000) -> list[InboxItem]:
+        """Updates not answered yet, oldest first."""
+        async with self._db.execute(
+            "SELECT update_id, user_key, data FROM tg_inbox WHERE done_at IS NULL ORDER BY update_id LIMIT ?",
+            (limit,),
+        ) as cur:
+            return [InboxItem(*row) async for row in cur]
+
+    async def is_new(self, update_ids: list[int]) -> set[int]:
+        """Which of these ids were never stored (the others are pending or answered)."""
+        if not update_ids:
+            return set()
+        marks = ", ".join("?" for _ in update_ids)
+        async with self._db.execute(f"SELECT update_id FROM tg_inbox WHERE update_id IN ({marks})", update_ids) as cur:
+            seen = {row[0] async for row in cur}
+        return set(update_ids) - seen
+
+    async def done(self, update_id: int) -> None:
+        await self._db.execute("UPDATE tg_inbox SET done_at = ? WHERE update_id = ?", (time.time(), update_id))
+
+    async def last_update_id(self) -> int | None:
+        async with self._db.execute("SELECT MAX(update_id) FROM tg_inbox") as cur:
+            row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def prune(self, keep_s: float = DONE_KEEP_S) -> int:
+        """Forget answered updates older than ``keep_s`` (the newest row stays: it carries the offset)."""
+        cur = await self._db.execute(
+            "DELETE FROM tg_inbox WHERE done_at IS NOT NULL AND done_at < ?"
+            " AND update_id < (SELECT MAX(update_id) FROM tg_inbox)",
+            (time.time() - keep_s,),
+        )
+        return cur.rowcount
+
+    # ---- Discord
+
+    async def hold(self, item: PendingInteraction) -> None:
+        await self._db.execute(
+            "INSERT OR REPLACE INTO dc_pending VALUES (?, ?, ?, ?, ?)",
+            (item.interaction_id, item.application_id, item.token, item.locale, item.created),
+        )
+
+    async def release(self, interaction_id: str) -> None:
+        await self._db.execute("DELETE FROM dc_pending WHERE interaction_id = ?", (interaction_id,))
+
+    async def held(self) -> list[PendingInteraction]:
+        """Deferred interactions left by an earlier process; expired ones are deleted, not returned."""
+        await self._db.execute("DELETE FROM dc_pending WHERE created < ?", (time.time() - INTERACTION_TOKEN_S,))
+        async with self._db.execute("SELECT * FROM dc_pending ORDER BY created") as cur:
+            return [PendingInteraction(*row) async for row in cur]
