@@ -42,7 +42,7 @@ async def test_first_starts_racing_on_a_fresh_data_directory_all_succeed(tmp_pat
         folder = tmp_path / f"t{trial}"
         folder.mkdir()
 
-        async def user_db() -> None:
+        async def user_db(folder=folder) -> None:
             async with UserDataStore(folder / "user.sqlite") as store:
                 await store.prefs.set_user("tg:1", lang="en")
 
@@ -82,7 +82,10 @@ async def test_concurrent_preference_changes_all_land(tmp_path):
             *(
                 change
                 for u in users
-                for change in (prefs.set_chat(u + "-chat", lang="de"), prefs.set_chat(u + "-chat", answer_mentions=False))
+                for change in (
+                    prefs.set_chat(u + "-chat", lang="de"),
+                    prefs.set_chat(u + "-chat", answer_mentions=False),
+                )
             ),
         )
         for u in users:
