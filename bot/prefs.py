@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 INTENTS = (Intent.MYGPU, Intent.LANG, Intent.SETTINGS, Intent.FORGET)
+RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
 
 
 class Preferences:
@@ -71,11 +72,17 @@ class Preferences:
             choice = _lang((q.lang_arg or "").lower())
             if choice is None:
                 return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+            if user.chat and not user.is_admin:
+                return _admins_only(lang)
             if user.chat:  # in a group or server the setting is the chat's default
                 await prefs.set_chat(user.chat, lang=choice)
                 return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
             await prefs.set_user(user.id, lang=choice)
             return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+        if q.intent is Intent.MYGPU and any(word.isdigit() for word in q.leftovers):
+            # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
+            # answer "Saved" while ignoring part of what was asked
+            return cards.error_card(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
         if q.intent is Intent.MYGPU and q.gpu and q.gpu.id and not q.gpu.ambiguous:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None
@@ -89,6 +96,8 @@ class Preferences:
             return answers.suggest(lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), q.gpu, "gpu", q, "")
         switch = _mention_switch(q.leftovers)
         if q.intent is Intent.SETTINGS and switch is not None and user.chat:
+            if not user.is_admin:
+                return _admins_only(lang)
             await prefs.set_chat(user.chat, answer_mentions=switch)
             return cards.info_card(
                 lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")
@@ -110,6 +119,11 @@ class Preferences:
             return (await self.store.chat(chat)).answer_mentions
         except (sqlite3.Error, OSError):
             return True
+
+
+def _admins_only(lang: Lang) -> Reply:
+    """Shared chat settings belong to the chat's admins; everyone else hears so in their language."""
+    return cards.error_card(lang, t(lang, "prefs.admins_only"), kind="settings")
 
 
 def _mention_switch(words: tuple[str, ...]) -> bool | None:

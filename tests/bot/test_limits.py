@@ -42,3 +42,16 @@ def test_memory_is_bounded(monkeypatch):
     for i in range(50):
         limiter.allow(f"u{i}")
     assert len(limiter._events) == 10
+
+
+def test_only_the_first_refusal_in_a_window_gets_a_slow_down_card():
+    clock = Clock()
+    limits = Limits.per_minute(user=1, chat=100, expensive=1, clock=clock)
+    assert limits.check("tg:1", "") == 0
+    refused = [limits.check("tg:1", "") > 0 for _ in range(300)]
+    assert all(refused)
+    told = [limits.first_notice("tg:1") for _ in range(300)]
+    assert told.count(True) == 1 and told[0]
+    assert limits.first_notice("tg:2")  # others are told on their own
+    clock.now += 61
+    assert limits.first_notice("tg:1")  # a new window, one more card
