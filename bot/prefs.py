@@ -12,7 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
-from bot.reply import Reply
+from bot.reply import Reply, Tone
 from bot.user import User
 from core.models import Engine
 from core.query import Intent, Query
@@ -82,7 +82,7 @@ class Preferences:
         if q.intent is Intent.MYGPU and any(word.isdigit() for word in q.leftovers):
             # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
             # answer "Saved" while ignoring part of what was asked
-            return cards.error_card(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
+            return _refused(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
         if q.intent is Intent.MYGPU and q.gpu and q.gpu.id and not q.gpu.ambiguous:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None
@@ -123,7 +123,12 @@ class Preferences:
 
 def _admins_only(lang: Lang) -> Reply:
     """Shared chat settings belong to the chat's admins; everyone else hears so in their language."""
-    return cards.error_card(lang, t(lang, "prefs.admins_only"), kind="settings")
+    return _refused(lang, t(lang, "prefs.admins_only"))
+
+
+def _refused(lang: Lang, message: str) -> Reply:
+    """A settings change that was not made, and why (under the settings title, not an error's)."""
+    return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), tone=Tone.WARN, summary=message)
 
 
 def _mention_switch(words: tuple[str, ...]) -> bool | None:

@@ -35,6 +35,7 @@ from bot.adapters.telegram_bot import (
     serve,
 )
 from bot.cards import table_card
+from bot.limits import Limits
 from bot.render.telegram_html import caption_for_photo, to_telegram
 from bot.reply import Action, ChartSpec, Reply, Series
 from bot.service import Service, User
@@ -292,6 +293,7 @@ async def test_groups_answer_commands_mentions_and_replies_and_ignore_the_rest(
 async def test_a_group_that_switched_mentions_off_gets_commands_only(
     bot: Application, telegram_api: FakeTelegramAPI, service: StubService
 ) -> None:
+    telegram_api.set_admin(GROUP, 4242)
     telegram_api.push_update(
         telegram_api.make_message(f"/settings@{BOT_USERNAME} mentions off", chat_id=GROUP, chat_type="supergroup")
     )
@@ -312,6 +314,28 @@ async def test_a_group_that_switched_mentions_off_gets_commands_only(
     assert "Qwen3-8B" in second["text"]
     await asyncio.sleep(0.3)
     assert len(sent(telegram_api, GROUP)) == 2  # the mention went unanswered, the command did not
+    no_refusals(telegram_api)
+
+
+async def test_only_group_admins_change_shared_settings_others_are_told_in_their_language(
+    bot: Application, telegram_api: FakeTelegramAPI, service: StubService
+) -> None:
+    telegram_api.set_admin(GROUP, 1)
+    for text in (f"/settings@{BOT_USERNAME} mentions off", "/lang en"):
+        telegram_api.push_update(
+            telegram_api.make_message(text, chat_id=GROUP, chat_type="supergroup", user_id=2, language_code="de")
+        )
+    refused = await wait_sent(telegram_api, GROUP, 2)
+    assert all("Nur die Admins" in m["text"] for m in refused)
+    assert {c.params["user_id"] for c in telegram_api.calls_of("getChatMember")} == {2}
+    assert (
+        await service.answers_mentions(f"tg:{GROUP}") and (await service.store.prefs.chat(f"tg:{GROUP}")).lang is None
+    )
+    telegram_api.push_update(
+        telegram_api.make_message("/settings mentions off", chat_id=GROUP, chat_type="supergroup", user_id=1)
+    )
+    assert "ignored" in (await wait_sent(telegram_api, GROUP, 3))[2]["text"]
+    assert not await service.answers_mentions(f"tg:{GROUP}")
     no_refusals(telegram_api)
 
 
@@ -402,7 +426,7 @@ async def test_inline_query_with_an_unknown_model_offers_one_article(
     hostile = telegram_api.push_update(
         telegram_api.make_inline_query('<b>x</b> & <a href="https://evil.example">y</a>')
     )
-    telegram_api.push_update(telegram_api.make_inline_query("   "))
+    telegram_api.push_update(telegram_api.make_inline_query("   ", user_id=4343))
     answers = await telegram_api.wait_call("answerInlineQuery", count=2)
     first, empty = sorted(answers, key=lambda c: c.params["inline_query_id"] != hostile["inline_query"]["id"])
     (result,) = first.params["results"]
@@ -410,6 +434,43 @@ async def test_inline_query_with_an_unknown_model_offers_one_article(
     assert '<a href="https://evil.example">' in plain and not any(e["type"] == "text_link" for e in entities)
     assert empty.params["results"] == []
     no_refusals(telegram_api)
+
+
+async def test_inline_keystrokes_are_debounced_and_cost_no_question_quota(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path
+) -> None:
+    """17 keystrokes used to be 17 questions, and so a 56 s slow-down for the next real one."""
+    async with UserDataStore(tmp_path / "u.sqlite") as store:
+        service = StubService(catalog, store=store, limits=Limits.per_minute(5, 100, 5))
+        async with running(telegram_api, service, charts=False):
+            typed = "qwen3 32b 4090 32k context please"
+            for i in range(1, 18):
+                telegram_api.push_update(telegram_api.make_inline_query(typed[: i + 2]))
+                await asyncio.sleep(0.02)
+            (answer,) = [await telegram_api.wait_call("answerInlineQuery")]
+            await asyncio.sleep(0.6)
+            assert len(telegram_api.calls_of("answerInlineQuery")) == 1  # only the last keystroke
+            assert answer.params["results"]
+            telegram_api.push_update(telegram_api.make_message(FIT, chat_id=4242))
+            (card,) = await wait_sent(telegram_api, 4242, 1)
+            assert "RTX 4090" in card["text"]  # a real answer, not a slow-down
+
+
+async def test_a_flooding_user_gets_one_slow_down_card_per_window(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path
+) -> None:
+    async with UserDataStore(tmp_path / "u.sqlite") as store:
+        service = StubService(catalog, store=store, limits=Limits.per_minute(3, 1000, 5))
+        async with running(telegram_api, service, charts=False):
+            for _ in range(30):
+                telegram_api.push_update(telegram_api.make_message("/fit qwen3 8b 4090", chat_id=501))
+            telegram_api.push_update(telegram_api.make_message(FIT, chat_id=502))
+            await wait_sent(telegram_api, 502, 1)
+            await wait_sent(telegram_api, 501, 4)
+            await asyncio.sleep(0.5)
+            texts = [m["text"] for m in sent(telegram_api, 501)]
+    slow = t("en", "limits.title")
+    assert len(texts) == 4 and sum(slow in x for x in texts) == 1
 
 
 # --------------------------------------------------------------------------- charts, long cards
