@@ -185,7 +185,7 @@ class UserDataStore:
 
     @property
     def inbox(self) -> InboxStore:
-        return InboxStore(self.db)
+        return InboxStore(self.db, self.path.with_name(self.path.name + ".answered"))
 
 
 def _create_private(path: Path) -> None:

@@ -952,7 +952,19 @@ class FakeTelegramAPI:
             return {"status": "member", "user": user}
         if user_id not in self.admins.get(chat["id"], set()):
             return {"status": "member", "user": user}
-        rights = ["can_be_edited", "can_manage_chat", "can_delete_messages", "can_manage_video_chats", "can_restrict_members", "can_promote_members", "can_change_info", "can_invite_users", "can_post_stories", "can_edit_stories", "can_delete_stories"]
+        rights = [
+            "can_be_edited",
+            "can_manage_chat",
+            "can_delete_messages",
+            "can_manage_video_chats",
+            "can_restrict_members",
+            "can_promote_members",
+            "can_change_info",
+            "can_invite_users",
+            "can_post_stories",
+            "can_edit_stories",
+            "can_delete_stories",
+        ]
         return {
             "status": "administrator",
             "user": user,

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GRACE_S = 20.0  # systemd and compose give 30 s; the rest is for closing connections
+FOLD_EVERY = 200  # journaled marks are folded into the inbox table this often
 MAX_BACKLOG = 300  # without a durable inbox: about what production pacing (15 cards/s) answers in the grace
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 
@@ -107,10 +108,13 @@ class Poller:
         self.fetcher: asyncio.Task[None] | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._conflict_logged = False
+        self._marked = 0
+        self._folding: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Re-queues what an earlier process left unanswered, then starts fetching and answering."""
         if self.inbox is not None:
+            await self.inbox.fold()  # marks journaled by an earlier process, perhaps a killed one
             left = await self.inbox.open_items()
             for item in left:
                 update = Update.de_json(json.loads(item.data), self.app.bot)
@@ -137,6 +141,7 @@ class Poller:
         for task in self._workers:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
+        await self.flush()
         if left:
             where = "kept in the inbox for the next start" if self.inbox is not None else "not confirmed to Telegram"
             log.warning("%d questions not answered before the stop; %s", left, where, extra={"event": "inbox"})
@@ -226,11 +231,29 @@ class Poller:
             await self._done(update.update_id)
 
     async def _done(self, update_id: int) -> None:
+        """Marks an answered update: in the journal at once, in the table in batches (``catalog.inbox``)."""
         self.answered += 1
         self._unanswered.discard(update_id)
         if self.inbox is None:
             return
         try:
-            await self.inbox.done(update_id)
-        except Exception:  # a full or locked disk must not stop the answers; at worst one is repeated
-            log.warning("could not mark update %s answered", update_id, exc_info=True)
+            self.inbox.mark(update_id)
+        except OSError:  # a full disk must not stop the answers; at worst this one is repeated after a crash
+            log.warning("could not journal update %s as answered", update_id)
+        self._marked += 1
+        if self._marked >= FOLD_EVERY and (self._folding is None or self._folding.done()):
+            self._marked = 0
+            self._folding = asyncio.create_task(self._fold())
+
+    async def _fold(self) -> None:
+        try:
+            await self.inbox.fold()  # type: ignore[union-attr]
+        except Exception:
+            log.warning("could not fold the answered-updates journal", exc_info=True)
+
+    async def flush(self) -> None:
+        """Folds every journaled mark into the inbox table."""
+        if self._folding is not None:
+            await asyncio.gather(self._folding, return_exceptions=True)
+        if self.inbox is not None:
+            await self._fold()
