@@ -501,21 +501,24 @@ def build_application(
     ``charts=False`` sends cards without their chart image (no matplotlib).
     """
     adapter = TelegramAdapter(service, charts=charts)
+    requests: list[BaseRequest] = [request or AiohttpRequest()]
     builder = (
         ApplicationBuilder()
         .token(token)
         .concurrent_updates(CONCURRENT_UPDATES)
-        .request(request or AiohttpRequest())
+        .request(requests[0])
         .post_init(adapter.set_commands)
     )
     if not webhook:  # the long poll gets its own single connection
-        builder = builder.get_updates_request(AiohttpRequest(pool_size=1))
+        requests.append(AiohttpRequest(pool_size=1))
+        builder = builder.get_updates_request(requests[-1])
     if base_url:
         builder = builder.base_url(base_url).base_file_url(base_file_url or file_url_for(base_url))
     if rate_limiter:
         builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
     app = builder.build()
     app.bot_data["adapter"] = adapter
+    app.bot_data["requests"] = requests  # closed by ``serve`` when start-up fails (PTB does not)
     app.add_handlers(
         [
             CommandHandler(MENU, adapter.command),
@@ -553,6 +556,12 @@ async def serve(
     """
     adapter: TelegramAdapter = app.bot_data["adapter"]
     poller: Poller | None = None
+    try:
+        await app.initialize()
+    except BaseException:  # a refused token or an unreachable server: PTB leaves the HTTP sessions open
+        for request in app.bot_data.get("requests", ()):
+            await request.shutdown()
+        raise
     async with app:
         if app.post_init:
             await app.post_init(app)

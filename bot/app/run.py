@@ -92,7 +92,9 @@ class Health:
             log.warning("could not write %s", self.path)
 
 
-async def run(settings: Settings, *, adapter_runner: Callable[..., Any] | None = None) -> int:
+async def run(
+    settings: Settings, *, adapter_runner: Callable[..., Any] | None = None, stop: asyncio.Event | None = None
+) -> int:
     """Starts every adapter under its own supervisor; returns the exit code once stopped by a signal.
 
     Adapters are independent: one that fails (bad token, platform unreachable) is logged and
@@ -103,10 +105,11 @@ async def run(settings: Settings, *, adapter_runner: Callable[..., Any] | None =
         log.error("no adapter to start: set DISCORD_BOT_TOKEN or TELEGRAM_BOT_TOKEN (see deploy/settings.example.env)")
         return 1
     service = await build_service(settings)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    if stop is None:  # tests pass their own
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
     health = Health(settings.data_dir() / HEALTH_FILE)
     runner = adapter_runner or _adapter
     tasks = [
@@ -157,7 +160,7 @@ async def supervise(
         delay = BACKOFF_S[min(attempt, len(BACKOFF_S)) - 1] * random.uniform(0.8, 1.2)
         health.set(name, "retrying", error=error.__class__.__name__, attempt=attempt, retry_in_s=round(delay, 1))
         log.error(
-            "adapter %s failed (%s); retrying in %.0f s, the other adapters keep running",
+            "adapter %s failed (%s); retrying in %.1f s, the other adapters keep running",
             name,
             error.__class__.__name__,
             delay,

@@ -574,6 +574,41 @@ async def test_a_429_mid_conversation_is_retried_and_the_conversation_goes_on(
     assert not telegram_api.calls_of("answerCallbackQuery")
 
 
+async def test_sends_are_retried_for_a_time_budget_not_a_count(
+    bot: Application, telegram_api: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six 429s in a row, or a second of 5xx, used to lose the card (three tries in all)."""
+    import bot.adapters.telegram_transport as transport
+
+    monkeypatch.setattr(transport, "FIRST_BACKOFF_S", 0.05)
+    monkeypatch.setattr(transport, "MAX_BACKOFF_S", 0.2)
+    telegram_api.fail_next("sendMessage", status=429, retry_after=0, times=6)
+    telegram_api.push_update(telegram_api.make_message("/help"))
+    await wait_sent(telegram_api, 777, 1)
+    telegram_api.fail_next("sendMessage", status=502, times=6)
+    telegram_api.push_update(telegram_api.make_message(FIT))
+    await wait_sent(telegram_api, 777, 2)
+    statuses = [e.status for e in telegram_api.exchanges if e.method == "sendMessage"]
+    assert statuses == [429] * 6 + [200] + [502] * 6 + [200]
+
+
+async def test_a_second_poller_on_the_token_is_one_clear_error_not_a_traceback_per_poll(
+    bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.adapters.telegram_poller as poller
+
+    monkeypatch.setattr(poller, "BACKOFF_S", (0.05,))
+    with caplog.at_level(logging.INFO):
+        telegram_api.fail_next(
+            "getUpdates", status=409, times=5, description="Conflict: terminated by other getUpdates"
+        )
+        telegram_api.push_update(telegram_api.make_message("/help"))
+        await wait_sent(telegram_api, 777, 1)  # polling goes on once the other one is gone
+    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(problems) == 1 and "another process is polling" in problems[0].getMessage()
+    assert not problems[0].exc_info
+
+
 async def test_errors_are_logged_and_answered_with_an_apology(
     bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
