@@ -114,6 +114,7 @@ class CircuitBreaker:
     ) -> None:
         self.failures, self.cooldown_s, self.clock = failures, cooldown_s, clock
         self._count = 0
+        self.last_key = "hub.unavailable"  # why the last failure failed: what an open breaker answers
         self._opened_at: float | None = None
         self._probing = False
         self._lock = threading.Lock()
@@ -131,9 +132,11 @@ class CircuitBreaker:
             self._probing = True  # half-open: one probe
             return True
 
-    def record(self, ok: bool) -> None:
+    def record(self, ok: bool, key: str = "hub.unavailable") -> None:
         with self._lock:
             self._probing = False
+            if not ok:
+                self.last_key = key
             if ok:
                 self._count, self._opened_at = 0, None
                 return
@@ -518,16 +521,16 @@ class HubClient:
             ref = parse_repo_ref(ref)
         if self.offline:
             raise HubUnavailable("hub.offline", repo=ref.repo_id)
-        if not self.breaker.allow():
-            raise HubUnavailable("hub.unavailable", repo=ref.repo_id, status="circuit open")
+        if not self.breaker.allow():  # the hub keeps failing: say so now, as the last failure did
+            raise HubUnavailable(self.breaker.last_key, repo=ref.repo_id)
         try:
             async with asyncio.timeout(self.timeout_s * LOOKUP_DEADLINE_FACTOR):
                 model = await self._lookup(ref)
         except TimeoutError:
-            self.breaker.record(False)
+            self.breaker.record(False, "hub.timeout")
             raise HubUnavailable("hub.timeout", repo=ref.repo_id) from None
-        except HubUnavailable:
-            self.breaker.record(False)
+        except HubUnavailable as exc:
+            self.breaker.record(False, exc.key)
             raise
         except HubError:
             self.breaker.record(True)  # the hub answered (404, bad data, ...): it is up

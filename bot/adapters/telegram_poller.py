@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import sqlite3
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -114,18 +115,25 @@ class Poller:
     async def start(self) -> None:
         """Re-queues what an earlier process left unanswered, then starts fetching and answering."""
         if self.inbox is not None:
-            await self.inbox.fold()  # marks journaled by an earlier process, perhaps a killed one
-            left = await self.inbox.open_items()
-            for item in left:
-                update = Update.de_json(json.loads(item.data), self.app.bot)
-                self.queue.put(item.user_key, update)
-            last = await self.inbox.last_update_id()
-            self.offset = last + 1 if last is not None else None
-            if left:
-                log.info("answering %d questions left from before the restart", len(left), extra={"event": "inbox"})
-            await self.inbox.prune()
+            try:
+                await self._resume()
+            except (sqlite3.Error, OSError, ValueError):  # a locked or damaged inbox must not stop the bot
+                log.warning("the inbox could not be read; starting without the questions left in it", exc_info=True)
         self._workers = [asyncio.create_task(self._work(), name=f"tg-worker-{i}") for i in range(self.workers)]
         self.fetcher = asyncio.create_task(self._fetch(), name="tg-poller")
+
+    async def _resume(self) -> None:
+        assert self.inbox is not None
+        await self.inbox.fold()  # marks journaled by an earlier process, perhaps a killed one
+        left = await self.inbox.open_items()
+        for item in left:
+            update = Update.de_json(json.loads(item.data), self.app.bot)
+            self.queue.put(item.user_key, update)
+        last = await self.inbox.last_update_id()
+        self.offset = last + 1 if last is not None else None
+        if left:
+            log.info("answering %d questions left from before the restart", len(left), extra={"event": "inbox"})
+        await self.inbox.prune()
 
     async def stop(self) -> None:
         """Stops fetching now; gives queued and in-flight answers ``grace_s``; leaves the rest in the inbox."""
@@ -184,6 +192,11 @@ class Poller:
                 log.warning("getUpdates failed (%s); trying again in %.0f s", exc.__class__.__name__, wait)
                 await asyncio.sleep(wait)
                 continue
+            except TelegramError as exc:  # anything else Telegram says: keep polling, slower
+                failures += 1
+                log.warning("getUpdates refused (%s); trying again", exc.__class__.__name__)
+                await asyncio.sleep(BACKOFF_S[min(failures, len(BACKOFF_S)) - 1])
+                continue
             if failures and self._conflict_logged:
                 log.info("polling again: the other instance stopped")
             failures, self._conflict_logged = 0, False
@@ -203,13 +216,18 @@ class Poller:
     async def _take(self, updates: Sequence[Update]) -> None:
         """Persist the batch, then queue what is new; the next getUpdates confirms it to Telegram."""
         ids = [u.update_id for u in updates]
+        fresh: list[Update] | None = None
         if self.inbox is not None:
             from catalog.inbox import InboxItem
 
-            new_ids = await self.inbox.is_new(ids)
-            fresh = [u for u in updates if u.update_id in new_ids]
-            await self.inbox.add([InboxItem(u.update_id, user_key(u), json.dumps(u.to_dict())) for u in fresh])
-        else:
+            try:
+                new_ids = await self.inbox.is_new(ids)
+                fresh = [u for u in updates if u.update_id in new_ids]
+                await self.inbox.add([InboxItem(u.update_id, user_key(u), json.dumps(u.to_dict())) for u in fresh])
+            except (sqlite3.Error, OSError):  # locked or full: answer anyway, only not durably
+                log.warning("the inbox cannot be written; answering %d updates without it", len(ids), exc_info=True)
+                fresh = None
+        if fresh is None:
             fresh = list(updates)
             self._unanswered.update(u.update_id for u in fresh)
         self.offset = max(ids) + 1

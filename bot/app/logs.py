@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import sys
+import time
 from collections.abc import Iterable
 
 _RESERVED = set(vars(logging.makeLogRecord({})))
@@ -42,9 +43,9 @@ class Redactor(logging.Filter):
         except Exception:  # a bad format string: keep what there is
             message = str(record.msg)
         record.msg, record.args = self.redact(message), None
-        if record.exc_info:
+        if record.exc_info and not record.exc_text:
+            # formatters use the cached text instead of formatting the exception again
             record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
         elif record.exc_text:
             record.exc_text = self.redact(record.exc_text)
         if record.stack_info:
@@ -71,6 +72,12 @@ class JsonLines(logging.Formatter):
         if record.exc_text:
             line["exc"] = record.exc_text
         return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def emit(level: str, message: str, **fields: object) -> None:
+    """One JSON line on stderr without configuring logging (for errors before the settings are known)."""
+    line = {"ts": round(time.time(), 3), "level": level, "logger": "fitbot", "msg": message, **fields}
+    print(json.dumps(line, ensure_ascii=False, default=str), file=sys.stderr)
 
 
 def setup_logging(level: str, secrets: Iterable[str] = ()) -> Redactor:

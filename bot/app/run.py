@@ -20,7 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.app.logs import JsonLines, setup_logging
+from bot.app.logs import JsonLines, emit, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
 from bot.service import Service
@@ -292,10 +292,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
     except Exception as exc:  # pydantic's message names the variable, never its value for secrets
-        setup_logging("INFO")
-        log.critical(
-            "invalid settings: %s", _settings_error(exc), extra={"event": "startup_failed", "error": "invalid settings"}
-        )
+        emit("CRITICAL", f"invalid settings: {_settings_error(exc)}", event="startup_failed")
         return 2
     if args.command == "run":
         return main_run(settings)
