@@ -235,7 +235,7 @@ async def test_only_admins_change_a_groups_shared_settings_and_others_hear_why(s
 
 async def test_a_ram_the_parser_refuses_is_not_answered_with_saved(service, store):
     reply = await service.answer("/mygpu 4090 ram 2049", user=ALICE)
-    assert reply.tone.value == "warn" and "2048" in reply.summary and "nothing" in reply.summary
+    assert reply.tone.value == "warn" and "2048" in reply.summary and "not save" in reply.summary
     assert (await store.prefs.user(ALICE.id)).gpu_id is None  # nothing half-saved
     assert (await service.answer("/mygpu 4090 ram 64", user=ALICE)).kind == "settings"
     assert (await store.prefs.user(ALICE.id)).ram_gb == 64
