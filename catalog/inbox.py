@@ -10,16 +10,18 @@
   process) and folded into the table in batches (``fold``). Writing each mark to SQLite at once
   queued it behind other writers' locks and fsyncs for up to ~0.3 s, and a SIGKILL in that
   window repeated the answers sent in it.
-* ``dc_pending``: Discord interactions that were deferred ("thinking…") and not yet answered. A
-  process killed with SIGKILL cannot answer them; the next start edits each one that is still
-  young enough (Discord keeps interaction tokens 15 minutes) to a short "restarted, ask again".
+* ``DeferredJournal``: Discord interactions that were deferred ("thinking…") and not yet answered,
+  in a small file next to the database. A process killed with SIGKILL cannot answer them; the next
+  start edits each one that is still young enough (Discord keeps interaction tokens 15 minutes) to
+  a short "restarting, ask again".
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import aiosqlite
@@ -35,14 +37,6 @@ async def m004_inbox(db: aiosqlite.Connection) -> None:
         " received_at REAL NOT NULL, done_at REAL)"
     )
     await db.execute("CREATE INDEX tg_inbox_open ON tg_inbox (done_at, update_id)")
-
-
-async def m005_pending_interactions(db: aiosqlite.Connection) -> None:
-    """Deferred Discord interactions whose answer has not gone out yet."""
-    await db.execute(
-        "CREATE TABLE dc_pending (interaction_id TEXT PRIMARY KEY, application_id TEXT NOT NULL,"
-        " token TEXT NOT NULL, locale TEXT, created REAL NOT NULL)"
-    )
 
 
 @dataclass(frozen=True)
@@ -62,7 +56,7 @@ class PendingInteraction:
 
 
 class InboxStore:
-    """The only SQL for ``tg_inbox`` and ``dc_pending``."""
+    """The only SQL for ``tg_inbox``."""
 
     def __init__(self, db: aiosqlite.Connection, journal: Path | None = None) -> None:
         self._db = db
@@ -148,19 +142,58 @@ class InboxStore:
         )
         return cur.rowcount
 
-    # ---- Discord
+    # ---- Discord: a journal file, so a hold is on disk before the defer goes out
 
-    async def hold(self, item: PendingInteraction) -> None:
-        await self._db.execute(
-            "INSERT OR REPLACE INTO dc_pending VALUES (?, ?, ?, ?, ?)",
-            (item.interaction_id, item.application_id, item.token, item.locale, item.created),
-        )
 
-    async def release(self, interaction_id: str) -> None:
-        await self._db.execute("DELETE FROM dc_pending WHERE interaction_id = ?", (interaction_id,))
+class DeferredJournal:
+    """Deferred Discord interactions not yet answered, as JSON lines ("hold" / "release") in one file.
 
-    async def held(self) -> list[PendingInteraction]:
-        """Deferred interactions left by an earlier process; expired ones are deleted, not returned."""
-        await self._db.execute("DELETE FROM dc_pending WHERE created < ?", (time.time() - INTERACTION_TOKEN_S,))
-        async with self._db.execute("SELECT * FROM dc_pending ORDER BY created") as cur:
-            return [PendingInteraction(*row) async for row in cur]
+    A hold is written (one ``write``, no fsync: it survives a killed process) *before* the defer
+    is sent, so no interaction can be on "thinking…" without a record; a record without a defer
+    is harmless (its edit fails and is dropped). The file is emptied whenever nothing is held.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.open: set[str] = set()
+
+    def _append(self, record: dict[str, object]) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (json.dumps(record) + "\n").encode())
+        finally:
+            os.close(fd)
+
+    def hold(self, item: PendingInteraction) -> None:
+        self._append({"op": "hold", **asdict(item)})
+        self.open.add(item.interaction_id)
+
+    def release(self, interaction_id: str) -> None:
+        self.open.discard(interaction_id)
+        if not self.open:
+            self.path.unlink(missing_ok=True)  # nothing held: start the file afresh
+        else:
+            self._append({"op": "release", "interaction_id": interaction_id})
+
+    def held(self) -> list[PendingInteraction]:
+        """What an earlier process left held and young enough to edit (Discord keeps tokens 15 minutes)."""
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        holds: dict[str, PendingInteraction] = {}
+        for line in lines:
+            try:
+                record = json.loads(line)
+                if record.pop("op") == "hold":
+                    holds[record["interaction_id"]] = PendingInteraction(**record)
+                else:
+                    holds.pop(record["interaction_id"], None)
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by the crash
+        young = time.time() - INTERACTION_TOKEN_S
+        return [h for h in holds.values() if h.created >= young]
+
+    def clear(self) -> None:
+        self.open.clear()
+        self.path.unlink(missing_ok=True)

@@ -36,7 +36,7 @@ from catalog.hub import (
     parse_repo_ref,
     require_quant,
 )
-from catalog.inbox import InboxStore, m004_inbox, m005_pending_interactions
+from catalog.inbox import DeferredJournal, InboxStore, m004_inbox
 from catalog.migrations import Migration, migrate
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
@@ -58,7 +58,6 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m002_preferences,
     m003_query_log,
     m004_inbox,
-    m005_pending_interactions,
 )
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
 FILE_MODE = 0o600  # preferences are personal data: owner only (SQLite gives -wal/-shm the same mode)
@@ -113,6 +112,7 @@ class UserDataStore:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
+        self._deferred: DeferredJournal | None = None
 
     async def open(self) -> Self:
         """Open, creating (mode 600) and migrating; a corrupt file is moved aside and a fresh one started.
@@ -182,6 +182,13 @@ class UserDataStore:
 
     def query_log(self, retention_days: int = 90) -> QueryLog:
         return QueryLog(self.db, timedelta(days=retention_days))
+
+    @property
+    def deferred(self) -> DeferredJournal:
+        """Deferred Discord interactions (one journal per data directory, shared by every shard)."""
+        if self._deferred is None:
+            self._deferred = DeferredJournal(self.path.with_name(self.path.name + ".deferred"))
+        return self._deferred
 
     @property
     def inbox(self) -> InboxStore:

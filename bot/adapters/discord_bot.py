@@ -62,7 +62,7 @@ from core.models import Catalog, Engine, KvCacheType
 from locales import Lang, lang_of, t
 
 if TYPE_CHECKING:
-    from catalog.inbox import InboxStore
+    from catalog.inbox import DeferredJournal
 
 log = logging.getLogger(__name__)
 GRACE_S = 20.0  # a stop gives answers in flight this long (systemd and compose allow 30 s in all)
@@ -479,9 +479,9 @@ class FitBotMixin:
         self._held: set[int] = set()
 
     @property
-    def inbox(self) -> InboxStore | None:
+    def deferred(self) -> DeferredJournal | None:
         store = self.service.store
-        return store.inbox if store is not None else None
+        return store.deferred if store is not None else None
 
     async def setup_hook(self) -> None:
         """Translator, commands, the persistent button handler, then a sync if the commands changed."""
@@ -562,23 +562,23 @@ class FitBotMixin:
 
     async def _defer(self, interaction: discord.Interaction, edit: bool) -> bool:
         if not interaction.response.is_done():
+            self._hold(interaction)  # on disk before "thinking…" shows, for the next start after a crash
             await interaction.response.defer(thinking=not edit)
             if interaction.id in self._answering:
                 self._answering[interaction.id] = (interaction, True)
-            await self._hold(interaction)
         return True
 
     # ---- stopping without leaving anyone on "thinking…"
 
-    async def _hold(self, interaction: discord.Interaction) -> None:
+    def _hold(self, interaction: discord.Interaction) -> None:
         """Records a deferred interaction, so a crash before its answer can be fixed by the next start."""
-        inbox = self.inbox
-        if inbox is None:
+        journal = self.deferred
+        if journal is None:
             return
         from catalog.inbox import PendingInteraction
 
         try:
-            await inbox.hold(
+            journal.hold(
                 PendingInteraction(
                     str(interaction.id),
                     str(interaction.application_id),
@@ -588,17 +588,17 @@ class FitBotMixin:
                 )
             )
             self._held.add(interaction.id)
-        except Exception:
-            log.warning("could not record a deferred interaction", exc_info=True)
+        except OSError:
+            log.warning("could not record a deferred interaction")
 
     async def _release(self, interaction_id: int) -> None:
-        inbox = self.inbox
-        if inbox is None:
+        journal = self.deferred
+        if journal is None:
             return
         try:
-            await inbox.release(str(interaction_id))
-        except Exception:
-            log.warning("could not release a deferred interaction", exc_info=True)
+            journal.release(str(interaction_id))
+        except OSError:
+            log.warning("could not release a deferred interaction")
 
     async def drain(self, grace_s: float) -> int:
         """Stop taking questions; give answers in flight ``grace_s``, then tell the rest to ask again.
@@ -631,14 +631,11 @@ class FitBotMixin:
 
     async def recover_pending(self) -> int:
         """After a crash: edits each deferred interaction a dead process left on "thinking…" (15 min tokens)."""
-        inbox = self.inbox
-        if inbox is None:
+        journal = self.deferred
+        if journal is None:
             return 0
-        try:
-            held = await inbox.held()
-        except Exception:
-            log.warning("could not read deferred interactions", exc_info=True)
-            return 0
+        held = journal.held()
+        journal.clear()
         fixed = 0
         for item in held:
             try:
@@ -647,7 +644,6 @@ class FitBotMixin:
                 fixed += 1
             except (discord.HTTPException, ValueError):
                 log.info("a deferred interaction from before the restart could not be edited (expired)")
-            await inbox.release(item.interaction_id)
         if fixed:
             log.warning("told %d askers left on 'thinking…' by the previous process to ask again", fixed)
         return fixed

@@ -125,7 +125,7 @@ async def test_sigterm_finishes_answers_in_flight_or_says_ask_again(
     assert sum(t("en", "discord.restarting") == x for x in texts) == 20
     late_reply = await discord_api.wait_request("POST", f"/interactions/{late['id']}/")
     assert late_reply.json["data"]["content"] == t("en", "discord.restarting")
-    assert await store.inbox.held() == []
+    assert store.deferred.held() == []
 
 
 async def test_answers_that_finish_within_the_grace_are_delivered(
@@ -161,7 +161,7 @@ async def test_after_a_crash_the_next_start_fixes_interactions_left_on_thinking(
     await crashed.close()  # no drain, no answers: what SIGKILL leaves (the socket closed, nothing told)
     with contextlib.suppress(asyncio.CancelledError, Exception):
         await asyncio.wait_for(task, 5)
-    assert len(discord_api.thinking()) == 5 and len(await store.inbox.held()) == 5
+    assert len(discord_api.thinking()) == 5 and len(store.deferred.held()) == 5
     async with started(discord_api, Service(catalog, store=store)):
         for _ in range(50):
             if not discord_api.thinking():
@@ -170,4 +170,4 @@ async def test_after_a_crash_the_next_start_fixes_interactions_left_on_thinking(
     assert discord_api.thinking() == []
     texts = [r.json.get("content") for r in discord_api.requests_to("PATCH", "/messages/@original")]
     assert texts == [t("de", "discord.restarting")] * 5
-    assert await store.inbox.held() == []
+    assert store.deferred.held() == []
