@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 GRACE_S = 20.0  # systemd and compose give 30 s; the rest is for closing connections
+FINISH_S = 5.0  # the end of the grace: answers under way finish, no new one starts
 FOLD_EVERY = 200  # journaled marks are folded into the inbox table this often
 MAX_BACKLOG = 300  # without a durable inbox: about what production pacing (15 cards/s) answers in the grace
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
@@ -110,6 +111,8 @@ class Poller:
         self._workers: list[asyncio.Task[None]] = []
         self._conflict_logged = False
         self._marked = 0
+        self._closing = False
+        self._put_back = 0
         self._folding: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -136,16 +139,25 @@ class Poller:
         await self.inbox.prune()
 
     async def stop(self) -> None:
-        """Stops fetching now; gives queued and in-flight answers ``grace_s``; leaves the rest in the inbox."""
+        """Stops fetching now; gives queued and in-flight answers ``grace_s``; leaves the rest in the inbox.
+
+        The last ``FINISH_S`` of the grace take no new update: the answers under way finish instead of
+        being cut off mid-send (a cut-off answer Telegram already took would be sent again later).
+        """
         if self.fetcher is not None:
             self.fetcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.fetcher
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.grace_s
+        finish = min(FINISH_S, self.grace_s / 2)
+        deadline = loop.time() + self.grace_s - finish
         while (len(self.queue) or self._in_flight) and loop.time() < deadline:
             await asyncio.sleep(0.05)
-        left = len(self.queue) + len(self._in_flight)
+        self._closing = True  # workers take nothing new; what they hold gets ``finish`` seconds
+        deadline = loop.time() + finish
+        while self._in_flight and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        left = len(self.queue) + len(self._in_flight) + self._put_back
         for task in self._workers:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
@@ -239,6 +251,10 @@ class Poller:
     async def _work(self) -> None:
         while True:
             update = await self.queue.get()
+            if self._closing:  # stays open in the inbox: answered after the next start
+                self._put_back += 1
+                self._unanswered.add(update.update_id)
+                return
             self._in_flight.add(update.update_id)
             try:
                 await self.app.process_update(update)  # handler errors go to the error handler, not here

@@ -71,7 +71,7 @@ async def test_a_stop_with_a_backlog_loses_nothing_and_answers_the_rest_once_aft
         service = Service(catalog, store=store)
         want = await expected_texts(service, asks)
         first = build_application(service, TOKEN, base_url=telegram_api.base_url, charts=False)  # paced: 30/s
-        async with serve(first, poll_timeout=1, grace_s=0.3):
+        async with serve(first, poll_timeout=1, grace_s=2.0):
             for chat, text in asks:
                 telegram_api.push_update(telegram_api.make_message(text, chat_id=chat))
             await wait_for(telegram_api, 20, 20)
