@@ -55,3 +55,19 @@ def test_only_the_first_refusal_in_a_window_gets_a_slow_down_card():
     assert limits.first_notice("tg:2")  # others are told on their own
     clock.now += 61
     assert limits.first_notice("tg:1")  # a new window, one more card
+
+
+async def test_queued_updates_are_served_round_robin_across_users():
+    """Under global pacing the order of answers is the order of waiting: one flooder must not go first."""
+    from types import SimpleNamespace
+
+    from bot.adapters.telegram_poller import FairQueue
+
+    queue = FairQueue()
+    for i in range(300):
+        queue.put("flooder", SimpleNamespace(update_id=i, who="flooder"))
+    for user in ("a", "b", "c"):
+        queue.put(user, SimpleNamespace(update_id=1000, who=user))
+    served = [(await queue.get()).who for _ in range(8)]
+    assert served[:4] == ["flooder", "a", "b", "c"]  # everyone's next question before the flooder's second
+    assert served[4:] == ["flooder"] * 4 and len(queue) == 300 - 5

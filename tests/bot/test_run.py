@@ -204,3 +204,20 @@ async def test_the_token_never_reaches_the_logs(tmp_path, capfd, monkeypatch, fa
     assert logged.count("\n") > 3 and ("adapter_failed" in logged or failure == "debug")
     assert TOKEN not in logged and TOKEN.split(":")[1] not in logged
     assert "«redacted»" in logged or failure in ("redirect loop", "invalid url")
+
+
+async def test_start_up_errors_are_json_lines(tmp_path):
+    """An unusable data directory or invalid settings: JSON log lines with an event, not a raw traceback."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the data directory should be")
+    for extra in ({"FITBOT_DATA_DIR": str(blocker / "data")}, {"RATE_USER_PER_MINUTE": "lots"}):
+        env = {**os.environ, "TELEGRAM_BOT_TOKEN": TOKEN, "HF_HUB_OFFLINE": "1", **extra}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.app.cli", "run", cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        lines = err.decode().strip().splitlines()
+        assert proc.returncode in (1, 2) and lines
+        parsed = [json.loads(line) for line in lines]  # every line is JSON
+        assert any(p.get("event") == "startup_failed" for p in parsed)
+        assert TOKEN not in err.decode()

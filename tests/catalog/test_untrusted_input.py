@@ -135,3 +135,24 @@ async def test_a_slow_hub_neither_fills_the_default_executor_nor_is_asked_foreve
     with pytest.raises(HubUnavailable):
         await client.lookup("fitbot-test/crawl")
     assert time.perf_counter() - started < 0.1 and len(hub.requests_for("fitbot-test/crawl")) == asked
+
+
+async def test_a_redirect_loop_at_the_hub_is_a_clear_unreachable_not_an_internal_error():
+    from aiohttp import web
+
+    async def loop(request: web.Request) -> web.Response:
+        raise web.HTTPFound(str(request.url))
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", loop)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        with pytest.raises(HubUnavailable) as info:
+            await HubClient(timeout_s=2.0, endpoint=f"http://127.0.0.1:{port}").lookup("fitbot-test/dense-8b")
+        assert info.value.key == "hub.unreachable"
+    finally:
+        await runner.cleanup()
