@@ -87,7 +87,7 @@ async def run(args: argparse.Namespace) -> None:
         f"  others' wait: p50 {statistics.median(waits):.2f} s, p90 {waits[int(0.9 * (len(waits) - 1))]:.2f} s,"
         f" max {waits[-1]:.2f} s; {unanswered} unanswered, {wrong} not their card"
     )
-    print(f"  flooder: {len(mine) - cards} answers, {cards} slow-down cards, {args.flood - len(mine)} refused silently")
+    print(f"  flooder: {len(mine) - cards} answer messages, {cards} slow-down card(s), the rest refused silently")
 
 
 def main() -> None:
