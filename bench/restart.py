@@ -254,12 +254,12 @@ def main() -> None:
     parser.add_argument("--grace", type=float, default=20.0, help="Discord drain grace (production: 20 s)")
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the rest after a restart")
     parser.add_argument("--json", action="store_true", help="also print the figures as JSON")
-    parser.add_argument("--quick", action="store_true", help="a few seconds' smoke run (CI): 60 questions")
+    parser.add_argument("--quick", action="store_true", help="a short smoke run: 30 questions, 2 s Discord grace")
     parser.add_argument("--discord-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
-        args.backlog, args.timeout = 60, 60.0
+        args.backlog, args.timeout, args.grace = 30, 60.0, 2.0
     if args.discord_child:
         asyncio.run(discord_child(args.discord_child, args.data, args.grace))
     else:

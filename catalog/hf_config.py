@@ -271,7 +271,7 @@ def _spec_from_config(
             vocab_size=vocab,
             max_context=max_ctx,
             tied_embeddings=tied,
-            native_dtype=_dtype(cfg),
+            native_dtype=_dtype(cfg),  # type: ignore[arg-type]  # _dtype returns one of the allowed literals
             provenance=provenance,
             **fields,
         )

@@ -8,6 +8,7 @@ so a rebuild can never lose it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
 from datetime import UTC, datetime
@@ -38,7 +39,7 @@ class CatalogStore:
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            return await self._load()
+            return await self._load_retrying()
         except (sqlite3.DatabaseError, ValidationError) as exc:  # ValidationError: a row that cannot be read back
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
@@ -49,6 +50,17 @@ class CatalogStore:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
             return await self._load()
+
+    async def _load_retrying(self) -> Catalog:
+        """``_load``; a start racing another process's that SQLite answers "locked" at once is tried again."""
+        for attempt in range(5):
+            try:
+                return await self._load()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 4:
+                    raise
+                await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _load(self) -> Catalog:
         async with aiosqlite.connect(self.path, isolation_level=None) as db:
@@ -104,7 +116,8 @@ class CatalogStore:
             async with db.execute(sql) as cur:
                 return [row[0] async for row in cur]
 
-        meta = dict(await (await db.execute("SELECT key, value FROM meta")).fetchall())  # type: ignore[arg-type]
+        async with db.execute("SELECT key, value FROM meta") as cur:
+            meta: dict[str, str] = {str(k): str(v) async for k, v in cur}
         return Catalog(
             gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),
             models=tuple(

@@ -59,6 +59,7 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m003_query_log,
     m004_inbox,
 )
+LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
 FILE_MODE = 0o600  # preferences are personal data: owner only (SQLite gives -wal/-shm the same mode)
 
@@ -137,6 +138,18 @@ class UserDataStore:
         return self
 
     async def _connect(self) -> aiosqlite.Connection:
+        """Connect and migrate; a start racing another process's is tried again (see ``_connect_once``)."""
+        for attempt in range(LOCKED_RETRIES):
+            try:
+                return await self._connect_once()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == LOCKED_RETRIES - 1:
+                    raise
+                await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _connect_once(self) -> aiosqlite.Connection:
+        """Some lock steps (switching a fresh file to WAL) answer "locked" without waiting the busy timeout."""
         db = await aiosqlite.connect(self.path, isolation_level=None)  # autocommit; migrate() opens its own
         try:
             await db.execute(f"PRAGMA busy_timeout={MIGRATION_WAIT_MS}")  # before anything that takes a lock
