@@ -75,11 +75,8 @@ def _quant(row: dict[str, Any]) -> QuantSpec:
 def _size(row: dict[str, Any]) -> QuantSize:
     prov = _provenance(row)
     return QuantSize(
-        model_id=row["model"],
-        quant_id=row["quant"].upper(),
-        size_bytes=int(row["size_bytes"]),
-        repo=row.get("repo"),
-        provenance=prov,
+        model_id=row["model"], quant_id=row["quant"].upper(), size_bytes=int(row["size_bytes"]),
+        repo=row.get("repo"), provenance=prov,
     )
 
 

@@ -368,31 +368,21 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
     if tp:
         link = hardware.gpu.interconnect
         scale = count * TP_SCALING[link]
-        rates = base.model_copy(
-            update={
-                "bandwidth_bytes_per_s": base.bandwidth_bytes_per_s * scale,
-                "gemm_flops_per_s": base.gemm_flops_per_s * scale,
-            }
-        )
+        rates = base.model_copy(update={
+            "bandwidth_bytes_per_s": base.bandwidth_bytes_per_s * scale,
+            "gemm_flops_per_s": base.gemm_flops_per_s * scale,
+        })
         extra = 2 * model.n_layers * TP_ALLREDUCE_S[link]
         notes.append(f"tensor parallel x{count} over {link}: {TP_SCALING[link]:.0%} scaling, all-reduce per layer")
     elif count > 1:
         extra = (count - 1) * LAYER_SPLIT_HOP_S
         notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
-    return _System(
-        rates=rates,
-        count=count,
-        tensor_parallel=tp,
-        extra_decode_s=extra,
-        ram_bytes_per_s=ram_bw,
-        ram_default=ram_default,
-        notes=tuple(notes),
-    )
+    return _System(rates=rates, count=count, tensor_parallel=tp, extra_decode_s=extra, ram_bytes_per_s=ram_bw,
+                   ram_default=ram_default, notes=tuple(notes))
 
 
-def _split_bytes(
-    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, context: int
-) -> tuple[float, float, float, float]:
+def _split_bytes(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
+                 context: int) -> tuple[float, float, float, float]:
     """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token.
 
     Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
@@ -419,9 +409,8 @@ def _bpw(model: ModelSpec, w: WeightEstimate) -> float:
     return 8.0 * w.total_bytes / model.total_params
 
 
-def _ubatch_ram_share(
-    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, ubatch: int, context: int
-) -> float:
+def _ubatch_ram_share(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
+                      ubatch: int, context: int) -> float:
     """Share of the weights one ubatch touches that sit in system RAM (and so cross PCIe).
 
     Expert offload: the touched routed experts of the CPU layers, which for a 512-token ubatch are
@@ -437,43 +426,20 @@ def _ubatch_ram_share(
     return min(1.0, ram_w / max(token_read_bytes(model, w), 1.0))
 
 
-def _decode_time(
-    model: ModelSpec,
-    w: WeightEstimate,
-    placement: Placement,
-    workload: Workload,
-    context: int,
-    quant_id: str | None,
-    system: _System,
-) -> float:
+def _decode_time(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
+                 context: int, quant_id: str | None, system: _System) -> float:
     gpu_w, ram_w, gpu_kv, ram_kv = _split_bytes(model, w, placement, workload, context)
     factor = quant_factors(quant_id, _bpw(model, w))[0]
     return decode_time_s(
-        gpu_weight_bytes=gpu_w,
-        kv_bytes=gpu_kv,
-        attention_flops=decode_attention_flops(model, context),
-        bandwidth=system.rates.bandwidth_bytes_per_s,
-        gemm_flops=system.rates.gemm_flops_per_s,
-        layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers,
-        quant_factor=factor,
-        ram_bytes=ram_w,
-        ram_kv_bytes=ram_kv,
-        ram_bandwidth=system.ram_bytes_per_s,
-        extra_s=system.extra_decode_s,
+        gpu_weight_bytes=gpu_w, kv_bytes=gpu_kv, attention_flops=decode_attention_flops(model, context),
+        bandwidth=system.rates.bandwidth_bytes_per_s, gemm_flops=system.rates.gemm_flops_per_s,
+        layer_latency_s=system.rates.layer_latency_s, n_layers=model.n_layers, quant_factor=factor,
+        ram_bytes=ram_w, ram_kv_bytes=ram_kv, ram_bandwidth=system.ram_bytes_per_s, extra_s=system.extra_decode_s,
     )
 
 
-def _prompt_time(
-    model: ModelSpec,
-    w: WeightEstimate,
-    placement: Placement,
-    workload: Workload,
-    n_tokens: int,
-    depth: int,
-    quant_id: str | None,
-    system: _System,
-) -> float:
+def _prompt_time(model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload,
+                 n_tokens: int, depth: int, quant_id: str | None, system: _System) -> float:
     ubatch = max(1, min(workload.n_ubatch, n_tokens))
     chunks = math.ceil(n_tokens / ubatch)
     touched = touched_weight_bytes(model, w, ubatch)
@@ -487,18 +453,12 @@ def _prompt_time(
         extra = system.extra_decode_s
     no_fa = PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
     return no_fa * prefill_time_s(
-        n_tokens=n_tokens,
-        n_ubatches=chunks,
-        gemm_params=gemm_params_per_token(model),
+        n_tokens=n_tokens, n_ubatches=chunks, gemm_params=gemm_params_per_token(model),
         attention_flops=prefill_attention_flops(model, n_tokens, depth),
-        ubatch_weight_bytes=touched * (1.0 - ram_share),
-        bandwidth=system.rates.bandwidth_bytes_per_s,
-        gemm_flops=system.rates.gemm_flops_per_s,
-        layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers,
-        quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
-        ubatch_pcie_bytes=touched * ram_share,
-        ubatch_extra_s=extra,
+        ubatch_weight_bytes=touched * (1.0 - ram_share), bandwidth=system.rates.bandwidth_bytes_per_s,
+        gemm_flops=system.rates.gemm_flops_per_s, layer_latency_s=system.rates.layer_latency_s,
+        n_layers=model.n_layers, quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
+        ubatch_pcie_bytes=touched * ram_share, ubatch_extra_s=extra,
     )
 
 
@@ -584,20 +544,14 @@ def concurrency(
     t_mem = read / system.rates.bandwidth_bytes_per_s
     t_mem += model.n_layers * system.rates.layer_latency_s + system.extra_decode_s
     t_compute = batch * 2.0 * gemm_params_per_token(model) / system.rates.gemm_flops_per_s
-    t_attention = (
-        batch * decode_attention_flops(model, workload.context) / (ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
-    )
+    t_attention = batch * decode_attention_flops(model, workload.context) / (
+        ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
     step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
     return Concurrency(
-        sequences_fit=int(fit),
-        users=users,
-        kv_budget_bytes=int(budget),
-        kv_bytes_per_sequence=int(per_seq),
-        batch=batch if fit > 0 else 0,
-        aggregate_tokens_per_s=aggregate,
-        per_user_tokens_per_s=aggregate / users,
-        compute_bound=t_compute > t_mem,
+        sequences_fit=int(fit), users=users, kv_budget_bytes=int(budget), kv_bytes_per_sequence=int(per_seq),
+        batch=batch if fit > 0 else 0, aggregate_tokens_per_s=aggregate,
+        per_user_tokens_per_s=aggregate / users, compute_bound=t_compute > t_mem,
     )
 
 
