@@ -174,9 +174,7 @@ async def run(args: argparse.Namespace) -> None:
                     pushed_at[a.chat].append(time.monotonic())
                     api.push_update(update)
                 limit = Settings(_env_file=None).rate_user_per_minute  # the child's default limit
-                verdict, last = await wait_for_responses(
-                    tally, burst, expected, args.timeout, args.grace, limit=limit
-                )
+                verdict, last = await wait_for_responses(tally, burst, expected, args.timeout, args.grace, limit=limit)
                 if injector is not None:
                     injector.cancel()
                 verdict = verify(burst, expected, tally, pushed_at, limit=limit)
