@@ -11,8 +11,9 @@ at once, interleaved.
 
 The production ``AIORateLimiter(max_retries=3)`` is in the path, but with its pacing switched off
 (overall and group rate 0): its defaults let out 30 messages a second, Telegram's own broadcast
-limit, so a burst of 5,000 would take three minutes by design. ``--paced`` keeps the production
-pacing too.
+limit, so a burst of 5,000 takes three minutes by design. ``--paced`` keeps the production pacing
+(give it ``--timeout 300``); bench/fairness.py measures what one user's flood does to the others
+under that pacing.
 
 Exactly once: the texts the bot got accepted in each chat are compared with the cards the same
 ``Service`` renders for that chat's questions (a card of two or three messages counts once, by its
@@ -21,7 +22,8 @@ answer the bench waits ``--grace`` seconds and checks again, so late duplicates 
 
 ``--fail`` answers sendMessage with 429 (retry_after 1) three times in each of three episodes and
 with 500 twice, mid-burst. ``--flood`` adds one user sending 500 questions in the same burst: the
-others' latency is printed separately, and the flooder's real answers and slow-down cards.
+others' latency is printed separately, and the flooder's real answers and slow-down card (one per
+minute; further refusals are silent by design and count as neither missing nor duplicated).
 
 Prints answers/s, p50/p99 latency (push -> first message of the card at the fake), the bot's peak
 RSS (VmHWM) and CPU time, failures injected, retries seen, and the exactly-once verdict. It prints,
@@ -139,6 +141,7 @@ async def inject_failures(api: Any, tally: Tally, total: int, log: list[str]) ->
 
 
 async def run(args: argparse.Namespace) -> None:
+    from bot.app.settings import Settings
     from catalog.store import CatalogStore
     from fitbot_fakes.telegram_api import FakeTelegramAPI
 
@@ -170,10 +173,11 @@ async def run(args: argparse.Namespace) -> None:
                 for a, update in zip(burst, updates, strict=True):
                     pushed_at[a.chat].append(time.monotonic())
                     api.push_update(update)
-                verdict, last = await wait_for_responses(tally, burst, expected, args.timeout, args.grace)
+                limit = Settings(_env_file=None).rate_user_per_minute  # the child's default limit
+                verdict, last = await wait_for_responses(tally, burst, expected, args.timeout, args.grace, limit=limit)
                 if injector is not None:
                     injector.cancel()
-                verdict = verify(burst, expected, tally, pushed_at)
+                verdict = verify(burst, expected, tally, pushed_at, limit=limit)
                 hwm, rss = vm_kib(proc.pid, "VmHWM"), vm_kib(proc.pid, "VmRSS")
             finally:
                 if proc.returncode is None:
@@ -220,7 +224,8 @@ def report(
         fl = verdict.latencies.get(FLOODER, [])
         print(
             f"  flooder              {mine['answers']} answers, {mine['slow_downs']} slow-downs, "
-            f"{mine['apologies']} apologies of {len(flood)}; its p50 {statistics.median(fl) * 1000:.1f} ms"
+            f"{mine['apologies']} apologies of {len(flood)} ({verdict.silenced} refused silently after its one"
+            f" slow-down card); its p50 {statistics.median(fl) * 1000:.1f} ms"
         )
         others_slow = sum(c["slow_downs"] for chat, c in verdict.per_chat.items() if chat != FLOODER)
         print(f"  others slowed down   {others_slow}")

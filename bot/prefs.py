@@ -12,7 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
-from bot.reply import Reply
+from bot.reply import Reply, Tone
 from bot.resolve import Resolver
 from bot.user import User
 from core.models import Engine
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from catalog.userprefs import PreferenceStore
 
 log = logging.getLogger(__name__)
+RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
 
 
 class Preferences:
@@ -72,11 +73,17 @@ class Preferences:
             choice = _lang((arg or "").lower())
             if choice is None:
                 return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+            if user.chat and not user.is_admin:
+                return _admins_only(lang)
             if user.chat:  # in a group or server the setting is the chat's default
                 await prefs.set_chat(user.chat, lang=choice)
                 return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
             await prefs.set_user(user.id, lang=choice)
             return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+        if name == "mygpu" and any(word.isdigit() for word in q.leftovers):
+            # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
+            # answer "Saved" while ignoring part of what was asked
+            return _refused(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
         if name == "mygpu" and q.gpu and q.gpu.id:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None
@@ -94,6 +101,8 @@ class Preferences:
             )
         switch = _mention_switch(q.leftovers)
         if name == "settings" and switch is not None and user.chat:
+            if not user.is_admin:
+                return _admins_only(lang)
             await prefs.set_chat(user.chat, answer_mentions=switch)
             return cards.info_card(
                 lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")
@@ -115,6 +124,16 @@ class Preferences:
             return (await self.store.chat(chat)).answer_mentions
         except (sqlite3.Error, OSError):
             return True
+
+
+def _admins_only(lang: Lang) -> Reply:
+    """Shared chat settings belong to the chat's admins; everyone else hears so in their language."""
+    return _refused(lang, t(lang, "prefs.admins_only"))
+
+
+def _refused(lang: Lang, message: str) -> Reply:
+    """A settings change that was not made, and why (under the settings title, not an error's)."""
+    return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), tone=Tone.WARN, summary=message)
 
 
 def _mention_switch(words: tuple[str, ...]) -> bool | None:

@@ -90,7 +90,8 @@ class Service:
             if wait:
                 return cards.slow_down_card(lang, int(wait) + 1)
             if len(text) > self.max_question_chars:
-                return cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
+                too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
+                return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
             user, chat_lang = await self.prefs.fill(user)
             query = await self._parse(text)
             lang = user.lang or chat_lang or query.language or lang

@@ -20,3 +20,7 @@ class User:
     ram_gb: float | None = None
     context: int | None = None
     engine: Engine | None = None
+    # May this user change the chat's shared settings (/lang and /settings in a group or server)?
+    # Set by the adapter from the platform (Telegram group admins, Discord "Manage Server");
+    # None = not known, which counts as no.
+    is_admin: bool | None = None

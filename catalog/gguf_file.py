@@ -8,8 +8,10 @@ parameter count and the measured weight bytes.
 
 from __future__ import annotations
 
+import os
+import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from catalog.hf_config import ConfigError, config_from_gguf, spec_from_config
 from core.models import ModelSpec, Provenance, QuantSize
@@ -65,8 +67,114 @@ def _metadata(reader: Any) -> dict[str, Any]:
     return meta
 
 
+# Bounds for an untrusted header, checked before the ``gguf`` package reads it: that reader
+# trusts every count and length, so a 68-byte file claiming a 2**60-element array made it allocate
+# without end. Real headers: a few hundred keys, vocabularies up to ~300k tokens, ~2k tensors.
+MAX_HEADER_BYTES = 256 << 20
+MAX_KEYS = 100_000
+MAX_TENSORS = 1_000_000
+MAX_STRING_BYTES = 1 << 20
+MAX_ARRAY_ITEMS = 50_000_000
+MAX_DIMS = 8
+_SCALAR_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_STRING, _ARRAY = 8, 9
+
+
+class _Header:
+    """Walks a GGUF header with bounded reads, never trusting a length beyond the file or the caps."""
+
+    def __init__(self, fh: BinaryIO, size: int, name: str) -> None:
+        self.fh, self.size, self.name = fh, size, name
+
+    def fail(self, why: str) -> ConfigError:
+        return ConfigError(f"{self.name} is not a readable GGUF file ({why})")
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.fh.tell() + n > min(self.size, MAX_HEADER_BYTES):
+            raise self.fail(
+                "a length points past the end of the file" if self.fh.tell() + n > self.size else "header too large"
+            )
+        data = self.fh.read(n)
+        if len(data) != n:
+            raise self.fail("truncated")
+        return data
+
+    def skip(self, n: int) -> None:
+        if n < 0 or self.fh.tell() + n > min(self.size, MAX_HEADER_BYTES):
+            raise self.fail("an array runs past the end of the file")
+        self.fh.seek(n, os.SEEK_CUR)
+
+    def u32(self) -> int:
+        return int(struct.unpack("<I", self.take(4))[0])
+
+    def u64(self) -> int:
+        return int(struct.unpack("<Q", self.take(8))[0])
+
+    def string(self) -> None:
+        length = self.u64()
+        if length > MAX_STRING_BYTES:
+            raise self.fail("a string is longer than 1 MiB")
+        self.skip(length)
+
+    def value(self, vtype: int, depth: int = 0) -> None:
+        if vtype in _SCALAR_SIZES:
+            self.skip(_SCALAR_SIZES[vtype])
+        elif vtype == _STRING:
+            self.string()
+        elif vtype == _ARRAY and depth == 0:
+            itype, count = self.u32(), self.u64()
+            if count > MAX_ARRAY_ITEMS:
+                raise self.fail(f"an array claims {count} items")
+            if itype in _SCALAR_SIZES:
+                self.skip(count * _SCALAR_SIZES[itype])
+            elif itype == _STRING:
+                if self.fh.tell() + 8 * count > min(self.size, MAX_HEADER_BYTES):  # each string has an 8-byte length
+                    raise self.fail(
+                        "header too large"
+                        if self.fh.tell() + 8 * count <= self.size
+                        else "an array runs past the end of the file"
+                    )
+                for _ in range(count):
+                    self.string()
+            else:
+                raise self.fail("nested or unknown array type")
+        else:
+            raise self.fail(f"unknown value type {vtype}")
+
+    def check(self) -> None:
+        if self.take(4) != b"GGUF":
+            raise self.fail("bad magic")
+        if self.u32() not in (2, 3):
+            raise self.fail("unsupported version")
+        n_tensors, n_kv = self.u64(), self.u64()
+        if n_tensors > MAX_TENSORS or n_kv > MAX_KEYS:
+            raise self.fail("absurd tensor or key count")
+        for _ in range(n_kv):
+            self.string()
+            self.value(self.u32())
+        for _ in range(n_tensors):
+            self.string()
+            dims = self.u32()
+            if dims > MAX_DIMS:
+                raise self.fail("a tensor has too many dimensions")
+            if any(self.u64() > 1 << 40 for _ in range(dims)):
+                raise self.fail("a tensor dimension is absurd")
+            self.skip(4 + 8)  # type, offset
+
+
+def check_gguf_header(path: Path) -> None:
+    """Raise ``ConfigError`` unless the header's counts and lengths are within the file and sane bounds."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            _Header(fh, size, path.name).check()
+    except OSError as exc:
+        raise ConfigError(f"{path.name} cannot be read ({exc.__class__.__name__})") from None
+
+
 def read_gguf(path: Path) -> tuple[ModelSpec, QuantSize, str]:
     """Return the model, its measured size and the quant id named in the header."""
+    check_gguf_header(path)  # before the gguf package, which trusts every count
     from gguf import GGUFReader  # imports numpy: keep it off the start-up path
 
     try:

@@ -6,7 +6,10 @@ we cannot size honestly raise ``UnsupportedArchitecture`` instead of guessing.
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -178,7 +181,39 @@ def spec_from_config(
     total_params: int | None = None,
     name: str | None = None,
 ) -> ModelSpec:
-    """Build a ``ModelSpec`` from a config.json dict; raise ``ConfigError`` with a clear reason."""
+    """Build a ``ModelSpec`` from a config.json dict; raise ``ConfigError`` with a clear reason.
+
+    A config is untrusted input: a value of the wrong type or NaN/infinity anywhere becomes a
+    ``ConfigError`` naming the problem, never a TypeError that surfaces as "internal error".
+    """
+    try:
+        spec = _spec_from_config(config, model_id, provenance, total_params, name)
+    except ConfigError:
+        raise
+    except (TypeError, KeyError, IndexError, AttributeError, ValueError, OverflowError) as exc:
+        raise ConfigError(f"config.json has a value of the wrong type or range ({exc.__class__.__name__})") from None
+    if not _all_finite(spec.model_dump()):
+        raise ConfigError("config.json has a value that is not a finite number (NaN or infinity)")
+    return spec
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_all_finite(v) for v in value)
+    return True
+
+
+def _spec_from_config(
+    config: dict[str, Any],
+    model_id: str,
+    provenance: Provenance,
+    total_params: int | None = None,
+    name: str | None = None,
+) -> ModelSpec:
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
     cfg = text_config(config)
@@ -236,7 +271,7 @@ def spec_from_config(
             vocab_size=vocab,
             max_context=max_ctx,
             tied_embeddings=tied,
-            native_dtype=_dtype(cfg),
+            native_dtype=_dtype(cfg),  # type: ignore[arg-type]  # _dtype returns one of the allowed literals
             provenance=provenance,
             **fields,
         )
@@ -398,3 +433,24 @@ def config_from_gguf(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+MAX_CONFIG_BYTES = 2 << 20  # a real config.json is a few KiB; the hub look-ups use the same cap
+
+
+def read_config_file(path: Path, max_bytes: int = MAX_CONFIG_BYTES) -> dict[str, Any]:
+    """A local config.json as a dict, read with a size cap (never the whole of a 2 GB file)."""
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path.name} cannot be read ({exc.__class__.__name__})") from None
+    if len(raw) > max_bytes:
+        raise ConfigError(f"{path.name} is larger than {max_bytes} bytes; that is not a config.json")
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ConfigError(f"{path.name} is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{path.name} is not a JSON object")
+    return value

@@ -47,8 +47,10 @@ import asyncio
 import logging
 import re
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -88,6 +90,61 @@ log = logging.getLogger(__name__)
 DEFAULT_ENDPOINT = "https://huggingface.co"
 MIB = 1 << 20
 _GRACE_S = 1.0  # asyncio.wait_for waits this much longer than the HTTP timeout it backs up
+HUB_WORKERS = 4  # threads for blocking hub calls; nothing else shares them, and they share nothing else
+LOOKUP_DEADLINE_FACTOR = 3.0  # a whole look-up (info + one file) gets at most this many per-request timeouts
+BREAKER_FAILURES = 3  # this many look-ups in a row that time out or find the hub down open the breaker
+BREAKER_COOLDOWN_S = 30.0  # while open, look-ups fail at once; then one is let through to probe
+
+_POOL = ThreadPoolExecutor(HUB_WORKERS, thread_name_prefix="fitbot-hub")
+
+
+class CircuitBreaker:
+    """Stops asking a hub that keeps timing out, so a slow hub costs each asker one timeout at most.
+
+    Closed: calls go through. After ``failures`` consecutive timeouts or unavailable answers it
+    opens for ``cooldown_s``: calls fail at once with "hub unavailable". Then one call probes; its
+    success closes the breaker, its failure opens it again.
+    """
+
+    def __init__(
+        self,
+        failures: int = BREAKER_FAILURES,
+        cooldown_s: float = BREAKER_COOLDOWN_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.failures, self.cooldown_s, self.clock = failures, cooldown_s, clock
+        self._count = 0
+        self.last_key = "hub.unavailable"  # why the last failure failed: what an open breaker answers
+        self._opened_at: float | None = None
+        self._probing = False
+        self._lock = threading.Lock()
+
+    @property
+    def open(self) -> bool:
+        return self._opened_at is not None and self.clock() - self._opened_at < self.cooldown_s
+
+    def allow(self) -> bool:
+        with self._lock:
+            if self._opened_at is None:
+                return True
+            if self.clock() - self._opened_at < self.cooldown_s or self._probing:
+                return False
+            self._probing = True  # half-open: one probe
+            return True
+
+    def record(self, ok: bool, key: str = "hub.unavailable") -> None:
+        with self._lock:
+            self._probing = False
+            if not ok:
+                self.last_key = key
+            if ok:
+                self._count, self._opened_at = 0, None
+                return
+            self._count += 1
+            if self._count >= self.failures:
+                if self._opened_at is None:
+                    log.warning("Hugging Face keeps failing; not asking it for %.0f s", self.cooldown_s)
+                self._opened_at = self.clock()
 
 
 # --- errors ----------------------------------------------------------------------------------------
@@ -420,8 +477,8 @@ def _map_exception(exc: BaseException, repo_id: str) -> HubError | None:
         return HubUnavailable("hub.offline", repo=repo_id)
     if isinstance(exc, httpx.TimeoutException):
         return HubUnavailable("hub.timeout", repo=repo_id)
-    if isinstance(exc, httpx.TransportError | httpx.InvalidURL):
-        return HubUnavailable("hub.unreachable", repo=repo_id)
+    if isinstance(exc, httpx.TransportError | httpx.InvalidURL | httpx.TooManyRedirects | httpx.RequestError):
+        return HubUnavailable("hub.unreachable", repo=repo_id)  # incl. a redirect loop
     return None
 
 
@@ -446,6 +503,7 @@ class HubClient:
         self._token = token
         self.offline = offline
         self._clock = clock
+        self.breaker = CircuitBreaker()
 
     def __repr__(self) -> str:
         return f"HubClient(endpoint={self.endpoint()!r}, timeout_s={self.timeout_s})"
@@ -454,11 +512,36 @@ class HubClient:
         return (self._endpoint or DEFAULT_ENDPOINT).rstrip("/")
 
     async def lookup(self, ref: RepoRef | str) -> HubModel:
-        """Fetch and map one repo; raise a ``HubError`` subclass with a message key on failure."""
+        """Fetch and map one repo; raise a ``HubError`` subclass with a message key on failure.
+
+        The whole look-up has one deadline (``LOOKUP_DEADLINE_FACTOR`` x ``timeout_s``), its blocking
+        calls run on the hub's own threads, and a hub that keeps failing is not asked for a while.
+        """
         if isinstance(ref, str):
             ref = parse_repo_ref(ref)
         if self.offline:
             raise HubUnavailable("hub.offline", repo=ref.repo_id)
+        if not self.breaker.allow():  # the hub keeps failing: say so now, as the last failure did
+            raise HubUnavailable(self.breaker.last_key, repo=ref.repo_id)
+        try:
+            async with asyncio.timeout(self.timeout_s * LOOKUP_DEADLINE_FACTOR):
+                model = await self._lookup(ref)
+        except TimeoutError:
+            self.breaker.record(False, "hub.timeout")
+            raise HubUnavailable("hub.timeout", repo=ref.repo_id) from None
+        except HubUnavailable as exc:
+            self.breaker.record(False, exc.key)
+            raise
+        except HubError:
+            self.breaker.record(True)  # the hub answered (404, bad data, ...): it is up
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:  # odd data, clearly said
+            self.breaker.record(True)
+            raise HubBadData("hub.bad_json", repo=ref.repo_id, reason=exc.__class__.__name__) from None
+        self.breaker.record(True)
+        return model
+
+    async def _lookup(self, ref: RepoRef) -> HubModel:
         endpoint, token = self.endpoint(), self._token or False
         info = await self._in_thread(ref.repo_id, self._model_info, ref.repo_id, endpoint, token)
         repo_id = info.id if isinstance(info.id, str) and REPO_ID.fullmatch(info.id) else ref.repo_id
@@ -563,9 +646,14 @@ class HubClient:
         return config, total, source
 
     async def _in_thread(self, repo_id: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a blocking call in a worker thread under a deadline (the thread's own timeouts end it)."""
+        """Run a blocking call on the hub's own threads under a deadline (the thread's own timeouts end it).
+
+        Not the loop's default executor: threads stuck on a slow hub used to fill it, and every
+        other ``to_thread`` (chart rendering) waited behind them.
+        """
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.wait_for(asyncio.to_thread(fn, *args), self.timeout_s + _GRACE_S)
+            return await asyncio.wait_for(loop.run_in_executor(_POOL, lambda: fn(*args)), self.timeout_s + _GRACE_S)
         except TimeoutError:
             raise HubUnavailable("hub.timeout", repo=repo_id) from None
 

@@ -15,24 +15,28 @@ Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
 
 async def migrate(db: aiosqlite.Connection, migrations: Sequence[Migration]) -> int:
-    """Apply pending migrations; return the schema version (number of applied migrations)."""
-    await db.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
-    )
-    async with db.execute("SELECT name FROM _migrations") as cur:
-        done = {row[0] async for row in cur}
-    await db.commit()
-    for step in migrations:
-        if step.__name__ in done:
-            continue
-        await db.execute("BEGIN")
-        try:
+    """Apply pending migrations; return the schema version (number of applied migrations).
+
+    Everything runs under a write lock taken first (``BEGIN IMMEDIATE``): two processes starting
+    on a fresh data directory used to both see "nothing applied" and race to create the same
+    tables. Now the second waits (up to the connection's busy timeout), then finds the work done.
+    """
+    await db.execute("BEGIN IMMEDIATE")
+    try:
+        await db.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
+        )
+        async with db.execute("SELECT name FROM _migrations") as cur:
+            done = {row[0] async for row in cur}
+        for step in migrations:
+            if step.__name__ in done:
+                continue
             await step(db)
             await db.execute("INSERT INTO _migrations (name) VALUES (?)", (step.__name__,))
-        except BaseException:
-            await db.rollback()
-            raise
-        await db.commit()
+    except BaseException:
+        await db.rollback()
+        raise
+    await db.commit()
     return len(migrations)
 
 

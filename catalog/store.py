@@ -8,14 +8,21 @@ so a rebuild can never lose it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
 import aiosqlite
+from pydantic import ValidationError
 
 from catalog.facts import FACTS_DIR, facts_hash, load_facts
 from catalog.migrations import CATALOG_MIGRATIONS, migrate
 from core.models import Catalog, CloudOffer, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
+
+log = logging.getLogger(__name__)
+LOCK_WAIT_MS = 30_000  # another process building the same file holds the write lock this long at most
 
 
 class CatalogStore:
@@ -26,9 +33,38 @@ class CatalogStore:
         self.facts_dir = facts_dir
 
     async def load(self) -> Catalog:
-        """Open (building or rebuilding as needed) and return the whole catalog."""
+        """Open (building or rebuilding as needed) and return the whole catalog.
+
+        The file is a cache of the fact files: when it is corrupt it is deleted and built again.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return await self._load_retrying()
+        except (sqlite3.DatabaseError, ValidationError) as exc:  # ValidationError: a row that cannot be read back
+            if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+                raise
+            log.error(
+                "catalog database is unreadable; rebuilding it from the fact files",
+                extra={"event": "catalog_rebuilt", "error": f"{exc.__class__.__name__}: {str(exc)[:200]}"},
+            )
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+            return await self._load()
+
+    async def _load_retrying(self) -> Catalog:
+        """``_load``; a start racing another process's that SQLite answers "locked" at once is tried again."""
+        for attempt in range(5):
+            try:
+                return await self._load()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 4:
+                    raise
+                await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _load(self) -> Catalog:
         async with aiosqlite.connect(self.path, isolation_level=None) as db:
+            await db.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
             await migrate(db, CATALOG_MIGRATIONS)
             if await self._version(db) != facts_hash(self.facts_dir):
                 await self._rebuild(db)
@@ -80,7 +116,8 @@ class CatalogStore:
             async with db.execute(sql) as cur:
                 return [row[0] async for row in cur]
 
-        meta = dict(await (await db.execute("SELECT key, value FROM meta")).fetchall())  # type: ignore[arg-type]
+        async with db.execute("SELECT key, value FROM meta") as cur:
+            meta: dict[str, str] = {str(k): str(v) async for k, v in cur}
         return Catalog(
             gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),
             models=tuple(

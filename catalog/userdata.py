@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sqlite3
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +36,7 @@ from catalog.hub import (
     parse_repo_ref,
     require_quant,
 )
+from catalog.inbox import DeferredJournal, InboxStore, m004_inbox
 from catalog.migrations import Migration, migrate
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
@@ -49,7 +53,15 @@ async def m001_hub_cache(db: aiosqlite.Connection) -> None:
     )
 
 
-USER_MIGRATIONS: tuple[Migration, ...] = (m001_hub_cache, m002_preferences, m003_query_log)
+USER_MIGRATIONS: tuple[Migration, ...] = (
+    m001_hub_cache,
+    m002_preferences,
+    m003_query_log,
+    m004_inbox,
+)
+LOCKED_RETRIES = 5
+MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
+FILE_MODE = 0o600  # preferences are personal data: owner only (SQLite gives -wal/-shm the same mode)
 
 
 class HubCache:
@@ -87,6 +99,12 @@ class HubCache:
     async def delete(self, repo_id: str) -> None:
         await self._db.execute("DELETE FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),))
 
+    async def prune(self, older_than: timedelta, now: datetime | None = None) -> int:
+        """Delete look-ups fetched longer ago than ``older_than``; return how many went."""
+        cutoff = ((now or datetime.now(UTC)) - older_than).isoformat()
+        cur = await self._db.execute("DELETE FROM hub_cache WHERE fetched_at < ?", (cutoff,))
+        return cur.rowcount
+
 
 class UserDataStore:
     """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
@@ -95,20 +113,58 @@ class UserDataStore:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
+        self._deferred: DeferredJournal | None = None
 
     async def open(self) -> Self:
+        """Open, creating (mode 600) and migrating; a corrupt file is moved aside and a fresh one started.
+
+        The user database holds conveniences (saved defaults, a cache, statistics), so losing it
+        must never stop the bot: the broken file is kept next to the new one for inspection.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _create_private(self.path)
+        try:
+            self._db = await self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not _corrupt(exc):
+                raise
+            moved = _move_aside(self.path)
+            log.error(
+                "user database is corrupt; moved it aside and started a fresh one",
+                extra={"event": "user_db_corrupt", "error": str(exc), "moved_to": str(moved)},
+            )
+            _create_private(self.path)
+            self._db = await self._connect()
+        return self
+
+    async def _connect(self) -> aiosqlite.Connection:
+        """Connect and migrate; a start racing another process's is tried again (see ``_connect_once``)."""
+        for attempt in range(LOCKED_RETRIES):
+            try:
+                return await self._connect_once()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == LOCKED_RETRIES - 1:
+                    raise
+                await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _connect_once(self) -> aiosqlite.Connection:
+        """Some lock steps (switching a fresh file to WAL) answer "locked" without waiting the busy timeout."""
         db = await aiosqlite.connect(self.path, isolation_level=None)  # autocommit; migrate() opens its own
         try:
+            await db.execute(f"PRAGMA busy_timeout={MIGRATION_WAIT_MS}")  # before anything that takes a lock
             await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
             await db.execute("PRAGMA synchronous=FULL")  # an acknowledged write survives a crash
+            async with db.execute("PRAGMA quick_check") as cur:
+                verdict = [row[0] async for row in cur]
+            if verdict != ["ok"]:
+                raise sqlite3.DatabaseError(f"database disk image is malformed: {verdict[:3]}")
             await migrate(db, USER_MIGRATIONS)
+            await db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
         except BaseException:
             await db.close()
             raise
-        self._db = db
-        return self
+        return db
 
     async def close(self) -> None:
         if self._db is not None:
@@ -139,6 +195,42 @@ class UserDataStore:
 
     def query_log(self, retention_days: int = 90) -> QueryLog:
         return QueryLog(self.db, timedelta(days=retention_days))
+
+    @property
+    def deferred(self) -> DeferredJournal:
+        """Deferred Discord interactions (one journal per data directory, shared by every shard)."""
+        if self._deferred is None:
+            self._deferred = DeferredJournal(self.path.with_name(self.path.name + ".deferred"))
+        return self._deferred
+
+    @property
+    def inbox(self) -> InboxStore:
+        return InboxStore(self.db, self.path.with_name(self.path.name + ".answered"))
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` owner-only if it is missing; tighten an existing file that others could read."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, FILE_MODE)
+    except OSError:
+        log.warning("could not restrict the permissions of %s", path)
+
+
+def _corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """A damaged file, not a busy one: "locked"/"busy" are OperationalErrors that will pass."""
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text or "encrypted" in text
+
+
+def _move_aside(path: Path) -> Path:
+    target = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(str(path) + suffix)
+        if src.exists():
+            os.replace(src, Path(str(target) + suffix))
+    return target
 
 
 class CachedHubClient:

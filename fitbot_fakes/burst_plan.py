@@ -216,6 +216,7 @@ class Verdict:
     slow_downs: int = 0
     apologies: int = 0
     missing: int = 0  # questions with no response at all
+    silenced: int = 0  # refusals after the chat's one slow-down card of the window: silent by design
     duplicates: int = 0  # accepted messages beyond what the questions call for
     incomplete: int = 0  # parts of multi-message cards that never arrived
     problems: list[str] = field(default_factory=list)
@@ -235,8 +236,12 @@ def verify(
     expected: dict[tuple[str, str], list[str]],
     tally: Tally,
     pushed_at: dict[int, list[float]] | None = None,
+    limit: int | None = None,
 ) -> Verdict:
     """Exactly once, per chat: every question has one response (its card, a slow-down or an apology).
+
+    With ``limit`` (questions per user a minute), a chat that asked more gets at most ``limit``
+    answers and one slow-down card; its further questions are silent by design (``silenced``).
 
     A response beyond that is a duplicate; a card part beyond its question's is one too. Latency is
     the time from a question's push to the arrival of its card's first message (matched in order).
@@ -268,8 +273,10 @@ def verify(
         verdict.slow_downs += n_slow
         verdict.apologies += n_sorry
         verdict.per_chat[chat] = Counter(answers=n_answered, slow_downs=n_slow, apologies=n_sorry)
-        missing = max(0, len(chat_asks) - responses)
-        dup = sum(extra.values()) + max(0, responses - len(chat_asks))
+        owed_responses = expected_responses(len(chat_asks), limit)
+        missing = max(0, owed_responses - responses)
+        verdict.silenced += len(chat_asks) - owed_responses
+        dup = sum(extra.values()) + max(0, responses - owed_responses)
         verdict.missing += missing
         verdict.duplicates += dup
         # parts of answered cards that never came (cards cut short by a failure count here)
@@ -294,17 +301,28 @@ def verify(
     return verdict
 
 
+def expected_responses(questions: int, limit: int | None) -> int:
+    """Responses a chat asking ``questions`` at once is owed: all, or ``limit`` answers + one slow-down card."""
+    return questions if limit is None or questions <= limit else limit + 1
+
+
 async def wait_for_responses(
-    tally: Tally, asks: list[Ask], expected: dict[tuple[str, str], list[str]], timeout: float, grace: float
+    tally: Tally,
+    asks: list[Ask],
+    expected: dict[tuple[str, str], list[str]],
+    timeout: float,
+    grace: float,
+    limit: int | None = None,
 ) -> tuple[Verdict, float]:
     """Waits until every question has a response (or ``timeout``), then ``grace`` more; returns the verdict
     and the time the last response arrived."""
-    need = len(asks)
+    per_chat = Counter(a.chat for a in asks)
+    need = sum(expected_responses(n, limit) for n in per_chat.values())
     deadline = time.monotonic() + timeout
     while True:
         tally.update()
         if tally.count() >= need:
-            verdict = verify(asks, expected, tally)
+            verdict = verify(asks, expected, tally, limit=limit)
             if verdict.answered + verdict.slow_downs + verdict.apologies >= need:
                 break
         if time.monotonic() > deadline:
@@ -313,4 +331,4 @@ async def wait_for_responses(
     last = max((s.at for v in tally.sent.values() for s in v), default=time.monotonic())
     await asyncio.sleep(grace)
     tally.update()
-    return verify(asks, expected, tally), last
+    return verify(asks, expected, tally, limit=limit), last

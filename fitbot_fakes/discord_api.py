@@ -385,6 +385,7 @@ class Interaction:
     payload: dict[str, Any]
     acked: int | None = None
     original_id: str | None = None
+    answered: bool = False  # a followup or an edit of the original came after the defer
 
 
 @dataclass(eq=False)
@@ -698,8 +699,12 @@ class FakeDiscord:
         locale: str = "en-US",
         user_id: int = USER_ID,
         message: dict[str, Any] | None = None,
+        permissions: str = ALL_PERMISSIONS,
     ) -> dict[str, Any]:
-        """A complete INTERACTION_CREATE payload (guild with member, or DM with user when guild_id=None)."""
+        """A complete INTERACTION_CREATE payload (guild with member, or DM with user when guild_id=None).
+
+        ``permissions`` are the member's resolved permissions in the channel (default: all).
+        """
         user = self.member_user if user_id == USER_ID else self.user(user_id, f"user{user_id}")
         payload: dict[str, Any] = {
             "id": self.snowflake(),
@@ -719,7 +724,7 @@ class FakeDiscord:
                 guild_id=str(guild_id),
                 channel_id=str(self.channel_id(guild_id)),
                 channel=self.channel(guild_id),
-                member=self.member(user, permissions=True),
+                member={**self.member(user, permissions=True), "permissions": permissions},
                 guild_locale="en-US",
                 guild={"id": str(guild_id), "locale": "en-US", "features": []},
                 authorizing_integration_owners={"0": str(guild_id)},
@@ -816,6 +821,10 @@ class FakeDiscord:
         method, _, prefix = route_prefix.rpartition(" ")
         prefix = prefix if prefix.startswith("/") else "/" + prefix
         self._failures.append(_Failure(method.upper() or None, prefix, status, retry_after, is_global, times))
+
+    def thinking(self) -> list[Interaction]:
+        """Interactions deferred with "thinking…" (type 5) that never got a followup or an edit."""
+        return [i for i in self.interactions.values() if i.acked == 5 and not i.answered]
 
     def requests_to(self, method: str, path_contains: str) -> list[Request]:
         return [r for r in self.requests if r.method == method.upper() and path_contains in r.path]
@@ -1295,6 +1304,7 @@ class FakeDiscord:
         err.check()
         msg = self._message_payload(interaction.payload.get("channel_id", ""), body, files, interaction)
         self.messages[msg["id"]] = msg
+        interaction.answered = True
         return msg if request.query.get("wait") in ("1", "true", "True") else None
 
     async def _r_webhook_message(
@@ -1313,6 +1323,7 @@ class FakeDiscord:
         err = FormErrors()
         check_message(err, body or {}, "webhook_edit", len(files))
         err.check()
+        interaction.answered = True
         return self._edit(msg, body or {}, files)
 
     def _channel_or_404(self, cid: str) -> dict[str, Any]:

@@ -416,6 +416,7 @@ class FakeTelegramAPI:
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.files: dict[str, UploadedFile] = {}
         self.webhook: dict[str, Any] = {}
+        self.admins: dict[int, set[int]] = {}  # chat id -> user ids with admin rights (getChatMember)
         self.updates: list[dict[str, Any]] = []
         self.port = 0
         self._update_ids = itertools.count(100001)
@@ -450,6 +451,7 @@ class FakeTelegramAPI:
                 "deleteMessage",
                 "sendChatAction",
                 "getFile",
+                "getChatMember",
                 "close",
                 "logOut",
             )
@@ -530,6 +532,11 @@ class FakeTelegramAPI:
             chat.setdefault("title", f"Test {chat_type}")
         self._register_chat(chat)
         return self.chats[chat_id]
+
+    def set_admin(self, chat_id: int, user_id: int, admin: bool = True) -> None:
+        """Makes ``user_id`` an administrator of ``chat_id`` (or a plain member again)."""
+        admins = self.admins.setdefault(chat_id, set())
+        (admins.add if admin else admins.discard)(user_id)
 
     def add_bot_message(self, chat_id: int, text: str, reply_markup: dict | None = None) -> dict[str, Any]:
         """Stores a message as if the bot had sent it earlier (for callbacks on old messages)."""
@@ -936,6 +943,34 @@ class FakeTelegramAPI:
         if target is None and not ref.get("allow_sending_without_reply"):
             raise _bad("message to be replied not found")
         return target
+
+    def _m_getChatMember(self, params: dict[str, Any]) -> dict[str, Any]:
+        chat = self._chat(params)
+        user_id = int(params.get("user_id") or 0)
+        user = self._user(user_id, None)
+        if chat["type"] == "private":
+            return {"status": "member", "user": user}
+        if user_id not in self.admins.get(chat["id"], set()):
+            return {"status": "member", "user": user}
+        rights = [
+            "can_be_edited",
+            "can_manage_chat",
+            "can_delete_messages",
+            "can_manage_video_chats",
+            "can_restrict_members",
+            "can_promote_members",
+            "can_change_info",
+            "can_invite_users",
+            "can_post_stories",
+            "can_edit_stories",
+            "can_delete_stories",
+        ]
+        return {
+            "status": "administrator",
+            "user": user,
+            "is_anonymous": False,
+            **{r: r != "can_be_edited" for r in rights},
+        }
 
     def _m_sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = self._chat(params)

@@ -34,10 +34,11 @@ import io
 import json
 import logging
 import re
+import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
@@ -47,14 +48,19 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.ext import commands
 
 from bot.adapters.buttons import ButtonStore
+from bot.adapters.chart_workers import render_chart
 from bot.adapters.feel import feel_question, reveal
-from bot.render.charts import cached_png, render_png
+from bot.render.charts import cached_png
 from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, Service, User
 from locales import Lang, lang_of, t
 
+if TYPE_CHECKING:
+    from catalog.inbox import DeferredJournal
+
 log = logging.getLogger(__name__)
+GRACE_S = 20.0  # a stop gives answers in flight this long (systemd and compose allow 30 s in all)
 
 DEFER_AFTER_S = 1.0  # an answer still running after this is deferred (Discord allows 3 s)
 HUB_REPO = re.compile(r"[\w.-]+/[\w.-]+")  # "Qwen/Qwen3-32B": a hub look-up may follow
@@ -338,12 +344,14 @@ class FitCommands(commands.Cog):
         await self.bot.respond(interaction, question("mygpu", gpu, _ram(ram)))
 
     @app_commands.command(name=_T("cmd.lang"), description=_T("cmd.lang.desc"))
+    @app_commands.default_permissions(manage_guild=True)  # on a server it sets the server's language
     @_options("language")
     @app_commands.choices(language=_LANGS)
     async def lang(self, interaction: discord.Interaction, language: str) -> None:
         await self.bot.respond(interaction, question("lang", language))
 
     @app_commands.command(name=_T("cmd.settings"), description=_T("cmd.settings.desc"))
+    @app_commands.default_permissions(manage_guild=True)
     @_options("mentions")
     @app_commands.choices(mentions=_SWITCH)
     async def settings(self, interaction: discord.Interaction, mentions: str | None = None) -> None:
@@ -383,8 +391,15 @@ async def apologise(interaction: discord.Interaction, key: str = "error") -> Non
 # --------------------------------------------------------------------------------------------- the bot
 
 
-def user_of(author: discord.abc.User, guild: discord.Guild | None) -> User:
-    return User(id=f"dc:{author.id}", chat=f"dc:{guild.id}" if guild else "")
+def user_of(author: discord.abc.User, guild: discord.Guild | None, is_admin: bool | None = None) -> User:
+    return User(id=f"dc:{author.id}", chat=f"dc:{guild.id}" if guild else "", is_admin=is_admin)
+
+
+def interaction_user(interaction: discord.Interaction) -> User:
+    """The asker; on a server ``is_admin`` is their resolved "Manage Server" permission (the runtime check
+    behind the commands' ``default_member_permissions``, which server owners can override)."""
+    admin = interaction.permissions.manage_guild if interaction.guild is not None else None
+    return user_of(interaction.user, interaction.guild, admin)
 
 
 class FitBotMixin:
@@ -400,6 +415,10 @@ class FitBotMixin:
     feel_every_s: float
     _feeling: set[int]
     _tasks: set[asyncio.Task[None]]
+    _answering: dict[int, tuple[discord.Interaction, bool]]
+    _held: set[int]
+    closing: bool
+    on_state: Callable[[str], None] | None
 
     def _init_fit(self, service: Service, sync_state_path: Path | None, charts: bool) -> None:
         self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
@@ -408,6 +427,13 @@ class FitBotMixin:
         self.synced = False
         self._feeling, self._tasks = set(), set()
         self.feel_seconds, self.feel_every_s = FEEL_SECONDS, FEEL_EDIT_EVERY_S
+        self._answering, self.closing, self.on_state = {}, False, None
+        self._held: set[int] = set()
+
+    @property
+    def deferred(self) -> DeferredJournal | None:
+        store = self.service.store
+        return store.deferred if store is not None else None
 
     async def setup_hook(self) -> None:
         """Translator, commands, the persistent button handler, then a sync if the commands changed."""
@@ -416,6 +442,7 @@ class FitBotMixin:
         await self.add_cog(FitCommands(self))  # type: ignore[attr-defined]
         self.add_dynamic_items(CardButton)  # type: ignore[attr-defined]
         await self.sync_commands()
+        await self.recover_pending()
 
     async def command_hash(self) -> str:
         """sha256 of the application id and the translated command payload that a sync would send."""
@@ -443,11 +470,27 @@ class FitBotMixin:
     # ---- the one answer path for commands and buttons
 
     async def respond(self, interaction: discord.Interaction, query: str, *, edit: bool = False) -> None:
-        """Defer if slow → answer → render → send (or edit the card the button sits on)."""
+        """Defer if slow → answer → render → send (or edit the card the button sits on).
+
+        Every interaction being answered is tracked until its answer went out, so a stop can
+        finish it or tell the asker to ask again (``drain``); a deferred one is also held in the
+        database, for the next start to fix after a crash (``recover_pending``).
+        """
+        if self.closing:
+            await apologise(interaction, "restarting")
+            return
+        self._answering[interaction.id] = (interaction, False)
+        try:
+            await self._respond(interaction, query, edit)
+        finally:
+            self._answering.pop(interaction.id, None)
+            if interaction.id in self._held:
+                self._held.discard(interaction.id)
+                await self._release(interaction.id)
+
+    async def _respond(self, interaction: discord.Interaction, query: str, edit: bool) -> None:
         deferred = bool(HUB_REPO.search(query)) and await self._defer(interaction, edit)
-        task = asyncio.ensure_future(
-            self.service.answer(query, str(interaction.locale), user_of(interaction.user, interaction.guild))
-        )
+        task = asyncio.ensure_future(self.service.answer(query, str(interaction.locale), interaction_user(interaction)))
         if not deferred and not task.done():
             done, _ = await asyncio.wait((task,), timeout=DEFER_AFTER_S)
             deferred = not done and await self._defer(interaction, edit)
@@ -469,11 +512,105 @@ class FitBotMixin:
         else:
             await interaction.response.send_message(**kwargs)
 
-    @staticmethod
-    async def _defer(interaction: discord.Interaction, edit: bool) -> bool:
+    async def _defer(self, interaction: discord.Interaction, edit: bool) -> bool:
         if not interaction.response.is_done():
+            self._hold(interaction)  # on disk before "thinking…" shows, for the next start after a crash
             await interaction.response.defer(thinking=not edit)
+            if interaction.id in self._answering:
+                self._answering[interaction.id] = (interaction, True)
         return True
+
+    # ---- stopping without leaving anyone on "thinking…"
+
+    def _hold(self, interaction: discord.Interaction) -> None:
+        """Records a deferred interaction, so a crash before its answer can be fixed by the next start."""
+        journal = self.deferred
+        if journal is None:
+            return
+        from catalog.inbox import PendingInteraction
+
+        try:
+            journal.hold(
+                PendingInteraction(
+                    str(interaction.id),
+                    str(interaction.application_id),
+                    interaction.token,
+                    str(interaction.locale),
+                    time.time(),
+                )
+            )
+            self._held.add(interaction.id)
+        except OSError:
+            log.warning("could not record a deferred interaction")
+
+    async def _release(self, interaction_id: int) -> None:
+        journal = self.deferred
+        if journal is None:
+            return
+        try:
+            journal.release(str(interaction_id))
+        except OSError:
+            log.warning("could not release a deferred interaction")
+
+    async def drain(self, grace_s: float) -> int:
+        """Stop taking questions; give answers in flight ``grace_s``, then tell the rest to ask again.
+
+        Returns how many interactions were told so. New interactions during the drain get the
+        "restarting" message at once (ephemeral).
+        """
+        self.closing = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace_s
+        while self._answering and loop.time() < deadline:
+            await asyncio.sleep(0.05)
+        told = 0
+        for interaction, deferred in list(self._answering.values()):
+            lang = lang_of(str(interaction.locale))
+            try:
+                if deferred:
+                    await interaction.edit_original_response(
+                        content=text(lang, "restarting"), embeds=[], attachments=[], view=None
+                    )
+                else:
+                    await apologise(interaction, "restarting")
+                told += 1
+                await self._release(interaction.id)
+            except discord.HTTPException:
+                log.warning("could not tell interaction %s about the restart", interaction.id)
+        if told:
+            log.warning("%d answers did not finish before the stop; asked to ask again", told)
+        return told
+
+    async def recover_pending(self) -> int:
+        """After a crash: edits each deferred interaction a dead process left on "thinking…" (15 min tokens)."""
+        journal = self.deferred
+        if journal is None:
+            return 0
+        held = journal.held()
+        journal.clear()
+        fixed = 0
+        for item in held:
+            try:
+                hook = discord.Webhook.partial(int(item.application_id), item.token, client=self)  # type: ignore[arg-type]
+                await hook.edit_message("@original", content=text(lang_of(item.locale), "restarting"))  # type: ignore[arg-type]
+                fixed += 1
+            except (discord.HTTPException, ValueError):
+                log.info("a deferred interaction from before the restart could not be edited (expired)")
+        if fixed:
+            log.warning("told %d askers left on 'thinking…' by the previous process to ask again", fixed)
+        return fixed
+
+    async def on_ready(self) -> None:
+        if self.on_state is not None:
+            self.on_state("running")
+
+    async def on_resumed(self) -> None:
+        if self.on_state is not None:
+            self.on_state("running")
+
+    async def on_disconnect(self) -> None:
+        if self.on_state is not None and not self.closing:
+            self.on_state("reconnecting")
 
     def message_parts(self, reply: Reply) -> tuple[dict[str, Any], ChartSpec | None]:
         """Embeds and buttons for a reply, and the chart to attach (None when charts are off)."""
@@ -490,7 +627,7 @@ class FitBotMixin:
 
     async def chart_file(self, spec: ChartSpec) -> discord.File:
         """The chart as ``chart.png``; rendered in a thread (matplotlib takes 0.1–1 s), cached by ``charts``."""
-        png = cached_png(spec) or await asyncio.to_thread(render_png, spec)
+        png = cached_png(spec) or await render_chart(spec)
         return discord.File(io.BytesIO(png), filename=CHART_FILENAME)
 
     def view_for(self, reply: Reply, buttons: tuple[tuple[str, int], ...]) -> discord.ui.View | None:
@@ -647,18 +784,34 @@ async def run_discord(
     sync_state_path: Path | None = None,
     message_content: bool = False,
     charts: bool = True,
+    stop: asyncio.Event | None = None,
+    grace_s: float = GRACE_S,
+    on_state: Callable[[str], None] | None = None,
 ) -> None:
-    """Runs the bot until cancelled; retries sharded when Discord closes with 4011 (sharding required)."""
+    """Runs the bot until ``stop`` (then drains: see ``FitBotMixin.drain``) or cancellation.
+
+    Retries sharded when Discord closes with 4011 (sharding required); any other failure ends this
+    coroutine with its exception, for the supervisor in ``bot.app.run`` to report and retry.
+    """
     options: dict[str, Any] = {"sync_state_path": sync_state_path, "message_content": message_content, "charts": charts}
     bot = build_bot(service, shards=shards, **options)
+    bot.on_state = on_state
+    stop = stop or asyncio.Event()
     try:
         async with bot:
-            await bot.start(token)
+            runner = asyncio.create_task(bot.start(token), name="discord-client")
+            stopped = asyncio.create_task(stop.wait())
+            await asyncio.wait({runner, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not runner.done():
+                await bot.drain(grace_s)
+                await bot.close()
+            await runner
     except discord.ConnectionClosed as exc:
         if exc.code != 4011 or shards is not None:
             raise
         log.warning("Discord requires sharding; restarting with the recommended shard count")
-        await run_discord(service, token, shards=0, **options)
+        await run_discord(service, token, shards=0, stop=stop, grace_s=grace_s, on_state=on_state, **options)
 
 
 __all__ = [

@@ -17,9 +17,13 @@ Design decisions:
   limit; otherwise the card goes out as text (with its buttons) and the chart follows as a photo with
   a short caption. A pressed button edits the card it sits on (the caption of a photo card); the
   picture of a photo card is not replaced.
-* HTTP goes through ``AiohttpRequest``: PTB's default httpx stack costs about twice the CPU per
-  update (shared/research/bot-testing.md section 1.6); a small pool plus modest
-  ``concurrent_updates`` avoids httpcore's O(connections x queued) pool pass as well.
+* HTTP goes through ``telegram_transport.AiohttpRequest`` (aiohttp, retries budgeted by time).
+  Polling goes through ``telegram_poller.Poller``: a durable inbox, so nothing fetched is lost on a
+  restart or crash, and round-robin dispatch across users.
+* Fair limits: a user over the limit gets one slow-down card per window, not one per message;
+  inline queries are debounced (only the last keystroke is answered) and cost no question quota.
+* Shared chat settings (/lang, /settings in groups) are for the group's admins: the adapter asks
+  ``getChatMember`` (cached a minute) and passes ``User.is_admin`` to the service.
 * "Feel the speed" streams a sample text by editing the message at most once per second (every
   three seconds in groups, which allow 20 messages a minute) for at most ten seconds; a new press on
   the same message cancels the old stream, and the stream ends early when the application stops.
@@ -28,17 +32,15 @@ Design decisions:
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import html
 import logging
 import re
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
-import aiohttp
 from telegram import (
     BotCommand,
     CallbackQuery,
@@ -53,7 +55,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ChatType, ParseMode
-from telegram.error import BadRequest, NetworkError, TelegramError, TimedOut
+from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
     AIORateLimiter,
     Application,
@@ -65,11 +67,14 @@ from telegram.ext import (
     MessageHandler,
     filters,
 )
-from telegram.request import BaseRequest, RequestData
+from telegram.request import BaseRequest
 
 from bot.adapters.buttons import ButtonStore
+from bot.adapters.chart_workers import render_chart
 from bot.adapters.feel import feel_question, reveal
-from bot.render.charts import render_png
+from bot.adapters.telegram_poller import GRACE_S, Poller
+from bot.adapters.telegram_transport import AiohttpRequest
+from bot.limits import Limits
 from bot.render.telegram_html import (
     MAX_CAPTION,
     MAX_TEXT,
@@ -108,116 +113,22 @@ INLINE_CACHE_S = 30
 MAX_CALLBACK_BYTES = 64
 MAX_CHAT_MESSAGES = 3  # a card longer than this goes out as its first message plus a text document
 CONCURRENT_UPDATES = 16
-POOL_SIZE = 16
 FEEL_MAX_S = 10.0
 FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
 SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
 
 
-RETRY_5XX = frozenset({500, 502, 503, 504})
-RETRY_5XX_DELAYS_S = (0.5, 1.0)
+INLINE_DEBOUNCE_S = 0.4  # inline queries arrive per keystroke: only the one typed last is answered
+ADMIN_CACHE_S = 60.0
+ADMIN_STATUSES = frozenset({"creator", "administrator"})
+# Words of the shared-settings commands (/lang, /settings) in both languages: only such group
+# messages cost a getChatMember call.
+_SHARED_SETTINGS = re.compile(r"(?i)(?<![\w])/?(lang|settings|sprache|einstellungen)(?:@\w+)?\b")
 
 
 def say(lang: Lang, key: str, **params: object) -> str:
     """A Telegram-adapter string from the ``[telegram]`` table of locales/."""
     return t(lang, f"telegram.{key}", **params)
-
-
-# --------------------------------------------------------------------------- HTTP
-
-
-class AiohttpRequest(BaseRequest):
-    """PTB's request interface on an aiohttp session: about half the CPU per call of the httpx default."""
-
-    def __init__(
-        self,
-        pool_size: int = POOL_SIZE,
-        read_timeout: float = 5.0,
-        connect_timeout: float = 5.0,
-        write_timeout: float = 5.0,
-        media_write_timeout: float = 20.0,
-    ) -> None:
-        self._pool_size = pool_size
-        self._timeouts = {"read": read_timeout, "connect": connect_timeout, "write": write_timeout}
-        self._media_write_timeout = media_write_timeout
-        self._session: aiohttp.ClientSession | None = None
-
-    @property
-    def read_timeout(self) -> float | None:
-        return self._timeouts["read"]
-
-    async def initialize(self) -> None:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=self._pool_size, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, headers={"User-Agent": self.USER_AGENT})
-
-    async def shutdown(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-
-    def _timeout(self, value: Any, name: str) -> float | None:
-        return self._timeouts[name] if value is BaseRequest.DEFAULT_NONE else value
-
-    async def do_request(
-        self,
-        url: str,
-        method: str,
-        request_data: RequestData | None = None,
-        read_timeout: Any = BaseRequest.DEFAULT_NONE,
-        write_timeout: Any = BaseRequest.DEFAULT_NONE,
-        connect_timeout: Any = BaseRequest.DEFAULT_NONE,
-        pool_timeout: Any = BaseRequest.DEFAULT_NONE,
-    ) -> tuple[int, bytes]:
-        """One Bot API call; a 5xx answer is tried again after 0.5 s and 1 s (not getUpdates).
-
-        Telegram's 5xx means the message was not accepted, so sending again cannot duplicate it;
-        timeouts are not retried because the message may already have been delivered.
-        """
-        for delay in (*RETRY_5XX_DELAYS_S, None):
-            status, payload = await self._attempt(
-                url, method, request_data, read_timeout, write_timeout, connect_timeout
-            )
-            if status not in RETRY_5XX or delay is None or url.endswith("/getUpdates"):
-                return status, payload
-            log.warning("Telegram answered %s; retrying in %s s", status, delay)
-            await asyncio.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _attempt(
-        self,
-        url: str,
-        method: str,
-        request_data: RequestData | None,
-        read_timeout: Any,
-        write_timeout: Any,
-        connect_timeout: Any,
-    ) -> tuple[int, bytes]:
-        if self._session is None or self._session.closed:
-            raise RuntimeError("This AiohttpRequest is not initialized!")
-        body: Any = None  # rebuilt per attempt: an aiohttp FormData can be sent only once
-        if request_data is not None and request_data.contains_files:
-            body = aiohttp.FormData()
-            for key, value in request_data.json_parameters.items():
-                body.add_field(key, value)
-            for key, (filename, content, mime) in request_data.multipart_data.items():
-                body.add_field(key, content, filename=filename, content_type=mime)
-        elif request_data is not None and request_data.parameters:
-            body = request_data.json_parameters  # form-urlencoded, non-strings JSON-encoded (as httpx does)
-        default_write = self._media_write_timeout if isinstance(body, aiohttp.FormData) else None
-        write = default_write or self._timeout(write_timeout, "write") or 0
-        read = self._timeout(read_timeout, "read")
-        timeout = aiohttp.ClientTimeout(
-            total=None,
-            connect=self._timeout(connect_timeout, "connect"),
-            sock_read=None if read is None else read + write,
-        )
-        try:
-            async with self._session.request(method, url, data=body, timeout=timeout) as response:
-                return response.status, await response.read()
-        except TimeoutError as exc:
-            raise TimedOut from exc
-        except aiohttp.ClientError as exc:  # the class only: aiohttp messages can carry the URL, i.e. the token
-            raise NetworkError(f"aiohttp.{exc.__class__.__name__}") from exc
 
 
 # --------------------------------------------------------------------------- buttons
@@ -306,18 +217,50 @@ class TelegramAdapter:
         self.service, self.charts = service, charts
         self.store = store or ButtonStore()
         self.streams: dict[str, asyncio.Task[None]] = {}
+        self.admins: dict[tuple[int, int], tuple[bool, float]] = {}
+        self.inline_latest: dict[int, str] = {}  # user id -> the id of their newest inline query
 
     async def ask(self, text: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Reply:
-        """Passes a question to the service with the asker's ids and language."""
+        """Passes a question to the service with the asker's ids, language and (for settings) admin status."""
         user, chat = update.effective_user, update.effective_chat
-        who = User(id=f"tg:{user.id}" if user else "", chat=f"tg:{chat.id}" if chat and _is_group(update) else "")
+        group = chat is not None and _is_group(update)
+        admin = (
+            await self.is_admin(context, chat.id, user.id) if group and user and _SHARED_SETTINGS.search(text) else None
+        )
+        who = User(id=f"tg:{user.id}" if user else "", chat=f"tg:{chat.id}" if group and chat else "", is_admin=admin)
         reply = await self.service.answer(text, locale=user.language_code if user else None, user=who)
         return reply if self.charts or reply.chart is None else reply.model_copy(update={"chart": None})
+
+    async def is_admin(self, context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool | None:
+        """Whether the user administers the group (``getChatMember``, cached); None when Telegram won't say."""
+        key, now = (chat_id, user_id), asyncio.get_running_loop().time()
+        cached = self.admins.get(key)
+        if cached is not None and now - cached[1] < ADMIN_CACHE_S:
+            return cached[0]
+        try:
+            member = await context.bot.get_chat_member(chat_id, user_id)
+        except TelegramError:
+            log.warning("getChatMember failed; treating the sender as a member")
+            return None
+        admin = member.status in ADMIN_STATUSES
+        self.admins[key] = (admin, now)
+        if len(self.admins) > 10_000:
+            self.admins.pop(next(iter(self.admins)))
+        return admin
+
+    def muted(self, update: Update, reply: Reply) -> bool:
+        """A slow-down card goes out once per user per window; later refusals stay silent."""
+        if reply.kind != "slow_down" or self.service.limits is None:
+            return False
+        user = update.effective_user
+        return not self.service.limits.first_notice(f"tg:{user.id}" if user else "tg:?")
 
     # ---- sending
 
     async def send_card(self, message: Message, update: Update, reply: Reply) -> None:
         """Sends a card: a photo with the card as caption when it fits, else text (+ the chart, or a document)."""
+        if self.muted(update, reply):
+            return
         messages, quote = to_telegram(reply), _quote(message, update)
         markup = keyboard(reply, messages[-1].buttons, self.store)
         if reply.chart is not None and (caption := _as_caption(messages)):
@@ -350,7 +293,7 @@ class TelegramAdapter:
 
     async def _png(self, reply: Reply) -> bytes:
         """The chart, rendered in a thread (matplotlib takes 0.1-1 s; ``render_png`` caches)."""
-        return await asyncio.to_thread(render_png, reply.chart)  # type: ignore[arg-type]
+        return await render_chart(reply.chart)  # type: ignore[arg-type]
 
     async def _send_long(self, message: Message, reply: Reply, messages: list, quote: ReplyParameters | None) -> None:
         """The first message with the buttons, then the whole card as a text file instead of a flood."""
@@ -445,14 +388,22 @@ class TelegramAdapter:
         if (question := feel_question(query)) is not None:
             self.start_stream(cq, update, context, question)
             return
-        await self.edit_card(cq, update, await self.ask(query, update, context))
+        reply = await self.ask(query, update, context)
+        if not self.muted(update, reply):
+            await self.edit_card(cq, update, reply)
 
     async def inline_query(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``@Bot glm 4.5 air 5090 32k``: the fit card, the quant matrix and the cloud offer as articles."""
         iq = update.inline_query
+        self.inline_latest[iq.from_user.id] = iq.id
+        await asyncio.sleep(INLINE_DEBOUNCE_S)
+        if self.inline_latest.get(iq.from_user.id) != iq.id:
+            return  # the user typed on; Telegram shows only the answer to the newest query anyway
+        del self.inline_latest[iq.from_user.id]
         text, results = " ".join(iq.query.split()), []
         for kind, prefix in INLINE_CARDS if text else ():
-            reply = await self.ask(f"{prefix} {text}", update, context)
+            with Limits.free_of_charge():  # keystrokes are not questions; the debounce bounds them
+                reply = await self.ask(f"{prefix} {text}", update, context)
             if reply.kind in ("suggest", "error") and results:
                 continue
             results.append(self._article(kind, reply))
@@ -550,21 +501,24 @@ def build_application(
     ``charts=False`` sends cards without their chart image (no matplotlib).
     """
     adapter = TelegramAdapter(service, charts=charts)
+    requests: list[BaseRequest] = [request or AiohttpRequest()]
     builder = (
         ApplicationBuilder()
         .token(token)
         .concurrent_updates(CONCURRENT_UPDATES)
-        .request(request or AiohttpRequest())
+        .request(requests[0])
         .post_init(adapter.set_commands)
     )
     if not webhook:  # the long poll gets its own single connection
-        builder = builder.get_updates_request(AiohttpRequest(pool_size=1))
+        requests.append(AiohttpRequest(pool_size=1))
+        builder = builder.get_updates_request(requests[-1])
     if base_url:
         builder = builder.base_url(base_url).base_file_url(base_file_url or file_url_for(base_url))
     if rate_limiter:
         builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
     app = builder.build()
     app.bot_data["adapter"] = adapter
+    app.bot_data["requests"] = requests  # closed by ``serve`` when start-up fails (PTB does not)
     app.add_handlers(
         [
             CommandHandler(MENU, adapter.command),
@@ -593,14 +547,27 @@ async def serve(
     listen: str = "127.0.0.1",
     port: int = 8443,
     poll_timeout: float = 10.0,
+    grace_s: float = GRACE_S,
 ) -> AsyncIterator[Application]:
-    """Runs ``app`` (polling, or PTB's webhook server with a secret token) until the block exits."""
+    """Runs ``app`` (polling through the durable inbox, or PTB's webhook server) until the block exits.
+
+    On exit, polling stops fetching at once and gives queued answers ``grace_s`` to go out; what
+    is left stays in the inbox and is answered after the next start.
+    """
+    adapter: TelegramAdapter = app.bot_data["adapter"]
+    poller: Poller | None = None
+    try:
+        await app.initialize()
+    except BaseException:  # a refused token or an unreachable server: PTB leaves the HTTP sessions open
+        for request in app.bot_data.get("requests", ()):
+            await request.shutdown()
+        raise
     async with app:
         if app.post_init:
             await app.post_init(app)
         if webhook_url:
             path = urlsplit(webhook_url).path.strip("/") or "telegram"
-            await app.updater.start_webhook(
+            await app.updater.start_webhook(  # type: ignore[union-attr]
                 listen=listen,
                 port=port,
                 url_path=path,
@@ -609,14 +576,27 @@ async def serve(
                 allowed_updates=ALLOWED_UPDATES,
             )
         else:
-            await app.updater.start_polling(
-                poll_interval=0, timeout=dt.timedelta(seconds=poll_timeout), allowed_updates=ALLOWED_UPDATES
+            await app.bot.delete_webhook()  # polling and a webhook exclude each other
+            store = adapter.service.store
+            poller = Poller(
+                app,
+                store.inbox if store is not None else None,
+                allowed_updates=ALLOWED_UPDATES,
+                poll_timeout=poll_timeout,
+                workers=CONCURRENT_UPDATES,
+                grace_s=grace_s,
             )
+            app.bot_data["poller"] = poller
         await app.start()
+        if poller is not None:
+            await poller.start()
         try:
             yield app
         finally:
-            await app.updater.stop()
+            if poller is not None:
+                await poller.stop()
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
             await app.stop()
 
 
@@ -632,15 +612,31 @@ async def run_telegram(
     rate_limiter: bool = True,
     charts: bool = True,
     stop: asyncio.Event | None = None,
+    grace_s: float = GRACE_S,
+    on_state: Callable[[str], None] | None = None,
 ) -> None:
-    """``fitbot run``: serves Telegram until ``stop`` is set or the task is cancelled; reads no env."""
+    """``fitbot run``: serves Telegram until ``stop`` is set or the task is cancelled; reads no env.
+
+    A poller that dies (an invalid token) ends this coroutine with its exception, so the
+    supervisor in ``bot.app.run`` can report it and try again.
+    """
     app = build_application(
         service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter, charts=charts
     )
     secret = webhook_secret or (secrets.token_urlsafe(32) if webhook_url else None)
-    async with serve(app, webhook_url=webhook_url, webhook_secret=secret, listen=listen, port=port):
+    async with serve(app, webhook_url=webhook_url, webhook_secret=secret, listen=listen, port=port, grace_s=grace_s):
         log.info("telegram adapter running (%s)", "webhook" if webhook_url else "polling")
-        await (stop or asyncio.Event()).wait()
+        if on_state is not None:
+            on_state("running")
+        stopped = asyncio.ensure_future((stop or asyncio.Event()).wait())
+        poller: Poller | None = app.bot_data.get("poller")
+        fetcher = poller.fetcher if poller is not None else None
+        try:
+            await asyncio.wait([t for t in (stopped, fetcher) if t is not None], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if fetcher is not None and fetcher.done() and not fetcher.cancelled() and fetcher.exception() is not None:
+            raise fetcher.exception()  # type: ignore[misc]
 
 
 __all__ = ["AiohttpRequest", "build_application", "callback_data", "run_telegram", "serve"]

@@ -10,11 +10,17 @@ import argparse
 import asyncio
 import json
 import logging
+import os
+import random
 import signal
 import sys
 import time
+from collections.abc import Callable
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
+from bot.app.logs import JsonLines, emit, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
 from bot.service import Service
@@ -23,31 +29,11 @@ from core.models import Catalog
 
 log = logging.getLogger("fitbot")
 
-_RESERVED = set(vars(logging.makeLogRecord({})))
+BACKOFF_S = (2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)  # an adapter that keeps failing is retried this often
+HEALTH_FILE = "health.json"
+HUB_CACHE_KEEP = 4  # cached look-ups are kept this many refresh periods (stale answers when the hub is down)
 
-
-class JsonLines(logging.Formatter):
-    """One JSON object per line; extra fields given with ``extra={...}`` are kept."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        line = {
-            "ts": round(record.created, 3),
-            "level": record.levelname,
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        line.update({k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")})
-        if record.exc_info:
-            line["exc"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
-
-
-def setup_logging(level: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonLines())
-    logging.basicConfig(level=level, handlers=[handler], force=True)
-    for noisy in ("httpx", "discord.gateway", "discord.client", "telegram.ext.Updater"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+__all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
 
 async def open_service(catalog: Catalog, settings: Settings) -> Service:
@@ -57,6 +43,9 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     from catalog.userdata import CachedHubClient, UserDataStore
 
     store = await UserDataStore(settings.user_db_path()).open()
+    pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
+    if pruned:
+        log.info("pruned %d old hub look-ups", pruned)
     hub = CachedHubClient(
         HubClient(**settings.hub_client_options()),
         store.hub_cache,
@@ -77,43 +66,121 @@ async def build_service(settings: Settings) -> Service:
     return await open_service(await CatalogStore(settings.catalog_path()).load(), settings)
 
 
-async def run(settings: Settings) -> int:
+class Health:
+    """Each adapter's state (starting, running, reconnecting, retrying, stopped), kept in ``health.json``.
+
+    ``fitbot health`` reads the file; it names the process that wrote it, so a stale file from a
+    dead process is recognised.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.adapters: dict[str, dict[str, Any]] = {}
+
+    def set(self, name: str, state: str, **detail: Any) -> None:
+        previous = self.adapters.get(name, {})
+        if previous.get("state") == state and not detail:
+            return
+        self.adapters[name] = {"state": state, "since": round(time.time(), 1), **detail}
+        log.info("adapter %s: %s", name, state, extra={"event": "adapter_state", "adapter": name, "state": state})
+        self.write()
+
+    def write(self) -> None:
+        if self.path is None:
+            return
+        body = {"pid": os.getpid(), "updated": round(time.time(), 1), "adapters": self.adapters}
+        try:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(body), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            log.warning("could not write %s", self.path)
+
+
+async def run(
+    settings: Settings, *, adapter_runner: Callable[..., Any] | None = None, stop: asyncio.Event | None = None
+) -> int:
+    """Starts every adapter under its own supervisor; returns the exit code once stopped by a signal.
+
+    Adapters are independent: one that fails (bad token, platform unreachable) is logged and
+    retried with back-off while the others keep serving; the process stops only on SIGTERM/SIGINT.
+    """
     adapters = settings.adapters()
     if not adapters:
         log.error("no adapter to start: set DISCORD_BOT_TOKEN or TELEGRAM_BOT_TOKEN (see deploy/settings.example.env)")
         return 1
     service = await build_service(settings)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    tasks = [asyncio.create_task(_adapter(name, service, settings, stop), name=name) for name in adapters]
-    for task in tasks:
-        task.add_done_callback(lambda done: _adapter_ended(done, stop))
+    if stop is None:  # tests pass their own
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+    health = Health(settings.data_dir() / HEALTH_FILE)
+    runner = adapter_runner or _adapter
+    tasks = [
+        asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters
+    ]
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     await stop.wait()
     log.info("shutting down")
-    for task in tasks:
-        if task.get_name() == "discord":
-            task.cancel()  # discord.py closes its connections on cancellation
     results = await asyncio.gather(*tasks, return_exceptions=True)
     await service.close()
-    failed = any(isinstance(r, Exception) for r in results)
+    for name in adapters:
+        health.set(name, "stopped")
+    failed = [r for r in results if isinstance(r, BaseException)]
+    for error in failed:
+        log.error("adapter failed while stopping: %s", error.__class__.__name__, exc_info=error)
     return 1 if failed else 0
 
 
-def _adapter_ended(task: asyncio.Task[None], stop: asyncio.Event) -> None:
-    """An adapter that dies (bad token, lost gateway) stops the process, so the supervisor restarts it."""
-    if task.cancelled() or stop.is_set():
-        return
-    error = task.exception()
-    log.error(
-        "adapter %s stopped: %s", task.get_name(), error.__class__.__name__ if error else "finished", exc_info=error
-    )
-    stop.set()
+async def supervise(
+    name: str,
+    runner: Callable[..., Any],
+    service: Service,
+    settings: Settings,
+    stop: asyncio.Event,
+    health: Health,
+) -> None:
+    """Runs one adapter until ``stop``; when it fails it is retried with back-off, the others carry on."""
+    attempt = 0
+    while not stop.is_set():
+        health.set(name, "starting", attempt=attempt + 1)
+
+        def state(value: str, _name: str = name) -> None:
+            nonlocal attempt
+            if value == "running":
+                attempt = 0
+            health.set(_name, value)
+
+        try:
+            await runner(name, service, settings, stop, state)
+            if stop.is_set():
+                return
+            error: BaseException = RuntimeError(f"{name} adapter ended by itself")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            error = exc
+        attempt += 1
+        delay = BACKOFF_S[min(attempt, len(BACKOFF_S)) - 1] * random.uniform(0.8, 1.2)
+        health.set(name, "retrying", error=error.__class__.__name__, attempt=attempt, retry_in_s=round(delay, 1))
+        log.error(
+            "adapter %s failed (%s); retrying in %.1f s, the other adapters keep running",
+            name,
+            error.__class__.__name__,
+            delay,
+            exc_info=error,
+            extra={"event": "adapter_failed", "adapter": name},
+        )
+        try:
+            await asyncio.wait_for(stop.wait(), delay)
+        except TimeoutError:
+            pass
 
 
-async def _adapter(name: str, service: Service, settings: Settings, stop: asyncio.Event) -> None:
+async def _adapter(
+    name: str, service: Service, settings: Settings, stop: asyncio.Event, state: Callable[[str], None]
+) -> None:
     if name == "telegram" and settings.telegram_bot_token:
         from bot.adapters.telegram_bot import run_telegram
 
@@ -127,6 +194,7 @@ async def _adapter(name: str, service: Service, settings: Settings, stop: asynci
             listen=settings.telegram_webhook_listen,
             port=settings.telegram_webhook_port,
             stop=stop,
+            on_state=state,
         )
     elif name == "discord" and settings.discord_bot_token:
         from bot.adapters.discord_bot import run_discord
@@ -137,15 +205,27 @@ async def _adapter(name: str, service: Service, settings: Settings, stop: asynci
             shards=settings.discord_shards,
             sync_state_path=settings.data_dir() / "discord_sync.json",
             message_content=settings.discord_message_content,
+            stop=stop,
+            on_state=state,
         )
     else:
-        log.error("adapter %s has no token or is unknown", name)
+        raise ValueError(f"adapter {name} has no token or is unknown")
 
 
 def main_run(settings: Settings) -> int:
-    setup_logging(settings.fitbot_log_level)
+    setup_logging(settings.fitbot_log_level, settings.secrets())
     started = time.monotonic()
-    code = asyncio.run(run(settings))
+    try:
+        code = asyncio.run(run(settings))
+    except Exception as exc:  # start-up failed (data directory not writable, ...): one JSON line, not a traceback
+        log.critical(
+            "start-up failed: %s: %s",
+            exc.__class__.__name__,
+            exc,
+            exc_info=exc,
+            extra={"event": "startup_failed", "error": exc.__class__.__name__},
+        )
+        return 1
     log.info("stopped", extra={"uptime_s": round(time.monotonic() - started, 1)})
     return code
 
@@ -158,7 +238,38 @@ async def _health(settings: Settings) -> int:
     async with UserDataStore(settings.user_db_path()) as store:
         await (await store.db.execute("SELECT 1")).fetchone()
     print(f"ok: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
-    return 0
+    return adapter_health(settings.data_dir() / HEALTH_FILE, settings.adapters())
+
+
+def adapter_health(path: Path, expected: list[str]) -> int:
+    """Prints each adapter's state from the running process's health file; 1 when none is running."""
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        print("adapters: no health file (is `fitbot run` running?)")
+        return 0 if not expected else 1
+    alive = _alive(body.get("pid"))
+    running = 0
+    for name in expected or sorted(body.get("adapters", {})):
+        info = body.get("adapters", {}).get(name, {"state": "unknown"})
+        state = info.get("state", "unknown") if alive else "not running"
+        running += state == "running"
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(info["since"])) if "since" in info else "?"
+        extra = f" ({info['error']}, attempt {info.get('attempt')})" if alive and info.get("error") else ""
+        print(f"{name}: {state} since {since} UTC{extra}")
+    return 0 if running or not expected else 1
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 async def _stats(settings: Settings, as_json: bool) -> int:
@@ -186,7 +297,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         settings = Settings()
     except Exception as exc:  # pydantic's message names the variable, never its value for secrets
-        print(f"fitbot: invalid settings: {exc}", file=sys.stderr)
+        emit("CRITICAL", f"invalid settings: {_settings_error(exc)}", event="startup_failed")
         return 2
     if args.command == "run":
         return main_run(settings)
@@ -197,3 +308,11 @@ def main(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"fitbot: {args.command} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+def _settings_error(exc: Exception) -> str:
+    """Which settings are wrong and why, without their values (pydantic would echo the input)."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return exc.__class__.__name__
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in errors())

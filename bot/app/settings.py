@@ -67,6 +67,16 @@ class Settings(BaseSettings):
             "offline": self.hf_hub_offline,
         }
 
+    def secrets(self) -> list[str]:
+        """Every secret value (and a Telegram token's secret part), for the log redaction filter."""
+        found = []
+        for secret in (self.discord_bot_token, self.telegram_bot_token, self.hf_token, self.telegram_webhook_secret):
+            if secret is not None and secret.get_secret_value():
+                found.append(secret.get_secret_value())
+        if self.telegram_bot_token is not None and ":" in self.telegram_bot_token.get_secret_value():
+            found.append(self.telegram_bot_token.get_secret_value().split(":", 1)[1])
+        return found
+
     def adapters(self) -> list[str]:
         """Adapters to start: the configured list, or every one whose token is set."""
         if self.fitbot_adapters.strip().lower() != "auto":

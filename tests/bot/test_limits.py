@@ -42,3 +42,32 @@ def test_memory_is_bounded(monkeypatch):
     for i in range(50):
         limiter.allow(f"u{i}")
     assert len(limiter._events) == 10
+
+
+def test_only_the_first_refusal_in_a_window_gets_a_slow_down_card():
+    clock = Clock()
+    limits = Limits.per_minute(user=1, chat=100, expensive=1, clock=clock)
+    assert limits.check("tg:1", "") == 0
+    refused = [limits.check("tg:1", "") > 0 for _ in range(300)]
+    assert all(refused)
+    told = [limits.first_notice("tg:1") for _ in range(300)]
+    assert told.count(True) == 1 and told[0]
+    assert limits.first_notice("tg:2")  # others are told on their own
+    clock.now += 61
+    assert limits.first_notice("tg:1")  # a new window, one more card
+
+
+async def test_queued_updates_are_served_round_robin_across_users():
+    """Under global pacing the order of answers is the order of waiting: one flooder must not go first."""
+    from types import SimpleNamespace
+
+    from bot.adapters.telegram_poller import FairQueue
+
+    queue = FairQueue()
+    for i in range(300):
+        queue.put("flooder", SimpleNamespace(update_id=i, who="flooder"))
+    for user in ("a", "b", "c"):
+        queue.put(user, SimpleNamespace(update_id=1000, who=user))
+    served = [(await queue.get()).who for _ in range(8)]
+    assert served[:4] == ["flooder", "a", "b", "c"]  # everyone's next question before the flooder's second
+    assert served[4:] == ["flooder"] * 4 and len(queue) == 300 - 5

@@ -176,7 +176,7 @@ async def test_full_disk_is_a_clear_error_and_no_corruption(tmp_path):
 
 
 async def test_lang_in_a_group_sets_the_groups_language(service, store):
-    reply = await service.answer("/lang de", user=User(id="tg:9", chat="tg:-200"))
+    reply = await service.answer("/lang de", user=User(id="tg:9", chat="tg:-200", is_admin=True))
     assert reply.locale == "de" and "Chat" in reply.summary
     assert (await store.prefs.chat("tg:-200")).lang == "de"
     answer = await service.answer("/fit qwen3-8b 4090", user=User(id="tg:10", chat="tg:-200"))
@@ -205,7 +205,7 @@ async def test_a_locked_database_does_not_slow_answers_down(tmp_path):
 
 
 async def test_a_group_can_switch_plain_mentions_off_and_on(service, store):
-    group = User(id="tg:5", chat="tg:-300")
+    group = User(id="tg:5", chat="tg:-300", is_admin=True)
     assert await service.answers_mentions("tg:-300")
     reply = await service.answer("/settings mentions off", user=group)
     assert reply.kind == "settings" and not await service.answers_mentions("tg:-300")
@@ -219,3 +219,53 @@ async def test_a_gguf_repo_answers_with_its_measured_file_size(hub_service):
     assert reply.kind == "fit", reply.summary
     weights = next(r.value for r in reply.sections[0].rows if r.label == "Weights")
     assert weights == "4.58 GiB (measured file)"  # 4,920,734,208 bytes listed by the hub
+
+
+@pytest.mark.parametrize("admin", [False, None])
+async def test_only_admins_change_a_groups_shared_settings_and_others_hear_why(service, store, admin):
+    member = User(id="tg:11", chat="tg:-400", is_admin=admin)
+    for text in ("/settings mentions off", "/lang de"):
+        reply = await service.answer(text, locale="de", user=member)
+        assert reply.locale == "de" and "Admins" in reply.summary  # in the asker's language
+    chat = await store.prefs.chat("tg:-400")
+    assert chat.answer_mentions and chat.lang is None
+    english = await service.answer("/settings mentions off", locale="en", user=member)
+    assert "Only the admins" in english.summary
+
+
+async def test_a_ram_the_parser_refuses_is_not_answered_with_saved(service, store):
+    reply = await service.answer("/mygpu 4090 ram 2049", user=ALICE)
+    assert reply.tone.value == "warn" and "2048" in reply.summary and "not save" in reply.summary
+    assert (await store.prefs.user(ALICE.id)).gpu_id is None  # nothing half-saved
+    assert (await service.answer("/mygpu 4090 ram 64", user=ALICE)).kind == "settings"
+    assert (await store.prefs.user(ALICE.id)).ram_gb == 64
+
+
+async def test_a_too_long_message_is_titled_as_such_not_as_an_internal_error(service):
+    reply = await service.answer("x" * 5000, user=ALICE)
+    assert reply.title == "Message too long" and "Sorry" not in reply.title
+
+
+async def test_a_chat_limit_refusal_does_not_use_up_the_askers_quota():
+    clock = Clock()
+    limits = Limits.per_minute(user=3, chat=2, expensive=2, clock=clock)
+    service = Service(CATALOG, limits=limits)
+    busy = [await service.answer("/fit qwen3-8b 4090", user=User(id=f"tg:{i}", chat="tg:-9")) for i in (1, 2)]
+    assert [r.kind for r in busy] == ["fit", "fit"]
+    for _ in range(5):  # the group is at its limit: refused, but tg:3's own quota is untouched
+        assert (await service.answer("/fit qwen3-8b 4090", user=User(id="tg:3", chat="tg:-9"))).kind == "slow_down"
+    private = [await service.answer("/fit qwen3-8b 4090", user=User(id="tg:3")) for _ in range(3)]
+    assert [r.kind for r in private] == ["fit"] * 3
+
+
+async def test_questions_asked_free_of_charge_do_not_count():
+    limits = Limits.per_minute(user=2, chat=100, expensive=2, clock=Clock())
+    service = Service(CATALOG, limits=limits)
+    with Limits.free_of_charge():  # inline-mode keystrokes
+        typed = [await service.answer("/fit qwen3-8b 4090", user=ALICE) for _ in range(17)]
+    assert {r.kind for r in typed} == {"fit"}
+    assert [(await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind for _ in range(3)] == [
+        "fit",
+        "fit",
+        "slow_down",
+    ]

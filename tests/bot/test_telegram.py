@@ -36,6 +36,7 @@ from bot.adapters.telegram_bot import (
     serve,
 )
 from bot.cards import table_card
+from bot.limits import Limits
 from bot.render.telegram_html import caption_for_photo, to_telegram
 from bot.reply import Action, ChartSpec, Reply, Series
 from bot.service import Service, User
@@ -296,6 +297,7 @@ async def test_groups_answer_commands_mentions_and_replies_and_ignore_the_rest(
 async def test_a_group_that_switched_mentions_off_gets_commands_only(
     bot: Application, telegram_api: FakeTelegramAPI, service: StubService
 ) -> None:
+    telegram_api.set_admin(GROUP, 4242)
     telegram_api.push_update(
         telegram_api.make_message(f"/settings@{BOT_USERNAME} mentions off", chat_id=GROUP, chat_type="supergroup")
     )
@@ -316,6 +318,28 @@ async def test_a_group_that_switched_mentions_off_gets_commands_only(
     assert "Qwen3-8B" in second["text"]
     await asyncio.sleep(0.3)
     assert len(sent(telegram_api, GROUP)) == 2  # the mention went unanswered, the command did not
+    no_refusals(telegram_api)
+
+
+async def test_only_group_admins_change_shared_settings_others_are_told_in_their_language(
+    bot: Application, telegram_api: FakeTelegramAPI, service: StubService
+) -> None:
+    telegram_api.set_admin(GROUP, 1)
+    for text in (f"/settings@{BOT_USERNAME} mentions off", "/lang en"):
+        telegram_api.push_update(
+            telegram_api.make_message(text, chat_id=GROUP, chat_type="supergroup", user_id=2, language_code="de")
+        )
+    refused = await wait_sent(telegram_api, GROUP, 2)
+    assert all("Nur die Admins" in m["text"] for m in refused)
+    assert {c.params["user_id"] for c in telegram_api.calls_of("getChatMember")} == {2}
+    assert (
+        await service.answers_mentions(f"tg:{GROUP}") and (await service.store.prefs.chat(f"tg:{GROUP}")).lang is None
+    )
+    telegram_api.push_update(
+        telegram_api.make_message("/settings mentions off", chat_id=GROUP, chat_type="supergroup", user_id=1)
+    )
+    assert "ignored" in (await wait_sent(telegram_api, GROUP, 3))[2]["text"]
+    assert not await service.answers_mentions(f"tg:{GROUP}")
     no_refusals(telegram_api)
 
 
@@ -406,7 +430,7 @@ async def test_inline_query_with_an_unknown_model_offers_one_article(
     hostile = telegram_api.push_update(
         telegram_api.make_inline_query('<b>x</b> & <a href="https://evil.example">y</a>')
     )
-    telegram_api.push_update(telegram_api.make_inline_query("   "))
+    telegram_api.push_update(telegram_api.make_inline_query("   ", user_id=4343))
     answers = await telegram_api.wait_call("answerInlineQuery", count=2)
     first, empty = sorted(answers, key=lambda c: c.params["inline_query_id"] != hostile["inline_query"]["id"])
     (result,) = first.params["results"]
@@ -414,6 +438,43 @@ async def test_inline_query_with_an_unknown_model_offers_one_article(
     assert '<a href="https://evil.example">' in plain and not any(e["type"] == "text_link" for e in entities)
     assert empty.params["results"] == []
     no_refusals(telegram_api)
+
+
+async def test_inline_keystrokes_are_debounced_and_cost_no_question_quota(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path
+) -> None:
+    """17 keystrokes used to be 17 questions, and so a 56 s slow-down for the next real one."""
+    async with UserDataStore(tmp_path / "u.sqlite") as store:
+        service = StubService(catalog, store=store, limits=Limits.per_minute(5, 100, 5))
+        async with running(telegram_api, service, charts=False):
+            typed = "qwen3 32b 4090 32k context please"
+            for i in range(1, 18):
+                telegram_api.push_update(telegram_api.make_inline_query(typed[: i + 2]))
+                await asyncio.sleep(0.02)
+            (answer,) = [await telegram_api.wait_call("answerInlineQuery")]
+            await asyncio.sleep(0.6)
+            assert len(telegram_api.calls_of("answerInlineQuery")) == 1  # only the last keystroke
+            assert answer.params["results"]
+            telegram_api.push_update(telegram_api.make_message(FIT, chat_id=4242))
+            (card,) = await wait_sent(telegram_api, 4242, 1)
+            assert "RTX 4090" in card["text"]  # a real answer, not a slow-down
+
+
+async def test_a_flooding_user_gets_one_slow_down_card_per_window(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path
+) -> None:
+    async with UserDataStore(tmp_path / "u.sqlite") as store:
+        service = StubService(catalog, store=store, limits=Limits.per_minute(3, 1000, 5))
+        async with running(telegram_api, service, charts=False):
+            for _ in range(30):
+                telegram_api.push_update(telegram_api.make_message("/fit qwen3 8b 4090", chat_id=501))
+            telegram_api.push_update(telegram_api.make_message(FIT, chat_id=502))
+            await wait_sent(telegram_api, 502, 1)
+            await wait_sent(telegram_api, 501, 4)
+            await asyncio.sleep(0.5)
+            texts = [m["text"] for m in sent(telegram_api, 501)]
+    slow = t("en", "limits.title")
+    assert len(texts) == 4 and sum(slow in x for x in texts) == 1
 
 
 # --------------------------------------------------------------------------- charts, long cards
@@ -517,6 +578,41 @@ async def test_a_429_mid_conversation_is_retried_and_the_conversation_goes_on(
     assert attempts[2].at - attempts[1].at >= 1.0
     assert got[1]["text"] == (await expected(service, FIT, "en", 777))[0]
     assert not telegram_api.calls_of("answerCallbackQuery")
+
+
+async def test_sends_are_retried_for_a_time_budget_not_a_count(
+    bot: Application, telegram_api: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Six 429s in a row, or a second of 5xx, used to lose the card (three tries in all)."""
+    import bot.adapters.telegram_transport as transport
+
+    monkeypatch.setattr(transport, "FIRST_BACKOFF_S", 0.05)
+    monkeypatch.setattr(transport, "MAX_BACKOFF_S", 0.2)
+    telegram_api.fail_next("sendMessage", status=429, retry_after=0, times=6)
+    telegram_api.push_update(telegram_api.make_message("/help"))
+    await wait_sent(telegram_api, 777, 1)
+    telegram_api.fail_next("sendMessage", status=502, times=6)
+    telegram_api.push_update(telegram_api.make_message(FIT))
+    await wait_sent(telegram_api, 777, 2)
+    statuses = [e.status for e in telegram_api.exchanges if e.method == "sendMessage"]
+    assert statuses == [429] * 6 + [200] + [502] * 6 + [200]
+
+
+async def test_a_second_poller_on_the_token_is_one_clear_error_not_a_traceback_per_poll(
+    bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import bot.adapters.telegram_poller as poller
+
+    monkeypatch.setattr(poller, "BACKOFF_S", (0.05,))
+    with caplog.at_level(logging.INFO):
+        telegram_api.fail_next(
+            "getUpdates", status=409, times=5, description="Conflict: terminated by other getUpdates"
+        )
+        telegram_api.push_update(telegram_api.make_message("/help"))
+        await wait_sent(telegram_api, 777, 1)  # polling goes on once the other one is gone
+    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(problems) == 1 and "another process is polling" in problems[0].getMessage()
+    assert not problems[0].exc_info
 
 
 async def test_errors_are_logged_and_answered_with_an_apology(

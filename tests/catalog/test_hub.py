@@ -32,7 +32,7 @@ from catalog.hub import (
     parse_gguf_prefix,
     parse_repo_ref,
 )
-from catalog.userdata import CachedHubClient, UserDataStore
+from catalog.userdata import USER_MIGRATIONS, CachedHubClient, UserDataStore
 from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
 
 
@@ -463,7 +463,7 @@ async def test_user_db_is_its_own_wal_file(store):
     async with store.db.execute("PRAGMA journal_mode") as cur:
         assert (await cur.fetchone())[0] == "wal"
     async with store.db.execute("SELECT name FROM _migrations") as cur:
-        assert [row[0] async for row in cur] == ["m001_hub_cache", "m002_preferences", "m003_query_log"]
+        assert [row[0] async for row in cur] == [m.__name__ for m in USER_MIGRATIONS]
 
 
 async def test_fresh_cache_hit_makes_no_request(hub, store):

@@ -1,0 +1,173 @@
+"""Discord: permissions for shared settings, and stops that leave nobody on "thinking…".
+
+Real discord.py against the loopback fake. ``SlowService`` holds answers until the test lets
+them go, so interactions are deferred and in flight when the stop comes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import bot.adapters.discord_bot as discord_bot
+from bot.adapters.discord_bot import build_bot, run_discord
+from bot.reply import Reply
+from bot.service import Service, User
+from catalog.store import CatalogStore
+from catalog.userdata import UserDataStore
+from core.models import Catalog
+from fitbot_fakes import fixtures
+from fitbot_fakes.discord_api import GUILD_ID, TOKEN, FakeDiscord
+from locales import t
+
+discord_api = fixtures.discord_api
+MANAGE_GUILD = 1 << 5
+
+
+class SlowService(Service):
+    """Answers "/fit …" only once ``release`` is set (``fast`` questions at once)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.release = asyncio.Event()
+        self.started = 0
+
+    async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
+        if text.startswith("/fit"):
+            self.started += 1
+            await self.release.wait()
+        return await super().answer(text, locale, user)
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    return asyncio.run(CatalogStore(tmp_path_factory.mktemp("catalog") / "catalog.sqlite").load())
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[UserDataStore]:
+    async with UserDataStore(tmp_path / "user.sqlite") as opened:
+        yield opened
+
+
+@contextlib.asynccontextmanager
+async def started(fake: FakeDiscord, service: Service, **kwargs: Any) -> AsyncIterator[tuple[Any, asyncio.Event]]:
+    """``run_discord`` as ``fitbot run`` starts it, with a stop event; yields once the gateway is up."""
+    stop = asyncio.Event()
+    states: list[str] = []
+    task = asyncio.create_task(run_discord(service, TOKEN, stop=stop, on_state=states.append, **kwargs))
+    await fake.wait_gateway(2)  # IDENTIFY
+    await asyncio.sleep(0.2)
+    try:
+        yield task, stop
+    finally:
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 30)
+
+
+def slash_fit(fake: FakeDiscord, i: int, locale: str = "en-US") -> dict[str, Any]:
+    return fake.make_slash("fit", {"model": "qwen3-8b", "gpu": "rtx-4090", "context": 4096 + i}, locale=locale)
+
+
+async def test_server_settings_need_manage_server(discord_api: FakeDiscord, catalog: Catalog, store: Any) -> None:
+    service = Service(catalog, store=store)
+    bot = build_bot(service, guild_ready_timeout=0.05)
+    task = asyncio.create_task(bot.start(TOKEN))
+    try:
+        await discord_api.wait_gateway(2)
+        synced = {c["name"]: c for c in discord_api.commands[None]}
+        assert str(synced["settings"]["default_member_permissions"]) == str(MANAGE_GUILD)
+        assert str(synced["lang"]["default_member_permissions"]) == str(MANAGE_GUILD)
+        assert synced["fit"]["default_member_permissions"] is None
+        # a member without Manage Server (server owners can re-enable commands for anyone): refused, in German
+        member = discord_api.make_slash("settings", {"mentions": "off"}, locale="de", permissions=str(1 << 11))
+        await discord_api.dispatch("INTERACTION_CREATE", member)
+        call = await discord_api.wait_request("POST", f"/interactions/{member['id']}/")
+        assert "Nur die Admins" in call.json["data"]["embeds"][0]["description"]
+        assert await service.answers_mentions(f"dc:{GUILD_ID}")
+        admin = discord_api.make_slash("settings", {"mentions": "off"}, permissions=str(MANAGE_GUILD | (1 << 11)))
+        await discord_api.dispatch("INTERACTION_CREATE", admin)
+        await discord_api.wait_request("POST", f"/interactions/{admin['id']}/")
+        assert not await service.answers_mentions(f"dc:{GUILD_ID}")
+    finally:
+        await bot.close()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+
+
+async def test_sigterm_finishes_answers_in_flight_or_says_ask_again(
+    discord_api: FakeDiscord, catalog: Catalog, store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 deferred interactions at the stop: 0 stay on "thinking…" (all used to)."""
+    monkeypatch.setattr(discord_bot, "DEFER_AFTER_S", 0.05)
+    service = SlowService(catalog, store=store)
+    async with started(discord_api, service, grace_s=0.5) as (task, stop):
+        payloads = [slash_fit(discord_api, i, "de" if i % 2 else "en-US") for i in range(40)]
+        for p in payloads:
+            await discord_api.dispatch("INTERACTION_CREATE", p)
+        await discord_api.wait_request("POST", "/callback", count=40, timeout=10)
+        assert len(discord_api.thinking()) == 40
+        stop.set()
+        await asyncio.sleep(0.1)
+        late = discord_api.make_slash("help", {})
+        await discord_api.dispatch("INTERACTION_CREATE", late)  # arrives while stopping
+        await asyncio.wait_for(task, 10)
+    assert discord_api.thinking() == []
+    texts = [r.json.get("content") or "" for r in discord_api.requests_to("PATCH", "/messages/@original")]
+    assert len(texts) == 40
+    assert sum(t("de", "discord.restarting") == x for x in texts) == 20
+    assert sum(t("en", "discord.restarting") == x for x in texts) == 20
+    late_reply = await discord_api.wait_request("POST", f"/interactions/{late['id']}/")
+    assert late_reply.json["data"]["content"] == t("en", "discord.restarting")
+    assert store.deferred.held() == []
+
+
+async def test_answers_that_finish_within_the_grace_are_delivered(
+    discord_api: FakeDiscord, catalog: Catalog, store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(discord_bot, "DEFER_AFTER_S", 0.05)
+    service = SlowService(catalog, store=store)
+    async with started(discord_api, service, grace_s=5) as (task, stop):
+        for i in range(10):
+            await discord_api.dispatch("INTERACTION_CREATE", slash_fit(discord_api, i))
+        await discord_api.wait_request("POST", "/callback", count=10, timeout=10)
+        stop.set()
+        await asyncio.sleep(0.2)
+        service.release.set()  # the answers finish during the drain
+        await asyncio.wait_for(task, 10)
+    assert discord_api.thinking() == []
+    cards = discord_api.requests_to("POST", "/webhooks/")
+    assert len(cards) == 10 and all(c.json["embeds"] for c in cards)
+
+
+async def test_after_a_crash_the_next_start_fixes_interactions_left_on_thinking(
+    discord_api: FakeDiscord, catalog: Catalog, store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 runs no stop code: the deferred interactions are in the database, the next start edits them."""
+    monkeypatch.setattr(discord_bot, "DEFER_AFTER_S", 0.05)
+    crashed = build_bot(SlowService(catalog, store=store), guild_ready_timeout=0.05)
+    task = asyncio.create_task(crashed.start(TOKEN))
+    await discord_api.wait_gateway(2)
+    for i in range(5):
+        await discord_api.dispatch("INTERACTION_CREATE", slash_fit(discord_api, i, "de"))
+    await discord_api.wait_request("POST", "/callback", count=5, timeout=10)
+    await asyncio.sleep(0.1)
+    await crashed.close()  # no drain, no answers: what SIGKILL leaves (the socket closed, nothing told)
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await asyncio.wait_for(task, 5)
+    assert len(discord_api.thinking()) == 5 and len(store.deferred.held()) == 5
+    async with started(discord_api, Service(catalog, store=store)):
+        for _ in range(50):
+            if not discord_api.thinking():
+                break
+            await asyncio.sleep(0.05)
+    assert discord_api.thinking() == []
+    texts = [r.json.get("content") for r in discord_api.requests_to("PATCH", "/messages/@original")]
+    assert texts == [t("de", "discord.restarting")] * 5
+    assert store.deferred.held() == []
