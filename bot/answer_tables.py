@@ -92,7 +92,7 @@ def quant_matrix(
         gpu=_gpu_label(gpu, count),
         context=context_label(request.context or DEFAULT_CONTEXT),
     )
-    more_query = "" if more else f"/quant {model.id} {f'{count}x ' if count > 1 else ''}{gpu.id} more"
+    more_query = "" if more else f"/quant {model.id} {setup_label(gpu.id, count)} more"
     return cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
 
 
@@ -172,7 +172,7 @@ def recommend_models(
         gpu=_gpu_label(gpu, count),
         context=context_label(request.context or DEFAULT_CONTEXT),
     )
-    target = f"{count}x {gpu.id}" if count > 1 else gpu.id
+    target = setup_label(gpu.id, count)
     base = f"/models {target}" + (f" {chosen}" if chosen else "")
     more_query = "" if more or len(picks) <= LIST_TOP else f"{base} more"
     return cards.models_card(

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from bot import answer_tables as tables
 from bot import cards, commands
 from bot.answer_multi import compare, subject_of, with_notes
-from bot.card_parts import flags_of
+from bot.card_parts import flags_of, setup_label
 from bot.reply import Note, Reply
 from bot.resolve import Resolver
 from bot.user import User
@@ -262,8 +262,7 @@ class Answers:
         )
         cheapest: tuple[str, str] | None = None
         if est.verdict is Verdict.NO_FIT and (setup := self._hardware(model, quant, request, gpu).cheapest):
-            prefix = f"{setup.count}x " if setup.count > 1 else ""
-            cheapest = (prefix + setup.gpu_name, prefix + setup.gpu_id)
+            cheapest = (setup_label(setup.gpu_name, setup.count), setup_label(setup.gpu_id, setup.count))
         return cards.tco_card(model.name, est, cost, self.catalog, lang, cheapest_setup=cheapest)
 
     def _finetune(
@@ -281,7 +280,7 @@ class Answers:
                 lambda m=method: smallest_setups(model, m, self.catalog, 3, allow, seq_len=seq),
             )
             results.append((est, mine, smallest))
-        label = (f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name) if gpu is not None else None
+        label = setup_label(gpu.short_name, count) if gpu is not None else None
         details = flags_of(q, text).details
         return cards.finetune_card(model.name, label, results, self.catalog, lang, details=details, echo=text)
 

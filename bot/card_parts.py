@@ -65,13 +65,13 @@ def flags_of(query: object, text: str) -> Flags:
     )
 
 
-def hardware_label(est: FitEstimate) -> str:
-    hw = est.hardware
-    return f"{hw.count}x {hw.gpu_name}" if hw.count > 1 else hw.gpu_name
-
-
 def setup_label(name: str, count: int) -> str:
+    """The one way a setup is written, on cards, in buttons and in the CLI: "2x RTX 3090", "RTX 4090"."""
     return f"{count}x {name}" if count > 1 else name
+
+
+def hardware_label(est: FitEstimate) -> str:
+    return setup_label(est.hardware.gpu_name, est.hardware.count)
 
 
 def verdict_label(verdict: Verdict, lang: Lang) -> str:

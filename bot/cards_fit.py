@@ -42,7 +42,7 @@ def follow_up(est: FitEstimate, command: str, *, with_gpu: bool = True, **change
     """
     hw = est.hardware
     parts: dict[str, str | None] = {
-        "gpu": (f"{hw.count}x {hw.gpu}" if hw.count > 1 else hw.gpu) if with_gpu else None,
+        "gpu": setup_label(hw.gpu, hw.count) if with_gpu else None,
         "quant": None if "quant" in est.defaults_used else est.quant.lower(),
         "ctx": f"ctx {context_label(est.context).lower()}",
         "kv": None if "kv_cache" in est.defaults_used else f"kv {est.kv_cache.value}",
@@ -64,7 +64,7 @@ def fix_query(est: FitEstimate, fix: Fix) -> str:
         return follow_up(est, "fit", quant=fix.value.lower())
     if fix.kind == "ram":
         return follow_up(est, "fit", ram=f"ram {fix.value}gb")
-    return follow_up(est, "fit", gpu=f"{fix.value}x {est.hardware.gpu}")
+    return follow_up(est, "fit", gpu=setup_label(est.hardware.gpu, int(fix.value)))
 
 
 def fix_line(est: FitEstimate, fix: Fix | None, lang: Lang) -> str:

@@ -12,6 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
+from bot.card_parts import setup_label
 from bot.reply import Reply, Tone
 from bot.resolve import Resolver
 from bot.user import User
@@ -91,7 +92,7 @@ class Preferences:
             if q.ram_gb is not None:
                 fields["ram_gb"] = q.ram_gb
             await prefs.set_user(user.id, **fields)
-            label = f"{q.gpu_count}x {gpu.short_name}" if q.gpu_count > 1 else gpu.short_name
+            label = setup_label(gpu.short_name, q.gpu_count)
             return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.gpu_saved", gpu=label))
         if name == "mygpu" and q.gpu and (q.gpu.suggestions or q.gpu.choices):
             resolver = Resolver(answers.catalog)
@@ -110,7 +111,7 @@ class Preferences:
         saved = await prefs.user(user.id)
         gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
         rows = {
-            "prefs.gpu": (f"{saved.gpu_count}x " if saved.gpu_count > 1 else "") + gpu.short_name if gpu else "–",
+            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count) if gpu else "–",
             "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
             "prefs.lang": saved.lang or "–",
         }

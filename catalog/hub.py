@@ -46,7 +46,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -57,6 +56,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from catalog.gguf_file import parse_gguf_prefix
 from catalog.hf_config import (
     REPO_ID,
     ConfigError,
@@ -320,75 +320,6 @@ def group_gguf_files(siblings: Iterable[tuple[str, int | None]]) -> dict[str, _G
 
 
 # --- GGUF header prefix ----------------------------------------------------------------------------
-
-_GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
-_GGUF_STRING, _GGUF_ARRAY = 8, 9
-
-
-class _Truncated(Exception):
-    """The prefix ends inside this key/value pair."""
-
-
-def _read(fmt: str, data: bytes, pos: int) -> tuple[Any, int]:
-    size = struct.calcsize("<" + fmt)
-    if pos + size > len(data):
-        raise _Truncated
-    return struct.unpack_from("<" + fmt, data, pos)[0], pos + size
-
-
-def _read_string(data: bytes, pos: int) -> tuple[str, int]:
-    length, pos = _read("Q", data, pos)
-    if pos + length > len(data):
-        raise _Truncated
-    return data[pos : pos + length].decode("utf-8", errors="replace"), pos + length
-
-
-def parse_gguf_prefix(data: bytes) -> dict[str, Any]:
-    """Metadata readable from the first bytes of a GGUF file (spec: ggml/docs/gguf.md, v2 and v3).
-
-    Scalars and strings come back as values. Every array also reports its length under
-    ``"<key>#len"``; numeric arrays of at most 4096 items are returned as lists, string arrays
-    are skipped. Parsing stops quietly where the prefix ends.
-    """
-    if data[:4] != b"GGUF" or len(data) < 24:
-        raise ConfigError("not a GGUF file (bad magic)")
-    version, n_kv = struct.unpack_from("<I", data, 4)[0], struct.unpack_from("<Q", data, 16)[0]
-    if version not in (2, 3):
-        raise ConfigError(f"unsupported GGUF version {version}")
-    if n_kv > 1_000_000:
-        raise ConfigError("GGUF header claims an absurd number of metadata keys")
-    meta: dict[str, Any] = {}
-    pos = 24
-    try:
-        for _ in range(n_kv):
-            key, pos = _read_string(data, pos)
-            vtype, pos = _read("I", data, pos)
-            if vtype == _GGUF_ARRAY:
-                itype, pos = _read("I", data, pos)
-                count, pos = _read("Q", data, pos)
-                meta[f"{key}#len"] = count
-                if itype in _GGUF_SCALARS:
-                    fmt = _GGUF_SCALARS[itype]
-                    end = pos + struct.calcsize("<" + fmt) * count
-                    if end > len(data):
-                        raise _Truncated
-                    if count <= 4096:
-                        meta[key] = list(struct.unpack_from(f"<{count}{fmt}", data, pos))
-                    pos = end
-                elif itype == _GGUF_STRING:
-                    for _ in range(count):
-                        _, pos = _read_string(data, pos)
-                else:
-                    raise _Truncated  # nested arrays: nothing we need lies past them
-            elif vtype == _GGUF_STRING:
-                meta[key], pos = _read_string(data, pos)
-            elif vtype in _GGUF_SCALARS:
-                meta[key], pos = _read(_GGUF_SCALARS[vtype], data, pos)
-            else:
-                raise ConfigError(f"GGUF header has an unknown value type {vtype} at {key!r}")
-    except _Truncated:
-        pass
-    return meta
 
 
 # --- result --------------------------------------------------------------------------------------

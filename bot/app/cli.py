@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from bot.card_parts import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
@@ -184,8 +185,8 @@ def print_estimate(analysis: Analysis) -> None:
     est = analysis.estimate
     mem = est.memory
     hw = est.hardware
-    count = f"{hw.count}x " if hw.count > 1 else ""
-    print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value} on {count}{hw.gpu_name}")
+    setup = setup_label(hw.gpu_name, hw.count)
+    print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value} on {setup}")
     print(f"verdict: {est.verdict.value}")
     rows = [
         ("weights", mem.weights_bytes),
@@ -215,7 +216,7 @@ def print_estimate(analysis: Analysis) -> None:
         print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")
     for offer in analysis.cost.offers[:3]:
         print(
-            f"cloud: {offer.offer.provider} {offer.offer.gpu_count}x {offer.gpu.short_name} ${offer.offer.price_per_hour_usd:.2f}/h,"
+            f"cloud: {offer.offer.provider} {setup_label(offer.gpu.short_name, offer.offer.gpu_count)} ${offer.offer.price_per_hour_usd:.2f}/h,"
             f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})"
         )
     for cmd in advice.commands:
@@ -243,7 +244,7 @@ def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
         return f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
     if isinstance(item, CloudOffer):
         price = f"${item.price_per_hour_usd:>7.2f}/h"
-        return f"{item.provider:<14} {item.gpu_count}x {item.gpu_id:<18} {price}  seen {item.seen}"
+        return f"{item.provider:<14} {setup_label(item.gpu_id, item.gpu_count):<22} {price}  seen {item.seen}"
     return f"{item.id:<14} {item.label}"
 
 
@@ -255,7 +256,7 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
             f"{r['method']}: total {int(r['total_bytes']) / GIB:,.2f} GiB (weights {int(r['base_weights_bytes']) / GIB:,.2f},"
             f" grads+optimizer {(int(r['gradients_bytes']) + int(r['optimizer_bytes']) + int(r['adapter_bytes'])) / GIB:,.2f},"
             f" activations {int(r['activations_bytes']) / GIB:,.2f}) -> {fit['verdict']}"
-            + (f"; smallest: {small['count']}x {small['gpu_name']}" if small else "")
+            + (f"; smallest: {setup_label(small['gpu_name'], small['count'])}" if small else "")
         )
     return lines
 
