@@ -121,7 +121,7 @@ async def test_a_failing_discord_does_not_take_telegram_down_and_health_says_so(
             if not pushed and api.calls_of("getUpdates"):
                 api.push_update(api.make_message("/fit qwen3-8b rtx 4090", chat_id=777))
                 pushed = True
-            if not any(e.method == "sendMessage" and e.status == 200 for e in api.exchanges):
+            if not any(e.method in ("sendMessage", "sendPhoto") and e.status == 200 for e in api.exchanges):
                 return False
             state = json.loads(health.read_text())["adapters"] if health.exists() else {}
             return (
@@ -194,7 +194,7 @@ async def test_the_token_never_reaches_the_logs(tmp_path, capfd, monkeypatch, fa
             async def happened() -> bool:
                 seen.append(capfd.readouterr().err)
                 if failure == "debug":
-                    return any(e.method == "sendMessage" for e in api.exchanges)
+                    return any(e.method in ("sendMessage", "sendPhoto") for e in api.exchanges)
                 return any("adapter_failed" in chunk for chunk in seen)
 
             with json_logging(settings.fitbot_log_level, settings.secrets()):
