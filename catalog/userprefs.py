@@ -80,7 +80,7 @@ class PreferenceStore:
         """Update the given fields (others keep their values) in one atomic statement.
 
         A single ``INSERT … ON CONFLICT DO UPDATE SET`` naming only the given columns: two changes
-        that race (``/mygpu`` and ``/lang`` at once) both land, where read-then-replace lost one.
+        that race (a saved GPU and a language at once) both land, where read-then-replace lost one.
         """
         unknown = set(fields) - set(USER_FIELDS)
         if unknown:

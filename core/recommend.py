@@ -223,8 +223,8 @@ def rank_models(
         seen.add(key)
         unique.append(pick)
     chosen = unique[:limit] if limit else unique
-    bits = {q.id: q.bits for q in catalog.quants}
-    return tuple(p.model_copy(update={"reasons": _reasons(p, chosen, bits)}) for p in chosen)
+    quant_bits = {q.id: q.bits for q in catalog.quants}
+    return tuple(p.model_copy(update={"reasons": _reasons(p, chosen, quant_bits)}) for p in chosen)
 
 
 def _reasons(pick: ModelPick, picks: list[ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:

@@ -1,0 +1,376 @@
+"""Where names are in a question: the vocabulary index, span scoring and the choice of spans.
+
+Runs of tokens that hit the index are scored as n-gram spans against every alias they touch;
+numbers inside names ("8b", "3.1", "4090", "m3") are identity and must agree, so they are
+compared apart from the words, and a wrong size costs more than any spelling can earn back. The
+best non-overlapping spans become model and device slots (2–4 each for comparisons).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from rapidfuzz import fuzz, process
+
+from core import names as N
+from core import query_lexicon as L
+from core.models import GIB
+from core.query_types import VocabEntry, Vocabulary
+
+CONFIDENT = 80.0  # a best score at or above this, with MARGIN to the runner-up, is an answer
+MARGIN = 4.0
+SUGGEST_MIN = 60.0  # below this a candidate is not worth a "did you mean"
+MAX_SPAN = 7
+MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a wall of text
+
+
+# --- index -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Alias:
+    entry: str
+    kind: str  # model, gpu, not
+    words: tuple[str, ...]
+    compact: str
+    nums: tuple[str, ...]
+    has_size: bool
+    memory: int | None
+
+
+@dataclass(slots=True)
+class _Index:
+    aliases: list[_Alias] = field(default_factory=list)
+    keys: dict[str, set[int]] = field(default_factory=dict)
+    words: list[str] = field(default_factory=list)
+    quants: dict[str, str] = field(default_factory=dict)
+    groups: dict[str, str] = field(default_factory=dict)
+    memory: dict[str, float | None] = field(default_factory=dict)
+    identity: dict[str, N.Typed] = field(default_factory=dict)  # an entry's facets, from its name and id
+    params: dict[str, tuple[float, float]] = field(default_factory=dict)  # models: total, active (billions)
+    laptop: dict[str, bool] = field(default_factory=dict)
+    chip: dict[str, str] = field(default_factory=dict)
+    bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
+    exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
+    primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
+    labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
+    spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
+    rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
+        default_factory=OrderedDict
+    )  # span contents + candidate pool -> ranking per kind (names recur in chats)
+
+
+_INDEXES: OrderedDict[int, tuple[Vocabulary, _Index]] = OrderedDict()
+
+
+def _index_for(vocab: Vocabulary) -> _Index:
+    """Returns the index of a vocabulary, building it on first use (a small id-keyed memo)."""
+    hit = _INDEXES.get(id(vocab))
+    if hit is not None and hit[0] is vocab:
+        return hit[1]
+    index = _build_index(vocab)
+    _INDEXES[id(vocab)] = (vocab, index)
+    while len(_INDEXES) > 8:
+        _INDEXES.popitem(last=False)
+    return index
+
+
+def _build_index(vocab: Vocabulary) -> _Index:
+    """Normalises every alias and maps its tokens back to it."""
+    idx = _Index()
+    for kind, entries in (("model", vocab.models), ("gpu", vocab.gpus), ("not", vocab.not_devices)):
+        for entry in entries:
+            idx.groups[entry.id] = entry.group.lower()
+            idx.memory[entry.id] = entry.memory_gib
+            # a model's id carries its size ("qwen3-30b-a3b"); a device's may carry its memory as a bare number
+            own = (entry.names[0], entry.id) if kind == "model" else entry.names[:2]
+            idx.identity[entry.id] = N.typed(" ".join(own))
+            idx.params[entry.id] = (entry.total_b or 0.0, entry.active_b or entry.total_b or 0.0)
+            idx.laptop[entry.id] = entry.laptop
+            idx.chip[entry.id] = entry.chip or entry.id
+            idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
+            idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
+            for name in (entry.id, *entry.names[:1]):
+                idx.primary.setdefault(f"{kind}:{L.compact(name)}", entry.id)
+            for name in (entry.id, *entry.names):
+                idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
+                idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
+                alias = _make_alias(entry, kind, name)
+                if alias.words or alias.nums:
+                    _add_alias(idx, alias)
+    idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
+    idx.quants = {L.compact(q): q for q in vocab.quants}
+    return idx
+
+
+def _make_alias(entry: VocabEntry, kind: str, name: str) -> _Alias:
+    """Turns one display name or alias into comparable parts."""
+    text = unicodedata.normalize("NFKC", name).lower().replace("_", " ")
+    toks = L.tokenize(text)
+    words = tuple(t.key for t in toks if t.kind in ("word", "count"))
+    nums = tuple(t.key for t in toks if t.kind == "num")
+    mems = [t.value for t in toks if t.kind == "mem"]
+    memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
+    has_size = any(L.SIZE.fullmatch(n) for n in nums)
+    return _Alias(entry.id, kind, words, "".join(words), nums, has_size, memory)
+
+
+def _add_alias(idx: _Index, alias: _Alias) -> None:
+    """Registers an alias under its words, word pairs, numbers and memory size."""
+    pos = len(idx.aliases)
+    idx.aliases.append(alias)
+    keys = set(alias.words) | set(alias.nums)
+    keys |= {a + b for a, b in pairwise(alias.words)}
+    keys |= {n[:-1] for n in alias.nums if n[:-1].isdecimal() and (n.endswith("b") or n.isdecimal())}
+    if alias.memory:
+        keys.add(str(alias.memory))
+        keys.add(str(round(alias.memory * GIB / 1e9)))  # "288 GB" for 268 GiB: spec sheets mix the units
+    for key in keys:
+        idx.keys.setdefault(key, set()).add(pos)
+
+
+# --- scoring -----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Span:
+    first: int
+    last: int
+    words: tuple[str, ...]
+    nums: tuple[str, ...]
+    mems: tuple[int, ...]
+
+    @property
+    def compact(self) -> str:
+        return "".join(self.words)
+
+
+def _ratio(a: str, b: str, memo: dict[tuple[str, str], float]) -> float:
+    """Spelling similarity of two words, 0 below 60 so that unrelated words earn nothing."""
+    hit = memo.get((a, b))
+    if hit is None:
+        r = fuzz.ratio(a, b)
+        hit = memo[(a, b)] = r if r >= 60 else 0.0
+    return hit
+
+
+def _word_sim(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
+    """How well the span's words cover the alias's words (and the reverse, weighted less)."""
+    qw, aw = span.words, alias.words
+    if not qw:
+        return 100.0 - 25.0 * len(aw)
+    if not aw:
+        return max(0.0, 100.0 - 35.0 * len(qw))
+    q_cov = sum(max(_ratio(q, a, memo) for a in aw) for q in qw) / len(qw)
+    a_len = sum(len(a) for a in aw)
+    a_cov = sum(len(a) * max(_ratio(a, q, memo) for q in qw) for a in aw) / a_len
+    return max(fuzz.ratio(span.compact, alias.compact), 0.7 * q_cov + 0.3 * a_cov)
+
+
+def _num_score(span: _Span, alias: _Alias) -> float:
+    """Penalties for numbers that disagree; a wrong size ("8b" for "70b") costs the most."""
+    left = list(alias.nums)
+    score = 0.0
+    for t in span.nums:
+        alt = t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
+        prefix = next((a for a in left if _version_prefix(t, a)), None)
+        if t in left:
+            left.remove(t)
+        elif t.endswith("s") and t[:-1] in left:  # "h100s"
+            left.remove(t[:-1])
+        elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
+            score += 10.0
+        elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
+            left.remove(prefix)
+            score -= 8.0
+        elif alt and alt in left:
+            left.remove(alt)
+        else:
+            score -= 30.0
+            if alias.has_size and (L.SIZE.fullmatch(t) or (t.isdecimal() and int(t) < 1000)):
+                score -= 30.0
+    for m in span.mems:
+        score += 10.0 if m == alias.memory else -30.0
+    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one
+    miss = 25.0 if alias.kind != "model" else 10.0
+    return score - sum(max(miss, 20.0) if L.SHORT_ID.fullmatch(a) else miss for a in left)
+
+
+def _version_prefix(t: str, a: str) -> bool:
+    """Says whether ``t`` is a version written short ("3" for "3.1", stored as "31")."""
+    return len(a) == len(t) + 1 and a.startswith(t) and t.isdecimal() and a.isdecimal()
+
+
+def _score(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
+    """Similarity of a span of the user's tokens and one alias, roughly 0–100."""
+    num = _num_score(span, alias)
+    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
+        return num + 100.0
+    return min(100.0, _word_sim(span, alias, memo) + num)
+
+
+# --- finding names -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Cand:
+    score: float
+    span: _Span
+    kind: str
+    ranking: list[tuple[str, float]]
+
+
+def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[int]]:
+    """Maps each token position to the aliases it may belong to (exact, fuzzy or joined)."""
+    rel: dict[int, set[int]] = {}
+    for i in seq:
+        t = toks[i]
+        hits: set[int] = set()
+        keys = [str(t.value)] if t.kind == "mem" else [t.key]
+        if t.kind == "num" and t.key.isdecimal():
+            keys.append(t.key + "b")
+        if t.kind == "num" and t.key.endswith("s"):
+            keys.append(t.key[:-1])  # "h100s"
+        for key in keys:
+            hits |= idx.keys.get(key, set())
+        if not hits and t.kind == "word" and len(t.key) >= 4:
+            hits = _fuzzy_hits(t.key, idx, 75)
+        if hits:
+            rel[i] = hits
+    for a, b in pairwise(seq):
+        if toks[a].kind == toks[b].kind == "word":
+            joined = _fuzzy_hits(toks[a].key + toks[b].key, idx, 85)
+            if joined:
+                rel[a] = rel.get(a, set()) | joined
+                rel[b] = rel.get(b, set()) | joined
+    return rel
+
+
+def _fuzzy_hits(word: str, idx: _Index, cutoff: int) -> set[int]:
+    """Aliases holding a word spelt like this one."""
+    hits: set[int] = set()
+    for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+        hits |= idx.keys[key]
+    return hits
+
+
+def _runs(seq: list[int], rel: dict[int, set[int]]) -> Iterator[list[int]]:
+    """Yields maximal runs of relevant tokens whose neighbours share an alias."""
+    run: list[int] = []
+    for i in seq:
+        if i in rel and run and rel[run[-1]] & rel[i]:
+            run.append(i)
+            continue
+        if run:
+            yield run
+        run = [i] if i in rel else []
+    if run:
+        yield run
+
+
+def _candidates(toks: list[L.Tok], idx: _Index) -> list[_Cand]:
+    """Scores every span of every run; one candidate per span and kind, best first."""
+    seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
+    rel = _relevance(toks, seq, idx)
+    memo: dict[tuple[str, str], float] = {}
+    cands: list[_Cand] = []
+    for run in _runs(seq, rel):
+        for a in range(len(run)):
+            for b in range(a, min(len(run), a + MAX_SPAN)):
+                # an alias that misses an edge token scores better on the shorter span
+                pool = rel[run[a]] & rel[run[b]]
+                if not pool:
+                    continue
+                span = _make_span(toks, run[a : b + 1])
+                if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
+                    cands.extend(_rank(span, pool, idx, memo))
+    # a longer span wins a near tie: "m3 ultra 512" beats "ultra" alone
+    # a device named by its number beats one named by words: "B300" over "Blackwell Ultra"
+    cands.sort(
+        key=lambda c: (-c.score - 1.5 * (c.span.last - c.span.first) - (1.0 if c.kind != "model" and c.span.nums else 0.0),
+                       c.span.first)
+    )  # fmt: skip
+    return cands
+
+
+def _make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
+    """Collects the words, numbers and GB figures of some token positions."""
+    ts = [toks[i] for i in positions]
+    return _Span(
+        positions[0],
+        positions[-1],
+        tuple(t.key for t in ts if t.kind == "word"),
+        tuple(t.key for t in ts if t.kind == "num"),
+        tuple(t.value for t in ts if t.kind == "mem"),
+    )
+
+
+RANKING_CACHE = 4096
+RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
+
+
+def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]) -> list[_Cand]:
+    """Ranks the entries of each kind for one span (memoised: the result depends on the span's
+    contents and the pool only, not on where the span stands in the text)."""
+    key = (span.words, span.nums, span.mems, frozenset(pool))
+    cached = idx.rankings.get(key)
+    if cached is None:
+        cached = idx.rankings[key] = _rank_uncached(span, pool, idx, memo)
+        if len(idx.rankings) > RANKING_CACHE:
+            idx.rankings.popitem(last=False)
+    return [_Cand(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
+
+
+def _rank_uncached(
+    span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]
+) -> list[tuple[str, list[tuple[str, float]]]]:
+    best: dict[str, dict[str, float]] = {}
+    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
+    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+    for pos in pool:
+        alias = idx.aliases[pos]
+        if alias.kind == "model" and not model_ok:
+            continue
+        s = _score(span, alias, memo)
+        per_kind = best.setdefault(alias.kind, {})
+        if s > per_kind.get(alias.entry, -1e9):
+            per_kind[alias.entry] = s
+    out = []
+    for kind, scores in best.items():
+        # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
+        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
+        if ranking[0][1] >= SUGGEST_MIN:
+            out.append((kind, ranking))
+    return out
+
+
+def _select(cands: list[_Cand]) -> dict[str, _Cand]:
+    """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
+    chosen: dict[str, _Cand] = {}
+    used: set[int] = set()
+    slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
+    for c in cands:
+        span_pos = set(range(c.span.first, c.span.last + 1))
+        if span_pos & used:
+            continue
+        free = [s for s in slots[c.kind] if s not in chosen]
+        if not free or (free[0] != slots[c.kind][0] and not _second_ok(c, chosen[slots[c.kind][0]])):
+            continue
+        if c.kind == "not" and c.score < CONFIDENT:
+            continue
+        chosen[free[0]] = c
+        used |= span_pos
+    for kind in ("model", "gpu"):  # slots in the order the names were written
+        names = [s for s in slots[kind] if s in chosen]
+        ordered = sorted((chosen[s] for s in names), key=lambda c: c.span.first)
+        chosen.update(zip(names, ordered, strict=True))
+    return chosen
+
+
+def _second_ok(c: _Cand, first: _Cand) -> bool:
+    """A second model or GPU must be a confident, different name."""
+    return c.score >= CONFIDENT and c.ranking[0][0] != first.ranking[0][0]

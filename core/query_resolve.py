@@ -1,0 +1,185 @@
+"""Which entry a chosen span *is*: identity checks (``core.names``), memory variants, and completion.
+
+A span ranked by spelling resolves only to an entry that agrees on every stated facet; devices
+whose siblings differ only in memory become a choice; an exact id or full name always wins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from core import names as N
+from core import query_lexicon as L
+from core.query_index import (
+    CONFIDENT,
+    MARGIN,
+    SUGGEST_MIN,
+    _Cand,
+    _Index,
+    _make_span,
+)
+from core.query_types import Match
+
+
+def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int | None = None) -> Match:
+    """Turns a chosen span into a Match: only an entry that *is* what was typed may answer.
+
+    The ranking orders entries by spelling; ``core.names`` then drops every entry that disagrees
+    on a stated facet (size, version, variant, tier, form factor) or has one the user did not state.
+    """
+    words = text[toks[c.span.first].start : toks[c.span.last].end]
+    score = round(max(0.0, c.ranking[0][1]), 1)
+    if c.kind == "not":
+        return Match(id=c.ranking[0][0], text=words, score=score)
+    said = N.typed(words)
+    if c.kind == "gpu" and said.memory_gib is None:
+        said = _bare_memory(said, [e for e, _ in c.ranking], idx)
+    memory = said.memory_gib or memory
+    whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
+    exact = idx.exact.get(f"{c.kind}:{L.compact(whole)}") or idx.exact.get(f"{c.kind}:{L.compact(words)}")
+    accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
+    if c.kind == "gpu":  # an exact model number beats a plural reading ("L40S" is no plural of "L40")
+        literal = [(e, s) for e, s in accepted if all(n in idx.identity[e].numbers for n in said.numbers)]
+        accepted = literal or accepted
+    keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
+    typed_id = idx.primary.get(keys[0]) or idx.primary.get(keys[1])
+    if c.kind == "model" and whole != words:  # "qwen3-4b-instruct" is an alias of its own model
+        typed_id = idx.primary.get(keys[0]) or idx.exact.get(keys[0]) or typed_id
+    if typed_id is not None and typed_id in {e for e, _ in accepted}:
+        return Match(id=typed_id, text=words, score=score)  # an id or full name typed out: exactly that entry
+    if exact and c.kind == "model" and said.size_b is None and _other_sizes(exact, accepted, idx):
+        exact = None  # "gemma 3" names a family of several sizes: ask, even if an alias says one of them
+    if exact and (exact in {e for e, _ in accepted} or not accepted):
+        accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
+    if not accepted:
+        family = tuple(e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e]))[:3]
+        return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
+    if c.kind == "gpu":
+        return _device_match(accepted, said, words, score, memory, exact, idx)
+    (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
+    if said.size_b is None and _other_sizes(best, accepted, idx):  # "gpt oss": 20b or 120b? ask
+        sizes = tuple(dict.fromkeys(e for e, _ in accepted))[:3]
+        return Match(id=None, text=words, score=score, suggestions=sizes, ambiguous=True)
+    if best == exact or len(accepted) == 1 or (s1 >= CONFIDENT - 10 and s1 - s2 >= MARGIN):
+        return Match(id=best, text=words, score=score)
+    return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
+
+
+def _join_split_name(chosen: dict[str, _Cand], toks: list[L.Tok]) -> None:
+    """ "gemma 3" + "coder 7b": a second model span right after a first one that names no size, and that
+    starts with a variant or a size, is the rest of the same name, not a second model."""
+    first, second = chosen.get("model"), chosen.get("model2")
+    if first is None or second is None or second.span.first != first.span.last + 1:
+        return
+    if any(N.MODEL_SIZE.fullmatch(n) for n in first.span.nums):
+        return
+    head = toks[second.span.first]
+    if head.key in N.MODEL_VARIANTS or (head.kind == "num" and N.MODEL_SIZE.fullmatch(head.text.lower())):
+        first.span = _make_span(toks, list(range(first.span.first, second.span.last + 1)))
+        del chosen["model2"]
+        for later in ("model3", "model4"):
+            if later in chosen:
+                chosen["model2" if "model2" not in chosen else later] = chosen.pop(later)
+
+
+def _whole_name(c: _Cand, text: str, toks: list[L.Tok]) -> str:
+    """The span's text plus the filler-free name words right after it ("qwen3-4b" + "-instruct")."""
+    end = c.span.last
+    while end + 1 < len(toks) and toks[end + 1].key in L.NOISE_WORDS and toks[end + 1].start - toks[end].end <= 1:
+        end += 1
+    return text[toks[c.span.first].start : toks[end].end]
+
+
+def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
+    """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
+    "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
+    i = c.span.last + 1
+    while i < len(toks) and i not in used and toks[i].start - toks[i - 1].end <= 2 and N.name_token(toks[i], c.kind):
+        used.add(i)
+        i += 1
+    if c.kind == "gpu" and not c.span.nums:  # "jetson" + "orin nano": a name matched by a word alone goes on
+        tail = []
+        j = i
+        while j < len(toks) and j not in used and toks[j].kind in ("word", "num") and toks[j].key not in L.FILLER:
+            tail.append(j)
+            j += 1
+        if tail and not any(N.MODEL_SIZE.fullmatch(toks[k].text.lower()) for k in tail):
+            used.update(tail)
+            i = tail[-1] + 1
+    if i - 1 > c.span.last:
+        c.span = _make_span(toks, list(range(c.span.first, i)))
+
+
+def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
+    """Reads "m3 ultra 512" as 512 GB: a bare number that is no device's model number but some
+    ranked device's memory size."""
+    sizes = [m for e in ranked if (m := idx.memory.get(e))]
+    model_numbers = {n for e in ranked for n in idx.identity[e].numbers}
+    for n in said.numbers:
+        if n.isdecimal() and n not in model_numbers and any(N.same_memory(int(n), m) for m in sizes):
+            rest = tuple(x for x in said.numbers if x != n)
+            return dataclasses.replace(said, numbers=rest, memory_gib=int(n))
+    return said
+
+
+def _other_sizes(exact: str, accepted: list[tuple[str, float]], idx: _Index) -> bool:
+    size = idx.params[exact][0]
+    return any(abs(idx.params[e][0] - size) > 0.25 * size for e, _ in accepted if e != exact)
+
+
+def _agrees(kind: str, said: N.Typed, entry: str, idx: _Index) -> bool:
+    if kind == "model":
+        total, active = idx.params[entry]
+        return N.model_agrees(said, idx.identity[entry], total, active)
+    return N.device_agrees(said, idx.identity[entry], idx.laptop[entry])
+
+
+def _device_match(
+    accepted: list[tuple[str, float]],
+    said: N.Typed,
+    words: str,
+    score: float,
+    memory: int | None,
+    exact: str | None,
+    idx: _Index,
+) -> Match:
+    """A device: the memory the user gave wins; memory variants of one chip are asked about, not guessed."""
+    if memory is not None:
+        sized = [e for e, _ in accepted if (m := idx.memory.get(e)) is not None and N.same_memory(memory, m)]
+        if sized:
+            return Match(id=sized[0], text=words, score=score, memory_gib=memory)
+        if not said.numbers:  # "mac studio with 192gb": no chip named, and no such configuration
+            near = tuple(e for e, _ in accepted[:3])
+            return Match(id=None, text=words, score=score, suggestions=near, ambiguous=True, memory_gib=memory)
+        # the chip is known, the memory size is not in the catalog: same chip, the user's memory
+        return Match(id=accepted[0][0], text=words, score=score, memory_gib=memory, assumed=True)
+    best = accepted[0][0]
+    siblings = [e for e, _ in accepted if idx.chip[e] == idx.chip[best] or idx.bare[e] == idx.bare[best]]
+    sizes = {idx.memory.get(e) for e in siblings}
+    if len(sizes) > 1:  # the same chip with several memory sizes, and the user named none: ask
+        ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    if exact is not None and exact == best:
+        return Match(id=best, text=words, score=score, assumed=len(siblings) > 1)
+    if len(siblings) > 1:
+        ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    others = [e for e, _ in accepted if e != best]
+    if others and accepted[0][1] - accepted[1][1] < MARGIN:
+        return Match(id=None, text=words, score=score, suggestions=(best, *others[:2]), ambiguous=True)
+    return Match(id=best, text=words, score=score)
+
+
+def _is_ram(gb: float, gpu_id: str, idx: _Index) -> bool:
+    """A GB figure next to a discrete card that is far above its memory is the machine's RAM."""
+    memory = idx.memory.get(gpu_id) or 0.0
+    return idx.groups.get(gpu_id, "") not in L.UNIFIED_GROUPS and gb > 1.5 * memory
+
+
+def _joined(text: str, a: str, b: str) -> str:
+    """Two pieces of one name that the parser saw apart, as the user wrote them together."""
+    i, j = text.find(a), text.find(b)
+    if i < 0 or j < 0:
+        return b
+    start, end = min(i, j), max(i + len(a), j + len(b))
+    return text[start:end] if end - start <= len(a) + len(b) + 3 else b
