@@ -15,7 +15,7 @@ from bot import cards, commands
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
 from bot.reply import Note, Reply
-from bot.resolve import Resolver
+from bot.resolve import Resolver, build_request
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
@@ -27,7 +27,6 @@ from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
 from core.query import Intent, Match, Query, Vocabulary, parse
-from core.query_lexicon import VLLM_QUANTS
 from core.regions import restricted
 from locales import Lang
 
@@ -102,7 +101,7 @@ class Answers:
 
     def dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
         """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""
-        self._notes, self._generic = [], None
+        self.fresh()
         reply = self._route(q, lang, user, text, model_override)
         return with_notes(reply, self._notes, lang)
 
@@ -174,23 +173,10 @@ class Answers:
     # --- estimates ----------------------------------------------------------------------------
 
     def request(self, q: Query, user: User, count: int) -> Request:
-        engine = q.engine or user.engine
-        if engine is None and q.quant in VLLM_QUANTS:  # an AWQ/GPTQ/FP8 checkpoint is served by vLLM
-            engine = Engine.VLLM
-            self._note(Note(code="engine_switched", values={"quant": q.quant, "engine": engine.value}))
-        if q.other_engine:
-            used = (engine or Engine.LLAMA_CPP).value
-            self._note(Note(code="other_engine", values={"engine": q.other_engine, "used": used}))
-        return Request(
-            quant=q.quant,
-            context=q.context or user.context,
-            kv_cache=q.kv_cache,
-            engine=engine,
-            gpu_count=count,
-            ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb,
-            prompt_tokens=q.prompt_tokens,
-            concurrent=q.users,
-        )
+        request, notes = build_request(q, user, count)
+        for note in notes:
+            self._note(note)
+        return request
 
     def estimate(self, model: ModelSpec, gpu: GpuSpec, request: Request, quant_id: str | None = None) -> FitEstimate:
         qid = quant_id or request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
@@ -284,22 +270,27 @@ class Answers:
         details = flags_of(q, text).details
         return cards.finetune_card(model.name, label, results, self.catalog, lang, details=details, echo=text)
 
+    def fresh(self) -> None:
+        """A new question: nothing assumed, no generic device yet."""
+        self._notes, self._generic = [], None
+
     def _note(self, note: Note) -> None:
         if note not in self._notes:
             self._notes.append(note)
 
-    def decode_speed(self, text: str) -> float | None:
-        """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
-        self._notes = []
-        query = self.parse(text)
-        model = self.model(query, "en", text)
-        if isinstance(model, Reply):
-            return None
-        gpu = self.gpu(query, "en", User(), text, model)
-        if isinstance(gpu, Reply):
-            return None
-        try:
-            est = self.estimate(model, gpu[0], self.request(query, User(), gpu[1]))
-        except EstimateError:
-            return None
-        return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
+
+def feel_rate(answers: Answers, text: str) -> float | None:
+    """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
+    answers.fresh()
+    query = answers.parse(text)
+    model = answers.model(query, "en", text)
+    if isinstance(model, Reply):
+        return None
+    gpu = answers.gpu(query, "en", User(), text, model)
+    if isinstance(gpu, Reply):
+        return None
+    try:
+        est = answers.estimate(model, gpu[0], answers.request(query, User(), gpu[1]))
+    except EstimateError:
+        return None
+    return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None

@@ -15,9 +15,11 @@ from bot import cards
 from bot.reply import Note, Reply
 from bot.user import User
 from core.devices import GenericDevice, generic_device, with_memory
-from core.models import Catalog, GpuSpec, ModelSpec
+from core.estimate import Request
+from core.models import Catalog, Engine, GpuSpec, ModelSpec
 from core.names import same_memory
 from core.query import Match, Query
+from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t
 
 GENERIC_SIZES = (8, 12, 16, 24)  # buttons for "how much VRAM does it have?"
@@ -151,3 +153,27 @@ def _replace(text: str, phrase: str, new: str) -> str:
     pattern = re.compile(r"\s*".join(re.escape(part) for part in _NAME.split(phrase.strip())), re.IGNORECASE)
     replaced, n = pattern.subn(new, text, count=1)
     return replaced if n else f"{text} {new}"
+
+
+def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]]:
+    """The estimate's settings from the question and the saved defaults, and what was switched: an
+    AWQ/GPTQ/FP8 checkpoint is served by vLLM; an engine FitBot does not model is named."""
+    notes = []
+    engine = q.engine or user.engine
+    if engine is None and q.quant in VLLM_QUANTS:
+        engine = Engine.VLLM
+        notes.append(Note(code="engine_switched", values={"quant": q.quant, "engine": engine.value}))
+    if q.other_engine:
+        used = (engine or Engine.LLAMA_CPP).value
+        notes.append(Note(code="other_engine", values={"engine": q.other_engine, "used": used}))
+    request = Request(
+        quant=q.quant,
+        context=q.context or user.context,
+        kv_cache=q.kv_cache,
+        engine=engine,
+        gpu_count=count,
+        ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb,
+        prompt_tokens=q.prompt_tokens,
+        concurrent=q.users,
+    )
+    return request, notes

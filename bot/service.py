@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from bot import cards, commands
 from bot.answer_multi import with_notes
-from bot.answers import Answers
+from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
 from bot.prefs import Preferences
@@ -157,7 +157,7 @@ class Service:
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""
-        result: float | None = await self._off_loop(self.answers.decode_speed, text)
+        result: float | None = await self._off_loop(feel_rate, self.answers, text)
         return result
 
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:
