@@ -6,7 +6,6 @@ raises for unknown names.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,7 +156,7 @@ def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:
-    from catalog.hf_config import ConfigError, spec_from_config  # only for local files: keeps `fitbot ask` fast
+    from catalog.hf_config import ConfigError, read_config_file, spec_from_config  # local files only: fast start
 
     if not path.exists():
         return NotFound("model", str(path), reason=f"no such file: {path}")
@@ -171,10 +170,8 @@ def _local_model(path: Path) -> ModelHit | NotFound:
         return ModelHit(model, {quant: size}, quant)
     config_path = path / "config.json" if path.is_dir() else path
     try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
+        config = read_config_file(config_path)  # size-capped: a 2 GB "config.json" is refused, not read
         prov = Provenance(source=f"local {config_path}", as_of="local file")
         return ModelHit(spec_from_config(config, path.stem if path.is_file() else path.name, prov))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return NotFound("model", str(path), reason=f"cannot read {config_path.name}: {exc.__class__.__name__}")
     except ConfigError as exc:
         return NotFound("model", str(path), reason=str(exc))

@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
     cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
     cat.add_argument("--json", action="store_true")
+    cat.add_argument("--stale", action="store_true", help="offers: only those older than 6 months, undated or unverified")
     return parser
 
 
@@ -237,6 +238,21 @@ def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
         print(f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}")
 
 
+def print_stale_offers(catalog: Catalog, as_json: bool) -> None:
+    """Offers that need a fresh look, oldest first, with why."""
+    from datetime import date
+
+    from catalog.offers import stale_offers
+
+    stale = stale_offers(catalog, date.today())
+    if as_json:
+        print(json.dumps([s.model_dump(mode="json") for s in stale], ensure_ascii=False, indent=1))
+        return
+    for item in stale:
+        print(f"{_catalog_head(item.offer)}  ({'; '.join(item.reasons)})")
+    print(f"{len(stale)} of {len(catalog.offers)} offers need a refresh")
+
+
 def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
     if isinstance(item, GpuSpec):
         return f"{item.id:<24} {item.memory_bytes / GIB:>7.1f} GiB {item.bandwidth_bytes_per_s / 1e9:>7.0f} GB/s"
@@ -294,7 +310,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             chat(Service(catalog), args.lang)
         elif args.command == "catalog":
-            print_catalog(args.what, catalog, args.json)
+            if args.stale and args.what == "offers":
+                print_stale_offers(catalog, args.json)
+            else:
+                print_catalog(args.what, catalog, args.json)
     except UsageError as exc:
         print(f"fitbot: {exc}", file=sys.stderr)
         return 2

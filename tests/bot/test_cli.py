@@ -97,7 +97,7 @@ def test_local_config_json(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "cannot read"),
+        ("{not json", "not valid JSON"),
         (
             '{"model_type": "llama", "num_hidden_layers": 1000000000000, "hidden_size": 4096,'
             ' "num_attention_heads": 32, "vocab_size": 32000}',
@@ -224,3 +224,12 @@ def test_estimate_json_has_speed_cost_and_advice(capsys):
 def test_a_typo_the_parser_is_sure_about_is_accepted(capsys):
     code, out, _ = run(capsys, "estimate", "--model", "lama 3.1 8b", "--gpu", "rtx4090", "--json")
     assert code == 0 and json.loads(out)["model"]["id"] == "llama-3.1-8b-instruct"
+
+
+def test_catalog_offers_stale_lists_what_needs_a_refresh(capsys):
+    from bot.app.cli import main
+
+    assert main(["catalog", "offers", "--stale", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["reasons"] for r in rows)
+    assert all(r["offer"]["provider"] for r in rows)
