@@ -29,7 +29,7 @@ from catalog.index_lookup import find_in_index
 from core.estimate import EstimateError
 from core.models import Catalog, Engine, KvCacheType
 from core.query import Query, complete
-from locales import Lang, integer, t
+from locales import Lang, integer, lang_of, t
 
 if TYPE_CHECKING:
     from catalog.hub_search import HubSearch
@@ -83,7 +83,7 @@ class Service:
         """Answer one question; never raises."""
         started = time.perf_counter()
         user = user or User()
-        lang: Lang = user.lang or ("de" if (locale or "").lower().startswith("de") else "en")
+        lang = choose_language(user.lang, None, None, locale)
         query: Query | None = None
         try:
             wait = self.limits.check(user.id, user.chat) if self.limits else 0.0
@@ -94,7 +94,7 @@ class Service:
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
             user, chat_lang = await self.prefs.fill(user)
             query = await self._parse(text)
-            lang = user.lang or chat_lang or query.language or lang
+            lang = choose_language(user.lang, chat_lang, query.language, locale)
             reply = await self._answer(query, lang, user, text)
         except Exception:
             log.exception("answer failed")
@@ -167,6 +167,13 @@ class Service:
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""
         return await self.prefs.answers_mentions(chat)
+
+
+def choose_language(saved: Lang | None, chat: Lang | None, question: Lang | None, client: str | None) -> Lang:
+    """The one rule for the answer's language: the user's saved choice, then the chat's, then the
+    question's own words, then the client's language (Telegram ``language_code``, Discord ``locale``),
+    then English. A bare command has no words, so it follows the settings and then the client."""
+    return saved or chat or question or lang_of(client)
 
 
 def _unknown_model(q: Query) -> str | None:
