@@ -102,7 +102,7 @@ async def measure(rounds: int) -> None:
     assert reply.chart is not None
     started = time.perf_counter()
     render_png(reply.chart)
-    first = (time.perf_counter() - started) * 1000
+    first_chart = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     render_png(reply.chart)
     cached = (time.perf_counter() - started) * 1000
@@ -112,7 +112,7 @@ async def measure(rounds: int) -> None:
     render_png(other)
     second_new = (time.perf_counter() - started) * 1000
     print(
-        f"chart: first {first:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
+        f"chart: first {first_chart:.0f} ms (incl. matplotlib import), another new chart {second_new:.0f} ms,"
         f" cached {cached:.3f} ms"
     )
 

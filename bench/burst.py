@@ -96,13 +96,22 @@ def vm_kib(pid: int, field_name: str) -> int:
 
 def lifted_rate_limiter() -> None:
     """Production's ``AIORateLimiter(max_retries=...)`` with the 30/s and 20/min-per-group pacing off."""
-    import functools
-
     from telegram.ext import AIORateLimiter
 
     import bot.adapters.telegram_bot as telegram_app
 
-    telegram_app.AIORateLimiter = functools.partial(AIORateLimiter, overall_max_rate=0, group_max_rate=0)
+    class Unpaced(AIORateLimiter):
+        def __init__(
+            self,
+            overall_max_rate: float = 0,
+            overall_time_period: float = 1,
+            group_max_rate: float = 0,
+            group_time_period: float = 60,
+            max_retries: int = 0,
+        ) -> None:
+            super().__init__(overall_max_rate, overall_time_period, group_max_rate, group_time_period, max_retries)
+
+    telegram_app.AIORateLimiter = Unpaced  # type: ignore[attr-defined]  # a monkeypatch of the adapter's import
 
 
 async def child(base_url: str, paced: bool, log_path: str) -> None:
@@ -121,7 +130,9 @@ async def child(base_url: str, paced: bool, log_path: str) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
-        service = await open_service(catalog, Settings(_env_file=None, fitbot_data_dir=Path(tmp)))
+        # _env_file: a pydantic-settings option mypy can't see (pydantic's dataclass_transform hides it)
+        settings = Settings(_env_file=None, fitbot_data_dir=Path(tmp))  # type: ignore[call-arg]
+        service = await open_service(catalog, settings)
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         await run_telegram(service, token=TOKEN, base_url=base_url, charts=False, stop=stop)
@@ -173,7 +184,8 @@ async def run(args: argparse.Namespace) -> None:
                 for a, update in zip(burst, updates, strict=True):
                     pushed_at[a.chat].append(time.monotonic())
                     api.push_update(update)
-                limit = Settings(_env_file=None).rate_user_per_minute  # the child's default limit
+                # _env_file: a pydantic-settings option mypy can't see (pydantic's dataclass_transform hides it)
+                limit = Settings(_env_file=None).rate_user_per_minute  # type: ignore[call-arg]  # the child's default
                 verdict, last = await wait_for_responses(tally, burst, expected, args.timeout, args.grace, limit=limit)
                 if injector is not None:
                     injector.cancel()
@@ -197,7 +209,7 @@ def report(
     elapsed: float,
     hwm: int,
     rss: int,
-    stats: dict,
+    stats: dict[str, Any],
     injected: list[str],
     bot_log: str,
 ) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.render.telegram_html import to_telegram
+from bot.render.telegram_html import TelegramMessage, to_telegram
 from bot.service import Service
 from catalog.facts import load_facts
 
@@ -48,7 +48,7 @@ body {{ margin: 0; background: #0e1621; width: {width}px; font: 15px/1.35 "Robot
 </style></head><body><div class="chat">{bubbles}<div class="keys">{keys}</div></div></body></html>"""
 
 
-def page(question: str, messages: list) -> str:
+def page(question: str, messages: list[TelegramMessage]) -> str:
     # a blockquote is a block of its own in Telegram: the newline after it is not an extra blank line
     texts = [m.text.replace("</blockquote>\n", "</blockquote>") for m in messages]
     bubbles = "".join(f'<div class="bubble">{text}</div>' for text in texts)

@@ -122,6 +122,8 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
 
 
 async def drive(args: argparse.Namespace) -> None:
+    from aiohttp import web
+
     from catalog.store import CatalogStore
     from fitbot_fakes.discord_api import FakeDiscord
 
@@ -132,9 +134,11 @@ async def drive(args: argparse.Namespace) -> None:
             super().__init__()
             self.waiters: dict[str, asyncio.Future[float]] = {}
 
-        async def _r_callback(self, *a: Any, iid: str, **kw: Any) -> Any:
+        async def _r_callback(
+            self, request: web.Request, body: Any, files: list[dict[str, Any]], iid: str, token: str, **kw: Any
+        ) -> Any:
             try:
-                return await super()._r_callback(*a, iid=iid, **kw)
+                return await super()._r_callback(request, body, files, iid, token, **kw)
             finally:
                 waiter = self.waiters.pop(iid, None)
                 if waiter is not None and not waiter.done():
@@ -213,7 +217,10 @@ async def drive(args: argparse.Namespace) -> None:
     late = sum(1 for r in callbacks if r.status == 404)
     other = len(callbacks) - ok - late
     latencies.sort()
-    p = (lambda q: latencies[min(int(q * len(latencies)), len(latencies) - 1)] * 1000) if latencies else (lambda q: 0.0)
+
+    def p(q: float) -> float:
+        return latencies[min(int(q * len(latencies)), len(latencies) - 1)] * 1000 if latencies else 0.0
+
     cpu = stats["cpu_s"] - cpu_before
     print(
         f"discord load: {args.n} /fit slash interactions ({'with' if args.charts else 'without'} charts),"

@@ -125,7 +125,8 @@ async def discord_child(port: int, data_dir: Path, grace: float) -> None:
 
     discord.http.Route.BASE = f"http://127.0.0.1:{port}/api/v10"
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(f"ws://127.0.0.1:{port}/")
-    settings = Settings(_env_file=None, fitbot_data_dir=data_dir, hf_hub_offline=True)
+    # _env_file: a pydantic-settings option mypy can't see (pydantic's dataclass_transform hides it)
+    settings = Settings(_env_file=None, fitbot_data_dir=data_dir, hf_hub_offline=True)  # type: ignore[call-arg]
     service = await open_service(await CatalogStore(settings.catalog_path()).load(), settings)
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)

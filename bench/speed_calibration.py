@@ -117,7 +117,8 @@ def current_params() -> np.ndarray:
             K.LAYER_SPLIT_HOP_S,
         ]
     )
-    return np.log(np.array(vals))
+    theta: np.ndarray = np.log(np.array(vals))
+    return theta
 
 
 def fitted_values(theta: np.ndarray) -> dict[str, float]:
@@ -209,7 +210,8 @@ class Matrix:
         t_pre += f["chunks"] * (f["touched"] / bw + f["layers"] * lat + hop)
         t_pre *= np.where(self.no_fa, s["no_fa"], 1.0)
         rate = np.where(self.decode, 1.0 / np.maximum(t_dec, 1e-12), f["tokens"] / np.maximum(t_pre, 1e-12))
-        return np.log(rate)
+        log_rate: np.ndarray = np.log(rate)
+        return log_rate
 
 
 def fit(mat: Matrix, mask: np.ndarray, theta0: np.ndarray, iters: int = 60) -> np.ndarray:

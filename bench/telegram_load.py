@@ -27,6 +27,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fitbot_fakes.telegram_api import Exchange, FakeTelegramAPI
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -64,8 +68,11 @@ async def child(base_url: str) -> None:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()
         service = await open_service(
             catalog,
-            Settings(
-                _env_file=None, fitbot_data_dir=Path(tmp), rate_user_per_minute=10_000, rate_chat_per_minute=100_000
+            Settings(  # type: ignore[call-arg]  # _env_file: a pydantic-settings option mypy can't see
+                _env_file=None,
+                fitbot_data_dir=Path(tmp),
+                rate_user_per_minute=10_000,
+                rate_chat_per_minute=100_000,
             ),
         )
         stop = asyncio.Event()
@@ -76,7 +83,7 @@ async def child(base_url: str) -> None:
     print(json.dumps({"maxrss_kib": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}), flush=True)
 
 
-def answered(api, since: int, chats: set[int]) -> list:
+def answered(api: FakeTelegramAPI, since: int, chats: set[int]) -> list[Exchange]:
     return [
         e
         for e in api.exchanges[since:]
@@ -84,7 +91,7 @@ def answered(api, since: int, chats: set[int]) -> list:
     ]
 
 
-async def push_all(api, updates: list[dict], rate: float) -> dict[int, float]:
+async def push_all(api: FakeTelegramAPI, updates: list[dict[str, Any]], rate: float) -> dict[int, float]:
     """Queues the updates (all at once, or ``rate`` a second); returns push time per chat."""
     pushed: dict[int, float] = {}
     start = time.monotonic()
@@ -96,7 +103,7 @@ async def push_all(api, updates: list[dict], rate: float) -> dict[int, float]:
     return pushed
 
 
-async def wait_answers(api, since: int, chats: set[int], timeout: float) -> list:
+async def wait_answers(api: FakeTelegramAPI, since: int, chats: set[int], timeout: float) -> list[Exchange]:
     deadline = time.monotonic() + timeout
     while len(found := answered(api, since, chats)) < len(chats):
         if time.monotonic() > deadline:
@@ -105,7 +112,7 @@ async def wait_answers(api, since: int, chats: set[int], timeout: float) -> list
     return found
 
 
-def make_updates(api, first: int, count: int, unique: bool = False) -> list[dict]:
+def make_updates(api: FakeTelegramAPI, first: int, count: int, unique: bool = False) -> list[dict[str, Any]]:
     return [
         api.make_message(
             QUESTIONS[i % len(QUESTIONS)] + (f" {4096 + first + i - FIRST_CHAT}" if unique else ""),
@@ -141,7 +148,9 @@ async def run(n: int, rate: float, warmup: int, unique: bool, profile: str | Non
     report(n, rate, warmup, unique, found, pushed, idle_rss, peak_rss, elapsed, stats)
 
 
-async def measure(api, proc, n: int, rate: float, warmup: int, unique: bool) -> tuple:
+async def measure(
+    api: FakeTelegramAPI, proc: asyncio.subprocess.Process, n: int, rate: float, warmup: int, unique: bool
+) -> tuple[list[Exchange], dict[int, float], int, int, float]:
     """Warm-up, then the timed run; returns the answers, push times, RSS figures and elapsed seconds."""
     await api.wait_call("getUpdates", timeout=60)
     warm = make_updates(api, FIRST_CHAT, warmup)
@@ -162,12 +171,12 @@ def report(
     rate: float,
     warmup: int,
     unique: bool,
-    found: list,
+    found: list[Exchange],
     pushed: dict[int, float],
     idle_rss: int,
     peak_rss: int,
     elapsed: float,
-    stats: dict,
+    stats: dict[str, Any],
 ) -> None:
     latencies = sorted(e.at - pushed[e.params["chat_id"]] for e in found)
     p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]

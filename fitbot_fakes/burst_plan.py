@@ -174,7 +174,7 @@ class Tally:
     pos: int = 0
     sent: dict[int, list[Sent]] = field(default_factory=lambda: defaultdict(list))
     failed: list[tuple[int, int, str]] = field(default_factory=list)  # (status, chat, text)
-    _pending_fail: Counter = field(default_factory=Counter)
+    _pending_fail: Counter[tuple[Any, Any]] = field(default_factory=Counter)  # (chat_id, text) params
     retried: int = 0
 
     def update(self) -> None:
@@ -221,13 +221,13 @@ class Verdict:
     incomplete: int = 0  # parts of multi-message cards that never arrived
     problems: list[str] = field(default_factory=list)
     latencies: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
-    per_chat: dict[int, Counter] = field(default_factory=dict)
+    per_chat: dict[int, Counter[str]] = field(default_factory=dict)
 
     @property
     def exactly_once(self) -> bool:
         return self.missing == 0 and self.duplicates == 0 and self.incomplete == 0
 
-    def responses(self, chat: int) -> Counter:
+    def responses(self, chat: int) -> Counter[str]:
         return self.per_chat.get(chat, Counter())
 
 
@@ -255,7 +255,8 @@ def verify(
         chat_asks, got = by_chat.get(chat, []), tally.sent.get(chat, [])
         firsts = Counter(expected[(a.text, a.lang)][0] for a in chat_asks)
         rests = Counter(t for a in chat_asks for t in expected[(a.text, a.lang)][1:])
-        real, n_slow, n_sorry = Counter(), 0, 0
+        real: Counter[str] = Counter()
+        n_slow, n_sorry = 0, 0
         for s in got:
             if s.text in apologies:
                 n_sorry += 1
@@ -280,7 +281,7 @@ def verify(
         verdict.missing += missing
         verdict.duplicates += dup
         # parts of answered cards that never came (cards cut short by a failure count here)
-        owed = Counter()
+        owed: Counter[str] = Counter()
         for text, n in answered.items():
             for a in chat_asks:
                 if expected[(a.text, a.lang)][0] == text:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Self
 
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 APP_ID = 1100000000000000001
 GUILD_ID = 1100000000000000100
@@ -138,9 +138,9 @@ class DiscordError(Exception):
         status: int,
         code: int,
         message: str,
-        errors: dict | None = None,
+        errors: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
-        body: dict | None = None,
+        body: dict[str, Any] | None = None,
     ):
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
@@ -155,19 +155,23 @@ class DiscordError(Exception):
         return body
 
 
+FormPath = tuple[str | int, ...]
+"""Where an error sits in the nested ``errors`` object: field names and list indexes."""
+
+
 class FormErrors:
     """Collects 50035 "Invalid Form Body" errors in Discord's nested ``errors`` shape."""
 
     def __init__(self) -> None:
         self.errors: dict[str, Any] = {}
 
-    def add(self, path: tuple, code: str, message: str) -> None:
+    def add(self, path: FormPath, code: str, message: str) -> None:
         node = self.errors
         for part in path:
             node = node.setdefault(str(part), {})
         node.setdefault("_errors", []).append({"code": code, "message": message})
 
-    def length(self, path: tuple, value: Any, maximum: int, minimum: int = 0) -> None:
+    def length(self, path: FormPath, value: Any, maximum: int, minimum: int = 0) -> None:
         if value is None:
             return
         size = len(value) if isinstance(value, (str, list)) else len(str(value))
@@ -177,7 +181,7 @@ class FormErrors:
             else:
                 self.add(path, "BASE_TYPE_MAX_LENGTH", f"Must be {maximum} or fewer in length.")
 
-    def unknown(self, path: tuple, body: dict, allowed: set[str]) -> None:
+    def unknown(self, path: FormPath, body: dict[str, Any], allowed: set[str]) -> None:
         for key in set(body) - allowed:
             self.add(path + (key,), "UNKNOWN_FIELD", f"Unknown field {key!r}.")
 
@@ -189,7 +193,7 @@ class FormErrors:
 # --------------------------------------------------------------------------- validators
 
 
-def check_embeds(err: FormErrors, embeds: Any, path: tuple = ("embeds",)) -> None:
+def check_embeds(err: FormErrors, embeds: Any, path: FormPath = ("embeds",)) -> None:
     """Embed limits from the Discord docs (Message Resource, Embed Limits)."""
     if not isinstance(embeds, list):
         err.add(path, "LIST_TYPE_CONVERT", "Must be an array.")
@@ -226,7 +230,7 @@ def check_embeds(err: FormErrors, embeds: Any, path: tuple = ("embeds",)) -> Non
         err.add(path, "MAX_EMBED_SIZE_EXCEEDED", "Embed size exceeds maximum size of 6000")
 
 
-def check_components(err: FormErrors, rows: Any, path: tuple = ("components",)) -> None:
+def check_components(err: FormErrors, rows: Any, path: FormPath = ("components",)) -> None:
     """Action rows (v1 components): 5 rows; 5 buttons or 1 select per row."""
     if not isinstance(rows, list):
         err.add(path, "LIST_TYPE_CONVERT", "Must be an array.")
@@ -270,7 +274,7 @@ def check_components(err: FormErrors, rows: Any, path: tuple = ("components",)) 
                 err.length(p + ("placeholder",), comp.get("placeholder"), 150)
 
 
-def check_message(err: FormErrors, body: dict, kind: str, files: int = 0, path: tuple = ()) -> None:
+def check_message(err: FormErrors, body: dict[str, Any], kind: str, files: int = 0, path: FormPath = ()) -> None:
     """Validates a message body (content, embeds, components, allowed_mentions, emptiness)."""
     err.unknown(path, body, _MESSAGE_KEYS[kind])
     content = body.get("content")
@@ -303,7 +307,7 @@ def check_message(err: FormErrors, body: dict, kind: str, files: int = 0, path: 
         raise DiscordError(400, 50006, "Cannot send an empty message")
 
 
-def check_choices(err: FormErrors, data: dict) -> None:
+def check_choices(err: FormErrors, data: dict[str, Any]) -> None:
     err.unknown(("data",), data, {"choices"})
     choices = data.get("choices")
     if not isinstance(choices, list):
@@ -452,7 +456,7 @@ class FakeDiscord:
         self._failures: list[_Failure] = []
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
-        self._routes: list[tuple[set[str], re.Pattern[str], Callable[..., Any], bool]] = [
+        routes: list[tuple[set[str], str, Callable[..., Any], bool]] = [
             ({"GET"}, r"/users/@me", self._r_me, True),
             ({"POST"}, r"/users/@me/channels", self._r_dm, True),
             ({"GET"}, r"/oauth2/applications/@me", self._r_app, True),
@@ -481,8 +485,10 @@ class FakeDiscord:
                 self._r_channel_message,
                 True,
             ),
-        ]  # type: ignore[assignment]
-        self._routes = [(m, re.compile(p + "$"), h, a) for m, p, h, a in self._routes]  # type: ignore[misc]
+        ]
+        self._routes: list[tuple[set[str], re.Pattern[str], Callable[..., Any], bool]] = [
+            (m, re.compile(p + "$"), h, a) for m, p, h, a in routes
+        ]
 
     # ---- lifecycle
 
@@ -674,7 +680,9 @@ class FakeDiscord:
         return {"id": self.snowflake(), "name": name, "type": 1}
 
     @staticmethod
-    def _options(options: dict[str, Any] | list[dict[str, Any]] | None, focused: str | None = None) -> list:
+    def _options(
+        options: dict[str, Any] | list[dict[str, Any]] | None, focused: str | None = None
+    ) -> list[dict[str, Any]]:
         if options is None:
             return []
         if isinstance(options, list):
@@ -743,7 +751,9 @@ class FakeDiscord:
             payload["message"] = message
         return payload
 
-    def make_slash(self, name: str, options: dict[str, Any] | list | None = None, **kw: Any) -> dict[str, Any]:
+    def make_slash(
+        self, name: str, options: dict[str, Any] | list[dict[str, Any]] | None = None, **kw: Any
+    ) -> dict[str, Any]:
         """INTERACTION_CREATE for a chat-input command; int values become type 4, str type 3."""
         data = self._command_data(name, kw.get("guild_id", GUILD_ID))
         data["options"] = self._options(options)
@@ -780,7 +790,7 @@ class FakeDiscord:
         del member["user"]
         mention = dict(self.bot_user, member=self.member(self.bot_user))
         del mention["member"]["user"]
-        msg = {
+        msg: dict[str, Any] = {
             "id": self.snowflake(),
             "channel_id": str(self.channel_id(guild_id)),
             "guild_id": str(guild_id),
@@ -829,7 +839,7 @@ class FakeDiscord:
     def requests_to(self, method: str, path_contains: str) -> list[Request]:
         return [r for r in self.requests if r.method == method.upper() and path_contains in r.path]
 
-    async def _wait(self, probe: Callable[[], list], count: int, timeout: float, what: str) -> Any:
+    async def _wait(self, probe: Callable[[], list[Any]], count: int, timeout: float, what: str) -> Any:
         try:
             async with asyncio.timeout(timeout):
                 while True:
@@ -999,6 +1009,8 @@ class FakeDiscord:
         if request.content_type == "multipart/form-data":
             body, files = None, []
             async for part in await request.multipart():
+                if not isinstance(part, BodyPartReader):
+                    raise ValueError("a nested multipart body")  # answered 400 like other bad bodies
                 if part.name == "payload_json":
                     body = json.loads(await part.text())
                 elif part.filename is not None:
@@ -1043,7 +1055,7 @@ class FakeDiscord:
         }
         if failure.is_global:
             headers["X-RateLimit-Global"] = "true"
-        body = {
+        body: dict[str, Any] = {
             "message": "You are being rate limited.",
             "retry_after": failure.retry_after,
             "global": failure.is_global,
@@ -1069,8 +1081,8 @@ class FakeDiscord:
         self._changed.set()
         return reply
 
-    async def _route(self, request: web.Request, path: str, body: Any, files: list) -> Any:
-        for methods, pattern, handler, needs_auth in self._routes:  # type: ignore[misc]
+    async def _route(self, request: web.Request, path: str, body: Any, files: list[dict[str, Any]]) -> Any:
+        for methods, pattern, handler, needs_auth in self._routes:
             match = pattern.match(path)
             if match is None:
                 continue
@@ -1107,7 +1119,7 @@ class FakeDiscord:
         self,
         channel_id: str,
         body: dict[str, Any],
-        files: list | None = None,
+        files: list[dict[str, Any]] | None = None,
         interaction: Interaction | None = None,
         flags: int = 0,
     ) -> dict[str, Any]:
@@ -1139,7 +1151,7 @@ class FakeDiscord:
             msg.update(webhook_id=str(APP_ID), application_id=str(APP_ID), type=20 if interaction.type == 2 else 0)
         return msg
 
-    def _edit(self, msg: dict[str, Any], body: dict[str, Any], files: list) -> dict[str, Any]:
+    def _edit(self, msg: dict[str, Any], body: dict[str, Any], files: list[dict[str, Any]]) -> dict[str, Any]:
         for key in ("content", "components", "flags"):
             if key in body:
                 msg[key] = body[key] if body[key] is not None else ("" if key == "content" else [])
@@ -1226,7 +1238,9 @@ class FakeDiscord:
         self.commands[scope] = stored
         return stored
 
-    async def _r_callback(self, request: web.Request, body: Any, files: list, iid: str, token: str, **_: Any) -> Any:
+    async def _r_callback(
+        self, request: web.Request, body: Any, files: list[dict[str, Any]], iid: str, token: str, **_: Any
+    ) -> Any:
         interaction = self.interactions.get(iid)
         if interaction is None or interaction.token != token:
             raise DiscordError(404, 10062, "Unknown interaction")
@@ -1296,7 +1310,9 @@ class FakeDiscord:
                 return interaction
         raise DiscordError(404, 10015, "Unknown Webhook")
 
-    async def _r_followup(self, request: web.Request, body: Any, files: list, app: str, token: str, **_: Any) -> Any:
+    async def _r_followup(
+        self, request: web.Request, body: Any, files: list[dict[str, Any]], app: str, token: str, **_: Any
+    ) -> Any:
         interaction = self._interaction_for(app, token)
         body = body or {}
         err = FormErrors()
@@ -1308,7 +1324,7 @@ class FakeDiscord:
         return msg if request.query.get("wait") in ("1", "true", "True") else None
 
     async def _r_webhook_message(
-        self, request: web.Request, body: Any, files: list, app: str, token: str, mid: str, **_: Any
+        self, request: web.Request, body: Any, files: list[dict[str, Any]], app: str, token: str, mid: str, **_: Any
     ) -> Any:
         interaction = self._interaction_for(app, token)
         message_id = interaction.original_id if mid == "@original" else mid
@@ -1337,7 +1353,9 @@ class FakeDiscord:
     async def _r_typing(self, cid: str, **_: Any) -> None:
         self._channel_or_404(cid)
 
-    async def _r_channel_messages(self, request: web.Request, body: Any, files: list, cid: str, **_: Any) -> Any:
+    async def _r_channel_messages(
+        self, request: web.Request, body: Any, files: list[dict[str, Any]], cid: str, **_: Any
+    ) -> Any:
         self._channel_or_404(cid)
         if request.method == "GET":
             return [m for m in reversed(self.messages.values()) if m["channel_id"] == cid][
@@ -1359,7 +1377,7 @@ class FakeDiscord:
         return msg
 
     async def _r_channel_message(
-        self, request: web.Request, body: Any, files: list, cid: str, mid: str, **_: Any
+        self, request: web.Request, body: Any, files: list[dict[str, Any]], cid: str, mid: str, **_: Any
     ) -> Any:
         self._channel_or_404(cid)
         msg = self.messages.get(mid)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from html import unescape as _html_unescape
 from typing import Any, NamedTuple, Self
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 BOT_USERNAME = "fitbot_test_bot"
 DEFAULT_TOKEN_ID = 123456
@@ -193,11 +193,15 @@ def _decode_entity(src: str, i: int) -> tuple[str, int]:
     return _NAMED_ENTITIES[name.lower()], m.end()
 
 
+_OpenTag = tuple[str, dict[str, Any] | None, int]
+"""A tag still open while parsing HTML: (tag name, its entity or None, UTF-16 start offset)."""
+
+
 def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
     """Parses Telegram's HTML subset into (plain text, entities), raising EntityError like the API."""
     out: list[str] = []
     pos = 0  # UTF-16 offset in the plain text
-    stack: list[tuple[str, dict[str, Any] | None, int]] = []
+    stack: list[_OpenTag] = []
     entities: list[dict[str, Any]] = []
     i = 0
     while i < len(src):
@@ -235,7 +239,9 @@ def parse_html(src: str) -> tuple[str, list[dict[str, Any]]]:
     return "".join(out), entities
 
 
-def _start_entity(src: str, i: int, name: str, raw_attrs: str, stack: list, entities: list) -> dict[str, Any] | None:
+def _start_entity(
+    src: str, i: int, name: str, raw_attrs: str, stack: list[_OpenTag], entities: list[dict[str, Any]]
+) -> dict[str, Any] | None:
     if name not in _HTML_ENTITY_TYPES:
         raise EntityError(f'Unsupported start tag "{name}" at byte offset {_byte_offset(src, i)}')
     attrs = {k.lower(): _html_unescape((v or "").strip("\"'")) for k, v in _ATTR_RE.findall(raw_attrs)}
@@ -421,11 +427,11 @@ class FakeTelegramAPI:
         self.port = 0
         self._update_ids = itertools.count(100001)
         self._ids = itertools.count(1)
-        self._message_ids: dict[int, itertools.count] = {}
+        self._message_ids: dict[int, itertools.count[int]] = {}
         self._callback_queries: dict[str, bool] = {}
         self._inline_queries: dict[str, bool] = {}
         self._failures: dict[str, list[_Failure]] = {}
-        self._parked: list[asyncio.Future] = []
+        self._parked: list[asyncio.Future[Any]] = []
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._closing = False
@@ -538,7 +544,7 @@ class FakeTelegramAPI:
         admins = self.admins.setdefault(chat_id, set())
         (admins.add if admin else admins.discard)(user_id)
 
-    def add_bot_message(self, chat_id: int, text: str, reply_markup: dict | None = None) -> dict[str, Any]:
+    def add_bot_message(self, chat_id: int, text: str, reply_markup: dict[str, Any] | None = None) -> dict[str, Any]:
         """Stores a message as if the bot had sent it earlier (for callbacks on old messages)."""
         chat = self.chats.get(chat_id) or self.add_chat(chat_id)
         msg = self._new_message(chat, text=text)
@@ -727,6 +733,8 @@ class FakeTelegramAPI:
         if ctype == "multipart/form-data":
             reader = await request.multipart()
             async for part in reader:
+                if not isinstance(part, BodyPartReader) or part.name is None:
+                    raise ValueError("a multipart part without a name")  # answered 400 like other bad bodies
                 if part.filename is not None:
                     data = await part.read(decode=False)
                     params[part.name] = UploadedFile(part.filename, part.headers.get("Content-Type"), bytes(data))
@@ -894,7 +902,9 @@ class FakeTelegramAPI:
                     "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
                 )
 
-    def _check_text(self, text: Any, parse_mode: Any, entities: Any, limit: int, what: str) -> tuple[str, list]:
+    def _check_text(
+        self, text: Any, parse_mode: Any, entities: Any, limit: int, what: str
+    ) -> tuple[str, list[dict[str, Any]]]:
         if not isinstance(text, str):
             text = "" if text is None else str(text)
         plain, parsed = parse_text(text, parse_mode, entities)
@@ -986,7 +996,8 @@ class FakeTelegramAPI:
         media = params.get(kind)
         if media in (None, ""):
             raise _bad(f"there is no {kind} in the request")
-        caption, entities = None, []
+        caption: str | None = None
+        entities: list[dict[str, Any]] = []
         if params.get("caption"):
             caption, entities = self._check_text(
                 params["caption"],
@@ -1073,7 +1084,8 @@ class FakeTelegramAPI:
         return self._apply_edit(msg, {"text": text, "entities": entities, "reply_markup": markup})
 
     def _m_editMessageCaption(self, params: dict[str, Any]) -> Any:
-        caption, entities = None, []
+        caption: str | None = None
+        entities: list[dict[str, Any]] = []
         if params.get("caption"):
             caption, entities = self._check_text(
                 params["caption"],

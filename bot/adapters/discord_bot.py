@@ -158,12 +158,19 @@ class Suggester:
         return out
 
 
+def fit_client(interaction: discord.Interaction) -> FitBotMixin:
+    """The bot an interaction came to: always one of ours (``FitBot`` or ``ShardedFitBot``)."""
+    client = interaction.client
+    assert isinstance(client, FitBotMixin), client
+    return client
+
+
 async def complete_model(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    return interaction.client.suggester.models_for(current)  # type: ignore[attr-defined]
+    return fit_client(interaction).suggester.models_for(current)
 
 
 async def complete_gpu(interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-    return interaction.client.suggester.gpus_for(current)  # type: ignore[attr-defined]
+    return fit_client(interaction).suggester.gpus_for(current)
 
 
 # --------------------------------------------------------------------------------------------- buttons
@@ -172,7 +179,7 @@ async def complete_gpu(interaction: discord.Interaction, current: str) -> list[a
 CARD_TEMPLATE = re.compile(r"fitbot:(?P<kind>[qk]):(?P<data>.+)", re.DOTALL)
 
 
-class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=CARD_TEMPLATE):
+class CardButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], template=CARD_TEMPLATE):
     """A follow-up button; its custom_id holds the question (q) or a key into the ButtonStore (k)."""
 
     def __init__(self, kind: str, data: str, label: str = "…") -> None:
@@ -185,12 +192,13 @@ class CardButton(discord.ui.DynamicItem[discord.ui.Button], template=CARD_TEMPLA
 
     @classmethod
     async def from_custom_id(
-        cls, interaction: discord.Interaction, item: discord.ui.Button, match: re.Match[str]
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
     ) -> CardButton:
+        assert isinstance(item, discord.ui.Button), item  # the template only matches our buttons' custom_ids
         return cls(match["kind"], match["data"], item.label or "…")
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        await interaction.client.press(interaction, self.kind, self.data)  # type: ignore[attr-defined]
+        await fit_client(interaction).press(interaction, self.kind, self.data)
 
 
 # --------------------------------------------------------------------------------------------- commands
@@ -592,7 +600,8 @@ class FitBotMixin:
         for item in held:
             try:
                 hook = discord.Webhook.partial(int(item.application_id), item.token, client=self)  # type: ignore[arg-type]
-                await hook.edit_message("@original", content=text(lang_of(item.locale), "restarting"))  # type: ignore[arg-type]
+                # discord.py types message_id as int; "@original" is the path Discord documents for the first reply
+                await hook.edit_message("@original", content=text(lang_of(item.locale), "restarting"))  # type: ignore[call-overload]
                 fixed += 1
             except (discord.HTTPException, ValueError):
                 log.info("a deferred interaction from before the restart could not be edited (expired)")
@@ -821,6 +830,7 @@ __all__ = [
     "ShardedFitBot",
     "Suggester",
     "build_bot",
+    "discord",  # discord.py, imported here with its audioop warning silenced (the benches use it)
     "intents",
     "question",
     "run_discord",

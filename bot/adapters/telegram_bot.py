@@ -63,12 +63,15 @@ from telegram.ext import (
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
+    ExtBot,
     InlineQueryHandler,
+    JobQueue,
     MessageHandler,
     filters,
 )
 from telegram.request import BaseRequest
 
+from bot import commands
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.chart_workers import render_chart
 from bot.adapters.feel import feel_question, reveal
@@ -84,29 +87,24 @@ from bot.render.telegram_html import (
     to_telegram,
 )
 from bot.render.text import one_line, to_console
-from bot.reply import Reply
+from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
 from locales import Lang, lang_of, num, t, tokens_per_s
 
 log = logging.getLogger(__name__)
 
-MENU = (
-    "fit",
-    "speed",
-    "cloud",
-    "quant",
-    "gpus",
-    "models",
-    "finetune",
-    "tco",
-    "compare",
-    "mygpu",
-    "lang",
-    "settings",
-    "forget",
-    "help",
-    "start",
-)
+# The application ``build_application`` makes; its bot is ExtBot[int] with the rate limiter, ExtBot[None] without.
+TelegramApp = Application[
+    ExtBot[Any],
+    ContextTypes.DEFAULT_TYPE,
+    dict[Any, Any],
+    dict[Any, Any],
+    dict[Any, Any],
+    JobQueue[ContextTypes.DEFAULT_TYPE],
+]
+
+# The one command list, plus /start: it is in the menu and needs its handler like every other command.
+MENU = (*commands.MENU, "start")
 ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
 INLINE_CARDS = (("fit", "/fit"), ("quant", "/quant"), ("cloud", "/cloud"))
 INLINE_CACHE_S = 30
@@ -225,7 +223,9 @@ class TelegramAdapter:
         user, chat = update.effective_user, update.effective_chat
         group = chat is not None and _is_group(update)
         admin = (
-            await self.is_admin(context, chat.id, user.id) if group and user and _SHARED_SETTINGS.search(text) else None
+            await self.is_admin(context, chat.id, user.id)
+            if group and chat is not None and user and _SHARED_SETTINGS.search(text)
+            else None
         )
         who = User(id=f"tg:{user.id}" if user else "", chat=f"tg:{chat.id}" if group and chat else "", is_admin=admin)
         reply = await self.service.answer(text, locale=user.language_code if user else None, user=who)
@@ -265,7 +265,7 @@ class TelegramAdapter:
         markup = keyboard(reply, messages[-1].buttons, self.store)
         if reply.chart is not None and (caption := _as_caption(messages)):
             await message.reply_photo(
-                await self._png(reply),
+                await self._png(reply.chart),
                 caption=caption,
                 parse_mode=ParseMode.HTML,
                 reply_markup=markup,
@@ -285,17 +285,19 @@ class TelegramAdapter:
             )
         if reply.chart is not None:
             await message.reply_photo(
-                await self._png(reply),
+                await self._png(reply.chart),
                 caption=caption_for_photo(reply),
                 parse_mode=ParseMode.HTML,
                 reply_parameters=quote,
             )
 
-    async def _png(self, reply: Reply) -> bytes:
+    async def _png(self, chart: ChartSpec) -> bytes:
         """The chart, rendered in a thread (matplotlib takes 0.1-1 s; ``render_png`` caches)."""
-        return await render_chart(reply.chart)  # type: ignore[arg-type]
+        return await render_chart(chart)
 
-    async def _send_long(self, message: Message, reply: Reply, messages: list, quote: ReplyParameters | None) -> None:
+    async def _send_long(
+        self, message: Message, reply: Reply, messages: list[TelegramMessage], quote: ReplyParameters | None
+    ) -> None:
         """The first message with the buttons, then the whole card as a text file instead of a flood."""
         markup = keyboard(reply, messages[-1].buttons, self.store)
         await message.reply_text(
@@ -341,11 +343,12 @@ class TelegramAdapter:
     ) -> None:
         """Edits the callback's message (chat or inline); an unchanged card is not an error."""
         bot, msg = cq.get_bot(), cq.message
-        where: dict[str, Any] = (
-            {"inline_message_id": cq.inline_message_id}
-            if cq.inline_message_id
-            else {"chat_id": msg.chat.id, "message_id": msg.message_id}
-        )  # type: ignore[union-attr]
+        where: dict[str, Any]
+        if cq.inline_message_id:
+            where = {"inline_message_id": cq.inline_message_id}
+        else:
+            assert msg is not None, "a button in a chat comes with its message"
+            where = {"chat_id": msg.chat.id, "message_id": msg.message_id}
         try:
             if caption:
                 await bot.edit_message_caption(caption=text, parse_mode=ParseMode.HTML, reply_markup=markup, **where)
@@ -362,12 +365,14 @@ class TelegramAdapter:
     async def command(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """/fit, /speed, ... /start: the command text goes to the service as it is."""
         message = update.effective_message
+        assert message is not None, "CommandHandler only passes messages"
         reply = await self.ask(message.text or "", update, context)
         await self.send_card(message, update, reply)
 
     async def question(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A plain question (private chat, or a group message addressed to the bot, mention removed)."""
         message = update.effective_message
+        assert message is not None, "the MessageHandler's filter only passes messages"
         chat = update.effective_chat
         if _is_group(update) and chat is not None and not await self.service.answers_mentions(f"tg:{chat.id}"):
             return  # the group switched plain mentions off (/settings mentions off); commands still work
@@ -379,6 +384,7 @@ class TelegramAdapter:
     async def button(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """A pressed follow-up button: answer the callback first, then edit the card in place."""
         cq = update.callback_query
+        assert cq is not None, "CallbackQueryHandler only passes callback queries"
         kind, _, value = (cq.data or "").partition(":")
         query = value if kind == "q" else self.store.get(value) if kind == "k" else None
         if not query:
@@ -395,12 +401,14 @@ class TelegramAdapter:
     async def inline_query(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         """``@Bot glm 4.5 air 5090 32k``: the fit card, the quant matrix and the cloud offer as articles."""
         iq = update.inline_query
+        assert iq is not None, "InlineQueryHandler only passes inline queries"
         self.inline_latest[iq.from_user.id] = iq.id
         await asyncio.sleep(INLINE_DEBOUNCE_S)
         if self.inline_latest.get(iq.from_user.id) != iq.id:
             return  # the user typed on; Telegram shows only the answer to the newest query anyway
         del self.inline_latest[iq.from_user.id]
-        text, results = " ".join(iq.query.split()), []
+        text = " ".join(iq.query.split())
+        results: list[InlineQueryResultArticle] = []
         for kind, prefix in INLINE_CARDS if text else ():
             with Limits.free_of_charge():  # keystrokes are not questions; the debounce bounds them
                 reply = await self.ask(f"{prefix} {text}", update, context)
@@ -472,12 +480,13 @@ class TelegramAdapter:
 
     # ---- start-up
 
-    async def set_commands(self, app: Application) -> None:
+    async def set_commands(self, app: TelegramApp) -> None:
         """Registers the command menu in English (the default) and German."""
-        for lang, code in (("en", None), ("de", "de")):
-            commands = [BotCommand(name, say(lang, f"cmd.{name}")) for name in MENU]  # type: ignore[arg-type]
+        languages: tuple[tuple[Lang, str | None], ...] = (("en", None), ("de", "de"))
+        for lang, code in languages:
+            menu = [BotCommand(name, say(lang, f"cmd.{name}")) for name in MENU]
             try:
-                await app.bot.set_my_commands(commands, language_code=code)
+                await app.bot.set_my_commands(menu, language_code=code)
             except TelegramError:
                 log.warning("setMyCommands (%s) failed; the command menu may be stale", code or "default")
 
@@ -495,7 +504,7 @@ def build_application(
     rate_limiter: bool = True,
     request: BaseRequest | None = None,
     charts: bool = True,
-) -> Application:
+) -> TelegramApp:
     """The bot with every handler and the error handler registered; production and tests both use it.
 
     ``charts=False`` sends cards without their chart image (no matplotlib).
@@ -514,9 +523,7 @@ def build_application(
         builder = builder.get_updates_request(requests[-1])
     if base_url:
         builder = builder.base_url(base_url).base_file_url(base_file_url or file_url_for(base_url))
-    if rate_limiter:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
-    app = builder.build()
+    app: TelegramApp = (builder.rate_limiter(AIORateLimiter(max_retries=3)) if rate_limiter else builder).build()
     app.bot_data["adapter"] = adapter
     app.bot_data["requests"] = requests  # closed by ``serve`` when start-up fails (PTB does not)
     app.add_handlers(
@@ -540,15 +547,15 @@ def file_url_for(base_url: str) -> str:
 
 @asynccontextmanager
 async def serve(
-    app: Application,
+    app: TelegramApp,
     *,
     webhook_url: str | None = None,
     webhook_secret: str | None = None,
     listen: str = "127.0.0.1",
     port: int = 8443,
-    poll_timeout: float = 10.0,
+    poll_timeout: int = 10,
     grace_s: float = GRACE_S,
-) -> AsyncIterator[Application]:
+) -> AsyncIterator[TelegramApp]:
     """Runs ``app`` (polling through the durable inbox, or PTB's webhook server) until the block exits.
 
     On exit, polling stops fetching at once and gives queued answers ``grace_s`` to go out; what

@@ -34,8 +34,7 @@ from telegram import Update
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError, TimedOut
 
 if TYPE_CHECKING:
-    from telegram.ext import Application
-
+    from bot.adapters.telegram_bot import TelegramApp
     from catalog.inbox import InboxStore
 
 log = logging.getLogger(__name__)
@@ -90,11 +89,11 @@ class Poller:
 
     def __init__(
         self,
-        app: Application,
+        app: TelegramApp,
         inbox: InboxStore | None,
         *,
         allowed_updates: Sequence[str],
-        poll_timeout: float = 10.0,
+        poll_timeout: int = 10,
         workers: int = 16,
         grace_s: float = GRACE_S,
         max_backlog: int = MAX_BACKLOG,
