@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
 from bot import cards, commands
@@ -31,7 +32,8 @@ from core.regions import restricted
 from locales import Lang
 
 CACHE_ENTRIES = 2048
-T = TypeVar("T")  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
+T = TypeVar("T")
+Method = Literal["qlora", "lora", "full"]  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
 
 
 class Answers:
@@ -254,17 +256,15 @@ class Answers:
     def _finetune(
         self, model: ModelSpec, gpu: GpuSpec | None, count: int, q: Query, lang: Lang, text: str = ""
     ) -> Reply:
-        methods = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
+        methods: tuple[Method, ...] = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
         seq = q.context or 2048
         allow = gpu is not None and restricted(gpu)
         results = []
         for method in methods:
             est = estimate_finetune(model, method, seq_len=seq)
             mine = training_fit(est, gpu, count) if gpu is not None else None
-            smallest = self.cached(
-                ("ft-smallest", model.id, method, str(seq), str(allow)),
-                lambda m=method: smallest_setups(model, m, self.catalog, 3, allow, seq_len=seq),
-            )
+            key = ("ft-smallest", model.id, method, str(seq), str(allow))
+            smallest = self.cached(key, partial(smallest_setups, model, method, self.catalog, 3, allow, seq_len=seq))
             results.append((est, mine, smallest))
         label = setup_label(gpu.short_name, count) if gpu is not None else None
         details = flags_of(q, text).details

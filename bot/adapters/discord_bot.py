@@ -57,7 +57,7 @@ from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, Service, User
 from locales import Lang, lang_of, t
 
 if TYPE_CHECKING:
-    from catalog.inbox import DeferredJournal
+    from bot.inbox import DeferredJournal
 
 log = logging.getLogger(__name__)
 GRACE_S = 20.0  # a stop gives answers in flight this long (systemd and compose allow 30 s in all)
@@ -535,7 +535,7 @@ class FitBotMixin:
         journal = self.deferred
         if journal is None:
             return
-        from catalog.inbox import PendingInteraction
+        from bot.inbox import PendingInteraction
 
         try:
             journal.hold(

@@ -35,7 +35,7 @@ from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError, 
 
 if TYPE_CHECKING:
     from bot.adapters.telegram_bot import TelegramApp
-    from catalog.inbox import InboxStore
+    from bot.inbox import InboxStore
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ class Poller:
         ids = [u.update_id for u in updates]
         fresh: list[Update] | None = None
         if self.inbox is not None:
-            from catalog.inbox import InboxItem
+            from bot.inbox import InboxItem
 
             try:
                 new_ids = await self.inbox.is_new(ids)

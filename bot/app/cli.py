@@ -109,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
     cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
     cat.add_argument("--json", action="store_true")
-    cat.add_argument("--stale", action="store_true", help="offers: only those older than 6 months, undated or unverified")
+    cat.add_argument(
+        "--stale", action="store_true", help="offers: only those older than 6 months, undated or unverified"
+    )
     return parser
 
 
