@@ -6,7 +6,8 @@ Renders each question with ``bot.render.telegram_html.to_telegram`` (the exact H
 into a page styled like a Telegram chat bubble on a phone (390 px wide, Telegram's fonts and colours
 approximated), with the inline keyboard below, and saves a PNG per card with headless Chromium.
 Also writes the plain text of each message next to it (``.txt``). Needs ``chromium`` on the PATH
-(``apt-get install -y chromium``); nothing here runs in CI.
+(``apt-get install -y chromium``). ``--quick`` (CI, no browser there) renders the pages and the text
+into a temporary folder and takes no screenshot.
 """
 
 from __future__ import annotations
@@ -77,8 +78,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default="docs")
     parser.add_argument("--chromium", default="chromium")
+    parser.add_argument("--quick", action="store_true", help="pages and text only, into a temporary folder")
     args = parser.parse_args()
-    out = Path(args.out)
+    out = Path(tempfile.mkdtemp()) if args.quick else Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     service = Service(load_facts())
     for name, question in CARDS.items():
@@ -91,7 +93,8 @@ async def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             source = Path(tmp) / f"{name}.html"
             source.write_text(page(question, messages), encoding="utf-8")
-            screenshot(args.chromium, source, (out / f"{name}.png").resolve(), height)
+            if not args.quick:
+                screenshot(args.chromium, source, (out / f"{name}.png").resolve(), height)
         print(f"{name}: {out / (name + '.png')}")
 
 

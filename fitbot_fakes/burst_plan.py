@@ -197,7 +197,9 @@ class Tally:
                     self._pending_fail[key] -= 1
                     self.retried += 1
                 if e.status == 200:
-                    self.sent[int(e.response["chat"]["id"])].append(Sent(e.response.get("text") or text, e.at))
+                    # a card short enough for a photo caption arrives as the chart with the card as caption
+                    shown = e.response.get("text") or e.response.get("caption") or text
+                    self.sent[int(e.response["chat"]["id"])].append(Sent(shown, e.at))
                 else:
                     self.failed.append((e.status, int(chat), str(text)))
                     self._pending_fail[key] += 1

@@ -46,9 +46,9 @@ async def expected_texts(service: Service, asks: list[tuple[int, str]]) -> Count
 
 def first_parts(api: FakeTelegramAPI) -> Counter:
     return Counter(
-        (e.response["chat"]["id"], e.response["text"])
+        (e.response["chat"]["id"], e.response.get("text") or e.response.get("caption"))
         for e in api.exchanges
-        if e.method == "sendMessage" and e.status == 200 and e.response["chat"]["id"] >= 1000
+        if e.method in ("sendMessage", "sendPhoto") and e.status == 200 and e.response["chat"]["id"] >= 1000
     )
 
 
