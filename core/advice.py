@@ -343,10 +343,19 @@ def recommend_hardware(
             return False
         return allow_restricted or not restricted(gpu)
 
+    # Fastest single GPU: fastest memory first, and stop once no card left could beat the best so far
+    # even at its bandwidth's roofline (every decoded token reads at least the dense weights and the
+    # routed experts in use; 25 % margin for efficiency factors), so the answer is exact without placing all 200+ cards.
+    per_token = (
+        w.dense_bytes + w.output_bytes + w.experts_bytes * (model.experts_per_token or 1) / (model.n_experts or 1)
+    )
     singles: list[Setup] = []
-    for gpu in catalog.gpus:
-        if gpu.category == "apple" or gpu.unified_memory or not allowed(gpu):
-            continue
+    discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
+    for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
+        if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < max(
+            s.decode_tokens_per_s for s in singles
+        ):
+            break
         if s := _setup(model, quant, gpu, 1, request, measured, floor):
             singles.append(s)
     apple: list[Setup] = []
@@ -360,11 +369,22 @@ def recommend_hardware(
             apple.append(s)
             break
     priced: list[Setup] = []
-    for gpu in catalog.gpus:
-        if gpu.price_usd is None or gpu.category not in ("consumer", "workstation", "apu", "datacenter"):
-            continue
-        if not allowed(gpu):
-            continue
+    buyable = [
+        g
+        for g in catalog.gpus
+        if g.price_usd is not None and g.category in ("consumer", "workstation", "apu", "datacenter") and allowed(g)
+    ]
+
+    def best_case_usd_per_tps(gpu: GpuSpec) -> float:  # one card at its roofline: no setup of it does better
+        return (gpu.price_usd or 0.0) / (1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0))
+
+    # cheapest and best tokens per dollar, exact without placing every card: in order of the best case,
+    # stop once no card left could beat either on price or on price per token/s
+    for gpu in sorted(buyable, key=best_case_usd_per_tps):
+        if priced:
+            best = min(s.usd_per_token_per_s or 0.0 for s in priced)
+            if best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > min(s.price_usd or 0.0 for s in priced):
+                continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
             if s := _setup(model, quant, gpu, count, request, measured, floor):
                 priced.append(s)
