@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -82,6 +83,7 @@ class Typed:
     memory_gib: int | None
 
 
+@lru_cache(maxsize=16384)  # pure, and the same names are read again and again (catalog aliases, chats)
 def typed(text: str) -> Typed:
     """Reads the facets of one typed or catalog name."""
     toks = L.tokenize(text.lower().replace("_", " "))
