@@ -152,7 +152,7 @@ def slow_down_pattern() -> re.Pattern[str]:
 
 def apology_texts() -> set[str]:
     """The adapter's apology after a failed update, in both languages."""
-    from bot.adapters.telegram_bot import say
+    from bot.adapters.telegram_parts import say
 
     return {say(lang, "apology") for lang in ("en", "de")}
 

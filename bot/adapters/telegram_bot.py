@@ -32,11 +32,10 @@ Design decisions:
 from __future__ import annotations
 
 import asyncio
-import html
 import logging
 import re
 import secrets
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -44,7 +43,6 @@ from urllib.parse import urlsplit
 from telegram import (
     BotCommand,
     CallbackQuery,
-    InlineKeyboardButton,
     InlineKeyboardMarkup,
     InlineQueryResultArticle,
     InputFile,
@@ -54,7 +52,7 @@ from telegram import (
     ReplyParameters,
     Update,
 )
-from telegram.constants import ChatType, ParseMode
+from telegram.constants import ParseMode
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
     AIORateLimiter,
@@ -74,22 +72,32 @@ from telegram.request import BaseRequest
 from bot import commands
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.chart_workers import render_chart
-from bot.adapters.feel import feel_question, reveal
+from bot.adapters.feel import feel_question
+from bot.adapters.telegram_parts import (
+    AddressedToBot,
+    FeelStreams,
+    _as_caption,
+    _is_group,
+    _lang,
+    _mention,
+    _not_modified,
+    _quote,
+    callback_data,
+    keyboard,
+    say,
+)
 from bot.adapters.telegram_poller import GRACE_S, Poller
 from bot.adapters.telegram_transport import AiohttpRequest
 from bot.limits import Limits
 from bot.render.telegram_html import (
-    MAX_CAPTION,
-    MAX_TEXT,
     TelegramMessage,
     caption_for_photo,
-    telegram_visible_length,
     to_telegram,
 )
 from bot.render.text import one_line, to_console
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
-from locales import Lang, lang_of, num, t, tokens_per_s
+from locales import Lang
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +116,8 @@ MENU = (*commands.MENU, "start")
 ALLOWED_UPDATES = ["message", "callback_query", "inline_query"]
 INLINE_CARDS = (("fit", "/fit"), ("quant", "/quant"), ("cloud", "/cloud"))
 INLINE_CACHE_S = 30
-MAX_CALLBACK_BYTES = 64
 MAX_CHAT_MESSAGES = 3  # a card longer than this goes out as its first message plus a text document
 CONCURRENT_UPDATES = 16
-FEEL_MAX_S = 10.0
-FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
-SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
 
 
 INLINE_DEBOUNCE_S = 0.4  # inline queries arrive per keystroke: only the one typed last is answered
@@ -124,91 +128,13 @@ ADMIN_STATUSES = frozenset({"creator", "administrator"})
 _SHARED_SETTINGS = re.compile(r"(?i)(?<![\w])/?(lang|settings|sprache|einstellungen)(?:@\w+)?\b")
 
 
-def say(lang: Lang, key: str, **params: object) -> str:
-    """A Telegram-adapter string from the ``[telegram]`` table of locales/."""
-    return t(lang, f"telegram.{key}", **params)
-
-
-# --------------------------------------------------------------------------- buttons
-
-
-def callback_data(query: str, store: ButtonStore) -> str:
-    """ "q:<query>" when it fits Telegram's 64 bytes, else "k:<key>" into ``store``."""
-    data = "q:" + query
-    return data if len(data.encode()) <= MAX_CALLBACK_BYTES else "k:" + store.put(query)
-
-
-def keyboard(reply: Reply, buttons: Sequence[tuple[str, int]], store: ButtonStore) -> InlineKeyboardMarkup | None:
-    """The card's follow-up actions as an inline keyboard; short labels go two to a row."""
-    keys = [
-        InlineKeyboardButton(label, callback_data=callback_data(reply.actions[i].query, store)) for label, i in buttons
-    ]
-    rows: list[list[InlineKeyboardButton]] = []
-    for key in keys:
-        if rows and len(rows[-1]) == 1 and len(rows[-1][0].text) <= SHORT_LABEL and len(key.text) <= SHORT_LABEL:
-            rows[-1].append(key)
-        else:
-            rows.append([key])
-    return InlineKeyboardMarkup(rows) if rows else None
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _mention(username: str | None) -> re.Pattern[str] | None:
-    return re.compile(rf"(?<!\w)@{re.escape(username)}\b", re.IGNORECASE) if username else None
-
-
-class AddressedToBot(filters.MessageFilter):
-    """Private messages, and group messages that mention the bot or reply to one of its messages."""
-
-    def filter(self, message: Message) -> bool:
-        if message.chat.type == ChatType.PRIVATE:
-            return True
-        bot = message.get_bot()
-        replied = message.reply_to_message
-        if replied is not None and replied.from_user is not None and replied.from_user.id == bot.id:
-            return True
-        pattern = _mention(bot.username)
-        return bool(pattern and pattern.search(message.text or ""))
-
-
-def _is_group(update: Update) -> bool:
-    chat = update.effective_chat
-    return chat is not None and chat.type != ChatType.PRIVATE
-
-
-def _lang(update: Update) -> Lang:
-    """The language of the adapter's own short texts: the user's Telegram language."""
-    user = update.effective_user
-    return lang_of(user.language_code if user else None)
-
-
-def _quote(message: Message, update: Update) -> ReplyParameters | None:
-    """In groups, answers quote the question so the thread stays readable."""
-    if not _is_group(update):
-        return None
-    return ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True)
-
-
-def _as_caption(messages: Sequence[TelegramMessage]) -> str | None:
-    """The whole card as a photo caption, when it is one message within the caption limit."""
-    if len(messages) == 1 and telegram_visible_length(messages[0].text) <= MAX_CAPTION:
-        return messages[0].text
-    return None
-
-
-def _not_modified(exc: BadRequest) -> bool:
-    return "not modified" in exc.message.lower()
-
-
 NO_PREVIEW = LinkPreviewOptions(is_disabled=True)
 
 
 # --------------------------------------------------------------------------- the adapter
 
 
-class TelegramAdapter:
+class TelegramAdapter(FeelStreams):
     """The handlers, bound to one ``Service`` and one button store."""
 
     def __init__(self, service: Service, store: ButtonStore | None = None, charts: bool = True) -> None:
@@ -440,43 +366,6 @@ class TelegramAdapter:
             await context.bot.send_message(update.effective_chat.id, say(_lang(update), "apology"))
         except TelegramError:
             log.warning("could not send the apology for update %s", update.update_id)
-
-    # ---- feel the speed
-
-    def start_stream(
-        self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str
-    ) -> None:
-        """Streams the sample text into the pressed message; a new press on it cancels the old stream."""
-        msg = cq.message
-        key = cq.inline_message_id or f"{msg.chat.id}:{msg.message_id}"  # type: ignore[union-attr]
-        if (old := self.streams.pop(key, None)) is not None:
-            old.cancel()
-        task = context.application.create_task(self.stream(cq, update, context, question), update=update)
-        self.streams[key] = task
-        task.add_done_callback(lambda t: self.streams.pop(key, None) if self.streams.get(key) is t else None)
-
-    async def stream(
-        self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str
-    ) -> None:
-        lang, caption = _lang(update), isinstance(cq.message, Message) and bool(cq.message.photo)
-        back = InlineKeyboardMarkup(
-            [[InlineKeyboardButton(say(lang, "feel.back"), callback_data=callback_data(question, self.store))]]
-        )
-        rate = await self.service.decode_speed(question)
-        if not rate or rate <= 0:
-            await self._edit(cq, html.escape(say(lang, "feel.unknown")), back, caption)
-            return
-        sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else MAX_TEXT) - 120
-        interval = FEEL_EDIT_S["group" if _is_group(update) else "private"]
-        head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
-        async for written, elapsed, finished in reveal(rate, sample, every_s=interval, max_s=FEEL_MAX_S, room=limit):
-            if not context.application.running:
-                return
-            if finished:
-                done = say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=num(elapsed, lang, 1))
-                await self._edit(cq, f"✅ {html.escape(done)}\n\n{html.escape(written)}", back, caption)
-            else:
-                await self._edit(cq, f"{head}\n\n{html.escape(written)}▌", None, caption)
 
     # ---- start-up
 

@@ -26,15 +26,8 @@ from telegram.ext import Application
 from telegram.request import HTTPXRequest
 
 from bot.adapters.buttons import ButtonStore
-from bot.adapters.telegram_bot import (
-    MAX_CHAT_MESSAGES,
-    MENU,
-    build_application,
-    callback_data,
-    run_telegram,
-    say,
-    serve,
-)
+from bot.adapters.telegram_bot import MAX_CHAT_MESSAGES, MENU, build_application, run_telegram, serve
+from bot.adapters.telegram_parts import callback_data, say
 from bot.cards import table_card
 from bot.limits import Limits
 from bot.render.telegram_html import caption_for_photo, to_telegram
