@@ -106,8 +106,27 @@ def expert_bpw(model: ModelSpec, quant: QuantSpec) -> float:
     return quant.bpw_experts
 
 
+_MEMO: dict[tuple[object, ...], WeightEstimate] = {}
+_MEMO_ENTRIES = 4096
+
+
 def weights(model: ModelSpec, quant: QuantSpec, measured: QuantSize | None = None) -> WeightEstimate:
-    """Weight bytes, preferring a measured file size and keeping the recipe's split of it."""
+    """Weight bytes, preferring a measured file size and keeping the recipe's split of it.
+
+    Memoised: the advice scans place one model on every device, and the weights never change with the
+    device. The key is what the result depends on (specs are frozen; ids name them).
+    """
+    key = (model.id, model.total_params, model.active_params, model.n_layers, model.vocab_size, quant.id,
+           measured.size_bytes if measured else None)  # fmt: skip
+    hit = _MEMO.get(key)
+    if hit is None:
+        if len(_MEMO) >= _MEMO_ENTRIES:
+            _MEMO.clear()
+        hit = _MEMO[key] = _weights(model, quant, measured)
+    return hit
+
+
+def _weights(model: ModelSpec, quant: QuantSpec, measured: QuantSize | None) -> WeightEstimate:
     recipe = recipe_weights(model, quant)
     if measured is None:
         return recipe
