@@ -119,7 +119,7 @@ ARCH: dict[str, ArchProfile] = {
     ),
     "cdna1": ArchProfile(1.5, matrix_share=0.5, known=False, hbm=True),  # MI100: listed MFMA FP16
     "rdna1": ArchProfile(1.9, matrix_share=1.0, known=False),  # RX 5700 XT: listed packed FP16, no WMMA
-    # CPU-only "device" (core/speed_generic.py): a 4 GHz core clock, the listed figure as given
+    # CPU-only device (core/devices.py, "CPU only with 64 GB RAM"): a 4 GHz core clock, the listed figure as given
     "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
 }
 # Other names for the same generations, and devices whose chip differs from their generation's name:
