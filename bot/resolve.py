@@ -63,7 +63,8 @@ class Resolver:
         """The device a question is about: named, named with a memory size, generic, or saved."""
         if q.not_device:
             ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
-            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=ghost.note), echo=text)
+            note = ghost.note_de if lang == "de" and ghost.note_de else ghost.note
+            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=note), echo=text)
         match = q.gpu
         if match is not None:
             return self.named_device(match, q.gpu_count, q, lang, text)

@@ -231,6 +231,7 @@ class NotADevice(Frozen):
     name: str
     aliases: tuple[str, ...] = ()
     note: str
+    note_de: str = ""  # the same note in German (a card in German shows this one)
     provenance: Provenance
 
 

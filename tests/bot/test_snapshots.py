@@ -144,20 +144,7 @@ def german_card_text(reply) -> str:
     return "\n".join([to_console(without), labels, *discord, *telegram])
 
 
-# The catalog's not-a-device notes are English facts (catalog/facts/gpus.toml); they need a German note
-# or a code before this card can pass. Strict: the test fails once they are fixed, so the mark goes.
-CATALOG_ENGLISH = {"not_a_device"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(reason="catalog note is English", strict=True))
-        if n in CATALOG_ENGLISH
-        else n
-        for n in CARDS
-    ],
-)
+@pytest.mark.parametrize("name", list(CARDS))
 async def test_german_cards_contain_no_english_sentences(service, name):
     forbidden = english_only_words() - catalog_words()
     assert {"with", "users", "month", "fits", "cheapest", "unverified"} & forbidden  # the list is not empty
