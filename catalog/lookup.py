@@ -6,15 +6,14 @@ raises for unknown names.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from core import names as N
+from core.devices import with_memory
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
-from core.query import Intent, VocabEntry, Vocabulary, parse
-
-_COUNT = re.compile(r"^\s*(\d{1,2})\s*x\s*(.+)$", re.IGNORECASE)
+from core.names import same_memory
+from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
 
 
 @dataclass(frozen=True)
@@ -30,31 +29,6 @@ class ModelHit:
     model: ModelSpec
     measured: dict[str, QuantSize] = field(default_factory=dict)  # sizes that come with a local file
     quant: str | None = None
-
-
-def normalise(text: str) -> str:
-    """Lower-case and collapse separators so "GLM-4.5_Air" and "glm 4.5 air" compare equal."""
-    return re.sub(r"[\s_\-./]+", " ", text.lower()).strip()
-
-
-def _names(catalog: Catalog, kind: str) -> dict[str, str]:
-    """normalised name/alias -> id, for models or gpus (built once per loaded catalog)."""
-    key = f"_names_{kind}"
-    entry: tuple[int, dict[str, str]] | None = catalog.__dict__.get(key)
-    if entry is not None and entry[0] == id(catalog):  # a model_copy must not inherit the table
-        return entry[1]
-    out: dict[str, str] = {}
-    items = catalog.models if kind == "model" else catalog.gpus
-    for item in items:
-        names = [item.id, item.name, *item.aliases]
-        if isinstance(item, GpuSpec):
-            names.append(item.short_name)
-        if isinstance(item, ModelSpec) and item.hf_repo:
-            names.append(item.hf_repo)
-        for name in names:
-            out.setdefault(normalise(name), item.id)
-    catalog.__dict__[key] = (id(catalog), out)
-    return out
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
@@ -112,17 +86,17 @@ def _names_a_family(catalog: Catalog, model: ModelSpec, alias: str) -> bool:
     )
 
 
-def _parsed(catalog: Catalog, kind: str, text: str) -> tuple[str | None, tuple[str, ...]]:
-    """The question parser's reading of a name: a confident id, and "did you mean" ids."""
+def _parsed(catalog: Catalog, kind: str, text: str) -> Query:
+    """The question parser's reading of a name (the one name matcher; its vocabulary built once per catalog)."""
     entry = catalog.__dict__.get("_vocab")
     if entry is None or entry[0] != id(catalog):
         entry = catalog.__dict__["_vocab"] = (id(catalog), vocabulary(catalog))
-    vocab = entry[1]
-    query = parse(text if kind == "model" else f"x {text}", vocab, Intent.FIT)
-    match = query.model if kind == "model" else query.gpu
-    if match is None:
-        return None, ()
-    return (match.id if match.id and not match.ambiguous else None), match.suggestions[:3]
+    return parse(text if kind == "model" else f"x {text}", entry[1], Intent.FIT)
+
+
+def _offers(match: Match | None) -> tuple[str, ...]:
+    """What a name that did not resolve may have meant: its memory variants, else "did you mean" ids."""
+    return (match.choices or match.suggestions)[:3] if match else ()
 
 
 def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
@@ -130,29 +104,23 @@ def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
     path = Path(text).expanduser()
     if text.endswith((".gguf", ".json")) or path.is_dir():
         return _local_model(path)
-    model_id = _names(catalog, "model").get(normalise(text))
-    suggestions: tuple[str, ...] = ()
-    if not model_id:
-        model_id, suggestions = _parsed(catalog, "model", text)
-    model = catalog.model(model_id) if model_id else None
-    return ModelHit(model) if model else NotFound("model", text, suggestions)
+    match = _parsed(catalog, "model", text).model
+    model = catalog.model(match.id) if match and match.id else None
+    return ModelHit(model) if model else NotFound("model", text, _offers(match))
 
 
 def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
-    """A device by id, name or alias, with an optional count prefix ("2x 3090")."""
-    count = 1
-    match = _COUNT.match(text)
-    if match:
-        count, text = int(match.group(1)), match.group(2)
-    for ghost in catalog.not_devices:
-        if normalise(text) in {normalise(ghost.name), *(normalise(a) for a in ghost.aliases)}:
-            return NotFound("gpu", text, reason=ghost.note)
-    gpu_id = _names(catalog, "gpu").get(normalise(text))
-    suggestions: tuple[str, ...] = ()
-    if not gpu_id:
-        gpu_id, suggestions = _parsed(catalog, "gpu", text)
-    gpu = catalog.gpu(gpu_id) if gpu_id else None
-    return (gpu, max(count, 1)) if gpu else NotFound("gpu", text, suggestions)
+    """A device by id, name or alias, with an optional count ("2x 3090") and memory ("4060 ti 8gb")."""
+    q = _parsed(catalog, "gpu", text)
+    if q.not_device:
+        return NotFound("gpu", text, reason=catalog.not_devices[int(q.not_device.split(":")[1])].note)
+    match = q.gpu
+    gpu = catalog.gpu(match.id) if match and match.id else None
+    if gpu is None:
+        return NotFound("gpu", text, _offers(match))
+    if match and match.memory_gib and not same_memory(match.memory_gib, gpu.memory_bytes / (1 << 30)):
+        gpu = with_memory(gpu, match.memory_gib)  # the chip the catalog knows, with the memory the user gave
+    return gpu, q.gpu_count
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:

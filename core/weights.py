@@ -106,24 +106,27 @@ def expert_bpw(model: ModelSpec, quant: QuantSpec) -> float:
     return quant.bpw_experts
 
 
-_MEMO: dict[tuple[object, ...], WeightEstimate] = {}
+# id() keyed, with the specs kept in the entry: no field hashing on the hot path, and an id that a
+# collected spec leaves behind can never match (the entry holds that spec alive and is checked by identity)
+_MEMO: dict[tuple[int, int, int], tuple[ModelSpec, QuantSpec, QuantSize | None, WeightEstimate]] = {}
 _MEMO_ENTRIES = 4096
 
 
 def weights(model: ModelSpec, quant: QuantSpec, measured: QuantSize | None = None) -> WeightEstimate:
     """Weight bytes, preferring a measured file size and keeping the recipe's split of it.
 
-    Memoised: the advice scans place one model on every device, and the weights never change with the
-    device. The key is what the result depends on (specs are frozen; ids name them).
+    Memoised per spec object: the advice scans place one model on every device, and its weights
+    never change with the device.
     """
-    key = (model.id, model.total_params, model.active_params, model.n_layers, model.vocab_size, quant.id,
-           measured.size_bytes if measured else None)  # fmt: skip
+    key = (id(model), id(quant), id(measured))
     hit = _MEMO.get(key)
-    if hit is None:
-        if len(_MEMO) >= _MEMO_ENTRIES:
-            _MEMO.clear()
-        hit = _MEMO[key] = _weights(model, quant, measured)
-    return hit
+    if hit is not None and hit[0] is model and hit[1] is quant and hit[2] is measured:
+        return hit[3]
+    if len(_MEMO) >= _MEMO_ENTRIES:
+        _MEMO.clear()
+    result = _weights(model, quant, measured)
+    _MEMO[key] = (model, quant, measured, result)
+    return result
 
 
 def _weights(model: ModelSpec, quant: QuantSpec, measured: QuantSize | None) -> WeightEstimate:
