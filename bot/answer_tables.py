@@ -25,7 +25,6 @@ from locales import Lang, context_label, gib, t, tokens_per_s
 if TYPE_CHECKING:
     from bot.answers import Answers
 
-TABLE_CONTEXTS = (8192, 32768)
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
 CHART_QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ4_XS", "Q3_K_M", "UD-Q2_K_XL")
 SPEED_CHART_GPUS = 12

@@ -184,7 +184,7 @@ class Answers:
         qid = quant_id or request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
         quant = self.catalog.quant(qid)
         if quant is None:
-            raise EstimateError(f"unknown quant {qid}")
+            raise EstimateError("unknown_quant", f"unknown quant {qid}", quant=qid)
         measured: QuantSize | None = self.catalog.size(model.id, quant.id)
         est = estimate(model, gpu, quant, request, measured)
         if self._generic is not None and gpu.id == self._generic.gpu.id:

@@ -8,35 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.card_parts import footer, note_text, notes_line, setup_label, verdict_label
+from bot.card_parts import VERDICT_EMOJI, footer, note_text, notes_line, setup_label, verdict_label
+from bot.commands import MENU
 from bot.reply import Action, Reply, Row, Section, Table, Tone
 from core.finetune import FinetuneEstimate, TrainingFit
 from core.fit import Verdict
 from core.models import Catalog
 from core.notes import Note
 from core.recommend import ModelPick
-from locales import Lang, gib, num, t, tokens_per_s, usd
+from locales import Lang, gib, num, t, tokens_per_s
 
-HELP_COMMANDS = (
-    "fit",
-    "speed",
-    "cloud",
-    "quant",
-    "gpus",
-    "models",
-    "finetune",
-    "tco",
-    "compare",
-    "mygpu",
-    "lang",
-    "settings",
-    "forget",
-    "help",
-)
-
-
-def verdict_mark(verdict: Verdict) -> str:
-    return {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}[verdict]
+HELP_COMMANDS = MENU  # the one command list (bot.commands)
 
 
 def list_card(
@@ -85,7 +67,7 @@ def quant_card(
             q,
             num(total / (1 << 30), lang, 1),
             num(speed, lang, 0 if speed >= 100 else 1) if speed else "–",
-            verdict_mark(v),
+            VERDICT_EMOJI[v],
         )
         for q, total, speed, v in rows
     ]
@@ -119,7 +101,7 @@ def gpus_card(
             num(memory / (1 << 30), lang, 0),
             num(need / (1 << 30), lang, 1),
             num(speed, lang, 0 if speed >= 100 else 1) if speed else "–",
-            verdict_mark(v),
+            VERDICT_EMOJI[v],
         )
         for name, memory, need, speed, v in rows
     ]
@@ -169,7 +151,7 @@ def models_card(
             label=f"{i}. {p.name}",
             value=f"{p.quant}"
             + (f" · KV {p.kv_cache}" if p.kv_cache not in ("f16", "bf16") else "")
-            + f" · {tokens_per_s(p.decode_tokens_per_s, lang)} · {verdict_mark(p.verdict)} · {reasons_text(p.reasons, lang)}",
+            + f" · {tokens_per_s(p.decode_tokens_per_s, lang)} · {VERDICT_EMOJI[p.verdict]} · {reasons_text(p.reasons, lang)}",
         )
         for i, p in enumerate(picks, 1)
     )
@@ -276,10 +258,6 @@ def help_card(lang: Lang) -> Reply:
         sections=(commands, tips),
         actions=tuple(Action(label=e, query=e) for e in examples),
     )
-
-
-def usd_or_dash(value: float | None, lang: Lang) -> str:
-    return usd(value, lang, 0) if value else "–"
 
 
 __all__ = ["finetune_card", "gpus_card", "help_card", "list_card", "models_card", "quant_card"]

@@ -11,6 +11,7 @@ from bot.card_parts import footer, hardware_label, notes_line, setup_label, shor
 from bot.cards_fit import follow_up, price_marks
 from bot.reply import Action, Reply, Row, Section, Table, Tone
 from core.analysis import Cost
+from core.cost import DEFAULT_HOURS_PER_DAY
 from core.estimate import FitEstimate
 from core.fit import Verdict
 from core.models import Catalog
@@ -75,7 +76,11 @@ def cloud_card(
             )
     notes = [note("cost_own_hardware")] + ([] if monthly else [note("cost_batched", users=users)])
     if monthly:
-        notes.append(note("cost_monthly", hours=offers[0].hours_per_month if offers else 0.0, hours_per_day=8.0))
+        notes.append(
+            note(
+                "cost_monthly", hours=offers[0].hours_per_month if offers else 0.0, hours_per_day=DEFAULT_HOURS_PER_DAY
+            )
+        )
     legend = t(lang, "price.legend") if any(q.flags for q in offers) else ""
     actions = []
     if not more and len(cost.offers) > CLOUD_TOP:

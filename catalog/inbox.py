@@ -93,9 +93,6 @@ class InboxStore:
             seen = {row[0] async for row in cur}
         return set(update_ids) - seen
 
-    async def done(self, update_id: int) -> None:
-        await self.done_many([update_id])
-
     def mark(self, update_id: int) -> None:
         """Record an answered update in the journal at once (see the module docstring)."""
         if self.journal is None:

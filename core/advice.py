@@ -15,6 +15,7 @@ from pydantic import computed_field
 from core.cost import OfferQuote, quote_offers
 from core.estimate import ENGINE_KV_TYPES, FitEstimate, Request, default_quant, estimate, resolve
 from core.fit import Verdict, place
+from core.memory import RAM_USABLE_FRACTION
 from core.models import (
     Backend,
     Catalog,
@@ -236,7 +237,7 @@ def nearest_fix(
         if fix := attempt("quant", q.id, q, request.model_copy(update={"quant": q.id})):
             return fix
     if est.verdict is Verdict.NO_FIT and est.short_ram_bytes > 0 and not est.hardware.unified_memory:
-        need = (est.ram_bytes / RAM_USABLE_SHARE) / 1e9
+        need = (est.ram_bytes / RAM_USABLE_FRACTION) / 1e9
         ram = next((r for r in RAM_STEPS if r >= need), None)
         if ram is not None and (fix := attempt("ram", str(ram), quant, request.model_copy(update={"ram_gb": ram}))):
             return fix
@@ -253,7 +254,6 @@ def nearest_fix(
 
 
 RAM_STEPS = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
-RAM_USABLE_SHARE = 0.85  # core.memory.RAM_USABLE_FRACTION
 
 
 def _bytes_per_weight(q: QuantSpec) -> float:

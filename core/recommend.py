@@ -82,16 +82,12 @@ VARIANT_TAGS = {
 
 
 def tags_of(model: ModelSpec) -> tuple[str, ...]:
-    """Coding / reasoning / vision tags: the catalog's ``variant`` and ``vision_params`` (optional fields)
-    where it has them, plus the name rules in ``TAG_RULES``."""
-    given = getattr(model, "tags", None)
-    if given:
-        return tuple(str(x) for x in given)
+    """Coding / reasoning / vision tags: the catalog's ``variant`` and ``vision_params``, plus the name
+    rules in ``TAG_RULES``."""
     tags = {tag for tag, rule in TAG_RULES.items() if rule.search(model.id)}
-    variant = getattr(model, "variant", "")
-    if isinstance(variant, str) and variant in VARIANT_TAGS:
-        tags.add(VARIANT_TAGS[variant])
-    if getattr(model, "vision_params", None):
+    if model.variant in VARIANT_TAGS:
+        tags.add(VARIANT_TAGS[model.variant])
+    if model.vision_params:
         tags.add("vision")
     return tuple(tag for tag in TAG_RULES if tag in tags)
 

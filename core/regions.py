@@ -14,4 +14,4 @@ REGION_RESTRICTED = frozenset({"h800", "a800", "h20-96gb", "h20-141gb", "rtx-409
 
 
 def restricted(gpu: GpuSpec) -> bool:
-    return bool(getattr(gpu, "region_restricted", False)) or gpu.id in REGION_RESTRICTED
+    return gpu.id in REGION_RESTRICTED

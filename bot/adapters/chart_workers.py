@@ -17,7 +17,10 @@ _pool = ThreadPoolExecutor(CHART_WORKERS, thread_name_prefix="fitbot-charts")
 
 
 async def render_chart(spec: ChartSpec) -> bytes:
-    """The chart as PNG bytes, rendered on the chart workers (``render_png`` caches)."""
-    from bot.render.charts import render_png
+    """The chart as PNG bytes: from the cache at once, else rendered on the chart workers."""
+    from bot.render.charts import cached_png, render_png
 
+    cached = cached_png(spec)
+    if cached is not None:
+        return cached
     return await asyncio.get_running_loop().run_in_executor(_pool, render_png, spec)

@@ -263,7 +263,7 @@ class FitBotMixin(StopMixin):
 
     async def chart_file(self, spec: ChartSpec) -> discord.File:
         """The chart as ``chart.png``; rendered in a thread (matplotlib takes 0.1–1 s), cached by ``charts``."""
-        png = cached_png(spec) or await render_chart(spec)
+        png = await render_chart(spec)
         return discord.File(io.BytesIO(png), filename=CHART_FILENAME)
 
     def view_for(self, reply: Reply, buttons: tuple[tuple[str, int], ...]) -> discord.ui.View | None:

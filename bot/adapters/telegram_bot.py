@@ -95,7 +95,7 @@ from bot.render.telegram_html import (
     to_telegram,
 )
 from bot.render.text import one_line, to_console
-from bot.reply import ChartSpec, Reply
+from bot.reply import Reply
 from bot.service import Service, User
 from locales import Lang
 
@@ -191,7 +191,7 @@ class TelegramAdapter(FeelStreams):
         markup = keyboard(reply, messages[-1].buttons, self.store)
         if reply.chart is not None and (caption := _as_caption(messages)):
             await message.reply_photo(
-                await self._png(reply.chart),
+                await render_chart(reply.chart),
                 caption=caption,
                 parse_mode=ParseMode.HTML,
                 reply_markup=markup,
@@ -211,15 +211,11 @@ class TelegramAdapter(FeelStreams):
             )
         if reply.chart is not None:
             await message.reply_photo(
-                await self._png(reply.chart),
+                await render_chart(reply.chart),
                 caption=caption_for_photo(reply),
                 parse_mode=ParseMode.HTML,
                 reply_parameters=quote,
             )
-
-    async def _png(self, chart: ChartSpec) -> bytes:
-        """The chart, rendered in a thread (matplotlib takes 0.1-1 s; ``render_png`` caches)."""
-        return await render_chart(chart)
 
     async def _send_long(
         self, message: Message, reply: Reply, messages: list[TelegramMessage], quote: ReplyParameters | None

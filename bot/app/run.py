@@ -46,15 +46,15 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
     if pruned:
         log.info("pruned %d old hub look-ups", pruned)
+    options = settings.hub_client_options()
     hub = CachedHubClient(
-        HubClient(**settings.hub_client_options()),
+        HubClient(**options),
         store.hub_cache,
         max_age=timedelta(days=settings.hub_cache_days),
     )
     limits = Limits.per_minute(
         settings.rate_user_per_minute, settings.rate_chat_per_minute, settings.rate_expensive_per_minute
     )
-    options = settings.hub_client_options()
     search = HubSearch(endpoint=options["endpoint"], token=options["token"], offline=options["offline"])
     return Service(
         catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars, search=search

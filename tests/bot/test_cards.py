@@ -110,6 +110,13 @@ async def test_cloud_table_is_narrow_marks_prices_and_never_charges_more_per_tok
     monthly = await ask(service, "/cloud qwen3-32b monthly")
     assert monthly.table is not None and monthly.table.headers[-1] == "$/month"
     assert "Per month" in monthly.summary
+    from core.cost import quote_offers
+    from core.estimate import Request
+
+    catalog = service.catalog
+    for users in (2, 8, 32):  # a batch never makes a token dearer, on any offer
+        quotes = quote_offers(catalog.model("qwen3-32b"), catalog.quant("Q4_K_M"), Request(), catalog, users=users)
+        assert quotes and all(q.usd_per_million_tokens_at_users <= q.usd_per_million_tokens for q in quotes)
 
 
 async def test_tco_only_for_hardware_that_runs_and_macs_have_a_power_bill(service):
