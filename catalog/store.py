@@ -9,6 +9,7 @@ so a rebuild can never lose it.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sqlite3
 from datetime import UTC, datetime
@@ -18,8 +19,11 @@ import aiosqlite
 from pydantic import ValidationError
 
 from catalog.facts import FACTS_DIR, facts_hash, load_facts
+from catalog.lookup import build_vocabulary, names_key, remember
 from catalog.migrations import CATALOG_MIGRATIONS, migrate
 from core.models import Catalog, CloudOffer, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
+from core.query import Vocabulary
+from core.query_index import adopt, build_index, index_data, index_from_data
 
 log = logging.getLogger(__name__)
 LOCK_WAIT_MS = 30_000  # another process building the same file holds the write lock this long at most
@@ -68,7 +72,9 @@ class CatalogStore:
             await migrate(db, CATALOG_MIGRATIONS)
             if await self._version(db) != facts_hash(self.facts_dir):
                 await self._rebuild(db)
-            return await self._read(db)
+            catalog = await self._read(db)
+            await self._names(db, catalog)
+            return catalog
 
     async def _version(self, db: aiosqlite.Connection) -> str | None:
         async with db.execute("SELECT value FROM meta WHERE key = 'facts_hash'") as cur:
@@ -111,12 +117,34 @@ class CatalogStore:
             raise
         await db.commit()
 
+    async def _names(self, db: aiosqlite.Connection, catalog: Catalog) -> None:
+        """Hands the catalog its vocabulary and the parser's name index, read from the file; the first
+        load after a build (or after the code that builds them changed) builds them and stores them.
+        Reading them back takes a tenth of building them, and every process start needs them."""
+        key = f"{catalog.version}:{names_key()}"
+        async with db.execute("SELECT value FROM meta WHERE key = 'name_index'") as cur:
+            row = await cur.fetchone()
+        stored = json.loads(row[0]) if row else {}
+        if stored.get("key") == key:
+            vocab = Vocabulary.model_validate(stored["vocab"])
+            adopt(remember(catalog, vocab), index_from_data(stored["index"]))
+            return
+        vocab = remember(catalog, build_vocabulary(catalog))
+        index = adopt(vocab, build_index(vocab))
+        data = {"key": key, "vocab": vocab.model_dump(mode="json"), "index": index_data(index)}
+        try:
+            await db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('name_index', ?)", (json.dumps(data, separators=(",", ":")),)
+            )
+        except sqlite3.OperationalError as exc:  # a read-only or locked file: the next start builds them again
+            log.warning("could not store the name index: %s", exc)
+
     async def _read(self, db: aiosqlite.Connection) -> Catalog:
         async def column(sql: str) -> list[str]:
             async with db.execute(sql) as cur:
                 return [row[0] async for row in cur]
 
-        async with db.execute("SELECT key, value FROM meta") as cur:
+        async with db.execute("SELECT key, value FROM meta WHERE key IN ('facts_hash', 'built_at')") as cur:
             meta: dict[str, str] = {str(k): str(v) async for k, v in cur}
         return Catalog(
             gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),

@@ -71,7 +71,7 @@ from telegram.request import BaseRequest
 
 from bot import commands
 from bot.adapters.buttons import ButtonStore
-from bot.adapters.chart_workers import render_chart
+from bot.adapters.chart_workers import render_chart, warm_up_charts
 from bot.adapters.feel import feel_question
 from bot.adapters.telegram_parts import (
     AddressedToBot,
@@ -140,6 +140,9 @@ class TelegramAdapter(FeelStreams):
     def __init__(self, service: Service, store: ButtonStore | None = None, charts: bool = True) -> None:
         self.service, self.charts = service, charts
         self.store = store or ButtonStore()
+        service.warm_up()
+        if charts:
+            warm_up_charts()
         self.streams: dict[str, asyncio.Task[None]] = {}
         self.admins: dict[tuple[int, int], tuple[bool, float]] = {}
         self.inline_latest: dict[int, str] = {}  # user id -> the id of their newest inline query
