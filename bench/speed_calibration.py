@@ -305,7 +305,7 @@ def kind_bands(result: dict[str, Any], kind: str, suffix: str) -> tuple[np.ndarr
     return row_bands(result["rows"], result["bands"][f"{kind}_BAND{suffix}"], result["moe_bands"][kind])
 
 
-def _stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
+def band_stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
     """(median, p90 absolute % error, share of measurements inside the row's band, n)."""
     if not resid.size:
         return (float("nan"), float("nan"), float("nan"), 0)
@@ -403,10 +403,10 @@ _QUANTS: dict[str, Any] = {}
 
 def _quant(qid: str) -> Any:
     if not _QUANTS:
-        from catalog.facts import FACTS_DIR, _rows
-        from catalog.facts import _quant as convert
+        from catalog.facts import FACTS_DIR, converted_rows
+        from catalog.facts import quant_from_row as convert
 
-        _QUANTS.update({q.id: q for q in _rows(FACTS_DIR, "quants.toml", "quant", convert)})
+        _QUANTS.update({q.id: q for q in converted_rows(FACTS_DIR, "quants.toml", "quant", convert)})
     return _QUANTS[qid]
 
 
@@ -494,12 +494,12 @@ def summary(result: dict[str, Any]) -> list[str]:
         lines.append(f"{title}: median / p90 absolute % error, share of measurements inside the band")
         for kind, mask in (("decode", mat.decode), ("prefill", ~mat.decode)):
             lo, hi = kind_bands(result, kind.upper(), suffix)
-            med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
+            med, p90, cov, n = band_stats(result[key][mask], lo[mask], hi[mask])
             lines.append(f"  {kind:<8} all       n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}")
             for backend in BACKENDS:
                 bm = mask & np.array([r.backend == backend for r in rows])
                 if bm.any():
-                    med, p90, cov, n = _stats(result[key][bm], lo[bm], hi[bm])
+                    med, p90, cov, n = band_stats(result[key][bm], lo[bm], hi[bm])
                     lines.append(
                         f"  {kind:<8} {backend:<9} n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}"
                     )
@@ -521,7 +521,7 @@ def markdown_table(result: dict[str, Any]) -> list[str]:
                 if backend != "all":
                     mask = mask & np.array([r.backend == backend for r in rows])
                 lo, hi = kind_bands(result, kind, suffix)
-                med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
+                med, p90, cov, n = band_stats(result[key][mask], lo[mask], hi[mask])
                 cells += [f"{med:.1f} %", f"{p90:.1f} %", f"{100 * cov:.1f} %"]
                 counts.append(str(n))
             if backend == "all" and key == "lofo":

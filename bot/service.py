@@ -33,6 +33,7 @@ from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
     from catalog.hub_search import HubSearch
+    from catalog.inbox import DeferredJournal, InboxStore
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,16 @@ class Service:
     @property
     def catalog(self) -> Catalog:
         return self.answers.catalog
+
+    @property
+    def inbox(self) -> InboxStore | None:
+        """Where the Telegram poller keeps fetched updates until they are answered (None: no user database)."""
+        return self.store.inbox if self.store is not None else None
+
+    @property
+    def deferred(self) -> DeferredJournal | None:
+        """Where the Discord adapter records deferred interactions until they are answered."""
+        return self.store.deferred if self.store is not None else None
 
     def warm_up(self) -> Future[None]:
         """Loads, on the worker thread, what the first answer of a process would otherwise wait for

@@ -64,6 +64,7 @@ from catalog.hf_config import (
     spec_from_config,
 )
 from catalog.hub_refs import (
+    GgufGroup,
     HubBadData,
     HubError,
     HubRateLimited,
@@ -74,7 +75,6 @@ from catalog.hub_refs import (
     RepoGated,
     RepoNotFound,
     RepoRef,
-    _GgufGroup,
     gguf_quant,
     group_gguf_files,
     parse_repo_ref,
@@ -378,7 +378,7 @@ class HubClient:
         endpoint: str,
         token: str | bool,
         siblings: dict[str, int | None],
-        groups: dict[str, _GgufGroup],
+        groups: dict[str, GgufGroup],
     ) -> tuple[dict[str, Any], int | None, str]:
         """The config dict (from config.json, else a GGUF header), the exact parameter count and the file read."""
         if "config.json" in siblings:

@@ -126,7 +126,7 @@ class LaunchCommand(Frozen):
         return shlex.join(self.argv)
 
 
-def _candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
+def quant_candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
     """Quants the engine runs, best first (bits, then bits in dense tensors); MXFP4 only for MXFP4 models."""
     quants = [
         q for q in catalog.quants if engine in q.engines and (q.id.upper() != "MXFP4" or model.native_dtype == "mxfp4")
@@ -137,7 +137,7 @@ def _candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[Quan
 def _ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
     """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits."""
     if engine is not Engine.LLAMA_CPP:
-        return _candidates(model, engine, catalog)
+        return quant_candidates(model, engine, catalog)
     ids = (*(("MXFP4",) if model.native_dtype == "mxfp4" else ()), *QUANT_LADDER)
     ids += LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE
     return [q for q in (catalog.quant(i) for i in ids) if q is not None and engine in q.engines]

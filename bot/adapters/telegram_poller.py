@@ -34,8 +34,8 @@ from telegram import Update
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError, TimedOut
 
 if TYPE_CHECKING:
-    from bot.adapters.telegram_bot import TelegramApp
-    from bot.inbox import InboxStore
+    from bot.adapters.telegram_parts import TelegramApp
+    from catalog.inbox import InboxStore
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ class Poller:
         ids = [u.update_id for u in updates]
         fresh: list[Update] | None = None
         if self.inbox is not None:
-            from bot.inbox import InboxItem
+            from catalog.inbox import InboxItem
 
             try:
                 new_ids = await self.inbox.is_new(ids)

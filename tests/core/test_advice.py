@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from core.advice import (
-    _candidates,
     best_quant,
     choose_quant,
     kv_savings,
     launch_command,
     launch_commands,
     nearest_fix,
+    quant_candidates,
     recommend_hardware,
 )
 from core.cost import quote_offers
@@ -137,9 +137,9 @@ def test_best_quant_is_the_first_of_the_ladder_that_fits():
 
 
 def test_best_quant_respects_engine_and_mxfp4():
-    assert "MXFP4" not in {q.id for q in _candidates(LLAMA_8B, Engine.LLAMA_CPP, CATALOG)}
-    assert "MXFP4" in {q.id for q in _candidates(GPT_OSS, Engine.LLAMA_CPP, CATALOG)}
-    assert {q.id for q in _candidates(LLAMA_8B, Engine.VLLM, CATALOG)} == {"BF16", "FP8"}
+    assert "MXFP4" not in {q.id for q in quant_candidates(LLAMA_8B, Engine.LLAMA_CPP, CATALOG)}
+    assert "MXFP4" in {q.id for q in quant_candidates(GPT_OSS, Engine.LLAMA_CPP, CATALOG)}
+    assert {q.id for q in quant_candidates(LLAMA_8B, Engine.VLLM, CATALOG)} == {"BF16", "FP8"}
     assert best_quant(LLAMA_8B, H100, Request(engine=Engine.VLLM), CATALOG).quant == "BF16"
     # 16 GB of BF16 does not fit a 12 GB card under vLLM; FP8 (~9 GB incl. 16-bit embeddings) does only
     # with an fp8 KV cache, which is recommended before anything below 3 bits

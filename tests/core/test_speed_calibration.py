@@ -45,9 +45,9 @@ def test_held_out_generations_meet_the_targets(result):
     """Leave-one-family-out figures the README reports; targets of issue 16 (median, p90, coverage)."""
     mat = result["mat"]
     lo, hi = cal.kind_bands(result, "DECODE", "_ROUGH")
-    dec = cal._stats(result["lofo"][mat.decode], lo[mat.decode], hi[mat.decode])
+    dec = cal.band_stats(result["lofo"][mat.decode], lo[mat.decode], hi[mat.decode])
     lo, hi = cal.kind_bands(result, "PREFILL", "_ROUGH")
-    pre = cal._stats(result["lofo"][~mat.decode], lo[~mat.decode], hi[~mat.decode])
+    pre = cal.band_stats(result["lofo"][~mat.decode], lo[~mat.decode], hi[~mat.decode])
     assert dec[0] <= 12 and dec[1] <= 35 and dec[2] >= 0.8
     assert pre[0] <= 20 and pre[1] <= 60 and pre[2] >= 0.8
 
