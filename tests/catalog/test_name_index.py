@@ -89,3 +89,17 @@ async def test_the_index_is_built_again_when_its_inputs_change(tmp_path, monkeyp
     catalog = await CatalogStore(path).load()
     assert len(built) == 1
     assert index_for(vocabulary(catalog)) == build_index(vocabulary(catalog))
+
+
+async def test_a_current_file_is_read_without_an_event_loop(tmp_path, monkeypatch):
+    path = tmp_path / "catalog.sqlite"
+    assert CatalogStore(path).read_current() is None  # nothing built yet: ``load`` builds it
+    loaded = await CatalogStore(path).load()
+    read = CatalogStore(path).read_current()
+    assert read == loaded
+    assert vocabulary(read) == vocabulary(loaded) and index_for(vocabulary(read)) == index_for(vocabulary(loaded))
+    monkeypatch.setattr(store_module, "facts_hash", lambda directory: "other facts")
+    assert CatalogStore(path).read_current() is None  # the facts changed: ``load`` rebuilds
+    monkeypatch.undo()
+    monkeypatch.setattr(store_module, "names_key", lambda: "another matching rule")
+    assert CatalogStore(path).read_current() is None  # the names must be built again: ``load`` stores them
