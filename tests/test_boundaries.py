@@ -14,7 +14,8 @@ Seams (the whole tree: product, fakes, benches and tests):
 - an adapter reads only the service's own API: an attribute of ``Service`` whose type lives in core or
   catalog (``service.store``, ``service.catalog``) is a reach-through into what the service owns;
 - no module imports a private name (``_x``) from another module or reads one off an imported module;
-- no import circles, counting the imports made only for type checking or inside functions.
+- no import circles, counting the imports made only for type checking or inside functions;
+- no module over 600 lines and no class over 250 outside tests/ (the fakes and benches included).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ ADAPTER_STORAGE = {"catalog.inbox"}  # the durable hand-over of updates and inte
 CHAT_WORDS = re.compile(r"mygpu|@BotName|@\\w\{1,64\}|bot_username|<@|allowed_mentions|/settings|/forget", re.I)
 # Circles left to the Scenario/Analysis redesign of the answer modules (issue 20, part A). The test
 # fails when one disappears, so that this list only shrinks.
+MAX_MODULE_LINES, MAX_CLASS_LINES = 600, 250
 KNOWN_CIRCLES = {frozenset({"bot.answers", "bot.answer_multi", "bot.answer_tables"})}
 
 
@@ -227,6 +229,21 @@ def test_no_import_circles():
 def test_the_circle_check_finds_one():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _strongly_connected(graph) == {frozenset({"a", "b", "c"})}
+
+
+@pytest.mark.parametrize("package", [p for p in PACKAGES if p != "tests"])
+def test_modules_and_classes_keep_the_size_rule(package):
+    too_big = []
+    for mod in project().values():
+        if mod.name.split(".")[0] != package:
+            continue
+        lines = len(mod.path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            too_big.append(f"{mod.path.relative_to(ROOT)}: {lines} lines")
+        for node in ast.walk(mod.tree):
+            if isinstance(node, ast.ClassDef) and (size := node.end_lineno - node.lineno + 1) > MAX_CLASS_LINES:
+                too_big.append(f"{mod.path.relative_to(ROOT)}: class {node.name}, {size} lines")
+    assert not too_big, "\n".join(too_big)
 
 
 # --- helpers -----------------------------------------------------------------------------------
