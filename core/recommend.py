@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import re
 
-from core.advice import choose_quant
-from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.advice import QuickFit, choose_quant, chosen_scenario, quick_fit
+from core.estimate import EstimateError, Request, Scenario, scenario
 from core.fit import Verdict
 from core.models import Catalog, Engine, Frozen, GpuSpec, ModelSpec
 from core.notes import Note, note
@@ -121,32 +121,24 @@ def speed_points(tokens_per_s: float) -> float:
     return max(-10.0, min(10.0, 10 * math.log2(tokens_per_s / 10)))
 
 
-def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> FitEstimate | None:
-    """The estimate a recommendation is about: the best quant that fits, else a MoE with experts in RAM."""
-    choice = choose_quant(model, gpu, request, catalog)
+def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> tuple[Scenario, QuickFit] | None:
+    """The setup a recommendation is about: the best quant that fits, else a MoE with experts in RAM.
+
+    Memory decides first (``choose_quant`` only places); the speed is estimated for the pick alone.
+    """
     try:
-        if choice is not None:
-            quant = catalog.quant(choice.quant)
-            if quant is None:
-                return None
-            update: dict[str, object] = {"quant": quant.id}
-            if choice.kv_cache is not None:
-                update["kv_cache"] = choice.kv_cache
-            return estimate(model, gpu, quant, request.model_copy(update=update), catalog.size(model.id, quant.id))
-        engine = request.engine or Engine.LLAMA_CPP
-        if not model.is_moe or engine is not Engine.LLAMA_CPP or gpu.unified_memory:
-            return None
-        quant = catalog.quant(request.quant or default_quant(model, engine))
-        if quant is None:
-            return None
-        est = estimate(
-            model, gpu, quant, request.model_copy(update={"quant": quant.id}), catalog.size(model.id, quant.id)
-        )
+        asked = scenario(model, gpu, request, catalog)
     except EstimateError:
         return None
-    if est.verdict is not Verdict.OFFLOAD or est.speed.decode_tokens_per_s < MIN_OFFLOAD_TOKENS_PER_S:
+    if (choice := choose_quant(asked, catalog)) is not None:
+        picked = chosen_scenario(asked, catalog, choice)
+        return picked, quick_fit(picked)
+    if not model.is_moe or asked.engine is not Engine.LLAMA_CPP or gpu.unified_memory:
         return None
-    return est
+    row = quick_fit(asked)
+    if row.verdict is not Verdict.OFFLOAD or (row.decode_tokens_per_s or 0.0) < MIN_OFFLOAD_TOKENS_PER_S:
+        return None
+    return asked, row
 
 
 def _sibling_key(model: ModelSpec) -> str:
@@ -171,12 +163,12 @@ def rank_models(
             continue
         if model_filter == "small" and model.total_params > SMALL_PARAMS:
             continue
-        est = _placement(model, gpu, request, catalog)
-        if est is None:
+        placed = _placement(model, gpu, request, catalog)
+        if placed is None:
             continue
-        quant = catalog.quant(est.quant)
-        bits = quant.bits if quant else 4.0
-        speed = est.speed.decode_tokens_per_s
+        picked, row = placed
+        bits = picked.quant.bits
+        speed = row.decode_tokens_per_s or 0.0
         cap, rec, pop, spd = (
             capability_points(model, bits),
             recency_points(model),
@@ -190,13 +182,13 @@ def rank_models(
             ModelPick(
                 model_id=model.id,
                 name=model.name,
-                quant=est.quant,
-                kv_cache=est.kv_cache.value,
-                verdict=est.verdict,
-                offload=est.offload.mode,
+                quant=picked.quant.id,
+                kv_cache=picked.kv_cache.value,
+                verdict=row.verdict,
+                offload=row.offload,
                 decode_tokens_per_s=speed,
-                gpu_bytes=est.gpu_bytes,
-                ram_bytes=est.ram_bytes,
+                gpu_bytes=row.gpu_bytes,
+                ram_bytes=row.ram_bytes,
                 total_params=model.total_params,
                 active_params=model.active_params,
                 capability=cap,
