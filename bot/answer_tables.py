@@ -15,7 +15,7 @@ from bot import cards
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
-from core.advice import QuickFit, choose_quant, quick_fit, with_quant
+from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
 from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, on_device, varied
 from core.fit import Verdict, breakdown
 from core.models import Backend, Engine, GpuSpec, ModelSpec
@@ -84,7 +84,7 @@ def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]
         for gpu in answers.catalog.gpus:
             if not more and (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)):
                 continue
-            found.append((gpu, quick_fit(on_device(s, gpu))))
+            found.append((gpu, quick_fit(on_device(s, gpu), RUNS if more else FULL_FIT)))
         return found
 
     key = ("gpus", s.model.id, s.quant.id, s.request.model_dump_json(), str(more), ",".join(sorted(asked)))
@@ -207,8 +207,8 @@ def speed_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
     def bars() -> tuple[tuple[str, float], ...]:
         found = []
         for gpu in answers.catalog.gpus:
-            row = quick_fit(on_device(s, gpu))
-            if row.verdict in (Verdict.FITS, Verdict.TIGHT) and row.decode_tokens_per_s is not None:
+            row = quick_fit(on_device(s, gpu), FULL_FIT)
+            if row.decode_tokens_per_s is not None:
                 found.append((gpu.short_name, round(row.decode_tokens_per_s, 1)))
         found.sort(key=lambda b: -b[1])
         return tuple(found[:SPEED_CHART_GPUS])

@@ -8,13 +8,13 @@ would not fit.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core.cost import OfferQuote, quote_offers
 from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, on_device, scenario, varied
-from core.fit import Verdict, place
-from core.memory import RAM_USABLE_FRACTION
-from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, KvCacheType, QuantSpec
+from core.fit import Placement, Verdict, place
+from core.memory import RAM_USABLE_FRACTION, usable_bytes
+from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
 from core.quant_ladder import LOW_BITS, ladder
 from core.regions import restricted
@@ -92,20 +92,57 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
-def _first_fit(
-    s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None
-) -> tuple[QuantSpec, Verdict] | None:
-    """The first quant that fits with reserve, else the first that is tight (placement only: memory decides)."""
+class _Fitted(NamedTuple):
+    """A quant that fits, with the placement and workload it was placed with."""
+
+    quant: QuantSpec
+    placement: Placement
+    workload: Workload
+
+
+def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
+    """The first quant that fits with reserve, else the first that is tight (placement only: memory decides).
+    ``quants`` are those whose weights alone fit (``_weights_floor``)."""
     hardware = s.hardware
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
-    tight: QuantSpec | None = None
+    tight: _Fitted | None = None
     for quant in quants:
-        verdict = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id)).verdict
-        if verdict is Verdict.FITS:
-            return quant, verdict
-        if verdict is Verdict.TIGHT and tight is None:
-            tight = quant
-    return (tight, Verdict.TIGHT) if tight else None
+        placement = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id))
+        if placement.verdict is Verdict.FITS:
+            return _Fitted(quant, placement, workload)
+        if placement.verdict is Verdict.TIGHT and tight is None:
+            tight = _Fitted(quant, placement, workload)
+    return tight
+
+
+def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
+    """Bytes no placement of this quant keeps off the GPU(s): the weights without the token embedding."""
+    w = weights(s.model, quant, catalog.size(s.model.id, quant.id))
+    return w.total_bytes - w.embed_bytes
+
+
+def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
+    usable = usable_bytes(s.hardware, s.workload)
+    quants = [q for q in ladder(s.model, s.engine, catalog) if _weights_floor(s, q, catalog) <= usable]
+    if not quants:  # no quant's weights alone fit: no KV cache type changes that
+        return None
+    found = _first_fit(s, catalog, quants)
+    if found is None or found.quant.bits < LOW_BITS:
+        kvs = KV_CHOICES[s.engine]
+        asked = s.request.kv_cache
+        start = kvs.index(asked) + 1 if asked in kvs else 1
+        for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
+            with_kv = _first_fit(s, catalog, quants, kv)
+            if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
+                verdict = with_kv.placement.verdict
+                return QuantChoice(
+                    quant=with_kv.quant.id, verdict=verdict, kv_cache=kv, reason="kv_before_low_bits"
+                ), with_kv
+    if found is None:
+        return None
+    quant = found.quant
+    reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
+    return QuantChoice(quant=quant.id, verdict=found.placement.verdict, kv_cache=None, reason=reason), found
 
 
 def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
@@ -114,21 +151,18 @@ def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
     Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) is tried first, since it costs far
     less quality than 2-bit weights. None when nothing fits fully in GPU memory.
     """
-    quants = ladder(s.model, s.engine, catalog)
-    found = _first_fit(s, catalog, quants)
-    if found is None or found[0].bits < LOW_BITS:
-        kvs = KV_CHOICES[s.engine]
-        asked = s.request.kv_cache
-        start = kvs.index(asked) + 1 if asked in kvs else 1
-        for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
-            with_kv = _first_fit(s, catalog, quants, kv)
-            if with_kv and with_kv[0].bits >= LOW_BITS and (found is None or with_kv[0].bits > found[0].bits):
-                return QuantChoice(quant=with_kv[0].id, verdict=with_kv[1], kv_cache=kv, reason="kv_before_low_bits")
+    found = _choose(s, catalog)
+    return found[0] if found is not None else None
+
+
+def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] | None:
+    """``choose_quant`` with the pick's placement and single-stream speed (list answers: no second placement)."""
+    found = _choose(s, catalog)
     if found is None:
         return None
-    quant, verdict = found
-    reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
-    return QuantChoice(quant=quant.id, verdict=verdict, kv_cache=None, reason=reason)
+    choice, fitted = found
+    speeds = decode_speeds(s.model, fitted.placement, s.hardware, fitted.workload, 1, fitted.quant.id)
+    return choice, _quick(fitted.placement, speeds.decode_tokens_per_s)
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -347,20 +381,27 @@ class QuickFit(Frozen):
     offload: Literal["none", "layers", "experts"]
     gpu_bytes: int  # what the GPU(s) hold in this placement
     ram_bytes: int  # what system RAM holds
-    decode_tokens_per_s: float | None  # None when it does not run, or when the speed was not asked for
+    decode_tokens_per_s: float | None  # None when it does not run, or when its speed was not needed
 
     @property
     def need_bytes(self) -> int:
         return self.gpu_bytes + self.ram_bytes
 
 
-def quick_fit(s: Scenario, with_speed: bool = True) -> QuickFit:
-    """Memory first (``fit.place``), the speed only for a setup that runs: what list answers rank by."""
+RUNS = (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
+
+
+def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS) -> QuickFit:
+    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by."""
     hardware, workload = s.hardware, s.workload
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
-    if placement.verdict is not Verdict.NO_FIT and with_speed:
+    if placement.verdict in speed_for:
         speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
+    return _quick(placement, speed)
+
+
+def _quick(placement: Placement, speed: float | None) -> QuickFit:
     return QuickFit(
         verdict=placement.verdict,
         offload=placement.offload.mode,
@@ -375,6 +416,7 @@ __all__ = [
     "HardwareAdvice",
     "KvOption",
     "QuantChoice",
+    "RUNS",
     "QuickFit",
     "Setup",
     "best_quant",
@@ -382,6 +424,7 @@ __all__ = [
     "chosen_scenario",
     "kv_savings",
     "nearest_fix",
+    "quick_choice",
     "quick_fit",
     "recommend_hardware",
     "with_quant",

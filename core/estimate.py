@@ -89,8 +89,16 @@ class Scenario(Frozen):
     cost_users: int = Field(ge=1)  # streams a $/Mtok figure is batched over: the asked users, else 8
     prompt_tokens: int = Field(ge=1)
     request: Request  # what was asked: variations and follow-up questions start from it
-    defaults_used: tuple[str, ...]  # request fields filled with defaults
-    notes: tuple[Note, ...]  # the defaults and modelling assumptions, as codes with values
+
+    @cached_property
+    def defaults_used(self) -> tuple[str, ...]:
+        """Request fields filled with defaults."""
+        return assumed(self)[0]
+
+    @cached_property
+    def notes(self) -> tuple[Note, ...]:
+        """The defaults and modelling assumptions, as codes with values (derived when a card asks)."""
+        return assumed(self)[1]
 
     @property
     def device(self) -> GpuSpec:
@@ -156,48 +164,16 @@ def scenario(
     With ``quant`` given, ``measured`` is its file size (None: the recipe); without it the catalog
     supplies both. Raises ``EstimateError`` for a quant or KV cache the engine cannot run.
     """
-    used: list[str] = []
-    coded: list[Note] = []
     engine = request.engine or DEFAULT_ENGINE
-    if request.engine is None:
-        used.append("engine")
-        coded.append(note("engine_default", value=engine.value))
     if quant is not None and request.quant is None and quant.id.upper() != default_quant(model, engine).upper():
         request = request.model_copy(update={"quant": quant.id})  # a quant handed in is a quant asked for
     quant_id = request.quant or default_quant(model, engine)
-    if request.quant is None:
-        used.append("quant")
-        coded.append(note("quant_default", value=quant_id))
     if quant is None:
         if catalog is None or (quant := catalog.quant(quant_id)) is None:
             raise EstimateError("unknown_quant", f"unknown quant {quant_id}", quant=quant_id)
         measured = catalog.size(model.id, quant.id)
     context = request.context or min(DEFAULT_CONTEXT, model.max_context)
-    if request.context is None:
-        used.append("context")
-        coded.append(note("context_default", value=context))
-    if context > model.max_context:
-        rope = rope_scaled_context(model)
-        coded.append(
-            note("context_rope", value=context, max=model.max_context, rope=rope)
-            if rope and context <= rope
-            else note("context_over_max", value=context, max=model.max_context)
-        )
     kv = request.kv_cache or default_kv(engine)
-    if request.kv_cache is None:
-        used.append("kv_cache")
-        coded.append(note("kv_default", value=kv.value))
-    ram_gb = DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb
-    unified = gpu is not None and gpu.unified_memory
-    if request.ram_gb is None and not unified:
-        used.append("ram")
-        coded.append(note("ram_default", value=ram_gb, share=RAM_USABLE_FRACTION))
-    if gpu is not None and gpu.unified_memory:
-        coded.append(note("unified", share=unified_fraction(gpu)))
-    else:
-        coded.append(note("embedding_in_ram" if engine is Engine.LLAMA_CPP else "vllm_preallocates", share=0.9))
-    if request.gpu_count > 1:
-        coded.append(note("split" if engine is Engine.LLAMA_CPP else "tensor_parallel", n=request.gpu_count))
     if engine not in quant.engines:
         raise EstimateError(
             "quant_engine", f"{quant.id} cannot be served by {engine.value}", quant=quant.id, engine=engine.value
@@ -211,10 +187,10 @@ def scenario(
             kv=kv.value,
             options=options,
         )
-    coded.append(note("weights_measured" if measured is not None else "weights_recipe", quant=quant.id))
     if gpu is not None and request.backend is not None and request.backend is not gpu.backend:
         gpu = gpu.model_copy(update={"backend": request.backend})
-    return Scenario(
+    # every part was validated on its way in (catalog rows, the Request): build without revalidating them
+    return Scenario.model_construct(
         model=model,
         gpu=gpu,
         count=request.gpu_count,
@@ -223,15 +199,52 @@ def scenario(
         context=context,
         kv_cache=kv,
         engine=engine,
-        ram_gb=ram_gb,
+        ram_gb=DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb,
         ram_bandwidth_gbps=request.ram_bandwidth_gbps,
         users=request.concurrent or 1,
         cost_users=request.concurrent or DEFAULT_COST_USERS,
         prompt_tokens=request.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, context),
         request=request,
-        defaults_used=tuple(used),
-        notes=tuple(coded),
+        rig=(),
     )
+
+
+def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
+    """(request fields filled with defaults, every default and modelling assumption as a coded note)."""
+    request, model, gpu = s.request, s.model, s.gpu
+    used: list[str] = []
+    coded: list[Note] = []
+    if request.engine is None:
+        used.append("engine")
+        coded.append(note("engine_default", value=s.engine.value))
+    if request.quant is None:
+        used.append("quant")
+        coded.append(note("quant_default", value=s.quant.id))
+    if request.context is None:
+        used.append("context")
+        coded.append(note("context_default", value=s.context))
+    if s.context > model.max_context:
+        rope = rope_scaled_context(model)
+        coded.append(
+            note("context_rope", value=s.context, max=model.max_context, rope=rope)
+            if rope and s.context <= rope
+            else note("context_over_max", value=s.context, max=model.max_context)
+        )
+    if request.kv_cache is None:
+        used.append("kv_cache")
+        coded.append(note("kv_default", value=s.kv_cache.value))
+    unified = gpu is not None and gpu.unified_memory
+    if request.ram_gb is None and not unified:
+        used.append("ram")
+        coded.append(note("ram_default", value=s.ram_gb, share=RAM_USABLE_FRACTION))
+    if gpu is not None and gpu.unified_memory:
+        coded.append(note("unified", share=unified_fraction(gpu)))
+    else:
+        coded.append(note("embedding_in_ram" if s.engine is Engine.LLAMA_CPP else "vllm_preallocates", share=0.9))
+    if s.count > 1:
+        coded.append(note("split" if s.engine is Engine.LLAMA_CPP else "tensor_parallel", n=s.count))
+    coded.append(note("weights_measured" if s.measured is not None else "weights_recipe", quant=s.quant.id))
+    return tuple(used), tuple(coded)
 
 
 def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Scenario:
@@ -377,6 +390,7 @@ __all__ = [
     "Request",
     "Scenario",
     "default_kv",
+    "assumed",
     "default_quant",
     "estimate",
     "estimate_of",

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import re
 
-from core.advice import QuickFit, choose_quant, chosen_scenario, quick_fit
-from core.estimate import EstimateError, Request, Scenario, scenario
+from core.advice import QuickFit, quick_choice, quick_fit
+from core.estimate import EstimateError, Request, scenario
 from core.fit import Verdict
 from core.models import Catalog, Engine, Frozen, GpuSpec, ModelSpec
 from core.notes import Note, note
@@ -121,24 +121,22 @@ def speed_points(tokens_per_s: float) -> float:
     return max(-10.0, min(10.0, 10 * math.log2(tokens_per_s / 10)))
 
 
-def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> tuple[Scenario, QuickFit] | None:
-    """The setup a recommendation is about: the best quant that fits, else a MoE with experts in RAM.
-
-    Memory decides first (``choose_quant`` only places); the speed is estimated for the pick alone.
-    """
+def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> tuple[str, str, QuickFit] | None:
+    """(quant, KV cache, placement and speed) a recommendation is about: the best quant that fits, else a
+    MoE with experts in RAM. Memory decides first (``quick_choice`` places); speed only for the pick."""
     try:
         asked = scenario(model, gpu, request, catalog)
     except EstimateError:
         return None
-    if (choice := choose_quant(asked, catalog)) is not None:
-        picked = chosen_scenario(asked, catalog, choice)
-        return picked, quick_fit(picked)
+    if (found := quick_choice(asked, catalog)) is not None:
+        choice, row = found
+        return choice.quant, (choice.kv_cache or asked.kv_cache).value, row
     if not model.is_moe or asked.engine is not Engine.LLAMA_CPP or gpu.unified_memory:
         return None
     row = quick_fit(asked)
     if row.verdict is not Verdict.OFFLOAD or (row.decode_tokens_per_s or 0.0) < MIN_OFFLOAD_TOKENS_PER_S:
         return None
-    return asked, row
+    return asked.quant.id, asked.kv_cache.value, row
 
 
 def _sibling_key(model: ModelSpec) -> str:
@@ -166,8 +164,9 @@ def rank_models(
         placed = _placement(model, gpu, request, catalog)
         if placed is None:
             continue
-        picked, row = placed
-        bits = picked.quant.bits
+        quant_id, kv, row = placed
+        quant = catalog.quant(quant_id)
+        bits = quant.bits if quant else 4.0
         speed = row.decode_tokens_per_s or 0.0
         cap, rec, pop, spd = (
             capability_points(model, bits),
@@ -182,8 +181,8 @@ def rank_models(
             ModelPick(
                 model_id=model.id,
                 name=model.name,
-                quant=picked.quant.id,
-                kv_cache=picked.kv_cache.value,
+                quant=quant_id,
+                kv_cache=kv,
                 verdict=row.verdict,
                 offload=row.offload,
                 decode_tokens_per_s=speed,
@@ -212,22 +211,31 @@ def rank_models(
         unique.append(pick)
     chosen = unique[:limit] if limit else unique
     quant_bits = {q.id: q.bits for q in catalog.quants}
-    return tuple(p.model_copy(update={"reasons": _reasons(p, chosen, quant_bits)}) for p in chosen)
+    leaders = _leaders(chosen)
+    return tuple(p.model_copy(update={"reasons": _reasons(p, leaders, quant_bits)}) for p in chosen)
 
 
-def _reasons(pick: ModelPick, picks: list[ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:
+def _leaders(picks: list[ModelPick]) -> dict[str, ModelPick]:
+    """The pick that leads in each part of the score (the first one on a tie)."""
+    if not picks:
+        return {}
+    parts = ("capability", "decode_tokens_per_s", "recency", "popularity")
+    return {part: max(picks, key=lambda p, part=part: getattr(p, part)) for part in parts}  # type: ignore[misc]
+
+
+def _reasons(pick: ModelPick, leaders: dict[str, ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:
     """Why a row is listed: what it leads in, else what stands out about it; offload always said."""
     reasons: list[Note] = []
     if pick.offload != "none":
         reasons.append(note("moe_offload", ram_bytes=pick.ram_bytes))
     quant_bits = bits.get(pick.quant, 4.0)
-    if pick is max(picks, key=lambda p: p.capability):
+    if pick is leaders["capability"]:
         reasons.append(note("most_capable"))
-    elif pick is max(picks, key=lambda p: p.decode_tokens_per_s):
+    elif pick is leaders["decode_tokens_per_s"]:
         reasons.append(note("fastest"))
-    elif pick.recency and pick is max(picks, key=lambda p: p.recency):
+    elif pick.recency and pick is leaders["recency"]:
         reasons.append(note("newest"))
-    elif pick.popularity and pick is max(picks, key=lambda p: p.popularity):
+    elif pick.popularity and pick is leaders["popularity"]:
         reasons.append(note("most_popular"))
     elif reasons:
         pass  # the offload reason says enough
