@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import random
+import secrets
 import signal
 import sys
 import time
@@ -20,7 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.app.logs import JsonLines, emit, setup_logging
+from bot.app.logs import JsonLines, emit, redact_also, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
 from bot.service import Service
@@ -185,6 +186,9 @@ async def _adapter(
         from bot.adapters.telegram_bot import run_telegram
 
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
+        if settings.telegram_webhook_url and not secret:
+            secret = secrets.token_urlsafe(32)  # generated here, so the redaction knows it too
+            redact_also(secret)
         await run_telegram(
             service,
             token=settings.telegram_bot_token.get_secret_value(),
