@@ -220,6 +220,8 @@ class HubClient:
         self.offline = offline
         self._clock = clock
         self.breaker = CircuitBreaker()
+        self._deadlines: set[asyncio.Timeout] = set()  # of the look-ups under way (``cut_short``)
+        self._cut = False
 
     def __repr__(self) -> str:
         return f"HubClient(endpoint={self.endpoint()!r}, timeout_s={self.timeout_s})"
@@ -238,11 +240,17 @@ class HubClient:
         if self.offline:
             raise HubUnavailable("hub.offline", repo=ref.repo_id)
         repo, breaker = ref.repo_id, self.breaker
+        if self._cut:
+            raise HubUnavailable("hub.unavailable", repo=repo)
         if not breaker.allow(repo):  # this repo keeps failing: say so now, as its last failure did
             raise HubUnavailable(breaker.last_key(repo), repo=repo)
         try:
-            async with asyncio.timeout(self.timeout_s * LOOKUP_DEADLINE_FACTOR):
-                model = await self._lookup(ref)
+            async with asyncio.timeout(self.timeout_s * LOOKUP_DEADLINE_FACTOR) as deadline:
+                self._deadlines.add(deadline)
+                try:
+                    model = await self._lookup(ref)
+                finally:
+                    self._deadlines.discard(deadline)
         except TimeoutError:
             breaker.record(repo, False, "hub.timeout")
             raise HubUnavailable("hub.timeout", repo=repo) from None
@@ -257,6 +265,15 @@ class HubClient:
             raise HubBadData("hub.bad_json", repo=repo, reason=exc.__class__.__name__) from None
         breaker.record(repo, True)
         return model
+
+    def cut_short(self) -> None:
+        """The process is stopping: look-ups under way end now (as timed out), new ones fail at once.
+
+        Answers waiting on a slow hub would otherwise hold the stop for up to three request timeouts.
+        """
+        self._cut = True
+        for deadline in list(self._deadlines):
+            deadline.reschedule(asyncio.get_running_loop().time())
 
     async def _lookup(self, ref: RepoRef) -> HubModel:
         endpoint, token = self.endpoint(), self._token or False

@@ -147,6 +147,8 @@ async def _run(
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     await stop.wait()
     log.info("shutting down")
+    if service.hub is not None:
+        service.hub.client.cut_short()  # answers waiting on a slow hub finish now, not in 30 s
     results = await asyncio.gather(*tasks, return_exceptions=True)
     await service.close()
     for name in adapters:
