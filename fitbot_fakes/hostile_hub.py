@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Iterable
 
 from aiohttp import web
 
@@ -21,8 +22,8 @@ class HostileHub(FakeHub):
         self,
         repos: list[FakeRepo] | None = None,
         *,
-        drip: set[str] = frozenset(),
-        drip_every_s: float = 1.0,  # type: ignore[assignment]
+        drip: Iterable[str] = (),
+        drip_every_s: float = 1.0,
     ) -> None:
         super().__init__(repos)
         self.drip = {d.lower() for d in drip}
