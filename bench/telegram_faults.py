@@ -13,9 +13,10 @@ against the fake Bot API in this one, on a fresh data directory, and prints one 
   root; else skipped); once 60 are answered (or after 60 s) the bot is killed with SIGKILL, the
   fault cleared and the bot started again. Lost = never answered after the restart.
 * ``biggroup``: 60 askers in one supergroup, 2 s later 30 private users: the private users' wait
-  (question -> first message of the answer), median and max.
-* ``poison``: an update python-telegram-bot cannot parse, then 20 questions: their wait.
-* ``crashpill``: one question kills the process (emulated with ``os._exit`` in a sitecustomize), 60
+  (question -> first message of the answer), median and max; first the same 30 on a quiet bot.
+* ``poison``: an update python-telegram-bot cannot parse, then 20 questions: their wait, against 20
+  questions without it just before.
+* ``crashpill``: one question kills the process (emulated with ``os._exit`` in a sitecustomize), 30
   others queued behind it; a supervisor restarts the bot after each death (as systemd does): deaths
   before the question is quarantined, and how many of the others are answered.
 * ``twoproc``: a second ``fitbot run`` on the data directory of a running one: refused? (exit code,
@@ -64,6 +65,13 @@ async def answer(self, text, *args, **kwargs):
     return await _answer(self, text, *args, **kwargs)
 _service.Service.answer = answer
 """
+
+
+async def warm_up(api: Any) -> None:
+    """A few answers first, so that the figures leave out the first chart (matplotlib's import) and cold caches."""
+    chats = list(range(90_000, 90_008))
+    ask(api, chats)
+    await until(lambda: answered(api) >= set(chats), 120)
 
 
 def waits(api: Any, chats: list[int], since: float) -> list[float]:
@@ -185,6 +193,10 @@ async def biggroup(work: Path, template: Path, args: argparse.Namespace) -> str:
         bot = await Child(telegram_env(api.base_url, data_dir(work, "biggroup", template)), work / "bg.log").start()
         try:
             await api.wait_call("getUpdates", timeout=90)
+            await warm_up(api)
+            alone = list(range(30_000, 30_000 + args.others))  # the baseline: private users on a quiet bot
+            since_alone = ask(api, alone)
+            await until(lambda: answered(api) >= set(alone), 120)
             group = -100_888
             api.add_chat(group, "supergroup")
             for i in range(args.members):
@@ -194,12 +206,15 @@ async def biggroup(work: Path, template: Path, args: argparse.Namespace) -> str:
                     )
                 )
             await asyncio.sleep(2.0)
-            chats = list(range(30_000, 30_000 + args.others))
+            chats = list(range(31_000, 31_000 + args.others))
             since = ask(api, chats)
             await until(lambda: answered(api) >= set(chats), 300)
         finally:
             await bot.stop()
-        return f"biggroup: {args.members} askers in one group, then {args.others} private users wait {summary(waits(api, chats, since))}"
+        return (
+            f"biggroup: {args.members} askers in one group, then {args.others} private users wait"
+            f" {summary(waits(api, chats, since))}; alone they wait {summary(waits(api, alone, since_alone))}"
+        )
 
 
 async def poison(work: Path, template: Path, args: argparse.Namespace) -> str:
@@ -209,14 +224,23 @@ async def poison(work: Path, template: Path, args: argparse.Namespace) -> str:
         bot = await Child(telegram_env(api.base_url, data_dir(work, "poison", template)), work / "poison.log").start()
         try:
             await api.wait_call("getUpdates", timeout=90)
+            await warm_up(api)
+            plain = list(range(40_000, 40_000 + args.after))  # the baseline: the same number, no poison
+            since_plain = ask(api, plain)
+            await until(lambda: answered(api) >= set(plain), 60)
             api.push_update({"callback_query": {"id": "9", "from": "not a user", "chat_instance": "x"}})
-            chats = list(range(40_000, 40_000 + args.after))
+            chats = list(range(41_000, 41_000 + args.after))
             since = ask(api, chats)
             await until(lambda: answered(api) >= set(chats), 60)
         finally:
             await bot.stop()
+        after, before = waits(api, chats, since), waits(api, plain, since_plain)
+        delay = statistics.median(after) - statistics.median(before) if after and before else float("nan")
         reported = bot.text().count('"poison_update"')
-        return f"poison: {args.after} questions after an unparseable update wait {summary(waits(api, chats, since))}; reported {reported}x"
+        return (
+            f"poison: {args.after} questions after an unparseable update wait {summary(after)}; without it"
+            f" {summary(before)}: delayed {delay:+.2f} s (median); the poison reported {reported}x"
+        )
 
 
 async def crashpill(work: Path, template: Path, args: argparse.Namespace) -> str:

@@ -53,7 +53,7 @@ BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 STORE_RETRY_S = (0.5, 1.0, 2.0)  # an inbox that cannot be written is tried again this often (the last repeats)
 SEND_BUDGET_S = 120.0  # an answer failing on the network is retried this long after its first failure
 SEND_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
-PER_CHAT = 4  # workers one chat may hold at once (of 16): a paced group cannot stall the others
+PER_CHAT = 2  # workers one chat may hold at once (of 16): a paced group cannot stall the others
 
 
 def retryable(error: BaseException | None) -> bool:
