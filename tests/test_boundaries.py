@@ -40,6 +40,8 @@ CHAT_WORDS = re.compile(r"mygpu|@BotName|@\\w\{1,64\}|bot_username|<@|allowed_me
 # Circles left to the Scenario/Analysis redesign of the answer modules (issue 20, part A). The test
 # fails when one disappears, so that this list only shrinks.
 MAX_MODULE_LINES, MAX_CLASS_LINES = 600, 250
+# Over the size rule in the faults work (issue 21) as merged; like KNOWN_CIRCLES, this list only shrinks.
+KNOWN_OVERSIZED = {"catalog/hub.py: class HubClient", "bot/adapters/telegram_poller.py: class Poller"}
 KNOWN_CIRCLES = {frozenset({"bot.answers", "bot.answer_multi", "bot.answer_tables"})}
 
 
@@ -243,7 +245,11 @@ def test_modules_and_classes_keep_the_size_rule(package):
         for node in ast.walk(mod.tree):
             if isinstance(node, ast.ClassDef) and (size := node.end_lineno - node.lineno + 1) > MAX_CLASS_LINES:
                 too_big.append(f"{mod.path.relative_to(ROOT)}: class {node.name}, {size} lines")
-    assert not too_big, "\n".join(too_big)
+    known = {k for k in KNOWN_OVERSIZED if k.split("/")[0] == package}
+    new = [t for t in too_big if t.rsplit(",", 1)[0] not in known]
+    gone = known - {t.rsplit(",", 1)[0] for t in too_big}
+    assert not new, "\n".join(new)
+    assert not gone, f"within the rule now, so take them off KNOWN_OVERSIZED: {sorted(gone)}"
 
 
 # --- helpers -----------------------------------------------------------------------------------
