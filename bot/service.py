@@ -43,6 +43,7 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+WARM_UP_QUESTION = "/fit qwen3-14b rtx 3060 12gb"  # any fit card; not one a bench asks first
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
 
@@ -83,10 +84,15 @@ class Service:
         return self.store.deferred if self.store is not None else None
 
     def warm_up(self) -> Future[None]:
-        """Loads, on the worker thread, what the first answer of a process would otherwise wait for
-        (both languages' messages and Babel's number data, about 25 ms). The chat adapters call it when
-        they start; a one-shot ``fitbot ask`` does not need it."""
-        return self._worker.submit(preload_locales)
+        """Does, on the worker thread, what the first answer of a process would otherwise wait for: both
+        languages' messages and Babel's number data, and one fit answer (the models' validators are built
+        on first use). The chat adapters call it when they start; a one-shot ``fitbot ask`` does not."""
+        return self._worker.submit(self._warm_up)
+
+    def _warm_up(self) -> None:
+        preload_locales()
+        for lang in ("en", "de"):
+            self.answers.dispatch(self.answers.parse(WARM_UP_QUESTION), lang, User(), WARM_UP_QUESTION)
 
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""

@@ -131,7 +131,7 @@ class Families:
         if said.size_b is not None or alias in (model.name, model.id, model.hf_repo):
             return False
         size = model.total_params
-        for i in sorted(self._sharing(said.words)):
+        for i in self._sharing(said.words):
             other = self.models[i]
             if (
                 other.id != model.id

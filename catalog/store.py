@@ -150,7 +150,7 @@ class CatalogStore:
         if not self.path.exists():
             return None
         try:
-            with closing(sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True)) as db:
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as db:
                 meta = dict(db.execute(META).fetchall())
                 if meta.get("facts_hash") != facts_hash(self.facts_dir):
                     return None
@@ -183,10 +183,14 @@ def adopt_stored_names(catalog: Catalog, stored: str | None) -> bool:
     """Hands the catalog its vocabulary and the parser's name index from their stored JSON, when that
     was built from these facts by this matching code; False when they must be built (``build_names``).
     Reading them back takes a tenth of building them, and every process start needs them."""
-    data = json.loads(stored) if stored else {}
-    if data.get("key") != names_id(catalog):
+    try:
+        data = json.loads(stored) if stored else {}
+        if data.get("key") != names_id(catalog):
+            return False
+        vocab, index = Vocabulary.model_validate(data["vocab"]), index_from_data(data["index"])
+    except (ValueError, KeyError, TypeError):  # cut short or damaged: built again
         return False
-    adopt(remember(catalog, Vocabulary.model_validate(data["vocab"])), index_from_data(data["index"]))
+    adopt(remember(catalog, vocab), index)
     return True
 
 

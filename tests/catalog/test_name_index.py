@@ -4,7 +4,9 @@ catalog, read back equal to a fresh build, and built again when the facts or the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import aiosqlite
 import pytest
 
 import catalog.store as store_module
@@ -103,3 +105,23 @@ async def test_a_current_file_is_read_without_an_event_loop(tmp_path, monkeypatc
     monkeypatch.undo()
     monkeypatch.setattr(store_module, "names_key", lambda: "another matching rule")
     assert CatalogStore(path).read_current() is None  # the names must be built again: ``load`` stores them
+
+
+async def test_a_damaged_stored_index_is_built_again(tmp_path):
+    path = tmp_path / "catalog.sqlite"
+    await CatalogStore(path).load()
+    async with aiosqlite.connect(path) as db:
+        await db.execute("UPDATE meta SET value = substr(value, 1, 1000) WHERE key = 'name_index'")
+        await db.commit()
+    assert CatalogStore(path).read_current() is None
+    catalog = await CatalogStore(path).load()
+    assert index_for(vocabulary(catalog)) == build_index(vocabulary(catalog))
+    assert CatalogStore(path).read_current() == catalog  # stored again, whole
+
+
+async def test_a_relative_data_directory_reads_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = CatalogStore(Path("data") / "catalog.sqlite")
+    assert store.read_current() is None  # no file yet
+    loaded = await store.load()
+    assert store.read_current() == loaded
