@@ -153,6 +153,14 @@ FLOP_PER_BYTE_BY_CATEGORY: dict[str, float] = {
 # NVIDIA L40 datasheet 181 TFLOPS FP16 (362 sparse) for 142 SM x 2.49 GHz x 1024 = 362 at FP16
 # accumulate; L20 likewise (92 SM x 2.52 GHz x 1024 = 237, listed 119.5).
 FP32_ACCUMULATE_LISTED = frozenset({"l40", "l20"})
+# Intel Arc under Vulkan: llama.cpp's Vulkan matmul shaders reach the XMX units only through
+# cooperative matrices, which ggml-vulkan.cpp (ggml_vk_khr_cooperative_matrix_support) turns off for
+# every Intel GPU but Xe2 ("older hardware (ex. Arc A770) has performance regressions"). Without them
+# the shaders run on the vector ALUs at the FP16 vector rate: 512 FLOP/clk per Xe core against XMX's
+# 2048 (Intel Xe-HPG and Xe2 architecture briefs) -> 1/4 of the listed XMX figure. The Xe2 rows of the
+# Vulkan scoreboard (ggml-org/llama.cpp discussion #10879: B580 621 t/s pp512 where the A770 reaches
+# 1074 on Llama-2-7B Q4_0) sit at the same vector-rate class, so Xe2 gets the vector rate as well.
+VULKAN_INTEL_MATRIX_SHARE = 0.25
 # Per-device exceptions to the generation's matrix_share: the H20's tensor rate is capped at 148 TFLOPS
 # (78 SM), close to what its SMs reach through mma.sync (78 x 1.98 GHz x 1024 = 158), so all of it counts.
 MATRIX_SHARE_OVERRIDE: dict[str, float] = {"h20-96gb": 1.0, "h20-141gb": 1.0}
@@ -197,6 +205,8 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     if gpu.fp16_tflops is not None and profile.use_listed:
         half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
+        if gpu.backend is Backend.VULKAN and gpu.vendor.lower() == "intel":
+            listed *= VULKAN_INTEL_MATRIX_SHARE
         return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known
     ratio = profile.flop_per_byte
     if ratio is None:

@@ -23,15 +23,15 @@ DECODE_BW_EFFICIENCY: dict[str, float] = {
     "vulkan-intel": 0.9502,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5675,
-    "rocm": 0.4163,
-    "metal": 0.8373,
-    "vulkan": 0.4452,
-    "vulkan-intel": 0.08928,
+    "cuda": 0.5669,
+    "rocm": 0.4158,
+    "metal": 0.8367,
+    "vulkan": 0.4447,
+    "vulkan-intel": 0.3563,
 }
 LAYER_CYCLES: dict[str, float] = {
     "cuda": 101300.0,
-    "rocm": 310000.0,
+    "rocm": 310100.0,
     "metal": 184100.0,
     "vulkan": 128800.0,
     "vulkan-intel": 845600.0,
@@ -39,70 +39,74 @@ LAYER_CYCLES: dict[str, float] = {
 CONSUMER_CLOCK_FACTOR = 1.161
 PRE_AMPERE_BANDWIDTH_FACTOR = 0.7367
 PRE_AMPERE_MATRIX_FACTOR = 0.6437
-IGPU_BANDWIDTH_FACTOR = 0.8916
-IGPU_MATRIX_FACTOR = 0.6144
-HBM_BANDWIDTH_FACTOR = 0.7673
-MOE_EXPERT_EXTRA = 0.09532
-MOE_TILE_TOKENS = 9.657
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.942, "q4_0": 0.9873, "k": 1.018, "mxfp4": 0.915}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.084, "k": 1.336, "mxfp4": 1.364}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.097
-ATTENTION_EFFICIENCY = 0.5113
+IGPU_BANDWIDTH_FACTOR = 0.8917
+IGPU_MATRIX_FACTOR = 0.6145
+HBM_BANDWIDTH_FACTOR = 0.7674
+MOE_EXPERT_EXTRA = 0.09531
+MOE_TILE_TOKENS = 9.645
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.942, "q4_0": 0.9873, "k": 1.018, "mxfp4": 0.9151}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.083, "k": 1.336, "mxfp4": 1.363}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.096
+ATTENTION_EFFICIENCY = 0.5117
 LAYER_SPLIT_HOP_S = 0.0002121
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.868, 1.234),
-    "rocm": (0.868, 1.315),
-    "metal": (0.865, 1.247),
-    "vulkan": (0.868, 1.234),
-    "vulkan-intel": (0.803, 1.277),
+    "cuda": (0.84, 1.179),
+    "rocm": (0.858, 1.179),
+    "metal": (0.858, 1.248),
+    "vulkan": (0.858, 1.179),
+    "vulkan-intel": (0.858, 1.179),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.848, 1.259),
-    "rocm": (0.848, 1.315),
-    "metal": (0.848, 1.259),
-    "vulkan": (0.848, 1.259),
-    "vulkan-intel": (0.611, 1.734),
+    "cuda": (0.814, 1.228),
+    "rocm": (0.814, 1.285),
+    "metal": (0.814, 1.248),
+    "vulkan": (0.814, 1.228),
+    "vulkan-intel": (0.556, 1.707),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.669, 1.33),
-    "rocm": (0.555, 1.694),
-    "metal": (0.695, 1.33),
-    "vulkan": (0.656, 1.423),
-    "vulkan-intel": (0.575, 1.405),
+    "cuda": (0.718, 1.288),
+    "rocm": (0.784, 1.288),
+    "metal": (0.784, 1.288),
+    "vulkan": (0.662, 1.364),
+    "vulkan-intel": (0.784, 1.288),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.664, 1.351),
-    "rocm": (0.555, 1.727),
-    "metal": (0.695, 1.351),
-    "vulkan": (0.656, 1.506),
-    "vulkan-intel": (0.54, 1.405),
+    "cuda": (0.61, 1.342),
+    "rocm": (0.527, 1.671),
+    "metal": (0.642, 1.342),
+    "vulkan": (0.642, 1.447),
+    "vulkan-intel": (0.377, 1.383),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.923, 1.326)
-MOE_PREFILL_BAND: tuple[float, float] = (0.637, 1.61)
+MOE_DECODE_BAND: tuple[float, float] = (0.921, 1.326)
+MOE_PREFILL_BAND: tuple[float, float] = (0.551, 1.622)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
-        "ada/vulkan",
         "ampere-dc/cuda",
-        "ampere-soc/cuda",
         "ampere/cuda",
-        "ampere/vulkan",
         "apple-m1/metal",
         "apple-m2/metal",
         "apple-m3/metal",
+        "hopper/cuda",
+        "rdna3.5/rocm",
+        "rdna3.5/vulkan",
+        "rdna3/rocm",
+    }
+)
+THIN_ARCHS: frozenset[str] = frozenset(
+    {
+        "ada/vulkan",
+        "ampere-soc/cuda",
+        "ampere/vulkan",
         "apple-m4/metal",
         "blackwell-soc/cuda",
         "blackwell/cuda",
         "gcn5/rocm",
-        "hopper/cuda",
         "pascal-hbm/cuda",
         "pascal/cuda",
         "pascal/vulkan",
         "rdna2/rocm",
         "rdna2/vulkan",
-        "rdna3.5/rocm",
-        "rdna3.5/vulkan",
-        "rdna3/rocm",
         "rdna3/vulkan",
         "turing/cuda",
         "turing/vulkan",
