@@ -164,11 +164,24 @@ def split_stats(
     return stats(result[split][mask], lo[mask], hi[mask])
 
 
-def groups(rows: list[Row]) -> list[tuple[str, np.ndarray]]:
-    """All rows, then per backend, then per vendor: (label, row mask)."""
+PRE_AMPERE = frozenset({"pascal", "pascal-hbm", "volta", "turing", "turing-gtx"})
+# The cases issue 24 names as failing: (label, row test)
+CASES: tuple[tuple[str, Callable[[Row], bool]], ...] = (
+    ("multi-GPU", lambda r: r.n_gpus > 1),
+    ("pre-Ampere NVIDIA", lambda r: r.arch in PRE_AMPERE),
+    ("RDNA3/3.5", lambda r: r.arch.startswith("rdna3")),
+    ("MXFP4", lambda r: r.qfam == "mxfp4"),
+    ("MoE", lambda r: r.model.is_moe),
+)
+
+
+def groups(rows: list[Row], cases: bool = False) -> list[tuple[str, np.ndarray]]:
+    """All rows, then per backend, then per vendor (then the failure cases): (label, row mask)."""
     out = [("all", np.ones(len(rows), dtype=bool))]
     out += [(b, np.array([r.backend == b for r in rows])) for b in BACKENDS]
     out += [(v, np.array([r.gpu.vendor == v for r in rows])) for v in VENDORS]
+    if cases:
+        out += [(name, np.array([test(r) for r in rows])) for name, test in CASES]
     return [(name, mask) for name, mask in out if mask.any()]
 
 
@@ -179,7 +192,7 @@ def summary(result: dict[str, Any]) -> list[str]:
     for split, (title, _) in SPLITS.items():
         lines.append(f"{split} ({title}): median / p90 absolute % error, share of measurements inside the band")
         for kind in ("decode", "prefill"):
-            for name, sel in groups(rows):
+            for name, sel in groups(rows, cases=split == "loso"):
                 med, p90, cov, n = split_stats(result, split, kind, sel)
                 if n:
                     lines.append(
@@ -200,7 +213,7 @@ def markdown_table(result: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for split, (title, _) in SPLITS.items():
-        for name, sel in groups(rows) if split != "lofo" else groups(rows)[:1]:
+        for name, sel in groups(rows, cases=split == "loso") if split != "lofo" else groups(rows)[:1]:
             cells, counts = [], []
             for kind in ("decode", "prefill"):
                 med, p90, cov, n = split_stats(result, split, kind, sel)

@@ -12,6 +12,7 @@ from core.fit import MemoryBreakdown, Offload, Verdict, max_context, place, shor
 from core.memory import RAM_USABLE_FRACTION, unified_fraction
 from core.models import (
     GIB,
+    Backend,
     Engine,
     Frozen,
     GpuSpec,
@@ -24,6 +25,7 @@ from core.models import (
 )
 from core.notes import CodedError, Note, note
 from core.speed import SpeedEstimate, estimate_speed
+from core.speed_device import BACKEND_LABELS, with_backend
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -50,6 +52,7 @@ class Request(Frozen):
     ram_bandwidth_gbps: float | None = Field(default=None, gt=0, le=100000)
     prompt_tokens: int | None = Field(default=None, ge=1, le=1 << 24)
     concurrent: int | None = Field(default=None, ge=1, le=4096)
+    backend: Backend | None = None  # llama.cpp backend; None: the device's common one
 
 
 class ModelRef(Frozen):
@@ -70,6 +73,7 @@ class HardwareRef(Frozen):
     usable_bytes: int
     unified_memory: bool
     system_ram_bytes: int
+    backend: Backend | None = None
 
 
 class FitEstimate(Frozen):
@@ -141,6 +145,7 @@ def resolve_notes(
         used.append("engine")
         notes.append(f"engine {engine.value} (default)")
         coded.append(note("engine_default", value=engine.value))
+    gpu = _with_backend(gpu, request.backend, coded)
     quant = request.quant or default_quant(model, engine)
     if request.quant is None:
         used.append("quant")
@@ -203,6 +208,20 @@ def resolve_notes(
     return hardware, workload, quant, used, notes, coded
 
 
+def _with_backend(gpu: GpuSpec, backend: Backend | None, coded: list[Note]) -> GpuSpec:
+    """The device on the backend asked for, or its common one (named on the card, with the reason
+    when the one asked for does not exist for this device, e.g. Metal on a GeForce)."""
+    chosen = with_backend(gpu, backend)
+    if chosen is None:
+        assert backend is not None
+        coded.append(note("backend_unavailable", backend=BACKEND_LABELS[backend], used=BACKEND_LABELS[gpu.backend]))
+        chosen = gpu
+    coded.append(
+        note("backend" if chosen.backend is backend else "backend_default", value=BACKEND_LABELS[chosen.backend])
+    )
+    return chosen
+
+
 def estimate(
     model: ModelSpec,
     gpu: GpuSpec,
@@ -236,6 +255,8 @@ def estimate(
         else f"weights: estimated from the {quant.id} recipe (no measured file size)"
     )
     coded.append(note("weights_measured" if placement.weights.measured else "weights_recipe", quant=quant.id))
+    if speed.calibration == "thin":
+        coded.append(note("speed_thin"))
     off = placement.offload
     short_gpu, short_ram = shortfall(placement.memory, off, placement.verdict)
     return FitEstimate(
@@ -260,6 +281,7 @@ def estimate(
             usable_bytes=placement.memory.usable_bytes,
             unified_memory=gpu.unified_memory,
             system_ram_bytes=hardware.system_ram_bytes,
+            backend=hardware.gpu.backend,
         ),
         memory=placement.memory,
         verdict=placement.verdict,

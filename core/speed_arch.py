@@ -67,9 +67,10 @@ ARCH: dict[str, ArchProfile] = {
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
     # (the catalog lists FP32 or 1/64-rate FP16 figures for these chips; neither is the dp4a path)
     "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False, pre_ampere_decode=True),
-    "pascal-hbm": ArchProfile(
-        1.48, matrix_share=1.0, hbm=True, pre_ampere=True, pre_ampere_decode=True
-    ),  # P100: no dp4a, listed 2x FP16 rate
+    # P100 (GP100): no dp4a, so no MMQ at all: prompts run dequantize + cuBLAS FP16 GEMM at the listed
+    # 2x-FP32 rate (ggml-cuda ggml_cuda_should_use_mmq needs dp4a, cc >= 610; GP100 is cc 600), which the
+    # pre-Ampere MMQ factor does not describe; decode runs the dp4a-free mat-vec kernels
+    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere_decode=True),
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
     "turing": ArchProfile(
         1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
@@ -153,6 +154,9 @@ FLOP_PER_BYTE_BY_CATEGORY: dict[str, float] = {
 # NVIDIA L40 datasheet 181 TFLOPS FP16 (362 sparse) for 142 SM x 2.49 GHz x 1024 = 362 at FP16
 # accumulate; L20 likewise (92 SM x 2.52 GHz x 1024 = 237, listed 119.5).
 FP32_ACCUMULATE_LISTED = frozenset({"l40", "l20"})
+# ... except the Titan V: a GV100 (the V100's chip) on a consumer board, whose listed 110-119 TFLOPS is the
+# full tensor rate (NVIDIA Titan V spec sheet; 80 SM x 1.455 GHz x 1024 = 119), like the V100's.
+FULL_RATE_CONSUMER_ARCHS = frozenset({"volta"})
 # Intel Arc under Vulkan: llama.cpp's Vulkan matmul shaders reach the XMX units only through
 # cooperative matrices, which ggml-vulkan.cpp (ggml_vk_khr_cooperative_matrix_support) turns off for
 # every Intel GPU but Xe2 ("older hardware (ex. Arc A770) has performance regressions"). Without them
@@ -201,9 +205,10 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     generation's ``matrix_share``; without a listed figure, bandwidth x the generation's (or the
     category's) FLOP per byte.
     """
-    profile = arch_profile(gpu)
+    profile, arch = arch_profile(gpu), canonical_arch(gpu)
     if gpu.fp16_tflops is not None and profile.use_listed:
-        half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
+        geforce = gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer" and arch not in FULL_RATE_CONSUMER_ARCHS
+        half_rate = geforce or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
         if gpu.backend is Backend.VULKAN and gpu.vendor.lower() == "intel":
             listed *= VULKAN_INTEL_MATRIX_SHARE

@@ -17,68 +17,68 @@ from core.models import Backend
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
     "cuda": 0.8884,
-    "rocm": 0.9503,
-    "metal": 0.8604,
-    "vulkan": 0.9042,
+    "rocm": 0.9504,
+    "metal": 0.8606,
+    "vulkan": 0.9043,
     "vulkan-intel": 0.9502,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5669,
-    "rocm": 0.4158,
-    "metal": 0.8367,
+    "cuda": 0.5691,
+    "rocm": 0.4156,
+    "metal": 0.8364,
     "vulkan": 0.4447,
-    "vulkan-intel": 0.3563,
+    "vulkan-intel": 0.3559,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 101300.0,
-    "rocm": 310100.0,
-    "metal": 184100.0,
-    "vulkan": 128800.0,
-    "vulkan-intel": 845600.0,
+    "cuda": 101400.0,
+    "rocm": 310400.0,
+    "metal": 184000.0,
+    "vulkan": 128900.0,
+    "vulkan-intel": 846700.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.161
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7367
-PRE_AMPERE_MATRIX_FACTOR = 0.6437
-IGPU_BANDWIDTH_FACTOR = 0.8917
-IGPU_MATRIX_FACTOR = 0.6145
-HBM_BANDWIDTH_FACTOR = 0.7674
-MOE_EXPERT_EXTRA = 0.09531
-MOE_TILE_TOKENS = 9.645
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.942, "q4_0": 0.9873, "k": 1.018, "mxfp4": 0.9151}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.083, "k": 1.336, "mxfp4": 1.363}
+CONSUMER_CLOCK_FACTOR = 1.164
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7376
+PRE_AMPERE_MATRIX_FACTOR = 0.6254
+IGPU_BANDWIDTH_FACTOR = 0.8921
+IGPU_MATRIX_FACTOR = 0.6137
+HBM_BANDWIDTH_FACTOR = 0.769
+MOE_EXPERT_EXTRA = 0.09533
+MOE_TILE_TOKENS = 9.558
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9423, "q4_0": 0.9878, "k": 1.019, "mxfp4": 0.9154}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.084, "k": 1.341, "mxfp4": 1.364}
 PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.096
-ATTENTION_EFFICIENCY = 0.5117
+ATTENTION_EFFICIENCY = 0.5118
 LAYER_SPLIT_HOP_S = 0.0002121
 DECODE_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.84, 1.179),
     "rocm": (0.858, 1.179),
-    "metal": (0.858, 1.248),
+    "metal": (0.858, 1.247),
     "vulkan": (0.858, 1.179),
     "vulkan-intel": (0.858, 1.179),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.814, 1.228),
-    "rocm": (0.814, 1.285),
-    "metal": (0.814, 1.248),
-    "vulkan": (0.814, 1.228),
-    "vulkan-intel": (0.556, 1.707),
+    "cuda": (0.813, 1.227),
+    "rocm": (0.813, 1.284),
+    "metal": (0.813, 1.247),
+    "vulkan": (0.813, 1.227),
+    "vulkan-intel": (0.557, 1.708),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.718, 1.288),
-    "rocm": (0.784, 1.288),
-    "metal": (0.784, 1.288),
-    "vulkan": (0.662, 1.364),
-    "vulkan-intel": (0.784, 1.288),
+    "cuda": (0.715, 1.289),
+    "rocm": (0.782, 1.289),
+    "metal": (0.782, 1.289),
+    "vulkan": (0.667, 1.373),
+    "vulkan-intel": (0.782, 1.289),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.61, 1.342),
-    "rocm": (0.527, 1.671),
-    "metal": (0.642, 1.342),
-    "vulkan": (0.642, 1.447),
-    "vulkan-intel": (0.377, 1.383),
+    "cuda": (0.671, 1.346),
+    "rocm": (0.526, 1.677),
+    "metal": (0.685, 1.346),
+    "vulkan": (0.651, 1.451),
+    "vulkan-intel": (0.378, 1.38),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.921, 1.326)
-MOE_PREFILL_BAND: tuple[float, float] = (0.551, 1.622)
+MOE_DECODE_BAND: tuple[float, float] = (0.92, 1.325)
+MOE_PREFILL_BAND: tuple[float, float] = (0.558, 1.629)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
