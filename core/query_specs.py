@@ -23,7 +23,8 @@ BACKEND = re.compile(
 )
 BANDWIDTH = re.compile(
     r"(?:\b(?:at|with|mit|bei|and|und|,)\s+)?\b" + _NUM + r"\s*(?P<unit>gb|tb)\s*/\s*s(?:ec|ek|ekunde)?\b"
-    r"(?:\s*(?:of\s+)?(?:memory\s+)?(?:bandwidth|bandbreite|speicherbandbreite))?|\b" + _NUM.replace("num", "num2")
+    r"(?:\s*(?:of\s+)?(?:memory\s+)?(?:bandwidth|bandbreite|speicherbandbreite))?|\b"
+    + _NUM.replace("num", "num2")
     + r"\s*(?P<unit2>gbps|tbps)\b",
     A,
 )
