@@ -31,6 +31,9 @@ FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel"]
 VENDORS = ["NVIDIA", "AMD", "Intel", "Apple"]
 # A generation x backend with rows from fewer sources than this is thin: rough band, and the card says so.
 MIN_SOURCES = 2
+# Central share of the held-out residuals a band holds: a generation with rows from several sources
+# 84 %; an unseen or thin one 90 %, since its spread is itself estimated from few sources
+UNSEEN_SHARE = 0.90
 MIN_FAMILY_ROWS = 6  # fewer held-out rows than this: the family gets the all-family band
 SPLITS: dict[str, tuple[str, Callable[[Row], str]]] = {
     "loso": ("source held out", lambda r: r.source),
@@ -75,15 +78,18 @@ def band_factors(resid: np.ndarray, lo_q: float = 0.08, hi_q: float = 0.92) -> t
     return round(math.exp(-hi), 3), round(math.exp(-lo), 3)
 
 
-def family_bands(rows: list[Row], resid: np.ndarray, mask: np.ndarray) -> dict[str, tuple[float, float]]:
-    """Band per speed family from its held-out residuals, never narrower than the all-family band
-    (a family with little data gets at least the spread of all families)."""
-    overall = band_factors(resid[mask])
+def family_bands(
+    rows: list[Row], resid: np.ndarray, mask: np.ndarray, share: float = 0.84
+) -> dict[str, tuple[float, float]]:
+    """Band per speed family holding the central ``share`` of its held-out residuals, never narrower
+    than the all-family band (a family with little data gets at least the spread of all families)."""
+    q = ((1 - share) / 2, (1 + share) / 2)
+    overall = band_factors(resid[mask], *q)
     fams = np.array([r.family for r in rows])
     out = {}
     for family in FAMILIES:
         sel = mask & (fams == family)
-        lo, hi = band_factors(resid[sel]) if sel.sum() >= MIN_FAMILY_ROWS else overall
+        lo, hi = band_factors(resid[sel], *q) if sel.sum() >= MIN_FAMILY_ROWS else overall
         out[family] = (min(lo, overall[0]), max(hi, overall[1]))
     return out
 
@@ -105,7 +111,7 @@ def derive_bands(result: dict[str, Any]) -> None:
         pooled = np.concatenate([result["loao"], result["lofo"], result["loso"][~calibrated]])
         pooled_rows = rows + rows + [r for r, c in zip(rows, calibrated, strict=True) if not c]
         pooled_mask = np.concatenate([mask, mask, mask[~calibrated]])
-        unseen = family_bands(pooled_rows, pooled, pooled_mask)
+        unseen = family_bands(pooled_rows, pooled, pooled_mask, share=UNSEEN_SHARE)
         bands[f"{kind}_BAND"] = seen
         bands[f"{kind}_BAND_ROUGH"] = {
             f: (min(unseen[f][0], seen[f][0]), max(unseen[f][1], seen[f][1])) for f in FAMILIES

@@ -57,11 +57,11 @@ DECODE_BAND: dict[str, tuple[float, float]] = {
     "vulkan-intel": (0.858, 1.179),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.813, 1.227),
-    "rocm": (0.813, 1.284),
-    "metal": (0.813, 1.247),
-    "vulkan": (0.813, 1.227),
-    "vulkan-intel": (0.557, 1.708),
+    "cuda": (0.763, 1.295),
+    "rocm": (0.763, 1.313),
+    "metal": (0.763, 1.295),
+    "vulkan": (0.763, 1.295),
+    "vulkan-intel": (0.525, 1.845),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.715, 1.289),
@@ -71,11 +71,11 @@ PREFILL_BAND: dict[str, tuple[float, float]] = {
     "vulkan-intel": (0.782, 1.289),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.671, 1.346),
-    "rocm": (0.526, 1.677),
-    "metal": (0.685, 1.346),
-    "vulkan": (0.651, 1.451),
-    "vulkan-intel": (0.378, 1.38),
+    "cuda": (0.575, 1.41),
+    "rocm": (0.524, 1.74),
+    "metal": (0.575, 1.41),
+    "vulkan": (0.566, 1.499),
+    "vulkan-intel": (0.378, 1.41),
 }
 MOE_DECODE_BAND: tuple[float, float] = (0.92, 1.325)
 MOE_PREFILL_BAND: tuple[float, float] = (0.558, 1.629)
@@ -141,11 +141,13 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   ``IQ_EXTRA_FACTOR``.
 # PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
 # ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate.
-# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU.
-# *_BAND: 8th/92nd percentiles of measured/predicted: band = [pred*lo, pred*hi]. Plain bands come from
-#   leave-one-GPU-out (a generation with calibration rows), *_ROUGH ones from leave-one-family-out
-#   (a generation without rows, or a proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE
-#   model's band is widened to contain it.
+# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
+#   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
+# *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
+#   the central 84 % of leave-one-source-out residuals (a generation x backend with rows from two or more
+#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 90 % of the leave-one-architecture-out, leave-one-family-
+#   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
+#   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
 
 IQ_EXTRA_FACTOR = 1.15
 # A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)

@@ -105,3 +105,11 @@ def test_every_row_is_predicted_with_its_source_held_out(result):
     assert len({r.source for r in rows}) >= 10
     moved = [abs(a - b) for a, b in zip(result["loso"], result["resid"], strict=True)]
     assert sum(m > 1e-6 for m in moved) == len(rows)
+
+
+def test_bands_hold_per_vendor_on_held_out_sources(result):
+    """The stated range contains at least 80 % of the measurements of each vendor, source held out."""
+    for name, sel in val.groups(result["rows"]):
+        for kind in ("decode", "prefill"):
+            cover, n = val.split_stats(result, "loso", kind, sel)[2:]
+            assert cover >= 0.8, (name, kind, cover, n)
