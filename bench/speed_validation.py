@@ -98,8 +98,8 @@ def derive_bands(result: dict[str, Any]) -> None:
     """``bands`` and ``moe_bands`` of ``result`` from its hold-out residuals.
 
     Calibrated band: leave-one-source-out residuals of rows whose generation keeps enough sources.
-    Rough band: the architecture and family hold-outs and the thin source hold-outs together, never
-    narrower than the calibrated one. MoE: the wider of the source and family spreads of MoE rows.
+    Rough band: the architecture and family hold-outs and the thin source hold-outs together, and
+    the thin source hold-outs alone, never narrower than the calibrated one. MoE: the wider of the source and family spreads of MoE rows.
     """
     rows, decode = result["rows"], result["mat"].decode
     calibrated = loso_calibrated(rows)
@@ -112,9 +112,10 @@ def derive_bands(result: dict[str, Any]) -> None:
         pooled_rows = rows + rows + [r for r, c in zip(rows, calibrated, strict=True) if not c]
         pooled_mask = np.concatenate([mask, mask, mask[~calibrated]])
         unseen = family_bands(pooled_rows, pooled, pooled_mask, share=UNSEEN_SHARE)
+        thin = family_bands(rows, result["loso"], mask & ~calibrated, share=UNSEEN_SHARE)
         bands[f"{kind}_BAND"] = seen
         bands[f"{kind}_BAND_ROUGH"] = {
-            f: (min(unseen[f][0], seen[f][0]), max(unseen[f][1], seen[f][1])) for f in FAMILIES
+            f: (min(unseen[f][0], thin[f][0], seen[f][0]), max(unseen[f][1], thin[f][1], seen[f][1])) for f in FAMILIES
         }
         by_source, by_family = band_factors(result["loso"][mask & moe]), band_factors(result["lofo"][mask & moe])
         moe_bands[kind] = (min(by_source[0], by_family[0]), max(by_source[1], by_family[1]))

@@ -52,7 +52,7 @@ class ArchProfile:
     known: bool = True  # False: figures by analogy, no source for this generation specifically
     hbm: bool = False  # HBM memory: a single decode stream reaches less of its peak (``HBM_BANDWIDTH_FACTOR``)
     pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_MATRIX_FACTOR`` (kernels tuned for sm_80+)
-    # Pascal/Turing GDDR boards: ``PRE_AMPERE_BANDWIDTH_FACTOR`` too (Volta's HBM2 decode rows fit without it)
+    # Pascal: ``PRE_AMPERE_BANDWIDTH_FACTOR`` too (Turing's and Volta's decode rows fit without it)
     pre_ampere_decode: bool = False
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
@@ -72,12 +72,8 @@ ARCH: dict[str, ArchProfile] = {
     # pre-Ampere MMQ factor does not describe; decode runs the dp4a-free mat-vec kernels
     "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere_decode=True),
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
-    "turing": ArchProfile(
-        1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
-    ),  # T4 40 SM x 1.59 x 1024 = 65 = listed
-    "turing-gtx": ArchProfile(
-        1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
-    ),  # GTX 16xx: no tensor cores, listed packed FP16
+    "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
+    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # GTX 16xx: no tensor cores, listed packed FP16
     "ampere": ArchProfile(1.8, matrix_share=1.0),  # GA10x: listed (after GeForce x2) = 1024/clk/SM
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the

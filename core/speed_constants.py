@@ -16,69 +16,69 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8884,
+    "cuda": 0.8857,
     "rocm": 0.9504,
-    "metal": 0.8606,
-    "vulkan": 0.9043,
+    "metal": 0.861,
+    "vulkan": 0.9068,
     "vulkan-intel": 0.9502,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5691,
-    "rocm": 0.4156,
-    "metal": 0.8364,
-    "vulkan": 0.4447,
-    "vulkan-intel": 0.3559,
+    "cuda": 0.5657,
+    "rocm": 0.4106,
+    "metal": 0.8383,
+    "vulkan": 0.4384,
+    "vulkan-intel": 0.3532,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 101400.0,
-    "rocm": 310400.0,
-    "metal": 184000.0,
-    "vulkan": 128900.0,
-    "vulkan-intel": 846700.0,
+    "cuda": 107100.0,
+    "rocm": 309300.0,
+    "metal": 183500.0,
+    "vulkan": 132900.0,
+    "vulkan-intel": 843500.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.164
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7376
-PRE_AMPERE_MATRIX_FACTOR = 0.6254
-IGPU_BANDWIDTH_FACTOR = 0.8921
-IGPU_MATRIX_FACTOR = 0.6137
-HBM_BANDWIDTH_FACTOR = 0.769
-MOE_EXPERT_EXTRA = 0.09533
-MOE_TILE_TOKENS = 9.558
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9423, "q4_0": 0.9878, "k": 1.019, "mxfp4": 0.9154}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.084, "k": 1.341, "mxfp4": 1.364}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.096
-ATTENTION_EFFICIENCY = 0.5118
-LAYER_SPLIT_HOP_S = 0.0002121
+CONSUMER_CLOCK_FACTOR = 1.173
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.6862
+PRE_AMPERE_MATRIX_FACTOR = 0.6194
+IGPU_BANDWIDTH_FACTOR = 0.8973
+IGPU_MATRIX_FACTOR = 0.6298
+HBM_BANDWIDTH_FACTOR = 0.7946
+MOE_EXPERT_EXTRA = 0.09581
+MOE_TILE_TOKENS = 11.06
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9417, "q4_0": 0.999, "k": 1.017, "mxfp4": 0.9164}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.079, "k": 1.332, "mxfp4": 1.358}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.099
+ATTENTION_EFFICIENCY = 0.5099
+LAYER_SPLIT_HOP_S = 0.0001989
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.84, 1.179),
-    "rocm": (0.858, 1.179),
-    "metal": (0.858, 1.247),
-    "vulkan": (0.858, 1.179),
-    "vulkan-intel": (0.858, 1.179),
+    "cuda": (0.856, 1.169),
+    "rocm": (0.874, 1.169),
+    "metal": (0.874, 1.25),
+    "vulkan": (0.874, 1.169),
+    "vulkan-intel": (0.874, 1.169),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.763, 1.295),
-    "rocm": (0.763, 1.313),
-    "metal": (0.763, 1.295),
-    "vulkan": (0.763, 1.295),
-    "vulkan-intel": (0.525, 1.845),
+    "cuda": (0.698, 1.251),
+    "rocm": (0.698, 1.311),
+    "metal": (0.698, 1.273),
+    "vulkan": (0.698, 1.251),
+    "vulkan-intel": (0.49, 1.846),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.715, 1.289),
-    "rocm": (0.782, 1.289),
-    "metal": (0.782, 1.289),
+    "cuda": (0.71, 1.293),
+    "rocm": (0.784, 1.293),
+    "metal": (0.784, 1.293),
     "vulkan": (0.667, 1.373),
-    "vulkan-intel": (0.782, 1.289),
+    "vulkan-intel": (0.784, 1.293),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.575, 1.41),
-    "rocm": (0.524, 1.74),
-    "metal": (0.575, 1.41),
-    "vulkan": (0.566, 1.499),
-    "vulkan-intel": (0.378, 1.41),
+    "cuda": (0.485, 1.41),
+    "rocm": (0.42, 1.75),
+    "metal": (0.485, 1.41),
+    "vulkan": (0.485, 1.515),
+    "vulkan-intel": (0.381, 1.41),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.92, 1.325)
-MOE_PREFILL_BAND: tuple[float, float] = (0.558, 1.629)
+MOE_DECODE_BAND: tuple[float, float] = (0.925, 1.301)
+MOE_PREFILL_BAND: tuple[float, float] = (0.549, 1.63)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -126,9 +126,11 @@ THIN_ARCHS: frozenset[str] = frozenset(
 # CONSUMER_CLOCK_FACTOR: consumer boards (GeForce, Radeon RX, Arc) sustain this multiple of the clock that
 #   workstation and datacenter boards of the same chip sustain under load (higher power limits, boost above
 #   the rated clock); multiplies the matrix rate and divides the per-layer time.
-# PRE_AMPERE_*_FACTOR: NVIDIA Pascal/Volta/Turing reach this share of the bandwidth / matrix rate a newer
-#   generation reaches: llama.cpp's CUDA kernels are written for sm_80+ (async copies, ldmatrix, int8
-#   m16n8k32 MMA); older chips run fallback paths (dp4a, m8n8k16) with less overlap.
+# PRE_AMPERE_MATRIX_FACTOR: NVIDIA Volta/Turing/Pascal prompt GEMMs reach this share of what a newer generation
+#   reaches: llama.cpp's MMQ kernels are written for sm_80+ (async copies, ldmatrix, int8 m16n8k32 MMA); older
+#   chips run fallback paths (dp4a, m8n8k16) with less overlap. Not the P100 (no MMQ at all: cuBLAS FP16).
+# PRE_AMPERE_BANDWIDTH_FACTOR: Pascal (GP10x GDDR5/5X, GP100 HBM2) decode reaches this share of the bandwidth
+#   newer chips reach: mat-vec kernels tuned for sm_75+ warps and caches (Turing decode rows fit without it).
 # IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
 #   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
 # HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
