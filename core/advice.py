@@ -32,6 +32,7 @@ from core.notes import Note, note
 from core.regions import restricted
 from core.speed import decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
+from core.speed_device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS
 from core.weights import weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -430,6 +431,8 @@ def launch_command(
         if not model.gguf_repo:
             notes.append(f"no GGUF repo known: point -m at your {quant.id} file")
         argv = ["llama-server", *ref, "--ctx-size", str(ctx * concurrent)]
+        if (backend := estimate.hardware.backend) in LLAMA_CPP_BUILD_FLAGS:
+            notes.append(f"llama.cpp built for {BACKEND_LABELS[backend]} (cmake {LLAMA_CPP_BUILD_FLAGS[backend]})")
         if concurrent > 1:
             argv += ["--parallel", str(concurrent)]  # the context is shared by the slots
         off = estimate.offload

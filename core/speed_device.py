@@ -59,6 +59,14 @@ BACKEND_LABELS: dict[Backend, str] = {
     Backend.CPU: "CPU",
     Backend.OTHER: "vendor runtime",
 }
+# How llama.cpp is built for each backend (llama.cpp docs/build.md): the CMake switch; Metal is on by
+# default on macOS, CPU needs none.
+LLAMA_CPP_BUILD_FLAGS: dict[Backend, str] = {
+    Backend.CUDA: "-DGGML_CUDA=ON",
+    Backend.ROCM: "-DGGML_HIP=ON",
+    Backend.VULKAN: "-DGGML_VULKAN=ON",
+    Backend.SYCL: "-DGGML_SYCL=ON",
+}
 # Names a user gives a backend: HIP is ROCm's API; RADV and AMDVLK are AMD's Vulkan drivers; oneAPI is SYCL's.
 BACKEND_NAMES: dict[str, Backend] = {
     "cuda": Backend.CUDA,

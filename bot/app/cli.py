@@ -266,7 +266,7 @@ def print_estimate(analysis: Analysis) -> None:
             f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})"
         )
     for cmd in advice.commands:
-        print(f"{cmd.engine.value}: {cmd.shell}")
+        print(f"{cmd.engine.value}: {cmd.shell}" + "".join(f"\n  # {n}" for n in cmd.notes))
     print("assumptions: " + "; ".join(est.assumptions))
 
 

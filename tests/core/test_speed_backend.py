@@ -66,3 +66,13 @@ def test_a_device_from_its_specs_uses_them_and_spans_the_unknowns():
 )
 def test_vendor_hints(name, vendor):
     assert vendor_hint(name) == vendor
+
+
+def test_the_launch_command_names_the_build_for_the_backend():
+    from core.advice import launch_command
+
+    est = estimate(LLAMA3_8B, XTX, Q4_K_M, Request(backend=Backend.VULKAN))
+    cmd = launch_command(est, LLAMA3_8B, Q4_K_M)
+    assert cmd is not None and any("-DGGML_VULKAN=ON" in n for n in cmd.notes)
+    default = launch_command(estimate(LLAMA3_8B, XTX, Q4_K_M, Request()), LLAMA3_8B, Q4_K_M)
+    assert default is not None and any("-DGGML_HIP=ON" in n for n in default.notes)
