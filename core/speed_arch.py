@@ -20,7 +20,10 @@ B200 148 SM x 1.97 GHz x 1024 = 298 of 2250 -> 0.13.
 AMD: RDNA3/3.5/4 list the WMMA rate (512 FLOP/clk/CU for RDNA3, e.g. 7900 XTX 96 CU x 2.5 GHz x 512
 = 123 TFLOPS; AMD RDNA3 ISA guide sec. 7.9); llama.cpp's MMQ on RDNA runs int8 dot products
 (``v_dot4_i32_i8``, 4 MACs per lane) at the same per-CU rate. RDNA2 lists packed FP16 (256
-FLOP/clk/CU) and its dot4 path gives twice that -> 2.0. CDNA lists MFMA rates of matrix cores
+FLOP/clk/CU); its dot4 path peaks at twice that, but ROCm MMQ and the Vulkan shaders (which on RDNA2
+often run without integer dot products) reach 1.4x on the scoreboards (#15021, #10879: the one
+per-generation rate here read off measurements rather than a datasheet; 2.0 over-predicts RDNA2
+prompts by 40-65 %). CDNA lists MFMA rates of matrix cores
 llama.cpp's MMQ uses only in part -> 0.5 (rough, no calibration rows).
 
 Apple GPUs run FP16 at the FP32 rate and the catalog lists no TFLOPS: the rate comes from the
