@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 
 from bot import cards
-from bot.reply import Note, Reply
+from bot.reply import Reply
 from bot.user import User
 from core.custom_device import custom_device
 from core.devices import GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
 from core.names import same_memory
+from core.notes import Note
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t
@@ -131,9 +132,9 @@ class Resolver:
         """A device known by the memory, bandwidth and compute the question gives (core/custom_device.py)."""
         self.generic = custom_device(self.catalog, memory, q.device_bandwidth_gbps, q.device_tflops, q.backend, label)
         gpu = self.generic.gpu
-        values = {"memory": f"{memory:g}", "bandwidth": f"{gpu.bandwidth_bytes_per_s / 1e9:g}"}
-        values["tflops"] = f"{q.device_tflops:g}" if q.device_tflops else "?"
-        self.notes.append(Note(code="custom_device", values=values))
+        tflops = f"{q.device_tflops:g}" if q.device_tflops else "?"
+        values = {"memory": f"{memory:g}", "bandwidth": f"{gpu.bandwidth_bytes_per_s / 1e9:g}", "tflops": tflops}
+        self.notes.append(Note(code="custom_device", values=dict(values)))
         return gpu, q.gpu_count
 
     # --- asking back ----------------------------------------------------------------------

@@ -69,10 +69,10 @@ def test_vendor_hints(name, vendor):
 
 
 def test_the_launch_command_names_the_build_for_the_backend():
-    from core.advice import launch_command
+    from core.estimate import estimate_of, scenario
+    from core.launch import launch_command
 
-    est = estimate(LLAMA3_8B, XTX, Q4_K_M, Request(backend=Backend.VULKAN))
-    cmd = launch_command(est, LLAMA3_8B, Q4_K_M)
-    assert cmd is not None and any("-DGGML_VULKAN=ON" in n for n in cmd.notes)
-    default = launch_command(estimate(LLAMA3_8B, XTX, Q4_K_M, Request()), LLAMA3_8B, Q4_K_M)
-    assert default is not None and any("-DGGML_HIP=ON" in n for n in default.notes)
+    for request, flag in ((Request(backend=Backend.VULKAN), "-DGGML_VULKAN=ON"), (Request(), "-DGGML_HIP=ON")):
+        s = scenario(LLAMA3_8B, XTX, request, quant=Q4_K_M)
+        cmd = launch_command(s, estimate_of(s))
+        assert cmd is not None and any(n.code == "cmd_build" and n.values["flag"] == flag for n in cmd.notes)
