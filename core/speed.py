@@ -455,11 +455,6 @@ def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "none"]:
     return "thin" if key in K.THIN_ARCHS else "none"
 
 
-def calibrated_device(gpu: GpuSpec) -> bool:
-    """Whether llama-bench rows of this generation on this speed family went into the fit."""
-    return calibration_level(gpu) != "none"
-
-
 def _band(
     value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False
 ) -> tuple[float, float]:
@@ -547,7 +542,6 @@ __all__ = [
     "arch_profile",
     "attended_tokens",
     "attention_dims",
-    "calibrated_device",
     "calibration_level",
     "canonical_arch",
     "concurrency",
