@@ -296,6 +296,8 @@ def parse_command(text: str) -> LaunchFlags | ParseFailure:
     if found is None:
         return ParseFailure(reason="no_command")
     engine, line = found
+    if re.search(r"(?<![A-Za-z])[A-Za-z]:\\", line):  # a Windows path: its backslashes are separators
+        line = line.replace("\\", "/")
     try:
         tokens = shlex.split(line, comments=False, posix=True)
     except ValueError:
@@ -404,10 +406,10 @@ def _float(values: dict[str, list[str]], key: str, bad: list[str]) -> float | No
 
 def quant_of(name: str) -> str | None:
     """The quant a file, repo or tag names ("Qwen3-8B-Q4_K_M.gguf" -> "Q4_K_M"), if any."""
-    hits = QUANT_IN_NAME.findall(name.rsplit("/", 1)[-1]) or QUANT_IN_NAME.findall(name)
+    hits: list[str] = QUANT_IN_NAME.findall(name.rsplit("/", 1)[-1]) or QUANT_IN_NAME.findall(name)
     if not hits:
         return None
-    q = hits[-1].upper().replace("FP16", "F16")
+    q = str(hits[-1]).upper().replace("FP16", "F16")
     return {"MXFP4_MOE": "MXFP4", "BNB-4BIT": "NF4", "W4A16": "GPTQ"}.get(q, q)
 
 
