@@ -93,9 +93,9 @@ class Service:
             if is_paste(text):  # a pasted command or log (issue 26): read, never run
                 user, chat_lang = await self.prefs.fill(user)
                 lang = choose_language(user.lang, chat_lang, paste_language(self.answers, text), locale)
-                reply = await self._off_loop(diagnose_answer, self.answers, text, lang, user)
-                await self.usage.record(None, reply, user, (time.perf_counter() - started) * 1000)
-                return reply
+                pasted: Reply = await self._off_loop(diagnose_answer, self.answers, text, lang, user)
+                await self.usage.record(None, pasted, user, (time.perf_counter() - started) * 1000)
+                return pasted
             if len(text) > self.max_question_chars:
                 too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
