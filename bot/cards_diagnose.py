@@ -176,6 +176,8 @@ def _summary(d: Diagnosis, lang: Lang) -> str:
         line = t(lang, f"diagnose.verdict.{o.verdict.value}", spare=gib(spare, lang))
     if d.changes:
         line += " " + t(lang, "diagnose.change_line", n=len(d.changes))
+    elif o.verdict is Verdict.OFFLOAD:
+        line += " " + t(lang, "diagnose.offload_no_fix")
     elif o.verdict is not Verdict.NO_FIT and not d.problems:
         line += " " + t(lang, "diagnose.nothing_to_change")
     return line
@@ -197,8 +199,11 @@ def diagnosis_card(
     )
     sections = [Section(title=t(lang, "diagnose.placement"), rows=_rows(d.outcome, lang))]
     sections.append(Section(title=t(lang, "section.speed"), rows=_speed_rows(d.outcome, lang)))
-    if d.problems:
-        rows = tuple(Row(label="⚠", value=dx_text(p.code, p.values, lang)) for p in d.problems)
+    problems = [dx_text(p.code, p.values, lang) for p in d.problems]
+    if facts is not None and facts.out_of_memory and not d.outcome.over:
+        problems.append(t(lang, "diagnose.note.log_oom_unexpected"))
+    if problems:
+        rows = tuple(Row(label="⚠", value=text) for text in problems)
         sections.append(Section(title=t(lang, "diagnose.problems"), rows=rows))
     if d.changes:
         sections.append(Section(title=t(lang, "diagnose.changes"), rows=_change_rows(d.changes, lang)))

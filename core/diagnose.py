@@ -273,6 +273,21 @@ def _llama(
         if less is not None:
             changes.extend(less[0])
             fixed_settings = less[1]
+    elif lay.verdict is Verdict.OFFLOAD and s.cache_k == s.cache_v == "f16":
+        # offload chosen by --fit or Ollama: a q8_0 KV cache may bring everything onto the GPU(s)
+        full = s.model_copy(
+            update={
+                "cache_k": "q8_0",
+                "cache_v": "q8_0",
+                "flash_attention": True,
+                "gpu_layers": ALL,
+                "n_cpu_moe": 0,
+                "cpu_moe_all": False,
+            }
+        )
+        if layout(model, quant, measured, gpu, count, ram, full).verdict in (Verdict.FITS, Verdict.TIGHT):
+            changes.extend(_kv_changes(flags, ollama))
+            fixed_settings = full
     fixed = None
     if fixed_settings is not None:
         fixed = _outcome(layout(model, quant, measured, gpu, count, ram, fixed_settings), fixed_settings.context)
@@ -331,19 +346,7 @@ def _fix_overflow(
         tries.append((lead, s))
     if s.cache_k == "f16" and s.cache_v == "f16":
         q8 = s.model_copy(update={"cache_k": "q8_0", "cache_v": "q8_0", "flash_attention": True})
-        if ollama:
-            kv = [
-                FlagChange(flag="OLLAMA_KV_CACHE_TYPE", value="q8_0", reason="kv_q8"),
-                FlagChange(flag="OLLAMA_FLASH_ATTENTION", value="1", reason="kv_q8"),
-            ]
-        else:
-            kv = [
-                FlagChange(flag="-ctk", value="q8_0", reason="kv_q8"),
-                FlagChange(flag="-ctv", value="q8_0", reason="kv_q8"),
-            ]
-            if flags.flash_attn == "off":
-                kv.append(FlagChange(flag="-fa", value="on", reason="v_quant_needs_fa"))
-        tries.append((kv, q8))
+        tries.append((_kv_changes(flags, ollama), q8))
     if count > 1 and not ollama:
         split = _split_by_room(model, quant, measured, gpu, count, ram, s)
         if split is not None:
@@ -382,6 +385,19 @@ def _fix_overflow(
         if ok(candidate):
             return (changes if changes is lead else [*lead, *changes]), candidate
     return None
+
+
+def _kv_changes(flags: LaunchFlags, ollama: bool) -> list[FlagChange]:
+    """A q8_0 KV cache: -ctk/-ctv (flash attention on if it was off), or Ollama's environment."""
+    if ollama:
+        return [
+            FlagChange(flag="OLLAMA_KV_CACHE_TYPE", value="q8_0", reason="kv_q8"),
+            FlagChange(flag="OLLAMA_FLASH_ATTENTION", value="1", reason="kv_q8"),
+        ]
+    kv = [FlagChange(flag="-ctk", value="q8_0", reason="kv_q8"), FlagChange(flag="-ctv", value="q8_0", reason="kv_q8")]
+    if flags.flash_attn == "off":
+        kv.append(FlagChange(flag="-fa", value="on", reason="v_quant_needs_fa"))
+    return kv
 
 
 def _ctx(s: Settings, ctx: int) -> Settings:
@@ -637,25 +653,30 @@ def _apply(flags: LaunchFlags, changes: list[FlagChange]) -> tuple[str, ...]:
 
 
 def _apply_ollama(flags: LaunchFlags, changes: list[FlagChange]) -> tuple[str, ...]:
-    """Ollama takes its cache settings from the server's environment and num_ctx/num_gpu as parameters."""
-    env = dict(flags.env)
-    params: list[str] = []
+    """Ollama takes its cache settings from the server's environment and num_ctx/num_gpu as Modelfile
+    parameters: the server line (when the environment changes), then the Modelfile or the run line."""
+    env = {k: v for k, v in flags.env if k in _ENV_FLAGS}
+    params: dict[str, str] = {}
+    if flags.context:
+        params["num_ctx"] = str(flags.context)
+    if flags.gpu_layers is not None:
+        params["num_gpu"] = str(flags.gpu_layers)
+    asked = dict(params)
     for change in changes:
-        if change.flag in _ENV_FLAGS and change.value is not None:
+        if change.value is None:
+            continue
+        if change.flag in _ENV_FLAGS:
             env[change.flag] = change.value
-        elif change.value is not None:
-            params.append(f"PARAMETER {change.flag} {change.value}")
-    words = [w for w in flags.argv if "=" not in w.split(" ", 1)[0] or not w.split("=", 1)[0].isupper()]
-    env_part = tuple(f"{k}={v}" for k, v in env.items() if k in _ENV_FLAGS)
-    serve = (*env_part, "ollama", "serve") if env_part else ()
-    run = tuple(words) if words and words[0] == "ollama" else ("ollama", "run", flags.model_ref or "")
+        else:
+            params[change.flag] = change.value
     lines: tuple[str, ...] = ()
-    if serve:
-        lines += (" ".join(serve),)
-    if params:
-        lines += (f"FROM {flags.model_ref}", *params)
+    if env != {k: v for k, v in flags.env if k in _ENV_FLAGS}:
+        lines += (" ".join((*(f"{k}={v}" for k, v in env.items()), "ollama", "serve")),)
+    modelfile = bool(flags.argv) and flags.argv[0].lower() == "from"
+    if modelfile or params != asked:
+        lines += (f"FROM {flags.model_ref}", *(f"PARAMETER {k} {v}" for k, v in params.items()))
     else:
-        lines += (" ".join(run),)
+        lines += (f"ollama run {flags.model_ref}",)
     return lines
 
 

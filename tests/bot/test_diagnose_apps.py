@@ -130,3 +130,18 @@ async def test_telegram_user_pastes_a_command(telegram_api: FakeTelegramAPI, ser
     sent = [e.response for e in telegram_api.exchanges if e.method == "sendMessage" and e.status == 200]
     assert sent and "Corrected command" in sent[0]["text"] and "-c 40960" in sent[0]["text"]
     assert not [e for e in telegram_api.exchanges if e.status == 400]
+
+
+def test_a_log_that_failed_where_the_estimate_fits_says_so(plain):
+    log = (
+        "ggml_cuda_init: found 2 CUDA devices:\n"
+        "  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes\n"
+        "  Device 1: NVIDIA GeForce RTX 3090, compute capability 8.6, VMM: yes\n"
+        "llama_model_loader: loaded meta data with 35 key-value pairs and 707 tensors from /m/Qwen3-32B-Q4_K_M.gguf\n"
+        "llama_context: n_ctx         = 8192\n"
+        "alloc_tensor_range: failed to allocate CUDA1 buffer of size 12884901888\n"
+    )
+    reply = answer(plain, log)
+    assert reply.kind == "diagnose" and "2x RTX 3090" in reply.title
+    text = to_console(reply)
+    assert "nvidia-smi" in text and "12.00 GiB on CUDA1" in text

@@ -513,3 +513,21 @@ time=2025-07-01T10:00:00.200Z level=INFO source=server.go:438 msg="starting llam
 def test_ollama_log():
     facts = read_log(OLLAMA_LOG)
     assert facts.engine == "ollama" and facts.layers_offloaded == (30, 49) and facts.context == 8192
+
+
+def test_auto_fit_offload_that_a_q8_cache_brings_onto_the_gpu():
+    d = run("llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32768", "qwen3-32b", "rtx-4090")
+    assert d.outcome.verdict is Verdict.OFFLOAD and device(d, "RAM").weights_bytes > 2 * GIB
+    assert changed(d) == {"-ctk": "q8_0", "-ctv": "q8_0"}
+    assert d.fixed is not None and d.fixed.verdict in (Verdict.FITS, Verdict.TIGHT)
+    assert device(d, "RAM", fixed=True).weights_bytes < GIB
+
+
+def test_ollama_modelfile_fix_keeps_the_modelfile_and_sets_the_server_environment():
+    d = run("FROM qwen3:32b\nPARAMETER num_ctx 32768\n", "qwen3-32b", "rtx-4090")
+    assert changed(d) == {"OLLAMA_KV_CACHE_TYPE": "q8_0", "OLLAMA_FLASH_ATTENTION": "1"}
+    assert d.corrected == (
+        "OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama serve",
+        "FROM qwen3:32b",
+        "PARAMETER num_ctx 32768",
+    )
