@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
 from bot import cards, commands
+from bot.answer_launch import with_quantized_repos, with_tools
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
 from bot.reply import Note, Reply
@@ -199,21 +200,25 @@ class Answers:
         assert quant is not None
         measured = self.catalog.size(model.id, quant.id)
         cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request, 1))
-        advice = advice_for(
+        advice = with_quantized_repos(
+            advice_for(
+                model,
+                gpu,
+                quant,
+                request,
+                self.catalog,
+                est,
+                measured,
+                cost.offers[0] if cost.offers else None,
+                self._hardware(model, quant, request, gpu),
+            ),
             model,
-            gpu,
-            quant,
-            request,
-            self.catalog,
-            est,
-            measured,
-            cost.offers[0] if cost.offers else None,
-            self._hardware(model, quant, request, gpu),
         )
         chart = None if flags.details else tables.memory_chart(self, model, gpu, request, lang)
-        return cards.fit_card(
+        card = cards.fit_card(
             est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly
         )
+        return with_tools(card, est, advice, model, self.catalog, lang, text, flags.details)  # Ollama, LM Studio
 
     def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str = "") -> Reply:
         request = self.request(q, user, 1)

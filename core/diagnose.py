@@ -26,10 +26,10 @@ from core.fit import Verdict, breakdown, place
 from core.fit import max_context as fit_max_context
 from core.models import Engine, Frozen, GpuSpec, Hardware, KvCacheType, ModelSpec, QuantSize, QuantSpec, Workload
 from core.notes import Note, note
+from core.ollama import ollama_default_context
 from core.speed import SpeedEstimate
 
 FIT_CTX_MIN = 4096  # llama.cpp --fit-ctx default: --fit never cuts the context below it
-OLLAMA_DEFAULT_CTX = 4096  # Ollama docs/faq.md "How can I specify the context window size?" (default 4096)
 VLLM_DEFAULT_GMU = 0.9
 CTX_STEP = 1024
 
@@ -93,7 +93,7 @@ def _outcome(lay: Layout, context: int) -> Outcome:
     return Outcome(devices=lay.devices, verdict=lay.verdict, over=lay.over, speed=lay.speed, context=context)
 
 
-def _settings(flags: LaunchFlags, model: ModelSpec) -> tuple[Settings, bool, list[Note], list[Note]]:
+def _settings(flags: LaunchFlags, model: ModelSpec, vram: int) -> tuple[Settings, bool, list[Note], list[Note]]:
     """Settings with the engine's defaults; (settings, auto-fit on, problems, assumptions)."""
     problems: list[Note] = []
     assumed: list[Note] = []
@@ -113,9 +113,9 @@ def _settings(flags: LaunchFlags, model: ModelSpec) -> tuple[Settings, bool, lis
         problems.append(note("v_quant_needs_fa", value=v))
     auto_fit = not ollama and flags.fit is not False and flags.gpu_layers is None
     if ollama:
-        context = flags.context or OLLAMA_DEFAULT_CTX
+        context = flags.context or min(ollama_default_context(vram), model.max_context)
         if flags.context is None:
-            assumed.append(note("ollama_ctx_default", value=OLLAMA_DEFAULT_CTX))
+            assumed.append(note("ollama_ctx_default", value=context))
     elif not flags.context:
         context = model.max_context
         if flags.context == 0 or flags.fit is False:  # --fit cuts only a context the user left unset
@@ -234,7 +234,7 @@ def _llama(
     ram: int,
 ) -> Diagnosis:
     ollama = flags.engine == "ollama"
-    s, auto_fit, problems, assumed = _settings(flags, model)
+    s, auto_fit, problems, assumed = _settings(flags, model, gpu.memory_bytes)
     for old, new in flags.removed:
         problems.append(note("removed_flag", flag=old, new=new))
     if flags.tensor_split and len(flags.tensor_split) > count:

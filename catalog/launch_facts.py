@@ -1,0 +1,44 @@
+"""The launch fact files of issue 26: Ollama library tags and pre-quantized vLLM repositories.
+
+Small, read once per process from ``catalog/facts/`` (each row with its source and date); they are not
+in the SQLite store because nothing else joins on them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from catalog.facts import FACTS_DIR
+from core.launch_tools import QuantRepo
+from core.models import Provenance
+from core.ollama import OllamaTag
+
+
+def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
+    data = tomllib.loads((directory / name).read_text(encoding="utf-8"))
+    return [dict(row) for row in data.get(table, ())]
+
+
+def _provenance(row: dict[str, object]) -> Provenance:
+    return Provenance(source=str(row["source"]), as_of=str(row["as_of"]))
+
+
+@cache
+def ollama_tags(directory: Path = FACTS_DIR) -> tuple[OllamaTag, ...]:
+    return tuple(
+        OllamaTag(model_id=str(r["model"]), quant=str(r["quant"]), tag=str(r["tag"]), provenance=_provenance(r))
+        for r in _table("ollama_tags.toml", "tag", directory)
+    )
+
+
+@cache
+def quant_repos(directory: Path = FACTS_DIR) -> tuple[QuantRepo, ...]:
+    return tuple(
+        QuantRepo(model_id=str(r["model"]), quant=str(r["quant"]), repo=str(r["repo"]), provenance=_provenance(r))
+        for r in _table("quant_repos.toml", "repo", directory)
+    )
+
+
+__all__ = ["ollama_tags", "quant_repos"]
