@@ -69,7 +69,7 @@ def ollama_command(context: int, kv_cache: KvCacheType, choice: TagChoice) -> To
     env = [f"OLLAMA_CONTEXT_LENGTH={context}", "OLLAMA_FLASH_ATTENTION=1"]
     if kv_cache in (KvCacheType.Q8_0, KvCacheType.Q4_0):
         env.append(f"OLLAMA_KV_CACHE_TYPE={kv_cache.value}")
-    lines = (" ".join((*env, "ollama", "serve")),)
+    lines: tuple[str, ...] = (" ".join((*env, "ollama", "serve")),)
     if choice.tag is not None:
         lines += (f"ollama run {choice.tag}",)
     return ToolCommand(tool="ollama", lines=lines, tag=choice)
