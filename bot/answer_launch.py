@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from bot.reply import CodeBlock, Reply
-from catalog.launch_facts import ollama_tags, quant_repos
+from catalog.extra_facts import ollama_tags, quant_repos
 from core.advice import LaunchCommand
 from core.analysis import Advice
 from core.estimate import FitEstimate

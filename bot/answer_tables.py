@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.answer_quality import with_quality
 from bot import cards
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI, flags_of, setup_label
 from bot.reply import ChartSpec, Reply
@@ -92,7 +93,8 @@ def quant_matrix(
         context=context_label(request.context or DEFAULT_CONTEXT),
     )
     more_query = "" if more else f"/quant {model.id} {setup_label(gpu.id, count)} more"
-    return cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
+    card = cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
+    return with_quality(card, model, rows, lang, more)  # published KLD/perplexity per quant (issue 26)
 
 
 def gpus_for_model(answers: Answers, model: ModelSpec, q: Query, lang: Lang, text: str = "") -> Reply:

@@ -1,4 +1,4 @@
-"""The launch fact files of issue 26: Ollama library tags and pre-quantized vLLM repositories.
+"""The fact files of issue 26: Ollama library tags, pre-quantized vLLM repositories, quality per quant.
 
 Small, read once per process from ``catalog/facts/`` (each row with its source and date); they are not
 in the SQLite store because nothing else joins on them.
@@ -14,6 +14,7 @@ from catalog.facts import FACTS_DIR
 from core.launch_tools import QuantRepo
 from core.models import Provenance
 from core.ollama import OllamaTag
+from core.quant_quality import QualityRow
 
 
 def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
@@ -41,4 +42,20 @@ def quant_repos(directory: Path = FACTS_DIR) -> tuple[QuantRepo, ...]:
     )
 
 
-__all__ = ["ollama_tags", "quant_repos"]
+@cache
+def quant_quality(directory: Path = FACTS_DIR) -> tuple[QualityRow, ...]:
+    return tuple(
+        QualityRow(
+            family=str(r["family"]),
+            measured_on=str(r["measured_on"]),
+            quant=str(r["quant"]),
+            metric=r["metric"],  # type: ignore[arg-type]
+            value=float(r["value"]),  # type: ignore[arg-type]
+            imatrix=str(r.get("imatrix", "none")),
+            provenance=_provenance(r),
+        )
+        for r in _table("quant_quality.toml", "quality", directory)
+    )
+
+
+__all__ = ["ollama_tags", "quant_quality", "quant_repos"]
