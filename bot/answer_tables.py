@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.answer_quality import with_quality
 from bot import cards
+from bot.answer_quality import with_quality
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI, flags_of, setup_label
 from bot.reply import ChartSpec, Reply
 from bot.user import User

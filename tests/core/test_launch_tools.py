@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from catalog.facts import load_facts
 from catalog.extra_facts import ollama_tags, quant_repos
+from catalog.facts import load_facts
 from core.advice import launch_commands
 from core.estimate import Request, estimate
 from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
