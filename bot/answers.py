@@ -13,7 +13,8 @@ from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
 from bot import cards, commands
-from bot.answer_launch import with_quantized_repos, with_tools
+from bot.answer_extras import extend_fit
+from bot.answer_launch import with_quantized_repos
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
 from bot.reply import Note, Reply
@@ -218,7 +219,7 @@ class Answers:
         card = cards.fit_card(
             est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly
         )
-        return with_tools(card, est, advice, model, self.catalog, lang, text, flags.details)  # Ollama, LM Studio
+        return extend_fit(card, est, advice, model, gpu, self.catalog, lang, text, flags.details)  # issue 26
 
     def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str = "") -> Reply:
         request = self.request(q, user, 1)

@@ -15,6 +15,7 @@ from core.launch_tools import QuantRepo
 from core.models import Provenance
 from core.ollama import OllamaTag
 from core.quant_quality import QualityRow
+from core.speculative import Acceptance, MtpFact
 
 
 def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
@@ -58,4 +59,33 @@ def quant_quality(directory: Path = FACTS_DIR) -> tuple[QualityRow, ...]:
     )
 
 
-__all__ = ["ollama_tags", "quant_quality", "quant_repos"]
+@cache
+def spec_acceptance(directory: Path = FACTS_DIR) -> tuple[Acceptance, ...]:
+    return tuple(
+        Acceptance(
+            task=r["task"],  # type: ignore[arg-type]
+            target=str(r["target"]),
+            draft=str(r["draft"]),
+            n_draft=int(r["n_draft"]),  # type: ignore[call-overload]
+            accept=float(r["accept"]),  # type: ignore[arg-type]
+            provenance=_provenance(r),
+        )
+        for r in _table("speculative.toml", "acceptance", directory)
+    )
+
+
+@cache
+def mtp_facts(directory: Path = FACTS_DIR) -> tuple[MtpFact, ...]:
+    return tuple(
+        MtpFact(
+            family=str(r["family"]),
+            models=tuple(r["models"]),  # type: ignore[arg-type]
+            layers=int(r["layers"]),  # type: ignore[call-overload]
+            accept=float(r["accept"]),  # type: ignore[arg-type]
+            provenance=_provenance(r),
+        )
+        for r in _table("speculative.toml", "mtp", directory)
+    )
+
+
+__all__ = ["mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]

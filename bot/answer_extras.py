@@ -1,0 +1,30 @@
+"""What a fit card adds for the questions of issue 26: Ollama / LM Studio / --fit commands, speculative
+decoding, images. One hook, so ``answers.py`` carries one line for all of them."""
+
+from __future__ import annotations
+
+from bot.answer_launch import with_tools
+from bot.answer_speculative import with_speculative
+from bot.reply import Reply
+from core.analysis import Advice
+from core.estimate import FitEstimate
+from core.models import Catalog, GpuSpec, ModelSpec
+from locales import Lang
+
+
+def extend_fit(
+    card: Reply,
+    est: FitEstimate,
+    advice: Advice,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    catalog: Catalog,
+    lang: Lang,
+    text: str,
+    details: bool,
+) -> Reply:
+    card = with_tools(card, est, advice, model, catalog, lang, text, details)
+    return with_speculative(card, est, advice, model, gpu, catalog, lang, text)
+
+
+__all__ = ["extend_fit"]
