@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.answer_launch import with_tools
 from bot.answer_speculative import with_speculative
+from bot.answer_vision import with_vision
 from bot.reply import Reply
 from core.analysis import Advice
 from core.estimate import FitEstimate
@@ -24,7 +25,8 @@ def extend_fit(
     details: bool,
 ) -> Reply:
     card = with_tools(card, est, advice, model, catalog, lang, text, details)
-    return with_speculative(card, est, advice, model, gpu, catalog, lang, text)
+    card = with_speculative(card, est, advice, model, gpu, catalog, lang, text)
+    return with_vision(card, est, advice, model, gpu, catalog, lang, text)
 
 
 __all__ = ["extend_fit"]
