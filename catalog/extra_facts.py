@@ -13,6 +13,7 @@ from pathlib import Path
 from catalog.facts import FACTS_DIR
 from core.launch_tools import QuantRepo
 from core.models import Provenance
+from core.multi_model import SideModel
 from core.ollama import OllamaTag
 from core.quant_quality import QualityRow
 from core.speculative import Acceptance, MtpFact
@@ -104,4 +105,22 @@ def vision_facts(directory: Path = FACTS_DIR) -> tuple[VisionFact, ...]:
     )
 
 
-__all__ = ["vision_facts", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
+@cache
+def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
+    return tuple(
+        SideModel(
+            id=str(r["id"]),
+            kind=r["kind"],  # type: ignore[arg-type]
+            name=str(r["name"]),
+            aliases=tuple(r.get("aliases", ())),  # type: ignore[arg-type]
+            runtime=str(r["runtime"]),
+            memory_bytes=int(r["memory_bytes"]) if "memory_bytes" in r else None,  # type: ignore[call-overload]
+            params=int(r["params"]) if "params" in r else None,  # type: ignore[call-overload]
+            bytes_per_param=float(r.get("bytes_per_param", 2.0)),  # type: ignore[arg-type]
+            provenance=_provenance(r),
+        )
+        for r in _table("side_models.toml", "side", directory)
+    )
+
+
+__all__ = ["side_models", "vision_facts", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
