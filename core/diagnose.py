@@ -15,59 +15,17 @@ more than it must gets the smaller offload, with the speed it gains.
 
 from __future__ import annotations
 
-import math
-import shlex
-from typing import Literal
-
+from core.diagnose_argv import apply_changes
 from core.diagnose_flags import LaunchFlags
-from core.diagnose_place import ALL, KV_TYPE_BYTES, DeviceLoad, Layout, Settings, layout
-from core.estimate import DEFAULT_CONTEXT, Request, estimate
-from core.fit import Verdict, breakdown, place
+from core.diagnose_place import ALL, KV_TYPE_BYTES, Layout, Settings, layout
+from core.diagnose_types import CTX_STEP, FIT_CTX_MIN, Diagnosis, FlagChange, Outcome
+from core.diagnose_vllm import diagnose_vllm
+from core.estimate import DEFAULT_CONTEXT
+from core.fit import Verdict, place
 from core.fit import max_context as fit_max_context
-from core.models import Engine, Frozen, GpuSpec, Hardware, KvCacheType, ModelSpec, QuantSize, QuantSpec, Workload
+from core.models import GpuSpec, Hardware, KvCacheType, ModelSpec, QuantSize, QuantSpec, Workload
 from core.notes import Note, note
 from core.ollama import ollama_default_context
-from core.speed import SpeedEstimate
-
-FIT_CTX_MIN = 4096  # llama.cpp --fit-ctx default: --fit never cuts the context below it
-VLLM_DEFAULT_GMU = 0.9
-CTX_STEP = 1024
-
-
-class FlagChange(Frozen):
-    flag: str  # as the engine spells it: "-c", "--n-cpu-moe", "OLLAMA_KV_CACHE_TYPE"
-    value: str | None  # None: remove the flag
-    reason: str  # locale code: diagnose.reason.<reason>
-
-
-class Outcome(Frozen):
-    """One placement: per device, the verdict and the speed (None when it does not fit)."""
-
-    devices: tuple[DeviceLoad, ...]
-    verdict: Verdict
-    over: tuple[str, ...] = ()
-    speed: SpeedEstimate | None = None
-    context: int
-    kv_tokens: int | None = None  # vLLM: tokens the KV cache holds
-
-
-class Diagnosis(Frozen):
-    engine: Literal["llama.cpp", "vllm", "ollama"]
-    model_id: str
-    model_name: str
-    quant: str
-    context: int
-    cache_k: str
-    cache_v: str
-    gpu_name: str
-    gpu_count: int
-    outcome: Outcome
-    problems: tuple[Note, ...] = ()
-    changes: tuple[FlagChange, ...] = ()
-    corrected: tuple[str, ...] = ()  # the corrected command as shell lines (empty when nothing changes)
-    fixed: Outcome | None = None  # the placement with the changes
-    assumptions: tuple[Note, ...] = ()
-    unknown_flags: tuple[str, ...] = ()
 
 
 def diagnose(
@@ -78,11 +36,10 @@ def diagnose(
     gpu: GpuSpec,
     count: int,
     ram_bytes: int,
-    catalog_quant: dict[str, QuantSpec] | None = None,
 ) -> Diagnosis:
     """The diagnosis of one command on ``count`` x ``gpu`` with ``ram_bytes`` of system RAM."""
     if flags.engine == "vllm":
-        return _vllm(flags, model, quant, measured, gpu, count, ram_bytes)
+        return diagnose_vllm(flags, model, quant, measured, gpu, count, ram_bytes)
     return _llama(flags, model, quant, measured, gpu, count, ram_bytes)
 
 
@@ -293,7 +250,7 @@ def _llama(
         fixed = _outcome(layout(model, quant, measured, gpu, count, ram, fixed_settings), fixed_settings.context)
     if lay.over:
         problems.insert(0, note("oom", devices=", ".join(lay.over)))
-    corrected = _apply(flags, changes) if changes else ()
+    corrected = apply_changes(flags, changes) if changes else ()
     return Diagnosis(
         engine=flags.engine,
         model_id=model.id,
@@ -470,214 +427,6 @@ def _less_offload(
                 changes.append(FlagChange(flag="--cpu-moe", value=None, reason="more_gpu"))
             return changes, s.model_copy(update={"n_cpu_moe": n, "overrides": (), "cpu_moe_all": False})
     return None
-
-
-# --- vLLM -----------------------------------------------------------------------------------------
-
-
-def _vllm(
-    flags: LaunchFlags,
-    model: ModelSpec,
-    quant: QuantSpec,
-    measured: QuantSize | None,
-    gpu: GpuSpec,
-    count: int,
-    ram: int,
-) -> Diagnosis:
-    problems: list[Note] = []
-    assumed: list[Note] = []
-    tp = flags.tensor_parallel or 1
-    gmu = flags.gpu_memory_utilization or VLLM_DEFAULT_GMU
-    context = flags.context or model.max_context
-    if flags.context is None:
-        problems.append(note("vllm_ctx_from_model", value=context))
-    kv_name = flags.kv_cache_dtype or "auto"
-    kv = KvCacheType.FP8 if kv_name.startswith("fp8") else KvCacheType.BF16
-    if tp > count:
-        problems.append(note("tp_more_than_gpus", tp=tp, gpus=count))
-    if model.n_heads % tp or (model.n_kv_heads and tp > model.n_kv_heads and tp % model.n_kv_heads):
-        problems.append(note("tp_heads", tp=tp, heads=model.n_heads))
-    if gpu.unified_memory and gpu.category == "apple":
-        problems.append(note("vllm_no_metal"))
-    if gmu > 0.98:
-        problems.append(note("gmu_high", value=gmu))
-    usable_tp = min(tp, count)
-    outcome, weights_fit = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, context, kv, gmu)
-    changes: list[FlagChange] = []
-    fixed: Outcome | None = None
-    if tp > count:
-        changes.append(FlagChange(flag="--tensor-parallel-size", value=str(count), reason="tp_gpus"))
-    if not weights_fit:
-        problems.insert(0, note("vllm_weights_oom"))
-        more = next((n for n in (2, 4, 8) if n <= count and n > usable_tp and model.n_heads % n == 0), None)
-        if more is not None:
-            changes.append(FlagChange(flag="--tensor-parallel-size", value=str(more), reason="tp_more"))
-            fixed, _ = _vllm_outcome(model, quant, measured, gpu, more, ram, context, kv, gmu)
-        else:
-            problems.append(note("vllm_needs_quant"))
-    elif outcome.over:
-        problems.insert(0, note("vllm_kv_short", tokens=outcome.kv_tokens or 0, value=context))
-        room = outcome.kv_tokens or 0
-        if kv is not KvCacheType.FP8 and room * 2 >= context:
-            changes.append(FlagChange(flag="--kv-cache-dtype", value="fp8", reason="kv_fp8"))
-            fixed, _ = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, context, KvCacheType.FP8, gmu)
-        elif room >= FIT_CTX_MIN:
-            cut = room // CTX_STEP * CTX_STEP
-            changes.append(FlagChange(flag="--max-model-len", value=str(cut), reason="ctx"))
-            fixed, _ = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, cut, kv, gmu)
-        else:
-            problems.append(note("no_fix"))
-    corrected = _apply(flags, changes) if changes else ()
-    assumed.append(note("vllm_gmu", share=gmu))
-    return Diagnosis(
-        engine="vllm",
-        model_id=model.id,
-        model_name=model.name,
-        quant=quant.id,
-        context=context,
-        cache_k=kv.value,
-        cache_v=kv.value,
-        gpu_name=gpu.short_name,
-        gpu_count=usable_tp,
-        outcome=outcome,
-        problems=tuple(problems),
-        changes=tuple(changes),
-        corrected=corrected,
-        fixed=fixed,
-        assumptions=tuple(assumed),
-        unknown_flags=flags.unknown,
-    )
-
-
-def _vllm_outcome(
-    model: ModelSpec,
-    quant: QuantSpec,
-    measured: QuantSize | None,
-    gpu: GpuSpec,
-    tp: int,
-    ram: int,
-    context: int,
-    kv: KvCacheType,
-    gmu: float,
-) -> tuple[Outcome, bool]:
-    """vLLM pre-allocates ``gmu`` of each GPU: weights and overhead first, the rest is KV cache, which
-    must hold one sequence of ``--max-model-len`` tokens (else vLLM refuses to start)."""
-    hw = Hardware(gpu=gpu, count=tp, system_ram_bytes=ram)
-    work = Workload(context=context, kv_cache=kv, engine=Engine.VLLM, gpu_memory_utilization=gmu)
-    mem, _ = breakdown(model, quant, hw, work, measured)
-    weights_per = mem.weights_bytes // tp
-    overhead_per = mem.overhead_bytes // tp
-    kv_need_per = mem.kv_cache_bytes // tp
-    usable_per = mem.usable_bytes // tp
-    room = usable_per - weights_per - overhead_per
-    per_token = max(1, mem.kv_cache_bytes / max(context, 1))
-    tokens = max(0, math.floor(room * tp / per_token))
-    devices = tuple(
-        DeviceLoad(
-            name=f"GPU {i}",
-            weights_bytes=weights_per,
-            kv_bytes=max(room, 0),  # vLLM fills all the rest with KV cache blocks
-            overhead_bytes=overhead_per,
-            usable_bytes=usable_per,
-            layers=model.n_layers,
-        )
-        for i in range(tp)
-    )
-    ram_row = DeviceLoad(name="RAM", weights_bytes=0, kv_bytes=0, overhead_bytes=0, usable_bytes=0)
-    weights_fit = room > 0
-    over = tuple(d.name for d in devices) if room < kv_need_per else ()
-    speed = None
-    if not over:
-        req = Request(engine=Engine.VLLM, quant=quant.id, context=context, kv_cache=kv, gpu_count=tp)
-        speed = estimate(model, gpu, quant, req, measured).speed
-    verdict = Verdict.NO_FIT if over else Verdict.FITS
-    return Outcome(
-        devices=(*devices, ram_row), verdict=verdict, over=over, speed=speed, context=context, kv_tokens=tokens
-    ), weights_fit
-
-
-# --- the corrected command ----------------------------------------------------------------------
-
-# every spelling of a flag the fixes may change, so the change replaces it wherever the user put it
-_SPELLINGS: dict[str, tuple[str, ...]] = {
-    "-c": ("-c", "--ctx-size"),
-    "-ngl": ("-ngl", "--gpu-layers", "--n-gpu-layers"),
-    "-ctk": ("-ctk", "--cache-type-k"),
-    "-ctv": ("-ctv", "--cache-type-v"),
-    "-ts": ("-ts", "--tensor-split"),
-    "-ot": ("-ot", "--override-tensor"),
-    "--n-cpu-moe": ("-ncmoe", "--n-cpu-moe"),
-    "--cpu-moe": ("-cmoe", "--cpu-moe"),
-    "-fa": ("-fa", "--flash-attn"),
-    "--max-model-len": ("--max-model-len",),
-    "--kv-cache-dtype": ("--kv-cache-dtype",),
-    "--tensor-parallel-size": ("-tp", "--tensor-parallel-size"),
-    "--spec-draft-n-max": ("--draft-max", "--draft", "--draft-n", "--spec-draft-n-max"),
-    "--spec-draft-n-min": ("--draft-min", "--draft-n-min", "--spec-draft-n-min"),
-}
-_SWITCHES = frozenset({"--cpu-moe"})
-_ENV_FLAGS = frozenset({"OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH"})
-
-
-def _apply(flags: LaunchFlags, changes: list[FlagChange]) -> tuple[str, ...]:
-    """The pasted argv with the changes: each flag replaced where it stood (any spelling), else appended."""
-    if flags.engine == "ollama":
-        return _apply_ollama(flags, changes)
-    argv = list(flags.argv)
-    for change in changes:
-        if change.reason == "renamed":  # keep the value, change the name
-            argv = [change.flag if tok in _SPELLINGS.get(change.flag, ()) else tok for tok in argv]
-            continue
-        spellings = _SPELLINGS.get(change.flag, (change.flag,))
-        out: list[str] = []
-        done = False
-        i = 0
-        while i < len(argv):
-            tok = argv[i]
-            name = tok.split("=", 1)[0]
-            if name in spellings:
-                has_value = "=" not in tok and change.flag not in _SWITCHES and i + 1 < len(argv)
-                if change.flag == "-fa" and has_value and argv[i + 1].startswith("-"):
-                    has_value = False  # a bare "-fa"
-                if change.value is not None and not done:
-                    out += [name, change.value] if change.flag not in _SWITCHES else [name]
-                    done = True
-                i += 2 if has_value else 1
-                continue
-            out.append(tok)
-            i += 1
-        if not done and change.value is not None:
-            out += [change.flag, change.value]
-        argv = out
-    return (shlex.join(argv),)
-
-
-def _apply_ollama(flags: LaunchFlags, changes: list[FlagChange]) -> tuple[str, ...]:
-    """Ollama takes its cache settings from the server's environment and num_ctx/num_gpu as Modelfile
-    parameters: the server line (when the environment changes), then the Modelfile or the run line."""
-    env = {k: v for k, v in flags.env if k in _ENV_FLAGS}
-    params: dict[str, str] = {}
-    if flags.context:
-        params["num_ctx"] = str(flags.context)
-    if flags.gpu_layers is not None:
-        params["num_gpu"] = str(flags.gpu_layers)
-    asked = dict(params)
-    for change in changes:
-        if change.value is None:
-            continue
-        if change.flag in _ENV_FLAGS:
-            env[change.flag] = change.value
-        else:
-            params[change.flag] = change.value
-    lines: tuple[str, ...] = ()
-    if env != {k: v for k, v in flags.env if k in _ENV_FLAGS}:
-        lines += (" ".join((*(f"{k}={v}" for k, v in env.items()), "ollama", "serve")),)
-    modelfile = bool(flags.argv) and flags.argv[0].lower() == "from"
-    if modelfile or params != asked:
-        lines += (f"FROM {flags.model_ref}", *(f"PARAMETER {k} {v}" for k, v in params.items()))
-    else:
-        lines += (f"ollama run {flags.model_ref}",)
-    return lines
 
 
 __all__ = ["Diagnosis", "FlagChange", "Outcome", "diagnose"]

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from core.diagnose_tables import LLAMA_REMOVED, LLAMA_SWITCH, LLAMA_VALUE, VLLM_SWITCH, VLLM_VALUE
 from core.models import Frozen
 
 MAX_PASTE_CHARS = 8000  # a Telegram message is 4096; a log excerpt of a few screens
@@ -26,158 +27,6 @@ MAX_TOKENS = 300
 MAX_PATTERN_CHARS = 200  # one -ot pattern
 
 EngineName = Literal["llama.cpp", "vllm", "ollama"]
-
-# canonical key -> aliases, for flags that take one value
-_LLAMA_VALUE: dict[str, tuple[str, ...]] = {
-    "model": ("-m", "--model"),
-    "hf": ("-hf", "-hfr", "--hf-repo"),
-    "hf_file": ("-hff", "--hf-file"),
-    "ctx": ("-c", "--ctx-size"),
-    "ngl": ("-ngl", "--gpu-layers", "--n-gpu-layers"),
-    "ctk": ("-ctk", "--cache-type-k"),
-    "ctv": ("-ctv", "--cache-type-v"),
-    "ts": ("-ts", "--tensor-split"),
-    "ot": ("-ot", "--override-tensor"),
-    "n_cpu_moe": ("-ncmoe", "--n-cpu-moe"),
-    "fa": ("-fa", "--flash-attn"),
-    "np": ("-np", "--parallel"),
-    "batch": ("-b", "--batch-size"),
-    "ubatch": ("-ub", "--ubatch-size"),
-    "fit": ("-fit", "--fit"),
-    "fit_target": ("-fitt", "--fit-target"),
-    "fit_ctx": ("-fitc", "--fit-ctx"),
-    "split_mode": ("-sm", "--split-mode"),
-    "main_gpu": ("-mg", "--main-gpu"),
-    "device": ("-dev", "--device"),
-    "mmproj": ("-mm", "--mmproj"),
-    "draft_model": ("-md", "--model-draft", "--spec-draft-model"),
-    "draft_hf": ("-hfd", "-hfrd", "--hf-repo-draft", "--spec-draft-hf"),
-    "draft_max": ("--spec-draft-n-max",),
-    "draft_min": ("--spec-draft-n-min",),
-    "draft_ngl": ("-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", "--spec-draft-ngl"),
-    "spec_type": ("--spec-type",),
-    "threads": ("-t", "--threads"),
-    "threads_batch": ("-tb", "--threads-batch"),
-    "host": ("--host",),
-    "port": ("--port",),
-    "alias": ("-a", "--alias"),
-    "n_predict": ("-n", "--predict", "--n-predict"),
-    "temp": ("--temp", "--temperature"),
-    "top_k": ("--top-k",),
-    "top_p": ("--top-p",),
-    "min_p": ("--min-p",),
-    "repeat_penalty": ("--repeat-penalty",),
-    "seed": ("-s", "--seed"),
-    "chat_template": ("--chat-template",),
-    "chat_template_file": ("--chat-template-file",),
-    "api_key": ("--api-key",),
-    "rope_scaling": ("--rope-scaling",),
-    "rope_scale": ("--rope-scale",),
-    "yarn_orig_ctx": ("--yarn-orig-ctx",),
-    "reasoning_format": ("--reasoning-format",),
-    "reasoning_budget": ("--reasoning-budget",),
-    "cache_reuse": ("--cache-reuse",),
-    "cache_ram": ("-cram", "--cache-ram"),
-    "numa": ("--numa",),
-    "prompt": ("-p", "--prompt"),
-    "system_prompt": ("-sys", "--system-prompt"),
-    "log_file": ("--log-file",),
-    "load_mode": ("-lm", "--load-mode"),
-    "lora": ("--lora",),
-    "image_max_tokens": ("--image-max-tokens",),
-    "image_min_tokens": ("--image-min-tokens",),
-    "ctk_draft": ("-ctkd", "--cache-type-k-draft"),
-    "ctv_draft": ("-ctvd", "--cache-type-v-draft"),
-    "n_cpu_moe_draft": ("-ncmoed", "--n-cpu-moe-draft"),
-    "slot_save_path": ("--slot-save-path",),
-    "keep": ("--keep",),
-    "poll": ("--poll",),
-    "prio": ("--prio",),
-}
-# flags without a value (booleans); the negative forms are separate keys
-_LLAMA_SWITCH: dict[str, tuple[str, ...]] = {
-    "cpu_moe": ("-cmoe", "--cpu-moe"),
-    "no_kv_offload": ("-nkvo", "--no-kv-offload"),
-    "kv_offload": ("-kvo", "--kv-offload"),
-    "no_mmap": ("--no-mmap",),
-    "mlock": ("--mlock",),
-    "jinja": ("--jinja",),
-    "no_jinja": ("--no-jinja",),
-    "cont_batching": ("-cb", "--cont-batching"),
-    "no_cont_batching": ("-nocb", "--no-cont-batching"),
-    "kv_unified": ("-kvu", "--kv-unified"),
-    "no_kv_unified": ("-no-kvu", "--no-kv-unified"),
-    "swa_full": ("--swa-full",),
-    "no_mmproj": ("--no-mmproj",),
-    "no_mmproj_offload": ("--no-mmproj-offload",),
-    "metrics": ("--metrics",),
-    "embedding": ("--embedding", "--embeddings"),
-    "verbose": ("-v", "--verbose", "--log-verbose"),
-    "no_warmup": ("--no-warmup",),
-    "context_shift": ("--context-shift",),
-    "no_context_shift": ("--no-context-shift",),
-    "offline": ("--offline",),
-    "conversation": ("-cnv", "--conversation"),
-    "no_conversation": ("-no-cnv", "--no-conversation"),
-    "interactive": ("-i", "--interactive"),
-    "no_webui": ("--no-webui", "--no-ui"),
-    "flash_attn_bare": (),  # "-fa" without a value (older builds): filled in by the parser
-}
-# removed spellings -> the flag that replaces them (llama.cpp tools/server/README.md)
-LLAMA_REMOVED: dict[str, str] = {
-    "--draft-max": "--spec-draft-n-max",
-    "--draft": "--spec-draft-n-max",
-    "--draft-n": "--spec-draft-n-max",
-    "--draft-min": "--spec-draft-n-min",
-    "--draft-n-min": "--spec-draft-n-min",
-}
-
-_VLLM_VALUE: dict[str, tuple[str, ...]] = {
-    "model": ("--model",),
-    "tp": ("-tp", "--tensor-parallel-size"),
-    "pp": ("-pp", "--pipeline-parallel-size"),
-    "dp": ("-dp", "--data-parallel-size"),
-    "max_model_len": ("--max-model-len",),
-    "gmu": ("--gpu-memory-utilization",),
-    "kv_dtype": ("--kv-cache-dtype",),
-    "quantization": ("-q", "--quantization"),
-    "dtype": ("--dtype",),
-    "max_num_seqs": ("--max-num-seqs",),
-    "max_num_batched_tokens": ("--max-num-batched-tokens",),
-    "cpu_offload_gb": ("--cpu-offload-gb",),
-    "swap_space": ("--swap-space",),
-    "speculative_config": ("--speculative-config",),
-    "port": ("--port",),
-    "host": ("--host",),
-    "served_model_name": ("--served-model-name",),
-    "tokenizer": ("--tokenizer",),
-    "download_dir": ("--download-dir",),
-    "api_key": ("--api-key",),
-    "chat_template": ("--chat-template",),
-    "tool_call_parser": ("--tool-call-parser",),
-    "reasoning_parser": ("--reasoning-parser",),
-    "limit_mm_per_prompt": ("--limit-mm-per-prompt",),
-    "revision": ("--revision",),
-    "load_format": ("--load-format",),
-    "kv_cache_memory": ("--kv-cache-memory-bytes", "--kv-cache-memory"),
-    "block_size": ("--block-size",),
-    "seed": ("--seed",),
-    "generation_config": ("--generation-config",),
-    "hf_overrides": ("--hf-overrides",),
-    "compilation_config": ("-O", "--compilation-config"),
-}
-_VLLM_SWITCH: dict[str, tuple[str, ...]] = {
-    "trust_remote_code": ("--trust-remote-code",),
-    "enforce_eager": ("--enforce-eager",),
-    "enable_prefix_caching": ("--enable-prefix-caching",),
-    "no_enable_prefix_caching": ("--no-enable-prefix-caching",),
-    "enable_expert_parallel": ("--enable-expert-parallel", "-ep"),
-    "enable_auto_tool_choice": ("--enable-auto-tool-choice",),
-    "enable_chunked_prefill": ("--enable-chunked-prefill",),
-    "disable_log_requests": ("--disable-log-requests",),
-    "disable_log_stats": ("--disable-log-stats",),
-    "async_scheduling": ("--async-scheduling",),
-}
 
 _LLAMA_PROGRAMS = ("llama-server", "llama-cli", "llama-run", "llama-bench", "server", "main", "llama-mtmd-cli")
 _CONTINUATION = re.compile(r"(?:\\|\^|`)[ \t]*\r?\n")
@@ -324,8 +173,8 @@ def _lookup(tables: tuple[dict[str, tuple[str, ...]], ...]) -> dict[str, tuple[s
     return out
 
 
-_LLAMA_FLAGS = _lookup((_LLAMA_VALUE, _LLAMA_SWITCH))
-_VLLM_FLAGS = _lookup((_VLLM_VALUE, _VLLM_SWITCH))
+_LLAMA_FLAGS = _lookup((LLAMA_VALUE, LLAMA_SWITCH))
+_VLLM_FLAGS = _lookup((VLLM_VALUE, VLLM_SWITCH))
 
 
 def _scan(
