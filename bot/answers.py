@@ -201,20 +201,18 @@ class Answers:
         assert quant is not None
         measured = self.catalog.size(model.id, quant.id)
         cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request, 1))
-        advice = with_quantized_repos(
-            advice_for(
-                model,
-                gpu,
-                quant,
-                request,
-                self.catalog,
-                est,
-                measured,
-                cost.offers[0] if cost.offers else None,
-                self._hardware(model, quant, request, gpu),
-            ),
+        advice = advice_for(
             model,
+            gpu,
+            quant,
+            request,
+            self.catalog,
+            est,
+            measured,
+            cost.offers[0] if cost.offers else None,
+            self._hardware(model, quant, request, gpu),
         )
+        advice = with_quantized_repos(advice, model)  # vLLM loads the AWQ/GPTQ/FP8 repository (issue 26)
         chart = None if flags.details else tables.memory_chart(self, model, gpu, request, lang)
         card = cards.fit_card(
             est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly

@@ -97,7 +97,6 @@ LLAMA_SWITCH: dict[str, tuple[str, ...]] = {
     "no_conversation": ("-no-cnv", "--no-conversation"),
     "interactive": ("-i", "--interactive"),
     "no_webui": ("--no-webui", "--no-ui"),
-    "flash_attn_bare": (),  # "-fa" without a value (older builds): filled in by the parser
 }
 # removed spellings -> the flag that replaces them (llama.cpp tools/server/README.md)
 LLAMA_REMOVED: dict[str, str] = {

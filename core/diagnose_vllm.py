@@ -11,6 +11,7 @@ from core.diagnose_place import DeviceLoad
 from core.diagnose_types import CTX_STEP, FIT_CTX_MIN, VLLM_DEFAULT_GMU, Diagnosis, FlagChange, Outcome
 from core.estimate import Request, estimate
 from core.fit import Verdict, breakdown
+from core.memory import RAM_USABLE_FRACTION
 from core.models import Engine, GpuSpec, Hardware, KvCacheType, ModelSpec, QuantSize, QuantSpec, Workload
 from core.notes import Note, note
 
@@ -42,7 +43,10 @@ def diagnose_vllm(
     if gmu > 0.98:
         problems.append(note("gmu_high", value=gmu))
     usable_tp = min(tp, count)
-    outcome, weights_fit = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, context, kv, gmu)
+    offload = round((flags.cpu_offload_gb or 0) * 1e9)  # --cpu-offload-gb: weights vLLM keeps in RAM, per GPU
+    if offload:
+        assumed.append(note("vllm_cpu_offload", value=flags.cpu_offload_gb or 0))
+    outcome, weights_fit = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, context, kv, gmu, offload)
     changes: list[FlagChange] = []
     fixed: Outcome | None = None
     if tp > count:
@@ -52,7 +56,7 @@ def diagnose_vllm(
         more = next((n for n in (2, 4, 8) if n <= count and n > usable_tp and model.n_heads % n == 0), None)
         if more is not None:
             changes.append(FlagChange(flag="--tensor-parallel-size", value=str(more), reason="tp_more"))
-            fixed, _ = _vllm_outcome(model, quant, measured, gpu, more, ram, context, kv, gmu)
+            fixed, _ = _vllm_outcome(model, quant, measured, gpu, more, ram, context, kv, gmu, offload)
         else:
             problems.append(note("vllm_needs_quant"))
     elif outcome.over:
@@ -60,11 +64,13 @@ def diagnose_vllm(
         room = outcome.kv_tokens or 0
         if kv is not KvCacheType.FP8 and room * 2 >= context:
             changes.append(FlagChange(flag="--kv-cache-dtype", value="fp8", reason="kv_fp8"))
-            fixed, _ = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, context, KvCacheType.FP8, gmu)
+            fixed, _ = _vllm_outcome(
+                model, quant, measured, gpu, usable_tp, ram, context, KvCacheType.FP8, gmu, offload
+            )
         elif room >= FIT_CTX_MIN:
             cut = room // CTX_STEP * CTX_STEP
             changes.append(FlagChange(flag="--max-model-len", value=str(cut), reason="ctx"))
-            fixed, _ = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, cut, kv, gmu)
+            fixed, _ = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, cut, kv, gmu, offload)
         else:
             problems.append(note("no_fix"))
     corrected = apply_changes(flags, changes) if changes else ()
@@ -99,13 +105,14 @@ def _vllm_outcome(
     context: int,
     kv: KvCacheType,
     gmu: float,
+    offload_bytes: int = 0,
 ) -> tuple[Outcome, bool]:
     """vLLM pre-allocates ``gmu`` of each GPU: weights and overhead first, the rest is KV cache, which
     must hold one sequence of ``--max-model-len`` tokens (else vLLM refuses to start)."""
     hw = Hardware(gpu=gpu, count=tp, system_ram_bytes=ram)
     work = Workload(context=context, kv_cache=kv, engine=Engine.VLLM, gpu_memory_utilization=gmu)
     mem, _ = breakdown(model, quant, hw, work, measured)
-    weights_per = mem.weights_bytes // tp
+    weights_per = max(0, mem.weights_bytes // tp - offload_bytes)
     overhead_per = mem.overhead_bytes // tp
     kv_need_per = mem.kv_cache_bytes // tp
     usable_per = mem.usable_bytes // tp
@@ -123,7 +130,10 @@ def _vllm_outcome(
         )
         for i in range(tp)
     )
-    ram_row = DeviceLoad(name="RAM", weights_bytes=0, kv_bytes=0, overhead_bytes=0, usable_bytes=0)
+    in_ram = min(offload_bytes * tp, mem.weights_bytes)
+    ram_row = DeviceLoad(
+        name="RAM", weights_bytes=in_ram, kv_bytes=0, overhead_bytes=0, usable_bytes=round(ram * RAM_USABLE_FRACTION)
+    )
     weights_fit = room > 0
     over = tuple(d.name for d in devices) if room < kv_need_per else ()
     speed = None

@@ -13,7 +13,7 @@ pre-quantized repository a vLLM command should load.
 
 from __future__ import annotations
 
-from core.advice import ALL_LAYERS, LaunchCommand
+from core.advice import LaunchCommand
 from core.estimate import FitEstimate
 from core.models import Engine, Frozen, KvCacheType, Provenance
 from core.ollama import ToolCommand
@@ -93,7 +93,6 @@ def with_repo(cmd: LaunchCommand, repo: str) -> LaunchCommand:
 
 
 __all__ = [
-    "ALL_LAYERS",
     "QuantRepo",
     "Setting",
     "fit_command",

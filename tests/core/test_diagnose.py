@@ -531,3 +531,11 @@ def test_ollama_modelfile_fix_keeps_the_modelfile_and_sets_the_server_environmen
         "FROM qwen3:32b",
         "PARAMETER num_ctx 32768",
     )
+
+
+def test_vllm_cpu_offload_moves_weights_to_ram():
+    base = run("vllm serve Qwen/Qwen3-8B --max-model-len 8192", "qwen3-8b", "rtx-4060-ti-16gb")
+    off = run("vllm serve Qwen/Qwen3-8B --max-model-len 8192 --cpu-offload-gb 4", "qwen3-8b", "rtx-4060-ti-16gb")
+    assert device(base, "GPU 0").weights_bytes - device(off, "GPU 0").weights_bytes == 4_000_000_000
+    assert device(off, "RAM").weights_bytes == 4_000_000_000
+    assert (off.outcome.kv_tokens or 0) > (base.outcome.kv_tokens or 0)
