@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from bot.cards_diagnose import diagnosis_card, failure_card
-from bot.reply import Note, Reply
+from bot.reply import Reply
 from bot.resolve import Resolver
 from bot.user import User
 from core.diagnose import diagnose
@@ -28,6 +28,7 @@ from core.diagnose_flags import (
 from core.diagnose_log import LogFacts, log_settings, looks_like_log, read_log
 from core.estimate import DEFAULT_RAM_GB, default_quant
 from core.models import Engine, ModelSpec
+from core.notes import Note
 from core.query import parse
 from locales import Lang
 

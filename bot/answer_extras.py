@@ -7,26 +7,18 @@ from bot.answer_launch import with_tools
 from bot.answer_speculative import with_speculative
 from bot.answer_vision import with_vision
 from bot.reply import Reply
-from core.analysis import Advice
-from core.estimate import FitEstimate
-from core.models import Catalog, GpuSpec, ModelSpec
+from core.analysis import Analysis
+from core.models import Catalog
 from locales import Lang
 
 
-def extend_fit(
-    card: Reply,
-    est: FitEstimate,
-    advice: Advice,
-    model: ModelSpec,
-    gpu: GpuSpec,
-    catalog: Catalog,
-    lang: Lang,
-    text: str,
-    details: bool,
-) -> Reply:
-    card = with_tools(card, est, advice, model, catalog, lang, text, details)
-    card = with_speculative(card, est, advice, model, gpu, catalog, lang, text)
-    return with_vision(card, est, advice, model, gpu, catalog, lang, text)
+def extend_fit(card: Reply, analysis: Analysis, catalog: Catalog, lang: Lang, text: str, details: bool) -> Reply:
+    advice, est, s = analysis.advice, analysis.estimate, analysis.scenario
+    if advice is None or s.gpu is None:
+        return card
+    card = with_tools(card, est, advice, s.model, catalog, lang, text, details)
+    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, text)
+    return with_vision(card, est, advice, s.model, s.gpu, catalog, lang, text)
 
 
 __all__ = ["extend_fit"]

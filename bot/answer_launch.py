@@ -11,9 +11,9 @@ import re
 
 from bot.reply import CodeBlock, Reply
 from catalog.extra_facts import ollama_tags, quant_repos
-from core.advice import LaunchCommand
-from core.analysis import Advice
+from core.analysis import Advice, Analysis
 from core.estimate import FitEstimate
+from core.launch import LaunchCommand
 from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.models import Catalog, Engine, ModelSpec
 from core.ollama import ollama_command, ollama_default_context, ollama_tag
@@ -33,8 +33,11 @@ def asks_lm_studio(text: str) -> bool:
     return bool(_LM_STUDIO.search(text))
 
 
-def with_quantized_repos(advice: Advice, model: ModelSpec) -> Advice:
+def with_quantized_repos(analysis: Analysis) -> Analysis:
     """vLLM commands of a pre-quantized format load that checkpoint, not the full-precision repository."""
+    advice, model = analysis.advice, analysis.scenario.model
+    if advice is None:
+        return analysis
     repos = quant_repos()
 
     def fix(cmd: LaunchCommand) -> LaunchCommand:
@@ -42,7 +45,8 @@ def with_quantized_repos(advice: Advice, model: ModelSpec) -> Advice:
         return with_repo(cmd, found.repo) if found else cmd
 
     fixed = advice.fix_command and fix(advice.fix_command)
-    return advice.model_copy(update={"commands": tuple(fix(c) for c in advice.commands), "fix_command": fixed})
+    advice = advice.model_copy(update={"commands": tuple(fix(c) for c in advice.commands), "fix_command": fixed})
+    return analysis.model_copy(update={"advice": advice})
 
 
 def with_tools(

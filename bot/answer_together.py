@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from bot.cards_diagnose import failure_card
-from bot.reply import Note, Reply, Row, Section, Tone
+from bot.reply import Reply, Row, Section, Tone
 from bot.resolve import Resolver
 from bot.user import User
 from catalog.extra_facts import side_models
@@ -21,6 +21,7 @@ from core.fit import Verdict, comfortable_reserve
 from core.memory import usable_bytes
 from core.models import GpuSpec, Hardware, Workload
 from core.multi_model import Part, SideModel, side_part, together
+from core.notes import Note
 from core.query import parse
 from locales import Lang, gib, t, tokens_per_s
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.answer_multi import with_notes
-from bot.card_parts import footer, setup_label
-from bot.reply import CodeBlock, Note, Reply, Row, Section, Tone
+from bot.card_parts import footer
+from bot.reply import CodeBlock, Reply, Row, Section, Tone, setup_label
 from core.diagnose import Diagnosis, FlagChange, Outcome
 from core.diagnose_log import LogFacts
 from core.diagnose_place import DeviceLoad
 from core.fit import Verdict
 from core.models import MIB, Catalog
-from core.notes import NoteValue
+from core.notes import Note, NoteValue
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s
 
 TONES = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}

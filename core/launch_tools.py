@@ -13,8 +13,8 @@ pre-quantized repository a vLLM command should load.
 
 from __future__ import annotations
 
-from core.advice import LaunchCommand
 from core.estimate import FitEstimate
+from core.launch import LaunchCommand
 from core.models import Engine, Frozen, KvCacheType, Provenance
 from core.ollama import ToolCommand
 
@@ -88,7 +88,7 @@ def with_repo(cmd: LaunchCommand, repo: str) -> LaunchCommand:
     if cmd.engine is not Engine.VLLM or len(cmd.argv) < 3:
         return cmd
     argv = (*cmd.argv[:2], repo, *cmd.argv[3:])
-    notes = tuple(n for n in cmd.notes if "checkpoint" not in n)
+    notes = tuple(n for n in cmd.notes if n.code not in ("cmd_prequantized", "cmd_checkpoint"))
     return cmd.model_copy(update={"argv": argv, "notes": notes})
 
 

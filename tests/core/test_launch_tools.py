@@ -6,8 +6,8 @@ import re
 
 from catalog.extra_facts import ollama_tags, quant_repos
 from catalog.facts import load_facts
-from core.advice import launch_commands
-from core.estimate import Request, estimate
+from core.estimate import Request, estimate, scenario
+from core.launch import launch_commands
 from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.models import GIB, Engine, KvCacheType
 from core.ollama import TagChoice, ollama_command, ollama_default_context, ollama_tag
@@ -81,7 +81,7 @@ def test_lm_studio_settings_follow_the_placement():
 
 def test_fit_command_drops_the_manual_placement_flags():
     e, m, g, req = est("gpt-oss-120b", "rtx-4090")
-    llama = next(c for c in launch_commands(m, g, req, CATALOG) if c.engine is Engine.LLAMA_CPP)
+    llama = next(c for c in launch_commands(scenario(m, g, req, CATALOG), CATALOG) if c.engine is Engine.LLAMA_CPP)
     assert dict(manual_flags(llama)) == {"-ngl": "999", "--n-cpu-moe": str(e.offload.cpu_moe_layers)}
     auto = fit_command(llama)
     assert auto is not None
@@ -92,10 +92,11 @@ def test_fit_command_drops_the_manual_placement_flags():
 
 def test_vllm_awq_command_points_at_the_awq_repository():
     _, m, g, req = est("qwen3-32b", "rtx-4090", quant="AWQ", engine=Engine.VLLM)
-    vllm = next(c for c in launch_commands(m, g, req, CATALOG) if c.engine is Engine.VLLM)
+    vllm = next(c for c in launch_commands(scenario(m, g, req, CATALOG), CATALOG) if c.engine is Engine.VLLM)
     assert vllm.argv[2] == "Qwen/Qwen3-32B"  # what the base command names
     repo = quantized_repo(m.id, vllm.quant, quant_repos())
     assert repo is not None
     fixed = with_repo(vllm, repo.repo)
-    assert fixed.argv[:3] == ("vllm", "serve", "Qwen/Qwen3-32B-AWQ") and not any("checkpoint" in n for n in fixed.notes)
+    assert fixed.argv[:3] == ("vllm", "serve", "Qwen/Qwen3-32B-AWQ")
+    assert vllm.notes and not fixed.notes  # the "needs a pre-quantized checkpoint" note is gone
     assert quantized_repo("qwen3-32b", "GPTQ", quant_repos()) is None
