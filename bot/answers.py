@@ -174,7 +174,9 @@ class Answers:
         """The card with the model × hardware it is about (a list card: no figures)."""
         if reply.kind in ("suggest", "error"):
             return reply
-        subject = subject_of(model, gpu, count, self.request(ask, count), tuple(ask.notes))
+        request = self.request(ask, count)
+        settled = scenario(model, gpu, request, self.catalog) if model is not None else None
+        subject = subject_of(model, gpu, count, request, tuple(ask.notes), settled)
         return reply.model_copy(update={"subjects": (subject,)})
 
     def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply:
