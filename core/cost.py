@@ -24,7 +24,6 @@ DEFAULT_USD_PER_KWH = 0.30  # household tariff order of magnitude (EU ~0.30, US 
 DEFAULT_UTILISATION = 0.70  # average board power while serving, as a share of TDP
 DEFAULT_HOURS_PER_DAY = 8.0
 DAYS_PER_MONTH = 365.25 / 12  # 30.4375
-DEFAULT_USERS = DEFAULT_COST_USERS  # concurrent streams for the "real deployment" $/Mtok figure
 MAX_GPU_COUNT = 64  # Hardware.count allows 1..64 devices
 STALE_MONTHS = 6  # a price seen longer ago than this (before the newest price in the catalog) is marked
 SPOT_TYPES = frozenset({"spot", "interruptible", "community", "marketplace"})
@@ -263,8 +262,8 @@ def rent_vs_buy(
     )
 
 
-def cost_notes(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_HOURS_PER_DAY) -> tuple[Note, ...]:
-    """``cost_assumptions`` as codes for the cards."""
+def cost_notes(users: int = DEFAULT_COST_USERS, hours_per_day: float = DEFAULT_HOURS_PER_DAY) -> tuple[Note, ...]:
+    """What every quote assumes, as codes for the cards: own hardware, the formula, batching, the month."""
     return (
         note("cost_own_hardware"),
         note("cost_formula"),
