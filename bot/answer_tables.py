@@ -9,10 +9,10 @@ it takes a device (a catalog GPU or a generic "N GB" one), a count, a ``Request`
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from bot import cards
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
+from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
 from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
@@ -23,9 +23,6 @@ from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
 from locales import Lang, context_label, gib, t, tokens_per_s
-
-if TYPE_CHECKING:
-    from bot.answers import Answers, Question
 
 SPEED_CHART_GPUS = 12
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
@@ -41,7 +38,7 @@ def _gpu_label(gpu: GpuSpec, count: int) -> str:
     return setup_label(gpu.short_name, count)
 
 
-def quant_matrix(answers: Answers, s: Scenario, ask: Question) -> Reply:
+def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
     """Recommended quant in one line, then the ladder (or every quant with "More")."""
     model, lang = s.model, ask.lang
     more = ask.flags.more
@@ -75,7 +72,7 @@ def quant_matrix(answers: Answers, s: Scenario, ask: Question) -> Reply:
     return cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
 
 
-def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:
+def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:
     """The model on every catalog device (memoised per catalog and question): memory first, speed for
     the setups that run."""
 
@@ -91,7 +88,7 @@ def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]
     return answers.cached(key, scan)
 
 
-def gpus_for_model(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
+def gpus_for_model(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
     """ "Any 16 GB GPU works; fastest: …", then the smallest devices that hold it (top 10), "More" for all."""
     q, lang = ask.query, ask.lang
     s = answers.scenario(replace(ask, user=User()), model, None)  # about the model, not the saved device
@@ -132,7 +129,7 @@ def gpus_for_model(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
 
 
 def recommend_models(
-    answers: Answers,
+    answers: Answering,
     gpu: GpuSpec,
     count: int,
     request: Request,
@@ -159,7 +156,7 @@ def recommend_models(
     )
 
 
-def speed_answer(answers: Answers, s: Scenario, ask: Question) -> Reply:
+def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
     """/speed: decode, prefill and TTFT across contexts (each with a prompt that fills it), per-user and
     total speed across users (the asked number among them), and the same model on common GPUs."""
     main = answers.analyse(s, ask)
@@ -181,7 +178,7 @@ def speed_answer(answers: Answers, s: Scenario, ask: Question) -> Reply:
     return answers.about(reply, ask, main)
 
 
-def memory_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
+def memory_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     curves = []
     usable = 0
     for qid in chart_ids(s.model) if s.engine is Engine.LLAMA_CPP else VLLM_CHART_QUANTS:
@@ -201,7 +198,7 @@ def memory_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
     return cards.memory_chart(s.model.name, usable, curves, lang)
 
 
-def speed_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
+def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
 
     def bars() -> tuple[tuple[str, float], ...]:
