@@ -16,7 +16,7 @@ from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
 from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
-from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, on_device, varied
+from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, breakdown
 from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.quant_ladder import chart_ids, table_ids
@@ -81,7 +81,7 @@ def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[st
         for gpu in answers.catalog.gpus:
             if not more and (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)):
                 continue
-            found.append((gpu, quick_fit(on_device(s, gpu), RUNS if more else FULL_FIT)))
+            found.append((gpu, quick_fit(s, RUNS if more else FULL_FIT, hardware_on(s, gpu))))
         return found
 
     key = ("gpus", s.model.id, s.quant.id, s.request.model_dump_json(), str(more), ",".join(sorted(asked)))
@@ -172,7 +172,7 @@ def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
     for gid in COMMON_GPUS:
         other = answers.catalog.gpu(gid)
         if other is not None and other.id != s.device.id:
-            others.append((other.short_name, quick_fit(on_device(s, other))))
+            others.append((other.short_name, quick_fit(s, hardware=hardware_on(s, other))))
     chart = speed_chart(answers, s, ask.lang)
     reply = cards.speed_card(main, contexts, users, others[:5], answers.catalog, ask.lang, chart=chart, echo=ask.text)
     return answers.about(reply, ask, main)
@@ -204,7 +204,7 @@ def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     def bars() -> tuple[tuple[str, float], ...]:
         found = []
         for gpu in answers.catalog.gpus:
-            row = quick_fit(on_device(s, gpu), FULL_FIT)
+            row = quick_fit(s, FULL_FIT, hardware_on(s, gpu))
             if row.decode_tokens_per_s is not None:
                 found.append((gpu.short_name, round(row.decode_tokens_per_s, 1)))
         found.sort(key=lambda b: -b[1])

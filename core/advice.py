@@ -1,7 +1,7 @@
 """Advice around one scenario: the best quant that fits, KV-cache quantization, the smallest change
 that makes it fit, and hardware to buy or rent.
 
-Every recommendation is a variation of the scenario (``estimate.varied`` / ``on_device``) placed with
+Every recommendation is a variation of the scenario (``estimate.varied``, ``estimate.hardware_on``) placed with
 ``fit.place`` on the hardware it names, so advice never names a setup or quant the memory model says
 would not fit.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from core.cost import OfferQuote, quote_offers
-from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, on_device, scenario, varied
+from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
 from core.fit import Placement, Verdict, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
-from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, KvCacheType, QuantSpec, Workload
+from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
 from core.quant_ladder import LOW_BITS, ladder
 from core.regions import restricted
@@ -264,8 +264,7 @@ def _setup(s: Scenario, gpu: GpuSpec, count: int, floor_bytes: int = 0) -> Setup
     """
     if gpu.memory_bytes * count < floor_bytes:
         return None
-    there = on_device(s, gpu, count)
-    hardware, workload = there.hardware, there.workload
+    hardware, workload = hardware_on(s, gpu, count), s.workload
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     if placement.verdict not in FULL_FIT:
         return None
@@ -391,9 +390,10 @@ class QuickFit(Frozen):
 RUNS = (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
 
 
-def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS) -> QuickFit:
-    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by."""
-    hardware, workload = s.hardware, s.workload
+def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hardware | None = None) -> QuickFit:
+    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by.
+    ``hardware`` puts the scenario on other devices (``estimate.hardware_on``)."""
+    hardware, workload = hardware or s.hardware, s.workload
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
     if placement.verdict in speed_for:

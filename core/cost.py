@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from core.estimate import DEFAULT_COST_USERS, Scenario, on_device
+from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
 from core.fit import Verdict, place
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
@@ -154,7 +154,7 @@ def quote_offers(
 ) -> tuple[OfferQuote, ...]:
     """Offers whose GPUs hold the model fully (fits/tight), each priced on its own hardware, cheapest $/h first.
 
-    Each offer is the scenario on the offer's devices (``on_device``), batched over ``s.cost_users``.
+    Each offer is the scenario on the offer's devices (``hardware_on``), batched over ``s.cost_users``.
     With ``limit`` the scan stops after that many fitting offers (offers are tried cheapest first).
     """
     w = weights(s.model, s.quant, s.measured)
@@ -171,8 +171,7 @@ def quote_offers(
             continue
         if gpu.memory_bytes * offer.gpu_count < floor:
             continue
-        there = on_device(s, gpu, offer.gpu_count)
-        hardware, workload = there.hardware, there.workload
+        hardware, workload = hardware_on(s, gpu, offer.gpu_count), s.workload
         placement = place(s.model, s.quant, hardware, workload, s.measured)
         if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
             continue

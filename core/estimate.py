@@ -113,12 +113,7 @@ class Scenario(Frozen):
 
     @cached_property
     def hardware(self) -> Hardware:
-        return Hardware(
-            gpu=self.device,
-            count=self.count,
-            system_ram_bytes=round(self.ram_gb * 1e9),
-            ram_bandwidth_bytes_per_s=self.ram_bandwidth_gbps * 1e9 if self.ram_bandwidth_gbps else None,
-        )
+        return hardware_on(self, self.device, self.count)
 
     @cached_property
     def workload(self) -> Workload:
@@ -261,6 +256,17 @@ def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Sc
     return scenario(s.model, s.gpu, request, quant=s.quant, measured=s.measured)
 
 
+def hardware_on(s: Scenario, gpu: GpuSpec, count: int = 1) -> Hardware:
+    """The scenario's hardware with other devices (same system RAM): what the device scans place on;
+    the workload does not change with the device."""
+    return Hardware(
+        gpu=gpu,
+        count=count,
+        system_ram_bytes=round(s.ram_gb * 1e9),
+        ram_bandwidth_bytes_per_s=s.ram_bandwidth_gbps * 1e9 if s.ram_bandwidth_gbps else None,
+    )
+
+
 def on_device(s: Scenario, gpu: GpuSpec, count: int = 1) -> Scenario:
     """The same question on other hardware (a cloud offer, a purchase pick), with that device's own backend."""
     request = s.request.model_copy(update={"gpu_count": count, "backend": None})
@@ -394,6 +400,7 @@ __all__ = [
     "default_quant",
     "estimate",
     "estimate_of",
+    "hardware_on",
     "on_device",
     "rope_scaled_context",
     "scenario",
