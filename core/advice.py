@@ -102,11 +102,15 @@ class _Fitted(NamedTuple):
 
 def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
     """The first quant that fits with reserve, else the first that is tight (placement only: memory decides).
-    ``quants`` are those whose weights alone fit (``_weights_floor``)."""
+    A quant whose weights alone overflow (``_weights_floor``) is skipped without placing it; the scan
+    stops at the first fit, so the smaller rungs' weights are never computed."""
     hardware = s.hardware
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
+    usable = usable_bytes(hardware, workload)
     tight: _Fitted | None = None
     for quant in quants:
+        if _weights_floor(s, quant, catalog) > usable:
+            continue
         placement = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id))
         if placement.verdict is Verdict.FITS:
             return _Fitted(quant, placement, workload)
@@ -122,11 +126,11 @@ def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
 
 
 def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
-    usable = usable_bytes(s.hardware, s.workload)
-    quants = [q for q in ladder(s.model, s.engine, catalog) if _weights_floor(s, q, catalog) <= usable]
-    if not quants:  # no quant's weights alone fit: no KV cache type changes that
-        return None
+    quants = ladder(s.model, s.engine, catalog)
     found = _first_fit(s, catalog, quants)
+    usable = usable_bytes(s.hardware, s.workload)
+    if found is None and all(_weights_floor(s, q, catalog) > usable for q in quants):
+        return None  # no quant's weights alone fit: no KV cache type changes that
     if found is None or found.quant.bits < LOW_BITS:
         kvs = KV_CHOICES[s.engine]
         asked = s.request.kv_cache
