@@ -200,9 +200,9 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
             there = with_quant(s, quant, catalog) if quant is not None else varied(s, catalog, **changes)
         except (EstimateError, ValueError):
             return None
+        if place(there.model, there.quant, there.hardware, there.workload, there.measured).verdict not in want:
+            return None  # memory first: the full estimate only for a change that helps
         e = estimate_of(there)
-        if e.verdict not in want:
-            return None
         return Fix(
             kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, scenario=there, estimate=e
         )

@@ -91,14 +91,19 @@ class Scenario(Frozen):
     request: Request  # what was asked: variations and follow-up questions start from it
 
     @cached_property
+    def assumptions(self) -> tuple[tuple[str, ...], tuple[Note, ...]]:
+        """``assumed``: derived once, when a card or an estimate asks."""
+        return assumed(self)
+
+    @property
     def defaults_used(self) -> tuple[str, ...]:
         """Request fields filled with defaults."""
-        return assumed(self)[0]
+        return self.assumptions[0]
 
-    @cached_property
+    @property
     def notes(self) -> tuple[Note, ...]:
-        """The defaults and modelling assumptions, as codes with values (derived when a card asks)."""
-        return assumed(self)[1]
+        """The defaults and modelling assumptions, as codes with values."""
+        return self.assumptions[1]
 
     @property
     def device(self) -> GpuSpec:
