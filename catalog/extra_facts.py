@@ -1,7 +1,8 @@
 """The fact files of issue 26: Ollama library tags, pre-quantized vLLM repositories, quality per quant.
 
 Small, read once per process from ``catalog/facts/`` (each row with its source and date); they are not
-in the SQLite store because nothing else joins on them.
+in the SQLite store because nothing else joins on them, but they count in the catalog version
+(``catalog.facts.facts_hash``), so editing one is a new version.
 """
 
 from __future__ import annotations
