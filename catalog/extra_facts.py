@@ -27,7 +27,11 @@ def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
 
 
 def _provenance(row: dict[str, object]) -> Provenance:
-    return Provenance(source=str(row["source"]), as_of=str(row["as_of"]))
+    return Provenance(
+        source=str(row["source"]),
+        as_of=str(row["as_of"]),
+        unverified=tuple(str(f) for f in row.get("unverified", ())),  # type: ignore[attr-defined]
+    )
 
 
 @cache
