@@ -45,7 +45,18 @@ def test_best_quality_is_the_lowest_loss_among_the_fitting():
 def test_the_most_asked_families_have_sourced_figures():
     """Issue 26: sourced quality figures for the most asked families (each row cites its own URL)."""
     families = {r.family for r in quant_quality()}
-    most_asked = {"Llama 3", "Llama 2", "Llama 4", "Gemma 2", "Gemma 3", "Mistral", "Qwen3", "Qwen3.5", "DeepSeek", "Kimi"}
+    most_asked = {
+        "Llama 3",
+        "Llama 2",
+        "Llama 4",
+        "Gemma 2",
+        "Gemma 3",
+        "Mistral",
+        "Qwen3",
+        "Qwen3.5",
+        "DeepSeek",
+        "Kimi",
+    }
     assert most_asked <= families
     qwen = CATALOG.model("qwen3-30b-a3b")
     assert qwen is not None
