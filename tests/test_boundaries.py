@@ -37,12 +37,10 @@ FORBIDDEN_IN_CORE = {
 PLATFORM_LIBS = {"discord", "telegram"}
 ADAPTER_STORAGE = {"catalog.inbox"}  # the durable hand-over of updates and interactions (README, Layout)
 CHAT_WORDS = re.compile(r"mygpu|@BotName|@\\w\{1,64\}|bot_username|<@|allowed_mentions|/settings|/forget", re.I)
-# Circles left to the Scenario/Analysis redesign of the answer modules (issue 20, part A). The test
-# fails when one disappears, so that this list only shrinks.
 MAX_MODULE_LINES, MAX_CLASS_LINES = 600, 250
-# Over the size rule in the faults work (issue 21) as merged; like KNOWN_CIRCLES, this list only shrinks.
+# Over the size rule in the faults work (issue 21) as merged; the test fails when one is fixed, so that
+# this list only shrinks.
 KNOWN_OVERSIZED = {"catalog/hub.py: class HubClient", "bot/adapters/telegram_poller.py: class Poller"}
-KNOWN_CIRCLES = {frozenset({"bot.answers", "bot.answer_multi", "bot.answer_tables"})}
 
 
 @dataclass
@@ -221,11 +219,8 @@ def test_no_private_names_cross_modules():
 
 
 def test_no_import_circles():
-    circles = _circles()
-    new = [sorted(c) for c in circles - KNOWN_CIRCLES]
-    gone = [sorted(c) for c in KNOWN_CIRCLES - circles]
-    assert not new, f"import circles: {new}"
-    assert not gone, f"fixed, so take them off KNOWN_CIRCLES: {gone}"
+    circles = [sorted(c) for c in _circles()]
+    assert not circles, f"import circles: {circles}"
 
 
 def test_the_circle_check_finds_one():
