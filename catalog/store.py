@@ -13,7 +13,6 @@ for one-shot commands; everything else goes through ``load``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import sqlite3
@@ -65,6 +64,8 @@ class CatalogStore:
 
     async def _load_retrying(self) -> Catalog:
         """``_load``; a start racing another process's that SQLite answers "locked" at once is tried again."""
+        import asyncio  # only in the async paths: ``read_current`` serves one-shot commands without it
+
         for attempt in range(5):
             try:
                 return await self._load()
@@ -137,6 +138,8 @@ class CatalogStore:
                 rows[name] = [row[0] async for row in cur]
         catalog = from_rows(meta, rows)
         if not adopt_stored_names(catalog, meta.get("name_index")):
+            import asyncio
+
             names = await asyncio.to_thread(build_names, catalog)  # a fifth of a second: not on the event loop
             try:
                 await db.execute("INSERT OR REPLACE INTO meta VALUES ('name_index', ?)", (names,))

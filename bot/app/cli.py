@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from bot.app.datadir import CATALOG_FILE, from_environment
 from bot.card_parts import note_text
 from bot.reply import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
@@ -125,9 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_catalog() -> Catalog:
     """The catalog, read straight from a current file; built, rebuilt or migrated first when it is not."""
-    from bot.app.settings import Settings
-
-    store = CatalogStore(Settings().catalog_path())
+    store = CatalogStore(from_environment() / CATALOG_FILE)
     catalog = store.read_current()
     if catalog is None:
         import asyncio
