@@ -57,9 +57,7 @@ async def test_an_outage_loses_no_answer_and_marks_nothing_done_unsent(
     chats = range(2000, 2040)
     async with UserDataStore(tmp_path / "user.sqlite") as store:
         service = Service(catalog, store=store)
-        app = build_application(
-            service, TOKEN, base_url=f"http://127.0.0.1:{proxy.port}/bot", charts=False, rate_limiter=False
-        )
+        app = build_application(service, TOKEN, base_url=f"http://127.0.0.1:{proxy.port}/bot", charts=False)  # paced
         async with serve(app, poll_timeout=1):
             ask(telegram_api, chats)
             await until(lambda: len(answered(telegram_api)) >= 5, 20)
