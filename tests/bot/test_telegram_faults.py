@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from bot.adapters.telegram_bot import build_application, serve
-from bot.adapters.telegram_intake import Intake
+from bot.adapters.telegram_intake import SUSPECTS, Intake
 from bot.adapters.telegram_queue import FairQueue
 from bot.service import Service
 from catalog.store import CatalogStore
@@ -165,6 +165,7 @@ async def test_an_update_the_process_died_on_twice_is_quarantined_and_once_goes_
         bot = SimpleNamespace()
         left, offset = await Intake(inbox, bot).resume()  # type: ignore[arg-type]
         assert [u.update_id for _, _, u in left] == [3, 2] and offset == 4
+        assert left[1][0] == SUSPECTS  # answered after the others, one suspect at a time
         assert await inbox.failures() == [(1, "quarantined: the process died 2 times handling it")]
         assert inbox.start_counts() == {2: 1}  # the settled ones are forgotten, the open one still counts
 
