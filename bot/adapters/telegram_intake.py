@@ -80,16 +80,19 @@ def parse(raw: list[Any], bot: Bot) -> Batch:
             update = Update.de_json(item, bot)
         except Exception as exc:  # any shape PTB cannot read: this update only
             batch.poison.append((update_id, json.dumps(item), f"parse: {exc.__class__.__name__}"))
-            log.error(
-                "update %s cannot be parsed (%s); recorded and skipped",
-                update_id,
-                exc.__class__.__name__,
-                extra={"event": "poison_update", "update_id": update_id},
-            )
             continue
         batch.updates.append(update)
     batch.next_offset = max(ids) + 1 if ids else None
     return batch
+
+
+def report_poison(update_id: int, reason: str) -> None:
+    log.error(
+        "update %s cannot be used (%s); recorded and skipped",
+        update_id,
+        reason,
+        extra={"event": "poison_update", "update_id": update_id},
+    )
 
 
 def item_of(update: Update) -> InboxItem:
@@ -127,13 +130,15 @@ class Intake:
             new = await self.inbox.is_new(ids)
             fresh = [u for u in batch.updates if u.update_id in new]
             await self.inbox.add([item_of(u) for u in fresh])
-            for update_id, data, reason in batch.poison:
-                if update_id in new:
-                    await self.inbox.fail(update_id, reason, data)
+            poison = [p for p in batch.poison if p[0] in new]
+            for update_id, data, reason in poison:
+                await self.inbox.fail(update_id, reason, data)
         except (sqlite3.Error, OSError) as exc:
             self._set_unsafe(exc)
             return False
         self._set_safe()
+        for update_id, _, reason in poison:  # once: a batch fetched again is not new any more
+            report_poison(update_id, reason)
         batch.updates = fresh
         return True
 

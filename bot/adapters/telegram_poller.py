@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from telegram import Update
 from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
-from bot.adapters.telegram_intake import SUSPECTS, Batch, Intake, StateCallback, fetch
+from bot.adapters.telegram_intake import SUSPECTS, Batch, Intake, StateCallback, fetch, report_poison
 from bot.adapters.telegram_queue import FairQueue, queue_key
 
 if TYPE_CHECKING:
@@ -224,6 +224,8 @@ class Poller:
                 return False
         else:
             self._unanswered.update(u.update_id for u in batch.updates)
+            for update_id, _, reason in batch.poison:
+                report_poison(update_id, reason)
         self.offset = batch.next_offset
         for update in batch.updates:
             chat, user = queue_key(update)

@@ -301,10 +301,12 @@ async def test_locked_database_saves_nothing_clearly_and_answers_everything(
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The lock comes after the questions are in the inbox (a lock before they arrive stops their
+    confirmation instead: tests/bot/test_telegram_faults.py): they are all answered while it lasts."""
     path = tmp_path / "user.sqlite"
     defaults = settings(tmp_path)
     async with UserDataStore(path, busy_timeout_ms=50) as store:
-        service = Service(
+        service = GatedService(
             catalog,
             store=store,
             limits=Limits.per_minute(
@@ -320,10 +322,14 @@ async def test_locked_database_saves_nothing_clearly_and_answers_everything(
             expected[(ask.text, ask.lang)] = card_texts(cards.error_card(ask.lang, t(ask.lang, "prefs.storage_error")))
         blocker = sqlite3.connect(path, timeout=0)
         async with running(telegram_api, service):
+            tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
+            push(telegram_api, asks)
+            async with asyncio.timeout(10):  # stored in the inbox, held before answering
+                while len(await store.inbox.open_items()) < len(asks):
+                    await asyncio.sleep(0.02)
             blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
             try:
-                tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
-                push(telegram_api, asks)
+                service.gate.set()
                 verdict, _ = await wait_for_responses(tally, asks, expected, 20, 0.3)
             finally:
                 blocker.rollback()
@@ -351,6 +357,18 @@ async def test_locked_database_saves_nothing_clearly_and_answers_everything(
     finally:
         check.close()
     no_refusals(telegram_api)
+
+
+class GatedService(Service):
+    """Answers only once ``gate`` is set."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = asyncio.Event()
+
+    async def answer(self, text: str, locale: str | None = None, user: Any = None) -> Any:
+        await self.gate.wait()
+        return await super().answer(text, locale, user)
 
 
 async def _wait(tally: Tally, chat: int, count: int) -> None:
