@@ -104,7 +104,7 @@ log = logging.getLogger(__name__)
 
 MIB = 1 << 20
 LOOKUP_DEADLINE_FACTOR = 3.0  # a whole look-up (info + one file) gets at most this many per-request timeouts
-MAX_INFO_BYTES = 64 * MIB  # a model-info answer larger than this is refused
+MAX_INFO_BYTES = 16 * MIB  # a model-info answer larger than this is refused (~200k files listed)
 
 
 # --- result --------------------------------------------------------------------------------------
@@ -409,7 +409,7 @@ class HubClient:
                 cap=MAX_INFO_BYTES,
                 on_status=lambda status, headers: _status_error(status, headers, repo_id),
                 on_too_large=lambda size: HubBadData(
-                    "hub.too_large", repo=repo_id, file="model info", size=size, limit=MAX_INFO_BYTES
+                    "hub.too_large", repo=repo_id, file=f"api/models/{repo_id}", size=size, limit=MAX_INFO_BYTES
                 ),
             )
         except (HubError, HubDeadline):

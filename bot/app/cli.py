@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--lang", choices=["de", "en"])
 
     sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example.env)")
-    sub.add_parser("health", help="exit 0 when the catalog and the user database open")
+    sub.add_parser("health", help="exit 0 when the data directory is FitBot's, its databases open and an adapter runs")
     stats = sub.add_parser("stats", help="usage statistics from the query log")
     stats.add_argument("--json", action="store_true")
 
