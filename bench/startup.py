@@ -6,7 +6,7 @@ The machine is shared, so contenders run interleaved, round by round, and the fi
 of wall time and of CPU time (user + system of the child process); ratios compare pairs measured
 in the same minutes. Contenders:
 
-- this tree; ``--base REF`` checked out with ``git worktree`` (run by the same interpreter, with its
+- this tree; ``--base REF`` unpacked with ``git archive`` (run by the same interpreter, with its
   own data directory, so only the code differs); ridgepoint 0.1.2 (``pip install ridgepoint`` into
   another environment, pass ``--ridgepoint PATH`` or put it on PATH); llmfit when its binary runs.
 
@@ -192,14 +192,13 @@ class Contender:
 
 @contextmanager
 def worktree(ref: str) -> Iterator[Path]:
-    """A checkout of ``ref`` next to this one, removed afterwards."""
+    """The files of ``ref`` in a temporary folder (``git archive``: the repository is not touched)."""
     folder = Path(tempfile.mkdtemp(prefix="fitbot-base-"))
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(folder), ref], check=True,
-                   capture_output=True)  # fmt: skip
     try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
         yield folder
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
 
 
