@@ -12,10 +12,10 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
-from bot import cards, commands
+from bot import cards, commands, variants
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
-from bot.reply import Note, Reply
+from bot.reply import Action, Note, Reply
 from bot.resolve import Resolver, build_request
 from bot.user import User
 from catalog.lookup import vocabulary
@@ -44,6 +44,7 @@ class Answers:
         self.vocab = vocab or vocabulary(catalog)
         self._scans: OrderedDict[tuple[str, ...], Any] = OrderedDict()
         self._notes: list[Note] = []  # what the current dispatch assumed (one worker thread: no sharing)
+        self._actions: list[Action] = []  # buttons for the other readings of a name (bot.resolve)
         self._generic: GenericDevice | None = None  # the generic device of the current question, if any
         if vocab is None:
             parse("", self.vocab)  # builds the parser's name index now, not on the first question
@@ -105,6 +106,8 @@ class Answers:
         """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""
         self.fresh()
         reply = self._route(q, lang, user, text, model_override)
+        if self._actions and reply.kind not in ("suggest", "error"):
+            reply = reply.model_copy(update={"actions": (*self._actions, *reply.actions)})
         return with_notes(reply, self._notes, lang)
 
     def _route(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None) -> Reply:
@@ -131,6 +134,8 @@ class Answers:
             if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not user.gpu_id and not q.not_device:
                 # no hardware named or saved: the card names the smallest setups instead of asking
                 return self._subjects(self._finetune(model, None, 0, q, lang, text), model, None, 1, q, user)
+            if variants.spans(q):  # "M3 Max" with 36-128 GB and none usual: every size in one card
+                return variants.span_card(self, model, q, lang, user, text)
             gpu = self.gpu(q, lang, user, text, model)
             if isinstance(gpu, Reply):
                 return gpu
@@ -161,6 +166,7 @@ class Answers:
         resolver = Resolver(self.catalog)
         found = resolver.device(q, lang, user, text, need=model is not None)
         self._notes.extend(resolver.notes)
+        self._actions.extend(a for a in resolver.actions if a not in self._actions)
         if resolver.generic is not None and not isinstance(found, Reply):
             self._generic = resolver.generic
         return found
@@ -272,7 +278,7 @@ class Answers:
 
     def fresh(self) -> None:
         """A new question: nothing assumed, no generic device yet."""
-        self._notes, self._generic = [], None
+        self._notes, self._generic, self._actions = [], None, []
 
     def _note(self, note: Note) -> None:
         if note not in self._notes:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 
 from bot import cards
-from bot.reply import Note, Reply
+from bot.reply import Action, Note, Reply
 from bot.user import User
+from catalog.lookup import sized_name
 from core.devices import GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
@@ -33,6 +34,7 @@ class Resolver:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.notes: list[Note] = []
+        self.actions: list[Action] = []  # the other readings of a name answered for its dominant variant
         self.generic: GenericDevice | None = None
 
     # --- models ---------------------------------------------------------------------------
@@ -87,7 +89,9 @@ class Resolver:
                     Note(code="memory_variant", values={"gpu": variant.short_name, "base": gpu.short_name})
                 )
                 return variant, count
-            if match.assumed:
+            if match.assumed and match.choices:
+                self.dominant_variant(match, gpu, text)
+            elif match.assumed:
                 self.notes.append(Note(code="assumed_device", values={"gpu": gpu.short_name, "text": match.text}))
             return gpu, count
         if match.choices:
@@ -100,13 +104,21 @@ class Resolver:
             )
         return self.unknown_device(match.text, q, lang, text, match.suggestions)
 
+    def dominant_variant(self, match: Match, gpu: GpuSpec, text: str) -> None:
+        """ "3060" answered as the 12 GB card (catalog/facts/name_defaults.toml): said so, the others one tap away."""
+        others = [g for c in match.choices if (g := self.catalog.gpu(c))]
+        names = ", ".join(sized_name(g) for g in others)
+        values = {"gpu": sized_name(gpu), "text": match.text, "others": names}
+        self.notes.append(Note(code="dominant_variant", values=values))
+        self.actions.extend(Action(label=sized_name(g), query=replace_name(text, match.text, g.id)) for g in others)
+
     def unknown_device(
         self, phrase: str, q: Query, lang: Lang, text: str, near: tuple[str, ...] = ()
     ) -> tuple[GpuSpec, int] | Reply:
         """A device the catalog lacks: estimated as a generic device when its memory is given, else asked."""
         if q.device_memory_gib:
             return self.generic_device(q, lang, text, label=f"{phrase} ({q.device_memory_gib:g} GB)")
-        queries = [_replace(text, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
+        queries = [replace_name(text, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
         labels = [f"{size} GB" for size in GENERIC_SIZES]
         message = t(lang, "resolve.unknown_device", text=phrase)
         return cards.ask_card(lang, message, labels, queries, echo=text)
@@ -143,11 +155,11 @@ class Resolver:
             if item is None:
                 continue
             names.append(item.name if isinstance(item, ModelSpec) else item.short_name)
-            queries.append(_replace(text, phrase, sid))
+            queries.append(replace_name(text, phrase, sid))
         return cards.ask_card(lang, message, labels or names, queries, echo=text)
 
 
-def _replace(text: str, phrase: str, new: str) -> str:
+def replace_name(text: str, phrase: str, new: str) -> str:
     """The question with one name replaced (the first occurrence, compared without case and spacing);
     mention syntax never travels into a button."""
     text = " ".join(_MENTION.sub(" ", text).split())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from catalog.name_defaults import dominant_ids
 from core import names as N
 from core.devices import with_memory
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
@@ -33,6 +34,7 @@ class ModelHit:
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
+    dominant = dominant_ids({g.id for g in catalog.gpus})
     return Vocabulary(
         models=tuple(
             VocabEntry(
@@ -51,6 +53,8 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
                 group=g.category,
                 laptop=getattr(g, "form_factor", "") == "laptop" or "laptop" in g.name.lower(),
                 chip=getattr(g, "chip", "") or "",
+                dominant=g.id in dominant,
+                gpu_cores=getattr(g, "gpu_cores", None),
             )
             for g in catalog.gpus
         ),
@@ -109,18 +113,41 @@ def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
     return ModelHit(model) if model else NotFound("model", text, _offers(match))
 
 
-def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
-    """A device by id, name or alias, with an optional count ("2x 3090") and memory ("4060 ti 8gb")."""
+def find_gpu(catalog: Catalog, text: str, assumed: list[str] | None = None) -> tuple[GpuSpec, int] | NotFound:
+    """A device by id, name or alias, with an optional count ("2x 3090") and memory ("4060 ti 8gb").
+
+    A bare name with memory variants is read as its dominant variant ("3060": 12 GB) or, where none
+    dominates ("m4 max 40-core"), as the smallest (what fits there fits on every size); either way
+    the reading is appended to ``assumed`` with the ids that pick another.
+    """
     q = _parsed(catalog, "gpu", text)
     if q.not_device:
         return NotFound("gpu", text, reason=catalog.not_devices[int(q.not_device.split(":")[1])].note)
     match = q.gpu
     gpu = catalog.gpu(match.id) if match and match.id else None
+    notes = assumed if assumed is not None else []
+    if gpu is None and match and match.choices:
+        sizes = sorted((g for c in match.choices if (g := catalog.gpu(c))), key=lambda g: g.memory_bytes)
+        gpu = sizes[0]
+        shown = "/".join(dict.fromkeys(f"{round(g.memory_bytes / (1 << 30))}" for g in sizes))
+        others = ", ".join(dict.fromkeys(g.id for g in sizes if g.memory_bytes != gpu.memory_bytes))
+        notes.append(
+            f"{text!r} comes with {shown} GB; estimated for the smallest, {sized_name(gpu)} (others: {others})"
+        )
+    elif gpu is not None and match and match.assumed:
+        others = f" (others: {', '.join(match.choices)})" if match.choices else ""
+        notes.append(f"{text!r} read as {sized_name(gpu)}{others}")
     if gpu is None:
         return NotFound("gpu", text, _offers(match))
     if match and match.memory_gib and not same_memory(match.memory_gib, gpu.memory_bytes / (1 << 30)):
         gpu = with_memory(gpu, match.memory_gib)  # the chip the catalog knows, with the memory the user gave
+        notes.append(f"{text!r} estimated as {gpu.short_name} (a known chip with the memory given)")
     return gpu, q.gpu_count
+
+
+def sized_name(gpu: GpuSpec) -> str:
+    """A device's short name with its memory ("RTX 3080 10GB"), as a variant is told apart."""
+    return gpu.short_name if "GB" in gpu.short_name else f"{gpu.short_name} {round(gpu.memory_bytes / (1 << 30))}GB"
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:

@@ -103,7 +103,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     chosen = _select(_candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
-    fields = _name_fields(chosen, clean, toks, used, idx, full_low)
+    cores = found.get("gpu_cores")
+    fields = _name_fields(chosen, clean, toks, used, idx, full_low, cores if isinstance(cores, int) else None)
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
@@ -144,7 +145,13 @@ def _finetune_method(word: str) -> Literal["qlora", "lora", "full"]:
 
 
 def _name_fields(
-    chosen: dict[str, _Cand], clean: str, toks: list[L.Tok], used: set[int], idx: _Index, low: str
+    chosen: dict[str, _Cand],
+    clean: str,
+    toks: list[L.Tok],
+    used: set[int],
+    idx: _Index,
+    low: str,
+    cores: int | None = None,
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
@@ -161,7 +168,7 @@ def _name_fields(
     for slot in slots:
         if slot in chosen:
             memory = int(loose) if slot == "gpu" and isinstance(loose, float) else None
-            matches[slot] = _to_match(chosen[slot], clean, toks, idx, memory)
+            matches[slot] = _to_match(chosen[slot], clean, toks, idx, memory, cores)
     out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
     out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)

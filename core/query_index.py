@@ -55,6 +55,8 @@ class _Index:
     laptop: dict[str, bool] = field(default_factory=dict)
     chip: dict[str, str] = field(default_factory=dict)
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
+    dominant: set[str] = field(default_factory=set)  # devices: the variant a bare chip name means
+    cores: dict[str, int] = field(default_factory=dict)  # Apple: GPU cores of the bin
     exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
     primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
@@ -92,6 +94,10 @@ def _build_index(vocab: Vocabulary) -> _Index:
             idx.params[entry.id] = (entry.total_b or 0.0, entry.active_b or entry.total_b or 0.0)
             idx.laptop[entry.id] = entry.laptop
             idx.chip[entry.id] = entry.chip or entry.id
+            if entry.dominant:
+                idx.dominant.add(entry.id)
+            if entry.gpu_cores:
+                idx.cores[entry.id] = entry.gpu_cores
             idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
             idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
             for name in (entry.id, *entry.names[:1]):

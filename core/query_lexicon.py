@@ -28,7 +28,9 @@ def _words(text: str) -> frozenset[str]:
 
 VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla intel arc")
 # words that carry no identity in a model or GPU name
-NOISE_WORDS = _words("instruct chat it hf gguf the model modell llm")
+NOISE_WORDS = _words(
+    "instruct chat it hf gguf the model modell llm gpu gpus grafikkarte"
+)  # "A16 (per GPU)" is no "gpu"
 NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
@@ -273,8 +275,31 @@ OTHER_ENGINE = re.compile(
 VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
 
 
+# "38-core", "40 core GPU", "30c", "40-Kern-GPU", "38 GPU cores": an Apple GPU bin, never a device count;
+# "12-core CPU" is taken out too (it names no device)
+CORES = re.compile(
+    r"\b(?P<n>\d{1,2})\s*[- ]?\s*(?:cores?|kerne?n?|c)\b(?P<cpu>\s*[- ]?\s*cpu)?(?:\s*[- ]?\s*gpu)?"
+    r"|\b(?P<g>\d{1,2})\s*[- ]?\s*gpu[- ]?(?:cores?|kerne?n?)\b",
+    A,
+)
+APPLE_CORES = (4, 80)  # the smallest and largest Apple GPU core counts (M1 7-core ... M3 Ultra 80-core)
+
+
+def read_cores(low: str, found: Found) -> str:
+    """Takes out GPU core counts; the largest stated one names the bin ("14c/30c" is CPU/GPU)."""
+
+    def one(m: re.Match[str]) -> str:
+        n = int(m["n"] or m["g"])
+        if not m["cpu"] and APPLE_CORES[0] <= n <= APPLE_CORES[1]:
+            found["gpu_cores"] = max(n, int(str(found.get("gpu_cores") or 0)))
+        return blank(m)
+
+    return CORES.sub(one, low)
+
+
 def read_devices(low: str, found: Found) -> str:
     """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
+    low = read_cores(low, found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True
     for pattern, kind in GENERIC_DEVICES:

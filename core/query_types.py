@@ -19,6 +19,8 @@ class VocabEntry(Frozen):
     active_b: float | None = None
     laptop: bool = False  # devices: a laptop part is not its desktop namesake
     chip: str = ""  # devices: memory variants of one chip share it
+    dominant: bool = False  # devices: the variant a bare chip name means (catalog/facts/name_defaults.toml)
+    gpu_cores: int | None = None  # Apple: the GPU core count that names the bin ("M4 Max 40-core")
 
 
 class Vocabulary(Frozen):
@@ -49,7 +51,8 @@ class Match(Frozen):
     differ only in memory, to be asked about with buttons; ``unknown`` says that nothing in the
     catalog is the thing typed (look it up, or say "I don't know"); ``memory_gib`` is a memory size
     the user gave for a device; ``assumed`` names the entry picked for a bare name that has siblings
-    ("h100" → the SXM board).
+    ("h100" → the SXM board). With ``id`` set, ``choices`` are the other readings of a bare name
+    (its dominant variant was picked, the others get a button each).
     """
 
     id: str | None
@@ -73,6 +76,8 @@ class Query(Frozen):
     gpu2: Match | None = None
     gpu_count: int = 1
     gpu2_count: int = 1
+    gpu_cores: int | None = None  # "M2 Max 38-core": the GPU core count, never a device count
+    rig: bool = False  # "4090 + 3090": gpu and gpu2 (and more_gpus) are one machine, not a comparison
     memory_gib: float | None = None
     not_device: str | None = None
     hf_repo: str | None = None

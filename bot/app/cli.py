@@ -126,9 +126,12 @@ def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit,
     hit = find_model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
-    found = find_gpu(catalog, args.gpu)
+    assumed: list[str] = []
+    found = find_gpu(catalog, args.gpu, assumed)
     if isinstance(found, NotFound):
         raise UsageError(_not_found(found))
+    for line in assumed:  # on stderr, so --json output stays one JSON document
+        print(f"assumed: {line}", file=sys.stderr)
     return hit, found[0], args.gpus or found[1]
 
 
