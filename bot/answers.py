@@ -181,7 +181,7 @@ class Answers:
     # --- estimates ----------------------------------------------------------------------------
 
     def request(self, q: Query, user: User, count: int) -> Request:
-        request, notes = build_request(q, user, count)
+        request, notes = build_request(q, user, count, self.catalog.quants)
         for note in notes:
             self._note(note)
         return request

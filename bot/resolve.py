@@ -10,6 +10,7 @@ whose speed is a wide range. Every assumption becomes a ``Note`` the card shows 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from bot import cards
 from bot.reply import Action, Note, Reply
@@ -17,7 +18,7 @@ from bot.user import User
 from catalog.lookup import sized_name
 from core.devices import GenericDevice, generic_device, with_memory
 from core.estimate import Request
-from core.models import Catalog, Engine, GpuSpec, ModelSpec
+from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
 from core.names import same_memory
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
@@ -168,10 +169,21 @@ def replace_name(text: str, phrase: str, new: str) -> str:
     return replaced if n else f"{text} {new}"
 
 
-def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]]:
+def build_request(q: Query, user: User, count: int, quants: Sequence[QuantSpec] = ()) -> tuple[Request, list[Note]]:
     """The estimate's settings from the question and the saved defaults, and what was switched: an
-    AWQ/GPTQ/FP8 checkpoint is served by vLLM; an engine FitBot does not model is named."""
-    notes = []
+    AWQ/GPTQ/FP8 checkpoint is served by vLLM; an engine FitBot does not model is named; a quant
+    name is read as the catalog quant it stands for, or named as unknown, never silently replaced."""
+    notes = quant_notes(q)
+    quant = q.quant
+    if quant is None and q.bpw is not None and (near := nearest_quant(q.bpw, quants)) is not None:
+        quant = near.id  # "exl2 4.65bpw", "mlx 4bit": the GGUF quant of the nearest size
+        values = {
+            "engine": q.other_engine or "",
+            "bpw": f"{q.bpw:g}",
+            "quant": near.id,
+            "quant_bpw": f"{near.bpw_dense:.2f}",
+        }
+        notes.append(Note(code="quant_nearest", values=values))
     engine = q.engine or user.engine
     if engine is None and q.quant in VLLM_QUANTS:
         engine = Engine.VLLM
@@ -180,7 +192,7 @@ def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]
         used = (engine or Engine.LLAMA_CPP).value
         notes.append(Note(code="other_engine", values={"engine": q.other_engine, "used": used}))
     request = Request(
-        quant=q.quant,
+        quant=quant,
         context=q.context or user.context,
         kv_cache=q.kv_cache,
         engine=engine,
@@ -190,3 +202,19 @@ def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]
         concurrent=q.users,
     )
     return request, notes
+
+
+def quant_notes(q: Query) -> list[Note]:
+    """What a quant name was read as: an unsloth name without "UD-", an ARM repack, or unknown."""
+    if q.quant and q.quant_text:
+        code = "quant_ud" if q.quant.startswith("UD-") else "quant_repack"
+        return [Note(code=code, values={"text": q.quant_text, "quant": q.quant})]
+    if q.unknown_quant and not q.quant:
+        return [Note(code="quant_unknown", values={"text": q.unknown_quant})]
+    return []
+
+
+def nearest_quant(bpw: float, quants: Sequence[QuantSpec]) -> QuantSpec | None:
+    """The plain llama.cpp GGUF quant whose dense bits per weight are nearest to ``bpw``."""
+    pool = [x for x in quants if x.format == "gguf" and not x.id.startswith("UD-") and Engine.LLAMA_CPP in x.engines]
+    return min(pool, key=lambda x: abs(x.bpw_dense - bpw), default=None)

@@ -12,9 +12,10 @@ from pathlib import Path
 from catalog.name_defaults import dominant_ids
 from core import names as N
 from core.devices import with_memory
-from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
+from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
 from core.names import same_memory
 from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
+from core.query_lexicon import compact, quant_id
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,12 @@ def find_gpu(catalog: Catalog, text: str, assumed: list[str] | None = None) -> t
         gpu = with_memory(gpu, match.memory_gib)  # the chip the catalog knows, with the memory the user gave
         notes.append(f"{text!r} estimated as {gpu.short_name} (a known chip with the memory given)")
     return gpu, q.gpu_count
+
+
+def find_quant(catalog: Catalog, text: str) -> QuantSpec | None:
+    """A quant by any name the parser reads ("q2_k_xl" is UD-Q2_K_XL, "q4_0_4_4" is Q4_0, "q4" Q4_K_M)."""
+    qid = quant_id(text, {compact(q.id): q.id for q in catalog.quants})
+    return catalog.quant(qid) if qid else None
 
 
 def sized_name(gpu: GpuSpec) -> str:

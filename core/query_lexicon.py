@@ -226,7 +226,9 @@ READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
      "context", lambda m: token_count(m, keyword=False)),
     (re.compile(r"\b(?P<num>\d{3,8})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
 )  # fmt: skip
-QUANT_GGUF = re.compile(r"\b((?:ud[-_])?i?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*)\b", A)
+QUANT_GGUF = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
+# anything else shaped like a GGUF quant name ("q7_k_z", "iq3_kt"): named as unknown, never dropped
+QUANT_SHAPED = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-][a-z0-9]{1,4}){1,4})\b", A)
 QUANT_WORD = re.compile(
     r"\b(fp8|f8|w8a8|awq|gptq|mxfp4|nvfp4|bf16|fp16|f16|int4|int8|4[- ]?bits?|8[- ]?bits?"
     r"|native|nativ|unquantized|unquantised|unquantisiert|full precision)\b"
@@ -239,6 +241,18 @@ QUANT_ALIASES = {
     "unquantized": ("BF16",), "unquantised": ("BF16",), "unquantisiert": ("BF16",),
     "fullprecision": ("BF16",), "q4k": ("Q4_K_M",), "q5k": ("Q5_K_M",), "q3k": ("Q3_K_M",),
 }  # fmt: skip
+# names that stand for another catalog quant, said on the card ("Q2_K_XL read as UD-Q2_K_XL"): unsloth
+# dynamic quants without their "UD-" (LM Studio and Ollama tags drop it), and the ARM repacks of Q4_0,
+# which hold the same bytes (llama.cpp now repacks Q4_0 at load time and removed these types)
+READ_AS = {
+    **{f"q{n}kxl": f"UD-Q{n}_K_XL" for n in (2, 3, 4, 5, 6, 8)},
+    "iq1m_ud": "UD-IQ1_M", "q4044": "Q4_0", "q4048": "Q4_0", "q4088": "Q4_0",
+}  # fmt: skip
+# EXL2/EXL3 at a stated bits per weight ("4.65bpw"), MLX n-bit ("mlx 4bit": group 64 with an fp16
+# scale and bias, so n + 0.5 bpw, mlx.core.quantize): estimated as the GGUF quant nearest in size
+BPW = re.compile(r"\b(?P<bpw>\d{1,2}(?:\.\d{1,3})?)\s*[- ]?(?:bpw|bits?\s+per\s+weight)\b", A)
+MLX_BITS = re.compile(r"\bmlx[- ]?(?P<a>[2-8])[- ]?bits?\b|\b(?P<b>[2-8])[- ]?bits?[- ]?mlx\b", A)
+MLX_OVERHEAD_BPW = 0.5  # fp16 scale + fp16 bias per 64 weights
 FINETUNE = re.compile(r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b")
 BARE_CONTEXT_MIN = 1024
 # phrases that only say "per time" and must not be read as names ("pro" in "tokens pro sekunde")
@@ -314,9 +328,22 @@ def read_devices(low: str, found: Found) -> str:
         if gib is not None:
             found.setdefault("device_memory_gib", gib)
         low = low[: m.start()] + blank(m) + low[m.end() :]
+    low = _read_bpw(low, found)
     if m := OTHER_ENGINE.search(low):
         found["other_engine"] = m["e"]
         low = low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
+def _read_bpw(low: str, found: Found) -> str:
+    """ "exl2 4.65bpw", "mlx 4bit": a size in bits per weight, for a format FitBot does not model."""
+    if m := MLX_BITS.search(low):
+        found["bpw"] = int(m["a"] or m["b"]) + MLX_OVERHEAD_BPW
+        found.setdefault("other_engine", "mlx")
+        return low[: m.start()] + blank(m) + low[m.end() :]
+    if (m := BPW.search(low)) and 1.0 <= (bpw := float(m["bpw"])) <= 16.0:
+        found["bpw"] = bpw
+        return low[: m.start()] + blank(m) + low[m.end() :]
     return low
 
 
@@ -455,9 +482,10 @@ def _read(pattern: re.Pattern[str], text: str, found: Found, field: str, reader:
 
 
 def quant_id(raw: str, quants: dict[str, str]) -> str | None:
-    """Maps a typed quant ("q4", "4-bit", "ud-q2_k_xl") to a vocabulary id, or None."""
+    """Maps a typed quant ("q4", "4-bit", "ud-q2_k_xl", "q2_k_xl") to a vocabulary id, or None."""
     key = compact(raw)
-    candidates = (key, *(compact(alias) for alias in QUANT_ALIASES.get(key, ())))
+    read_as = (compact(READ_AS[key]),) if key in READ_AS else ()
+    candidates = (key, *read_as, *(compact(alias) for alias in QUANT_ALIASES.get(key, ())))
     return next((quants[c] for c in candidates if c in quants), None)
 
 
@@ -468,11 +496,14 @@ def _read_quants(low: str, found: Found, quants: dict[str, str], unknown: list[s
         qid = quant_id(m.group(1), quants)
         if qid is None:
             unknown.append(m.group(1))
-        else:
-            found.setdefault("quant", qid)
+            found.setdefault("unknown_quant", m.group(1).upper())
+        elif "quant" not in found:
+            found["quant"] = qid
+            if compact(m.group(1)) in READ_AS:
+                found["quant_text"] = m.group(1).upper()
         return blank(m)
 
-    for pattern in (QUANT_GGUF, QUANT_WORD):
+    for pattern in (QUANT_GGUF, QUANT_WORD, QUANT_SHAPED):
         low = pattern.sub(one, low)
     return low
 

@@ -82,6 +82,9 @@ class Query(Frozen):
     not_device: str | None = None
     hf_repo: str | None = None
     quant: str | None = None
+    quant_text: str | None = None  # a quant name read as another catalog quant ("Q2_K_XL" → UD-Q2_K_XL)
+    unknown_quant: str | None = None  # a quant-shaped name the catalog lacks ("Q7_K_Z"): named, never dropped
+    bpw: float | None = None  # "exl2 4.65bpw", "mlx 4bit": a size for a format FitBot does not model
     context: int | None = None
     kv_cache: KvCacheType | None = None
     ram_gb: float | None = None

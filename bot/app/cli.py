@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from bot.card_parts import setup_label
-from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
+from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.estimate import EstimateError, Request, default_quant
@@ -149,9 +149,11 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         concurrent=args.concurrent,
     )
     quant_id = request.quant or default_quant(hit.model, request.engine or Engine.LLAMA_CPP)
-    quant = catalog.quant(quant_id)
+    quant = catalog.quant(quant_id) or find_quant(catalog, quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
+    if quant.id != quant_id.upper():
+        print(f"assumed: quant {quant_id!r} read as {quant.id}", file=sys.stderr)
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
         return analyse(hit.model, gpu, quant, request, catalog, measured)
