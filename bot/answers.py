@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
-from bot import cards, commands, variants
+from bot import cards, commands, rigs, variants
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
 from bot.reply import Action, Note, Reply
@@ -136,7 +136,7 @@ class Answers:
                 return self._subjects(self._finetune(model, None, 0, q, lang, text), model, None, 1, q, user)
             if variants.spans(q):  # "M3 Max" with 36-128 GB and none usual: every size in one card
                 return variants.span_card(self, model, q, lang, user, text)
-            gpu = self.gpu(q, lang, user, text, model)
+            gpu = rigs.device(self, q, lang, user, text, model) if q.rig else self.gpu(q, lang, user, text, model)
             if isinstance(gpu, Reply):
                 return gpu
             hw, count = gpu
@@ -150,6 +150,8 @@ class Answers:
                 reply = tables.speed_answer(self, model, hw, count, q, lang, user, text)
             else:
                 reply = self._fit(model, hw, count, q, lang, user, text)
+            if q.rig:  # "4090 + 3090": what each card holds, and the split in the command
+                reply = rigs.placement(self, reply, model, hw, q, lang, user)
             return self._subjects(reply, model, hw, count, q, user)
         except EstimateError as exc:  # e.g. a quant the engine cannot serve: the reason in the user's language
             return cards.estimate_error_card(lang, exc)
@@ -279,6 +281,10 @@ class Answers:
     def fresh(self) -> None:
         """A new question: nothing assumed, no generic device yet."""
         self._notes, self._generic, self._actions = [], None, []
+
+    def note(self, note: Note) -> None:
+        """Adds an assumption to the current card's line (bot.rigs, bot.resolve)."""
+        self._note(note)
 
     def _note(self, note: Note) -> None:
         if note not in self._notes:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from catalog.name_defaults import dominant_ids
 from core import names as N
+from core import rig
 from core.devices import with_memory
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
 from core.names import same_memory
@@ -124,6 +125,8 @@ def find_gpu(catalog: Catalog, text: str, assumed: list[str] | None = None) -> t
     q = _parsed(catalog, "gpu", text)
     if q.not_device:
         return NotFound("gpu", text, reason=catalog.not_devices[int(q.not_device.split(":")[1])].note)
+    if q.rig:
+        return _rig(catalog, q, text, assumed if assumed is not None else [])
     match = q.gpu
     gpu = catalog.gpu(match.id) if match and match.id else None
     notes = assumed if assumed is not None else []
@@ -144,6 +147,40 @@ def find_gpu(catalog: Catalog, text: str, assumed: list[str] | None = None) -> t
         gpu = with_memory(gpu, match.memory_gib)  # the chip the catalog knows, with the memory the user gave
         notes.append(f"{text!r} estimated as {gpu.short_name} (a known chip with the memory given)")
     return gpu, q.gpu_count
+
+
+def _rig(catalog: Catalog, q: Query, text: str, assumed: list[str]) -> tuple[GpuSpec, int] | NotFound:
+    """ "4090+3090": each card resolved on its own, the machine as ``core.rig``'s stand-in (or N x one card)."""
+    cards: list[GpuSpec] = []
+    for match, count in [
+        (q.gpu, q.gpu_count),
+        (q.gpu2, q.gpu2_count),
+        *zip(q.more_gpus, q.more_gpu_counts, strict=False),
+    ]:
+        if match is None:
+            continue
+        one = find_gpu(catalog, f"{count}x {match.text}" if count > 1 else match.text, assumed)
+        if isinstance(one, NotFound):
+            return one
+        cards += [one[0]] * one[1]
+    if len({g.id for g in cards}) == 1:
+        return cards[0], len(cards)
+    try:
+        stand_in = rig.stand_in(cards)
+    except rig.RigError as exc:
+        return NotFound("gpu", text, reason=str(exc))
+    assumed.append(f"{text!r} is one machine: llama.cpp splits the layers by free memory; vLLM needs identical cards")
+    return stand_in, len(cards)
+
+
+def rig_cards(catalog: Catalog, stand_in: GpuSpec) -> list[GpuSpec]:
+    """The cards a rig stand-in was made of, from its id ("rig:rtx-4090+rtx-3060@8gb")."""
+    out = []
+    for part in stand_in.id.removeprefix("rig:").split("+"):
+        base, _, memory = part.partition("@")
+        if (gpu := catalog.gpu(base)) is not None:
+            out.append(with_memory(gpu, float(memory.removesuffix("gb"))) if memory else gpu)
+    return out
 
 
 def find_quant(catalog: Catalog, text: str) -> QuantSpec | None:

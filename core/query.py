@@ -126,6 +126,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and _is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
+    if intent is not Intent.COMPARE and _one_machine(chosen, toks, full_low):
+        fields["rig"] = True  # "4090 + 3090": two cards in one box, not a comparison
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
@@ -137,6 +139,13 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         explicit=frozenset(explicit),
         **fields,  # type: ignore[arg-type]
     )
+
+
+def _one_machine(chosen: dict[str, _Cand], toks: list[L.Tok], low: str) -> bool:
+    """Whether the named devices are joined as parts of one machine: "A + B", "A and B", "A und B", "A, B"."""
+    spans = sorted((chosen[s].span for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen), key=lambda x: x.first)
+    gaps = [low[toks[a.last].end : toks[b.first].start] for a, b in zip(spans, spans[1:], strict=False)]
+    return bool(gaps) and all(L.RIG_JOINER.fullmatch(g) for g in gaps)
 
 
 def _finetune_method(word: str) -> Literal["qlora", "lora", "full"]:

@@ -62,6 +62,11 @@ STOPWORDS = _words(
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
     bitte noch auch als dann da hier mal so x via using über ueber"""
 )
+# what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
+RIG_JOINER = re.compile(
+    r"\s*(?:\+|&|,|and|und|plus|sowie)\s*(?:(?:an?|one|another|eine[rnm]?|ein|noch|zusätzlich|also|auch)\s+)*"
+    r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
+)
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
 

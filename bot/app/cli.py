@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from bot.card_parts import setup_label
-from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant
+from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.estimate import EstimateError, Request, default_quant
@@ -156,9 +156,38 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         print(f"assumed: quant {quant_id!r} read as {quant.id}", file=sys.stderr)
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
+        if gpu.id.startswith("rig:"):  # a mixed rig: settled on each card's runtime overhead, then placed
+            return rig_analysis(hit.model, gpu, quant, request, catalog, measured)
         return analyse(hit.model, gpu, quant, request, catalog, measured)
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
+
+
+def rig_analysis(
+    model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog, measured: Any
+) -> Analysis:
+    """The analysis of a mixed rig, its placement on stderr and its commands with the rig's --tensor-split."""
+    from core import rig
+    from core.estimate import estimate
+
+    cards = rig_cards(catalog, gpu)
+    overhead = estimate(model, gpu, quant, request, measured).memory.overhead_bytes // len(cards)
+    result = analyse(model, rig.stand_in(cards, overhead), quant, request, catalog, measured)
+    est = result.estimate
+    plan = rig.plan(cards, est.offload, est.gpu_bytes, est.ram_bytes, overhead)
+    for card in plan.cards:
+        print(f"placement: {card.gpu.short_name}: {card.layers} layers, {_gib(card.holds_bytes)}"
+              f" ({card.share:.0%}), --tensor-split share {card.free_gib:g}", file=sys.stderr)  # fmt: skip
+    if plan.cpu_moe_layers:
+        print(
+            f"placement: RAM: experts of the first {plan.cpu_moe_layers} layers ({_gib(plan.ram_bytes)})",
+            file=sys.stderr,
+        )
+    commands = tuple(
+        c.model_copy(update={"argv": rig.with_split(c.argv, plan.tensor_split)}) if c.engine is Engine.LLAMA_CPP else c
+        for c in result.advice.commands
+    )
+    return result.model_copy(update={"advice": result.advice.model_copy(update={"commands": commands})})
 
 
 def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, Any]]:
@@ -193,7 +222,7 @@ def print_estimate(analysis: Analysis) -> None:
     est = analysis.estimate
     mem = est.memory
     hw = est.hardware
-    setup = setup_label(hw.gpu_name, hw.count)
+    setup = hw.gpu_name if hw.gpu.startswith("rig:") else setup_label(hw.gpu_name, hw.count)
     print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value} on {setup}")
     print(f"verdict: {est.verdict.value}")
     rows = [
