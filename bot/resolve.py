@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from bot import cards
 from bot.reply import Action, Note, Reply
+from bot.saved import generic_saved
 from bot.user import User
 from catalog.lookup import sized_name
 from core.devices import GenericDevice, generic_device, with_memory
@@ -78,6 +79,16 @@ class Resolver:
         if user.gpu_id and (saved := self.catalog.gpu(user.gpu_id)):
             self.notes.append(Note(code="saved_gpu", values={"gpu": saved.short_name}))
             return saved, user.gpu_count
+        if kind_memory := generic_saved(user.gpu_id):  # "/mygpu 16gb vram": a device known by its memory
+            kind, memory = kind_memory
+            ram = q.ram_gb if q.ram_gb is not None else user.ram_gb
+            update = {
+                "device_kind": kind,
+                "device_memory_gib": memory or None,
+                "gpu_count": user.gpu_count,
+                "ram_gb": ram,
+            }
+            return self.generic_device(q.model_copy(update=update), lang, text)
         if not need:
             return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
         return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=q.model.text if q.model else "…"), echo=text)

@@ -74,7 +74,8 @@ def _count_near(toks: list[L.Tok], c: _Cand, used: set[int]) -> int | None:
 def _count_value(t: L.Tok, kind: str) -> int | None:
     """The GPU count a token states (a count word or a bare 1–64), or None."""
     n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
-    return n if 1 <= n <= 64 else None
+    # "100x 4090" is kept so the answer can name the limit; a bare number counts GPUs only up to 64
+    return n if 1 <= n <= (9999 if t.kind == kind and kind else 64) else None
 
 
 # --- parse -------------------------------------------------------------------------------

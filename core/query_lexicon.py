@@ -36,7 +36,7 @@ NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
 PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
 MOE_SIZE = re.compile(r"\d+x\d+(?:\.\d+)?b", A)  # mixtral 8x7b
-COUNT_PREFIX = re.compile(r"(\d{1,2})[x×](.*)")  # 2x, 2x3090, 8xh200
+COUNT_PREFIX = re.compile(r"(\d{1,4})[x×](.*)")  # 2x, 2x3090, 8xh200
 COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
 MEM_TOKEN = re.compile(r"(\d{1,4})(?:gb|gib|g)", A)
 MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
@@ -164,6 +164,7 @@ _USERS = r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|reques
 _PARALLEL = r"(?:concurrent|gleichzeitig\w*|parallel\w*|simultaneous)"
 _RAM = r"(?:ram|arbeitsspeicher|hauptspeicher|(?:lp)?ddr\d\w{0,3}(?:\s*ram)?)"
 _CTX = r"(?:ctx|context|kontext)"
+_BIG = r"(?P<num>\d{1,13}(?:[.,]\d{1,3})?)"  # after a context keyword: out-of-range values are named, not dropped
 
 
 def number(s: str) -> float:
@@ -183,7 +184,8 @@ def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     elif suffix == "k" or (keyword and value < 256):
         value *= 1024
     # an absurd size that was clearly asked for ("40m context") is kept, so the answer can say it is out of range
-    return int(value) if 512 <= value <= 1 << 30 else None
+    # with a keyword, any size: the answer names the limit ("context 123456789" is not dropped)
+    return int(value) if 512 <= value <= (10**13 if keyword else 1 << 30) else None
 
 
 def _prompt(m: re.Match[str]) -> int | None:
@@ -195,11 +197,11 @@ def _ram(m: re.Match[str]) -> float | None:
     gb = number(m["num"]) * (1000 if m["unit"] == "tb" else 1)
     if not m["unit"] and gb < 4:
         return None  # "DDR5 4800" or "ram 2" is not a RAM size
-    return gb if 1 <= gb <= (16384 if m["unit"] else 2048) else None
+    return gb if 1 <= gb <= (10**7 if m["unit"] else 2048) else None  # "ram 99999gb": the answer names the limit
 
 
 def _users(m: re.Match[str]) -> int | None:
-    return int(m["num"]) if 1 <= int(m["num"]) <= 100_000 else None
+    return int(m["num"]) if int(m["num"]) >= 1 else None  # any count: the answer names the limit
 
 
 def _kv(m: re.Match[str]) -> KvCacheType:
@@ -219,17 +221,17 @@ READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b", A),
      "prompt_tokens", _prompt),
     (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
-    (re.compile(r"\b(?P<num>\d{1,5})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
+    (re.compile(r"\b(?P<num>\d{1,9})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", _users),
     (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
                 r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
     (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
                 r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
     (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
-                + _NUM + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
+                + _BIG + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
      "context", lambda m: token_count(m, keyword=False)),
-    (re.compile(r"\b(?P<num>\d{3,8})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
+    (re.compile(r"\b(?P<num>\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
 )  # fmt: skip
 QUANT_GGUF = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
 # anything else shaped like a GGUF quant name ("q7_k_z", "iq3_kt"): named as unknown, never dropped
