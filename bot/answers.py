@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
-from bot import cards, commands, rigs, variants
+from bot import cards, commands, rigs, variants, wording
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
 from bot.reply import Action, Note, Reply
@@ -108,6 +108,8 @@ class Answers:
         reply = self._route(q, lang, user, text, model_override)
         if self._actions and reply.kind not in ("suggest", "error"):
             reply = reply.model_copy(update={"actions": (*self._actions, *reply.actions)})
+        if self._generic is not None and wording.has_no_gpu(self._generic.gpu):  # a Pi or a CPU has no GPU memory
+            reply = wording.without_gpu_words(reply, lang)
         return with_notes(reply, self._notes, lang)
 
     def _route(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None) -> Reply:

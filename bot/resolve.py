@@ -17,7 +17,7 @@ from bot.reply import Action, Note, Reply
 from bot.saved import generic_saved
 from bot.user import User
 from catalog.lookup import sized_name
-from core.devices import GenericDevice, generic_device, with_memory
+from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
 from core.names import same_memory
@@ -26,6 +26,7 @@ from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t
 
 GENERIC_SIZES = (8, 12, 16, 24)  # buttons for "how much VRAM does it have?"
+BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}
 _NAME = re.compile(r"\s+")
 _MENTION = re.compile(r"<[@#][!&]?\d+>|@(?:everyone|here)\b", re.IGNORECASE)
 
@@ -137,15 +138,19 @@ class Resolver:
 
     def generic_device(self, q: Query, lang: Lang, text: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
         kind = q.device_kind or "gpu"
-        memory = q.device_memory_gib if kind != "cpu" else q.ram_gb
+        memory = q.device_memory_gib if kind not in ("cpu", "igpu") else q.ram_gb
+        board = q.board or ""
+        if kind == "sbc" and not memory:  # "raspberry pi 5": the 8 GB board, said so
+            memory = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])[1]
         if not memory:
-            key = "resolve.cpu_ram_missing" if kind == "cpu" else "resolve.vram_missing"
+            key = "resolve.cpu_ram_missing" if kind in ("cpu", "igpu") else "resolve.vram_missing"
             return cards.ask_card(lang, t(lang, key), echo=text)
-        self.generic = generic_device(self.catalog, kind, memory, label)
+        if kind in ("sbc", "igpu") and not label:
+            label = f"{BOARD_NAMES.get(board, board.title())} ({memory:g} GB)"
+        self.generic = generic_device(self.catalog, kind, memory, label, board)
         low, high = self.generic.bandwidth_range_gbps
-        self.notes.append(
-            Note(code=f"generic_{kind}", values={"memory": f"{memory:g}", "low": f"{low:.0f}", "high": f"{high:.0f}"})
-        )
+        values = {"memory": f"{memory:g}", "low": f"{low:.0f}", "high": f"{high:.0f}", "board": label}
+        self.notes.append(Note(code=f"generic_{kind}", values=values))
         return self.generic.gpu, q.gpu_count
 
     # --- asking back ----------------------------------------------------------------------

@@ -274,7 +274,7 @@ _GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
 _VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
 # (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
 GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
     (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
     (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
     (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
@@ -318,9 +318,36 @@ def read_cores(low: str, found: Found) -> str:
     return CORES.sub(one, low)
 
 
+# integrated GPUs and single-board computers: shared system RAM, never a discrete card
+SBC = re.compile(
+    r"\b(?:raspberry\s*pi|rpi|raspi)\s*(?P<model>[345])?(?:\s*model\s*b\+?)?"
+    r"(?:\s*(?:with|mit)?\s*(?P<num>\d{1,2})\s*(?:gb|g)\b(?:\s*(?:of\s+)?ram)?)?",
+    A,
+)
+IGPU = re.compile(
+    r"\b(?:(?:intel\s*)?(?:iris\s*xe|iris\s*plus|uhd\s*graphics)"
+    r"|(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|780m|880m|890m)"
+    r"|integrated\s*(?:gpu|graphics|grafik)|igpu|onboard[- ]?(?:gpu|grafik|graphics)|integrierte\w*\s*grafik)\b",
+    A,
+)
+
+
+def read_boards(low: str, found: Found) -> str:
+    """Takes out "raspberry pi 5 8gb", "iris xe", "radeon 780m": machines whose GPU shares system RAM."""
+    if m := SBC.search(low):
+        found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
+        if m["num"]:
+            found["device_memory_gib"] = float(m["num"])
+        return low[: m.start()] + blank(m) + low[m.end() :]
+    if m := IGPU.search(low):
+        found.update(device_kind="igpu", board=m.group().strip())
+        return low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
 def read_devices(low: str, found: Found) -> str:
     """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
-    low = read_cores(low, found)
+    low = read_boards(read_cores(low, found), found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True
     for pattern, kind in GENERIC_DEVICES:
