@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
-from bot import cards, commands, rigs, variants, wording
+from bot import biggest, cards, commands, rigs, variants, wording
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import flags_of, setup_label
 from bot.reply import Action, Note, Reply
@@ -120,7 +120,10 @@ class Answers:
             flags = flags_of(q, text)
             hw, count = device
             request = self.request(q, user, count)
-            reply = tables.recommend_models(self, hw, count, request, lang, flags.model_filter, flags.more, text)
+            if q.biggest:  # "biggest model I can run": by size, only what runs at a usable speed
+                reply = biggest.biggest_models(self, hw, count, request, lang, text)
+            else:
+                reply = tables.recommend_models(self, hw, count, request, lang, flags.model_filter, flags.more, text)
             subject = subject_of(None, hw, count, request, tuple(self._notes))
             return reply.model_copy(update={"subjects": (subject,)})
         model = model_override or self.model(q, lang, text)

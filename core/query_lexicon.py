@@ -345,8 +345,18 @@ def read_boards(low: str, found: Found) -> str:
     return low
 
 
+# "the biggest/largest model", "größtes Modell": a ranking by size, never a model named "largest"
+BIGGEST = re.compile(
+    r"\b(?:biggest|largest|hugest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?|gr(?:ö|oe|o)(?:ß|ss)tm(?:ö|oe)gliche[snrm]?)\b"
+    r"(?:\s+(?:possible|möglich\w*|moeglich\w*))?(?:\s+(?:\w+\s+)?(?:modell\w*|models?|llms?)\b)?",
+)
+
+
 def read_devices(low: str, found: Found) -> str:
     """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
+    if m := BIGGEST.search(low):
+        found["biggest"] = True
+        low = low[: m.start()] + blank(m) + low[m.end() :]
     low = read_boards(read_cores(low, found), found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True
@@ -428,6 +438,7 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
             r"|was (?:kann ich|läuft)|\bbest\w* (?:\w+ )?(?:models?|modell\w*|llms?)\b|what should i run"
+            r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),
     ),

@@ -99,6 +99,7 @@ class Query(Frozen):
     device_kind: Literal["gpu", "laptop", "cpu", "igpu", "sbc"] | None = None  # a device named only by its memory
     board: str | None = None  # an iGPU or single-board computer as typed ("raspberry pi 5", "iris xe")
     device_memory_gib: float | None = None  # "16 GB VRAM", "a GPU with 24 GB"
+    biggest: bool = False  # "the biggest model I can run": models ranked by size that still run
     memory_only: bool = False  # "how much VRAM do I need for ...": no device wanted
     other_engine: str | None = None  # an engine FitBot does not model (exl2, MLX, SGLang)
     model_text: str | None = None  # a model-like phrase that matched nothing ("olmo 2 7b")
