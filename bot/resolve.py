@@ -20,7 +20,8 @@ from catalog.lookup import sized_name
 from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
-from core.names import same_memory
+from catalog.index_lookup import find_in_index
+from core.names import same_memory, typed
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t
@@ -46,6 +47,10 @@ class Resolver:
         match = match if match is not None else q.model
         if match and match.id:
             found = self.catalog.model(match.id)
+            if found and (other := related_repo(match.text, found)):  # "falcon 7b": Falcon3-7B, or tiiuae/falcon-7b?
+                message = t(lang, "resolve.which_related", text=match.text, model=found.name, repo=other)
+                queries = [replace_name(text, match.text, found.id), replace_name(text, match.text, other)]
+                return cards.ask_card(lang, message, [found.name, other], queries, echo=text)
             if found:
                 return found
         if match and match.ambiguous and match.suggestions:
@@ -174,6 +179,20 @@ class Resolver:
             names.append(item.name if isinstance(item, ModelSpec) else item.short_name)
             queries.append(replace_name(text, phrase, sid))
         return cards.ask_card(lang, message, labels or names, queries, echo=text)
+
+
+def related_repo(phrase: str, model: ModelSpec) -> str | None:
+    """A different, unversioned model the typed name names exactly ("falcon 7b" is tiiuae/falcon-7b, not
+    Falcon3-7B): when the catalog entry has a version number the user did not type, and the offline
+    index holds a repo of that name without any version, the name is asked about, never assumed."""
+    said, entry = typed(phrase), typed(f"{model.name} {model.id}")
+    if not set(entry.numbers) - set(said.numbers) or said.numbers:
+        return None
+    hit = find_in_index(phrase)
+    if hit is None or hit[0].repo == model.hf_repo:
+        return None
+    other = typed(hit[0].repo.split("/")[-1])
+    return hit[0].repo if not other.numbers and other.size_b == said.size_b else None
 
 
 def replace_name(text: str, phrase: str, new: str) -> str:
