@@ -16,11 +16,11 @@ from bot import cards
 from bot.reply import Action, Note, Reply
 from bot.saved import generic_saved
 from bot.user import User
+from catalog.index_lookup import find_in_index
 from catalog.lookup import sized_name
 from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
-from catalog.index_lookup import find_in_index
 from core.names import same_memory, typed
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS

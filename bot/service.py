@@ -131,7 +131,8 @@ class Service:
             answers, model, source = found
         elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(phrase)):
             if hit[1] is None:  # the index has its size only (Command-R, DeepSeek-V2.5): the weights, marked so
-                return await self._off_loop(memory_only_card, self.answers, hit[0], q, lang, user, text)
+                card: Reply = await self._off_loop(memory_only_card, self.answers, hit[0], q, lang, user, text)
+                return card
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})
