@@ -95,7 +95,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if intent is not None:
         found["command"] = intent.value
     unknown: list[str] = []
-    low = L.read_devices(low, found)
+    low = L.read_devices(L.same_cards(low), found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
@@ -103,6 +103,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     chosen = _select(_candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
+    if found.get("biggest") and "model" not in chosen and "command" not in found:
+        intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
     cores = found.get("gpu_cores")
     fields = _name_fields(chosen, clean, toks, used, idx, full_low, cores if isinstance(cores, int) else None)

@@ -67,6 +67,22 @@ RIG_JOINER = re.compile(
     r"\s*(?:\+|&|,|and|und|plus|sowie)\s*(?:(?:an?|one|another|eine[rnm]?|ein|noch|zusätzlich|also|auch)\s+)*"
     r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
 )
+# "3090 + 3090": two of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
+SAME_CARDS = re.compile(
+    r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?)\s*(?:\+|&|,|and|und|plus)\s*\1\b", A
+)
+
+
+def same_cards(low: str) -> str:
+    """Reads "3090 + 3090" as "2x 3090"."""
+
+    def one(m: re.Match[str]) -> str:
+        new = f"2x {m.group(1)}"
+        return new.rjust(len(m.group())) if len(new) <= len(m.group()) else m.group()
+
+    return SAME_CARDS.sub(one, low)
+
+
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
 

@@ -138,7 +138,7 @@ def with_split(argv: tuple[str, ...], split: tuple[float, ...]) -> tuple[str, ..
 def vllm_stand_in(cards: list[GpuSpec]) -> GpuSpec:
     """What vLLM makes of a mixed rig: every card as the smallest and slowest of them."""
     check(cards)
-    smallest = min(cards, key=lambda g: g.memory_bytes)
+    smallest = min(cards, key=lambda g: (round(g.memory_bytes / GIB), g.bandwidth_bytes_per_s))
     slowest = min(cards, key=lambda g: g.bandwidth_bytes_per_s)
     flops = [g.fp16_tflops for g in cards if g.fp16_tflops]
     return smallest.model_copy(
