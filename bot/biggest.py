@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bot import cards
-from bot.card_parts import setup_label
-from bot.reply import Reply
-from core.advice import LOW_BITS
+from bot.reply import Reply, setup_label
 from core.estimate import DEFAULT_CONTEXT, Request
 from core.models import GpuSpec
+from core.quant_ladder import LOW_BITS
 from core.recommend import MIN_OFFLOAD_TOKENS_PER_S, rank_models
 from locales import Lang, context_label, num, t, tokens_per_s
 
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
     from bot.answers import Answers
 
 ACCEPTABLE_TOKENS_PER_S = MIN_OFFLOAD_TOKENS_PER_S  # the reading speed below which a model is not "runnable"
-# below 3 bits per weight a model "runs" only in name (core.advice.LOW_BITS): a 358B at 1.75 bits is not
+# below 3 bits per weight a model "runs" only in name (core.quant_ladder.LOW_BITS): a 358B at 1.75 bits is not
 # the biggest model one can run, it is a damaged one
 LIST_TOP = 10
 

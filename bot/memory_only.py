@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.card_parts import footer, setup_label
-from bot.reply import Note, Reply, Subject, Table, Tone
+from bot.card_parts import footer
+from bot.reply import Reply, Subject, Table, Tone, setup_label
 from bot.user import User
 from catalog.hf_index import HfIndexRow
 from core.memory import unified_fraction
 from core.models import GIB, GpuSpec, ModelSpec
+from core.notes import Note
 from core.query import Query
 from locales import Lang, gib, t
 
@@ -33,11 +34,14 @@ def weights_bytes(params: int, bpw: float) -> int:
 
 def memory_only_card(answers: Answers, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str) -> Reply:
     """Weights per quant against the device's memory; marked as memory only, from the offline index."""
+    from bot.answers import AskBack, Question  # at call time: bot.answers is the heavier import
+
     stub = ModelSpec.model_construct(id=row.repo, name=row.repo.split("/")[-1])  # for the device question only
-    device = answers.gpu(q, lang, user, text, stub)
-    if isinstance(device, Reply):
-        return device
-    gpu, count = device
+    ask = Question(q, lang, user, text)
+    try:
+        gpu, count = answers.device(ask, stub)
+    except AskBack as back:
+        return back.reply
     usable = usable_bytes(gpu, count)
     rows = []
     for qid in (q.quant, *QUANTS) if q.quant and q.quant not in QUANTS else QUANTS:

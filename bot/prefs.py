@@ -12,8 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
-from bot.card_parts import setup_label
-from bot.reply import Action, Reply, Tone
+from bot.reply import Action, Reply, Tone, setup_label
 from bot.resolve import Resolver
 from bot.saved import GENERIC_PREFIX, generic_saved
 from bot.user import User

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from bot import cards
-from bot.reply import Action, Note, Reply
+from bot.reply import Action, Reply
 from bot.saved import generic_saved
 from bot.user import User
 from catalog.index_lookup import find_in_index
@@ -22,6 +22,7 @@ from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
 from core.names import same_memory, typed
+from core.notes import Note, NoteValue
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t
@@ -126,7 +127,7 @@ class Resolver:
         """ "3060" answered as the 12 GB card (catalog/facts/name_defaults.toml): said so, the others one tap away."""
         others = [g for c in match.choices if (g := self.catalog.gpu(c))]
         names = ", ".join(sized_name(g) for g in others)
-        values = {"gpu": sized_name(gpu), "text": match.text, "others": names}
+        values: dict[str, NoteValue] = {"gpu": sized_name(gpu), "text": match.text, "others": names}
         self.notes.append(Note(code="dominant_variant", values=values))
         self.actions.extend(Action(label=sized_name(g), query=replace_name(text, match.text, g.id)) for g in others)
 
@@ -154,7 +155,12 @@ class Resolver:
             label = f"{BOARD_NAMES.get(board, board.title())} ({memory:g} GB)"
         self.generic = generic_device(self.catalog, kind, memory, label, board)
         low, high = self.generic.bandwidth_range_gbps
-        values = {"memory": f"{memory:g}", "low": f"{low:.0f}", "high": f"{high:.0f}", "board": label}
+        values: dict[str, NoteValue] = {
+            "memory": f"{memory:g}",
+            "low": f"{low:.0f}",
+            "high": f"{high:.0f}",
+            "board": label,
+        }
         self.notes.append(Note(code=f"generic_{kind}", values=values))
         return self.generic.gpu, q.gpu_count
 
@@ -212,7 +218,7 @@ def build_request(q: Query, user: User, count: int, quants: Sequence[QuantSpec] 
     quant = q.quant
     if quant is None and q.bpw is not None and (near := nearest_quant(q.bpw, quants)) is not None:
         quant = near.id  # "exl2 4.65bpw", "mlx 4bit": the GGUF quant of the nearest size
-        values = {
+        values: dict[str, NoteValue] = {
             "engine": q.other_engine or "",
             "bpw": f"{q.bpw:g}",
             "quant": near.id,

@@ -11,57 +11,55 @@ import re
 from typing import TYPE_CHECKING
 
 from bot import cards as card_kit
-from bot.reply import Action, CodeBlock, Note, Reply, Row, Section
-from bot.user import User
+from bot.reply import Action, CodeBlock, Reply, Row, Section
 from catalog.lookup import rig_cards
 from core import rig
 from core.models import Engine, GpuSpec, ModelSpec
-from core.query import Match, Query
-from locales import Lang, gib, t
+from core.notes import Note
+from core.query import Match
+from locales import gib, t
 
 if TYPE_CHECKING:
-    from bot.answers import Answers
+    from bot.answers import Answers, Question
 
 SPLIT_FLAG = re.compile(r"--tensor-split\s+\S+")
 
 
-def device(
-    answers: Answers, q: Query, lang: Lang, user: User, text: str, model: ModelSpec
-) -> tuple[GpuSpec, int] | Reply:
-    """The rig as one stand-in device taken once per card, or a card that asks about one of them."""
+def device(answers: Answers, ask: Question, model: ModelSpec) -> tuple[GpuSpec, int]:
+    """The rig as one stand-in device taken once per card (``AskBack`` when one card is unclear)."""
+    q = ask.query
     named: list[tuple[Match, int]] = [(m, n) for m, n in ((q.gpu, q.gpu_count), (q.gpu2, q.gpu2_count)) if m]
     named += list(zip(q.more_gpus, q.more_gpu_counts, strict=False))
     cards: list[GpuSpec] = []
     for match, count in named:
         one = q.model_copy(update={"gpu": match, "gpu_count": count, "gpu2": None, "more_gpus": (), "rig": False})
-        found = answers.gpu(one, lang, user, text, model)
-        if isinstance(found, Reply):
-            return found
-        cards += [found[0]] * found[1]
+        gpu, n = answers.device(ask, model, one)
+        cards += [gpu] * n
     if len({g.id for g in cards}) == 1:
         return cards[0], len(cards)  # "3090 + 3090" is 2x 3090
     try:
         rig.check(cards)
     except rig.RigError as exc:
-        return card_kit.error_card(lang, t(lang, f"rig.{exc.code}", max=rig.MAX_CARDS))
-    request = answers.request(q, user, len(cards))
+        from bot.answers import AskBack  # at call time: bot.answers imports this module
+
+        raise AskBack(card_kit.error_card(ask.lang, t(ask.lang, f"rig.{exc.code}", max=rig.MAX_CARDS))) from None
+    request = answers.request(ask, len(cards))
     if (request.engine or Engine.LLAMA_CPP) is Engine.VLLM:
         smallest = rig.vllm_stand_in(cards)
-        answers.note(Note(code="rig_vllm", values={"gpu": smallest.short_name, "n": str(len(cards))}))
+        ask.note(Note(code="rig_vllm", values={"gpu": smallest.short_name, "n": str(len(cards))}))
         return smallest, len(cards)
-    first = answers.estimate(model, rig.stand_in(cards), request)
+    first = answers.analyse(answers.scenario(ask, model, rig.stand_in(cards), len(cards)), ask).estimate
     overhead = first.memory.overhead_bytes // len(cards)  # each card keeps one runtime overhead
     return rig.stand_in(cards, overhead), len(cards)
 
 
-def placement(
-    answers: Answers, reply: Reply, model: ModelSpec, stand_in: GpuSpec, q: Query, lang: Lang, user: User
-) -> Reply:
+def placement(answers: Answers, reply: Reply, model: ModelSpec, stand_in: GpuSpec, ask: Question) -> Reply:
     """The card with what each card holds, the RAM part and the flags; its command split to match."""
     if not stand_in.id.startswith("rig:") or reply.kind in ("suggest", "error"):
         return reply
+    lang = ask.lang
     cards = rig_cards(answers.catalog, stand_in)
-    est = answers.estimate(model, stand_in, answers.request(q, user, len(cards)))
+    est = answers.analyse(answers.scenario(ask, model, stand_in, len(cards)), ask).estimate
     overhead = est.memory.overhead_bytes // len(cards)
     plan = rig.plan(cards, est.offload, est.gpu_bytes, est.ram_bytes, overhead)
     split = ",".join(f"{s:g}" for s in plan.tensor_split)
@@ -84,20 +82,11 @@ def placement(
             )  # fmt: skip
         )
         first = last + 1
+    held = gib(plan.ram_bytes, lang)
     if plan.cpu_moe_layers:
-        rows.append(
-            Row(
-                label=t(lang, "rig.ram"),
-                value=t(lang, "rig.ram_experts", n=plan.cpu_moe_layers, held=gib(plan.ram_bytes, lang)),
-            )
-        )
+        rows.append(Row(label=t(lang, "rig.ram"), value=t(lang, "rig.ram_experts", n=plan.cpu_moe_layers, held=held)))
     elif plan.layers_in_ram:
-        rows.append(
-            Row(
-                label=t(lang, "rig.ram"),
-                value=t(lang, "rig.ram_layers", n=plan.layers_in_ram, held=gib(plan.ram_bytes, lang)),
-            )
-        )
+        rows.append(Row(label=t(lang, "rig.ram"), value=t(lang, "rig.ram_layers", n=plan.layers_in_ram, held=held)))
     flags = f"-ngl {est.offload.layers_on_gpu if est.offload.mode == 'layers' else 999} --tensor-split {split}"
     if plan.cpu_moe_layers:
         flags += f" --n-cpu-moe {plan.cpu_moe_layers}"

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.answer_multi import subject_of_estimate
+from bot.answer_multi import subject_of
 from bot.card_parts import verdict_label
 from bot.reply import Action, Reply, Table, Tone
 from bot.resolve import replace_name
-from bot.user import User
 from core.estimate import FitEstimate
 from core.fit import Verdict
 from core.models import GIB, GpuSpec, ModelSpec
@@ -23,7 +22,7 @@ from core.query import Intent, Query
 from locales import Lang, t, tokens_per_s
 
 if TYPE_CHECKING:
-    from bot.answers import Answers
+    from bot.answers import Answers, Question
 
 RUNS = (Verdict.FITS, Verdict.TIGHT)
 
@@ -51,12 +50,13 @@ def variants(answers: Answers, q: Query) -> list[GpuSpec]:
     return [seen[m] for m in sorted(seen)]
 
 
-def span_card(answers: Answers, model: ModelSpec, q: Query, lang: Lang, user: User, text: str) -> Reply:
+def span_card(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
     """The verdict for every memory size of the named chip, summarised in one line."""
+    q, lang, text = ask.query, ask.lang, ask.text
     assert q.gpu is not None
     rows: list[tuple[GpuSpec, FitEstimate]] = []
     for gpu in variants(answers, q):
-        rows.append((gpu, answers.estimate(model, gpu, answers.request(q, user, q.gpu_count))))
+        rows.append((gpu, answers.analyse(answers.scenario(ask, model, gpu, q.gpu_count), ask).estimate))
     summary = " ".join([t(lang, "variants.assumed", text=q.gpu.text, sizes=_sizes(rows, lang)), _headline(rows, lang)])
     verdicts = {e.verdict for _, e in rows}
     tone = Tone.GOOD if verdicts & set(RUNS) else Tone.WARN if Verdict.OFFLOAD in verdicts else Tone.BAD
@@ -83,7 +83,9 @@ def span_card(answers: Answers, model: ModelSpec, q: Query, lang: Lang, user: Us
             for g, _ in rows
         ),
         echo=text,
-        subjects=tuple(subject_of_estimate(e, model, g) for g, e in rows),
+        subjects=tuple(
+            subject_of(model, g, q.gpu_count, answers.request(ask, q.gpu_count), tuple(ask.notes)) for g, _ in rows
+        ),
     )
 
 

@@ -14,11 +14,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from bot.card_parts import setup_label
+from bot.card_parts import note_text
+from bot.reply import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
-from core.estimate import EstimateError, Request, default_quant
+from core.estimate import DEFAULT_ENGINE, EstimateError, Request, Scenario, default_quant, scenario
+from core.figures import figures_of
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
 from core.models import GIB, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
 
@@ -148,7 +150,7 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         prompt_tokens=args.prompt,
         concurrent=args.concurrent,
     )
-    quant_id = request.quant or default_quant(hit.model, request.engine or Engine.LLAMA_CPP)
+    quant_id = request.quant or default_quant(hit.model, request.engine or DEFAULT_ENGINE)
     quant = catalog.quant(quant_id) or find_quant(catalog, quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
@@ -156,23 +158,23 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         print(f"assumed: quant {quant_id!r} read as {quant.id}", file=sys.stderr)
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
+        s = scenario(hit.model, gpu, request, quant=quant, measured=measured)
         if gpu.id.startswith("rig:"):  # a mixed rig: settled on each card's runtime overhead, then placed
-            return rig_analysis(hit.model, gpu, quant, request, catalog, measured)
-        return analyse(hit.model, gpu, quant, request, catalog, measured)
+            return rig_analysis(s, catalog)
+        return analyse(s, catalog)
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
 
 
-def rig_analysis(
-    model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog, measured: Any
-) -> Analysis:
+def rig_analysis(s: Scenario, catalog: Catalog) -> Analysis:
     """The analysis of a mixed rig, its placement on stderr and its commands with the rig's --tensor-split."""
     from core import rig
-    from core.estimate import estimate
+    from core.estimate import estimate_of
 
-    cards = rig_cards(catalog, gpu)
-    overhead = estimate(model, gpu, quant, request, measured).memory.overhead_bytes // len(cards)
-    result = analyse(model, rig.stand_in(cards, overhead), quant, request, catalog, measured)
+    cards = rig_cards(catalog, s.device)
+    overhead = estimate_of(s).memory.overhead_bytes // len(cards)
+    stand_in = rig.stand_in(cards, overhead)
+    result = analyse(scenario(s.model, stand_in, s.request, quant=s.quant, measured=s.measured), catalog)
     est = result.estimate
     plan = rig.plan(cards, est.offload, est.gpu_bytes, est.ram_bytes, overhead)
     for card in plan.cards:
@@ -183,6 +185,8 @@ def rig_analysis(
             f"placement: RAM: experts of the first {plan.cpu_moe_layers} layers ({_gib(plan.ram_bytes)})",
             file=sys.stderr,
         )
+    if result.advice is None:
+        return result
     commands = tuple(
         c.model_copy(update={"argv": rig.with_split(c.argv, plan.tensor_split)}) if c.engine is Engine.LLAMA_CPP else c
         for c in result.advice.commands
@@ -200,6 +204,7 @@ def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, A
         out.append(
             {
                 **est.model_dump(mode="json"),
+                "assumptions": [note_text(n, "en") for n in est.basis],
                 "fit": training_fit(est, gpu, count).model_dump(mode="json"),
                 "smallest_hardware": smallest.model_dump(mode="json") if smallest else None,
             }
@@ -248,17 +253,23 @@ def print_estimate(analysis: Analysis) -> None:
         f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
         f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})"
     )
-    advice = analysis.advice
+    advice, cost = analysis.advice, analysis.cost
+    assert advice is not None and cost is not None
     if advice.best_quant and advice.best_quant_verdict is not None:
         print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")
-    for offer in analysis.cost.offers[:3]:
+    for offer in cost.offers[:3]:
         print(
             f"cloud: {offer.offer.provider} {setup_label(offer.gpu.short_name, offer.offer.gpu_count)} ${offer.offer.price_per_hour_usd:.2f}/h,"
             f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})"
         )
     for cmd in advice.commands:
         print(f"{cmd.engine.value}: {cmd.shell}")
-    print("assumptions: " + "; ".join(est.assumptions))
+    print("assumptions: " + "; ".join(assumptions(analysis)))
+
+
+def assumptions(analysis: Analysis) -> list[str]:
+    """The scenario's notes in English, through the one note renderer the cards use."""
+    return [note_text(n, "en") for n in analysis.scenario.notes]
 
 
 def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
@@ -326,8 +337,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = run_estimate(args, catalog)
             if args.json:
                 data = result.estimate.model_dump(mode="json")
-                data["cost"] = result.cost.model_dump(mode="json")
-                data["advice"] = result.advice.model_dump(mode="json")
+                data["assumptions"] = assumptions(result)
+                data["cost"] = result.cost.model_dump(mode="json") if result.cost else None
+                data["advice"] = result.advice.model_dump(mode="json") if result.advice else None
+                data["figures"] = figures_of(result).model_dump(mode="json")
                 print(json.dumps(data, indent=1, ensure_ascii=False))
             else:
                 print_estimate(result)
