@@ -80,6 +80,8 @@ def generic_device(
         unified=False,
         source=f"median of {len(peers)} catalog {kind} devices with {memory_gib:g} GB ± 50 %",
     )
+    if kind == "laptop":  # a laptop takes no second card: the advice never suggests one
+        spec = spec.model_copy(update={"form_factor": "laptop"})
     return GenericDevice(gpu=spec, bandwidth_range_gbps=(bandwidths[0], bandwidths[-1]), peers=len(peers))
 
 

@@ -11,6 +11,7 @@ The advice walks ``ladder``; the /quant table shows ``table_ids``; the memory ch
 from __future__ import annotations
 
 from core.models import Catalog, Engine, ModelSpec, QuantSpec
+from core.quant_rules import sensible
 
 QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
 LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")
@@ -50,7 +51,8 @@ MENU = (
 def ladder_ids(model: ModelSpec) -> tuple[str, ...]:
     """The llama.cpp ladder for this model: its native MXFP4 first, then K/IQ quants, then low bits."""
     native = ("MXFP4",) if model.native_dtype == "mxfp4" else ()
-    return (*native, *QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
+    steps = (*native, *QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
+    return tuple(q for q in steps if sensible(model, q))
 
 
 def table_ids(model: ModelSpec) -> tuple[str, ...]:
