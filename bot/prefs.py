@@ -89,6 +89,8 @@ class Preferences:
             # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
             # answer "Saved" while ignoring part of what was asked
             return _refused(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
+        if name == "mygpu" and q.rig:  # one saved device: a mixed rig is named in each question instead
+            return _refused(lang, t(lang, "prefs.rig_unsaved"))
         if name == "mygpu" and q.gpu and q.gpu.id:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None

@@ -61,7 +61,7 @@ async def test_mygpu_dominant_variant_is_saved_and_the_other_offered(service):
     assert [a.query for a in reply.actions] == ["/mygpu rtx-3060-8gb"]
 
 
-@pytest.mark.parametrize("text", ["/mygpu blorp", "/mygpu qwen3 32b", "/mygpu rx 5500 xt"])
+@pytest.mark.parametrize("text", ["/mygpu blorp", "/mygpu qwen3 32b", "/mygpu rx 5500 xt", "/mygpu 4090 + 3090"])
 async def test_mygpu_never_says_saved_for_what_it_could_not_read(service, text):
     reply = await service.answer(text, user=ALICE)
     assert reply.kind == "settings" and "did not save" in reply.summary, reply.summary
