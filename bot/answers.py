@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
-from bot import biggest, cards, commands, rigs, variants, wording
+from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import Flags, flags_of
 from bot.reply import Action, Reply, setup_label
@@ -155,7 +155,10 @@ class Answers:
             return self._about(reply, ask, None, hw, count)
         model = model_override or self.model(ask)
         if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
-            return self._about(tables.gpus_for_model(self, model, ask), ask, model)
+            reply = tables.gpus_for_model(self, model, ask)
+            if not ask.flags.more:  # 2, 4, 8 cards of what rigs are built from, priced
+                reply = rig_picks.with_rigs(self, reply, model, self.scenario(ask, model, None), ask.lang)
+            return self._about(reply, ask, model)
         if q.intent is Intent.CLOUD:
             return self._cloud(model, ask)
         if q.intent is Intent.COMPARE:

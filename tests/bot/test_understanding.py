@@ -460,3 +460,14 @@ def test_vllm_on_a_mixed_rig_is_said_to_need_identical_cards() -> None:
     s = subject(reply)  # tensor parallel: every card as the smallest and slowest one
     assert "rig_vllm" in codes(reply) and (s.gpu_id, s.gpu_count) == ("rtx-3090", 2), reply.subjects
     assert "vLLM" in reply.summary and ("identical" in reply.summary or "gleiche" in reply.summary)
+
+
+def test_which_gpu_lists_multi_gpu_setups_only_where_one_card_is_not_enough() -> None:
+    big = answer("which gpu do I need for deepseek r1")
+    rigs = [sec for sec in big.sections if "Multi-GPU" in sec.title]
+    assert rigs and all(re.match(r"\d+x ", r.label) for r in rigs[0].rows), big.sections
+    assert any("RTX PRO 6000" in r.label for r in rigs[0].rows)
+    small = answer("which gpu do I need for qwen3 8b")
+    assert not [sec for sec in small.sections if "Multi-GPU" in sec.title]
+    german = answer("welche gpu brauche ich für llama 3.3 70b")
+    assert any("Mehr-GPU" in sec.title for sec in german.sections), german.sections
