@@ -8,12 +8,13 @@ that holds the model alone gets no rig row.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from bot.reply import Reply, Row, Section, setup_label
-from core.estimate import Scenario, estimate_of, on_device
+from core.estimate import FitEstimate, Scenario, estimate_of, on_device
 from core.fit import Verdict
-from core.models import ModelSpec
+from core.models import GpuSpec, ModelSpec
 from locales import Lang, gib, t, tokens_per_s, usd
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def with_rigs(answers: Answers, reply: Reply, model: ModelSpec, s: Scenario, lan
             continue
         for count in (1, *COUNTS):
             key = ("rig-pick", model.id, s.quant.id, s.request.model_dump_json(exclude={"gpu_count"}), gid, str(count))
-            est = answers.cached(key, lambda gpu=gpu, count=count: estimate_of(on_device(s, gpu, count)))
+            est = answers.cached(key, partial(_estimate, s, gpu, count))
             if est.verdict in HOLDS and count == 1:
                 break  # one of them holds it: no rig of that card is worth listing
             if est.verdict in HOLDS:
@@ -45,3 +46,7 @@ def with_rigs(answers: Answers, reply: Reply, model: ModelSpec, s: Scenario, lan
         return reply
     section = Section(title=t(lang, "rig_picks.title"), rows=tuple(rows))
     return reply.model_copy(update={"sections": (*reply.sections, section)})
+
+
+def _estimate(s: Scenario, gpu: GpuSpec, count: int) -> FitEstimate:
+    return estimate_of(on_device(s, gpu, count))
