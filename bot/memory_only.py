@@ -9,6 +9,7 @@ KV cache, buffers and speed need the config (paste the repo id when the bot is o
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from bot.card_parts import footer
@@ -16,10 +17,11 @@ from bot.reply import Reply, Subject, Table, Tone, setup_label
 from bot.user import User
 from catalog.hf_index import HfIndexRow
 from core.memory import unified_fraction
+from core.names import MODEL_VARIANTS
 from core.models import GIB, GpuSpec, ModelSpec
 from core.notes import Note
 from core.query import Query
-from locales import Lang, gib, t
+from locales import Lang, gib, num, t
 
 if TYPE_CHECKING:
     from bot.answers import Answers
@@ -59,7 +61,7 @@ def memory_only_card(answers: Answers, row: HfIndexRow, q: Query, lang: Lang, us
     )
     summary = " ".join(
         (
-            t(lang, "memory_only.what", repo=row.repo, params=f"{row.params / 1e9:.1f}"),
+            t(lang, "memory_only.what", repo=row.repo, params=num(row.params / 1e9, lang, 1)),
             t(lang, key, quant=main, need=gib(need, lang), usable=gib(usable, lang), gpu=label),
             t(lang, "memory_only.unknown"),
         )
@@ -89,6 +91,18 @@ def memory_only_card(answers: Answers, row: HfIndexRow, q: Query, lang: Lang, us
         footer=footer(answers.catalog, lang),
         subjects=(subject,),
     )
+
+
+def with_variants(phrase: str, text: str) -> str:
+    """The typed name with the variant words written right after it ("llama 3.2 90b" + "vision"), so
+    the index finds that variant and not the family's plain model."""
+    m = re.search(re.escape(phrase) + r"((?:[\s-]+[^\W\d_]+)*)", text, re.IGNORECASE)
+    words: list[str] = []
+    for word in re.split(r"[\s-]+", m.group(1).strip(" -")) if m else ():
+        if word.lower() not in MODEL_VARIANTS:
+            break
+        words.append(word)
+    return " ".join([phrase, *words])
 
 
 def usable_bytes(gpu: GpuSpec, count: int) -> int:

@@ -21,7 +21,7 @@ from bot.answer_multi import with_notes
 from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
-from bot.memory_only import memory_only_card
+from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
 from bot.reply import Reply
 from bot.usage import UsageLog
@@ -132,7 +132,7 @@ class Service:
             if isinstance(found, Reply):
                 return found
             answers, model, source = found
-        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(phrase)):
+        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(with_variants(phrase, text))):
             if hit[1] is None:  # the index has its size only (Command-R, DeepSeek-V2.5): the weights, marked so
                 card: Reply = await self._off_loop(memory_only_card, self.answers, hit[0], q, lang, user, text)
                 return card
