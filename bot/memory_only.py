@@ -17,8 +17,8 @@ from bot.reply import Reply, Subject, Table, Tone, setup_label
 from bot.user import User
 from catalog.hf_index import HfIndexRow
 from core.memory import unified_fraction
-from core.names import MODEL_VARIANTS
 from core.models import GIB, GpuSpec, ModelSpec
+from core.names import MODEL_VARIANTS
 from core.notes import Note
 from core.query import Query
 from locales import Lang, gib, num, t
