@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot import cards
+from bot.answer_quality import with_quality
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
@@ -72,7 +73,8 @@ def quant_matrix(answers: Answers, s: Scenario, ask: Question) -> Reply:
         lang, "quant.title", model=model.name, gpu=_gpu_label(s.device, s.count), context=context_label(s.context)
     )
     more_query = "" if more else f"/quant {model.id} {setup_label(s.device.id, s.count)} more"
-    return cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
+    card = cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
+    return with_quality(card, model, rows, lang, more)  # published KLD/perplexity per quant (issue 26)
 
 
 def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:

@@ -16,6 +16,8 @@ from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
 from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
+from bot.answer_extras import extend_fit
+from bot.answer_launch import with_quantized_repos
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.card_parts import Flags, flags_of
 from bot.reply import Action, Reply, setup_label
@@ -250,11 +252,12 @@ class Answers:
 
     def _fit(self, s: Scenario, ask: Question) -> Reply:
         flags = ask.flags
-        analysis = self.analyse(s, ask, full=True)
+        analysis = with_quantized_repos(self.analyse(s, ask, full=True))  # vLLM loads AWQ/GPTQ/FP8 repos (issue 26)
         chart = None if flags.details else tables.memory_chart(self, s, ask.lang)
         reply = cards.fit_card(
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
+        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.text, flags.details)  # issue 26
         return self.about(reply, ask, analysis)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:

@@ -18,6 +18,7 @@ from bot.saved import generic_saved
 from bot.user import User
 from catalog.index_lookup import find_in_index
 from catalog.lookup import sized_name
+from core.custom_device import custom_device
 from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
@@ -151,6 +152,8 @@ class Resolver:
         if not memory:
             key = "resolve.cpu_ram_missing" if kind in ("cpu", "igpu") else "resolve.vram_missing"
             return cards.ask_card(lang, t(lang, key), echo=text)
+        if kind != "cpu" and (q.device_bandwidth_gbps or q.device_tflops):  # "32 GB at 608 GB/s"
+            return self.spec_device(q, memory, label)
         if kind in ("sbc", "igpu") and not label:
             label = f"{BOARD_NAMES.get(board, board.title())} ({memory:g} GB)"
         self.generic = generic_device(self.catalog, kind, memory, label, board)
@@ -163,6 +166,15 @@ class Resolver:
         }
         self.notes.append(Note(code=f"generic_{kind}", values=values))
         return self.generic.gpu, q.gpu_count
+
+    def spec_device(self, q: Query, memory: float, label: str) -> tuple[GpuSpec, int]:
+        """A device known by the memory, bandwidth and compute the question gives (core/custom_device.py)."""
+        self.generic = custom_device(self.catalog, memory, q.device_bandwidth_gbps, q.device_tflops, q.backend, label)
+        gpu = self.generic.gpu
+        tflops = f"{q.device_tflops:g}" if q.device_tflops else "?"
+        values = {"memory": f"{memory:g}", "bandwidth": f"{gpu.bandwidth_bytes_per_s / 1e9:g}", "tflops": tflops}
+        self.notes.append(Note(code="custom_device", values=dict(values)))
+        return gpu, q.gpu_count
 
     # --- asking back ----------------------------------------------------------------------
 
@@ -241,6 +253,7 @@ def build_request(q: Query, user: User, count: int, quants: Sequence[QuantSpec] 
         ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb,
         prompt_tokens=q.prompt_tokens,
         concurrent=q.users,
+        backend=q.backend,
     )
     return request, notes
 

@@ -33,6 +33,7 @@ from core.models import (
 from core.notes import CodedError, Note, note
 from core.serving import Speeds, decode_speeds
 from core.speed import SpeedEstimate, estimate_speed
+from core.speed_device import BACKEND_LABELS, with_backend
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -187,8 +188,8 @@ def scenario(
             kv=kv.value,
             options=options,
         )
-    if gpu is not None and request.backend is not None and request.backend is not gpu.backend:
-        gpu = gpu.model_copy(update={"backend": request.backend})
+    if gpu is not None:  # the backend asked for, when llama.cpp has it for this device (else its own)
+        gpu = with_backend(gpu, request.backend) or gpu
     # every part was validated on its way in (catalog rows, the Request): build without revalidating them
     return Scenario.model_construct(
         model=model,
@@ -217,6 +218,8 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     if request.engine is None:
         used.append("engine")
         coded.append(note("engine_default", value=s.engine.value))
+    if gpu is not None:
+        coded.append(backend_note(gpu.backend, request.backend))
     if request.quant is None:
         used.append("quant")
         coded.append(note("quant_default", value=s.quant.id))
@@ -245,6 +248,15 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
         coded.append(note("split" if s.engine is Engine.LLAMA_CPP else "tensor_parallel", n=s.count))
     coded.append(note("weights_measured" if s.measured is not None else "weights_recipe", quant=s.quant.id))
     return tuple(used), tuple(coded)
+
+
+def backend_note(used: Backend, asked: Backend | None) -> Note:
+    """The backend the card names: the device's usual one, the one asked for, or why not that one."""
+    if asked is None:
+        return note("backend_default", value=BACKEND_LABELS[used])
+    if asked is not used:  # e.g. Metal on a GeForce
+        return note("backend_unavailable", backend=BACKEND_LABELS[asked], used=BACKEND_LABELS[used])
+    return note("backend", value=BACKEND_LABELS[used])
 
 
 def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Scenario:
@@ -285,6 +297,7 @@ class HardwareRef(Frozen):
     usable_bytes: int
     unified_memory: bool
     system_ram_bytes: int
+    backend: Backend | None = None
 
 
 class FitEstimate(Frozen):
@@ -348,6 +361,7 @@ def estimate_of(s: Scenario) -> FitEstimate:
             usable_bytes=placement.memory.usable_bytes,
             unified_memory=gpu.unified_memory,
             system_ram_bytes=hardware.system_ram_bytes,
+            backend=gpu.backend,
         ),
         memory=placement.memory,
         verdict=placement.verdict,
@@ -362,7 +376,7 @@ def estimate_of(s: Scenario) -> FitEstimate:
         serving=decode_speeds(model, placement, hardware, workload, s.users, s.quant.id),
         concurrent=s.users,
         defaults_used=s.defaults_used,
-        notes=s.notes,
+        notes=s.notes + ((note("speed_thin"),) if speed.calibration == "thin" else ()),
     )
 
 
