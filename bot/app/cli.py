@@ -154,7 +154,8 @@ def _backend(text: str) -> Backend:
 def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec, int, GenericDevice | None]:
     """--gpu as a catalog entry, with --vram/--bandwidth/--tflops as given; a device known only by
     its specs (--vram, and --gpu naming something the catalog lacks) becomes a custom device."""
-    found = find_gpu(catalog, args.gpu) if args.gpu else None
+    assumed: list[str] = []
+    found = find_gpu(catalog, args.gpu, assumed) if args.gpu else None
     if isinstance(found, NotFound) or found is None:
         if args.vram is None:
             raise UsageError(
@@ -165,6 +166,8 @@ def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec,
         label = found.text if found else ""
         device = custom_device(catalog, args.vram, args.bandwidth, args.tflops, args.backend, label)
         return device.gpu, args.gpus or 1, device
+    for line in assumed:  # on stderr, so --json output stays one JSON document
+        print(f"assumed: {line}", file=sys.stderr)
     gpu = with_memory(found[0], args.vram) if args.vram else found[0]
     update = {"bandwidth_bytes_per_s": args.bandwidth * 1e9} if args.bandwidth else {}
     update |= {"fp16_tflops": args.tflops} if args.tflops else {}
