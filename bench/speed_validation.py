@@ -20,10 +20,14 @@ would show for that row (the calibrated band where the row's generation keeps ro
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
 
 from bench.speed_data import BACKENDS, Row
 

@@ -60,8 +60,8 @@ def with_tools(
     details: bool,
 ) -> Reply:
     """The fit card with the Ollama / LM Studio / ``--fit`` block the question asks for, first (the phone
-    card shows only the first command); the details page adds them only when asked, too, so the reviewed
-    card snapshots stay as they are."""
+    card shows only the first command). The details page always carries the Ollama command too, after
+    the llama.cpp and vLLM ones, since most people who ask run Ollama without saying so."""
     first: list[CodeBlock] = []
     extra: list[CodeBlock] = []
     missing = [c for c in advice.commands if _needs_checkpoint(c, model)]
@@ -74,6 +74,8 @@ def with_tools(
     if est.verdict.value != "no_fit" and est.engine is Engine.LLAMA_CPP:
         if asks_ollama(text):
             first.append(_ollama_block(est, model, catalog, lang))
+        elif details:
+            extra.append(_ollama_block(est, model, catalog, lang))
         if asks_lm_studio(text):
             first.append(_lm_studio_block(est, lang))
         llama = next((c for c in advice.commands if c.engine is Engine.LLAMA_CPP), None)
@@ -102,6 +104,8 @@ def _ollama_block(est: FitEstimate, model: ModelSpec, catalog: Catalog, lang: La
         lines.append(t(lang, "tools.ollama_no_tag", model=model.name, quant=est.quant))
     elif choice.kind == "gguf_repo":
         lines.append(t(lang, "tools.ollama_same_repo"))
+    elif choice.unverified:
+        lines.append(t(lang, "tools.ollama_unverified", quant=est.quant))
     default = ollama_default_context(est.hardware.memory_bytes // max(est.hardware.count, 1))
     if default != est.context:
         lines.append(t(lang, "tools.ollama_default_ctx", context=context_label(default)))

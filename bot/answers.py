@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeVar
 
@@ -19,21 +18,20 @@ from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_extras import extend_fit
 from bot.answer_launch import with_quantized_repos
 from bot.answer_multi import compare, subject_of, with_notes
-from bot.card_parts import Flags, flags_of
-from bot.reply import Action, Reply, setup_label
+from bot.question import AskBack, Question
+from bot.reply import Reply, setup_label
 from bot.resolve import Resolver, build_request
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
 from core.analysis import Analysis, Cost, analyse, cost_of
 from core.cost import OfferQuote, cost_notes, quote_offers
-from core.devices import GenericDevice, widened
+from core.devices import widened
 from core.estimate import EstimateError, Request, Scenario, estimate_of, scenario
 from core.figures import cost_figures, figures_of
 from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
 from core.models import Catalog, GpuSpec, ModelSpec
-from core.notes import Note
 from core.query import Intent, Match, Query, Vocabulary, parse
 from core.regions import restricted
 from locales import Lang
@@ -41,35 +39,6 @@ from locales import Lang
 CACHE_ENTRIES = 2048
 T = TypeVar("T")
 Method = Literal["qlora", "lora", "full"]
-
-
-class AskBack(Exception):
-    """The answer is a question back (which model? which memory size?): ``reply`` is that card."""
-
-    def __init__(self, reply: Reply) -> None:
-        super().__init__(reply.kind)
-        self.reply = reply
-
-
-@dataclass
-class Question:
-    """One question being answered: what was asked, and what answering it assumed so far."""
-
-    query: Query
-    lang: Lang
-    user: User
-    text: str
-    notes: list[Note] = field(default_factory=list)
-    generic: GenericDevice | None = None  # the generic device the question is about, if any
-    actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.resolve)
-
-    @property
-    def flags(self) -> Flags:
-        return flags_of(self.query, self.text)
-
-    def note(self, note: Note) -> None:
-        if note not in self.notes:
-            self.notes.append(note)
 
 
 class Answers:
@@ -197,7 +166,9 @@ class Answers:
         """The card with the model × hardware it is about (a list card: no figures)."""
         if reply.kind in ("suggest", "error"):
             return reply
-        subject = subject_of(model, gpu, count, self.request(ask, count), tuple(ask.notes))
+        request = self.request(ask, count)
+        settled = scenario(model, gpu, request, self.catalog) if model is not None else None
+        subject = subject_of(model, gpu, count, request, tuple(ask.notes), settled)
         return reply.model_copy(update={"subjects": (subject,)})
 
     def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply:

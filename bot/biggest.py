@@ -8,9 +8,8 @@ biggest first, with its speed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bot import cards
+from bot.question import Answering
 from bot.reply import Reply, setup_label
 from core.estimate import DEFAULT_CONTEXT, Request
 from core.models import GpuSpec
@@ -18,16 +17,13 @@ from core.quant_ladder import LOW_BITS
 from core.recommend import MIN_OFFLOAD_TOKENS_PER_S, rank_models
 from locales import Lang, context_label, num, t, tokens_per_s
 
-if TYPE_CHECKING:
-    from bot.answers import Answers
-
 ACCEPTABLE_TOKENS_PER_S = MIN_OFFLOAD_TOKENS_PER_S  # the reading speed below which a model is not "runnable"
 # below 3 bits per weight a model "runs" only in name (core.quant_ladder.LOW_BITS): a 358B at 1.75 bits is not
 # the biggest model one can run, it is a damaged one
 LIST_TOP = 10
 
 
-def biggest_models(answers: Answers, gpu: GpuSpec, count: int, request: Request, lang: Lang, echo: str = "") -> Reply:
+def biggest_models(answers: Answering, gpu: GpuSpec, count: int, request: Request, lang: Lang, echo: str = "") -> Reply:
     """The models that run acceptably on ``count`` x ``gpu``, biggest (total parameters) first."""
     req = request.model_copy(update={"gpu_count": count})
     picks = answers.cached(
@@ -56,6 +52,6 @@ def biggest_models(answers: Answers, gpu: GpuSpec, count: int, request: Request,
     return reply.model_copy(update={"summary": summary})
 
 
-def _bits(answers: Answers, quant_id: str) -> float:
+def _bits(answers: Answering, quant_id: str) -> float:
     quant = answers.catalog.quant(quant_id)
     return quant.bits if quant else 4.0

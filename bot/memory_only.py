@@ -10,9 +10,9 @@ KV cache, buffers and speed need the config (paste the repo id when the bot is o
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from bot.card_parts import footer
+from bot.question import Answering, AskBack, Question
 from bot.reply import Reply, Subject, Table, Tone, setup_label
 from bot.user import User
 from catalog.hf_index import HfIndexRow
@@ -23,9 +23,6 @@ from core.notes import Note
 from core.query import Query
 from locales import Lang, gib, num, t
 
-if TYPE_CHECKING:
-    from bot.answers import Answers
-
 QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ3_XXS", "Q2_K")
 HEADROOM = 0.9  # weights that fill more than 90 % leave no room for the KV cache and buffers
 
@@ -34,9 +31,8 @@ def weights_bytes(params: int, bpw: float) -> int:
     return round(params * bpw / 8)
 
 
-def memory_only_card(answers: Answers, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str) -> Reply:
+def memory_only_card(answers: Answering, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str) -> Reply:
     """Weights per quant against the device's memory; marked as memory only, from the offline index."""
-    from bot.answers import AskBack, Question  # at call time: bot.answers is the heavier import
 
     stub = ModelSpec.model_construct(id=row.repo, name=row.repo.split("/")[-1])  # for the device question only
     ask = Question(q, lang, user, text)

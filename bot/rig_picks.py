@@ -9,23 +9,20 @@ that holds the model alone gets no rig row.
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
 
+from bot.question import Answering
 from bot.reply import Reply, Row, Section, setup_label
 from core.estimate import FitEstimate, Scenario, estimate_of, on_device
 from core.fit import Verdict
 from core.models import GpuSpec, ModelSpec
 from locales import Lang, gib, t, tokens_per_s, usd
 
-if TYPE_CHECKING:
-    from bot.answers import Answers
-
 RIG_CARDS = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-pro-6000", "mi325x", "h200-sxm", "h100-sxm", "b200")
 COUNTS = (2, 4, 8)
 HOLDS = (Verdict.FITS, Verdict.TIGHT)
 
 
-def with_rigs(answers: Answers, reply: Reply, model: ModelSpec, s: Scenario, lang: Lang) -> Reply:
+def with_rigs(answers: Answering, reply: Reply, model: ModelSpec, s: Scenario, lang: Lang) -> Reply:
     """The /gpus card with a section of multi-GPU setups that hold the model."""
     rows = []
     for gid in RIG_CARDS:

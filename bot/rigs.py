@@ -8,9 +8,9 @@ system RAM, and the flags; its llama.cpp command carries the matching ``--tensor
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from bot import cards as card_kit
+from bot.question import Answering, AskBack, Question
 from bot.reply import Action, CodeBlock, Reply, Row, Section
 from catalog.lookup import rig_cards
 from core import rig
@@ -19,13 +19,10 @@ from core.notes import Note
 from core.query import Match
 from locales import gib, t
 
-if TYPE_CHECKING:
-    from bot.answers import Answers, Question
-
 SPLIT_FLAG = re.compile(r"--tensor-split\s+\S+")
 
 
-def device(answers: Answers, ask: Question, model: ModelSpec) -> tuple[GpuSpec, int]:
+def device(answers: Answering, ask: Question, model: ModelSpec) -> tuple[GpuSpec, int]:
     """The rig as one stand-in device taken once per card (``AskBack`` when one card is unclear)."""
     q = ask.query
     named: list[tuple[Match, int]] = [(m, n) for m, n in ((q.gpu, q.gpu_count), (q.gpu2, q.gpu2_count)) if m]
@@ -40,8 +37,6 @@ def device(answers: Answers, ask: Question, model: ModelSpec) -> tuple[GpuSpec, 
     try:
         rig.check(cards)
     except rig.RigError as exc:
-        from bot.answers import AskBack  # at call time: bot.answers imports this module
-
         raise AskBack(card_kit.error_card(ask.lang, t(ask.lang, f"rig.{exc.code}", max=rig.MAX_CARDS))) from None
     request = answers.request(ask, len(cards))
     if (request.engine or Engine.LLAMA_CPP) is Engine.VLLM:
@@ -53,7 +48,7 @@ def device(answers: Answers, ask: Question, model: ModelSpec) -> tuple[GpuSpec, 
     return rig.stand_in(cards, overhead), len(cards)
 
 
-def placement(answers: Answers, reply: Reply, model: ModelSpec, stand_in: GpuSpec, ask: Question) -> Reply:
+def placement(answers: Answering, reply: Reply, model: ModelSpec, stand_in: GpuSpec, ask: Question) -> Reply:
     """The card with what each card holds, the RAM part and the flags; its command split to match."""
     if not stand_in.id.startswith("rig:") or reply.kind in ("suggest", "error"):
         return reply

@@ -9,10 +9,9 @@ a button per size that opens its full card.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bot.answer_multi import subject_of
 from bot.card_parts import verdict_label
+from bot.question import Answering, Question
 from bot.reply import Action, Reply, Table, Tone
 from bot.resolve import replace_name
 from core.estimate import FitEstimate
@@ -20,9 +19,6 @@ from core.fit import Verdict
 from core.models import GIB, GpuSpec, ModelSpec
 from core.query import Intent, Query
 from locales import Lang, t, tokens_per_s
-
-if TYPE_CHECKING:
-    from bot.answers import Answers, Question
 
 RUNS = (Verdict.FITS, Verdict.TIGHT)
 
@@ -39,7 +35,7 @@ def spans(q: Query) -> bool:
     )
 
 
-def variants(answers: Answers, q: Query) -> list[GpuSpec]:
+def variants(answers: Answering, q: Query) -> list[GpuSpec]:
     """One device per memory size (a MacBook and a Studio with the same chip and memory are one row)."""
     assert q.gpu is not None
     seen: dict[int, GpuSpec] = {}
@@ -50,7 +46,7 @@ def variants(answers: Answers, q: Query) -> list[GpuSpec]:
     return [seen[m] for m in sorted(seen)]
 
 
-def span_card(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
+def span_card(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
     """The verdict for every memory size of the named chip, summarised in one line."""
     q, lang, text = ask.query, ask.lang, ask.text
     assert q.gpu is not None

@@ -1,7 +1,8 @@
 """The fact files of issue 26: Ollama library tags, pre-quantized vLLM repositories, quality per quant.
 
 Small, read once per process from ``catalog/facts/`` (each row with its source and date); they are not
-in the SQLite store because nothing else joins on them.
+in the SQLite store because nothing else joins on them, but they count in the catalog version
+(``catalog.facts.facts_hash``), so editing one is a new version.
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
 
 
 def _provenance(row: dict[str, object]) -> Provenance:
-    return Provenance(source=str(row["source"]), as_of=str(row["as_of"]))
+    return Provenance(
+        source=str(row["source"]),
+        as_of=str(row["as_of"]),
+        unverified=tuple(str(f) for f in row.get("unverified", ())),  # type: ignore[attr-defined]
+    )
 
 
 @cache

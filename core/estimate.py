@@ -92,14 +92,19 @@ class Scenario(Frozen):
     request: Request  # what was asked: variations and follow-up questions start from it
 
     @cached_property
+    def assumptions(self) -> tuple[tuple[str, ...], tuple[Note, ...]]:
+        """``assumed``: derived once, when a card or an estimate asks."""
+        return assumed(self)
+
+    @property
     def defaults_used(self) -> tuple[str, ...]:
         """Request fields filled with defaults."""
-        return assumed(self)[0]
+        return self.assumptions[0]
 
-    @cached_property
+    @property
     def notes(self) -> tuple[Note, ...]:
-        """The defaults and modelling assumptions, as codes with values (derived when a card asks)."""
-        return assumed(self)[1]
+        """The defaults and modelling assumptions, as codes with values."""
+        return self.assumptions[1]
 
     @property
     def device(self) -> GpuSpec:
@@ -114,12 +119,7 @@ class Scenario(Frozen):
 
     @cached_property
     def hardware(self) -> Hardware:
-        return Hardware(
-            gpu=self.device,
-            count=self.count,
-            system_ram_bytes=round(self.ram_gb * 1e9),
-            ram_bandwidth_bytes_per_s=self.ram_bandwidth_gbps * 1e9 if self.ram_bandwidth_gbps else None,
-        )
+        return hardware_on(self, self.device, self.count)
 
     @cached_property
     def workload(self) -> Workload:
@@ -273,6 +273,17 @@ def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Sc
     return scenario(s.model, s.gpu, request, quant=s.quant, measured=s.measured)
 
 
+def hardware_on(s: Scenario, gpu: GpuSpec, count: int = 1) -> Hardware:
+    """The scenario's hardware with other devices (same system RAM): what the device scans place on;
+    the workload does not change with the device."""
+    return Hardware(
+        gpu=gpu,
+        count=count,
+        system_ram_bytes=round(s.ram_gb * 1e9),
+        ram_bandwidth_bytes_per_s=s.ram_bandwidth_gbps * 1e9 if s.ram_bandwidth_gbps else None,
+    )
+
+
 def on_device(s: Scenario, gpu: GpuSpec, count: int = 1) -> Scenario:
     """The same question on other hardware (a cloud offer, a purchase pick), with that device's own backend."""
     request = s.request.model_copy(update={"gpu_count": count, "backend": None})
@@ -408,6 +419,7 @@ __all__ = [
     "default_quant",
     "estimate",
     "estimate_of",
+    "hardware_on",
     "on_device",
     "rope_scaled_context",
     "scenario",

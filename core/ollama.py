@@ -34,6 +34,7 @@ class TagChoice(Frozen):
     # a library row; hf.co/<repo> of a measured file; hf.co/<the GGUF repo the llama.cpp command loads>; none
     kind: Literal["library", "hf", "gguf_repo", "unknown"]
     source: str = ""
+    unverified: tuple[str, ...] = ()  # fields of the library row its source does not show (e.g. the quant)
 
 
 class ToolCommand(Frozen):
@@ -56,7 +57,9 @@ def ollama_tag(model: ModelSpec, quant: str, tags: tuple[OllamaTag, ...], size: 
     """The tag that exists for this model and quant: a library tag, else the measured GGUF repo, else none."""
     for row in tags:
         if row.model_id == model.id and row.quant.upper() == quant.upper():
-            return TagChoice(tag=row.tag, kind="library", source=row.provenance.source)
+            return TagChoice(
+                tag=row.tag, kind="library", source=row.provenance.source, unverified=row.provenance.unverified
+            )
     if size is not None and size.repo and _REPO.match(size.repo) and size.quant_id.upper() == quant.upper():
         return TagChoice(tag=f"hf.co/{size.repo}:{quant.upper()}", kind="hf", source=size.provenance.source)
     if model.gguf_repo and _REPO.match(model.gguf_repo):

@@ -61,3 +61,19 @@ def test_automatic_fit_question_gets_the_fit_command_and_the_manual_flags_explai
     assert auto.label == "llama.cpp (automatic fit)" and "--fit on" in auto.text
     assert "-ngl 999 above" in auto.text and "--n-cpu-moe 24 above" in auto.text
     assert reply.code[1].label == "llama.cpp" and "--n-cpu-moe 24" in reply.code[1].text
+
+
+def test_details_page_carries_the_ollama_command_after_the_others(service):
+    reply = ask(service, "/fit llama-3.1-8b-instruct rtx 4090 details")
+    labels = [c.label for c in reply.code]
+    assert labels[0] == "llama.cpp" and labels[-1] == "Ollama"
+    ollama = reply.code[-1].text
+    assert "ollama run llama3.1" in ollama and "OLLAMA_FLASH_ATTENTION=1" in ollama
+    assert "does not show its quant" not in ollama
+
+
+def test_a_tag_whose_quant_the_library_page_does_not_show_says_so(service):
+    reply = ask(service, "/fit qwen3-8b rtx 4090 details")
+    ollama = next(c for c in reply.code if c.label == "Ollama")
+    assert "ollama run qwen3:8b" in ollama.text
+    assert "does not show its quant there: Q4_K_M assumed" in ollama.text

@@ -34,7 +34,15 @@ def test_german_quality_line(service):
 
 
 def test_family_without_figures_says_so_on_the_more_page_only(service):
-    plain = ask(service, "/quant qwen3-32b rtx 4090")
+    plain = ask(service, "/quant olmo-2-0325-32b-instruct rtx 4090")
     assert not any("Quality" in s.title for s in plain.sections)
-    more = ask(service, "/quant qwen3-32b rtx 4090 more")
+    more = ask(service, "/quant olmo-2-0325-32b-instruct rtx 4090 more")
     assert any("No published KL-divergence" in r.value for s in more.sections for r in s.rows)
+
+
+def test_qwen3_moe_card_cites_its_measurement(service):
+    reply = ask(service, "/quant qwen3-30b-a3b rtx 4090")
+    section = next(s for s in reply.sections if "KL divergence" in s.title)
+    values = {r.label: r.value for r in section.rows}
+    assert values["Q4_K_M"] == "KLD 0.0101" and values["Q8_0"] == "KLD 0.0023"
+    assert "ik_llama.cpp/discussions/359" in values["Source"] and "Qwen3-30B-A3B" in section.title

@@ -100,3 +100,18 @@ def test_vllm_awq_command_points_at_the_awq_repository():
     assert fixed.argv[:3] == ("vllm", "serve", "Qwen/Qwen3-32B-AWQ")
     assert vllm.notes and not fixed.notes  # the "needs a pre-quantized checkpoint" note is gone
     assert quantized_repo("qwen3-32b", "GPTQ", quant_repos()) is None
+
+
+def test_every_ollama_tag_cites_an_ollama_source_or_is_marked_unverified():
+    """Issue 26: a tag comes from Ollama's own list (README at a pinned commit, or an ollama.com page);
+    where that source does not show the quant, the row says so."""
+    readme = "https://github.com/ollama/ollama/blob/379fd64fa/README.md"
+    for row in ollama_tags():
+        source = row.provenance.source
+        assert source.startswith((readme, "https://ollama.com/library/")), row
+        if source.startswith(readme):
+            assert row.provenance.unverified == (), row
+        elif row.quant.lower() not in row.tag.lower():
+            assert row.provenance.unverified == ("quant",), row
+    qwen = CATALOG.model("qwen3-8b")
+    assert qwen is not None and ollama_tag(qwen, "Q4_K_M", ollama_tags(), None).unverified == ("quant",)

@@ -38,5 +38,28 @@ def test_best_quality_is_the_lowest_loss_among_the_fitting():
     best = best_quality(["Q4_K_M", "IQ4_XS", "Q5_K_M"], quality)
     assert best is not None and best.quant == "Q5_K_M"
     assert best_quality(["UD-Q2_K_XL"], quality) is None
-    qwen = CATALOG.model("qwen3-32b")
-    assert qwen is not None and family_quality(qwen, quant_quality()) == {}
+    olmo = CATALOG.model("olmo-2-0325-32b-instruct")
+    assert olmo is not None and family_quality(olmo, quant_quality()) == {}
+
+
+def test_the_most_asked_families_have_sourced_figures():
+    """Issue 26: sourced quality figures for the most asked families (each row cites its own URL)."""
+    families = {r.family for r in quant_quality()}
+    most_asked = {
+        "Llama 3",
+        "Llama 2",
+        "Llama 4",
+        "Gemma 2",
+        "Gemma 3",
+        "Mistral",
+        "Qwen3",
+        "Qwen3.5",
+        "DeepSeek",
+        "Kimi",
+    }
+    assert most_asked <= families
+    qwen = CATALOG.model("qwen3-30b-a3b")
+    assert qwen is not None
+    quality = family_quality(qwen, quant_quality())
+    assert quality["Q4_K_M"].value == 0.010136 and quality["Q4_K_M"].metric == "kld"
+    assert "ik_llama.cpp/discussions/359" in quality["Q4_K_M"].provenance.source
