@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from catalog.importers.model_configs import CONFIG_DIR, apply_config
 from core.models import (
     GIB,
     Catalog,
@@ -33,11 +34,11 @@ class FactError(ValueError):
 
 
 def facts_hash(directory: Path = FACTS_DIR) -> str:
-    """Hash of all fact files, so the store knows when to rebuild."""
+    """Hash of all fact files and stored configs, so the store knows when to rebuild."""
     digest = hashlib.sha256()
-    for name in FACT_FILES:
-        path = directory / name
-        digest.update(name.encode())
+    paths = [directory / name for name in FACT_FILES] + sorted(CONFIG_DIR.rglob("*.*"))
+    for path in paths:
+        digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.exists() else b"")
     return digest.hexdigest()[:16]
 
@@ -99,6 +100,7 @@ def expand_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _model(row: dict[str, Any]) -> ModelSpec:
+    row = apply_config(row)
     prov = _provenance(row)
     row["total_params"] = round(float(row.pop("total_params_b")) * 1e9)
     if "vision_params_b" in row:

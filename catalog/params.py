@@ -11,11 +11,18 @@ the checkpoint says. Norms, biases and rotary tables are left out (well under 1 
     FFN         gated (3 matrices, 2 when gated_ffn is false): dense layers 3 x hidden x intermediate_size;
                 MoE layers (n_experts + n_shared_experts) x 3 x hidden x moe_intermediate_size, plus the router
     vision      vision_params when the row counts a vision tower
+    active      the same with experts_per_token routed experts (plus the shared ones) per MoE layer
+
+``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5) have
+their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
 """
 
 from __future__ import annotations
 
-from core.models import AttentionKind, ModelSpec
+from typing import Any
+
+from catalog.config_geometry import linear_attention_params, text_config
+from core.models import AttentionKind, ModelSpec, Provenance
 
 
 def attention_params(m: ModelSpec) -> int:
@@ -32,8 +39,8 @@ def attention_params(m: ModelSpec) -> int:
     return h * m.n_heads * m.head_dim * 2 + h * m.n_kv_heads * (m.head_dim + v_dim)
 
 
-def ffn_params(m: ModelSpec) -> int | None:
-    """Weights of every FFN block; None when the row lacks a width it needs."""
+def ffn_params(m: ModelSpec, active: bool = False) -> int | None:
+    """Weights of every FFN block (``active``: only those one token uses); None when a width is missing."""
     h = m.hidden_size
     mats = 3 if m.gated_ffn else 2
     if not m.is_moe:
@@ -44,18 +51,49 @@ def ffn_params(m: ModelSpec) -> int | None:
     if dense_layers and not m.intermediate_size:
         return None
     shared = m.n_shared_experts * (m.shared_expert_intermediate_size or m.moe_intermediate_size)
-    per_moe_layer = 3 * h * (m.n_experts * m.moe_intermediate_size + shared) + h * m.n_experts
+    routed = (m.experts_per_token or m.n_experts) if active else m.n_experts
+    per_moe_layer = 3 * h * (routed * m.moe_intermediate_size + shared) + h * m.n_experts
     dense = 3 * h * (m.intermediate_size or 0) * dense_layers
     return dense + per_moe_layer * (m.n_layers - dense_layers)
 
 
-def architecture_params(m: ModelSpec) -> int | None:
-    """Total parameters the architecture implies, or None when a needed width is missing."""
-    ffn = ffn_params(m)
+def architecture_params(m: ModelSpec, active: bool = False) -> int | None:
+    """Total (or ``active``) parameters the architecture implies, or None when a needed width is missing."""
+    ffn = ffn_params(m, active)
     if ffn is None:
         return None
     embed = m.vocab_size * m.hidden_size * (1 if m.tied_embeddings else 2)
     return embed + attention_params(m) * m.n_layers + ffn + (m.vision_params or 0)
+
+
+def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int, int]:
+    """(total, active) language-model parameters of a config.json, ``geometry`` being its ModelSpec fields.
+
+    Falls back to a 4 x hidden dense FFN when the config gives no FFN width (old GPT-style configs).
+    """
+    spec = ModelSpec(
+        id="count",
+        name="count",
+        family="count",
+        total_params=1,
+        active_params=1,
+        provenance=_COUNTING,
+        **({"intermediate_size": 4 * geometry["hidden_size"]} | geometry),
+    )
+    total, active = architecture_params(spec), architecture_params(spec, active=True)
+    if total is None or active is None:  # a MoE without an expert width: count it as dense
+        spec = spec.model_copy(update={"n_experts": None, "experts_per_token": None})
+        total = active = architecture_params(spec) or 1
+    cfg = text_config(config)
+    fix = 0
+    if spec.n_linear_layers:
+        fix += spec.n_linear_layers * (linear_attention_params(cfg, spec.hidden_size) - attention_params(spec))
+    if cfg.get("attn_output_gate"):
+        fix += spec.kv_layers * spec.hidden_size * spec.n_heads * spec.head_dim
+    return total + fix, active + fix
+
+
+_COUNTING = Provenance(source="parameter count", as_of="computed")
 
 
 def params_deviation(m: ModelSpec) -> float | None:

@@ -200,6 +200,9 @@ def resolve_notes(
             else f"tensor parallel over {request.gpu_count} GPUs (vLLM)"
         )
         coded.append(note("split" if engine is Engine.LLAMA_CPP else "tensor_parallel", n=request.gpu_count))
+    if "geometry" in model.provenance.unverified:  # no stored config.json behind the row (catalog/importers)
+        notes.append("model geometry not checked against a config.json")
+        coded.append(note("geometry_unverified", model=model.name))
     return hardware, workload, quant, used, notes, coded
 
 
