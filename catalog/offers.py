@@ -37,6 +37,12 @@ def seen_date(seen: str) -> date | None:
     return None
 
 
+def age_label(offer: CloudOffer, today: date) -> str:
+    """How old a price is, for listings: "143 days old", "undated" (a year only)."""
+    seen = seen_date(offer.seen)
+    return f"{(today - seen).days} days old" if seen else "undated"
+
+
 def stale_offers(catalog: Catalog, today: date, max_age_days: int = MAX_AGE_DAYS) -> list[StaleOffer]:
     """Offers to re-check, oldest first (undated ones last)."""
     out = []

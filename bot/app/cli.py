@@ -261,8 +261,14 @@ def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
     if isinstance(item, ModelSpec):
         return f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
     if isinstance(item, CloudOffer):
+        from datetime import date
+
+        from catalog.offers import age_label
+
         price = f"${item.price_per_hour_usd:>7.2f}/h"
-        return f"{item.provider:<14} {setup_label(item.gpu_id, item.gpu_count):<22} {price}  seen {item.seen}"
+        setup = setup_label(item.gpu_id, item.gpu_count)
+        age = age_label(item, date.today())
+        return f"{item.provider:<14} {setup:<22} {price}  {item.pricing_type:<18} seen {item.seen} ({age})"
     return f"{item.id:<14} {item.label}"
 
 
