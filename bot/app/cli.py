@@ -11,7 +11,7 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from bot.card_parts import setup_label
@@ -285,6 +285,18 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _hub_service(catalog: Catalog) -> Callable[[], Awaitable[Any]]:
+    """The service ``ask``/``chat`` use: the bots' own (hub look-ups, cache, user data; HF_* settings)."""
+
+    async def open_it() -> Any:
+        from bot.app.run import open_service
+        from bot.app.settings import Settings
+
+        return await open_service(catalog, Settings())
+
+    return open_it
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -309,14 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         elif args.command == "ask":
             from bot.adapters.console import ask
-            from bot.service import Service
 
-            print(ask(Service(catalog), " ".join(args.question), args.lang, args.json))
+            print(ask(_hub_service(catalog), " ".join(args.question), args.lang, args.json))
         elif args.command == "chat":
             from bot.adapters.console import chat
-            from bot.service import Service
 
-            chat(Service(catalog), args.lang)
+            chat(_hub_service(catalog), args.lang)
         elif args.command == "catalog":
             if args.stale and args.what == "offers":
                 print_stale_offers(catalog, args.json)

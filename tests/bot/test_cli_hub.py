@@ -1,0 +1,39 @@
+"""`fitbot ask` looks a new repo up on Hugging Face like the bots do (real huggingface_hub, FakeHub on loopback)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.app import cli
+from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, FakeFile, FakeHub, FakeRepo
+
+REPO = "Qwen/SomeNewModel-7B"
+
+
+@pytest.fixture
+def hub():
+    repo = FakeRepo(
+        REPO,
+        {"config.json": FakeFile(json.dumps(LLAMA_8B_CONFIG).encode())},
+        safetensors={"parameters": {"BF16": LLAMA_8B_PARAMS}, "total": LLAMA_8B_PARAMS},
+    )
+    with FakeHub([repo]) as fake:
+        yield fake
+
+
+def test_ask_looks_a_pasted_repo_up_on_the_hub(hub, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert cli.main(["ask", f"{REPO} on a 4090"]) == 0
+    out = capsys.readouterr().out
+    assert "SomeNewModel-7B" in out and "RTX 4090" in out
+    assert hub.requests_for(REPO), "the CLI never asked the hub"
+
+
+def test_ask_offline_says_it_cannot_look_it_up(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert cli.main(["ask", f"{REPO} on a 4090"]) == 0
+    out = capsys.readouterr().out
+    assert "offline" in out.lower() and "paste" not in out.lower()
