@@ -37,3 +37,29 @@ def test_ask_offline_says_it_cannot_look_it_up(monkeypatch, capsys) -> None:
     assert cli.main(["ask", f"{REPO} on a 4090"]) == 0
     out = capsys.readouterr().out
     assert "offline" in out.lower() and "paste" not in out.lower()
+
+
+def test_a_catalog_model_whose_live_config_differs_is_answered_from_the_live_config(monkeypatch, capsys) -> None:
+    from catalog.importers.model_configs import stored_config
+
+    live = json.loads(json.dumps(stored_config("Qwen/Qwen3-8B")))
+    live["max_position_embeddings"] = 131072  # the hub's config moved on since the catalog copy
+    repo = FakeRepo("Qwen/Qwen3-8B", {"config.json": FakeFile(json.dumps(live).encode())})
+    with FakeHub([repo]) as fake:
+        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        assert cli.main(["ask", "qwen3 8b on a 4090 at 100k"]) == 0
+    out = capsys.readouterr().out
+    assert "differs from the catalog (max_context)" in out and "live config" in out
+
+
+def test_a_catalog_model_that_agrees_with_the_hub_gets_no_note(monkeypatch, capsys) -> None:
+    from catalog.importers.model_configs import stored_config
+
+    repo = FakeRepo("Qwen/Qwen3-8B", {"config.json": FakeFile(json.dumps(stored_config("Qwen/Qwen3-8B")).encode())})
+    with FakeHub([repo]) as fake:
+        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
+        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        assert cli.main(["ask", "qwen3 8b on a 4090"]) == 0
+        assert fake.requests_for("Qwen/Qwen3-8B"), "the live config was never asked for"
+    assert "differs from the catalog" not in capsys.readouterr().out
