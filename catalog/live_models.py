@@ -21,14 +21,14 @@ LIVE_CHECK_S = 3.0  # a catalog answer never waits longer than this for the hub
 IGNORED = frozenset({"architecture", "native_dtype"})
 
 
-class _Looked(Protocol):
+class LookedUp(Protocol):
     spec: ModelSpec
     revision: str
     stale: bool
 
 
-class _Hub(Protocol):
-    async def lookup(self, ref: str) -> _Looked: ...
+class HubLookup(Protocol):
+    async def lookup(self, ref: str) -> LookedUp: ...
 
 
 def geometry_drift(row: ModelSpec, live: ModelSpec) -> tuple[str, ...]:
@@ -51,7 +51,9 @@ def with_live_geometry(row: ModelSpec, live: ModelSpec, revision: str) -> ModelS
     return ModelSpec.model_validate(row.model_dump() | update | {"provenance": prov})
 
 
-async def live_row(hub: _Hub, row: ModelSpec, timeout_s: float = LIVE_CHECK_S) -> tuple[ModelSpec, tuple[str, ...]]:
+async def live_row(
+    hub: HubLookup, row: ModelSpec, timeout_s: float = LIVE_CHECK_S
+) -> tuple[ModelSpec, tuple[str, ...]]:
     """(model to answer with, fields the live config changed); the row itself when the hub cannot say."""
     if not row.hf_repo:
         return row, ()

@@ -107,8 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     ft.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
-    cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
+    cat.add_argument("what", choices=["gpus", "models", "offers", "quants", "verify"])
     cat.add_argument("--json", action="store_true")
+    cat.add_argument(
+        "--live", action="store_true", help="verify: also compare every row with its config.json on the hub"
+    )
     cat.add_argument(
         "--stale", action="store_true", help="offers: only those older than 6 months, undated or unverified"
     )
@@ -285,6 +288,31 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def print_verify(catalog: Catalog, live: bool, as_json: bool) -> int:
+    """Rows whose stored config, live config (``--live``) or parameter counts disagree; exit 1 when any do."""
+    from catalog.verify import live_findings, stored_findings
+
+    findings = stored_findings(catalog)
+    if live:
+
+        async def check() -> list[Any]:
+            service = await _hub_service(catalog)()
+            try:
+                return await live_findings(catalog, service.hub)
+            finally:
+                await service.close()
+
+        findings += asyncio.run(check())
+    if as_json:
+        print(json.dumps([f.model_dump() for f in findings], indent=1))
+    else:
+        for f in findings:
+            print(f"{f.model:<34} {f.kind:<10} {f.detail}")
+        kinds = {k: sum(f.kind == k for f in findings) for k in ("no-config", "params", "live")}
+        print(f"{len(catalog.models)} models: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+    return 1 if any(f.kind != "no-config" for f in findings) else 0
+
+
 def _hub_service(catalog: Catalog) -> Callable[[], Awaitable[Any]]:
     """The service ``ask``/``chat`` use: the bots' own (hub look-ups, cache, user data; HF_* settings)."""
 
@@ -328,6 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             chat(_hub_service(catalog), args.lang)
         elif args.command == "catalog":
+            if args.what == "verify":
+                return print_verify(catalog, args.live, args.json)
             if args.stale and args.what == "offers":
                 print_stale_offers(catalog, args.json)
             else:
