@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict
 from core.models import Catalog, CloudOffer
 
 MAX_AGE_DAYS = 183  # about six months
+# prices a user can rent at; "marketplace-median" and "price-cap" rows are signals, never offers on a card
+OFFER_TYPES = ("on-demand", "spot", "reserved")
+SIGNAL_TYPES = ("marketplace-median", "price-cap")
 
 
 class StaleOffer(BaseModel):

@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     ft.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
-    cat.add_argument("what", choices=["gpus", "models", "offers", "quants", "verify"])
+    cat.add_argument("what", choices=["gpus", "models", "offers", "quants", "verify", "refresh"])
     cat.add_argument("--json", action="store_true")
     cat.add_argument(
         "--live", action="store_true", help="verify: also compare every row with its config.json on the hub"
@@ -119,9 +119,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalog() -> Catalog:
+    """The catalog store's catalog with the prices the last ``fitbot catalog refresh`` stored over its offers."""
     from bot.app.settings import Settings
+    from catalog.prices.refresh import stored_catalog
 
-    return asyncio.run(CatalogStore(Settings().catalog_path()).load())
+    settings = Settings()
+
+    async def load() -> Catalog:
+        return await stored_catalog(await CatalogStore(settings.catalog_path()).load(), settings.prices_path())
+
+    return asyncio.run(load())
+
+
+def print_refresh(catalog: Catalog) -> int:
+    """Ask every price API once (``catalog/prices``); exit 1 when none answered."""
+    from bot.app.settings import Settings
+    from catalog.prices.refresh import refresh
+    from catalog.prices.sources import default_sources
+    from catalog.prices.store import PriceStore
+
+    settings = Settings()
+    store, sources = PriceStore(settings.prices_path()), default_sources(settings.price_endpoint)
+    results = asyncio.run(refresh(store, sources, settings.price_keys(), {g.id for g in catalog.gpus}))
+    for r in results:
+        shown = f"{r.prices} prices" if r.status == "ok" else f"{r.status}: {r.detail}"
+        print(f"{r.provider:<14} {shown}")
+    return 0 if any(r.status == "ok" for r in results) else 1
 
 
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
@@ -358,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "catalog":
             if args.what == "verify":
                 return print_verify(catalog, args.live, args.json)
+            if args.what == "refresh":
+                return print_refresh(catalog)
             if args.stale and args.what == "offers":
                 print_stale_offers(catalog, args.json)
             else:
