@@ -68,9 +68,12 @@ class ConfigSourceError(ValueError):
 
 @cache
 def sources(path: Path = SOURCES) -> dict[str, dict[str, str]]:
-    """repo id -> {"url": ..., "as_of": ...} for every stored config copy."""
+    """repo id -> {"url": ..., "as_of": ..., "part": ...} for every stored config copy.
+
+    ``part`` says where in the file the copy is when the URL holds several (a Markdown list of configs).
+    """
     rows = tomllib.loads(path.read_text(encoding="utf-8")).get("config", []) if path.exists() else []
-    return {row["repo"]: {"url": row["url"], "as_of": str(row["as_of"])} for row in rows}
+    return {r["repo"]: {"url": r["url"], "as_of": str(r["as_of"]), "part": r.get("part", "")} for r in rows}
 
 
 @cache
@@ -106,7 +109,8 @@ def apply_config(row: dict[str, Any]) -> dict[str, Any]:
         raise ConfigSourceError(f"geometry typed by hand next to config {repo}: {', '.join(typed)}")
     geometry = config_geometry(repo)
     src = sources()[repo]
-    row["source"] = f"{row['source']}; geometry: {src['url']} (read {src['as_of']})"
+    where = f"{src['part']}, " if src["part"] else ""
+    row["source"] = f"{row['source']}; geometry: {src['url']} ({where}as of {src['as_of']})"
     return row | geometry
 
 
