@@ -34,7 +34,7 @@ LAYER_CYCLES: dict[str, float] = {
     "rocm": 310000.0,
     "metal": 184100.0,
     "vulkan": 128800.0,
-    "vulkan-intel": 845600.0,
+    "vulkan-intel": 863400.0,
 }
 CONSUMER_CLOCK_FACTOR = 1.161
 PRE_AMPERE_BANDWIDTH_FACTOR = 0.7367
@@ -54,14 +54,14 @@ DECODE_BAND: dict[str, tuple[float, float]] = {
     "rocm": (0.868, 1.315),
     "metal": (0.865, 1.247),
     "vulkan": (0.868, 1.234),
-    "vulkan-intel": (0.803, 1.277),
+    "vulkan-intel": (0.826, 1.29),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "cuda": (0.848, 1.259),
     "rocm": (0.848, 1.315),
     "metal": (0.848, 1.259),
     "vulkan": (0.848, 1.259),
-    "vulkan-intel": (0.611, 1.734),
+    "vulkan-intel": (0.611, 1.786),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.669, 1.33),

@@ -64,6 +64,7 @@ TENSOR_MULTIPLIER: dict[tuple[str, str], float] = {
     ("ada", "consumer"): 2.0,
     ("ada", "workstation"): 4.0,
     ("blackwell", "consumer"): 2.0,
+    ("blackwell", "workstation"): 4.0,  # RTX PRO Blackwell: full-rate FP32-accumulate tensor cores, as Ada workstation
     (
         "orin",
         "apu",
