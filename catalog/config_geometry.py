@@ -23,11 +23,14 @@ from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
 UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
+# transformers' own default when a config leaves tie_word_embeddings out
+TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text"}
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
     "llama",
     "mistral",
+    "ministral3",
     "mixtral",
     "qwen2",
     "qwen2_moe",
@@ -143,7 +146,7 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
         "head_dim": head_dim,
         "vocab_size": vocab,
         "max_context": integer(cfg, "max_position_embeddings", "n_positions", "seq_length", default=4096) or 4096,
-        "tied_embeddings": bool(cfg.get("tie_word_embeddings", False)),
+        "tied_embeddings": _tied(cfg, kind),
         "native_dtype": native_dtype(cfg),
         "gated_ffn": kind not in UNGATED_TYPES,
     }
@@ -161,6 +164,11 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
     out.update(_ffn(cfg, layers))
     out.update(layer_mix(cfg, layers))
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _tied(cfg: dict[str, Any], kind: str) -> bool:
+    tie = cfg.get("tie_word_embeddings")
+    return bool(tie) if tie is not None else kind in TIED_BY_DEFAULT
 
 
 def _ffn(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
