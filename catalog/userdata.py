@@ -36,7 +36,7 @@ from catalog.hub import (
     parse_repo_ref,
     require_quant,
 )
-from catalog.inbox import DeferredJournal, InboxStore, m004_inbox
+from catalog.inbox import DeferredJournal, InboxStore, m004_inbox, m005_inbox_failed
 from catalog.migrations import Migration, migrate
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
@@ -58,6 +58,7 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m002_preferences,
     m003_query_log,
     m004_inbox,
+    m005_inbox_failed,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
