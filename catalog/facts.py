@@ -34,9 +34,14 @@ class FactError(ValueError):
 
 
 def facts_hash(directory: Path = FACTS_DIR) -> str:
-    """Hash of all fact files and stored configs, so the store knows when to rebuild."""
+    """Hash of all fact files and stored configs, so the store knows when to rebuild.
+
+    Every ``*.toml`` in the directory counts, not only the store's own files: the side tables read by
+    ``catalog/extra_facts.py`` (Ollama tags, quality per quant, ...) are a new catalog version too.
+    """
     digest = hashlib.sha256()
-    paths = [directory / name for name in FACT_FILES] + sorted(CONFIG_DIR.rglob("*.*"))
+    names = sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))})
+    paths = [directory / name for name in names] + sorted(CONFIG_DIR.rglob("*.*"))
     for path in paths:
         digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.exists() else b"")

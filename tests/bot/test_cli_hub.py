@@ -12,6 +12,15 @@ from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, FakeFile, Fake
 REPO = "Qwen/SomeNewModel-7B"
 
 
+def _online(monkeypatch, endpoint: str) -> None:
+    """Point the CLI at the fake hub; huggingface_hub snapshots HF_HUB_OFFLINE (set by conftest) at import."""
+    import huggingface_hub.constants
+
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+
+
 @pytest.fixture
 def hub():
     repo = FakeRepo(
@@ -24,8 +33,7 @@ def hub():
 
 
 def test_ask_looks_a_pasted_repo_up_on_the_hub(hub, monkeypatch, capsys) -> None:
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    _online(monkeypatch, hub.endpoint)
     assert cli.main(["ask", f"{REPO} on a 4090"]) == 0
     out = capsys.readouterr().out
     assert "SomeNewModel-7B" in out and "RTX 4090" in out
@@ -46,8 +54,7 @@ def test_a_catalog_model_whose_live_config_differs_is_answered_from_the_live_con
     live["max_position_embeddings"] = 131072  # the hub's config moved on since the catalog copy
     repo = FakeRepo("Qwen/Qwen3-8B", {"config.json": FakeFile(json.dumps(live).encode())})
     with FakeHub([repo]) as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
-        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        _online(monkeypatch, fake.endpoint)
         assert cli.main(["ask", "qwen3 8b on a 4090 at 100k"]) == 0
     out = capsys.readouterr().out
     assert "differs from the catalog (max_context)" in out and "live config" in out
@@ -58,8 +65,7 @@ def test_a_catalog_model_that_agrees_with_the_hub_gets_no_note(monkeypatch, caps
 
     repo = FakeRepo("Qwen/Qwen3-8B", {"config.json": FakeFile(json.dumps(stored_config("Qwen/Qwen3-8B")).encode())})
     with FakeHub([repo]) as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
-        monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+        _online(monkeypatch, fake.endpoint)
         assert cli.main(["ask", "qwen3 8b on a 4090"]) == 0
         assert fake.requests_for("Qwen/Qwen3-8B"), "the live config was never asked for"
     assert "differs from the catalog" not in capsys.readouterr().out
