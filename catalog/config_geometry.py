@@ -12,7 +12,14 @@ What it reads beyond the plain GQA keys:
 - MoE: routed experts, experts per token, shared experts and their width, leading dense layers
   (``first_k_dense_replace``, or a ``moe_layer_freq`` / ``mlp_only_layers`` list);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
-  the config length is what the checkpoint was set up for; YaRN is a serving choice.
+  the config length is what the checkpoint was set up for; YaRN is a serving choice;
+- per-block layouts, where a block is not attention + FFN (``block_mix``):
+  Nemotron-H (``nemotron_h``: Nemotron-H, Nemotron 3 Nano/Super/Ultra) makes each block ONE of a
+  Mamba2 mixer (``M`` / "mamba"), GQA attention (``*`` / "attention"), a routed-expert FFN (``E`` /
+  "moe") or a dense MLP (``-`` / "mlp"), from ``hybrid_override_pattern`` or ``layers_block_type``;
+  its FFNs are ReLU^2 (two matrices). DeciLM / Nemotron-NAS (``nemotron-nas``: Llama-3.x-Nemotron
+  Super) gives each block its own attention (``n_heads_in_group``, or none: ``no_op``) and FFN
+  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state.
 """
 
 from __future__ import annotations
@@ -77,7 +84,11 @@ GQA_TYPES = {
     "mimo_v2_flash",
     "step3p7",
 }
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES
+NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
+BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES
+NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
+MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
 
 
 class GeometryError(ValueError):
@@ -127,13 +138,15 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
     cfg = text_config(config)
     kind = model_type(cfg)
     layers = integer(cfg, "num_hidden_layers", "n_layer", "num_layers")
+    if not layers and kind == NEMOTRON_H and isinstance(cfg.get("layers_block_type"), list):
+        layers = len(cfg["layers_block_type"])  # Nemotron 3 Ultra lists its blocks and gives no count
     hidden = integer(cfg, "hidden_size", "n_embd", "d_model")
     heads = integer(cfg, "num_attention_heads", "n_head")
     vocab = integer(cfg, "vocab_size")
     if not (layers and hidden and heads and vocab):
         raise GeometryError("config.json lacks num_hidden_layers, hidden_size, num_attention_heads or vocab_size")
     kv_heads = integer(cfg, "num_key_value_heads", "multi_query_group_num", default=heads) or heads
-    head_dim = integer(cfg, "head_dim") or hidden // heads
+    head_dim = integer(cfg, "head_dim", "attention_head_dim") or hidden // heads
     archs = cfg.get("architectures") or [""]
     if not isinstance(archs, list) or not isinstance(archs[0], str):
         raise GeometryError(f"config.json architectures must be a list of names, got {archs!r:.40}")
@@ -161,8 +174,11 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
             qk_rope_head_dim=rope,
             head_dim=(integer(cfg, "qk_nope_head_dim", default=128) or 128) + rope,
         )
-    out.update(_ffn(cfg, layers))
-    out.update(layer_mix(cfg, layers))
+    if kind in BLOCK_TYPES:
+        out.update(block_mix(cfg, kind))
+    else:
+        out.update(_ffn(cfg, layers))
+        out.update(layer_mix(cfg, layers))
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -249,6 +265,107 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         "sliding_window": window if sliding else None,
         "linear_state_bytes": linear_state_bytes(cfg) if linear else 0,
     }
+
+
+def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:
+    """Nemotron-H block kinds in order: "mamba", "attention", "moe" or "mlp"."""
+    named = cfg.get("layers_block_type")
+    if isinstance(named, list) and named:
+        blocks = [str(b) for b in named]
+    else:
+        pattern = cfg.get("hybrid_override_pattern")
+        if not isinstance(pattern, str) or not pattern:
+            raise GeometryError("hybrid_override_pattern or layers_block_type is missing")
+        blocks = [NEMOTRON_H_BLOCKS.get(c, c) for c in pattern]
+    unknown = sorted(set(blocks) - set(NEMOTRON_H_BLOCKS.values()))
+    if unknown:
+        raise GeometryError(f"Nemotron-H block {unknown[0][:20]!r} is not mamba, attention, moe or mlp")
+    return blocks
+
+
+def mamba_dims(cfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
+    """(heads, head_dim, state_size, groups, conv_kernel) of a Mamba2 mixer."""
+    heads = integer(cfg, "mamba_num_heads", default=0) or 0
+    head_dim = integer(cfg, "mamba_head_dim", default=0) or 0
+    state = integer(cfg, "ssm_state_size", default=0) or 0
+    if not (heads and head_dim and state) or max(heads, head_dim, state) > 1 << 14:
+        raise GeometryError("mamba_num_heads, mamba_head_dim or ssm_state_size is missing or out of range")
+    groups = integer(cfg, "n_groups", default=1) or 1
+    kernel = integer(cfg, "conv_kernel", default=4) or 4
+    return heads, head_dim, state, groups, kernel
+
+
+def nas_blocks(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks = cfg.get("block_configs")
+    if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks):
+        raise GeometryError("block_configs is missing")
+    return blocks
+
+
+def nas_attention(block: dict[str, Any]) -> int | None:
+    """Query heads per KV head of a Nemotron-NAS block, or None when the block has no attention."""
+    attention = block.get("attention") or {}
+    if attention.get("no_op") or attention.get("replace_with_linear"):
+        return None
+    return integer(attention, "n_heads_in_group")
+
+
+def nas_ffn_width(block: dict[str, Any], hidden: int) -> int | None:
+    """SwiGLU width of a Nemotron-NAS block (transformers: 2/3 x ffn_mult x hidden, up to a multiple of 256)."""
+    ffn = block.get("ffn") or {}
+    if ffn.get("no_op") or ffn.get("replace_with_linear"):
+        return None
+    mult = ffn.get("ffn_mult")
+    if isinstance(mult, bool) or not isinstance(mult, int | float) or not 0 < mult < 1000:
+        raise GeometryError(f"block_configs ffn_mult must be a positive number, got {mult!r:.20}")
+    return -(-int(2 * mult * hidden / 3) // 256) * 256
+
+
+def block_mix(cfg: dict[str, Any], kind: str) -> dict[str, Any]:
+    """Layer counts, state and FFN fields of a per-block config (``kind`` in BLOCK_TYPES)."""
+    return _nas_mix(cfg) if kind == NEMOTRON_NAS else _nemotron_h_mix(cfg)
+
+
+def _nas_mix(cfg: dict[str, Any]) -> dict[str, Any]:
+    blocks = nas_blocks(cfg)
+    groups = {g for b in blocks if (g := nas_attention(b)) is not None}
+    if len(groups) > 1 or 0 in groups:
+        raise GeometryError("Nemotron-NAS blocks with different KV group sizes are not modelled")
+    heads = integer(cfg, "num_attention_heads") or 1
+    return {
+        "n_layers": len(blocks),
+        "n_kv_heads": heads // min(groups) if groups else 0,
+        "n_full_attention_layers": sum(1 for b in blocks if nas_attention(b)),
+    }
+
+
+def _nemotron_h_mix(cfg: dict[str, Any]) -> dict[str, Any]:
+    blocks = nemotron_h_blocks(cfg)
+    out: dict[str, Any] = {
+        "n_layers": len(blocks),
+        "n_full_attention_layers": blocks.count("attention"),
+        "n_linear_layers": blocks.count("mamba"),
+        "linear_state_bytes": mamba_state_bytes(cfg) if "mamba" in blocks else 0,
+        "gated_ffn": False,
+        "intermediate_size": integer(cfg, "intermediate_size") if "mlp" in blocks else None,
+    }
+    if "moe" in blocks:
+        shared = integer(cfg, "n_shared_experts", default=0) or 0
+        out |= {
+            "n_experts": integer(cfg, "n_routed_experts"),
+            "experts_per_token": integer(cfg, "num_experts_per_tok"),
+            "moe_intermediate_size": integer(cfg, "moe_intermediate_size"),
+            "n_shared_experts": shared,
+            "shared_expert_intermediate_size": integer(cfg, "moe_shared_expert_intermediate_size") if shared else None,
+        }
+    return out
+
+
+def mamba_state_bytes(cfg: dict[str, Any]) -> int:
+    """Mamba2 state per block and sequence: SSM heads x head_dim x state plus the conv window over x, B and C."""
+    heads, head_dim, state, groups, kernel = mamba_dims(cfg)
+    inner = heads * head_dim
+    return (inner * state + (kernel - 1) * (inner + 2 * groups * state)) * MAMBA_STATE_BYTES
 
 
 def linear_state_bytes(cfg: dict[str, Any]) -> int:

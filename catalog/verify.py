@@ -5,7 +5,8 @@ Three checks, each a ``Finding`` with the row id, what kind of disagreement and 
 - ``no-config``: the row has no stored config.json copy (its geometry is unverified) or a copy the
   reader cannot parse (an architecture it does not model yet);
 - ``params``: the publisher's total/active parameters differ from what the stored config implies by
-  more than the tolerance (3 % total unless the row explains it in ``params_note``, 20 % active);
+  more than the tolerance (3 % total unless the row explains it in ``params_note``; 20 % active,
+  counted with or without the embeddings, as publishers do either);
 - ``live``: the config.json on the hub today differs from the row (only with a hub, ``--live``).
 """
 
@@ -19,7 +20,7 @@ from catalog.facts import FACTS_DIR, raw_rows
 from catalog.hf_config import ConfigError
 from catalog.importers.model_configs import ConfigSourceError, config_geometry, sources, stored_config
 from catalog.live_models import HubLookup, live_row
-from catalog.params import config_params
+from catalog.params import config_params, embedding_params
 from core.models import Catalog
 
 TOTAL_TOLERANCE = 0.03
@@ -44,11 +45,13 @@ def stored_findings(catalog: Catalog) -> list[Finding]:
             out.append(Finding(model=model.id, kind="no-config", detail=_why_no_config(model.hf_repo)))
             continue
         try:
-            total, active = config_params(stored_config(repo), config_geometry(repo))
+            geometry = config_geometry(repo)
+            total, active = config_params(stored_config(repo), geometry)
         except (ConfigError, ConfigSourceError) as exc:
             out.append(Finding(model=model.id, kind="no-config", detail=str(exc)))
             continue
-        out.extend(_param_findings(model.id, model.total_params, model.active_params, total, active, model.params_note))
+        counts = (total, active, active - embedding_params(geometry))
+        out.extend(_param_findings(model.id, model.total_params, model.active_params, counts, model.params_note))
     return out
 
 
@@ -63,13 +66,15 @@ def _why_no_config(repo: str | None) -> str:
 
 
 def _param_findings(
-    model_id: str, row_total: int, row_active: int, total: int, active: int, note: str
+    model_id: str, row_total: int, row_active: int, counts: tuple[int, int, int], note: str
 ) -> list[Finding]:
+    """``counts``: the config's total, active, and active without the embeddings."""
+    total, active, active_bare = counts
     out = []
     if not note and abs(row_total - total) / row_total > TOTAL_TOLERANCE:
         detail = f"total {row_total / 1e9:.2f}B, config implies {total / 1e9:.2f}B"
         out.append(Finding(model=model_id, kind="params", detail=detail))
-    if abs(row_active - active) / row_active > ACTIVE_TOLERANCE:
+    if min(abs(row_active - active), abs(row_active - active_bare)) / row_active > ACTIVE_TOLERANCE:
         detail = f"active {row_active / 1e9:.2f}B, config implies {active / 1e9:.2f}B"
         out.append(Finding(model=model_id, kind="params", detail=detail))
     return out
