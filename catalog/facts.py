@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.importers.model_configs import CONFIG_DIR, apply_config
+from catalog.offers import OFFER_TYPES, SIGNAL_TYPES
 from core.models import (
     GIB,
     Catalog,
@@ -27,6 +28,7 @@ from core.models import (
 
 FACTS_DIR = Path(__file__).with_name("facts")
 FACT_FILES = ("gpus.toml", "models.toml", "quants.toml", "gguf_sizes.toml", "offers.toml")
+SIGNALS_FILE = "price_signals.toml"  # marketplace medians and price caps: kept apart, never an offer
 
 
 class FactError(ValueError):
@@ -200,3 +202,20 @@ def _check_references(catalog: Catalog) -> None:
     for o in catalog.offers:
         if catalog.gpu(o.gpu_id) is None:
             raise FactError(f"offers.toml: unknown gpu {o.gpu_id} ({o.provider})")
+        if o.pricing_type not in OFFER_TYPES:
+            raise FactError(
+                f"offers.toml: {o.provider} {o.instance} is a {o.pricing_type!r} price, not an offer"
+                f" ({', '.join(OFFER_TYPES)}); price signals belong in {SIGNALS_FILE}"
+            )
+
+
+def load_price_signals(catalog: Catalog, directory: Path = FACTS_DIR) -> tuple[CloudOffer, ...]:
+    """Prices nobody can rent at as such (``[[signal]]`` rows: marketplace medians, price caps).
+
+    They are context for a reader of ``fitbot catalog offers``, never an offer on a card.
+    """
+    signals = tuple(_rows(directory, SIGNALS_FILE, "signal", _offer))
+    for s in signals:
+        if s.pricing_type not in SIGNAL_TYPES or catalog.gpu(s.gpu_id) is None:
+            raise FactError(f"{SIGNALS_FILE}: {s.provider} {s.instance}: type must be one of {SIGNAL_TYPES}, gpu known")
+    return signals

@@ -313,9 +313,20 @@ def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
         print(json.dumps([i.model_dump(mode="json") for i in items], ensure_ascii=False, indent=1))
         return
     for item in items:
-        prov = item.provenance
-        flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
-        print(f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}")
+        print(_catalog_line(item))
+    if what == "offers":
+        from catalog.facts import load_price_signals
+
+        signals = load_price_signals(catalog)
+        print(f"\n{len(signals)} price signals (marketplace medians, price caps): not offers, never on a card")
+        for signal in signals:
+            print(_catalog_line(signal))
+
+
+def _catalog_line(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
+    prov = item.provenance
+    flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
+    return f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}"
 
 
 def print_stale_offers(catalog: Catalog, as_json: bool) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from catalog.facts import FACTS_DIR, load_facts, raw_rows
+from catalog.facts import FACTS_DIR, load_facts, load_price_signals, raw_rows
 from catalog.hf_index import load_hf_index
 from catalog.importers.model_configs import sources
 
@@ -34,6 +34,7 @@ def test_readme_counts_are_true() -> None:
         "measured GGUF sizes": len(c.sizes),
         "cloud offers": len(c.offers),
         "cloud providers": len({o.provider for o in c.offers}),
+        "price signals (`price_signals.toml`: marketplace medians, price caps; not offers)": len(load_price_signals(c)),
         "repos in the offline Hugging Face index": len(load_hf_index()),
     }
     assert stated() == actual
