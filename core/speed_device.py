@@ -33,6 +33,8 @@ class DeviceRates(Frozen):
     bandwidth_bytes_per_s: float = Field(gt=0)  # effective bytes/s for decode reads
     gemm_flops_per_s: float = Field(gt=0)  # effective FLOP/s for prefill GEMMs
     layer_latency_s: float = Field(ge=0)
+    attention_efficiency: float = Field(gt=0)  # share of the GEMM rate the backend's attention kernels reach
+    moe_tile_tokens: float = Field(ge=0)  # the backend's expert-GEMM tile: see ``speed_model.moe_tile_factor``
     rough: bool
     notes: tuple[str, ...] = ()
 
@@ -119,9 +121,15 @@ def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
     """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
     if gpu.backend is Backend.VULKAN:
         return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
-    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL):
+    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL, Backend.SYCL):
         return gpu.backend.value, False
     return FAMILY_PROXY[gpu.backend], True
+
+
+def kernel_family(family: str) -> str:
+    """Whose kernels a speed family runs: Vulkan on Intel runs ggml-vulkan's shaders like any Vulkan device
+    (attention and expert GEMMs are the same code; only the matrix path and the fixed costs differ)."""
+    return "vulkan" if family == "vulkan-intel" else family
 
 
 def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
@@ -177,6 +185,8 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
         bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
         gemm_flops_per_s=tflops * 1e12 * pp_eff,
         layer_latency_s=layer_latency_s(gpu, family),
+        attention_efficiency=K.ATTENTION_EFFICIENCY[kernel_family(family)],
+        moe_tile_tokens=K.MOE_TILE_TOKENS[kernel_family(family)],
         rough=proxy or flops_rough,
         notes=tuple(notes),
     )
