@@ -1,8 +1,9 @@
 """Calibration rows for the speed fit: llama-bench results mapped to a ModelSpec and a GpuSpec.
 
-Data: ``bench/calibration/llamacpp_speed.csv`` (a copy of shared/calibration/llamacpp_speed.csv) and
+Data: ``bench/calibration/llamacpp_speed.csv`` (a copy of shared/calibration/llamacpp_speed.csv),
 ``bench/calibration/llamacpp_speed_extra.csv`` (scoreboard rows the first file left out, Strix Halo
-results; provenance in bench/calibration/README.md). Every row names its source, build and date.
+results) and ``bench/calibration/llamacpp_speed_issue24.csv`` (RDNA4, P100, MI50, SYCL, multi-GPU rows);
+provenance in bench/calibration/README.md. Every row names its source, build and date.
 
 GPUs resolve through the catalog (catalog/facts/gpus.toml, by id, name or alias). Calibration GPUs
 the catalog lacks get their spec-sheet numbers from ``EXTRA_SPECS`` below (TechPowerUp GPU database;
@@ -299,9 +300,10 @@ EXTRA_SPECS: list[tuple[str, str, str, str, float, float | None, bool, str]] = [
 # the validation (a row graded against a guessed spec grades the guess). The Arc Pro B70's 608 GB/s and
 # 367 TOPS come from a blog and a benchmark repository's hardware notes, not from Intel.
 UNSOURCED_SPECS = frozenset({"arc pro b70"})
-# Rows run on AMDVLK, AMD's second Vulkan driver (discontinued by AMD in 2025; Mesa's RADV is the Vulkan
-# driver of Linux distributions and of llama.cpp's Vulkan CI): the product predicts RADV, and the same card
-# on both drivers differs by up to 3x at long context (kyuz0/amd-r9700-ai-toolboxes), so they stay out.
+# Rows run on AMDVLK, AMD's second Vulkan driver: AMD supports Mesa's RADV officially since its 25.10.1 Linux
+# release (https://www.amd.com/en/resources/support-articles/release-notes/RN-AMDGPU-UNIFIED-LINUX-25-10-1.html;
+# AMDVLK's end: GPUOpen-Drivers/AMDVLK#405, 2025-09). The product predicts RADV, and the same card differs by
+# up to 3x between the two drivers at long context (kyuz0/amd-r9700-ai-toolboxes), so these rows stay out.
 OTHER_DRIVER_NOTES = ("vulkan_amdvlk",)
 BACKENDS = {
     "CUDA": Backend.CUDA,
