@@ -70,8 +70,8 @@ SCALARS = [
     "legacy_pp",
     "hop",
 ]
-PER_FAMILY = ["bw_eff", "pp_eff", "cycles"]  # per speed family
-PER_KERNELS = ["attn_eff", "moe_tile"]  # per kernel family (Vulkan on Intel runs Vulkan's shaders)
+PER_FAMILY = ["bw_eff", "cycles"]  # per speed family (decode mat-vec paths and fixed costs differ on Intel Vulkan)
+PER_KERNELS = ["pp_eff", "attn_eff", "moe_tile"]  # per kernel family (Vulkan on Intel runs Vulkan's shaders)
 NAMES = (
     [f"{key}:{f}" for key in PER_FAMILY for f in FAMILIES]
     + [f"{key}:{f}" for key in PER_KERNELS for f in KERNEL_FAMILIES]
@@ -84,7 +84,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     **{f"q_dec:{q}": (1.0, 0.5) for q in QFAMS},
     **{f"q_pre:{q}": (1.0, 0.5) for q in QFAMS},
     **{f"bw_eff:{f}": (0.75, 0.1) for f in FAMILIES},
-    **{f"pp_eff:{f}": (0.4, 0.05) for f in FAMILIES},
+    **{f"pp_eff:{f}": (0.4, 0.05) for f in KERNEL_FAMILIES},
     **{f"cycles:{f}": (100e3, 0.1) for f in FAMILIES},
     **{f"attn_eff:{f}": (0.5, 0.1) for f in KERNEL_FAMILIES},
     **{f"moe_tile:{f}": (16.0, 0.1) for f in KERNEL_FAMILIES},
@@ -107,8 +107,8 @@ HUBER = 0.15  # ~15 %: beyond it a row's pull grows like sqrt, not linearly
 def current_params() -> np.ndarray:
     vals = (
         [K.DECODE_BW_EFFICIENCY[f] for f in FAMILIES]
-        + [K.PREFILL_FLOPS_EFFICIENCY[f] for f in FAMILIES]
         + [K.LAYER_CYCLES[f] for f in FAMILIES]
+        + [K.PREFILL_FLOPS_EFFICIENCY[f] for f in KERNEL_FAMILIES]
         + [K.ATTENTION_EFFICIENCY[f] for f in KERNEL_FAMILIES]
         + [K.MOE_TILE_TOKENS[f] for f in KERNEL_FAMILIES]
         + [K.QUANT_DECODE_FACTOR[q] for q in QFAMS]
@@ -140,9 +140,9 @@ def apply_params(theta: np.ndarray) -> None:
     p = fitted_values(theta)
     for f in FAMILIES:
         K.DECODE_BW_EFFICIENCY[f] = p[f"bw_eff:{f}"]
-        K.PREFILL_FLOPS_EFFICIENCY[f] = p[f"pp_eff:{f}"]
         K.LAYER_CYCLES[f] = p[f"cycles:{f}"]
     for f in KERNEL_FAMILIES:
+        K.PREFILL_FLOPS_EFFICIENCY[f] = p[f"pp_eff:{f}"]
         K.ATTENTION_EFFICIENCY[f] = p[f"attn_eff:{f}"]
         K.MOE_TILE_TOKENS[f] = p[f"moe_tile:{f}"]
     for q in QFAMS:
@@ -201,9 +201,9 @@ class Matrix:
     def predict(self, theta: np.ndarray) -> np.ndarray:
         p = np.exp(theta)
         nf, nk, nq = len(FAMILIES), len(KERNEL_FAMILIES), len(QFAMS)
-        bw_eff, pp_eff, cycles = (p[i * nf : (i + 1) * nf][self.fam] for i in range(3))
-        attn_eff, moe_tile = (p[3 * nf + i * nk : 3 * nf + (i + 1) * nk][self.kern] for i in range(2))
-        k = 3 * nf + 2 * nk
+        bw_eff, cycles = (p[i * nf : (i + 1) * nf][self.fam] for i in range(2))
+        pp_eff, attn_eff, moe_tile = (p[2 * nf + i * nk : 2 * nf + (i + 1) * nk][self.kern] for i in range(3))
+        k = 2 * nf + 3 * nk
         q_dec = np.append(p[k : k + nq], 1.0)[self.q] * self.iq
         q_pre = np.append(p[k + nq : k + 2 * nq], 1.0)[self.q] * self.iq
         s = dict(zip(SCALARS, p[k + 2 * nq :], strict=True))
@@ -374,7 +374,7 @@ def constants_block(result: dict[str, Any]) -> str:
         items = ", ".join(['"f16": 1.0'] + [f'"{q}": {_g(p[f"{key}:{q}"])}' for q in QFAMS])
         return f"{name}: dict[str, float] = {{{items}}}"
 
-    lines = fam("DECODE_BW_EFFICIENCY", "bw_eff") + fam("PREFILL_FLOPS_EFFICIENCY", "pp_eff")
+    lines = fam("DECODE_BW_EFFICIENCY", "bw_eff") + fam("PREFILL_FLOPS_EFFICIENCY", "pp_eff", KERNEL_FAMILIES)
     lines += fam("LAYER_CYCLES", "cycles") + fam("ATTENTION_EFFICIENCY", "attn_eff", KERNEL_FAMILIES)
     lines += fam("MOE_TILE_TOKENS", "moe_tile", KERNEL_FAMILIES)
     lines += [

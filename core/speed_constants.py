@@ -11,93 +11,94 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # Fitted constants: written by ``bench/speed_calibration.py --write`` from bench/calibration/*.csv
 # (tests/core/test_speed_calibration.py fails when they drift from what the script fits).
-# Efficiencies are keyed by speed family: the backend, with Vulkan on Intel split off (llama.cpp's
-# Vulkan shaders reach far less of Intel Arc's XMX rate than of NVIDIA/AMD matrix units).
+# Decode constants are keyed by speed family: the backend, with Vulkan on Intel split off (ggml-vulkan
+# restricts its integer mat-vec path and subgroup collectives on Intel). Prompt constants (matrix and
+# attention efficiency, expert tile) are keyed by kernel family (``speed_device.kernel_family``): Vulkan
+# on Intel runs Vulkan's shaders, at the vector rate ``speed_arch.VULKAN_INTEL_MATRIX_SHARE`` sets.
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8785,
-    "rocm": 0.9111,
-    "metal": 0.8607,
+    "cuda": 0.8782,
+    "rocm": 0.9095,
+    "metal": 0.8605,
     "vulkan": 0.9508,
-    "vulkan-intel": 0.5522,
-    "sycl": 0.6915,
+    "vulkan-intel": 0.5463,
+    "sycl": 0.6913,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5284,
-    "rocm": 0.368,
-    "metal": 0.8133,
-    "vulkan": 0.4098,
-    "vulkan-intel": 0.3288,
-    "sycl": 0.3793,
+    "cuda": 0.5306,
+    "rocm": 0.3691,
+    "metal": 0.8185,
+    "vulkan": 0.3823,
+    "sycl": 0.3817,
 }
 LAYER_CYCLES: dict[str, float] = {
     "cuda": 100700.0,
-    "rocm": 279300.0,
-    "metal": 179400.0,
-    "vulkan": 214400.0,
-    "vulkan-intel": 266500.0,
+    "rocm": 278500.0,
+    "metal": 179300.0,
+    "vulkan": 213900.0,
+    "vulkan-intel": 264500.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5068,
-    "rocm": 0.353,
-    "metal": 0.5377,
-    "vulkan": 0.2647,
-    "sycl": 0.4197,
+    "cuda": 0.4979,
+    "rocm": 0.3517,
+    "metal": 0.5335,
+    "vulkan": 0.2849,
+    "sycl": 0.4198,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 59.43,
-    "rocm": 7.074,
-    "metal": 13.47,
-    "vulkan": 27.17,
+    "cuda": 60.01,
+    "rocm": 7.214,
+    "metal": 13.81,
+    "vulkan": 23.65,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.216
+CONSUMER_CLOCK_FACTOR = 1.218
 PRE_AMPERE_BANDWIDTH_FACTOR = 0.6729
-PRE_AMPERE_MATRIX_FACTOR = 0.6198
-IGPU_BANDWIDTH_FACTOR = 0.932
-IGPU_MATRIX_FACTOR = 0.7421
-HBM_BANDWIDTH_FACTOR = 0.7384
-MOE_EXPERT_EXTRA = 0.08289
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.953, "q4_0": 1.004, "k": 1.022, "mxfp4": 0.9879}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.107, "q4_0": 1.04, "k": 1.451, "mxfp4": 1.321}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.094
-LAYER_SPLIT_HOP_S = 0.0002367
+PRE_AMPERE_MATRIX_FACTOR = 0.6202
+IGPU_BANDWIDTH_FACTOR = 0.9318
+IGPU_MATRIX_FACTOR = 0.7502
+HBM_BANDWIDTH_FACTOR = 0.7386
+MOE_EXPERT_EXTRA = 0.08316
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9526, "q4_0": 1.004, "k": 1.022, "mxfp4": 0.9874}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.042, "k": 1.453, "mxfp4": 1.322}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.101
+LAYER_SPLIT_HOP_S = 0.0002372
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.865, 1.211),
-    "rocm": (0.821, 1.214),
-    "metal": (0.866, 1.257),
-    "vulkan": (0.851, 1.277),
-    "vulkan-intel": (0.866, 1.211),
-    "sycl": (0.866, 1.211),
+    "cuda": (0.865, 1.209),
+    "rocm": (0.82, 1.211),
+    "metal": (0.865, 1.257),
+    "vulkan": (0.85, 1.274),
+    "vulkan-intel": (0.865, 1.209),
+    "sycl": (0.865, 1.209),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.704, 1.284),
-    "rocm": (0.662, 1.284),
-    "metal": (0.704, 1.284),
-    "vulkan": (0.656, 1.284),
-    "vulkan-intel": (0.587, 2.029),
-    "sycl": (0.704, 1.284),
+    "cuda": (0.704, 1.285),
+    "rocm": (0.661, 1.285),
+    "metal": (0.704, 1.285),
+    "vulkan": (0.656, 1.285),
+    "vulkan-intel": (0.586, 2.209),
+    "sycl": (0.704, 1.285),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.71, 1.37),
-    "rocm": (0.537, 1.37),
-    "metal": (0.71, 1.37),
-    "vulkan": (0.561, 2.692),
-    "vulkan-intel": (0.71, 1.37),
-    "sycl": (0.71, 1.37),
+    "cuda": (0.709, 1.389),
+    "rocm": (0.539, 1.389),
+    "metal": (0.709, 1.389),
+    "vulkan": (0.559, 2.583),
+    "vulkan-intel": (0.709, 1.389),
+    "sycl": (0.709, 1.389),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.597, 1.695),
-    "rocm": (0.537, 2.067),
-    "metal": (0.597, 1.695),
-    "vulkan": (0.518, 2.692),
-    "vulkan-intel": (0.311, 4.441),
-    "sycl": (0.597, 1.695),
+    "cuda": (0.578, 1.562),
+    "rocm": (0.539, 2.041),
+    "metal": (0.578, 1.562),
+    "vulkan": (0.538, 2.583),
+    "vulkan-intel": (0.25, 1.562),
+    "sycl": (0.578, 1.562),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.653, 1.289)
-MOE_PREFILL_BAND: tuple[float, float] = (0.498, 1.978)
+MOE_DECODE_BAND: tuple[float, float] = (0.653, 1.286)
+MOE_PREFILL_BAND: tuple[float, float] = (0.517, 1.936)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -142,7 +143,7 @@ THIN_ARCHS: frozenset[str] = frozenset(
 # What the fitted names mean (speed families: cuda, rocm, metal, vulkan, vulkan-intel, sycl; SYCL has rows
 # since issue 24 -- oneMKL/oneDNN GEMMs on the XMX units, its own mat-vec kernels -- and is no proxy):
 # DECODE_BW_EFFICIENCY: share of the vendor's peak memory bandwidth the decode kernels reach.
-# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach.
+# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach (per kernel family).
 # LAYER_CYCLES: fixed clock cycles per layer and token or ubatch (kernel launches, synchronisation,
 #   latency-bound small kernels); divided by the generation's clock (``speed_arch.ARCH``). Metal's is
 #   the largest (command-buffer encoding per kernel).

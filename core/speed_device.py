@@ -127,8 +127,10 @@ def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
 
 
 def kernel_family(family: str) -> str:
-    """Whose kernels a speed family runs: Vulkan on Intel runs ggml-vulkan's shaders like any Vulkan device
-    (attention and expert GEMMs are the same code; only the matrix path and the fixed costs differ)."""
+    """Whose prompt kernels a speed family runs: Vulkan on Intel runs ggml-vulkan's matmul, attention and
+    expert-GEMM shaders like any Vulkan device (its matrix rate is set apart by ``VULKAN_INTEL_MATRIX_SHARE``);
+    decode stays per speed family, since ggml-vulkan restricts the integer mat-vec path and subgroup
+    collectives on Intel (ggml-vulkan.cpp, PR #14316), which is what its bandwidth share and fixed cost carry."""
     return "vulkan" if family == "vulkan-intel" else family
 
 
@@ -167,7 +169,7 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
     if flops_rough:
         notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
     bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
-    pp_eff = PREFILL_FLOPS_EFFICIENCY[family]
+    pp_eff = PREFILL_FLOPS_EFFICIENCY[kernel_family(family)]
     if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
         pp_eff *= K.CONSUMER_CLOCK_FACTOR
     profile = arch_profile(gpu)
