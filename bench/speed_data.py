@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.facts import FACTS_DIR, _gpu, _quant, _rows
+from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row, quant_from_row
 from core import speed
 from core.models import GIB, AttentionKind, Backend, GpuSpec, ModelSpec, Provenance, QuantSize, Workload
 from core.weights import weights
@@ -447,8 +447,8 @@ def _read() -> list[tuple[str, dict[str, str]]]:
 
 def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
     """(rows, skip reasons with counts, calibration GPU labels resolved outside the catalog)."""
-    catalog = {g.id: g for g in _rows(FACTS_DIR, "gpus.toml", "gpu", _gpu)}
-    quants = {q.id: q for q in _rows(FACTS_DIR, "quants.toml", "quant", _quant)}
+    catalog = {g.id: g for g in converted_rows(FACTS_DIR, "gpus.toml", "gpu", gpu_from_row)}
+    quants = {q.id: q for q in converted_rows(FACTS_DIR, "quants.toml", "quant", quant_from_row)}
     rows: list[Row] = []
     skipped: dict[str, int] = {}
     missing: set[str] = set()
