@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 CATALOG_FILE = "catalog.sqlite"
+PRICES_FILE = "prices.sqlite"  # what the last `fitbot catalog refresh` stored
 LOCK_FILE = "fitbot.lock"
 MARKER = ".fitbot-data"
 
