@@ -137,12 +137,13 @@ def load_catalog() -> Catalog:
         import asyncio
 
         catalog = asyncio.run(store.load())
-    if (data_dir / PRICES_FILE).exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
+    prices = data_dir / PRICES_FILE
+    if prices.exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
         import asyncio
 
         from catalog.prices.refresh import stored_catalog
 
-        catalog = asyncio.run(stored_catalog(catalog, data_dir / PRICES_FILE))
+        catalog = asyncio.run(stored_catalog(catalog, prices))
     return catalog
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 CATALOG_FILE = "catalog.sqlite"
-PRICES_FILE = "prices.sqlite"  # what the last `fitbot catalog refresh` stored
+PRICES_FILE = "prices.sqlite"  # prices seen by `fitbot catalog refresh`, merged over the snapshot
 LOCK_FILE = "fitbot.lock"
 MARKER = ".fitbot-data"
 
