@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example.env)")
     sub.add_parser("health", help="exit 0 when the catalog and the user database open")
+    sub.add_parser("migrate", help="apply pending user-database migrations (SQLite or FITBOT_DATABASE_URL)")
     stats = sub.add_parser("stats", help="usage statistics from the query log")
     stats.add_argument("--json", action="store_true")
 
@@ -282,7 +283,7 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command in ("run", "health", "stats"):
+    if args.command in ("run", "health", "stats", "migrate"):
         from bot.app import run
 
         return run.main(args)

@@ -38,11 +38,13 @@ __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
 async def open_service(catalog: Catalog, settings: Settings) -> Service:
     """The production service: user data, hub cache and limits from the settings."""
+    from bot.app.scale import user_store
+    from bot.shared import RateWindows, shared_database
     from catalog.hub import HubClient
     from catalog.hub_search import HubSearch
-    from catalog.userdata import CachedHubClient, UserDataStore
+    from catalog.userdata import CachedHubClient
 
-    store = await UserDataStore(settings.user_db_path()).open()
+    store = await user_store(settings).open()
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
     if pruned:
         log.info("pruned %d old hub look-ups", pruned)
@@ -56,9 +58,13 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
         settings.rate_user_per_minute, settings.rate_chat_per_minute, settings.rate_expensive_per_minute
     )
     search = HubSearch(endpoint=options["endpoint"], token=options["token"], offline=options["offline"])
-    return Service(
+    service = Service(
         catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars, search=search
     )
+    shared = shared_database(service)
+    if shared is not None:  # several processes: one limit for a user, whichever worker answers
+        limits.shared = RateWindows(shared)
+    return service
 
 
 async def build_service(settings: Settings) -> Service:
@@ -231,13 +237,15 @@ def main_run(settings: Settings) -> int:
 
 
 async def _health(settings: Settings) -> int:
+    from bot.app.scale import shared_health, user_store
     from catalog.store import CatalogStore
-    from catalog.userdata import UserDataStore
 
     catalog = await CatalogStore(settings.catalog_path()).load()
-    async with UserDataStore(settings.user_db_path()) as store:
-        await (await store.db.execute("SELECT 1")).fetchone()
+    async with user_store(settings) as store:
+        await store.database.fetchval("SELECT 1")
+        shared = await shared_health(store)
     print(f"ok: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
+    print("\n".join(shared))
     return adapter_health(settings.data_dir() / HEALTH_FILE, settings.adapters())
 
 
@@ -273,9 +281,9 @@ def _alive(pid: Any) -> bool:
 
 
 async def _stats(settings: Settings, as_json: bool) -> int:
-    from catalog.userdata import UserDataStore
+    from bot.app.scale import user_store
 
-    async with UserDataStore(settings.user_db_path()) as store:
+    async with user_store(settings) as store:
         log = store.query_log(settings.query_log_days)
         await log.prune()
         stats = await log.stats()
@@ -304,6 +312,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.command == "health":
             return asyncio.run(_health(settings))
+        if args.command == "migrate":
+            from bot.app.scale import migrate
+
+            return asyncio.run(migrate(settings))
         return asyncio.run(_stats(settings, args.json))
     except Exception as exc:
         print(f"fitbot: {args.command} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)

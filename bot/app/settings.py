@@ -26,6 +26,7 @@ class Settings(BaseSettings):
     hf_hub_offline: bool = False  # no hub look-ups at all: unknown repos get an honest "offline" card
 
     fitbot_data_dir: Path | None = None  # default: $XDG_DATA_HOME/fitbot
+    fitbot_database_url: SecretStr | None = None  # postgresql://… shares the user data across processes
     xdg_data_home: Path | None = None
     fitbot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     fitbot_adapters: str = "auto"  # "auto" = every adapter whose token is set; or "discord,telegram"
@@ -58,6 +59,10 @@ class Settings(BaseSettings):
     def user_db_path(self) -> Path:
         return self.data_dir() / "user.sqlite"
 
+    def database_url(self) -> str | None:
+        """The shared PostgreSQL database, or None for the SQLite file in the data directory."""
+        return self.fitbot_database_url.get_secret_value() if self.fitbot_database_url else None
+
     def hub_client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``catalog.hub.HubClient``: the only place that knows the hub's settings."""
         return {
@@ -70,7 +75,13 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Every secret value (and a Telegram token's secret part), for the log redaction filter."""
         found = []
-        for secret in (self.discord_bot_token, self.telegram_bot_token, self.hf_token, self.telegram_webhook_secret):
+        for secret in (
+            self.discord_bot_token,
+            self.telegram_bot_token,
+            self.hf_token,
+            self.telegram_webhook_secret,
+            self.fitbot_database_url,
+        ):
             if secret is not None and secret.get_secret_value():
                 found.append(secret.get_secret_value())
         if self.telegram_bot_token is not None and ":" in self.telegram_bot_token.get_secret_value():
