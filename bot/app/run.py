@@ -187,7 +187,22 @@ async def supervise(
 async def _adapter(
     name: str, service: Service, settings: Settings, stop: asyncio.Event, state: Callable[[str], None]
 ) -> None:
-    if name == "telegram" and settings.telegram_bot_token:
+    if name == "telegram" and settings.telegram_bot_token and settings.database_url():
+        from bot.adapters.telegram_shared import run_shared_telegram  # several workers, one shared inbox
+
+        secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
+        await run_shared_telegram(
+            service,
+            token=settings.telegram_bot_token.get_secret_value(),
+            base_url=settings.telegram_base_url,
+            webhook_url=settings.telegram_webhook_url,
+            webhook_secret=secret,
+            listen=settings.telegram_webhook_listen,
+            port=settings.telegram_webhook_port,
+            stop=stop,
+            on_state=state,
+        )
+    elif name == "telegram" and settings.telegram_bot_token:
         from bot.adapters.telegram_bot import run_telegram
 
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None

@@ -13,11 +13,15 @@ database's clock, so workers on hosts whose clocks differ agree on when a lease 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from catalog.db.base import Database
+from catalog.db.base import Database, store_errors
 
+CHANNEL = "fitbot_inbox"  # NOTIFY channel: new updates are waiting
+DONE_KEEP_S = 86_400.0
 LEASE_S = 30.0
 MAX_CLAIMS = 5  # an update whose worker died this often is set aside (poison), not claimed again
 
@@ -35,6 +39,10 @@ def now_sql(db: Database) -> str:
     if db.dialect == "postgresql":
         return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
     return "((julianday('now') - 2440587.5) * 86400.0)"
+
+
+async def _nothing() -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -66,10 +74,48 @@ class SharedInbox:
             return 0
         marks = ", ".join(f"(?, ?, ?, {self._now})" for _ in items)
         values = [v for item in items for v in item]
-        return await self.db.execute(
+        added = await self.db.execute(
             f"INSERT INTO tg_inbox (update_id, user_key, data, received_at) VALUES {marks}"
             " ON CONFLICT (update_id) DO NOTHING",
             values,
+        )
+        if added and self.db.dialect == "postgresql":
+            await self.db.execute("SELECT pg_notify(?, '')", (CHANNEL,))
+        return added
+
+    async def listen(self, wake: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        """Call ``wake`` whenever any process adds updates (PostgreSQL ``LISTEN``); returns the closer.
+
+        Claiming also polls (a notification sent while reconnecting is missed), so this only saves
+        the wait; on SQLite, where one process adds and claims, it does nothing.
+        """
+        dedicated = getattr(self.db, "dedicated", None)
+        if dedicated is None:
+            return _nothing
+        conn = await dedicated()
+
+        def notified(*_: Any) -> None:
+            wake()
+
+        await conn.add_listener(CHANNEL, notified)
+
+        async def close() -> None:
+            with contextlib.suppress(*store_errors(), TimeoutError):
+                await conn.close(timeout=2)
+
+        return close
+
+    async def last_update_id(self) -> int | None:
+        """The highest id ever stored: the poller goes on from there (the newest row is never pruned)."""
+        value = await self.db.fetchval("SELECT MAX(update_id) FROM tg_inbox")
+        return None if value is None else int(value)
+
+    async def prune(self, keep_s: float = DONE_KEEP_S) -> int:
+        """Forget answered updates older than ``keep_s`` (kept meanwhile to recognise a re-delivery)."""
+        return await self.db.execute(
+            f"DELETE FROM tg_inbox WHERE done_at IS NOT NULL AND done_at < {self._now} - ?"
+            " AND update_id < (SELECT MAX(update_id) FROM tg_inbox)",
+            (keep_s,),
         )
 
     async def claim(self, limit: int) -> list[Claimed]:
