@@ -94,18 +94,18 @@ class SharedConsumer:
             update = await self.queue.get()
             if self._closing:
                 return  # left held: released in ``stop``
-            self.in_flight.add(update.update_id)
+            self.in_flight.add(update.update_id)  # until marked done: a stop must not release it
             try:
                 await self.app.process_update(update)
             except Exception:
                 log.exception("update %s failed outside its handler", update.update_id)
-            finally:
-                self.in_flight.discard(update.update_id)
             try:
                 await self.inbox.done([update.update_id])
             except Exception:  # the lease runs out and another worker answers again: one duplicate, nothing lost
                 log.warning("could not mark update %s done", update.update_id, exc_info=True)
-            self.held.discard(update.update_id)
+            finally:
+                self.in_flight.discard(update.update_id)
+                self.held.discard(update.update_id)
             self.answered += 1
             self.wake.set()
 

@@ -22,7 +22,7 @@ from catalog.db.base import Database, store_errors
 
 CHANNEL = "fitbot_inbox"  # NOTIFY channel: new updates are waiting
 DONE_KEEP_S = 86_400.0
-LEASE_S = 30.0
+LEASE_S = 15.0  # renewed every 5 s while held; a dead worker's updates wait at most this
 MAX_CLAIMS = 5  # an update whose worker died this often is set aside (poison), not claimed again
 
 
