@@ -26,7 +26,6 @@ import asyncio
 import os
 import shutil
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -196,21 +195,195 @@ async def telegram_round(updates: int, timeout: float, faults: bool = True) -> d
     }
 
 
+# --------------------------------------------------------------------------- Discord
+
+
+async def discord_child(port: int) -> None:
+    """``fitbot run``'s Discord adapter (settings from the environment) pointed at the fake on ``port``."""
+    import yarl
+
+    from bot.adapters.discord_bot import discord, run_discord
+    from bot.app.run import open_service
+    from bot.app.settings import Settings
+    from catalog.store import CatalogStore
+
+    discord.http.Route.BASE = f"http://127.0.0.1:{port}/api/v10"
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(f"ws://127.0.0.1:{port}/")
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    service = await open_service(await CatalogStore(settings.catalog_path()).load(), settings)
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    await run_discord(
+        service,
+        "fake-token",
+        shards=settings.discord_shards,
+        shard_ids=settings.shard_ids(),
+        sync_state_path=settings.data_dir() / "discord_sync.json",
+        stop=stop,
+        grace_s=GRACE_S,
+        on_state=lambda s: print(s, flush=True),
+    )
+    await service.close()
+
+
+GRACE_S = 5.0
+GUILDS = tuple(g << 22 for g in range(1, 9))  # (id >> 22) % 2: four guilds on each shard
+
+
+async def discord_round(interactions: int, rate: float) -> dict[str, Any]:
+    from catalog.store import CatalogStore
+    from fitbot_fakes.discord_api import FakeDiscord
+    from fitbot_fakes.postgres import TempPostgres
+    from locales import t
+
+    models = ("qwen3-8b", "qwen3-32b", "glm-4.5-air", "gpt-oss-20b", "llama-3.3-70b-instruct")
+    gpus = ("rtx-4090", "rtx-3090", "2x rtx-3090", "h100-sxm", "rtx-4060")
+    with tempfile.TemporaryDirectory() as tmp, TempPostgres() as pg:
+        root = Path(tmp)
+        await CatalogStore(root / "catalog.sqlite").load()
+        async with FakeDiscord(guild_ids=GUILDS, shards=2) as fake:
+            procs: dict[int, asyncio.subprocess.Process] = {}
+
+            async def start(shard: int) -> None:
+                data = root / f"shard{shard}"
+                data.mkdir(exist_ok=True)
+                if not (data / "catalog.sqlite").exists():
+                    shutil.copy(root / "catalog.sqlite", data / "catalog.sqlite")
+                env = {
+                    **os.environ,
+                    "PYTHONWARNINGS": "ignore",
+                    "PYTHONPATH": str(ROOT),
+                    "FITBOT_DATA_DIR": str(data),
+                    "FITBOT_DATABASE_URL": pg.url,
+                    "DISCORD_SHARD_COUNT": "2",
+                    "DISCORD_SHARD_IDS": str(shard),
+                    "HF_HUB_OFFLINE": "1",
+                    "FITBOT_LOG_LEVEL": "WARNING",
+                }
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, __file__, "--discord-child", str(fake.port), cwd=ROOT, env=env,
+                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+                )  # fmt: skip
+                assert proc.stdout is not None
+                while (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() != b"running":
+                    pass
+                procs[shard] = proc
+
+            await asyncio.gather(start(0), start(1))
+            await asyncio.sleep(1.0)  # both shards READY with their guilds
+            payloads = [
+                fake.make_slash(
+                    "fit",
+                    {"model": models[i % 5], "gpu": gpus[(i // 5) % 5], "context": 4096 + 256 * i},
+                    user_id=1100000000000000300 + i,
+                    guild_id=GUILDS[i % len(GUILDS)],
+                )
+                for i in range(interactions)
+            ]
+            outage: list[str] = []
+
+            async def stream() -> None:
+                """``rate`` interactions a second. One for a shard while no process holds it (from the
+                kill or exit until the new process is READY) is what Discord shows as "the application
+                did not respond": nobody can answer it, and Discord does not deliver it again."""
+                started = time.monotonic()
+                for n, payload in enumerate(payloads):
+                    await asyncio.sleep(max(0.0, started + n / rate - time.monotonic()))
+                    try:
+                        await fake.dispatch("INTERACTION_CREATE", payload)
+                    except (RuntimeError, ConnectionError):
+                        outage.append(payload["id"])
+
+            def acked() -> int:
+                return sum(1 for i in fake.interactions.values() if i.acked is not None)
+
+            streaming = asyncio.create_task(stream())
+            while acked() < interactions // 3:
+                await asyncio.sleep(0.01)
+            down: list[tuple[int, float, float]] = []  # (shard, from, to): no process holds the shard
+            procs[1].send_signal(signal.SIGKILL)  # a crash: the restart edits what it left deferred
+            killed_at = time.monotonic()
+            await procs[1].wait()
+            await start(1)
+            down.append((1, killed_at, time.monotonic()))
+            while acked() + len(outage) < 2 * interactions // 3:
+                await asyncio.sleep(0.01)
+            procs[0].send_signal(signal.SIGTERM)  # a rolling restart: it drains, then starts again
+            term_code = await procs[0].wait()
+            exited_at = time.monotonic()
+            await start(0)
+            down.append((0, exited_at, time.monotonic()))
+            await streaming
+            for _ in range(600):
+                if not fake.thinking():
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(1.0)
+            for proc in procs.values():
+                proc.send_signal(signal.SIGTERM)
+            await asyncio.gather(*(proc.wait() for proc in procs.values()))
+            shard_down = {
+                i.id
+                for i in fake.interactions.values()
+                for shard, start_s, end_s in down
+                if (int(i.payload["guild_id"]) >> 22) % 2 == shard and start_s <= i.dispatched_at <= end_s
+            }
+            outage += sorted(shard_down)
+            received = [i for i in fake.interactions.values() if i.id not in outage]
+            restarting = {t("en", "discord.restarting"), t("de", "discord.restarting")}
+            told = {
+                r.path.split("/")[-3]
+                for r in fake.requests_to("PATCH", "/messages/@original")
+                if r.json and r.json.get("content") in restarting
+            }
+            told |= {
+                r.path.split("/")[-3]
+                for r in fake.requests_to("POST", "/callback")
+                if (r.json or {}).get("data", {}).get("content") in restarting
+            }
+            callbacks = {r.path.split("/")[-3]: r.at for r in fake.requests_to("POST", "/callback")}
+            latencies = [callbacks[i.id] - i.dispatched_at for i in received if i.id in callbacks]
+            told_ids = {i.id for i in received if i.id in told or i.token in told}
+            answered = sum(1 for i in received if i.acked is not None and i.id not in told_ids)
+            never = sum(1 for i in received if i.acked is None)
+            thinking = len(fake.thinking())
+    return {
+        "platform": "discord",
+        "interactions": interactions,
+        "processes": f"2 shard processes; shard 1 SIGKILLed at 1/3, shard 0 SIGTERMed at 2/3 (exit {term_code}), both restarted",
+        "rate_per_s": rate,
+        "answered": answered,
+        "told_to_ask_again": len(told_ids),
+        "left_on_thinking": thinking,
+        "received_never_acknowledged": never,
+        "sent_while_shard_down": len(outage),
+        "ack_latency_p50_s": round(percentile(latencies, 0.5), 3),
+        "ack_latency_p99_s": round(percentile(latencies, 0.99), 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--updates", type=int, default=2000, help="questions queued at once (default 2000)")
     parser.add_argument("--platform", choices=("telegram", "discord", "both"), default="both")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for every answer")
     parser.add_argument("--quick", action="store_true", help="a CI-sized run: 150 updates")
-    parser.add_argument("--no-faults", action="store_true", help="the baseline: nobody is killed")
+    parser.add_argument("--no-faults", action="store_true", help="the Telegram baseline: nobody is killed")
+    parser.add_argument("--rate", type=float, default=50.0, help="Discord interactions a second (default 50)")
+    parser.add_argument("--discord-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.discord_child:
+        asyncio.run(discord_child(args.discord_child))
+        return
     updates = 150 if args.quick else args.updates
-    rounds = []
     if args.platform in ("telegram", "both"):
-        rounds.append(asyncio.run(telegram_round(updates, args.timeout, faults=not args.no_faults)))
-    for result in rounds:
-        print(" · ".join(f"{k} {v}" for k, v in result.items()))
-    _ = statistics
+        report(asyncio.run(telegram_round(updates, args.timeout, faults=not args.no_faults)))
+    if args.platform in ("discord", "both"):
+        report(asyncio.run(discord_round(updates, args.rate)))
+
+
+def report(result: dict[str, Any]) -> None:
+    print(" · ".join(f"{k} {v}" for k, v in result.items()), flush=True)
 
 
 if __name__ == "__main__":

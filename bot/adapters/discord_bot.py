@@ -383,12 +383,14 @@ def build_bot(
     service: Service,
     *,
     shards: int | None = None,
+    shard_ids: list[int] | None = None,
     sync_state_path: Path | None = None,
     guild_ready_timeout: float = 2.0,
     message_content: bool = False,
     charts: bool = True,
 ) -> FitBot | ShardedFitBot:
-    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n.
+    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n;
+    ``shard_ids`` → only those of the ``shards`` (the other processes run the rest).
 
     ``charts=False`` sends cards without their chart image (no matplotlib, no defer).
     """
@@ -407,6 +409,8 @@ def build_bot(
     if shards is None:
         bot = FitBot(**options)
     else:
+        if shard_ids:
+            options["shard_ids"] = shard_ids
         bot = ShardedFitBot(shard_count=shards or None, **options)
     bot._init_fit(service, sync_state_path, charts)
     return bot
@@ -417,6 +421,7 @@ async def run_discord(
     token: str,
     *,
     shards: int | None = None,
+    shard_ids: list[int] | None = None,
     sync_state_path: Path | None = None,
     message_content: bool = False,
     charts: bool = True,
@@ -430,7 +435,7 @@ async def run_discord(
     coroutine with its exception, for the supervisor in ``bot.app.run`` to report and retry.
     """
     options: dict[str, Any] = {"sync_state_path": sync_state_path, "message_content": message_content, "charts": charts}
-    bot = build_bot(service, shards=shards, **options)
+    bot = build_bot(service, shards=shards, shard_ids=shard_ids, **options)
     bot.on_state = on_state
     stop = stop or asyncio.Event()
     try:

@@ -224,6 +224,7 @@ async def _adapter(
             service,
             settings.discord_bot_token.get_secret_value(),
             shards=settings.discord_shards,
+            shard_ids=settings.shard_ids(),
             sync_state_path=settings.data_dir() / "discord_sync.json",
             message_content=settings.discord_message_content,
             stop=stop,

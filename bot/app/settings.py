@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -36,7 +36,10 @@ class Settings(BaseSettings):
     telegram_webhook_secret: SecretStr | None = None
     telegram_webhook_listen: str = "127.0.0.1"
     telegram_webhook_port: int = Field(default=8443, ge=1, le=65535)
-    discord_shards: int | None = Field(default=None, ge=1, le=1024)
+    discord_shards: int | None = Field(
+        default=None, ge=1, le=1024, validation_alias=AliasChoices("discord_shard_count", "discord_shards")
+    )
+    discord_shard_ids: str | None = None  # this process's shards of DISCORD_SHARD_COUNT: "0,1" or "0-3"
     discord_message_content: bool = False  # privileged intent; mentions work without it
 
     hub_timeout_s: float = Field(default=10.0, gt=0, le=120)
@@ -46,6 +49,11 @@ class Settings(BaseSettings):
     rate_expensive_per_minute: int = Field(default=10, ge=1, le=10000)  # charts and hub look-ups, per user
     max_question_chars: int = Field(default=2000, ge=16, le=100000)
     query_log_days: int = Field(default=90, ge=1, le=3650)
+
+    @model_validator(mode="after")
+    def _shards_fit(self) -> Settings:
+        self.shard_ids()  # DISCORD_SHARD_IDS without a count above each id fails at start-up, not later
+        return self
 
     def data_dir(self) -> Path:
         """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
@@ -62,6 +70,18 @@ class Settings(BaseSettings):
     def database_url(self) -> str | None:
         """The shared PostgreSQL database, or None for the SQLite file in the data directory."""
         return self.fitbot_database_url.get_secret_value() if self.fitbot_database_url else None
+
+    def shard_ids(self) -> list[int] | None:
+        """DISCORD_SHARD_IDS as a list (each below DISCORD_SHARD_COUNT, which it requires), or None: all."""
+        if not self.discord_shard_ids or not self.discord_shard_ids.strip():
+            return None
+        ids: set[int] = set()
+        for part in self.discord_shard_ids.replace(" ", "").split(","):
+            low, _, high = part.partition("-")
+            ids.update(range(int(low), int(high or low) + 1))
+        if not self.discord_shards or max(ids) >= self.discord_shards:
+            raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT above every id")
+        return sorted(ids)
 
     def hub_client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``catalog.hub.HubClient``: the only place that knows the hub's settings."""
