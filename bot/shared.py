@@ -7,25 +7,32 @@ talk to the bot layer, never to the catalog). With the default SQLite file there
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 from typing import TYPE_CHECKING
 
+from catalog.db.base import process_name
 from catalog.db.leader import Election, election, leader_of, while_leader
 from catalog.db.queue import Claimed, InboxDepth, SharedInbox
 from catalog.db.shared import ButtonTable, RateWindows
-from catalog.userdata import process_name
 
 if TYPE_CHECKING:
     from bot.service import Service
     from catalog.db.base import Database
 
+log = logging.getLogger(__name__)
+
 TELEGRAM_POLL = "telegram-poll"  # the jobs only one process runs (leader election)
 CLEANUP = "cleanup"
 JOBS = (TELEGRAM_POLL, CLEANUP)
+CLEANUP_EVERY_S = 3600.0
 
 __all__ = [
     "CLEANUP",
     "JOBS",
     "TELEGRAM_POLL",
+    "cleanup_job",
     "ButtonTable",
     "Claimed",
     "Election",
@@ -61,3 +68,19 @@ def shared_inbox(service: Service, lease_s: float | None = None) -> SharedInbox 
 def shared_buttons(service: Service) -> ButtonTable | None:
     database = shared_database(service)
     return ButtonTable(database) if database is not None else None
+
+
+async def cleanup_job(database: Database, stop: asyncio.Event, every_s: float = CLEANUP_EVERY_S) -> None:
+    """The leader's clean-up, hourly: answered inbox rows after a day, spent rate windows, expired buttons."""
+    while not stop.is_set():
+        try:
+            pruned = (
+                await SharedInbox(database, process_name()).prune(),
+                await RateWindows(database).prune(),
+                await ButtonTable(database).prune(),
+            )
+            log.info("clean-up: %d inbox rows, %d rate events, %d buttons", *pruned, extra={"event": "cleanup"})
+        except Exception:
+            log.warning("clean-up failed; trying again next time", exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every_s)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
 import sqlite3
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from typing import Self
 import aiosqlite
 from pydantic import ValidationError
 
-from catalog.db.base import Database, is_postgres_url
+from catalog.db.base import Database, is_postgres_url, process_name
 from catalog.db.queue import m101_inbox_leases
 from catalog.db.shared import m102_shared_state
 from catalog.db.sqlite import SqliteDatabase
@@ -244,11 +243,6 @@ class UserDataStore:
     @property
     def inbox(self) -> InboxStore:
         return InboxStore(self.db, self.path.with_name(self.path.name + ".answered"))
-
-
-def process_name() -> str:
-    """How this process shows in PostgreSQL (``application_name``, so in the leader report): host and pid."""
-    return f"fitbot@{socket.gethostname()}:{os.getpid()}"[:63]
 
 
 def _create_private(path: Path) -> None:

@@ -63,6 +63,7 @@ from bot.render.charts import cached_png
 from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
+from bot.shared import shared_buttons
 from locales import lang_of, t
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class FitBotMixin(StopMixin):
     def _init_fit(self, service: Service, sync_state_path: Path | None, charts: bool) -> None:
         self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
         self.suggester = Suggester(service)
-        self.cards = ButtonStore()
+        self.cards = ButtonStore(shared=shared_buttons(service))  # shared: a restarted shard still knows them
         self.synced = False
         self._feeling, self._tasks = set(), set()
         self.feel_seconds, self.feel_every_s = FEEL_SECONDS, FEEL_EDIT_EVERY_S
@@ -283,7 +284,7 @@ class FitBotMixin(StopMixin):
     async def press(self, interaction: discord.Interaction, kind: str, data: str) -> None:
         """A card button: re-answers its question into the same message, or says the card expired."""
         try:
-            query = data if kind == "q" else self.cards.get(data)
+            query = data if kind == "q" else await self.cards.fetch(data)
             if query is None:
                 await apologise(interaction, "expired")
             elif (question := feel_question(query)) is not None:

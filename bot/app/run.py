@@ -127,6 +127,7 @@ async def run(
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters
     ]
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
+    tasks += shared_jobs(service, stop)
     await stop.wait()
     log.info("shutting down")
     results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -137,6 +138,17 @@ async def run(
     for error in failed:
         log.error("adapter failed while stopping: %s", error.__class__.__name__, exc_info=error)
     return 1 if failed else 0
+
+
+def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None]]:
+    """With a shared database: the clean-up, run by whichever worker is elected (``bot.shared``)."""
+    from bot.shared import CLEANUP, cleanup_job, election, shared_database, while_leader
+
+    database = shared_database(service)
+    if database is None:
+        return []
+    job = while_leader(election(database, CLEANUP), stop, lambda job_stop: cleanup_job(database, job_stop))
+    return [asyncio.create_task(job, name="cleanup")]
 
 
 async def supervise(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import sys
 from abc import ABC, abstractmethod
@@ -15,6 +17,11 @@ Args = Sequence[Any]
 
 def is_postgres_url(url: str | None) -> bool:
     return bool(url) and str(url).split("://", 1)[0] in ("postgresql", "postgres")
+
+
+def process_name() -> str:
+    """How this process shows in PostgreSQL (``application_name``, so in the leader report): host and pid."""
+    return f"fitbot@{socket.gethostname()}:{os.getpid()}"[:63]
 
 
 def store_errors() -> tuple[type[BaseException], ...]:

@@ -66,3 +66,25 @@ async def test_migrate_and_health_report_the_backend(settings, store_url, capsys
         assert lines[0] == "user database: PostgreSQL (shared)"
         assert lines[1].startswith("inbox: 0 open, 0 waiting for a worker (oldest –)")
         assert "leader telegram-poll: none" in lines
+
+
+async def test_the_elected_cleanup_prunes_expired_shared_state(postgres_url, tmp_path):
+    import asyncio
+
+    from bot.shared import CLEANUP, ButtonTable, cleanup_job, election, while_leader
+    from catalog.userdata import UserDataStore
+
+    async with UserDataStore(tmp_path / "user.sqlite", url=postgres_url) as store:
+        db = store.database
+        await ButtonTable(db).put("old", "/fit x", ttl_s=-1)
+        await ButtonTable(db).put("new", "/fit y", ttl_s=60)
+        stop = asyncio.Event()
+        task = asyncio.create_task(while_leader(election(db, CLEANUP, 0.1), stop, lambda s: cleanup_job(db, s, 0.05)))
+        for _ in range(100):
+            if await db.fetchval("SELECT COUNT(*) FROM buttons") == 1:
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        assert await ButtonTable(db).get("new") == "/fit y"
+        assert await db.fetchval("SELECT COUNT(*) FROM buttons") == 1
