@@ -220,17 +220,15 @@ async def discord_child(port: int) -> None:
         shard_ids=settings.shard_ids(),
         sync_state_path=settings.data_dir() / "discord_sync.json",
         stop=stop,
-        grace_s=GRACE_S,
         on_state=lambda s: print(s, flush=True),
     )
     await service.close()
 
 
-GRACE_S = 5.0
 GUILDS = tuple(g << 22 for g in range(1, 9))  # (id >> 22) % 2: four guilds on each shard
 
 
-async def discord_round(interactions: int, rate: float) -> dict[str, Any]:
+async def discord_round(interactions: int, rate: float, faults: bool = True) -> dict[str, Any]:
     from catalog.store import CatalogStore
     from fitbot_fakes.discord_api import FakeDiscord
     from fitbot_fakes.postgres import TempPostgres
@@ -265,8 +263,15 @@ async def discord_round(interactions: int, rate: float) -> dict[str, Any]:
                     stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
                 )  # fmt: skip
                 assert proc.stdout is not None
+
+                def identified() -> int:
+                    return sum(1 for f in fake.gateway_frames if f.get("op") == 2 and f["d"].get("shard") == [shard, 2])
+
+                before = identified()
                 while (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() != b"running":
                     pass
+                while identified() == before:  # the shard is held again once its new session identified
+                    await asyncio.sleep(0.01)
                 procs[shard] = proc
 
             await asyncio.gather(start(0), start(1))
@@ -301,18 +306,20 @@ async def discord_round(interactions: int, rate: float) -> dict[str, Any]:
             while acked() < interactions // 3:
                 await asyncio.sleep(0.01)
             down: list[tuple[int, float, float]] = []  # (shard, from, to): no process holds the shard
-            procs[1].send_signal(signal.SIGKILL)  # a crash: the restart edits what it left deferred
-            killed_at = time.monotonic()
-            await procs[1].wait()
-            await start(1)
-            down.append((1, killed_at, time.monotonic()))
-            while acked() + len(outage) < 2 * interactions // 3:
-                await asyncio.sleep(0.01)
-            procs[0].send_signal(signal.SIGTERM)  # a rolling restart: it drains, then starts again
-            term_code = await procs[0].wait()
-            exited_at = time.monotonic()
-            await start(0)
-            down.append((0, exited_at, time.monotonic()))
+            term_code = -1
+            if faults:
+                procs[1].send_signal(signal.SIGKILL)  # a crash: the restart edits what it left deferred
+                killed_at = time.monotonic()
+                await procs[1].wait()
+                await start(1)
+                down.append((1, killed_at, time.monotonic()))
+                while acked() + len(outage) < 2 * interactions // 3:
+                    await asyncio.sleep(0.01)
+                procs[0].send_signal(signal.SIGTERM)  # a rolling restart: it drains, then starts again
+                term_code = await procs[0].wait()
+                exited_at = time.monotonic()
+                await start(0)
+                down.append((0, exited_at, time.monotonic()))
             await streaming
             for _ in range(600):
                 if not fake.thinking():
@@ -341,8 +348,17 @@ async def discord_round(interactions: int, rate: float) -> dict[str, Any]:
                 for r in fake.requests_to("POST", "/callback")
                 if (r.json or {}).get("data", {}).get("content") in restarting
             }
-            callbacks = {r.path.split("/")[-3]: r.at for r in fake.requests_to("POST", "/callback")}
-            latencies = [callbacks[i.id] - i.dispatched_at for i in received if i.id in callbacks]
+            callbacks = {r.path.split("/")[-3]: r for r in fake.requests_to("POST", "/callback")}
+            latencies = [callbacks[i.id].at - i.dispatched_at for i in received if i.id in callbacks]
+            answer_at: dict[str, float] = {}  # by token: the card arrived (callback type 4, followup, or edit)
+            for r in fake.requests_to("POST", "/callback"):
+                if (r.json or {}).get("type") == 4 and (r.json.get("data") or {}).get("embeds"):
+                    answer_at.setdefault(r.path.split("/")[-2], r.at)
+            for r in fake.requests_to("POST", "/webhooks/") + fake.requests_to("PATCH", "/messages/@original"):
+                token = r.path.split("/")[-3] if r.path.endswith("@original") else r.path.split("/")[-1]
+                if (r.json or {}).get("content") not in restarting:
+                    answer_at.setdefault(token, r.at)
+            answer_latencies = [answer_at[i.token] - i.dispatched_at for i in received if i.token in answer_at]
             told_ids = {i.id for i in received if i.id in told or i.token in told}
             answered = sum(1 for i in received if i.acked is not None and i.id not in told_ids)
             never = sum(1 for i in received if i.acked is None)
@@ -350,15 +366,21 @@ async def discord_round(interactions: int, rate: float) -> dict[str, Any]:
     return {
         "platform": "discord",
         "interactions": interactions,
-        "processes": f"2 shard processes; shard 1 SIGKILLed at 1/3, shard 0 SIGTERMed at 2/3 (exit {term_code}), both restarted",
+        "processes": (
+            f"2 shard processes; shard 1 SIGKILLed at 1/3, shard 0 SIGTERMed at 2/3 (exit {term_code}), both restarted"
+            if faults
+            else "2 shard processes, no faults"
+        ),
         "rate_per_s": rate,
         "answered": answered,
         "told_to_ask_again": len(told_ids),
         "left_on_thinking": thinking,
         "received_never_acknowledged": never,
         "sent_while_shard_down": len(outage),
-        "ack_latency_p50_s": round(percentile(latencies, 0.5), 3),
-        "ack_latency_p99_s": round(percentile(latencies, 0.99), 3),
+        "first_response_p50_s": round(percentile(latencies, 0.5), 2),
+        "first_response_p99_s": round(percentile(latencies, 0.99), 2),
+        "card_p50_s": round(percentile(answer_latencies, 0.5), 2),
+        "card_p99_s": round(percentile(answer_latencies, 0.99), 2),
     }
 
 
@@ -368,7 +390,7 @@ def main() -> None:
     parser.add_argument("--platform", choices=("telegram", "discord", "both"), default="both")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for every answer")
     parser.add_argument("--quick", action="store_true", help="a CI-sized run: 150 updates")
-    parser.add_argument("--no-faults", action="store_true", help="the Telegram baseline: nobody is killed")
+    parser.add_argument("--no-faults", action="store_true", help="the baseline: nobody is killed")
     parser.add_argument("--rate", type=float, default=50.0, help="Discord interactions a second (default 50)")
     parser.add_argument("--discord-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -379,7 +401,7 @@ def main() -> None:
     if args.platform in ("telegram", "both"):
         report(asyncio.run(telegram_round(updates, args.timeout, faults=not args.no_faults)))
     if args.platform in ("discord", "both"):
-        report(asyncio.run(discord_round(updates, args.rate)))
+        report(asyncio.run(discord_round(updates, args.rate, faults=not args.no_faults)))
 
 
 def report(result: dict[str, Any]) -> None:
