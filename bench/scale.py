@@ -389,7 +389,7 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000, help="questions queued at once (default 2000)")
     parser.add_argument("--platform", choices=("telegram", "discord", "both"), default="both")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for every answer")
-    parser.add_argument("--quick", action="store_true", help="a CI-sized run: 150 updates")
+    parser.add_argument("--quick", action="store_true", help="a CI-sized run: 60 updates")
     parser.add_argument("--no-faults", action="store_true", help="the baseline: nobody is killed")
     parser.add_argument("--rate", type=float, default=50.0, help="Discord interactions a second (default 50)")
     parser.add_argument("--discord-child", type=int, help=argparse.SUPPRESS)
@@ -397,7 +397,7 @@ def main() -> None:
     if args.discord_child:
         asyncio.run(discord_child(args.discord_child))
         return
-    updates = 150 if args.quick else args.updates
+    updates = 60 if args.quick else args.updates
     if args.platform in ("telegram", "both"):
         report(asyncio.run(telegram_round(updates, args.timeout, faults=not args.no_faults)))
     if args.platform in ("discord", "both"):
