@@ -1,33 +1,35 @@
 """The list and chart answers: one model across devices or quants, one device across models, /speed.
 
-Functions of an ``Answers`` (its catalog, estimate and memo); each scans a whole catalog column.
+Functions of an ``Answers`` (its catalog and memo) and the question's ``Scenario``; each scans a whole
+catalog column, memory first (``advice.quick_fit``): speed is estimated only for setups that run.
 ``recommend_models`` is the entry point for "best model for 24 GB" / "bestes Modell für meine 3090":
 it takes a device (a catalog GPU or a generic "N GB" one), a count, a ``Request`` and a filter.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot import cards
-from bot.card_parts import LIST_TOP, VERDICT_EMOJI, flags_of, setup_label
-from bot.reply import ChartSpec, Reply
+from bot.card_parts import LIST_TOP, VERDICT_EMOJI
+from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
-from core.advice import choose_quant
-from core.estimate import DEFAULT_CONTEXT, FitEstimate, Request, default_quant, resolve
+from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
+from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, on_device, varied
 from core.fit import Verdict, breakdown
 from core.models import Backend, Engine, GpuSpec, ModelSpec
-from core.query import Query
+from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
 from locales import Lang, context_label, gib, t, tokens_per_s
 
 if TYPE_CHECKING:
-    from bot.answers import Answers
+    from bot.answers import Answers, Question
 
-CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
-CHART_QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ4_XS", "Q3_K_M", "UD-Q2_K_XL")
 SPEED_CHART_GPUS = 12
+CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
+VLLM_CHART_QUANTS = ("BF16", "FP8", "AWQ")
 SPEED_CONTEXTS = (4096, 8192, 32768, 131072)
 SPEED_USERS = (1, 4, 16)
 # The same model on the GPUs local-LLM users own most: the 24 GB cards (3090, 4090), the current
@@ -39,39 +41,21 @@ def _gpu_label(gpu: GpuSpec, count: int) -> str:
     return setup_label(gpu.short_name, count)
 
 
-def quant_matrix(
-    answers: Answers, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str = ""
-) -> Reply:
+def quant_matrix(answers: Answers, s: Scenario, ask: Question) -> Reply:
     """Recommended quant in one line, then the ladder (or every quant with "More")."""
-    request = answers.request(q, user, count)
-    engine = request.engine or Engine.LLAMA_CPP
-    more = flags_of(q, text).more
-    quants = sorted(answers.catalog.quants, key=lambda x: -x.bits)
-    ladder_ids = (
-        "MXFP4",
-        "BF16",
-        "Q8_0",
-        "Q6_K",
-        "Q5_K_M",
-        "Q4_K_M",
-        "IQ4_XS",
-        "Q3_K_M",
-        "IQ3_XXS",
-        "UD-Q2_K_XL",
-        "IQ2_M",
-    )
+    model, lang = s.model, ask.lang
+    more = ask.flags.more
+    shown = set(table_ids(model))
     rows = []
-    for quant in quants:
-        if engine not in quant.engines or (quant.id == "MXFP4" and model.native_dtype != "mxfp4"):
+    for quant in sorted(answers.catalog.quants, key=lambda x: -x.bits):
+        if s.engine not in quant.engines or (quant.id == "MXFP4" and model.native_dtype != "mxfp4"):
             continue
-        if not more and quant.id not in ladder_ids and quant.id != request.quant:
+        if not more and quant.id not in shown and quant.id != s.request.quant:
             continue
-        est = answers.estimate(model, gpu, request.model_copy(update={"quant": quant.id}))
-        speed = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
-        rows.append((quant.id, est.gpu_bytes + est.ram_bytes, speed, est.verdict))
+        row = quick_fit(with_quant(s, quant, answers.catalog))
+        rows.append((quant.id, row.need_bytes, row.decode_tokens_per_s, row.verdict))
     choice = answers.cached(
-        ("choose", model.id, gpu.id, request.model_dump_json()),
-        lambda: choose_quant(model, gpu, request, answers.catalog),
+        ("choose", model.id, s.device.id, s.request.model_dump_json()), lambda: choose_quant(s, answers.catalog)
     )
     if choice is None:
         recommended = t(lang, "quant.none")
@@ -85,63 +69,64 @@ def quant_matrix(
             verdict=VERDICT_EMOJI[choice.verdict],
         )
     title = t(
-        lang,
-        "quant.title",
-        model=model.name,
-        gpu=_gpu_label(gpu, count),
-        context=context_label(request.context or DEFAULT_CONTEXT),
+        lang, "quant.title", model=model.name, gpu=_gpu_label(s.device, s.count), context=context_label(s.context)
     )
-    more_query = "" if more else f"/quant {model.id} {setup_label(gpu.id, count)} more"
+    more_query = "" if more else f"/quant {model.id} {setup_label(s.device.id, s.count)} more"
     return cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
 
 
-def gpus_for_model(answers: Answers, model: ModelSpec, q: Query, lang: Lang, text: str = "") -> Reply:
+def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:
+    """The model on every catalog device (memoised per catalog and question): memory first, speed for
+    the setups that run."""
+
+    def scan() -> list[tuple[GpuSpec, QuickFit]]:
+        found = []
+        for gpu in answers.catalog.gpus:
+            if not more and (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)):
+                continue
+            found.append((gpu, quick_fit(on_device(s, gpu), RUNS if more else FULL_FIT)))
+        return found
+
+    key = ("gpus", s.model.id, s.quant.id, s.request.model_dump_json(), str(more), ",".join(sorted(asked)))
+    return answers.cached(key, scan)
+
+
+def gpus_for_model(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
     """ "Any 16 GB GPU works; fastest: …", then the smallest devices that hold it (top 10), "More" for all."""
-    request = answers.request(q, User(), 1)
-    more = flags_of(q, text).more
-    asked = {q.gpu.id} if q.gpu and q.gpu.id else set()
-    found: list[tuple[GpuSpec, FitEstimate]] = []
-    for gpu in answers.catalog.gpus:
-        if not more and (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)):
-            continue
-        found.append((gpu, answers.estimate(model, gpu, request)))
+    q, lang = ask.query, ask.lang
+    s = answers.scenario(replace(ask, user=User()), model, None)  # about the model, not the saved device
+    more = ask.flags.more
+    asked = frozenset({q.gpu.id} if q.gpu and q.gpu.id else ())
+    found = device_rows(answers, s, more, asked)
     fits = [(g, e) for g, e in found if e.verdict in (Verdict.FITS, Verdict.TIGHT)]
     runs = [(g, e) for g, e in found if e.verdict is Verdict.OFFLOAD]
-    ranked = sorted(fits, key=lambda ge: (ge[0].memory_bytes, -ge[1].speed.decode_tokens_per_s))
+
+    def speed(pair: tuple[GpuSpec, QuickFit]) -> float:
+        return pair[1].decode_tokens_per_s or 0.0
+
+    ranked = sorted(fits, key=lambda ge: (ge[0].memory_bytes, -speed(ge)))
     if more:
-        ranked += sorted(runs, key=lambda ge: -ge[1].speed.decode_tokens_per_s)
+        ranked += sorted(runs, key=lambda ge: -speed(ge))
         ranked += [(g, e) for g, e in found if e.verdict is Verdict.NO_FIT]
     shown = ranked if more else ranked[:LIST_TOP]
-    rows = [
-        (
-            g.short_name,
-            g.memory_bytes,
-            e.gpu_bytes + e.ram_bytes,
-            e.speed.decode_tokens_per_s if e.verdict is not Verdict.NO_FIT else None,
-            e.verdict,
-        )
-        for g, e in shown
-    ]
+    rows = [(g.short_name, g.memory_bytes, e.need_bytes, e.decode_tokens_per_s, e.verdict) for g, e in shown]
     if fits:
         need = min(fits, key=lambda ge: ge[0].memory_bytes)
-        fastest = max(fits, key=lambda ge: ge[1].speed.decode_tokens_per_s)
+        fastest = max(fits, key=speed)
         summary = t(
             lang,
             "gpus.summary",
             memory=gib(need[0].memory_bytes, lang, 0),
             smallest=need[0].short_name,
             fastest=fastest[0].short_name,
-            rate=tokens_per_s(fastest[1].speed.decode_tokens_per_s, lang),
+            rate=tokens_per_s(speed(fastest), lang),
             count=len(fits),
         )
     elif runs:
         summary = t(lang, "gpus.summary_offload", count=len(runs))
     else:
         summary = t(lang, "gpus.summary_none")
-    quant = request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
-    title = t(
-        lang, "gpus.title", model=model.name, quant=quant, context=context_label(request.context or DEFAULT_CONTEXT)
-    )
+    title = t(lang, "gpus.title", model=model.name, quant=s.quant.id, context=context_label(s.context))
     more_query = "" if more or len(found) <= LIST_TOP else f"/gpus {model.id} more"
     return cards.gpus_card(title, summary, rows, answers.catalog, lang, more_query=more_query)
 
@@ -165,12 +150,7 @@ def recommend_models(
         lambda: rank_models(answers.catalog, gpu, req, chosen),
     )
     shown = picks if more else picks[:LIST_TOP]
-    title = t(
-        lang,
-        "models.title",
-        gpu=_gpu_label(gpu, count),
-        context=context_label(request.context or DEFAULT_CONTEXT),
-    )
+    title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context_label(req.context or DEFAULT_CONTEXT))
     target = setup_label(gpu.id, count)
     base = f"/models {target}" + (f" {chosen}" if chosen else "")
     more_query = "" if more or len(picks) <= LIST_TOP else f"{base} more"
@@ -179,54 +159,61 @@ def recommend_models(
     )
 
 
-def speed_answer(
-    answers: Answers, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str
-) -> Reply:
-    """/speed: decode and prefill across contexts and users, and the same model on common GPUs."""
-    request = answers.request(q, user, count)
-    est = answers.estimate(model, gpu, request)
+def speed_answer(answers: Answers, s: Scenario, ask: Question) -> Reply:
+    """/speed: decode, prefill and TTFT across contexts (each with a prompt that fills it), per-user and
+    total speed across users (the asked number among them), and the same model on common GPUs."""
+    main = answers.analyse(s, ask)
     contexts = [
-        answers.estimate(model, gpu, request.model_copy(update={"context": c}))
+        estimate_of(varied(s, context=c, prompt_tokens=c, concurrent=None))
         for c in SPEED_CONTEXTS
-        if c <= model.max_context
+        if c <= s.model.max_context
     ]
-    users = [answers.estimate(model, gpu, request.model_copy(update={"concurrent": n})) for n in SPEED_USERS]
+    users = []
+    for n in sorted({*SPEED_USERS, s.users}):
+        users.append(main.estimate if n == s.users else estimate_of(varied(s, concurrent=n)))
     others = []
     for gid in COMMON_GPUS:
         other = answers.catalog.gpu(gid)
-        if other is not None and other.id != gpu.id:
-            others.append(
-                (other.short_name, answers.estimate(model, other, request.model_copy(update={"gpu_count": 1})))
-            )
-    chart = speed_chart(answers, model, request, lang)
-    return cards.speed_card(est, contexts, users, others[:5], answers.catalog, lang, chart=chart, echo=text)
+        if other is not None and other.id != s.device.id:
+            others.append((other.short_name, quick_fit(on_device(s, other))))
+    chart = speed_chart(answers, s, ask.lang)
+    reply = cards.speed_card(main, contexts, users, others[:5], answers.catalog, ask.lang, chart=chart, echo=ask.text)
+    return answers.about(reply, ask, main)
 
 
-def memory_chart(answers: Answers, model: ModelSpec, gpu: GpuSpec, request: Request, lang: Lang) -> ChartSpec:
+def memory_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
     curves = []
-    engine = request.engine or Engine.LLAMA_CPP
     usable = 0
-    for qid in CHART_QUANTS if engine is Engine.LLAMA_CPP else ("BF16", "FP8", "AWQ"):
+    for qid in chart_ids(s.model) if s.engine is Engine.LLAMA_CPP else VLLM_CHART_QUANTS:
         quant = answers.catalog.quant(qid)
         if quant is None:
             continue
-        hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"quant": qid}))
+        try:
+            there = with_quant(s, quant, answers.catalog)
+        except EstimateError:
+            continue
         points = []
         for ctx in CHART_CONTEXTS:
-            mem, _ = breakdown(model, quant, hardware, workload, answers.catalog.size(model.id, qid), ctx)
+            mem, _ = breakdown(there.model, quant, there.hardware, there.workload, there.measured, ctx)
             points.append((ctx, mem.total_bytes))
             usable = mem.usable_bytes
         curves.append((qid, points))
-    return cards.memory_chart(model.name, usable, curves, lang)
+    return cards.memory_chart(s.model.name, usable, curves, lang)
 
 
-def speed_chart(answers: Answers, model: ModelSpec, request: Request, lang: Lang) -> ChartSpec:
-    bars = []
-    for gpu in answers.catalog.gpus:
-        est = answers.estimate(model, gpu, request.model_copy(update={"gpu_count": 1}))
-        if est.verdict in (Verdict.FITS, Verdict.TIGHT):
-            bars.append((gpu.short_name, round(est.speed.decode_tokens_per_s, 1)))
-    bars.sort(key=lambda b: -b[1])
+def speed_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
+    """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
+
+    def bars() -> tuple[tuple[str, float], ...]:
+        found = []
+        for gpu in answers.catalog.gpus:
+            row = quick_fit(on_device(s, gpu), FULL_FIT)
+            if row.decode_tokens_per_s is not None:
+                found.append((gpu.short_name, round(row.decode_tokens_per_s, 1)))
+        found.sort(key=lambda b: -b[1])
+        return tuple(found[:SPEED_CHART_GPUS])
+
+    key = ("speed-chart", s.model.id, s.quant.id, s.request.model_dump_json(exclude={"gpu_count", "backend"}))
     return ChartSpec(
-        kind="speed_per_gpu", title=model.name, x_label="tok/s", y_label="", bars=tuple(bars[:SPEED_CHART_GPUS])
+        kind="speed_per_gpu", title=s.model.name, x_label="tok/s", y_label="", bars=answers.cached(key, bars)
     )

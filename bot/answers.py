@@ -1,39 +1,72 @@
 """Answers: a parsed question becomes a card, from one catalog.
 
-Pure and synchronous: every method is a function of the question, the language and the user's saved
-defaults, so results are memoised (LRU) and the service runs them on its worker thread.
+Pure and synchronous: every answer is a function of the question, the language and the user's saved
+defaults, so results are memoised (LRU) and the service runs them on its worker thread. What one
+question assumed lives on its ``Question``, never on the shared ``Answers``; a name that needs asking
+back ends the answer with ``AskBack`` (the card that asks).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
 from bot import cards, commands
 from bot.answer_multi import compare, subject_of, with_notes
-from bot.card_parts import flags_of, setup_label
-from bot.reply import Note, Reply
+from bot.card_parts import Flags, flags_of
+from bot.reply import Reply, setup_label
 from bot.resolve import Resolver, build_request
 from bot.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
-from core.analysis import Cost, advice_for, cost_of
-from core.cost import DEFAULT_USERS, OfferQuote, cost_assumptions, cost_notes, quote_offers
+from core.analysis import Analysis, Cost, analyse, cost_of
+from core.cost import OfferQuote, cost_notes, quote_offers
 from core.devices import GenericDevice, widened
-from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.estimate import EstimateError, Request, Scenario, estimate_of, scenario
+from core.figures import cost_figures, figures_of
 from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
-from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSize
+from core.models import Catalog, GpuSpec, ModelSpec
+from core.notes import Note
 from core.query import Intent, Match, Query, Vocabulary, parse
 from core.regions import restricted
 from locales import Lang
 
 CACHE_ENTRIES = 2048
 T = TypeVar("T")
-Method = Literal["qlora", "lora", "full"]  # parsed questions, whole answers and per-model scans kept for repeats (LRU)
+Method = Literal["qlora", "lora", "full"]
+
+
+class AskBack(Exception):
+    """The answer is a question back (which model? which memory size?): ``reply`` is that card."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.kind)
+        self.reply = reply
+
+
+@dataclass
+class Question:
+    """One question being answered: what was asked, and what answering it assumed so far."""
+
+    query: Query
+    lang: Lang
+    user: User
+    text: str
+    notes: list[Note] = field(default_factory=list)
+    generic: GenericDevice | None = None  # the generic device the question is about, if any
+
+    @property
+    def flags(self) -> Flags:
+        return flags_of(self.query, self.text)
+
+    def note(self, note: Note) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
 
 
 class Answers:
@@ -43,8 +76,6 @@ class Answers:
         self.catalog = catalog
         self.vocab = vocab or vocabulary(catalog)
         self._scans: OrderedDict[tuple[str, ...], Any] = OrderedDict()
-        self._notes: list[Note] = []  # what the current dispatch assumed (one worker thread: no sharing)
-        self._generic: GenericDevice | None = None  # the generic device of the current question, if any
         if vocab is None:
             parse("", self.vocab)  # builds the parser's name index now, not on the first question
 
@@ -62,36 +93,6 @@ class Answers:
             self._scans.popitem(last=False)
         return value
 
-    def _offers(
-        self, model: ModelSpec, quant: Any, request: Request, limit: int | None = None
-    ) -> tuple[OfferQuote, ...]:
-        """Fitting cloud offers, cheapest first; ``limit=1`` is all a fit card needs."""
-        key = ("offers", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(limit))
-        measured = self.catalog.size(model.id, quant.id)
-        return self.cached(
-            key,
-            lambda: quote_offers(
-                model,
-                quant,
-                request,
-                self.catalog,
-                users=request.concurrent or DEFAULT_USERS,
-                measured=measured,
-                limit=limit,
-            ),
-        )
-
-    def _hardware(self, model: ModelSpec, quant: Any, request: Request, own: GpuSpec | None = None) -> HardwareAdvice:
-        """Hardware picks; region-restricted parts only when the asked device is one of them."""
-        allow = own is not None and restricted(own)
-        key = ("hardware", model.id, quant.id, request.model_dump_json(exclude={"gpu_count"}), str(allow))
-        measured = self.catalog.size(model.id, quant.id)
-        offers = self._offers(model, quant, request, limit=1)
-        return self.cached(
-            key,
-            lambda: recommend_hardware(model, quant, request, self.catalog, measured, offers, allow_restricted=allow),
-        )
-
     def peek(self, key: tuple[str, ...]) -> Any:
         """A memoised value without computing it (the event loop's fast path for repeats)."""
         return self._scans.get(key)
@@ -101,161 +102,162 @@ class Answers:
         command = commands.read(text)
         return self.cached(("parse", text), lambda: parse(command.rest, self.vocab, command.intent))
 
+    # --- catalog-wide scans, memoised: they depend on the question, not on the user's device ---
+
+    @staticmethod
+    def _scan_key(kind: str, s: Scenario, *extra: str) -> tuple[str, ...]:
+        asked = s.request.model_dump_json(exclude={"gpu_count", "backend"})
+        return (kind, s.model.id, s.quant.id, asked, *extra)
+
+    def offers(self, s: Scenario, limit: int | None = None) -> tuple[OfferQuote, ...]:
+        """Fitting cloud offers, cheapest first; ``limit=1`` is all a fit card needs."""
+        return self.cached(self._scan_key("offers", s, str(limit)), lambda: quote_offers(s, self.catalog, limit=limit))
+
+    def hardware(self, s: Scenario) -> HardwareAdvice:
+        """Hardware picks; region-restricted parts only when the asked device is one of them."""
+        allow = s.gpu is not None and restricted(s.gpu)
+        offers = self.offers(s, limit=1)
+        return self.cached(
+            self._scan_key("hardware", s, str(allow)),
+            lambda: recommend_hardware(s, self.catalog, offers, allow_restricted=allow),
+        )
+
+    # --- one question ----------------------------------------------------------------------
+
     def dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
         """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""
-        self.fresh()
-        reply = self._route(q, lang, user, text, model_override)
-        return with_notes(reply, self._notes, lang)
-
-    def _route(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None) -> Reply:
-        if q.intent is Intent.MODELS:
-            device = self.gpu(q, lang, user, text, None)
-            if isinstance(device, Reply):
-                return device
-            flags = flags_of(q, text)
-            hw, count = device
-            request = self.request(q, user, count)
-            reply = tables.recommend_models(self, hw, count, request, lang, flags.model_filter, flags.more, text)
-            subject = subject_of(None, hw, count, request, tuple(self._notes))
-            return reply.model_copy(update={"subjects": (subject,)})
-        model = model_override or self.model(q, lang, text)
-        if isinstance(model, Reply):
-            return model
+        ask = Question(q, lang, user, text)
         try:
-            if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
-                return self._subjects(tables.gpus_for_model(self, model, q, lang, text), model, None, 1, q, user)
-            if q.intent is Intent.CLOUD:
-                return self._subjects(self._cloud(model, q, lang, user, text), model, None, 1, q, user)
-            if q.intent is Intent.COMPARE:
-                return compare(self, model, q, lang, user, text)
-            if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not user.gpu_id and not q.not_device:
-                # no hardware named or saved: the card names the smallest setups instead of asking
-                return self._subjects(self._finetune(model, None, 0, q, lang, text), model, None, 1, q, user)
-            gpu = self.gpu(q, lang, user, text, model)
-            if isinstance(gpu, Reply):
-                return gpu
-            hw, count = gpu
-            if q.intent is Intent.QUANT:
-                reply = tables.quant_matrix(self, model, hw, count, q, lang, user, text)
-            elif q.intent is Intent.FINETUNE:
-                reply = self._finetune(model, hw, count, q, lang, text)
-            elif q.intent is Intent.TCO:
-                reply = self._tco(model, hw, count, q, lang, user)
-            elif q.intent is Intent.SPEED:
-                reply = tables.speed_answer(self, model, hw, count, q, lang, user, text)
-            else:
-                reply = self._fit(model, hw, count, q, lang, user, text)
-            return self._subjects(reply, model, hw, count, q, user)
+            reply = self._route(ask, model_override)
+        except AskBack as back:
+            reply = back.reply
         except EstimateError as exc:  # e.g. a quant the engine cannot serve: the reason in the user's language
-            return cards.estimate_error_card(lang, exc)
+            reply = cards.estimate_error_card(lang, exc)
+        return with_notes(reply, ask.notes, lang)
 
-    # --- name resolution (bot.resolve); what it assumes is collected for the card --------------
+    def _route(self, ask: Question, model_override: ModelSpec | None) -> Reply:
+        q = ask.query
+        if q.intent is Intent.MODELS:
+            hw, count = self.device(ask, None)
+            request = self.request(ask, count)
+            flags = ask.flags
+            reply = tables.recommend_models(
+                self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text
+            )
+            return self._about(reply, ask, None, hw, count)
+        model = model_override or self.model(ask)
+        if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
+            return self._about(tables.gpus_for_model(self, model, ask), ask, model)
+        if q.intent is Intent.CLOUD:
+            return self._cloud(model, ask)
+        if q.intent is Intent.COMPARE:
+            return compare(self, model, ask)
+        if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not ask.user.gpu_id and not q.not_device:
+            # no hardware named or saved: the card names the smallest setups instead of asking
+            return self._about(self._finetune(model, None, 0, ask), ask, model)
+        hw, count = self.device(ask, model)
+        if q.intent is Intent.QUANT:
+            return self._about(
+                tables.quant_matrix(self, self.scenario(ask, model, hw, count), ask), ask, model, hw, count
+            )
+        if q.intent is Intent.FINETUNE:
+            return self._about(self._finetune(model, hw, count, ask), ask, model, hw, count)
+        if q.intent is Intent.TCO:
+            return self._tco(self.scenario(ask, model, hw, count), ask)
+        if q.intent is Intent.SPEED:
+            return tables.speed_answer(self, self.scenario(ask, model, hw, count), ask)
+        return self._fit(self.scenario(ask, model, hw, count), ask)
 
-    def model(self, q: Query, lang: Lang, text: str, match: Match | None = None) -> ModelSpec | Reply:
-        resolver = Resolver(self.catalog)
-        found = resolver.model(q, lang, text, match)
-        self._notes.extend(resolver.notes)
-        return found
-
-    def gpu(self, q: Query, lang: Lang, user: User, text: str, model: ModelSpec | None) -> tuple[GpuSpec, int] | Reply:
-        resolver = Resolver(self.catalog)
-        found = resolver.device(q, lang, user, text, need=model is not None)
-        self._notes.extend(resolver.notes)
-        if resolver.generic is not None and not isinstance(found, Reply):
-            self._generic = resolver.generic
-        return found
-
-    def _subjects(self, reply: Reply, model: ModelSpec, gpu: GpuSpec | None, count: int, q: Query, user: User) -> Reply:
+    def _about(
+        self, reply: Reply, ask: Question, model: ModelSpec | None, gpu: GpuSpec | None = None, count: int = 1
+    ) -> Reply:
+        """The card with the model × hardware it is about (a list card: no figures)."""
         if reply.kind in ("suggest", "error"):
             return reply
-        request = self.request(q, user, count)
-        subject = subject_of(model, gpu, count, request, tuple(self._notes))
+        subject = subject_of(model, gpu, count, self.request(ask, count), tuple(ask.notes))
         return reply.model_copy(update={"subjects": (subject,)})
 
-    # --- estimates ----------------------------------------------------------------------------
+    def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply:
+        """The card with its subject and the Analysis' figures, the numbers the card shows."""
+        s = analysis.scenario
+        subject = subject_of(s.model, s.gpu, s.count, s.request, tuple(ask.notes), s)
+        subject = subject.model_copy(update={"figures": figures_of(analysis)})
+        return reply.model_copy(update={"subjects": (subject,)})
 
-    def request(self, q: Query, user: User, count: int) -> Request:
-        request, notes = build_request(q, user, count)
+    # --- name resolution (bot.resolve); what it assumes is collected on the question --------
+
+    def model(self, ask: Question, match: Match | None = None) -> ModelSpec:
+        resolver = Resolver(self.catalog)
+        found = resolver.model(ask.query, ask.lang, ask.text, match)
+        ask.notes.extend(resolver.notes)
+        if isinstance(found, Reply):
+            raise AskBack(found)
+        return found
+
+    def device(self, ask: Question, model: ModelSpec | None, query: Query | None = None) -> tuple[GpuSpec, int]:
+        resolver = Resolver(self.catalog)
+        found = resolver.device(query or ask.query, ask.lang, ask.user, ask.text, need=model is not None)
+        ask.notes.extend(resolver.notes)
+        if isinstance(found, Reply):
+            raise AskBack(found)
+        if resolver.generic is not None:
+            ask.generic = resolver.generic
+        return found
+
+    # --- the scenario and its analysis -------------------------------------------------------
+
+    def request(self, ask: Question, count: int) -> Request:
+        request, notes = build_request(ask.query, ask.user, count)
         for note in notes:
-            self._note(note)
+            ask.note(note)
         return request
 
-    def estimate(self, model: ModelSpec, gpu: GpuSpec, request: Request, quant_id: str | None = None) -> FitEstimate:
-        qid = quant_id or request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP)
-        quant = self.catalog.quant(qid)
-        if quant is None:
-            raise EstimateError("unknown_quant", f"unknown quant {qid}", quant=qid)
-        measured: QuantSize | None = self.catalog.size(model.id, quant.id)
-        est = estimate(model, gpu, quant, request, measured)
-        if self._generic is not None and gpu.id == self._generic.gpu.id:
-            est = widened(est, model, self._generic, quant, request, measured)
-        return est
+    def scenario(self, ask: Question, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario:
+        """The question resolved once: every card of it reads this scenario."""
+        return scenario(model, gpu, self.request(ask, count), self.catalog)
 
-    def _fit(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User, text: str) -> Reply:
-        request = self.request(q, user, count)
-        flags = flags_of(q, text)
-        est = self.estimate(model, gpu, request)
-        quant = self.catalog.quant(est.quant)
-        assert quant is not None
-        measured = self.catalog.size(model.id, quant.id)
-        cost = cost_of(model, gpu, quant, request, self.catalog, est, measured, self._offers(model, quant, request, 1))
-        advice = advice_for(
-            model,
-            gpu,
-            quant,
-            request,
-            self.catalog,
-            est,
-            measured,
-            cost.offers[0] if cost.offers else None,
-            self._hardware(model, quant, request, gpu),
-        )
-        chart = None if flags.details else tables.memory_chart(self, model, gpu, request, lang)
-        return cards.fit_card(
-            est, advice, cost, self.catalog, lang, chart=chart, echo=text, details=flags.details, monthly=flags.monthly
-        )
+    def analyse(self, s: Scenario, ask: Question | None = None, full: bool = False) -> Analysis:
+        """``core.analysis.analyse`` with the memoised scans, and a generic device's wide speed band."""
+        est = estimate_of(s)
+        generic = ask.generic if ask is not None else None
+        if generic is not None and s.gpu is not None and s.gpu.id == generic.gpu.id:
+            est = widened(est, s, generic)
+        if not full:
+            return analyse(s, self.catalog, full=False, estimate=est)
+        return analyse(s, self.catalog, quotes=self.offers(s, 1), hardware=self.hardware(s), estimate=est)
 
-    def _cloud(self, model: ModelSpec, q: Query, lang: Lang, user: User, text: str = "") -> Reply:
-        request = self.request(q, user, 1)
-        flags = flags_of(q, text)
-        quant = self.catalog.quant(request.quant or default_quant(model, request.engine or Engine.LLAMA_CPP))
-        if quant is None:
-            raise EstimateError("unknown_quant", f"unknown quant {request.quant}", quant=str(request.quant))
-        users = request.concurrent or DEFAULT_USERS
-        offers = self._offers(model, quant, request)
-        cost = Cost(
-            offers=offers,  # the card shows the cheapest few and a More button
-            rent_vs_buy=None,
-            assumptions=cost_assumptions(users),
-            notes=cost_notes(users),
+    def _fit(self, s: Scenario, ask: Question) -> Reply:
+        flags = ask.flags
+        analysis = self.analyse(s, ask, full=True)
+        chart = None if flags.details else tables.memory_chart(self, s, ask.lang)
+        reply = cards.fit_card(
+            analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
-        return cards.cloud_card(
-            model.name, model.id, quant.id, cost, self.catalog, lang, monthly=flags.monthly, more=flags.more, echo=text
-        )
+        return self.about(reply, ask, analysis)
 
-    def _tco(self, model: ModelSpec, gpu: GpuSpec, count: int, q: Query, lang: Lang, user: User) -> Reply:
-        request = self.request(q, user, count)
-        est = self.estimate(model, gpu, request)
-        quant = self.catalog.quant(est.quant)
-        assert quant is not None
-        cost = cost_of(
-            model,
-            gpu,
-            quant,
-            request,
-            self.catalog,
-            est,
-            self.catalog.size(model.id, quant.id),
-            self._offers(model, quant, request),
-        )
+    def _cloud(self, model: ModelSpec, ask: Question) -> Reply:
+        s = self.scenario(ask, model, None)
+        flags = ask.flags
+        cost = Cost(offers=self.offers(s), rent_vs_buy=None, users=s.cost_users, notes=cost_notes(s.cost_users))
+        reply = cards.cloud_card(
+            model.name, model.id, s.quant.id, cost, self.catalog, ask.lang, monthly=flags.monthly, more=flags.more,
+            echo=ask.text,
+        )  # fmt: skip
+        subject = subject_of(model, None, 1, s.request, tuple(ask.notes), s)
+        return reply.model_copy(update={"subjects": (subject.model_copy(update={"figures": cost_figures(cost)}),)})
+
+    def _tco(self, s: Scenario, ask: Question) -> Reply:
+        analysis = self.analyse(s, ask)
+        est = analysis.estimate
+        analysis = analysis.model_copy(update={"cost": cost_of(s, self.catalog, est, self.offers(s))})
         cheapest: tuple[str, str] | None = None
-        if est.verdict is Verdict.NO_FIT and (setup := self._hardware(model, quant, request, gpu).cheapest):
+        if est.verdict is Verdict.NO_FIT and (setup := self.hardware(s).cheapest):
             cheapest = (setup_label(setup.gpu_name, setup.count), setup_label(setup.gpu_id, setup.count))
-        return cards.tco_card(model.name, est, cost, self.catalog, lang, cheapest_setup=cheapest)
+        reply = cards.tco_card(s.model.name, analysis, self.catalog, ask.lang, cheapest_setup=cheapest)
+        return self.about(reply, ask, analysis)
 
-    def _finetune(
-        self, model: ModelSpec, gpu: GpuSpec | None, count: int, q: Query, lang: Lang, text: str = ""
-    ) -> Reply:
+    def _finetune(self, model: ModelSpec, gpu: GpuSpec | None, count: int, ask: Question) -> Reply:
+        q = ask.query
         methods: tuple[Method, ...] = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
         seq = q.context or 2048
         allow = gpu is not None and restricted(gpu)
@@ -267,30 +269,18 @@ class Answers:
             smallest = self.cached(key, partial(smallest_setups, model, method, self.catalog, 3, allow, seq_len=seq))
             results.append((est, mine, smallest))
         label = setup_label(gpu.short_name, count) if gpu is not None else None
-        details = flags_of(q, text).details
-        return cards.finetune_card(model.name, label, results, self.catalog, lang, details=details, echo=text)
-
-    def fresh(self) -> None:
-        """A new question: nothing assumed, no generic device yet."""
-        self._notes, self._generic = [], None
-
-    def _note(self, note: Note) -> None:
-        if note not in self._notes:
-            self._notes.append(note)
+        return cards.finetune_card(
+            model.name, label, results, self.catalog, ask.lang, details=ask.flags.details, echo=ask.text
+        )
 
 
 def feel_rate(answers: Answers, text: str) -> float | None:
     """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
-    answers.fresh()
-    query = answers.parse(text)
-    model = answers.model(query, "en", text)
-    if isinstance(model, Reply):
-        return None
-    gpu = answers.gpu(query, "en", User(), text, model)
-    if isinstance(gpu, Reply):
-        return None
+    ask = Question(answers.parse(text), "en", User(), text)
     try:
-        est = answers.estimate(model, gpu[0], answers.request(query, User(), gpu[1]))
-    except EstimateError:
+        model = answers.model(ask)
+        gpu, count = answers.device(ask, model)
+        est = answers.analyse(answers.scenario(ask, model, gpu, count), ask).estimate
+    except (AskBack, EstimateError):
         return None
     return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.reply import setup_label
 from core.estimate import FitEstimate
 from core.fit import Verdict
 from core.models import Catalog
 from core.notes import Note, NoteValue
-from locales import Lang, context_label, gib, num, t, usd
+from locales import Lang, context_label, gib, messages, num, t, usd
 
 VERDICT_EMOJI = {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}
 MAX_FOOTNOTE = 200  # characters of a card's footnote (assumptions line): one phone line or two
@@ -65,11 +66,6 @@ def flags_of(query: object, text: str) -> Flags:
     )
 
 
-def setup_label(name: str, count: int) -> str:
-    """The one way a setup is written, on cards, in buttons and in the CLI: "2x RTX 3090", "RTX 4090"."""
-    return f"{count}x {name}" if count > 1 else name
-
-
 def hardware_label(est: FitEstimate) -> str:
     return setup_label(est.hardware.gpu_name, est.hardware.count)
 
@@ -104,8 +100,13 @@ def _value(name: str, value: NoteValue, lang: Lang) -> str:
 
 
 def note_text(note: Note, lang: Lang) -> str:
-    """The sentence for one note in ``lang``."""
-    return t(lang, f"note.{note.code}", **{k: _value(k, v, lang) for k, v in note.values.items()})
+    """The one renderer of notes, for every card, adapter and the CLI: the sentence for ``note`` in
+    ``lang``. Assumptions and reasons read ``note.<code>``; what resolving a name assumed reads
+    ``resolve.note.<code>`` (whole sentences, shown above a card's summary)."""
+    key = f"note.{note.code}"
+    if key not in messages(lang):
+        key = f"resolve.note.{note.code}"
+    return t(lang, key, **{k: _value(k, v, lang) for k, v in note.values.items()})
 
 
 def notes_line(notes: Iterable[Note], lang: Lang, limit: int = MAX_FOOTNOTE, prefix: bool = True) -> str:
@@ -141,7 +142,6 @@ __all__ = [
     "note_text",
     "notes_line",
     "percent",
-    "setup_label",
     "short_lines",
     "verdict_label",
 ]

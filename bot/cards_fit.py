@@ -18,16 +18,18 @@ from bot.card_parts import (
     note_text,
     notes_line,
     percent,
-    setup_label,
     verdict_label,
 )
-from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Tone
+from bot.commands import FEEL
+from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Tone, setup_label
 from core.advice import Fix, Setup
-from core.analysis import Advice, Cost
+from core.analysis import Advice, Analysis, Cost
 from core.estimate import FitEstimate
+from core.figures import offer_price
 from core.fit import Verdict
 from core.models import Catalog
 from core.notes import note
+from core.serving import Speeds
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
@@ -193,23 +195,22 @@ def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
                 value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang),
             ),
         )
-    if sp.concurrency is not None and est.concurrent > 1:
-        c = sp.concurrency
-        rows.append(
-            Row(
-                label=t(lang, "row.users", users=c.users),
-                value=t(
-                    lang,
-                    "value.users",
-                    aggregate=tokens_per_s(max(c.aggregate_tokens_per_s, sp.decode_tokens_per_s), lang),
-                    per_user=tokens_per_s(c.per_user_tokens_per_s, lang),
-                    fit=integer(c.sequences_fit, lang),
-                ),
-            )
-        )
+    if est.serving.users > 1:
+        rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est.serving, lang)))
     if sp.confidence == "rough":
         rows.append(Row(label="⚠", value=t(lang, "value.rough")))
     return rows
+
+
+def users_value(serving: Speeds, lang: Lang) -> str:
+    """ "68.1 tok/s together, 17.0 tok/s each (2 at once)": the one way every card says it (``core.serving``)."""
+    return t(
+        lang,
+        "value.users_at_once",
+        total=tokens_per_s(serving.aggregate_tokens_per_s, lang),
+        per_user=tokens_per_s(serving.per_user_tokens_per_s, lang),
+        at_once=integer(serving.users_served, lang),
+    )
 
 
 def quant_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
@@ -326,12 +327,18 @@ def cost_rows(cost: Cost, lang: Lang, monthly: bool = False) -> list[Row]:
             )
         )
     one = usd(q.usd_per_million_tokens, lang)
-    many = min(q.usd_per_million_tokens_at_users, q.usd_per_million_tokens)  # batching never makes a token dearer
     rows.append(
         Row(
             label=t(lang, "row.per_mtok"),
-            value=t(lang, "value.per_mtok", one=one, users=q.users_served, many=usd(many, lang))
-            if q.users_served > 1
+            value=t(
+                lang,
+                "value.per_mtok_at_once",
+                one=one,
+                users=q.users,
+                at_once=q.users_served,
+                many=usd(offer_price(q), lang),
+            )
+            if q.users > 1
             else t(lang, "value.per_mtok_one", one=one),
         )
     )
@@ -379,7 +386,7 @@ def fit_actions(est: FitEstimate, advice: Advice | None, lang: Lang, details: bo
                 )
             )
     if est.verdict is not Verdict.NO_FIT:
-        actions.append(Action(label=t(lang, "action.feel"), query=follow_up(est, "feel")))
+        actions.append(Action(label=t(lang, "action.feel"), query=follow_up(est, FEEL)))
     actions.append(Action(label=t(lang, "action.speed"), query=follow_up(est, "speed")))
     actions.append(Action(label=t(lang, "action.quants"), query=follow_up(est, "quant", quant=None)))
     actions.append(Action(label=t(lang, "action.cloud"), query=follow_up(est, "cloud", with_gpu=False, users=None)))
@@ -406,9 +413,7 @@ def _summary(est: FitEstimate, advice: Advice, lang: Lang) -> str:
 
 
 def fit_card(
-    est: FitEstimate,
-    advice: Advice,
-    cost: Cost,
+    analysis: Analysis,
     catalog: Catalog,
     lang: Lang,
     chart: ChartSpec | None = None,
@@ -417,6 +422,8 @@ def fit_card(
     monthly: bool = False,
 ) -> Reply:
     """The fit card; ``details`` gives the second page with every row."""
+    est, advice, cost = analysis.estimate, analysis.advice, analysis.cost
+    assert advice is not None and cost is not None, "a fit card needs the full analysis"
     sections = [Section(title=t(lang, "section.memory"), rows=tuple(memory_rows(est, lang, details)))]
     if est.verdict is not Verdict.NO_FIT:
         sections.append(Section(title=t(lang, "section.speed"), rows=tuple(speed_rows(est, lang, details))))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.card_parts import VERDICT_EMOJI, footer, note_text, notes_line, setup_label, verdict_label
+from bot.card_parts import VERDICT_EMOJI, footer, note_text, notes_line, verdict_label
 from bot.commands import MENU
-from bot.reply import Action, Reply, Row, Section, Table, Tone
+from bot.reply import Action, Reply, Row, Section, Table, Tone, setup_label
 from core.finetune import FinetuneEstimate, TrainingFit
 from core.fit import Verdict
 from core.models import Catalog

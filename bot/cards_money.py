@@ -7,12 +7,12 @@ is only shown for hardware that runs the model.
 
 from __future__ import annotations
 
-from bot.card_parts import footer, hardware_label, notes_line, setup_label, short_lines, verdict_label
+from bot.card_parts import footer, hardware_label, notes_line, short_lines, verdict_label
 from bot.cards_fit import follow_up, price_marks
-from bot.reply import Action, Reply, Row, Section, Table, Tone
-from core.analysis import Cost
+from bot.reply import Action, Reply, Row, Section, Table, Tone, setup_label
+from core.analysis import Analysis, Cost
 from core.cost import DEFAULT_HOURS_PER_DAY
-from core.estimate import FitEstimate
+from core.figures import offer_price
 from core.fit import Verdict
 from core.models import Catalog
 from core.notes import note
@@ -45,11 +45,11 @@ def cloud_card(
 ) -> Reply:
     """One line with the cheapest offer, then the top offers in a table narrow enough for a phone."""
     offers = cost.offers if more else cost.offers[:CLOUD_TOP]
-    users = offers[0].users if offers else 1
+    users = cost.users
     last = t(lang, "cloud.col_month") if monthly else t(lang, "cloud.col_mtok", users=users)
     rows = []
     for q in offers:
-        many = min(q.usd_per_million_tokens_at_users, q.usd_per_million_tokens)
+        many = offer_price(q)
         rows.append(
             (
                 clip(f"{q.offer.provider} {setup_label(q.gpu.short_name, q.offer.gpu_count)}", OFFER_CELL),
@@ -63,12 +63,13 @@ def cloud_card(
         q = offers[0]
         summary = t(
             lang,
-            "cloud.summary",
+            "cloud.summary_at_once",
             offer=f"{q.offer.provider} {setup_label(q.gpu.short_name, q.offer.gpu_count)}",
             price=usd(q.offer.price_per_hour_usd, lang) + price_marks(q.flags),
             billing=_billing(q.offer.billing, lang),
-            mtok=usd(min(q.usd_per_million_tokens_at_users, q.usd_per_million_tokens), lang),
-            users=q.users_served,
+            mtok=usd(offer_price(q), lang),
+            users=q.users,
+            at_once=q.users_served,
         )
         if monthly:
             summary += "\n" + t(
@@ -101,13 +102,14 @@ def cloud_card(
 
 def tco_card(
     model_name: str,
-    est: FitEstimate,
-    cost: Cost,
+    analysis: Analysis,
     catalog: Catalog,
     lang: Lang,
     cheapest_setup: tuple[str, str] | None = None,
 ) -> Reply:
     """Rent or buy, only for hardware that runs the model; ``cheapest_setup`` is (label, gpu query)."""
+    est, cost = analysis.estimate, analysis.cost
+    assert cost is not None, "a rent-or-buy card needs the cost"
     title = t(lang, "tco.title", model=model_name, gpu=hardware_label(est))
     if est.verdict is Verdict.NO_FIT:
         actions: tuple[Action, ...] = ()
@@ -171,7 +173,8 @@ def tco_card(
             ),
         )
     legend = t(lang, "price.legend") if q.flags or rvb.watts_estimated else ""
-    notes = [n for n in rvb.notes if n.code != "price_seen"]
+    shown_as_rows = {"price_seen", "tco_purchase", "tco_same_tokens"}  # the card's rows already say these
+    notes = [n for n in rvb.notes if n.code not in shown_as_rows]
     return Reply(
         kind="tco",
         locale=lang,

@@ -7,7 +7,10 @@ from collections.abc import Sequence
 
 from bot.card_parts import footer, hardware_label, notes_line, verdict_label
 from bot.cards_fit import VERDICT_TONE, assumptions_line, follow_up
+from bot.commands import FEEL
 from bot.reply import Action, ChartSpec, Reply, Row, Section, Table, Tone
+from core.advice import QuickFit
+from core.analysis import Analysis
 from core.estimate import FitEstimate
 from core.fit import Verdict
 from core.models import Catalog
@@ -16,24 +19,26 @@ from locales import Lang, context_label, gib, num, t, tokens_per_s
 
 
 def speed_card(
-    est: FitEstimate,
+    main: Analysis,
     contexts: Sequence[FitEstimate],
     users: Sequence[FitEstimate],
-    others: Sequence[tuple[str, FitEstimate]],
+    others: Sequence[tuple[str, QuickFit]],
     catalog: Catalog,
     lang: Lang,
     chart: ChartSpec | None = None,
     echo: str = "",
 ) -> Reply:
-    """Decode and prefill across context lengths and users, and the same model on common GPUs."""
+    """Decode, prefill and time to first token across context lengths (each with a prompt that fills
+    it), per-user and total speed across users, and the same model on common GPUs."""
+    est = main.estimate
     ctx_table = Table(
-        title=t(lang, "speed.by_context"),
+        title=t(lang, "speed.by_context_prompt"),
         headers=tuple(t(lang, "speed.ctx_headers").split("|")),
         rows=tuple(
             (
                 context_label(e.context),
                 num(e.speed.decode_tokens_per_s_at_context, lang, 1),
-                num(e.speed.prefill_tokens_per_s, lang, 0),
+                num(e.speed.prompt_tokens / e.speed.ttft_s, lang, 0),  # the prompt's own average rate
                 num(e.speed.ttft_s, lang, 1),
             )
             for e in contexts
@@ -41,22 +46,22 @@ def speed_card(
     )
     user_rows = []
     for e in users:
-        c = e.speed.concurrency
-        served = 1 if e.concurrent == 1 or c is None else max(c.batch, 1)
-        total = e.speed.decode_tokens_per_s
-        if c is not None and served > 1:
-            total = max(c.aggregate_tokens_per_s, total)
-        value = t(lang, "value.users_short", each=tokens_per_s(total / served, lang), total=tokens_per_s(total, lang))
-        if served < e.concurrent:
-            value += " · " + t(lang, "value.served", served=served)
-        label = t(lang, "row.one_user") if e.concurrent == 1 else t(lang, "row.users", users=e.concurrent)
+        serving = e.serving
+        each, total = (
+            tokens_per_s(serving.per_user_tokens_per_s, lang),
+            tokens_per_s(serving.aggregate_tokens_per_s, lang),
+        )
+        value = t(lang, "value.users_short", each=each, total=total)
+        if serving.users_served < serving.users:
+            value += " · " + t(lang, "value.served", served=serving.users_served)
+        label = t(lang, "row.one_user") if serving.users == 1 else t(lang, "row.users", users=serving.users)
         user_rows.append(Row(label=label, value=value))
     other_rows = [
         Row(
             label=name,
             value=(
-                tokens_per_s(o.speed.decode_tokens_per_s, lang) + f" · {verdict_label(o.verdict, lang)}"
-                if o.verdict is not Verdict.NO_FIT
+                tokens_per_s(o.decode_tokens_per_s, lang) + f" · {verdict_label(o.verdict, lang)}"
+                if o.decode_tokens_per_s is not None
                 else verdict_label(o.verdict, lang)
             ),
         )
@@ -85,7 +90,7 @@ def speed_card(
         chart=chart,
         actions=(
             Action(label=t(lang, "action.fit"), query=follow_up(est, "fit")),
-            Action(label=t(lang, "action.feel"), query=follow_up(est, "feel")),
+            Action(label=t(lang, "action.feel"), query=follow_up(est, FEEL)),
         )
         if est.verdict is not Verdict.NO_FIT
         else (Action(label=t(lang, "action.fit"), query=follow_up(est, "fit")),),

@@ -3,7 +3,8 @@
 One list of commands serves the Telegram menu, the help card and the parser: questions
 (``/fit``, ``/speed``, …) become a ``core.query.Intent``; session commands (``/mygpu``, ``/lang``,
 ``/settings``, ``/forget``, ``/help``, ``/start``) are handled by the service and never reach core.
-Telegram's ``/command@BotName`` suffix is read here too.
+Telegram's ``/command@BotName`` suffix is read here too. ``/feel`` is a button's command: the
+question it carries is a fit question, and the adapters stream its speed (``bot.adapters.feel``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from core.query import Intent
 
 QUESTIONS = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare")
 SESSION = ("mygpu", "lang", "settings", "forget", "help", "start")
+FEEL = "feel"  # a card's "feel the speed" button sends "/feel <the fit question>"; the adapter answers it
+BUTTONS = (FEEL,)  # commands only buttons send: not in the menu, read like the question they carry
 MENU = (*QUESTIONS, *SESSION[:-1])  # what the platforms list (no /start: Telegram sends it on its own)
 ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang", "sprache": "lang"}
 _COMMAND = re.compile(r"^\s*/([A-Za-z_]{1,20})(?:@\w{1,64})?(?=\s|$)")
@@ -59,7 +62,7 @@ def read(text: str) -> Command:
     if m is None:
         return Command(None, text)
     name = ALIASES.get(m.group(1).lower(), m.group(1).lower())
-    if name not in QUESTIONS and name not in SESSION:
+    if name not in QUESTIONS and name not in SESSION and name not in BUTTONS:
         return Command(None, text[m.end() :])
     rest = text[m.end() :]
     if name == "lang" and (arg := _LANG_ARG.match(rest)):

@@ -12,8 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
-from bot.card_parts import setup_label
-from bot.reply import Reply, Tone
+from bot.reply import Reply, Tone, setup_label
 from bot.resolve import Resolver
 from bot.user import User
 from core.models import Engine

@@ -12,6 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.figures import Figures
+from core.notes import Note
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -28,6 +31,11 @@ class Tone(StrEnum):
 
 TONE_EMOJI = {Tone.GOOD: "🟢", Tone.WARN: "🟡", Tone.BAD: "🔴", Tone.INFO: "ℹ️"}
 TONE_COLOUR = {Tone.GOOD: 0x2ECC71, Tone.WARN: 0xF1C40F, Tone.BAD: 0xE74C3C, Tone.INFO: 0x3498DB}
+
+
+def setup_label(name: str, count: int) -> str:
+    """The one way a setup is written, on cards, in buttons, in autocomplete and in the CLI: "2x RTX 3090"."""
+    return f"{count}x {name}" if count > 1 else name
 
 
 class Row(_Frozen):
@@ -76,13 +84,6 @@ class ChartSpec(_Frozen):
     limit_label: str = ""
 
 
-class Note(_Frozen):
-    """Something assumed or looked up while resolving names: a code plus values (rendered from locales)."""
-
-    code: str  # memory_variant, assumed_device, generic_gpu, hub_lookup, engine_switched, ...
-    values: dict[str, str] = {}
-
-
 class Subject(_Frozen):
     """One model × hardware a card is about, so an adapter never has to parse the title."""
 
@@ -98,7 +99,8 @@ class Subject(_Frozen):
     quant: str | None = None
     context: int | None = None
     engine: str | None = None
-    notes: tuple[Note, ...] = ()
+    notes: tuple[Note, ...] = ()  # what was assumed or looked up, as codes with values (``core.notes``)
+    figures: Figures | None = None  # the numbers the card shows, from the one Analysis (``core.figures``)
 
 
 class Reply(_Frozen):

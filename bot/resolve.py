@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 
 from bot import cards
-from bot.reply import Note, Reply
+from bot.reply import Reply
 from bot.user import User
 from core.devices import GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
 from core.names import same_memory
+from core.notes import Note
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t

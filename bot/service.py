@@ -22,12 +22,14 @@ from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
 from bot.prefs import Preferences
-from bot.reply import Note, Reply
+from bot.reply import Reply
 from bot.usage import UsageLog
 from bot.user import User
 from catalog.index_lookup import find_in_index
 from core.estimate import EstimateError
 from core.models import Catalog, Engine, KvCacheType
+from core.notes import Note
+from core.quant_ladder import MENU
 from core.query import Query, complete
 from locales import Lang, integer, lang_of, t
 
@@ -40,6 +42,7 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
 
 class Service:

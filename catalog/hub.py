@@ -46,10 +46,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,6 +61,7 @@ from catalog.hf_config import (
     config_from_gguf,
     spec_from_config,
 )
+from catalog.hub_http import DEFAULT_ENDPOINT, CircuitBreaker, HubDeadline, in_thread, stream_get
 from catalog.hub_refs import (
     HubBadData,
     HubError,
@@ -82,6 +81,7 @@ from catalog.hub_refs import (
 from core.models import ModelSpec, Provenance, QuantSize
 
 __all__ = [
+    "CircuitBreaker",
     "HubBadData",
     "HubClient",
     "HubError",
@@ -102,64 +102,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
 MIB = 1 << 20
-_GRACE_S = 1.0  # asyncio.wait_for waits this much longer than the HTTP timeout it backs up
-HUB_WORKERS = 4  # threads for blocking hub calls; nothing else shares them, and they share nothing else
 LOOKUP_DEADLINE_FACTOR = 3.0  # a whole look-up (info + one file) gets at most this many per-request timeouts
-BREAKER_FAILURES = 3  # this many look-ups in a row that time out or find the hub down open the breaker
-BREAKER_COOLDOWN_S = 30.0  # while open, look-ups fail at once; then one is let through to probe
-
-_POOL = ThreadPoolExecutor(HUB_WORKERS, thread_name_prefix="fitbot-hub")
-
-
-class CircuitBreaker:
-    """Stops asking a hub that keeps timing out, so a slow hub costs each asker one timeout at most.
-
-    Closed: calls go through. After ``failures`` consecutive timeouts or unavailable answers it
-    opens for ``cooldown_s``: calls fail at once with "hub unavailable". Then one call probes; its
-    success closes the breaker, its failure opens it again.
-    """
-
-    def __init__(
-        self,
-        failures: int = BREAKER_FAILURES,
-        cooldown_s: float = BREAKER_COOLDOWN_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.failures, self.cooldown_s, self.clock = failures, cooldown_s, clock
-        self._count = 0
-        self.last_key = "hub.unavailable"  # why the last failure failed: what an open breaker answers
-        self._opened_at: float | None = None
-        self._probing = False
-        self._lock = threading.Lock()
-
-    @property
-    def open(self) -> bool:
-        return self._opened_at is not None and self.clock() - self._opened_at < self.cooldown_s
-
-    def allow(self) -> bool:
-        with self._lock:
-            if self._opened_at is None:
-                return True
-            if self.clock() - self._opened_at < self.cooldown_s or self._probing:
-                return False
-            self._probing = True  # half-open: one probe
-            return True
-
-    def record(self, ok: bool, key: str = "hub.unavailable") -> None:
-        with self._lock:
-            self._probing = False
-            if not ok:
-                self.last_key = key
-            if ok:
-                self._count, self._opened_at = 0, None
-                return
-            self._count += 1
-            if self._count >= self.failures:
-                if self._opened_at is None:
-                    log.warning("Hugging Face keeps failing; not asking it for %.0f s", self.cooldown_s)
-                self._opened_at = self.clock()
+MAX_INFO_BYTES = 64 * MIB  # a model-info answer larger than this is refused
 
 
 # --- result --------------------------------------------------------------------------------------
@@ -275,6 +220,8 @@ class HubClient:
         self.offline = offline
         self._clock = clock
         self.breaker = CircuitBreaker()
+        self._deadlines: set[asyncio.Timeout] = set()  # of the look-ups under way (``cut_short``)
+        self._cut = False
 
     def __repr__(self) -> str:
         return f"HubClient(endpoint={self.endpoint()!r}, timeout_s={self.timeout_s})"
@@ -292,25 +239,41 @@ class HubClient:
             ref = parse_repo_ref(ref)
         if self.offline:
             raise HubUnavailable("hub.offline", repo=ref.repo_id)
-        if not self.breaker.allow():  # the hub keeps failing: say so now, as the last failure did
-            raise HubUnavailable(self.breaker.last_key, repo=ref.repo_id)
+        repo, breaker = ref.repo_id, self.breaker
+        if self._cut:
+            raise HubUnavailable("hub.unavailable", repo=repo)
+        if not breaker.allow(repo):  # this repo keeps failing: say so now, as its last failure did
+            raise HubUnavailable(breaker.last_key(repo), repo=repo)
         try:
-            async with asyncio.timeout(self.timeout_s * LOOKUP_DEADLINE_FACTOR):
-                model = await self._lookup(ref)
+            async with asyncio.timeout(self.timeout_s * LOOKUP_DEADLINE_FACTOR) as deadline:
+                self._deadlines.add(deadline)
+                try:
+                    model = await self._lookup(ref)
+                finally:
+                    self._deadlines.discard(deadline)
         except TimeoutError:
-            self.breaker.record(False, "hub.timeout")
-            raise HubUnavailable("hub.timeout", repo=ref.repo_id) from None
+            breaker.record(repo, False, "hub.timeout")
+            raise HubUnavailable("hub.timeout", repo=repo) from None
         except HubUnavailable as exc:
-            self.breaker.record(False, exc.key)
+            breaker.record(repo, False, exc.key)
             raise
         except HubError:
-            self.breaker.record(True)  # the hub answered (404, bad data, ...): it is up
+            breaker.record(repo, True)  # the hub answered (404, bad data, ...): it is up
             raise
         except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:  # odd data, clearly said
-            self.breaker.record(True)
-            raise HubBadData("hub.bad_json", repo=ref.repo_id, reason=exc.__class__.__name__) from None
-        self.breaker.record(True)
+            breaker.record(repo, True)
+            raise HubBadData("hub.bad_json", repo=repo, reason=exc.__class__.__name__) from None
+        breaker.record(repo, True)
         return model
+
+    def cut_short(self) -> None:
+        """The process is stopping: look-ups under way end now (as timed out), new ones fail at once.
+
+        Answers waiting on a slow hub would otherwise hold the stop for up to three request timeouts.
+        """
+        self._cut = True
+        for deadline in list(self._deadlines):
+            deadline.reschedule(asyncio.get_running_loop().time())
 
     async def _lookup(self, ref: RepoRef) -> HubModel:
         endpoint, token = self.endpoint(), self._token or False
@@ -417,30 +380,51 @@ class HubClient:
         return config, total, source
 
     async def _in_thread(self, repo_id: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a blocking call on the hub's own threads under a deadline (the thread's own timeouts end it).
+        """Run a blocking call on the hub's daemon threads; it and its thread end by one request timeout.
 
         Not the loop's default executor: threads stuck on a slow hub used to fill it, and every
-        other ``to_thread`` (chart rendering) waited behind them.
+        other ``to_thread`` (chart rendering) waited behind them (``catalog.hub_http``).
         """
-        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + self.timeout_s
         try:
-            return await asyncio.wait_for(loop.run_in_executor(_POOL, lambda: fn(*args)), self.timeout_s + _GRACE_S)
-        except TimeoutError:
+            return await in_thread(fn, *args, deadline, deadline=deadline)
+        except HubDeadline:
             raise HubUnavailable("hub.timeout", repo=repo_id) from None
 
-    def _model_info(self, repo_id: str, endpoint: str, token: str | bool) -> Any:
-        from huggingface_hub import HfApi
+    def _headers(self, token: str | bool) -> dict[str, str]:
+        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # public, not re-exported
 
-        api = HfApi(endpoint=endpoint, token=token, library_name="fitbot", library_version="0.1")
+        return dict(build_hf_headers(token=token, library_name="fitbot", library_version="0.1"))
+
+    def _model_info(self, repo_id: str, endpoint: str, token: str | bool, deadline: float) -> Any:
+        """``HfApi.model_info(files_metadata=True)``'s request, read by ``stream_get`` (a drip cannot hold it)."""
+        from huggingface_hub.hf_api import ModelInfo
+
         try:
-            return api.model_info(repo_id, files_metadata=True, securityStatus=False, timeout=self.timeout_s)
+            raw = stream_get(
+                f"{endpoint}/api/models/{repo_id}",
+                params={"blobs": "true"},  # file sizes, as files_metadata=True asks
+                headers=self._headers(token),
+                deadline=deadline,
+                cap=MAX_INFO_BYTES,
+                on_status=lambda status, headers: _status_error(status, headers, repo_id),
+                on_too_large=lambda size: HubBadData(
+                    "hub.too_large", repo=repo_id, file="model info", size=size, limit=MAX_INFO_BYTES
+                ),
+            )
+        except (HubError, HubDeadline):
+            raise
         except Exception as exc:
             mapped = _map_exception(exc, repo_id)
             if mapped is not None:
                 raise mapped from None
-            if isinstance(exc, ValueError | KeyError | TypeError | AttributeError):  # bad JSON or shape
-                raise HubBadData("hub.bad_json", repo=repo_id, reason="model info is not valid JSON") from None
             raise
+        try:
+            import json
+
+            return ModelInfo(**json.loads(raw))  # type: ignore[no-untyped-call]
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # bad JSON or shape
+            raise HubBadData("hub.bad_json", repo=repo_id, reason="model info is not valid JSON") from None
 
     def _get_file(
         self,
@@ -452,44 +436,36 @@ class HubClient:
         listed_size: int | None,
         cap: int,
         ranged: bool,
+        deadline: float,
     ) -> bytes:
         """Stream one file (or its first ``cap`` bytes when ``ranged``), never more than ``cap`` bytes."""
         if not ranged and listed_size is not None and listed_size > cap:
             raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=listed_size, limit=cap)
-        from huggingface_hub import get_session, hf_hub_url
-        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # public, not re-exported
+        from huggingface_hub import hf_hub_url
 
-        url = hf_hub_url(repo_id, filename, revision=sha, endpoint=endpoint)
-        headers = build_hf_headers(token=token, library_name="fitbot", library_version="0.1")
+        headers = self._headers(token)
         if ranged:
             headers["Range"] = f"bytes=0-{cap - 1}"
             headers["Accept-Encoding"] = "identity"
-        deadline = time.monotonic() + self.timeout_s
-        buf = bytearray()
         try:
-            with get_session().stream("GET", url, headers=headers, timeout=self.timeout_s) as response:
-                if response.status_code >= 400:
-                    raise _status_error(response.status_code, response.headers, repo_id)
-                length = response.headers.get("Content-Length", "")
-                if not ranged and length.isdigit() and int(length) > cap:
-                    raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=int(length), limit=cap)
-                for chunk in response.iter_bytes():
-                    buf += chunk
-                    if len(buf) > cap:
-                        if not ranged:
-                            raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=len(buf), limit=cap)
-                        del buf[cap:]
-                        break
-                    if time.monotonic() > deadline:
-                        raise HubUnavailable("hub.timeout", repo=repo_id)
-        except HubError:
+            return stream_get(
+                hf_hub_url(repo_id, filename, revision=sha, endpoint=endpoint),
+                headers=headers,
+                deadline=deadline,
+                cap=cap,
+                truncate=ranged,
+                on_status=lambda status, headers: _status_error(status, headers, repo_id),
+                on_too_large=lambda size: HubBadData(
+                    "hub.too_large", repo=repo_id, file=filename, size=size, limit=cap
+                ),
+            )
+        except (HubError, HubDeadline):
             raise
         except Exception as exc:
             mapped = _map_exception(exc, repo_id)
             if mapped is None:
                 raise
             raise mapped from None
-        return bytes(buf)
 
 
 def _json_object(raw: bytes, repo_id: str) -> dict[str, Any]:

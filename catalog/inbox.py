@@ -4,12 +4,17 @@
   to Telegram (confirming is what makes Telegram forget it). A row is marked done once its answer
   went out; rows not done are answered after a restart. Done rows are kept a day so an update that
   Telegram delivers again (fetched, answered, then a crash before the confirmation) is recognised
-  by its ``update_id`` and not answered twice.
+  by its ``update_id`` and not answered twice. A row that could not be answered is closed with a
+  reason in ``failed`` (it failed to parse, its handler raised, its send was given up, or it was
+  being handled when the process died twice): recorded, never replayed.
   Answered ids are first appended to a small journal file next to the database (``mark``: one
   ``write``, no lock, no fsync, so it lands microseconds after the answer and survives a killed
   process) and folded into the table in batches (``fold``). Writing each mark to SQLite at once
   queued it behind other writers' locks and fsyncs for up to ~0.3 s, and a SIGKILL in that
-  window repeated the answers sent in it.
+  window repeated the answers sent in it. A failed update is journaled the same way, with its reason.
+* ``<db>.started``: the same kind of journal, one line each time a worker starts on an update. After
+  a crash, an open update with two starts killed the process twice and is quarantined
+  (``bot.adapters.telegram_intake``); one with a single start is answered after the others.
 * ``DeferredJournal``: Discord interactions that were deferred ("thinking…") and not yet answered,
   in a small file next to the database. A process killed with SIGKILL cannot answer them; the next
   start edits each one that is still young enough (Discord keeps interaction tokens 15 minutes) to
@@ -21,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -41,11 +47,16 @@ async def m004_inbox(db: Database) -> None:
     await db.execute("CREATE INDEX tg_inbox_open ON tg_inbox (done_at, update_id)")
 
 
+async def m005_inbox_failed(db: Database) -> None:
+    """Why an update was closed without an answer (poison, handler error, send given up, crashed twice)."""
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN failed TEXT")
+
+
 @dataclass(frozen=True)
 class InboxItem:
     update_id: int
-    user_key: str
-    data: str
+    user_key: str  # whose turn it takes: "chat|user" (older rows: one key for both)
+    data: str  # the update as Telegram sent it (JSON)
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,7 @@ class InboxStore:
     def __init__(self, db: aiosqlite.Connection, journal: Path | None = None) -> None:
         self._db = db
         self.journal = journal
+        self.starts = journal.with_suffix(".started") if journal else None  # user.sqlite.started
 
     # ---- Telegram
 
@@ -95,15 +107,35 @@ class InboxStore:
             seen = {row[0] async for row in cur}
         return set(update_ids) - seen
 
-    def mark(self, update_id: int) -> None:
-        """Record an answered update in the journal at once (see the module docstring)."""
+    def mark(self, update_id: int, failed: str | None = None) -> None:
+        """Record an answered (or, with a reason, a failed) update in the journal at once (module docstring)."""
         if self.journal is None:
             raise RuntimeError("this inbox has no journal")
-        fd = os.open(self.journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        reason = " " + " ".join(failed.split())[:200] if failed else ""
+        _append(self.journal, f"{update_id}{reason}\n")
+
+    def started(self, update_id: int) -> None:
+        """Record that a worker starts on an update (crash quarantine, see the module docstring)."""
+        if self.starts is not None:
+            _append(self.starts, f"{update_id}\n")
+
+    def start_counts(self) -> Counter[int]:
+        """How often each update was started, over this and earlier processes."""
         try:
-            os.write(fd, f"{update_id}\n".encode())
-        finally:
-            os.close(fd)
+            text = self.starts.read_text() if self.starts is not None else ""
+        except FileNotFoundError:
+            return Counter()
+        return Counter(int(word) for word in text.split() if word.isdigit())
+
+    def keep_starts(self, open_ids: set[int]) -> None:
+        """Rewrite the start journal with the starts of updates still open (the others are settled)."""
+        if self.starts is None:
+            return
+        counts = self.start_counts()
+        lines = "".join(f"{uid}\n" * n for uid, n in counts.items() if uid in open_ids)
+        tmp = self.starts.with_name(self.starts.name + ".tmp")
+        tmp.write_text(lines)
+        os.replace(tmp, self.starts)
 
     async def fold(self) -> int:
         """Move the journal's marks into the table; returns how many. Marks written meanwhile stay."""
@@ -114,11 +146,18 @@ class InboxStore:
             if not self.journal.exists():
                 return 0
             os.replace(self.journal, folding)  # new marks go to a fresh journal while this one is folded
-        ids = [int(line) for line in folding.read_text().split() if line.strip().isdigit()]
+        ids: list[int] = []
+        failed: list[tuple[int, str]] = []
+        for line in folding.read_text().splitlines():
+            head, _, reason = line.strip().partition(" ")
+            if head.isdigit():
+                (failed.append((int(head), reason)) if reason else ids.append(int(head)))
         for start in range(0, len(ids), 500):
             await self.done_many(ids[start : start + 500])
+        for update_id, reason in failed:
+            await self.fail(update_id, reason)
         folding.unlink()
-        return len(ids)
+        return len(ids) + len(failed)
 
     async def done_many(self, update_ids: list[int]) -> None:
         """Mark answered updates, in one statement."""
@@ -126,6 +165,27 @@ class InboxStore:
         await self._db.execute(
             f"UPDATE tg_inbox SET done_at = ? WHERE update_id IN ({marks})", (time.time(), *update_ids)
         )
+
+    async def fail(self, update_id: int, reason: str, data: str = "{}") -> None:
+        """Close an update without an answer, with the reason; stores it first if it was never stored."""
+        now = time.time()
+        await self._db.execute(
+            "INSERT INTO tg_inbox (update_id, user_key, data, received_at, done_at, failed) VALUES (?, '', ?, ?, ?, ?)"
+            " ON CONFLICT (update_id) DO UPDATE SET done_at = excluded.done_at, failed = excluded.failed",
+            (update_id, data, now, now, reason),
+        )
+
+    async def failures(self, since: float = 0.0) -> list[tuple[int, str]]:
+        """Updates closed without an answer since ``since`` (epoch seconds): id and reason."""
+        async with self._db.execute(
+            "SELECT update_id, failed FROM tg_inbox WHERE failed IS NOT NULL AND done_at >= ? ORDER BY update_id",
+            (since,),
+        ) as cur:
+            return [(row[0], row[1]) async for row in cur]
+
+    async def copy_to(self, path: Path) -> None:
+        """Write the whole database to ``path`` (``VACUUM INTO``): restores a file deleted under the process."""
+        await self._db.execute("VACUUM INTO ?", (str(path),))
 
     async def last_update_id(self) -> int | None:
         async with self._db.execute("SELECT MAX(update_id) FROM tg_inbox") as cur:
@@ -157,11 +217,7 @@ class DeferredJournal:
         self.open: set[str] = set()
 
     def _append(self, record: dict[str, object]) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, (json.dumps(record) + "\n").encode())
-        finally:
-            os.close(fd)
+        _append(self.path, json.dumps(record) + "\n")
 
     def hold(self, item: PendingInteraction) -> None:
         self._append({"op": "hold", **asdict(item)})
@@ -196,3 +252,12 @@ class DeferredJournal:
     def clear(self) -> None:
         self.open.clear()
         self.path.unlink(missing_ok=True)
+
+
+def _append(path: Path, line: str) -> None:
+    """One ``write`` in append mode, no lock, no fsync: it survives a killed process (not a power cut)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)

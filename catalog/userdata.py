@@ -41,7 +41,7 @@ from catalog.hub import (
     parse_repo_ref,
     require_quant,
 )
-from catalog.inbox import DeferredJournal, InboxStore, m004_inbox
+from catalog.inbox import DeferredJournal, InboxStore, m004_inbox, m005_inbox_failed
 from catalog.migrations import Migration, migrate
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
@@ -63,6 +63,7 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m002_preferences,
     m003_query_log,
     m004_inbox,
+    m005_inbox_failed,
     m101_inbox_leases,
     m102_shared_state,
 )

@@ -1,37 +1,24 @@
-"""Advice around one estimate: the best quant that fits, KV-cache quantization, hardware to buy or
-rent, and launch commands that reproduce the estimate's settings exactly.
+"""Advice around one scenario: the best quant that fits, KV-cache quantization, the smallest change
+that makes it fit, and hardware to buy or rent.
 
-Every recommendation is re-placed with ``fit.place`` on the hardware it names, so advice never
-names a setup, quant or command the memory model says would not fit.
+Every recommendation is a variation of the scenario (``estimate.varied`` / ``on_device``) placed with
+``fit.place`` on the hardware it names, so advice never names a setup or quant the memory model says
+would not fit.
 """
 
 from __future__ import annotations
 
-import shlex
-from typing import Literal
-
-from pydantic import computed_field
+from typing import Literal, NamedTuple
 
 from core.cost import OfferQuote, quote_offers
-from core.estimate import ENGINE_KV_TYPES, FitEstimate, Request, default_quant, estimate, resolve
-from core.fit import Verdict, place
-from core.memory import RAM_USABLE_FRACTION
-from core.models import (
-    Backend,
-    Catalog,
-    Engine,
-    Frozen,
-    GpuSpec,
-    KvCacheType,
-    ModelSpec,
-    QuantSize,
-    QuantSpec,
-    Workload,
-)
+from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, on_device, scenario, varied
+from core.fit import Placement, Verdict, place
+from core.memory import RAM_USABLE_FRACTION, usable_bytes
+from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
+from core.quant_ladder import LOW_BITS, ladder
 from core.regions import restricted
-from core.speed import decode_tokens_per_s
-from core.speed_constants import TG_MEAN_DEPTH
+from core.serving import decode_speeds
 from core.weights import weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -40,15 +27,8 @@ KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.VLLM: (KvCacheType.BF16, KvCacheType.FP8),
 }
 PRICE_PERFORMANCE_COUNTS = (1, 2, 3, 4)
-# Quants people actually run, best quality per byte first (llama.cpp tools/quantize/README.md perplexity
-# table: K- and IQ-quants beat the legacy Q4_0/Q4_1/Q5_0/Q5_1 of the same size, so legacy types are not
-# recommended). Below about 3 bits quality falls off fast: a quantized KV cache comes first.
-QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
-LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")  # unsloth dynamic: experts low, attention high
-LOW_BIT_LADDER_DENSE = ("IQ2_M", "IQ2_XXS", "IQ1_M")
-LOW_BITS = 3.0
-VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
-ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
+FixKind = Literal["kv", "context", "quant", "ram", "gpus"]
+RAM_STEPS = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 
 class KvOption(Frozen):
@@ -73,10 +53,11 @@ class QuantChoice(Frozen):
 class Fix(Frozen):
     """The smallest change that makes a tight, offload or no-fit setup fit (or run)."""
 
-    kind: Literal["kv", "context", "quant", "ram", "gpus"]
+    kind: FixKind
     value: str  # "q8_0", "16384", "IQ4_XS", "96", "2"
     verdict: Verdict  # with the change
     reserve_bytes: int  # GPU memory left with the change
+    scenario: Scenario  # the setup with the change
     estimate: FitEstimate
 
 
@@ -101,102 +82,103 @@ class HardwareAdvice(Frozen):
     best_price_performance: Setup | None  # most tokens/s per dollar (1-4 identical GPUs or one box)
     best_apple: Setup | None  # cheapest Mac that holds the model
     cheapest_cloud: OfferQuote | None
-    assumptions: tuple[str, ...]
     cheapest: Setup | None = None  # lowest purchase price that holds the model
     notes: tuple[Note, ...] = ()
 
 
-class LaunchCommand(Frozen):
-    """A server command line as argv, with the settings it reproduces."""
-
-    engine: Engine
-    quant: str
-    argv: tuple[str, ...]
-    context: int  # per sequence
-    concurrent: int
-    kv_cache: KvCacheType
-    gpu_count: int
-    verdict: Verdict
-    offload_mode: Literal["none", "layers", "experts"]
-    notes: tuple[str, ...] = ()
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def shell(self) -> str:
-        return shlex.join(self.argv)
+def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: object) -> Scenario:
+    """The scenario with another quant (and its measured size), and any other request changes."""
+    request = s.request.model_copy(update={"quant": quant.id, **changes})
+    return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
-def _candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
-    """Quants the engine runs, best first (bits, then bits in dense tensors); MXFP4 only for MXFP4 models."""
-    quants = [
-        q for q in catalog.quants if engine in q.engines and (q.id.upper() != "MXFP4" or model.native_dtype == "mxfp4")
-    ]
-    return sorted(quants, key=lambda q: (-q.bits, -q.bpw_dense, -q.bpw_experts, q.id))
+class _Fitted(NamedTuple):
+    """A quant that fits, with the placement and workload it was placed with."""
+
+    quant: QuantSpec
+    placement: Placement
+    workload: Workload
 
 
-def _ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
-    """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits."""
-    if engine is not Engine.LLAMA_CPP:
-        return _candidates(model, engine, catalog)
-    ids = (*(("MXFP4",) if model.native_dtype == "mxfp4" else ()), *QUANT_LADDER)
-    ids += LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE
-    return [q for q in (catalog.quant(i) for i in ids) if q is not None and engine in q.engines]
-
-
-def _first_fit(
-    model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog, quants: list[QuantSpec]
-) -> tuple[QuantSpec, Verdict] | None:
-    """The first quant that fits with reserve, else the first that is tight."""
-    tight: QuantSpec | None = None
+def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
+    """The first quant that fits with reserve, else the first that is tight (placement only: memory decides).
+    ``quants`` are those whose weights alone fit (``_weights_floor``)."""
+    hardware = s.hardware
+    workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
+    tight: _Fitted | None = None
     for quant in quants:
-        hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"quant": quant.id}))
-        verdict = place(model, quant, hardware, workload, catalog.size(model.id, quant.id)).verdict
-        if verdict is Verdict.FITS:
-            return quant, verdict
-        if verdict is Verdict.TIGHT and tight is None:
-            tight = quant
-    return (tight, Verdict.TIGHT) if tight else None
+        placement = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id))
+        if placement.verdict is Verdict.FITS:
+            return _Fitted(quant, placement, workload)
+        if placement.verdict is Verdict.TIGHT and tight is None:
+            tight = _Fitted(quant, placement, workload)
+    return tight
 
 
-def choose_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> QuantChoice | None:
+def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
+    """Bytes no placement of this quant keeps off the GPU(s): the weights without the token embedding."""
+    w = weights(s.model, quant, catalog.size(s.model.id, quant.id))
+    return w.total_bytes - w.embed_bytes
+
+
+def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
+    usable = usable_bytes(s.hardware, s.workload)
+    quants = [q for q in ladder(s.model, s.engine, catalog) if _weights_floor(s, q, catalog) <= usable]
+    if not quants:  # no quant's weights alone fit: no KV cache type changes that
+        return None
+    found = _first_fit(s, catalog, quants)
+    if found is None or found.quant.bits < LOW_BITS:
+        kvs = KV_CHOICES[s.engine]
+        asked = s.request.kv_cache
+        start = kvs.index(asked) + 1 if asked in kvs else 1
+        for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
+            with_kv = _first_fit(s, catalog, quants, kv)
+            if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
+                verdict = with_kv.placement.verdict
+                return QuantChoice(
+                    quant=with_kv.quant.id, verdict=verdict, kv_cache=kv, reason="kv_before_low_bits"
+                ), with_kv
+    if found is None:
+        return None
+    quant = found.quant
+    reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
+    return QuantChoice(quant=quant.id, verdict=found.placement.verdict, kv_cache=None, reason=reason), found
+
+
+def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
     """The quant a practitioner would run: the first of the ladder that fits fully.
 
     Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) is tried first, since it costs far
     less quality than 2-bit weights. None when nothing fits fully in GPU memory.
     """
-    engine = request.engine or Engine.LLAMA_CPP
-    quants = _ladder(model, engine, catalog)
-    found = _first_fit(model, gpu, request, catalog, quants)
-    if found is None or found[0].bits < LOW_BITS:
-        kvs = KV_CHOICES[engine]
-        start = kvs.index(request.kv_cache) + 1 if request.kv_cache in kvs else 1
-        for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
-            with_kv = _first_fit(model, gpu, request.model_copy(update={"kv_cache": kv}), catalog, quants)
-            if with_kv and with_kv[0].bits >= LOW_BITS and (found is None or with_kv[0].bits > found[0].bits):
-                return QuantChoice(quant=with_kv[0].id, verdict=with_kv[1], kv_cache=kv, reason="kv_before_low_bits")
+    found = _choose(s, catalog)
+    return found[0] if found is not None else None
+
+
+def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] | None:
+    """``choose_quant`` with the pick's placement and single-stream speed (list answers: no second placement)."""
+    found = _choose(s, catalog)
     if found is None:
         return None
-    quant, verdict = found
-    reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
-    return QuantChoice(quant=quant.id, verdict=verdict, kv_cache=None, reason=reason)
+    choice, fitted = found
+    speeds = decode_speeds(s.model, fitted.placement, s.hardware, fitted.workload, 1, fitted.quant.id)
+    return choice, _quick(fitted.placement, speeds.decode_tokens_per_s)
 
 
-def best_quant(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> FitEstimate | None:
-    """The estimate for ``choose_quant``'s pick (with the KV cache it needs); None if nothing fits fully."""
-    choice = choose_quant(model, gpu, request, catalog)
-    if choice is None:
-        return None
+def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
+    """The scenario of ``choose_quant``'s pick, with the KV cache it needs."""
     quant = catalog.quant(choice.quant)
     assert quant is not None
-    update: dict[str, object] = {"quant": quant.id}
-    if choice.kv_cache is not None:
-        update["kv_cache"] = choice.kv_cache
-    return estimate(model, gpu, quant, request.model_copy(update=update), catalog.size(model.id, quant.id))
+    return with_quant(s, quant, catalog, **({"kv_cache": choice.kv_cache} if choice.kv_cache is not None else {}))
 
 
-def nearest_fix(
-    model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, catalog: Catalog, est: FitEstimate
-) -> Fix | None:
+def best_quant(s: Scenario, catalog: Catalog) -> FitEstimate | None:
+    """The estimate for ``choose_quant``'s pick (with the KV cache it needs); None if nothing fits fully."""
+    choice = choose_quant(s, catalog)
+    return estimate_of(chosen_scenario(s, catalog, choice)) if choice is not None else None
+
+
+def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
     """The smallest change that improves the verdict: KV cache, context, quant, RAM, a second GPU.
 
     Tight -> fits; offload -> fits fully; no-fit -> runs (with offload if need be). Changes are tried
@@ -204,107 +186,90 @@ def nearest_fix(
     """
     if est.verdict is Verdict.FITS:
         return None
-    engine = est.engine
     want: tuple[Verdict, ...] = {
         Verdict.TIGHT: (Verdict.FITS,),
         Verdict.OFFLOAD: (Verdict.FITS, Verdict.TIGHT),
     }.get(est.verdict, (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD))
-    measured = catalog.size(model.id, quant.id)
 
-    def attempt(kind: str, value: str, q: QuantSpec, req: Request, g: GpuSpec = gpu) -> Fix | None:
+    def attempt(kind: FixKind, value: str, quant: QuantSpec | None = None, **changes: object) -> Fix | None:
         try:
-            e = estimate(model, g, q, req, catalog.size(model.id, q.id) if q is not quant else measured)
-        except ValueError:
+            there = with_quant(s, quant, catalog) if quant is not None else varied(s, catalog, **changes)
+        except (EstimateError, ValueError):
             return None
+        e = estimate_of(there)
         if e.verdict not in want:
             return None
-        return Fix(kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, estimate=e)  # type: ignore[arg-type]
+        return Fix(
+            kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, scenario=there, estimate=e
+        )
 
-    kvs = KV_CHOICES[engine]
-    current = kvs.index(est.kv_cache) if est.kv_cache in kvs else 0
+    kvs = KV_CHOICES[s.engine]
+    current = kvs.index(s.kv_cache) if s.kv_cache in kvs else 0
     for kv in kvs[current + 1 :]:
-        if fix := attempt("kv", kv.value, quant, request.model_copy(update={"kv_cache": kv})):
+        if fix := attempt("kv", kv.value, kv_cache=kv):
             return fix
-    if est.max_context >= 4096 and est.max_context < est.context and est.verdict is not Verdict.NO_FIT:
-        ctx = est.max_context
-        if fix := attempt("context", str(ctx), quant, request.model_copy(update={"context": ctx})):
-            return fix
-    ladder = _ladder(model, engine, catalog)
-    smaller = [q for q in ladder if _bytes_per_weight(q) < _bytes_per_weight(quant)]
+    shorter = est.max_context >= 4096 and est.max_context < est.context and est.verdict is not Verdict.NO_FIT
+    if shorter and (fix := attempt("context", str(est.max_context), context=est.max_context)):
+        return fix
+    smaller = [q for q in ladder(s.model, s.engine, catalog) if _bytes_per_weight(q) < _bytes_per_weight(s.quant)]
     for q in smaller:
         if q.bits < LOW_BITS and est.verdict is not Verdict.NO_FIT:
             break  # never trade a running setup for 2-bit weights
-        if fix := attempt("quant", q.id, q, request.model_copy(update={"quant": q.id})):
+        if fix := attempt("quant", q.id, q):
             return fix
     if est.verdict is Verdict.NO_FIT and est.short_ram_bytes > 0 and not est.hardware.unified_memory:
         need = (est.ram_bytes / RAM_USABLE_FRACTION) / 1e9
         ram = next((r for r in RAM_STEPS if r >= need), None)
-        if ram is not None and (fix := attempt("ram", str(ram), quant, request.model_copy(update={"ram_gb": ram}))):
+        if ram is not None and (fix := attempt("ram", str(ram), ram_gb=ram)):
             return fix
     if not est.hardware.unified_memory:
-        count = est.hardware.count
+        count = s.count
         steps = (count * 2,) if est.verdict is not Verdict.NO_FIT else (count * 2, count * 4)
         for more in steps:
             if more > 8:
                 break
-            req = request.model_copy(update={"gpu_count": more})
-            if fix := attempt("gpus", str(more), quant, req):
+            if fix := attempt("gpus", str(more), gpu_count=more):
                 return fix
     return None
-
-
-RAM_STEPS = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 
 def _bytes_per_weight(q: QuantSpec) -> float:
     return max(q.bpw_dense, q.bpw_experts)
 
 
-def kv_savings(
-    model: ModelSpec, gpu: GpuSpec, quant: QuantSpec, request: Request, measured: QuantSize | None = None
-) -> tuple[KvOption, ...]:
+def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, ...]:
     """The estimate with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM)."""
-    engine = request.engine or Engine.LLAMA_CPP
     options: list[KvOption] = []
-    for kv in KV_CHOICES[engine]:
-        est = estimate(model, gpu, quant, request.model_copy(update={"kv_cache": kv, "engine": engine}), measured)
+    for kv in KV_CHOICES[s.engine]:
+        e = est if est is not None and kv is s.kv_cache else estimate_of(varied(s, kv_cache=kv))
         base = options[0] if options else None
         options.append(
             KvOption(
                 kv_cache=kv,
-                kv_cache_bytes=est.memory.kv_cache_bytes,
-                total_bytes=est.memory.total_bytes,
-                saved_bytes=base.kv_cache_bytes - est.memory.kv_cache_bytes if base else 0,
-                verdict=est.verdict,
-                verdict_changed=base is not None and est.verdict is not base.verdict,
-                max_context=est.max_context,
+                kv_cache_bytes=e.memory.kv_cache_bytes,
+                total_bytes=e.memory.total_bytes,
+                saved_bytes=base.kv_cache_bytes - e.memory.kv_cache_bytes if base else 0,
+                verdict=e.verdict,
+                verdict_changed=base is not None and e.verdict is not base.verdict,
+                max_context=e.max_context,
             )
         )
     return tuple(options)
 
 
-def _setup(
-    model: ModelSpec,
-    quant: QuantSpec,
-    gpu: GpuSpec,
-    count: int,
-    request: Request,
-    measured: QuantSize | None,
-    floor_bytes: int = 0,
-) -> Setup | None:
-    """Place the model on ``count`` x ``gpu``; a Setup only when it fits fully.
+def _setup(s: Scenario, gpu: GpuSpec, count: int, floor_bytes: int = 0) -> Setup | None:
+    """The scenario on ``count`` x ``gpu``; a Setup only when it fits fully.
 
     ``floor_bytes`` (weights the GPU must hold at least) skips hopeless setups without placing them.
     """
     if gpu.memory_bytes * count < floor_bytes:
         return None
-    hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"gpu_count": count}))
-    if workload.engine not in quant.engines:
-        return None
-    placement = place(model, quant, hardware, workload, measured)
+    there = on_device(s, gpu, count)
+    hardware, workload = there.hardware, there.workload
+    placement = place(s.model, s.quant, hardware, workload, s.measured)
     if placement.verdict not in FULL_FIT:
         return None
-    speed = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant.id)
+    speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return Setup(
         gpu_id=gpu.id,
@@ -322,11 +287,8 @@ def _setup(
 
 
 def recommend_hardware(
-    model: ModelSpec,
-    quant: QuantSpec,
-    request: Request,
+    s: Scenario,
     catalog: Catalog,
-    measured: QuantSize | None = None,
     offers: tuple[OfferQuote, ...] | None = None,
     allow_restricted: bool = False,
 ) -> HardwareAdvice:
@@ -334,8 +296,8 @@ def recommend_hardware(
 
     Region-restricted export parts (``REGION_RESTRICTED``) are left out unless ``allow_restricted``.
     """
-    measured = measured or catalog.size(model.id, quant.id)
-    w = weights(model, quant, measured)
+    model = s.model
+    w = weights(model, s.quant, s.measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
 
     def allowed(gpu: GpuSpec) -> bool:
@@ -353,20 +315,21 @@ def recommend_hardware(
     discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
     for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
         if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < max(
-            s.decode_tokens_per_s for s in singles
+            p.decode_tokens_per_s for p in singles
         ):
             break
-        if s := _setup(model, quant, gpu, 1, request, measured, floor):
-            singles.append(s)
+        if setup := _setup(s, gpu, 1, floor):
+            singles.append(setup)
     apple: list[Setup] = []
     macs = sorted(
         (g for g in catalog.gpus if g.category == "apple"),
         key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id),
     )
-    for gpu in macs:  # cheapest first: the first Mac that fits is the answer
-        # vLLM has no Metal backend: Macs are judged with llama.cpp.
-        if s := _setup(model, quant, gpu, 1, request.model_copy(update={"engine": Engine.LLAMA_CPP}), measured, floor):
-            apple.append(s)
+    # vLLM has no Metal backend: Macs are judged with llama.cpp (and its quant, when the engine changes it).
+    on_mac = s if s.engine is Engine.LLAMA_CPP else _llama_cpp(s, catalog)
+    for gpu in macs if on_mac is not None else ():  # cheapest first: the first Mac that fits is the answer
+        if on_mac is not None and (setup := _setup(on_mac, gpu, 1, floor)):
+            apple.append(setup)
             break
     priced: list[Setup] = []
     buyable = [
@@ -382,15 +345,15 @@ def recommend_hardware(
     # stop once no card left could beat either on price or on price per token/s
     for gpu in sorted(buyable, key=best_case_usd_per_tps):
         if priced:
-            best = min(s.usd_per_token_per_s or 0.0 for s in priced)
-            if best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > min(s.price_usd or 0.0 for s in priced):
+            best = min(p.usd_per_token_per_s or 0.0 for p in priced)
+            if best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > min(p.price_usd or 0.0 for p in priced):
                 continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
-            if s := _setup(model, quant, gpu, count, request, measured, floor):
-                priced.append(s)
+            if setup := _setup(s, gpu, count, floor):
+                priced.append(setup)
                 break  # more of the same GPU costs more and, split by layers, is not faster
     if offers is None:
-        offers = quote_offers(model, quant, request, catalog, measured=measured) if quant_runs(quant, request) else ()
+        offers = quote_offers(s, catalog)
     return HardwareAdvice(
         best_single_gpu=max(singles, key=lambda s: (s.decode_tokens_per_s, -s.memory_bytes, s.gpu_id), default=None),
         best_price_performance=min(priced, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None),
@@ -399,104 +362,70 @@ def recommend_hardware(
         ),
         cheapest=min(priced, key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None),
         cheapest_cloud=offers[0] if offers else None,
-        assumptions=(
-            "every setup holds the whole model on its GPU(s) (fits or tight), at the asked quant and context",
-            "fastest: single GPU with the highest decode tok/s; cheapest: lowest catalog price over 1-4 GPUs",
-            "tokens per dollar: purchase price / decode tok/s over 1-4 identical GPUs (or one APU box) with a price",
-            "Apple: cheapest Mac that fits, served with llama.cpp (Metal)",
-            "devices without llama.cpp/vLLM support (backend 'other') and region-restricted parts are left out",
-        ),
         notes=(note("hw_full_fit"), note("hw_restricted_left_out")) if not allow_restricted else (note("hw_full_fit"),),
     )
 
 
-def quant_runs(quant: QuantSpec, request: Request) -> bool:
-    return (request.engine or Engine.LLAMA_CPP) in quant.engines
+def _llama_cpp(s: Scenario, catalog: Catalog) -> Scenario | None:
+    """The scenario served by llama.cpp (for Macs): the same quant when llama.cpp runs it."""
+    try:
+        return varied(s, catalog, engine=Engine.LLAMA_CPP, quant=s.quant.id, kv_cache=None)
+    except EstimateError:
+        return None
 
 
-def launch_command(
-    estimate: FitEstimate, model: ModelSpec, quant: QuantSpec, concurrent: int = 1
-) -> LaunchCommand | None:
-    """The server command for this estimate's settings; None when it does not fit or cannot run."""
-    if estimate.verdict is Verdict.NO_FIT or estimate.quant.upper() != quant.id.upper():
-        return None
-    on_mac = estimate.hardware.unified_memory
-    count, ctx, kv = estimate.hardware.count, estimate.context, estimate.kv_cache
-    if kv not in ENGINE_KV_TYPES[estimate.engine]:
-        return None
-    notes: list[str] = []
-    if estimate.engine is Engine.LLAMA_CPP:
-        ref = ["-hf", f"{model.gguf_repo}:{quant.id}"] if model.gguf_repo else ["-m", f"{model.id}-{quant.id}.gguf"]
-        if not model.gguf_repo:
-            notes.append(f"no GGUF repo known: point -m at your {quant.id} file")
-        argv = ["llama-server", *ref, "--ctx-size", str(ctx * concurrent)]
-        if concurrent > 1:
-            argv += ["--parallel", str(concurrent)]  # the context is shared by the slots
-        off = estimate.offload
-        if off.mode == "layers":
-            argv += ["-ngl", str(off.layers_on_gpu)]
-        else:
-            argv += ["-ngl", ALL_LAYERS]
-            if off.mode == "experts":
-                argv += ["--n-cpu-moe", str(off.cpu_moe_layers)]
-        if off.mode != "none":
-            notes.append(f"needs about {off.bytes_in_ram / 1e9:.1f} GB of free system RAM")
-        if kv is not KvCacheType.F16:
-            argv += ["--cache-type-k", kv.value, "--cache-type-v", kv.value]
-        argv += ["--flash-attn", "on"]
-        if count > 1:
-            argv += ["--tensor-split", ",".join(["1"] * count)]
-    else:
-        if on_mac:
-            return None  # vLLM has no Metal backend
-        ref_repo = model.hf_repo or f"./{model.id}"
-        argv = ["vllm", "serve", ref_repo, "--max-model-len", str(ctx)]
-        if count > 1:
-            argv += ["--tensor-parallel-size", str(count)]
-        argv += ["--gpu-memory-utilization", f"{VLLM_GPU_MEMORY_UTILIZATION:g}"]
-        if concurrent > 1:
-            argv += ["--max-num-seqs", str(concurrent)]
-        if kv is KvCacheType.FP8:
-            argv += ["--kv-cache-dtype", "fp8"]
-        native = model.native_dtype == quant.id.lower()
-        if quant.vllm_quantization and not native:
-            argv += ["--quantization", quant.vllm_quantization]
-            if quant.vllm_quantization != "fp8":
-                notes.append(
-                    f"needs a pre-quantized {quant.id} checkpoint of {ref_repo}: "
-                    "vLLM quantizes only to fp8 at load time"
-                )
-        elif quant.format == "checkpoint" and not native and quant.id.upper() not in ("BF16", "F16"):
-            notes.append(f"needs a {quant.id} checkpoint of {ref_repo}")
-    return LaunchCommand(
-        engine=estimate.engine,
-        quant=quant.id,
-        argv=tuple(argv),
-        context=ctx,
-        concurrent=concurrent,
-        kv_cache=kv,
-        gpu_count=count,
-        verdict=estimate.verdict,
-        offload_mode=estimate.offload.mode,
-        notes=tuple(notes),
+class QuickFit(Frozen):
+    """A scenario's placement and single-stream decode speed, without the card's other figures (list rows)."""
+
+    verdict: Verdict
+    offload: Literal["none", "layers", "experts"]
+    gpu_bytes: int  # what the GPU(s) hold in this placement
+    ram_bytes: int  # what system RAM holds
+    decode_tokens_per_s: float | None  # None when it does not run, or when its speed was not needed
+
+    @property
+    def need_bytes(self) -> int:
+        return self.gpu_bytes + self.ram_bytes
+
+
+RUNS = (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
+
+
+def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS) -> QuickFit:
+    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by."""
+    hardware, workload = s.hardware, s.workload
+    placement = place(s.model, s.quant, hardware, workload, s.measured)
+    speed = None
+    if placement.verdict in speed_for:
+        speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
+    return _quick(placement, speed)
+
+
+def _quick(placement: Placement, speed: float | None) -> QuickFit:
+    return QuickFit(
+        verdict=placement.verdict,
+        offload=placement.offload.mode,
+        gpu_bytes=placement.offload.gpu_bytes,
+        ram_bytes=placement.offload.bytes_in_ram,
+        decode_tokens_per_s=speed,
     )
 
 
-def launch_commands(
-    model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog, measured: QuantSize | None = None
-) -> tuple[LaunchCommand, ...]:
-    """Commands for llama.cpp and vLLM, each re-estimated with its engine's quant; only those that fit."""
-    commands: list[LaunchCommand] = []
-    asked = request.engine or Engine.LLAMA_CPP
-    for engine in (asked, *(e for e in Engine if e is not asked)):
-        quant_id = (request.quant if engine is asked else None) or default_quant(model, engine)
-        quant = catalog.quant(quant_id)
-        if quant is None or engine not in quant.engines:
-            continue
-        kv = request.kv_cache if request.kv_cache in ENGINE_KV_TYPES[engine] else None
-        req = request.model_copy(update={"engine": engine, "quant": quant.id, "kv_cache": kv})
-        size = measured if engine is asked and measured else catalog.size(model.id, quant.id)
-        cmd = launch_command(estimate(model, gpu, quant, req, size), model, quant, request.concurrent or 1)
-        if cmd is not None:
-            commands.append(cmd)
-    return tuple(commands)
+__all__ = [
+    "Fix",
+    "HardwareAdvice",
+    "KvOption",
+    "QuantChoice",
+    "RUNS",
+    "QuickFit",
+    "Setup",
+    "best_quant",
+    "choose_quant",
+    "chosen_scenario",
+    "kv_savings",
+    "nearest_fix",
+    "quick_choice",
+    "quick_fit",
+    "recommend_hardware",
+    "with_quant",
+]

@@ -1,7 +1,9 @@
-"""Everything one question can be answered with: the estimate plus its cost and advice.
+"""Everything one question is answered with: ``analyse(scenario)`` gives one ``Analysis``.
 
-The estimate is cheap (microseconds); cost and advice scan the catalog's offers and devices, so
-callers ask for them only where a card or ``--json`` shows them.
+The estimate (memory, fit, speed with band, per-user speed under batching) is cheap; cost and
+advice scan the catalog's offers and devices, so the caller may hand in those scans from a cache
+(they depend on the question, not on the user's device) or leave cost and advice out where a card
+does not show them. Every card and ``--json`` reads its numbers from here (``core.figures``).
 """
 
 from __future__ import annotations
@@ -10,27 +12,17 @@ from core.advice import (
     Fix,
     HardwareAdvice,
     KvOption,
-    LaunchCommand,
     QuantChoice,
     choose_quant,
     kv_savings,
-    launch_command,
-    launch_commands,
     nearest_fix,
     recommend_hardware,
 )
-from core.cost import (
-    DEFAULT_USERS,
-    OfferQuote,
-    RentVsBuy,
-    cost_assumptions,
-    cost_notes,
-    quote_offers,
-    rent_vs_buy,
-)
-from core.estimate import FitEstimate, Request, estimate
+from core.cost import OfferQuote, RentVsBuy, cost_notes, quote_offers, rent_vs_buy
+from core.estimate import FitEstimate, Scenario, estimate_of
 from core.fit import Verdict
-from core.models import Catalog, Frozen, GpuSpec, ModelSpec, QuantSize, QuantSpec
+from core.launch import LaunchCommand, launch_command, launch_commands
+from core.models import Catalog, Frozen
 from core.notes import Note
 
 MAX_OFFERS = 8
@@ -39,7 +31,7 @@ MAX_OFFERS = 8
 class Cost(Frozen):
     offers: tuple[OfferQuote, ...]  # cheapest first, each priced at its own speed
     rent_vs_buy: RentVsBuy | None
-    assumptions: tuple[str, ...]
+    users: int  # streams each offer's batched $/Mtok is priced over
     notes: tuple[Note, ...] = ()
 
 
@@ -56,65 +48,48 @@ class Advice(Frozen):
 
 
 class Analysis(Frozen):
+    scenario: Scenario
     estimate: FitEstimate
-    cost: Cost
-    advice: Advice
+    cost: Cost | None = None  # None where the card shows no cost
+    advice: Advice | None = None  # None where the card shows no advice
 
 
-def cost_of(
-    model: ModelSpec,
-    gpu: GpuSpec,
-    quant: QuantSpec,
-    request: Request,
-    catalog: Catalog,
-    est: FitEstimate,
-    measured: QuantSize | None = None,
-    quotes: tuple[OfferQuote, ...] | None = None,
-) -> Cost:
+def cost_of(s: Scenario, catalog: Catalog, est: FitEstimate, quotes: tuple[OfferQuote, ...] | None = None) -> Cost:
     """Offers priced on their own hardware and rent-vs-buy; ``quotes`` may come from a cache (they do
-    not depend on the user's GPU)."""
-    users = request.concurrent or DEFAULT_USERS
+    not depend on the user's device)."""
     if quotes is None:
-        quotes = quote_offers(model, quant, request, catalog, users=users, measured=measured)
-    owned = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
+        quotes = quote_offers(s, catalog)
     # Buying only pays off for hardware that runs the model: no rent-vs-buy for a no-fit setup.
     runs = est.verdict is not Verdict.NO_FIT
-    rvb = rent_vs_buy(gpu, est.hardware.count, quotes[0], owned_tokens_per_s=owned) if quotes and runs else None
-    return Cost(
-        offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, assumptions=cost_assumptions(users), notes=cost_notes(users)
-    )
+    owned = est.speed.decode_tokens_per_s if runs else None
+    rvb = rent_vs_buy(s.device, s.count, quotes[0], owned_tokens_per_s=owned) if quotes and runs else None
+    return Cost(offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, users=s.cost_users, notes=cost_notes(s.cost_users))
 
 
 def advice_for(
-    model: ModelSpec,
-    gpu: GpuSpec,
-    quant: QuantSpec,
-    request: Request,
+    s: Scenario,
     catalog: Catalog,
     est: FitEstimate,
-    measured: QuantSize | None = None,
     cloud: OfferQuote | None = None,
     hardware: HardwareAdvice | None = None,
 ) -> Advice:
-    """Best quant, KV options, hardware and commands; ``hardware`` may come from a cache."""
-    choice = choose_quant(model, gpu, request, catalog)
-    fix = nearest_fix(model, gpu, quant, request, catalog, est)
+    """Best quant, KV options, the nearest fix, hardware and commands; ``hardware`` may come from a cache."""
+    choice = choose_quant(s, catalog)
+    fix = nearest_fix(s, catalog, est)
     fix_command = None
     if fix is not None and est.verdict is Verdict.NO_FIT:
-        fix_quant = catalog.quant(fix.estimate.quant)
-        if fix_quant is not None:
-            fix_command = launch_command(fix.estimate, model, fix_quant, request.concurrent or 1)
+        fix_command = launch_command(fix.scenario, fix.estimate)
     if hardware is None:
-        hardware = recommend_hardware(model, quant, request, catalog, measured)
+        hardware = recommend_hardware(s, catalog)
     if cloud is not None and hardware.cheapest_cloud is None:
         hardware = hardware.model_copy(update={"cheapest_cloud": cloud})
     return Advice(
         best_quant=choice.quant if choice else None,
         best_quant_verdict=choice.verdict if choice else None,
         max_context=est.max_context,
-        kv_options=kv_savings(model, gpu, quant, request, measured),
+        kv_options=kv_savings(s, est),
         hardware=hardware,
-        commands=launch_commands(model, gpu, request, catalog, measured),
+        commands=launch_commands(s, catalog, est),
         quant_choice=choice,
         fix=fix,
         fix_command=fix_command,
@@ -122,17 +97,21 @@ def advice_for(
 
 
 def analyse(
-    model: ModelSpec,
-    gpu: GpuSpec,
-    quant: QuantSpec,
-    request: Request,
+    s: Scenario,
     catalog: Catalog,
-    measured: QuantSize | None = None,
+    *,
+    full: bool = True,
+    quotes: tuple[OfferQuote, ...] | None = None,
+    hardware: HardwareAdvice | None = None,
+    estimate: FitEstimate | None = None,
 ) -> Analysis:
-    """Estimate, then cost and advice for the same question."""
-    est = estimate(model, gpu, quant, request, measured)
-    cost = cost_of(model, gpu, quant, request, catalog, est, measured)
+    """The estimate, then (``full``) cost and advice for the same scenario; scans may come from a cache."""
+    est = estimate or estimate_of(s)
+    if not full:
+        return Analysis(scenario=s, estimate=est)
+    cost = cost_of(s, catalog, est, quotes)
     cloud = cost.offers[0] if cost.offers else None
-    return Analysis(
-        estimate=est, cost=cost, advice=advice_for(model, gpu, quant, request, catalog, est, measured, cloud)
-    )
+    return Analysis(scenario=s, estimate=est, cost=cost, advice=advice_for(s, catalog, est, cloud, hardware))
+
+
+__all__ = ["Advice", "Analysis", "Cost", "MAX_OFFERS", "advice_for", "analyse", "cost_of"]

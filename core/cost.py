@@ -5,37 +5,26 @@ every offer is placed (``fit.place``) on its own GPU model and count, gets its o
 and so its own $/Mtok. Prices and the date they were seen are arguments; nothing here reads a
 clock or the network.
 
-Decode speed comes from ``core.speed`` through ``decode_speeds``, the only function that calls it.
+Decode speed under batching comes from ``core.serving.decode_speeds``, the one rule every card reads.
 """
 
 from __future__ import annotations
 
 import math
 
-from core.estimate import EstimateError, Request, resolve
-from core.fit import Placement, Verdict, place
-from core.models import (
-    Catalog,
-    CloudOffer,
-    Frozen,
-    GpuSpec,
-    Hardware,
-    ModelSpec,
-    QuantSize,
-    QuantSpec,
-    Workload,
-)
+from core.estimate import DEFAULT_COST_USERS, Scenario, on_device
+from core.fit import Verdict, place
+from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
-from core.speed import concurrency, decode_tokens_per_s
-from core.speed_constants import TG_MEAN_DEPTH
+from core.serving import decode_speeds
 from core.weights import weights
 
-# Rent-vs-buy defaults; every one is listed in RentVsBuy.assumptions and can be overridden.
+# Rent-vs-buy defaults; every one is listed in RentVsBuy.notes and can be overridden.
 DEFAULT_USD_PER_KWH = 0.30  # household tariff order of magnitude (EU ~0.30, US ~0.17 $/kWh)
 DEFAULT_UTILISATION = 0.70  # average board power while serving, as a share of TDP
 DEFAULT_HOURS_PER_DAY = 8.0
 DAYS_PER_MONTH = 365.25 / 12  # 30.4375
-DEFAULT_USERS = 8  # concurrent streams for the "real deployment" $/Mtok figure
+DEFAULT_USERS = DEFAULT_COST_USERS  # concurrent streams for the "real deployment" $/Mtok figure
 MAX_GPU_COUNT = 64  # Hardware.count allows 1..64 devices
 STALE_MONTHS = 6  # a price seen longer ago than this (before the newest price in the catalog) is marked
 SPOT_TYPES = frozenset({"spot", "interruptible", "community", "marketplace"})
@@ -53,15 +42,6 @@ ESTIMATED_WATTS: tuple[tuple[str, float], ...] = (
 )
 
 
-class Speeds(Frozen):
-    """Single-stream and batched decode speed on one setup."""
-
-    decode_tokens_per_s: float  # one user
-    users: int  # concurrent streams asked for
-    users_served: int  # streams whose KV cache fits next to the weights (<= users)
-    aggregate_tokens_per_s: float  # all served streams together
-
-
 class OfferQuote(Frozen):
     """One cloud offer that holds the model, with its own speed and token price."""
 
@@ -75,6 +55,7 @@ class OfferQuote(Frozen):
     users: int
     users_served: int
     aggregate_tokens_per_s: float
+    per_user_tokens_per_s: float  # aggregate / users (``core.serving``)
     usd_per_million_tokens_at_users: float  # batched serving, what a deployment pays
     hours_per_month: float
     monthly_usd: float  # price_per_hour * hours_per_month
@@ -101,8 +82,7 @@ class RentVsBuy(Frozen):
     cloud_usd_per_month_same_tokens: float | None = None
     break_even_months_same_tokens: float | None = None
     watts_estimated: bool = False  # power from ESTIMATED_WATTS, not the catalog's TDP
-    assumptions: tuple[str, ...]
-    notes: tuple[Note, ...] = ()
+    notes: tuple[Note, ...] = ()  # every assumption, as codes with values
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
@@ -167,56 +147,22 @@ def board_watts(gpu: GpuSpec, count: int = 1) -> tuple[float | None, bool]:
     return None, False
 
 
-def decode_speeds(
-    model: ModelSpec,
-    placement: Placement,
-    hardware: Hardware,
-    workload: Workload,
-    users: int = 1,
-    quant_id: str | None = None,
-) -> Speeds:
-    """Single-stream and batched decode speed from ``core.speed``: the one place cost and advice ask it.
-
-    Single stream: ``speed.decode_tokens_per_s`` at the tg128 mean depth, the same figure
-    ``estimate_speed`` reports, without its prefill and TTFT work.
-    Batched: ``speed.concurrency`` (roofline over a batch of min(users, sequences whose KV fits));
-    when not even one more full-context sequence fits, the single stream is all there is.
-    """
-    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
-    if users <= 1:
-        return Speeds(decode_tokens_per_s=single, users=1, users_served=1, aggregate_tokens_per_s=single)
-    batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
-    if batch.batch < 1 or batch.aggregate_tokens_per_s <= 0:
-        return Speeds(decode_tokens_per_s=single, users=users, users_served=1, aggregate_tokens_per_s=single)
-    # Serving the streams one after another is always possible, so the batch is never slower in total
-    # than one stream: the roofline's batched figure can come out below the single-stream calibration.
-    return Speeds(
-        decode_tokens_per_s=single,
-        users=users,
-        users_served=batch.batch,
-        aggregate_tokens_per_s=max(batch.aggregate_tokens_per_s, single),
-    )
-
-
 def quote_offers(
-    model: ModelSpec,
-    quant: QuantSpec,
-    request: Request,
+    s: Scenario,
     catalog: Catalog,
-    users: int = DEFAULT_USERS,
     hours_per_day: float = DEFAULT_HOURS_PER_DAY,
-    measured: QuantSize | None = None,
     limit: int | None = None,
 ) -> tuple[OfferQuote, ...]:
     """Offers whose GPUs hold the model fully (fits/tight), each priced on its own hardware, cheapest $/h first.
 
+    Each offer is the scenario on the offer's devices (``on_device``), batched over ``s.cost_users``.
     With ``limit`` the scan stops after that many fitting offers (offers are tried cheapest first).
     """
-    measured = measured or catalog.size(model.id, quant.id)
-    w = weights(model, quant, measured)
+    w = weights(s.model, s.quant, s.measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     hours = hours_per_month(hours_per_day)
     newest = newest_price_date(catalog)
+    users = s.cost_users
     quotes: list[OfferQuote] = []
     for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider)):
         if limit is not None and len(quotes) >= limit:
@@ -226,18 +172,12 @@ def quote_offers(
             continue
         if gpu.memory_bytes * offer.gpu_count < floor:
             continue
-        hardware, workload, _, _, _ = resolve(model, gpu, request.model_copy(update={"gpu_count": offer.gpu_count}))
-        if workload.engine not in quant.engines:
-            raise EstimateError(
-                "quant_engine",
-                f"{quant.id} cannot be served by {workload.engine.value}",
-                quant=quant.id,
-                engine=workload.engine.value,
-            )
-        placement = place(model, quant, hardware, workload, measured)
+        there = on_device(s, gpu, offer.gpu_count)
+        hardware, workload = there.hardware, there.workload
+        placement = place(s.model, s.quant, hardware, workload, s.measured)
         if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
             continue
-        speeds = decode_speeds(model, placement, hardware, workload, users, quant.id)
+        speeds = decode_speeds(s.model, placement, hardware, workload, users, s.quant.id)
         quotes.append(
             OfferQuote(
                 offer=offer,
@@ -250,6 +190,7 @@ def quote_offers(
                 users=users,
                 users_served=speeds.users_served,
                 aggregate_tokens_per_s=speeds.aggregate_tokens_per_s,
+                per_user_tokens_per_s=speeds.per_user_tokens_per_s,
                 usd_per_million_tokens_at_users=usd_per_million_tokens(
                     offer.price_per_hour_usd, speeds.aggregate_tokens_per_s
                 ),
@@ -285,35 +226,23 @@ def rent_vs_buy(
     power_bill = electricity_usd_per_month(power, utilisation, hours, usd_per_kwh) if power else 0.0
     purchase = gpu.price_usd * count
     rate = cloud.offer.price_per_hour_usd
-    notes = [
-        f"purchase {count} x {gpu.short_name} at ${gpu.price_usd:,.0f} ({gpu.price_note or 'catalog price'})",
-        f"{hours_per_day:g} h/day x {DAYS_PER_MONTH} days = {hours:.1f} h/month, owned and rented alike",
-        f"electricity ${usd_per_kwh:.2f}/kWh at {utilisation:.0%} of board power"
-        + ("" if watts is None else f" ({watts:g} W given)"),
-        "board power only: host CPU, RAM and cooling not counted; no resale value; cloud billed per hour used",
-        f"cloud price seen {cloud.seen} ({cloud.offer.provider}); prices change, check the date",
-    ]
     coded = [
+        note("tco_purchase", count=count, gpu=gpu.short_name, price=gpu.price_usd, source=gpu.price_note or "catalog"),
         note("tco_hours", hours_per_day=hours_per_day, hours=hours),
-        note("tco_power", tariff=usd_per_kwh, share=utilisation),
+        note("tco_power", tariff=usd_per_kwh, share=utilisation, **({"watts": watts} if watts is not None else {})),
         note("tco_scope"),
         note("price_seen", seen=cloud.seen, provider=cloud.offer.provider),
     ]
     if estimated and power:
-        notes.append(f"power {power:g} W estimated for this machine class (no TDP in the catalog)")
         coded.append(note("power_estimated", watts=power))
     if not power:
-        notes.append("power draw unknown: electricity left out, so break-even comes out early")
         coded.append(note("power_unknown"))
     same_tokens = breakeven_tokens = None
     if owned_tokens_per_s and cloud.decode_tokens_per_s > 0:
         # Renting only as many hours as the cloud GPU needs for the tokens the owned one makes.
         same_tokens = rate * hours * owned_tokens_per_s / cloud.decode_tokens_per_s
         breakeven_tokens = break_even_months(purchase, same_tokens, power_bill)
-        notes.append(
-            f"same-token comparison: owned {owned_tokens_per_s:.1f} tok/s vs cloud "
-            f"{cloud.decode_tokens_per_s:.1f} tok/s"
-        )
+        coded.append(note("tco_same_tokens", owned=owned_tokens_per_s, cloud=cloud.decode_tokens_per_s))
     return RentVsBuy(
         gpu_id=gpu.id,
         count=count,
@@ -330,7 +259,6 @@ def rent_vs_buy(
         cloud_usd_per_month_same_tokens=same_tokens,
         break_even_months_same_tokens=breakeven_tokens,
         watts_estimated=estimated,
-        assumptions=tuple(notes),
         notes=tuple(coded),
     )
 
@@ -342,17 +270,4 @@ def cost_notes(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_HOURS_
         note("cost_formula"),
         note("cost_batched", users=users),
         note("cost_monthly", hours=hours_per_month(hours_per_day), hours_per_day=hours_per_day),
-    )
-
-
-def cost_assumptions(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_HOURS_PER_DAY) -> tuple[str, ...]:
-    """What every quote assumes, for the card's footnote."""
-    return (
-        "each offer runs on its own GPU model and count; only offers that hold the whole model are listed",
-        "$/Mtok = hourly price / (decode tok/s x 3600) x 1e6, output tokens, instance busy the whole hour",
-        (
-            f"batched figure: {users} concurrent streams (vLLM / llama-server -np continuous batching), "
-            "capped at the streams whose KV cache fits"
-        ),
-        f"monthly = hourly price x {hours_per_month(hours_per_day):.1f} h ({hours_per_day:g} h/day)",
     )

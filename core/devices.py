@@ -13,8 +13,8 @@ from __future__ import annotations
 import statistics
 from typing import Literal
 
-from core.estimate import FitEstimate, Request, estimate
-from core.models import GIB, Backend, Catalog, Frozen, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
+from core.estimate import FitEstimate, Scenario, estimate_of, on_device
+from core.models import GIB, Backend, Catalog, Frozen, GpuSpec, Provenance
 
 GenericKind = Literal["gpu", "laptop", "cpu"]
 # system RAM read bandwidth of a CPU-only machine: dual-channel DDR4-3200 (51.2 GB/s) to DDR5-6400
@@ -58,18 +58,11 @@ def generic_device(catalog: Catalog, kind: GenericKind, memory_gib: float, label
     return GenericDevice(gpu=spec, bandwidth_range_gbps=(bandwidths[0], bandwidths[-1]), peers=len(peers))
 
 
-def widened(
-    est: FitEstimate,
-    model: ModelSpec,
-    device: GenericDevice,
-    quant: QuantSpec,
-    request: Request,
-    measured: QuantSize | None,
-) -> FitEstimate:
+def widened(est: FitEstimate, s: Scenario, device: GenericDevice) -> FitEstimate:
     """The estimate with speed bands spanning the slowest and fastest device of the class."""
     low_bw, high_bw = device.bandwidth_range_gbps
     ends = [
-        estimate(model, device.gpu.model_copy(update={"bandwidth_bytes_per_s": bw * 1e9}), quant, request, measured)
+        estimate_of(on_device(s, device.gpu.model_copy(update={"bandwidth_bytes_per_s": bw * 1e9}), s.count))
         for bw in (low_bw, high_bw)
     ]
     speed = est.speed.model_copy(

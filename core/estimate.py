@@ -1,10 +1,16 @@
-"""One estimate for one question: resolve defaults, place the model, summarise for the card.
+"""One question resolved once (``Scenario``), then placed and summarised for the card (``FitEstimate``).
 
-``estimate`` is the single entry point the CLI and the bot call; it returns everything a card
-shows (and the full breakdown for "why?" follow-ups) as one ``FitEstimate``.
+A ``Request`` says what the user asked (None = not said). ``scenario`` fills every unset field with
+its default exactly once, looks the quant and its measured file size up, checks that the engine can
+run them, and records each default and modelling assumption as a coded ``Note`` with its values.
+Everything downstream (memory, fit, speed, serving, cost, advice, the cards) reads the Scenario and
+never resolves a default again; a variation ("the same with KV q8_0", "the same on 2 GPUs") is
+``varied``, another ``scenario`` call with a changed request. ``estimate_of`` places one scenario.
 """
 
 from __future__ import annotations
+
+from functools import cached_property
 
 from pydantic import Field
 
@@ -12,6 +18,8 @@ from core.fit import MemoryBreakdown, Offload, Verdict, max_context, place, shor
 from core.memory import RAM_USABLE_FRACTION, unified_fraction
 from core.models import (
     GIB,
+    Backend,
+    Catalog,
     Engine,
     Frozen,
     GpuSpec,
@@ -23,19 +31,22 @@ from core.models import (
     Workload,
 )
 from core.notes import CodedError, Note, note
+from core.serving import Speeds, decode_speeds
 from core.speed import SpeedEstimate, estimate_speed
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
 DEFAULT_VLLM_QUANT = "BF16"
 DEFAULT_CONTEXT = 8192
+DEFAULT_PROMPT_TOKENS = 4096  # the prompt time to first token assumes, never longer than the context
+DEFAULT_ENGINE = Engine.LLAMA_CPP
+DEFAULT_RAM_GB = 64.0
+DEFAULT_COST_USERS = 8  # concurrent streams for the "real deployment" $/Mtok figure when no users were asked
 # KV cache types each engine offers: llama.cpp --cache-type-k/v, vLLM --kv-cache-dtype
 ENGINE_KV_TYPES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.BF16, KvCacheType.Q8_0, KvCacheType.Q4_0),
     Engine.VLLM: (KvCacheType.BF16, KvCacheType.F16, KvCacheType.FP8),
 }
-DEFAULT_ENGINE = Engine.LLAMA_CPP
-DEFAULT_RAM_GB = 64.0
 
 
 class Request(Frozen):
@@ -50,6 +61,210 @@ class Request(Frozen):
     ram_bandwidth_gbps: float | None = Field(default=None, gt=0, le=100000)
     prompt_tokens: int | None = Field(default=None, ge=1, le=1 << 24)
     concurrent: int | None = Field(default=None, ge=1, le=4096)
+    backend: Backend | None = None  # a llama.cpp backend other than the device's own (Vulkan on an NVIDIA card)
+
+
+class EstimateError(CodedError):
+    """The request cannot be estimated (e.g. a quant the engine cannot run); ``note`` has its code."""
+
+
+class Scenario(Frozen):
+    """Everything one estimate is about, every default filled in, every assumption a coded note."""
+
+    model: ModelSpec
+    # the device (its backend replaced when the question named another one); None for a question about
+    # a model across devices (/cloud, /gpus), whose devices come in with ``on_device``
+    gpu: GpuSpec | None
+    count: int = Field(ge=1, le=64)
+    # every device of a mixed rig (core/rig.py); empty for ``count`` x ``gpu``, the only case modelled here
+    rig: tuple[GpuSpec, ...] = ()
+    quant: QuantSpec
+    measured: QuantSize | None  # the measured file size of this model in this quant, when the catalog has one
+    context: int = Field(ge=1)
+    kv_cache: KvCacheType
+    engine: Engine
+    ram_gb: float
+    ram_bandwidth_gbps: float | None
+    users: int = Field(ge=1)  # concurrent streams served (1 unless asked)
+    cost_users: int = Field(ge=1)  # streams a $/Mtok figure is batched over: the asked users, else 8
+    prompt_tokens: int = Field(ge=1)
+    request: Request  # what was asked: variations and follow-up questions start from it
+
+    @cached_property
+    def defaults_used(self) -> tuple[str, ...]:
+        """Request fields filled with defaults."""
+        return assumed(self)[0]
+
+    @cached_property
+    def notes(self) -> tuple[Note, ...]:
+        """The defaults and modelling assumptions, as codes with values (derived when a card asks)."""
+        return assumed(self)[1]
+
+    @property
+    def device(self) -> GpuSpec:
+        if self.gpu is None:
+            raise ValueError("this scenario has no device: use on_device")
+        return self.gpu
+
+    @property
+    def backend(self) -> Backend | None:
+        """The backend the speed model uses: the device's own, or the one the question named."""
+        return self.gpu.backend if self.gpu is not None else None
+
+    @cached_property
+    def hardware(self) -> Hardware:
+        return Hardware(
+            gpu=self.device,
+            count=self.count,
+            system_ram_bytes=round(self.ram_gb * 1e9),
+            ram_bandwidth_bytes_per_s=self.ram_bandwidth_gbps * 1e9 if self.ram_bandwidth_gbps else None,
+        )
+
+    @cached_property
+    def workload(self) -> Workload:
+        return Workload(
+            context=self.context,
+            kv_cache=self.kv_cache,
+            engine=self.engine,
+            concurrent=self.users,
+            prompt_tokens=self.prompt_tokens,
+        )
+
+
+def default_quant(model: ModelSpec, engine: Engine) -> str:
+    """Q4_K_M for llama.cpp, the native checkpoint for vLLM; MXFP4 models ship 4-bit natively."""
+    if model.native_dtype == "mxfp4":
+        return "MXFP4"
+    if engine is Engine.VLLM:
+        return "FP8" if model.native_dtype == "fp8" else DEFAULT_VLLM_QUANT
+    return DEFAULT_QUANT
+
+
+def default_kv(engine: Engine) -> KvCacheType:
+    return KvCacheType.F16 if engine is Engine.LLAMA_CPP else KvCacheType.BF16
+
+
+def rope_scaled_context(model: ModelSpec) -> int | None:
+    """Context the model reaches with RoPE scaling (YaRN), when the catalog knows it (optional field)."""
+    value = getattr(model, "rope_scaling_max_context", None)
+    return int(value) if isinstance(value, int) and value > model.max_context else None
+
+
+def scenario(
+    model: ModelSpec,
+    gpu: GpuSpec | None,
+    request: Request,
+    catalog: Catalog | None = None,
+    *,
+    quant: QuantSpec | None = None,
+    measured: QuantSize | None = None,
+) -> Scenario:
+    """The one resolver: defaults, the quant (``quant`` or looked up in ``catalog``), checks and notes.
+
+    With ``quant`` given, ``measured`` is its file size (None: the recipe); without it the catalog
+    supplies both. Raises ``EstimateError`` for a quant or KV cache the engine cannot run.
+    """
+    engine = request.engine or DEFAULT_ENGINE
+    if quant is not None and request.quant is None and quant.id.upper() != default_quant(model, engine).upper():
+        request = request.model_copy(update={"quant": quant.id})  # a quant handed in is a quant asked for
+    quant_id = request.quant or default_quant(model, engine)
+    if quant is None:
+        if catalog is None or (quant := catalog.quant(quant_id)) is None:
+            raise EstimateError("unknown_quant", f"unknown quant {quant_id}", quant=quant_id)
+        measured = catalog.size(model.id, quant.id)
+    context = request.context or min(DEFAULT_CONTEXT, model.max_context)
+    kv = request.kv_cache or default_kv(engine)
+    if engine not in quant.engines:
+        raise EstimateError(
+            "quant_engine", f"{quant.id} cannot be served by {engine.value}", quant=quant.id, engine=engine.value
+        )
+    if kv not in ENGINE_KV_TYPES[engine]:
+        options = ", ".join(k.value for k in ENGINE_KV_TYPES[engine])
+        raise EstimateError(
+            "kv_engine",
+            f"{engine.value} has no {kv.value} KV cache (use {options})",
+            engine=engine.value,
+            kv=kv.value,
+            options=options,
+        )
+    if gpu is not None and request.backend is not None and request.backend is not gpu.backend:
+        gpu = gpu.model_copy(update={"backend": request.backend})
+    # every part was validated on its way in (catalog rows, the Request): build without revalidating them
+    return Scenario.model_construct(
+        model=model,
+        gpu=gpu,
+        count=request.gpu_count,
+        quant=quant,
+        measured=measured,
+        context=context,
+        kv_cache=kv,
+        engine=engine,
+        ram_gb=DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb,
+        ram_bandwidth_gbps=request.ram_bandwidth_gbps,
+        users=request.concurrent or 1,
+        cost_users=request.concurrent or DEFAULT_COST_USERS,
+        prompt_tokens=request.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, context),
+        request=request,
+        rig=(),
+    )
+
+
+def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
+    """(request fields filled with defaults, every default and modelling assumption as a coded note)."""
+    request, model, gpu = s.request, s.model, s.gpu
+    used: list[str] = []
+    coded: list[Note] = []
+    if request.engine is None:
+        used.append("engine")
+        coded.append(note("engine_default", value=s.engine.value))
+    if request.quant is None:
+        used.append("quant")
+        coded.append(note("quant_default", value=s.quant.id))
+    if request.context is None:
+        used.append("context")
+        coded.append(note("context_default", value=s.context))
+    if s.context > model.max_context:
+        rope = rope_scaled_context(model)
+        coded.append(
+            note("context_rope", value=s.context, max=model.max_context, rope=rope)
+            if rope and s.context <= rope
+            else note("context_over_max", value=s.context, max=model.max_context)
+        )
+    if request.kv_cache is None:
+        used.append("kv_cache")
+        coded.append(note("kv_default", value=s.kv_cache.value))
+    unified = gpu is not None and gpu.unified_memory
+    if request.ram_gb is None and not unified:
+        used.append("ram")
+        coded.append(note("ram_default", value=s.ram_gb, share=RAM_USABLE_FRACTION))
+    if gpu is not None and gpu.unified_memory:
+        coded.append(note("unified", share=unified_fraction(gpu)))
+    else:
+        coded.append(note("embedding_in_ram" if s.engine is Engine.LLAMA_CPP else "vllm_preallocates", share=0.9))
+    if s.count > 1:
+        coded.append(note("split" if s.engine is Engine.LLAMA_CPP else "tensor_parallel", n=s.count))
+    coded.append(note("weights_measured" if s.measured is not None else "weights_recipe", quant=s.quant.id))
+    return tuple(used), tuple(coded)
+
+
+def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Scenario:
+    """The same question with some request fields changed, resolved again by ``scenario``.
+
+    The quant stays unless the changes pick another one (a ``quant``, or an ``engine`` whose default
+    quant differs); then ``catalog`` supplies it and its measured size.
+    """
+    request = s.request.model_copy(update=changes)
+    if "quant" in changes or "engine" in changes:
+        quant_id = request.quant or default_quant(s.model, request.engine or DEFAULT_ENGINE)
+        if quant_id.upper() != s.quant.id.upper():
+            return scenario(s.model, s.gpu, request, catalog)
+    return scenario(s.model, s.gpu, request, quant=s.quant, measured=s.measured)
+
+
+def on_device(s: Scenario, gpu: GpuSpec, count: int = 1) -> Scenario:
+    """The same question on other hardware (a cloud offer, a purchase pick), with that device's own backend."""
+    request = s.request.model_copy(update={"gpu_count": count, "backend": None})
+    return scenario(s.model, gpu, request, quant=s.quant, measured=s.measured)
 
 
 class ModelRef(Frozen):
@@ -89,10 +304,10 @@ class FitEstimate(Frozen):
     short_ram_bytes: int = 0  # no-fit: system RAM still missing after the best offload
     rope_scaled_max_context: int | None = None  # context reachable with the model's RoPE scaling, if known
     speed: SpeedEstimate
+    serving: Speeds  # per-user and total decode speed for the scenario's users (``core.serving``)
     concurrent: int = 1
-    assumptions: tuple[str, ...]
     defaults_used: tuple[str, ...]  # request fields filled with defaults, for localized cards
-    notes: tuple[Note, ...] = ()  # the same assumptions as codes + values, rendered by the cards
+    notes: tuple[Note, ...] = ()  # the assumptions as codes + values, rendered by the cards
 
     @property
     def beyond_trained_context(self) -> bool:
@@ -104,138 +319,11 @@ class FitEstimate(Frozen):
         return self.memory.usable_bytes - self.gpu_bytes
 
 
-class EstimateError(CodedError):
-    """The request cannot be estimated (e.g. a quant the engine cannot run); ``note`` has its code."""
-
-
-def rope_scaled_context(model: ModelSpec) -> int | None:
-    """Context the model reaches with RoPE scaling (YaRN), when the catalog knows it (optional field)."""
-    value = getattr(model, "rope_scaling_max_context", None)
-    return int(value) if isinstance(value, int) and value > model.max_context else None
-
-
-def default_quant(model: ModelSpec, engine: Engine) -> str:
-    """Q4_K_M for llama.cpp, the native checkpoint for vLLM; MXFP4 models ship 4-bit natively."""
-    if model.native_dtype == "mxfp4":
-        return "MXFP4"
-    if engine is Engine.VLLM:
-        return "FP8" if model.native_dtype == "fp8" else DEFAULT_VLLM_QUANT
-    return DEFAULT_QUANT
-
-
-def resolve(model: ModelSpec, gpu: GpuSpec, request: Request) -> tuple[Hardware, Workload, str, list[str], list[str]]:
-    """Fill unset request fields with defaults; say which defaults and assumptions were used."""
-    hardware, workload, quant, used, notes, _ = resolve_notes(model, gpu, request)
-    return hardware, workload, quant, used, notes
-
-
-def resolve_notes(
-    model: ModelSpec, gpu: GpuSpec, request: Request
-) -> tuple[Hardware, Workload, str, list[str], list[str], list[Note]]:
-    """``resolve`` plus the assumptions as codes (``Note``) for the cards."""
-    used: list[str] = []
-    notes: list[str] = []
-    coded: list[Note] = []
-    engine = request.engine or DEFAULT_ENGINE
-    if request.engine is None:
-        used.append("engine")
-        notes.append(f"engine {engine.value} (default)")
-        coded.append(note("engine_default", value=engine.value))
-    quant = request.quant or default_quant(model, engine)
-    if request.quant is None:
-        used.append("quant")
-        notes.append(f"quant {quant} (default)")
-        coded.append(note("quant_default", value=quant))
-    context = request.context or min(DEFAULT_CONTEXT, model.max_context)
-    if request.context is None:
-        used.append("context")
-        notes.append(f"context {context} tokens (default)")
-        coded.append(note("context_default", value=context))
-    if context > model.max_context:
-        notes.append(f"context {context} exceeds the model's trained maximum of {model.max_context}")
-        rope = rope_scaled_context(model)
-        coded.append(
-            note("context_rope", value=context, max=model.max_context, rope=rope)
-            if rope and context <= rope
-            else note("context_over_max", value=context, max=model.max_context)
-        )
-    kv = request.kv_cache or (KvCacheType.F16 if engine is Engine.LLAMA_CPP else KvCacheType.BF16)
-    if request.kv_cache is None:
-        used.append("kv_cache")
-        notes.append(f"KV cache {kv.value} (default)")
-        coded.append(note("kv_default", value=kv.value))
-    ram_gb = DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb
-    if request.ram_gb is None and not gpu.unified_memory:
-        used.append("ram")
-        notes.append(f"system RAM {ram_gb:g} GB (default), {RAM_USABLE_FRACTION:.0%} of it usable for offload")
-        coded.append(note("ram_default", value=ram_gb, share=RAM_USABLE_FRACTION))
-    if gpu.unified_memory:
-        notes.append(f"unified memory: {unified_fraction(gpu):.0%} usable by the GPU (OS default limit)")
-        coded.append(note("unified", share=unified_fraction(gpu)))
-    else:
-        notes.append(
-            "token embedding kept in system RAM (llama.cpp)"
-            if engine is Engine.LLAMA_CPP
-            else "vLLM pre-allocates gpu_memory_utilization 0.9 of each GPU"
-        )
-        coded.append(note("embedding_in_ram" if engine is Engine.LLAMA_CPP else "vllm_preallocates", share=0.9))
-    concurrent = request.concurrent or 1
-    workload = Workload(
-        context=context,
-        kv_cache=kv,
-        engine=engine,
-        concurrent=concurrent,
-        prompt_tokens=request.prompt_tokens or Workload.model_fields["prompt_tokens"].default,
-    )
-    hardware = Hardware(
-        gpu=gpu,
-        count=request.gpu_count,
-        system_ram_bytes=round(ram_gb * 1e9),
-        ram_bandwidth_bytes_per_s=request.ram_bandwidth_gbps * 1e9 if request.ram_bandwidth_gbps else None,
-    )
-    if request.gpu_count > 1:
-        notes.append(
-            "layer split across GPUs (llama.cpp), compute buffers on every GPU"
-            if engine is Engine.LLAMA_CPP
-            else f"tensor parallel over {request.gpu_count} GPUs (vLLM)"
-        )
-        coded.append(note("split" if engine is Engine.LLAMA_CPP else "tensor_parallel", n=request.gpu_count))
-    return hardware, workload, quant, used, notes, coded
-
-
-def estimate(
-    model: ModelSpec,
-    gpu: GpuSpec,
-    quant: QuantSpec,
-    request: Request,
-    measured: QuantSize | None = None,
-) -> FitEstimate:
-    """Fit estimate for one model, quant and hardware."""
-    hardware, workload, _, used, notes, coded = resolve_notes(model, gpu, request)
-    if workload.engine not in quant.engines:
-        raise EstimateError(
-            "quant_engine",
-            f"{quant.id} cannot be served by {workload.engine.value}",
-            quant=quant.id,
-            engine=workload.engine.value,
-        )
-    if workload.kv_cache not in ENGINE_KV_TYPES[workload.engine]:
-        options = ", ".join(k.value for k in ENGINE_KV_TYPES[workload.engine])
-        raise EstimateError(
-            "kv_engine",
-            f"{workload.engine.value} has no {workload.kv_cache.value} KV cache (use {options})",
-            engine=workload.engine.value,
-            kv=workload.kv_cache.value,
-            options=options,
-        )
-    placement = place(model, quant, hardware, workload, measured)
-    speed = estimate_speed(model, placement.weights, placement, hardware, workload, quant.id)
-    notes.append(
-        "weights: measured file size"
-        if placement.weights.measured
-        else f"weights: estimated from the {quant.id} recipe (no measured file size)"
-    )
-    coded.append(note("weights_measured" if placement.weights.measured else "weights_recipe", quant=quant.id))
+def estimate_of(s: Scenario) -> FitEstimate:
+    """Memory, placement, verdict and speed of one scenario."""
+    model, gpu, hardware, workload = s.model, s.device, s.hardware, s.workload
+    placement = place(model, s.quant, hardware, workload, s.measured)
+    speed = estimate_speed(model, placement.weights, placement, hardware, workload, s.quant.id)
     off = placement.offload
     short_gpu, short_ram = shortfall(placement.memory, off, placement.verdict)
     return FitEstimate(
@@ -248,34 +336,66 @@ def estimate(
             active_params=model.active_params,
             max_context=model.max_context,
         ),
-        quant=quant.id,
-        context=workload.context,
-        kv_cache=workload.kv_cache,
-        engine=workload.engine,
+        quant=s.quant.id,
+        context=s.context,
+        kv_cache=s.kv_cache,
+        engine=s.engine,
         hardware=HardwareRef(
             gpu=gpu.id,
             gpu_name=gpu.short_name,
-            count=hardware.count,
-            memory_bytes=gpu.memory_bytes * hardware.count,
+            count=s.count,
+            memory_bytes=gpu.memory_bytes * s.count,
             usable_bytes=placement.memory.usable_bytes,
             unified_memory=gpu.unified_memory,
             system_ram_bytes=hardware.system_ram_bytes,
         ),
         memory=placement.memory,
         verdict=placement.verdict,
-        offload=placement.offload,
-        max_context=max_context(model, quant, hardware, workload, measured),
+        offload=off,
+        max_context=max_context(model, s.quant, hardware, workload, s.measured),
         gpu_bytes=off.gpu_bytes,
         ram_bytes=off.bytes_in_ram,
         short_gpu_bytes=short_gpu,
         short_ram_bytes=short_ram,
         rope_scaled_max_context=rope_scaled_context(model),
         speed=speed,
-        concurrent=workload.concurrent,
-        assumptions=tuple(notes),
-        defaults_used=tuple(used),
-        notes=tuple(coded),
+        serving=decode_speeds(model, placement, hardware, workload, s.users, s.quant.id),
+        concurrent=s.users,
+        defaults_used=s.defaults_used,
+        notes=s.notes,
     )
 
 
-__all__ = ["GIB", "EstimateError", "FitEstimate", "Request", "estimate", "resolve"]
+def estimate(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    quant: QuantSpec,
+    request: Request,
+    measured: QuantSize | None = None,
+) -> FitEstimate:
+    """Fit estimate for one model, quant and hardware: ``estimate_of(scenario(...))``."""
+    return estimate_of(scenario(model, gpu, request, quant=quant, measured=measured))
+
+
+__all__ = [
+    "DEFAULT_CONTEXT",
+    "DEFAULT_COST_USERS",
+    "DEFAULT_ENGINE",
+    "DEFAULT_PROMPT_TOKENS",
+    "DEFAULT_QUANT",
+    "ENGINE_KV_TYPES",
+    "GIB",
+    "EstimateError",
+    "FitEstimate",
+    "Request",
+    "Scenario",
+    "default_kv",
+    "assumed",
+    "default_quant",
+    "estimate",
+    "estimate_of",
+    "on_device",
+    "rope_scaled_context",
+    "scenario",
+    "varied",
+]

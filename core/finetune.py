@@ -85,8 +85,8 @@ class FinetuneEstimate(Frozen):
     logits_bytes: int
     overhead_bytes: int
     total_bytes: int
-    assumptions: tuple[str, ...]
-    notes: tuple[Note, ...] = ()  # the setup as codes + values, for the cards
+    notes: tuple[Note, ...] = ()  # the setup as codes + values, for the card's footnote
+    basis: tuple[Note, ...] = ()  # every modelling assumption, as codes + values (details, CLI)
 
     @property
     def states_bytes(self) -> int:
@@ -208,17 +208,14 @@ def estimate_finetune(
     groups = param_groups(model)
     total_params = groups.total
     adam = ADAM_STATE_BYTES[optimizer]
-    notes = [f"sequence length {seq_len}, micro-batch {micro_batch}, optimizer {optimizer}"]
+    basis = [note("ft_run", seq=seq_len, batch=micro_batch, optimizer=optimizer)]
     if method == "full":
         trainable = total_params
         base = total_params * BF16_BYTES
         adapter = 0
         grads = trainable * FULL_GRAD_BYTES
         optim = trainable * (MASTER_BYTES + adam)
-        notes.append(
-            f"full fine-tuning, bf16 mixed precision: 2 B weights + 2 B grads + {MASTER_BYTES + adam} B "
-            f"(fp32 master + Adam m, v) = {4 + MASTER_BYTES + adam} B per parameter"
-        )
+        basis.append(note("ft_full_precision", states=MASTER_BYTES + adam, per_param=4 + MASTER_BYTES + adam))
         rank: int | None = None
         targets: tuple[str, ...] = ()
     else:
@@ -227,49 +224,35 @@ def estimate_finetune(
         if method == "qlora":
             linear = groups.dense + groups.experts
             base = round(linear * NF4_DOUBLE_QUANT_BITS / 8) + (groups.embed + groups.output) * BF16_BYTES
-            notes.append(
-                f"QLoRA base: NF4 with double quantization, {NF4_DOUBLE_QUANT_BITS:.3f} bits per linear "
-                "weight (bitsandbytes); embedding and lm_head kept in bf16"
-            )
+            basis.append(note("ft_qlora_base", bits=f"{NF4_DOUBLE_QUANT_BITS:.3f}"))
             if model.is_moe:
-                notes.append("routed experts assumed to be nn.Linear modules that bitsandbytes quantizes")
+                basis.append(note("ft_qlora_experts"))
         else:
             base = total_params * BF16_BYTES
-            notes.append("LoRA base: frozen bf16 weights, 2 B per parameter")
+            basis.append(note("ft_lora_base"))
         adapter = trainable * ADAPTER_BYTES
         grads = trainable * ADAPTER_GRAD_BYTES
         optim = trainable * adam
-        notes.append(
-            f"LoRA rank {lora_rank} on {', '.join(target_modules)} of every layer, r*(d_in+d_out) "
-            f"per matrix; adapters fp32: 4 B weight + 4 B grad + {adam} B Adam states"
-        )
-        notes.append(
-            "routed experts are LoRA targets too"
-            if target_experts
-            else "routed MoE experts are not targeted (attention and dense/shared MLP only)"
-            if model.is_moe
-            else "dense model: every layer's attention and MLP as targeted"
+        basis.append(note("ft_lora_targets", rank=lora_rank, targets=", ".join(target_modules), adam=adam))
+        basis.append(
+            note(
+                "ft_targets_experts"
+                if target_experts
+                else "ft_targets_no_experts"
+                if model.is_moe
+                else "ft_targets_dense"
+            )
         )
     checkpointed = activation_bytes(model, seq_len, micro_batch, True, flash_attention)
     plain = activation_bytes(model, seq_len, micro_batch, False, flash_attention)
     acts = checkpointed if gradient_checkpointing else plain
-    notes.append(
-        "activations: Korthikanti et al. 2022, 34*s*b*h bytes per layer"
-        + (" (FlashAttention: no s*s scores)" if flash_attention else " + 5*a*s*s*b for attention scores")
-        + (
-            "; full gradient checkpointing keeps 2*s*b*h per layer plus one recomputed layer"
-            if gradient_checkpointing
-            else "; no gradient checkpointing"
-        )
-    )
+    basis.append(note("ft_activations_flash" if flash_attention else "ft_activations_scores"))
+    basis.append(note("ft_activations_checkpointed" if gradient_checkpointing else "ft_no_checkpointing"))
     logits = seq_len * micro_batch * model.vocab_size * LOGITS_BYTES_PER_ELEMENT
-    notes.append("logits: s*b*vocab*10 B (bf16 logits, fp32 upcast, fp32 log-softmax for the loss)")
+    basis.append(note("ft_logits"))
     rest = base + adapter + grads + optim + acts + logits
     extra = overhead(grads + acts + logits)
-    notes.append(
-        f"overhead: {RUNTIME_BYTES // GIB} GiB CUDA context/workspaces + "
-        f"{ALLOCATOR_SLACK:.0%} allocator slack on gradients, activations and logits"
-    )
+    basis.append(note("ft_overhead", runtime_bytes=RUNTIME_BYTES, share=ALLOCATOR_SLACK))
     return FinetuneEstimate(
         method=method,
         optimizer=optimizer,
@@ -291,7 +274,7 @@ def estimate_finetune(
         logits_bytes=logits,
         overhead_bytes=extra,
         total_bytes=rest + extra,
-        assumptions=tuple(notes),
+        basis=tuple(basis),
         notes=(
             note(
                 "ft_setup",

@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import re
 
-from core.advice import choose_quant
-from core.estimate import EstimateError, FitEstimate, Request, default_quant, estimate
+from core.advice import QuickFit, quick_choice, quick_fit
+from core.estimate import EstimateError, Request, scenario
 from core.fit import Verdict
 from core.models import Catalog, Engine, Frozen, GpuSpec, ModelSpec
 from core.notes import Note, note
@@ -121,32 +121,22 @@ def speed_points(tokens_per_s: float) -> float:
     return max(-10.0, min(10.0, 10 * math.log2(tokens_per_s / 10)))
 
 
-def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> FitEstimate | None:
-    """The estimate a recommendation is about: the best quant that fits, else a MoE with experts in RAM."""
-    choice = choose_quant(model, gpu, request, catalog)
+def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> tuple[str, str, QuickFit] | None:
+    """(quant, KV cache, placement and speed) a recommendation is about: the best quant that fits, else a
+    MoE with experts in RAM. Memory decides first (``quick_choice`` places); speed only for the pick."""
     try:
-        if choice is not None:
-            quant = catalog.quant(choice.quant)
-            if quant is None:
-                return None
-            update: dict[str, object] = {"quant": quant.id}
-            if choice.kv_cache is not None:
-                update["kv_cache"] = choice.kv_cache
-            return estimate(model, gpu, quant, request.model_copy(update=update), catalog.size(model.id, quant.id))
-        engine = request.engine or Engine.LLAMA_CPP
-        if not model.is_moe or engine is not Engine.LLAMA_CPP or gpu.unified_memory:
-            return None
-        quant = catalog.quant(request.quant or default_quant(model, engine))
-        if quant is None:
-            return None
-        est = estimate(
-            model, gpu, quant, request.model_copy(update={"quant": quant.id}), catalog.size(model.id, quant.id)
-        )
+        asked = scenario(model, gpu, request, catalog)
     except EstimateError:
         return None
-    if est.verdict is not Verdict.OFFLOAD or est.speed.decode_tokens_per_s < MIN_OFFLOAD_TOKENS_PER_S:
+    if (found := quick_choice(asked, catalog)) is not None:
+        choice, row = found
+        return choice.quant, (choice.kv_cache or asked.kv_cache).value, row
+    if not model.is_moe or asked.engine is not Engine.LLAMA_CPP or gpu.unified_memory:
         return None
-    return est
+    row = quick_fit(asked)
+    if row.verdict is not Verdict.OFFLOAD or (row.decode_tokens_per_s or 0.0) < MIN_OFFLOAD_TOKENS_PER_S:
+        return None
+    return asked.quant.id, asked.kv_cache.value, row
 
 
 def _sibling_key(model: ModelSpec) -> str:
@@ -171,12 +161,13 @@ def rank_models(
             continue
         if model_filter == "small" and model.total_params > SMALL_PARAMS:
             continue
-        est = _placement(model, gpu, request, catalog)
-        if est is None:
+        placed = _placement(model, gpu, request, catalog)
+        if placed is None:
             continue
-        quant = catalog.quant(est.quant)
+        quant_id, kv, row = placed
+        quant = catalog.quant(quant_id)
         bits = quant.bits if quant else 4.0
-        speed = est.speed.decode_tokens_per_s
+        speed = row.decode_tokens_per_s or 0.0
         cap, rec, pop, spd = (
             capability_points(model, bits),
             recency_points(model),
@@ -190,13 +181,13 @@ def rank_models(
             ModelPick(
                 model_id=model.id,
                 name=model.name,
-                quant=est.quant,
-                kv_cache=est.kv_cache.value,
-                verdict=est.verdict,
-                offload=est.offload.mode,
+                quant=quant_id,
+                kv_cache=kv,
+                verdict=row.verdict,
+                offload=row.offload,
                 decode_tokens_per_s=speed,
-                gpu_bytes=est.gpu_bytes,
-                ram_bytes=est.ram_bytes,
+                gpu_bytes=row.gpu_bytes,
+                ram_bytes=row.ram_bytes,
                 total_params=model.total_params,
                 active_params=model.active_params,
                 capability=cap,
@@ -220,22 +211,31 @@ def rank_models(
         unique.append(pick)
     chosen = unique[:limit] if limit else unique
     quant_bits = {q.id: q.bits for q in catalog.quants}
-    return tuple(p.model_copy(update={"reasons": _reasons(p, chosen, quant_bits)}) for p in chosen)
+    leaders = _leaders(chosen)
+    return tuple(p.model_copy(update={"reasons": _reasons(p, leaders, quant_bits)}) for p in chosen)
 
 
-def _reasons(pick: ModelPick, picks: list[ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:
+def _leaders(picks: list[ModelPick]) -> dict[str, ModelPick]:
+    """The pick that leads in each part of the score (the first one on a tie)."""
+    if not picks:
+        return {}
+    parts = ("capability", "decode_tokens_per_s", "recency", "popularity")
+    return {part: max(picks, key=lambda p, part=part: getattr(p, part)) for part in parts}  # type: ignore[misc]
+
+
+def _reasons(pick: ModelPick, leaders: dict[str, ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:
     """Why a row is listed: what it leads in, else what stands out about it; offload always said."""
     reasons: list[Note] = []
     if pick.offload != "none":
         reasons.append(note("moe_offload", ram_bytes=pick.ram_bytes))
     quant_bits = bits.get(pick.quant, 4.0)
-    if pick is max(picks, key=lambda p: p.capability):
+    if pick is leaders["capability"]:
         reasons.append(note("most_capable"))
-    elif pick is max(picks, key=lambda p: p.decode_tokens_per_s):
+    elif pick is leaders["decode_tokens_per_s"]:
         reasons.append(note("fastest"))
-    elif pick.recency and pick is max(picks, key=lambda p: p.recency):
+    elif pick.recency and pick is leaders["recency"]:
         reasons.append(note("newest"))
-    elif pick.popularity and pick is max(picks, key=lambda p: p.popularity):
+    elif pick.popularity and pick is leaders["popularity"]:
         reasons.append(note("most_popular"))
     elif reasons:
         pass  # the offload reason says enough

@@ -59,9 +59,24 @@ def param_groups(model: ModelSpec) -> ParamGroups:
     return ParamGroups(embed=embed, output=output, dense=max(rest, 0), experts=experts)
 
 
+_GROUPS: dict[int, tuple[ModelSpec, ParamGroups]] = {}  # id() keyed like ``_MEMO`` below
+
+
+def _groups(model: ModelSpec) -> ParamGroups:
+    """``param_groups`` memoised per spec object (every quant of a model splits it the same way)."""
+    hit = _GROUPS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_GROUPS) >= _MEMO_ENTRIES:
+        _GROUPS.clear()
+    groups = param_groups(model)
+    _GROUPS[id(model)] = (model, groups)
+    return groups
+
+
 def recipe_weights(model: ModelSpec, quant: QuantSpec) -> WeightEstimate:
     """Estimate weight bytes from the quant's per-group bits per weight."""
-    groups = param_groups(model)
+    groups = _groups(model)
     embed = round(groups.embed * quant.bpw_embed / 8)
     # tied embeddings: llama.cpp quantizes the shared tensor with the output type
     if model.tied_embeddings:
@@ -109,7 +124,7 @@ def expert_bpw(model: ModelSpec, quant: QuantSpec) -> float:
 # id() keyed, with the specs kept in the entry: no field hashing on the hot path, and an id that a
 # collected spec leaves behind can never match (the entry holds that spec alive and is checked by identity)
 _MEMO: dict[tuple[int, int, int], tuple[ModelSpec, QuantSpec, QuantSize | None, WeightEstimate]] = {}
-_MEMO_ENTRIES = 4096
+_MEMO_ENTRIES = 16384  # every catalog model in every quant, with room for Hugging Face models
 
 
 def weights(model: ModelSpec, quant: QuantSpec, measured: QuantSize | None = None) -> WeightEstimate:

@@ -438,7 +438,7 @@ class FakeHub:
         await site.start()
         server = site._server
         assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined,unused-ignore]
 
     def close(self) -> None:
         loop, thread = self._loop, self._thread
@@ -461,7 +461,8 @@ class FakeHub:
     async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
         with self._lock:
             self.requests.append(Recorded(request.method, request.path, dict(request.query), dict(request.headers)))
-        return await handler(request)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     def _repo(self, request: web.Request) -> FakeRepo | None:
         return self.repos.get(f"{request.match_info['owner']}/{request.match_info['name']}".lower())

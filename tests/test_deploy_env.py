@@ -1,10 +1,20 @@
-"""deploy/settings.example.env works as systemd's EnvironmentFile= reads it (no inline comments)."""
+"""deploy/settings.example.env works as systemd's EnvironmentFile= and compose's env_file read it: empty values
+included, the data directory the unit and the image agree on, and ``fitbot run`` starts with it."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import sys
 from pathlib import Path
 
+import pytest
+
 from bot.app.settings import Settings
+from fitbot_fakes import fixtures
+
+telegram_api = fixtures.telegram_api
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "settings.example.env"
 
@@ -31,3 +41,96 @@ def test_example_settings_are_valid_under_systemd_environment_file(monkeypatch):
     settings = Settings(_env_file=None)
     assert settings.rate_user_per_minute == 20 and settings.fitbot_log_level == "INFO"
     assert settings.adapters() == []  # no token set: nothing to start
+
+
+# --------------------------------------------------------------------------- as systemd and compose load them
+
+DEPLOY = EXAMPLE.parent
+ROOT = DEPLOY.parent
+TOKEN = "123456:TEST-token"
+
+
+def unit_environment() -> dict[str, str]:
+    """The unit's own ``Environment=`` assignments (space-separated KEY=value pairs)."""
+    env: dict[str, str] = {}
+    for line in (DEPLOY / "fitbot.service").read_text(encoding="utf-8").splitlines():
+        if line.startswith("Environment="):
+            for pair in line.removeprefix("Environment=").split():
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def image_environment() -> dict[str, str]:
+    """The Dockerfile's ``ENV`` block (KEY=value pairs, continued with backslashes)."""
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    env: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("ENV "):
+            for pair in line.removeprefix("ENV ").split():
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def systemd_loaded() -> dict[str, str]:
+    """What the service sees: EnvironmentFile= assignments override Environment= ones; empty values stay."""
+    return {**unit_environment(), **systemd_environment(EXAMPLE.read_text(encoding="utf-8"))}
+
+
+def compose_loaded() -> dict[str, str]:
+    """What the container sees: the image's ENV, overridden by env_file (empty values stay empty strings)."""
+    return {**image_environment(), **systemd_environment(EXAMPLE.read_text(encoding="utf-8"))}
+
+
+@pytest.mark.parametrize("loaded", [systemd_loaded, compose_loaded], ids=["systemd", "compose"])
+def test_the_example_file_loads_with_its_empty_values_and_agrees_on_the_data_directory(loaded, monkeypatch):
+    env = loaded()
+    assert env["DISCORD_SHARDS"] == "" and env["TELEGRAM_BOT_TOKEN"] == ""  # kept empty, as both loaders do
+    for key in [k for k in os.environ if k in env or k.startswith(("FITBOT_", "TELEGRAM_", "DISCORD_"))]:
+        monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    settings = Settings(_env_file=None)
+    assert settings.discord_shards is None and settings.telegram_bot_token is None  # empty means unset
+    expected = "/var/lib/fitbot" if loaded is systemd_loaded else "/data"
+    assert str(settings.data_dir()) == expected
+
+
+def test_the_unit_makes_its_user_and_its_data_directory():
+    unit = (DEPLOY / "fitbot.service").read_text(encoding="utf-8")
+    assert "DynamicUser=yes" in unit and "StateDirectory=fitbot" in unit
+    assert unit_environment()["FITBOT_DATA_DIR"] == "/var/lib/fitbot"
+
+
+def test_compose_mounts_the_data_directory_and_the_webhook_file_publishes_its_port():
+    compose = (DEPLOY / "compose.yaml").read_text(encoding="utf-8")
+    assert "fitbot-data:/data" in compose and image_environment()["FITBOT_DATA_DIR"] == "/data"
+    webhook = (DEPLOY / "compose.webhook.yaml").read_text(encoding="utf-8")
+    port = systemd_environment(EXAMPLE.read_text(encoding="utf-8"))["TELEGRAM_WEBHOOK_PORT"]
+    assert f':{port}:{port}"' in webhook and "TELEGRAM_WEBHOOK_LISTEN: 0.0.0.0" in webhook
+
+
+async def test_fitbot_run_starts_and_stops_with_the_example_file_as_systemd_loads_it(telegram_api, tmp_path):
+    """The shipped file, every empty value included, plus a token: ``fitbot run`` polls and stops cleanly."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FITBOT_", "TELEGRAM_", "DISCORD_"))}
+    env.update(systemd_loaded())
+    env.update(
+        TELEGRAM_BOT_TOKEN=TOKEN,
+        TELEGRAM_BASE_URL=telegram_api.base_url,
+        FITBOT_DATA_DIR=str(tmp_path / "data"),  # the unit's /var/lib/fitbot, here
+        HF_HUB_OFFLINE="1",
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.app.cli", "run", cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        await telegram_api.wait_call("getUpdates", timeout=60)
+        telegram_api.push_update(telegram_api.make_message("/fit qwen3 8b 4090", chat_id=77))
+        async with asyncio.timeout(30):  # the card (as a captioned chart)
+            while not telegram_api.calls_of("sendPhoto") + telegram_api.calls_of("sendMessage"):
+                await asyncio.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode()[-2000:]

@@ -138,6 +138,7 @@ class FitBotMixin(StopMixin):
     _feeling: set[int]
     _tasks: set[asyncio.Task[None]]
     _answering: dict[int, tuple[discord.Interaction, bool]]
+    _mentioning: set[int]
     _held: set[int]
     closing: bool
     on_state: Callable[[str], None] | None
@@ -150,6 +151,7 @@ class FitBotMixin(StopMixin):
         self._feeling, self._tasks = set(), set()
         self.feel_seconds, self.feel_every_s = FEEL_SECONDS, FEEL_EDIT_EVERY_S
         self._answering, self.closing, self.on_state = {}, False, None
+        self._mentioning: set[int] = set()
         self._held: set[int] = set()
 
     async def setup_hook(self) -> None:
@@ -342,21 +344,27 @@ class FitBotMixin(StopMixin):
             return
         if message.guild is not None and not any(u.id == me.id for u in message.mentions):
             return
+        self._mentioning.add(message.id)  # a stop waits for it (``drain``), as for slash commands
+        try:
+            await self._answer_mention(message, me.id)
+        except Exception:
+            log.exception("mention reply failed")
+        finally:
+            self._mentioning.discard(message.id)
+
+    async def _answer_mention(self, message: discord.Message, me: int) -> None:
         user = user_of(message.author, message.guild)
         if message.guild is not None and not await self.service.answers_mentions(user.chat):
             return  # the server switched plain mentions off (/settings mentions off); commands still work
-        query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me.id else m.group(0), message.content)
-        try:
-            locale = str(message.guild.preferred_locale) if message.guild else None
-            reply = await self.service.answer(query.strip() or "/help", locale, user)
-            kwargs, chart = self.message_parts(reply)
-            if chart is not None:
-                kwargs["files"] = [await self.chart_file(chart)]
-            if kwargs.get("view") is None:
-                kwargs.pop("view", None)
-            await message.reply(mention_author=False, **kwargs)
-        except Exception:
-            log.exception("mention reply failed")
+        query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me else m.group(0), message.content)
+        locale = str(message.guild.preferred_locale) if message.guild else None
+        reply = await self.service.answer(query.strip() or "/help", locale, user)
+        kwargs, chart = self.message_parts(reply)
+        if chart is not None:
+            kwargs["files"] = [await self.chart_file(chart)]
+        if kwargs.get("view") is None:
+            kwargs.pop("view", None)
+        await message.reply(mention_author=False, **kwargs)
 
     async def close(self) -> None:
         for task in list(self._tasks):

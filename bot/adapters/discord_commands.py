@@ -16,7 +16,8 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.app_commands import locale_str
     from discord.ext import commands
 
-from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, Service
+from bot.reply import setup_label
+from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service
 from locales import Lang, lang_of, t
 
 if TYPE_CHECKING:
@@ -28,35 +29,6 @@ AUTOCOMPLETE_MAX = 25
 CHOICE_NAME_MAX = 100
 GPU_COUNTS = (2, 4)
 _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*(.*)$", re.IGNORECASE)
-
-# Quantizations offered as choices (Discord allows 25); any other id can still be typed in a mention.
-QUANT_CHOICES = (
-    "Q4_K_M",
-    "Q5_K_M",
-    "Q6_K",
-    "Q8_0",
-    "Q4_K_S",
-    "Q4_0",
-    "Q3_K_M",
-    "Q3_K_L",
-    "Q3_K_S",
-    "Q2_K",
-    "IQ4_XS",
-    "IQ4_NL",
-    "IQ3_M",
-    "IQ3_XXS",
-    "IQ2_M",
-    "IQ2_XXS",
-    "IQ1_M",
-    "UD-Q4_K_XL",
-    "UD-Q2_K_XL",
-    "F16",
-    "BF16",
-    "FP8",
-    "MXFP4",
-    "NVFP4",
-    "AWQ",
-)
 
 
 # --------------------------------------------------------------------------------------------- strings
@@ -108,8 +80,8 @@ class Suggester:
             pairs = [(1, top), *((n, top) for n in GPU_COUNTS), *((1, item) for item in others), *more]
         out = []
         for n, (value, label) in pairs[:AUTOCOMPLETE_MAX]:
-            prefix = f"{n}x " if n > 1 else ""
-            out.append(app_commands.Choice(name=(prefix + label)[:CHOICE_NAME_MAX], value=prefix + value))
+            name = setup_label(label, n)
+            out.append(app_commands.Choice(name=name[:CHOICE_NAME_MAX], value=setup_label(value, n)))
         return out
 
 

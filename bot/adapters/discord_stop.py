@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("bot.adapters.discord_bot")
 
+QUIET_S = 0.3  # the drain ends once nothing was in flight this long (or the grace is over)
+
 
 class StopMixin:
     """The drain on stop and the recovery after a crash; the bot class provides the rest."""
@@ -30,6 +32,7 @@ class StopMixin:
     service: Service
     closing: bool
     _answering: dict[int, tuple[discord.Interaction, bool]]
+    _mentioning: set[int]  # ids of @mention messages being answered
     _held: set[int]
 
     @property
@@ -73,12 +76,19 @@ class StopMixin:
         """Stop taking questions; give answers in flight ``grace_s``, then tell the rest to ask again.
 
         Returns how many interactions were told so. New interactions during the drain get the
-        "restarting" message at once (ephemeral).
+        "restarting" message at once (ephemeral). @mentions in flight are answered like slash
+        commands; mentions still arriving are answered too, until nothing has been in flight for
+        ``QUIET_S`` (events read from the socket just before the stop) or the grace ends.
         """
         self.closing = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace_s
-        while self._answering and loop.time() < deadline:
+        quiet_since = loop.time()
+        while loop.time() < deadline:
+            if self._answering or self._mentioning:
+                quiet_since = loop.time()
+            elif loop.time() - quiet_since >= QUIET_S:
+                break
             await asyncio.sleep(0.05)
         told = 0
         for interaction, deferred in list(self._answering.values()):

@@ -10,7 +10,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 
-FEEL_COMMAND = "/feel "  # cards write the button's question as "/feel <the fit question>"
+from bot.commands import FEEL
+
+FEEL_COMMAND = f"/{FEEL} "  # cards write the button's question as "/feel <the fit question>"
 CHARS_PER_TOKEN = 4.0  # the usual rule of thumb for English text
 
 

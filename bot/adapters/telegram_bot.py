@@ -86,7 +86,7 @@ from bot.adapters.telegram_parts import (
     keyboard,
     say,
 )
-from bot.adapters.telegram_poller import GRACE_S, Poller
+from bot.adapters.telegram_poller import GRACE_S, Poller, retryable
 from bot.adapters.telegram_transport import AiohttpRequest
 from bot.limits import Limits
 from bot.render.telegram_html import (
@@ -355,7 +355,17 @@ class TelegramAdapter(FeelStreams):
         )
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Logs the failure first, then apologises in the chat (if there is one); the bot keeps running."""
+        """Logs the failure first, then apologises in the chat (if there is one); the bot keeps running.
+
+        Under the durable poller the failure is also handed to it: a network failure is sent again
+        later (no apology, no traceback), any other is recorded as failed.
+        """
+        poller: Poller | None = context.application.bot_data.get("poller")
+        if poller is not None and isinstance(update, Update) and context.error is not None:
+            poller.failed[update.update_id] = context.error
+            if retryable(context.error):
+                log.warning("answer to update %s failed on the network (%s)", update.update_id, context.error)
+                return
         log.error("update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
         if not isinstance(update, Update) or update.effective_chat is None:
             return
@@ -441,6 +451,7 @@ async def serve(
     port: int = 8443,
     poll_timeout: int = 10,
     grace_s: float = GRACE_S,
+    on_state: Callable[..., None] | None = None,
 ) -> AsyncIterator[TelegramApp]:
     """Runs ``app`` (polling through the durable inbox, or PTB's webhook server) until the block exits.
 
@@ -478,6 +489,7 @@ async def serve(
                 poll_timeout=poll_timeout,
                 workers=CONCURRENT_UPDATES,
                 grace_s=grace_s,
+                on_state=on_state,
             )
             app.bot_data["poller"] = poller
         await app.start()
@@ -506,7 +518,7 @@ async def run_telegram(
     charts: bool = True,
     stop: asyncio.Event | None = None,
     grace_s: float = GRACE_S,
-    on_state: Callable[[str], None] | None = None,
+    on_state: Callable[..., None] | None = None,
 ) -> None:
     """``fitbot run``: serves Telegram until ``stop`` is set or the task is cancelled; reads no env.
 
@@ -517,7 +529,16 @@ async def run_telegram(
         service, token, base_url=base_url, webhook=bool(webhook_url), rate_limiter=rate_limiter, charts=charts
     )
     secret = webhook_secret or (secrets.token_urlsafe(32) if webhook_url else None)
-    async with serve(app, webhook_url=webhook_url, webhook_secret=secret, listen=listen, port=port, grace_s=grace_s):
+    serving = serve(
+        app,
+        webhook_url=webhook_url,
+        webhook_secret=secret,
+        listen=listen,
+        port=port,
+        grace_s=grace_s,
+        on_state=on_state,
+    )
+    async with serving:
         log.info("telegram adapter running (%s)", "webhook" if webhook_url else "polling")
         if on_state is not None:
             on_state("running")

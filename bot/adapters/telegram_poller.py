@@ -1,41 +1,47 @@
-"""Long polling with a durable inbox and fair dispatch: no Telegram question is lost on restart or crash.
+"""Long polling with a durable inbox and fair dispatch: no Telegram question is lost on restart, crash or outage.
 
 PTB's own ``Updater`` confirms updates as it fetches them (the next ``getUpdates`` carries the new
-offset), so everything fetched but not yet answered died with the process: with production send
-pacing a backlog cannot drain in the 30 s stop grace. Here:
+offset), so everything fetched but not yet answered died with the process. Here:
 
 1. ``getUpdates`` fetches a batch; the batch is written to ``tg_inbox`` (one durable statement)
-   *before* the next ``getUpdates`` confirms it to Telegram.
-2. Workers answer from the inbox and mark each update done as soon as its answer went out.
+   *before* the next ``getUpdates`` confirms it to Telegram. While the inbox cannot be written the
+   offset stays where it is and the same batch is fetched again (``telegram_intake``).
+2. Workers answer from the inbox and mark each update done as soon as its answer went out. An
+   answer that failed on the network (refused, reset, timed out, flood control given up) is not
+   done: it is queued again with back-off until ``SEND_BUDGET_S`` has passed since its first
+   failure, then closed as failed with a log line. An update whose handler raised for any other
+   reason is closed as failed at once (the error handler reported it, once).
 3. On stop, fetching ends at once; answers in flight and queued ones get ``grace_s`` to finish;
-   what is left stays in the inbox. On the next start every open row is answered first, and the
-   offset continues from the highest stored ``update_id``. An update Telegram delivers again is
-   recognised by its id and not answered twice.
+   what is left (also what waits for a retry) stays in the inbox. On the next start every open
+   row is answered first, and the offset continues from the highest stored ``update_id``; an
+   update that was being handled when the process died twice is quarantined instead.
 
 Without a database (tests, the console) nothing is durable, so the poller fetches only as much as
 it can answer in the grace period (``max_backlog``) and confirms only what it answered.
 
-Fairness: queued updates wait per user, and workers take them round robin across users, so under
-the global send pacing one user's flood delays mostly that user, not everyone else.
+Fairness: ``telegram_queue.FairQueue``, round robin by chat, then by user, a few workers per chat.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import sqlite3
-from collections import OrderedDict, deque
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from telegram import Update
-from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError, TimedOut
+from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
+
+from bot.adapters.telegram_intake import Batch, Intake, StateCallback, fetch
+from bot.adapters.telegram_queue import FairQueue, queue_key
 
 if TYPE_CHECKING:
     from bot.adapters.telegram_bot import TelegramApp
     from bot.inbox import InboxStore
+
+__all__ = ["GRACE_S", "FairQueue", "Poller", "retryable"]
 
 log = logging.getLogger(__name__)
 
@@ -44,44 +50,15 @@ FINISH_S = 5.0  # the end of the grace: answers under way finish, no new one sta
 FOLD_EVERY = 200  # journaled marks are folded into the inbox table this often
 MAX_BACKLOG = 300  # without a durable inbox: about what production pacing (15 cards/s) answers in the grace
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+STORE_RETRY_S = (0.5, 1.0, 2.0)  # an inbox that cannot be written is tried again this often (the last repeats)
+SEND_BUDGET_S = 120.0  # an answer failing on the network is retried this long after its first failure
+SEND_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+PER_CHAT = 2  # workers one chat may hold at once (of 16): a paced group cannot stall the others
 
 
-def user_key(update: Update) -> str:
-    """Whose turn an update takes: the sender, else the chat."""
-    user = update.effective_user
-    if user is not None:
-        return f"u{user.id}"
-    chat = update.effective_chat
-    return f"c{chat.id}" if chat is not None else "anon"
-
-
-class FairQueue:
-    """Per-user FIFO queues served round robin: one user's 300 messages wait behind everyone's next one."""
-
-    def __init__(self) -> None:
-        self._queues: OrderedDict[str, deque[Update]] = OrderedDict()
-        self._size = 0
-        self._ready = asyncio.Event()
-
-    def __len__(self) -> int:
-        return self._size
-
-    def put(self, key: str, update: Update) -> None:
-        self._queues.setdefault(key, deque()).append(update)
-        self._size += 1
-        self._ready.set()
-
-    async def get(self) -> Update:
-        while not self._queues:
-            self._ready.clear()
-            await self._ready.wait()
-        key, queue = next(iter(self._queues.items()))
-        update = queue.popleft()
-        self._size -= 1
-        del self._queues[key]
-        if queue:
-            self._queues[key] = queue  # to the back of the round
-        return update
+def retryable(error: BaseException | None) -> bool:
+    """A network failure (the answer may not have gone out), not a refusal: worth sending again."""
+    return isinstance(error, NetworkError | RetryAfter) and not isinstance(error, BadRequest)
 
 
 class Poller:
@@ -97,15 +74,22 @@ class Poller:
         workers: int = 16,
         grace_s: float = GRACE_S,
         max_backlog: int = MAX_BACKLOG,
+        on_state: StateCallback | None = None,
+        send_budget_s: float = SEND_BUDGET_S,
     ) -> None:
-        self.app, self.inbox = app, inbox
+        self.app = app
+        self.intake = Intake(inbox, app.bot, on_state) if inbox is not None else None
         self.allowed_updates = list(allowed_updates)
         self.poll_timeout, self.workers, self.grace_s, self.max_backlog = poll_timeout, workers, grace_s, max_backlog
-        self.queue = FairQueue()
+        self.send_budget_s = send_budget_s
+        self.queue: FairQueue[Update] = FairQueue(per_chat=PER_CHAT)
         self.offset: int | None = None
         self.answered = 0
+        self.failed: dict[int, BaseException] = {}  # update_id -> what its handler raised (from the error handler)
         self._in_flight: set[int] = set()
         self._unanswered: set[int] = set()  # without an inbox: fetched, not yet answered
+        self._retrying: dict[int, tuple[float, int]] = {}  # update_id -> (first failure, attempts)
+        self._timers: set[asyncio.TimerHandle] = set()
         self.fetcher: asyncio.Task[None] | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._conflict_logged = False
@@ -114,28 +98,24 @@ class Poller:
         self._put_back = 0
         self._folding: asyncio.Task[None] | None = None
 
+    @property
+    def inbox(self) -> InboxStore | None:
+        return self.intake.inbox if self.intake is not None else None
+
     async def start(self) -> None:
         """Re-queues what an earlier process left unanswered, then starts fetching and answering."""
-        if self.inbox is not None:
+        if self.intake is not None:
             try:
-                await self._resume()
-            except (sqlite3.Error, OSError, ValueError):  # a locked or damaged inbox must not stop the bot
+                left, self.offset = await self.intake.resume()
+            except Exception:  # a locked or damaged inbox must not stop the bot; fetching tells if it stays so
                 log.warning("the inbox could not be read; starting without the questions left in it", exc_info=True)
+                left = []
+            for chat, user, update in left:
+                self.queue.put(user, update, chat)
+            if left:
+                log.info("answering %d questions left from before the restart", len(left), extra={"event": "inbox"})
         self._workers = [asyncio.create_task(self._work(), name=f"tg-worker-{i}") for i in range(self.workers)]
         self.fetcher = asyncio.create_task(self._fetch(), name="tg-poller")
-
-    async def _resume(self) -> None:
-        assert self.inbox is not None
-        await self.inbox.fold()  # marks journaled by an earlier process, perhaps a killed one
-        left = await self.inbox.open_items()
-        for item in left:
-            update = Update.de_json(json.loads(item.data), self.app.bot)
-            self.queue.put(item.user_key, update)
-        last = await self.inbox.last_update_id()
-        self.offset = last + 1 if last is not None else None
-        if left:
-            log.info("answering %d questions left from before the restart", len(left), extra={"event": "inbox"})
-        await self.inbox.prune()
 
     async def stop(self) -> None:
         """Stops fetching now; gives queued and in-flight answers ``grace_s``; leaves the rest in the inbox.
@@ -156,7 +136,9 @@ class Poller:
         deadline = loop.time() + finish
         while self._in_flight and loop.time() < deadline:
             await asyncio.sleep(0.02)
-        left = len(self.queue) + len(self._in_flight) + self._put_back
+        for timer in self._timers:
+            timer.cancel()
+        left = len(self.queue) + len(self._in_flight) + self._put_back + len(self._timers)
         for task in self._workers:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
@@ -164,8 +146,10 @@ class Poller:
         if left:
             where = "kept in the inbox for the next start" if self.inbox is not None else "not confirmed to Telegram"
             log.warning("%d questions not answered before the stop; %s", left, where, extra={"event": "inbox"})
-        if self.inbox is None:
+        if self.intake is None:
             await self._confirm()
+        else:
+            await self.intake.close()
 
     async def _confirm(self) -> None:
         """Without an inbox: confirm to Telegram what was answered, nothing after the first unanswered one."""
@@ -178,17 +162,18 @@ class Poller:
     # ---- fetching
 
     async def _fetch(self) -> None:
-        failures = 0
+        failures = unsafe = 0
         while True:
-            if self.inbox is None and len(self.queue) >= self.max_backlog:
+            if self.intake is None and len(self.queue) >= self.max_backlog:
                 await asyncio.sleep(0.1)  # fetch only what can still be answered within the grace period
                 continue
             try:
-                updates = await self.app.bot.get_updates(
+                batch = await fetch(
+                    self.app.bot,
                     offset=self.offset,
-                    timeout=self.poll_timeout,
-                    allowed_updates=self.allowed_updates,
-                    limit=100 if self.inbox is not None else max(1, min(100, self.max_backlog - len(self.queue))),
+                    timeout=self.poll_timeout if not unsafe else 0,
+                    allowed=self.allowed_updates,
+                    limit=100 if self.intake is not None else max(1, min(100, self.max_backlog - len(self.queue))),
                 )
             except InvalidToken:
                 raise  # the adapter's supervisor reports it and retries later
@@ -211,8 +196,11 @@ class Poller:
             if failures and self._conflict_logged:
                 log.info("polling again: the other instance stopped")
             failures, self._conflict_logged = 0, False
-            if updates:
-                await self._take(updates)
+            if await self._take(batch):
+                unsafe = 0
+            else:  # not stored, so not confirmed: the same batch comes again after a pause
+                unsafe += 1
+                await asyncio.sleep(STORE_RETRY_S[min(unsafe, len(STORE_RETRY_S)) - 1])
 
     def _log_conflict(self) -> None:
         """Two pollers on one token: one clear line, not a traceback per poll."""
@@ -224,53 +212,100 @@ class Poller:
             )
             self._conflict_logged = True
 
-    async def _take(self, updates: Sequence[Update]) -> None:
-        """Persist the batch, then queue what is new; the next getUpdates confirms it to Telegram."""
-        ids = [u.update_id for u in updates]
-        fresh: list[Update] | None = None
-        if self.inbox is not None:
-            from bot.inbox import InboxItem
+    async def _take(self, batch: Batch) -> bool:
+        """Persist the batch, then queue what is new; the next getUpdates confirms it to Telegram.
 
-            try:
-                new_ids = await self.inbox.is_new(ids)
-                fresh = [u for u in updates if u.update_id in new_ids]
-                await self.inbox.add([InboxItem(u.update_id, user_key(u), json.dumps(u.to_dict())) for u in fresh])
-            except (sqlite3.Error, OSError):  # locked or full: answer anyway, only not durably
-                log.warning("the inbox cannot be written; answering %d updates without it", len(ids), exc_info=True)
-                fresh = None
-        if fresh is None:
-            fresh = list(updates)
-            self._unanswered.update(u.update_id for u in fresh)
-        self.offset = max(ids) + 1
-        for update in fresh:
-            self.queue.put(user_key(update), update)
+        Returns False (nothing confirmed, nothing queued) when the inbox could not store it.
+        """
+        if batch.next_offset is None:
+            return True
+        if self.intake is not None:
+            if not await self.intake.store(batch):
+                return False
+        else:
+            self._unanswered.update(u.update_id for u in batch.updates)
+        self.offset = batch.next_offset
+        for update in batch.updates:
+            chat, user = queue_key(update)
+            self.queue.put(user, update, chat)
+        return True
 
     # ---- answering
 
     async def _work(self) -> None:
         while True:
-            update = await self.queue.get()
-            if self._closing:  # stays open in the inbox: answered after the next start
-                self._put_back += 1
-                self._unanswered.add(update.update_id)
-                return
-            self._in_flight.add(update.update_id)
+            chat, update = await self.queue.take()
             try:
-                await self.app.process_update(update)  # handler errors go to the error handler, not here
-            except Exception:
-                log.exception("update %s failed outside its handler", update.update_id)
+                if self._closing:  # stays open in the inbox: answered after the next start
+                    self._put_back += 1
+                    self._unanswered.add(update.update_id)
+                    return
+                await self._answer(update)
             finally:
-                self._in_flight.discard(update.update_id)
-            await self._done(update.update_id)
+                self.queue.release(chat)
 
-    async def _done(self, update_id: int) -> None:
-        """Marks an answered update: in the journal at once, in the table in batches (``catalog.inbox``)."""
-        self.answered += 1
+    async def _answer(self, update: Update) -> None:
+        uid = update.update_id
+        self._in_flight.add(uid)
+        if self.inbox is not None:
+            try:
+                self.inbox.started(uid)  # crash quarantine: two deaths on this update and it is set aside
+            except OSError:
+                log.warning("could not journal the start of update %s", uid)
+        try:
+            await self.app.process_update(update)  # handler errors go to the error handler, which tells ``failed``
+            error = self.failed.pop(uid, None)
+        except Exception as exc:
+            log.exception("update %s failed outside its handler", uid)
+            error = exc
+        finally:
+            self._in_flight.discard(uid)
+        if error is not None and retryable(error) and self._retry_later(update, error):
+            return
+        self._retrying.pop(uid, None)
+        reason = None if error is None else f"{'send' if retryable(error) else 'handler'}: {error.__class__.__name__}"
+        await self._done(uid, reason)
+
+    def _retry_later(self, update: Update, error: BaseException) -> bool:
+        """Queues a network-failed answer again after a back-off; False once its budget is spent."""
+        now = time.monotonic()
+        first, attempts = self._retrying.get(update.update_id, (now, 0))
+        wait = SEND_BACKOFF_S[min(attempts, len(SEND_BACKOFF_S) - 1)]
+        if isinstance(error, RetryAfter):
+            wait = max(wait, _seconds(error.retry_after))
+        if self._closing:
+            return True  # stopping: it stays open in the inbox, for the next start
+        if now + wait - first > self.send_budget_s:
+            log.warning(
+                "gave up answering update %s after %.0f s of network errors (%s)",
+                update.update_id,
+                now - first,
+                error.__class__.__name__,
+                extra={"event": "send_given_up", "update_id": update.update_id},
+            )
+            return False
+        if attempts == 0:
+            log.info("answer to update %s failed (%s); retrying", update.update_id, error.__class__.__name__)
+        self._retrying[update.update_id] = (first, attempts + 1)
+
+        def again(handle: list[asyncio.TimerHandle]) -> None:
+            self._timers.discard(handle[0])
+            chat, user = queue_key(update)
+            self.queue.put(user, update, chat)
+
+        holder: list[asyncio.TimerHandle] = []
+        holder.append(asyncio.get_running_loop().call_later(wait, again, holder))
+        self._timers.add(holder[0])
+        return True
+
+    async def _done(self, update_id: int, failed: str | None = None) -> None:
+        """Marks a settled update: in the journal at once, in the table in batches (``catalog.inbox``)."""
+        self.answered += failed is None
         self._unanswered.discard(update_id)
         if self.inbox is None:
             return
         try:
-            self.inbox.mark(update_id)
+            self.inbox.mark(update_id, failed)
         except OSError:  # a full disk must not stop the answers; at worst this one is repeated after a crash
             log.warning("could not journal update %s as answered", update_id)
         self._marked += 1
@@ -290,3 +325,9 @@ class Poller:
             await asyncio.gather(self._folding, return_exceptions=True)
         if self.inbox is not None:
             await self._fold()
+
+
+def _seconds(value: object) -> float:
+    """``RetryAfter.retry_after``: an int in PTB 22, a timedelta with PTB_TIMEDELTA=1 (and later)."""
+    total = getattr(value, "total_seconds", None)
+    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

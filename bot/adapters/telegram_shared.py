@@ -11,9 +11,11 @@ Ingest, in one of two ways, writes each update to the shared inbox before Telegr
   delivers it again).
 
 Every worker answers: ``SharedConsumer`` claims batches under a lease (``bot.shared.SharedInbox``)
-whenever it has a free handler, is woken by a ``NOTIFY`` when updates arrive, renews the leases
-of what it holds, marks each update done once its answer went out, and on SIGTERM finishes what
-it started within the grace period and releases the rest to the other workers.
+whenever it has a free handler, is woken by a ``NOTIFY`` when updates arrive, serves them fairly
+by chat and user (``telegram_queue.FairQueue``), renews the leases of what it holds, marks each
+update done once its answer went out, and on SIGTERM finishes what it started within the grace
+period and releases the rest to the other workers. An answer that failed on the network goes
+back to the inbox for a later try by any worker; an update tried ``MAX_CLAIMS`` times is set aside.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from telegram import Update
 from telegram.error import Conflict, InvalidToken, TelegramError
 
 from bot.adapters.telegram_bot import ALLOWED_UPDATES, CONCURRENT_UPDATES, build_application
-from bot.adapters.telegram_poller import FINISH_S, GRACE_S, FairQueue, user_key
+from bot.adapters.telegram_poller import FINISH_S, GRACE_S, PER_CHAT, SEND_BACKOFF_S, retryable
+from bot.adapters.telegram_queue import FairQueue, queue_key
 from bot.shared import TELEGRAM_POLL, SharedInbox, election, shared_database, shared_inbox, while_leader
 
 if TYPE_CHECKING:
@@ -54,7 +57,8 @@ class SharedConsumer:
         self, app: TelegramApp, inbox: SharedInbox, *, workers: int = CONCURRENT_UPDATES, grace_s: float = GRACE_S
     ):
         self.app, self.inbox, self.workers, self.grace_s = app, inbox, workers, grace_s
-        self.queue = FairQueue()
+        self.queue: FairQueue[Update] = FairQueue(per_chat=PER_CHAT)
+        self.failed: dict[int, BaseException] = {}  # filled by the adapter's error handler (``on_error``)
         self.held: set[int] = set()  # claimed by this process, not yet done (queued or in flight)
         self.in_flight: set[int] = set()
         self.wake = asyncio.Event()
@@ -77,7 +81,8 @@ class SharedConsumer:
                     log.warning("could not claim from the shared inbox", exc_info=True)
             for item in batch:
                 self.held.add(item.update_id)
-                self.queue.put(item.user_key, Update.de_json(json.loads(item.data), self.app.bot))
+                chat, _, user = item.user_key.partition("|")
+                self.queue.put(user or chat, Update.de_json(json.loads(item.data), self.app.bot), chat)
             if not batch:
                 self.wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -91,23 +96,36 @@ class SharedConsumer:
 
     async def _work(self) -> None:
         while True:
-            update = await self.queue.get()
-            if self._closing:
-                return  # left held: released in ``stop``
-            self.in_flight.add(update.update_id)  # until marked done: a stop must not release it
+            chat, update = await self.queue.take()
             try:
-                await self.app.process_update(update)
-            except Exception:
-                log.exception("update %s failed outside its handler", update.update_id)
-            try:
-                await self.inbox.done([update.update_id])
-            except Exception:  # the lease runs out and another worker answers again: one duplicate, nothing lost
-                log.warning("could not mark update %s done", update.update_id, exc_info=True)
+                if self._closing:
+                    return  # left held: released in ``stop``
+                await self._answer(update)
             finally:
-                self.in_flight.discard(update.update_id)
-                self.held.discard(update.update_id)
-            self.answered += 1
-            self.wake.set()
+                self.queue.release(chat)
+
+    async def _answer(self, update: Update) -> None:
+        uid = update.update_id
+        self.in_flight.add(uid)  # until marked: a stop must not release it
+        try:
+            try:
+                await self.app.process_update(update)  # handler errors reach ``failed`` through on_error
+                error = self.failed.pop(uid, None)
+            except Exception as exc:
+                log.exception("update %s failed outside its handler", uid)
+                error = exc
+            if error is not None and retryable(error):  # the answer may not have gone out: any worker tries again
+                await self.inbox.retry_later(uid, SEND_BACKOFF_S[-1])
+            else:
+                reason = None if error is None else f"handler: {error.__class__.__name__}"
+                await self.inbox.done([uid], failed=reason)
+        except Exception:  # the lease runs out and another worker answers again: one duplicate, nothing lost
+            log.warning("could not mark update %s", uid, exc_info=True)
+        finally:
+            self.in_flight.discard(uid)
+            self.held.discard(uid)
+        self.answered += 1
+        self.wake.set()
 
     async def stop(self) -> None:
         """Answers what was claimed for up to the grace period, then releases what is left to the others."""
@@ -157,8 +175,14 @@ async def poll_into_inbox(app: TelegramApp, inbox: SharedInbox, stop: asyncio.Ev
             await asyncio.sleep(POLL_BACKOFF_S)
             continue
         if updates:
-            await inbox.add([(u.update_id, user_key(u), json.dumps(u.to_dict())) for u in updates])
+            await inbox.add([item_of(u) for u in updates])
             offset = max(u.update_id for u in updates) + 1
+
+
+def item_of(update: Update) -> tuple[int, str, str]:
+    """An inbox row: the id, "chat|user" (whose turn it takes, as ``telegram_intake`` writes it), the JSON."""
+    chat, user = queue_key(update)
+    return update.update_id, f"{chat}|{user}", json.dumps(update.to_dict())
 
 
 def webhook_app(app: TelegramApp, inbox: SharedInbox, secret: str, path: str) -> web.Application:
@@ -175,7 +199,7 @@ def webhook_app(app: TelegramApp, inbox: SharedInbox, secret: str, path: str) ->
         except (ValueError, TypeError, KeyError):
             return web.Response(status=400)
         try:
-            await inbox.add([(update.update_id, user_key(update), json.dumps(body))])
+            await inbox.add([item_of(update)])
         except Exception:
             log.warning("could not store a webhook update; Telegram will send it again", exc_info=True)
             return web.Response(status=503)
@@ -211,6 +235,7 @@ async def run_shared_telegram(
     stop = stop or asyncio.Event()
     app = build_application(service, token, base_url=base_url, webhook=bool(webhook_url), charts=charts)
     consumer = SharedConsumer(app, inbox, grace_s=grace_s)
+    app.bot_data["poller"] = consumer  # the error handler reports failed answers to it
     await app.initialize()
     async with app, contextlib.AsyncExitStack() as cleanup:
         if app.post_init:

@@ -8,8 +8,9 @@ Retries: a send that Telegram refuses with 429 (flood control) or 5xx was not ac
 sending it again cannot duplicate it. Such a send is tried again until ``retry_budget_s`` has
 passed, waiting what a 429 asks for (``parameters.retry_after``) or, after a 5xx, 0.5 s doubling
 up to 8 s. A fixed count of tries lost cards: four 429s in a row, or about 1.5 s of 5xx, were the
-end of them. Timeouts are not retried (the message may have been delivered), nor is getUpdates
-(the poller has its own back-off).
+end of them. Network errors (refused, reset, timed out) are raised as PTB's ``NetworkError`` /
+``TimedOut``: the durable poller answers such an update again with back-off (``telegram_poller``),
+without holding a worker meanwhile. getUpdates is not retried here either (the poller's back-off).
 
 No exception raised here carries a URL: Bot API URLs contain the bot token.
 """

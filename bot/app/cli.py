@@ -14,11 +14,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from bot.card_parts import setup_label
+from bot.card_parts import note_text
+from bot.reply import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
-from core.estimate import EstimateError, Request, default_quant
+from core.estimate import DEFAULT_ENGINE, EstimateError, Request, default_quant, scenario
+from core.figures import figures_of
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
 from core.models import GIB, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
 
@@ -146,13 +148,13 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         prompt_tokens=args.prompt,
         concurrent=args.concurrent,
     )
-    quant_id = request.quant or default_quant(hit.model, request.engine or Engine.LLAMA_CPP)
+    quant_id = request.quant or default_quant(hit.model, request.engine or DEFAULT_ENGINE)
     quant = catalog.quant(quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
-        return analyse(hit.model, gpu, quant, request, catalog, measured)
+        return analyse(scenario(hit.model, gpu, request, quant=quant, measured=measured), catalog)
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
 
@@ -167,6 +169,7 @@ def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, A
         out.append(
             {
                 **est.model_dump(mode="json"),
+                "assumptions": [note_text(n, "en") for n in est.basis],
                 "fit": training_fit(est, gpu, count).model_dump(mode="json"),
                 "smallest_hardware": smallest.model_dump(mode="json") if smallest else None,
             }
@@ -215,17 +218,23 @@ def print_estimate(analysis: Analysis) -> None:
         f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
         f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})"
     )
-    advice = analysis.advice
+    advice, cost = analysis.advice, analysis.cost
+    assert advice is not None and cost is not None
     if advice.best_quant and advice.best_quant_verdict is not None:
         print(f"best quant that fits: {advice.best_quant} ({advice.best_quant_verdict.value})")
-    for offer in analysis.cost.offers[:3]:
+    for offer in cost.offers[:3]:
         print(
             f"cloud: {offer.offer.provider} {setup_label(offer.gpu.short_name, offer.offer.gpu_count)} ${offer.offer.price_per_hour_usd:.2f}/h,"
             f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})"
         )
     for cmd in advice.commands:
         print(f"{cmd.engine.value}: {cmd.shell}")
-    print("assumptions: " + "; ".join(est.assumptions))
+    print("assumptions: " + "; ".join(assumptions(analysis)))
+
+
+def assumptions(analysis: Analysis) -> list[str]:
+    """The scenario's notes in English, through the one note renderer the cards use."""
+    return [note_text(n, "en") for n in analysis.scenario.notes]
 
 
 def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
@@ -293,8 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = run_estimate(args, catalog)
             if args.json:
                 data = result.estimate.model_dump(mode="json")
-                data["cost"] = result.cost.model_dump(mode="json")
-                data["advice"] = result.advice.model_dump(mode="json")
+                data["assumptions"] = assumptions(result)
+                data["cost"] = result.cost.model_dump(mode="json") if result.cost else None
+                data["advice"] = result.advice.model_dump(mode="json") if result.advice else None
+                data["figures"] = figures_of(result).model_dump(mode="json")
                 print(json.dumps(data, indent=1, ensure_ascii=False))
             else:
                 print_estimate(result)

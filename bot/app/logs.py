@@ -80,6 +80,14 @@ def emit(level: str, message: str, **fields: object) -> None:
     print(json.dumps(line, ensure_ascii=False, default=str), file=sys.stderr)
 
 
+def redact_also(secret: str) -> None:
+    """Adds a secret known only after start-up (a generated webhook secret) to every handler's redactor."""
+    for handler in logging.getLogger().handlers:
+        for each in handler.filters:
+            if isinstance(each, Redactor) and len(secret) >= 6 and secret not in each.secrets:
+                each.secrets = sorted({*each.secrets, secret}, key=len, reverse=True)
+
+
 def setup_logging(level: str, secrets: Iterable[str] = ()) -> Redactor:
     """JSON lines on stderr, the redaction filter on every root handler, chatty libraries at WARNING."""
     handler = logging.StreamHandler(sys.stderr)

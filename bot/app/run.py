@@ -12,15 +12,18 @@ import json
 import logging
 import os
 import random
+import secrets
 import signal
 import sys
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from bot.app.logs import JsonLines, emit, setup_logging
+from bot.app import datadir
+from bot.app.datadir import DataDirBusy
+from bot.app.logs import JsonLines, emit, redact_also, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
 from bot.service import Service
@@ -115,6 +118,28 @@ async def run(
     if not adapters:
         log.error("no adapter to start: set DISCORD_BOT_TOKEN or TELEGRAM_BOT_TOKEN (see deploy/settings.example.env)")
         return 1
+    try:
+        lock = claim_data_dir(settings)
+    except DataDirBusy as exc:
+        log.error("%s", exc, extra={"event": "data_dir_busy"})
+        return 1
+    try:
+        return await _run(settings, adapters, runner=adapter_runner or _adapter, stop=stop)
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def claim_data_dir(settings: Settings) -> IO[str] | None:
+    """The one-process lock on the data directory (``bot.app.datadir``); a shared storage backend skips it."""
+    lock = datadir.claim(settings.data_dir())
+    datadir.mark(settings.data_dir())
+    return lock
+
+
+async def _run(
+    settings: Settings, adapters: list[str], *, runner: Callable[..., Any], stop: asyncio.Event | None
+) -> int:
     service = await build_service(settings)
     if stop is None:  # tests pass their own
         stop = asyncio.Event()
@@ -122,7 +147,6 @@ async def run(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
     health = Health(settings.data_dir() / HEALTH_FILE)
-    runner = adapter_runner or _adapter
     tasks = [
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters
     ]
@@ -130,6 +154,8 @@ async def run(
     tasks += shared_jobs(service, stop)
     await stop.wait()
     log.info("shutting down")
+    if service.hub is not None:
+        service.hub.client.cut_short()  # answers waiting on a slow hub finish now, not in 30 s
     results = await asyncio.gather(*tasks, return_exceptions=True)
     await service.close()
     for name in adapters:
@@ -164,11 +190,11 @@ async def supervise(
     while not stop.is_set():
         health.set(name, "starting", attempt=attempt + 1)
 
-        def state(value: str, _name: str = name) -> None:
+        def state(value: str, _name: str = name, **detail: Any) -> None:
             nonlocal attempt
             if value == "running":
                 attempt = 0
-            health.set(_name, value)
+            health.set(_name, value, **detail)
 
         try:
             await runner(name, service, settings, stop, state)
@@ -218,6 +244,9 @@ async def _adapter(
         from bot.adapters.telegram_bot import run_telegram
 
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
+        if settings.telegram_webhook_url and not secret:
+            secret = secrets.token_urlsafe(32)  # generated here, so the redaction knows it too
+            redact_also(secret)
         await run_telegram(
             service,
             token=settings.telegram_bot_token.get_secret_value(),
@@ -268,11 +297,19 @@ async def _health(settings: Settings) -> int:
     from bot.app.scale import shared_health, user_store
     from catalog.store import CatalogStore
 
+    where = settings.data_dir()
+    if not datadir.is_marked(where):  # a wrong FITBOT_DATA_DIR: say so, and create nothing there
+        print(
+            f"fitbot: {where} is not a FitBot data directory (no {datadir.MARKER}, which `fitbot run` writes);"
+            " check FITBOT_DATA_DIR",
+            file=sys.stderr,
+        )
+        return 1
     catalog = await CatalogStore(settings.catalog_path()).load()
     async with user_store(settings) as store:
         await store.database.fetchval("SELECT 1")
         shared = await shared_health(store)
-    print(f"ok: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
+    print(f"ok: {where}: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
     print("\n".join(shared))
     return adapter_health(settings.data_dir() / HEALTH_FILE, settings.adapters())
 
@@ -291,7 +328,8 @@ def adapter_health(path: Path, expected: list[str]) -> int:
         state = info.get("state", "unknown") if alive else "not running"
         running += state == "running"
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(info["since"])) if "since" in info else "?"
-        extra = f" ({info['error']}, attempt {info.get('attempt')})" if alive and info.get("error") else ""
+        attempt = f", attempt {info['attempt']}" if info.get("attempt") else ""
+        extra = f" ({info['error']}{attempt})" if alive and info.get("error") else ""
         print(f"{name}: {state} since {since} UTC{extra}")
     return 0 if running or not expected else 1
 

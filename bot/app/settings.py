@@ -15,7 +15,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore")
+    # An empty value means unset: systemd EnvironmentFile=, compose env_file and docker --env-file pass
+    # "KEY=" as an empty string, and settings.example.env leaves every optional value empty.
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True)
 
     discord_bot_token: SecretStr | None = None
     telegram_bot_token: SecretStr | None = None

@@ -58,7 +58,7 @@ class InboxDepth:
     open: int  # not answered yet
     unclaimed: int  # of those, waiting for a worker (no lease, or a lease that ran out)
     oldest_unclaimed_s: float | None  # how long the oldest of those has waited
-    set_aside: int  # poison: claimed MAX_CLAIMS times, never answered
+    set_aside: int  # poison: claimed MAX_CLAIMS times (workers died or sends failed), never answered
 
 
 class SharedInbox:
@@ -134,15 +134,23 @@ class SharedInbox:
         """Extend this worker's leases (a long answer must not be claimed again while it runs)."""
         return await self._mine(f"lease_until = {self._now} + ?", (self.lease_s,), update_ids)
 
-    async def done(self, update_ids: Sequence[int]) -> int:
-        """Mark answered updates (whoever holds them: a late answer still closes the row)."""
+    async def done(self, update_ids: Sequence[int], failed: str | None = None) -> int:
+        """Close updates: answered, or given up with the reason in ``failed`` (whoever holds them:
+        a late answer still closes the row)."""
         if not update_ids:
             return 0
         marks = ", ".join("?" for _ in update_ids)
         return await self.db.execute(
-            f"UPDATE tg_inbox SET done_at = {self._now}, lease_until = NULL WHERE update_id IN ({marks})",
-            list(update_ids),
+            f"UPDATE tg_inbox SET done_at = {self._now}, lease_until = NULL, failed = ? WHERE update_id IN ({marks})",
+            [failed, *update_ids],
         )
+
+    async def retry_later(self, update_id: int, after_s: float) -> int:
+        """Give back an update whose answer failed on the network: any worker claims it after ``after_s``.
+
+        Its claim count stays, so an update that keeps failing is set aside after ``MAX_CLAIMS``.
+        """
+        return await self._mine(f"claimed_by = NULL, lease_until = {self._now} + ?", (after_s,), [update_id])
 
     async def release(self, update_ids: Sequence[int]) -> int:
         """Give back claimed updates not started (a graceful stop): others claim them at once."""

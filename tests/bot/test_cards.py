@@ -111,11 +111,12 @@ async def test_cloud_table_is_narrow_marks_prices_and_never_charges_more_per_tok
     assert monthly.table is not None and monthly.table.headers[-1] == "$/month"
     assert "Per month" in monthly.summary
     from core.cost import quote_offers
-    from core.estimate import Request
+    from core.estimate import Request, scenario
 
     catalog = service.catalog
     for users in (2, 8, 32):  # a batch never makes a token dearer, on any offer
-        quotes = quote_offers(catalog.model("qwen3-32b"), catalog.quant("Q4_K_M"), Request(), catalog, users=users)
+        asked = scenario(catalog.model("qwen3-32b"), None, Request(quant="Q4_K_M", concurrent=users), catalog)
+        quotes = quote_offers(asked, catalog)
         assert quotes and all(q.usd_per_million_tokens_at_users <= q.usd_per_million_tokens for q in quotes)
 
 

@@ -183,9 +183,17 @@ def test_chat_reads_questions_until_eof(capsys, monkeypatch):
     assert "32K context" in out
 
 
-def test_health_and_stats_on_a_fresh_data_dir(capsys):
+def test_health_and_stats_on_a_fresh_data_dir(capsys, tmp_path):
+    """``fitbot health`` refuses a directory ``fitbot run`` did not make (naming it, creating nothing)."""
+    from bot.app import datadir
+
+    data = tmp_path / "data"
+    code, out, err = run(capsys, "health")
+    assert code == 1 and str(data) in err and "FITBOT_DATA_DIR" in err and not data.exists()
+    data.mkdir()
+    datadir.mark(data)
     code, out, _ = run(capsys, "health")
-    assert code == 0 and out.startswith("ok: catalog")
+    assert code == 0 and out.startswith(f"ok: {data}: catalog")
     code, out, _ = run(capsys, "stats", "--json")
     assert code == 0 and json.loads(out)["questions"] == 0
 

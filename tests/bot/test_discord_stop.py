@@ -171,3 +171,33 @@ async def test_after_a_crash_the_next_start_fixes_interactions_left_on_thinking(
     texts = [r.json.get("content") for r in discord_api.requests_to("PATCH", "/messages/@original")]
     assert texts == [t("de", "discord.restarting")] * 5
     assert store.deferred.held() == []
+
+
+class BusyService(Service):
+    """Every answer takes ``seconds`` (a busy process): mentions are in flight when the stop comes."""
+
+    seconds = 0.3
+
+    async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
+        await asyncio.sleep(self.seconds)
+        return await super().answer(text, locale, user)
+
+
+async def test_mentions_in_flight_at_a_stop_are_all_answered(
+    discord_api: FakeDiscord, catalog: Catalog, store: Any
+) -> None:
+    """@mentions used to be dropped by the stop (4 and 13 of 40 answered); slash commands drained."""
+    service = BusyService(catalog, store=store)
+    async with started(discord_api, service, grace_s=10) as (task, stop):
+        mentions = [discord_api.make_mention(f"can I run qwen3 8b on a 4090 with {4 + i}k?") for i in range(20)]
+        for m in mentions:
+            await discord_api.dispatch("MESSAGE_CREATE", m)
+        await asyncio.sleep(0.1)
+        stop.set()
+        await asyncio.wait_for(task, 20)
+    replied = {
+        str((r.json or {}).get("message_reference", {}).get("message_id"))
+        for r in discord_api.requests_to("POST", "/messages")
+        if r.status == 200
+    }
+    assert {m["id"] for m in mentions} <= replied

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.advice import (
-    _candidates,
-    best_quant,
-    choose_quant,
-    kv_savings,
-    launch_command,
-    launch_commands,
-    nearest_fix,
-    recommend_hardware,
-)
+from bot.card_parts import note_text
+from core.advice import best_quant, choose_quant, kv_savings, nearest_fix, recommend_hardware
 from core.cost import quote_offers
-from core.estimate import Request, estimate
+from core.estimate import Request, estimate, scenario
 from core.fit import Verdict
+from core.launch import launch_command, launch_commands
 from core.models import MIB, Catalog, CloudOffer, Engine, KvCacheType, QuantSpec
+from core.quant_ladder import candidates
 from core.regions import REGION_RESTRICTED
 from tests.core.specs import (
     BF16,
@@ -127,28 +121,36 @@ CATALOG = Catalog(
 )
 
 
+def sc(model, gpu, request, catalog=None, quant=None):
+    """The test's question resolved once (``core.estimate.scenario``); a quant handed in keeps its catalog size."""
+    catalog = catalog or CATALOG
+    if quant is None:
+        return scenario(model, gpu, request, catalog)
+    return scenario(model, gpu, request, quant=quant, measured=catalog.size(model.id, quant.id))
+
+
 def test_best_quant_is_the_first_of_the_ladder_that_fits():
     # Llama-3-8B: Q8_0 tops the practitioners' ladder (BF16 doubles the bytes for no visible gain)
-    assert best_quant(LLAMA_8B, RTX_4090, Request(), CATALOG).quant == "Q8_0"
-    best = best_quant(LLAMA_8B, RTX_3060, Request(), CATALOG)
+    assert best_quant(sc(LLAMA_8B, RTX_4090, Request(), CATALOG), CATALOG).quant == "Q8_0"
+    best = best_quant(sc(LLAMA_8B, RTX_3060, Request(), CATALOG), CATALOG)
     assert best.quant == "Q8_0" and best.verdict is Verdict.FITS
     assert estimate(LLAMA_8B, RTX_3060, BF16, Request(quant="BF16")).verdict is not Verdict.FITS
-    assert best_quant(DEEPSEEK_V3, RTX_3060, Request(), CATALOG) is None  # 671B: nothing fits 12 GB
+    assert best_quant(sc(DEEPSEEK_V3, RTX_3060, Request(), CATALOG), CATALOG) is None  # 671B: nothing fits 12 GB
 
 
 def test_best_quant_respects_engine_and_mxfp4():
-    assert "MXFP4" not in {q.id for q in _candidates(LLAMA_8B, Engine.LLAMA_CPP, CATALOG)}
-    assert "MXFP4" in {q.id for q in _candidates(GPT_OSS, Engine.LLAMA_CPP, CATALOG)}
-    assert {q.id for q in _candidates(LLAMA_8B, Engine.VLLM, CATALOG)} == {"BF16", "FP8"}
-    assert best_quant(LLAMA_8B, H100, Request(engine=Engine.VLLM), CATALOG).quant == "BF16"
+    assert "MXFP4" not in {q.id for q in candidates(LLAMA_8B, Engine.LLAMA_CPP, CATALOG)}
+    assert "MXFP4" in {q.id for q in candidates(GPT_OSS, Engine.LLAMA_CPP, CATALOG)}
+    assert {q.id for q in candidates(LLAMA_8B, Engine.VLLM, CATALOG)} == {"BF16", "FP8"}
+    assert best_quant(sc(LLAMA_8B, H100, Request(engine=Engine.VLLM), CATALOG), CATALOG).quant == "BF16"
     # 16 GB of BF16 does not fit a 12 GB card under vLLM; FP8 (~9 GB incl. 16-bit embeddings) does only
     # with an fp8 KV cache, which is recommended before anything below 3 bits
-    best = best_quant(LLAMA_8B, RTX_3060, Request(engine=Engine.VLLM), CATALOG)
+    best = best_quant(sc(LLAMA_8B, RTX_3060, Request(engine=Engine.VLLM), CATALOG), CATALOG)
     assert best.quant == "FP8" and best.kv_cache is KvCacheType.FP8
 
 
 def test_kv_savings_glm_air_at_128k_on_h100():
-    options = kv_savings(GLM_AIR, H100, Q4_K_M, Request(context=131072))
+    options = kv_savings(sc(GLM_AIR, H100, Request(context=131072), quant=Q4_K_M))
     assert [o.kv_cache for o in options] == [KvCacheType.F16, KvCacheType.Q8_0, KvCacheType.Q4_0]
     # 46 layers * 131,072 tokens * 8 heads * (128 + 128) * 2 B = 24,696,061,952 (23 GiB)
     assert options[0].kv_cache_bytes == 24_696_061_952
@@ -163,14 +165,14 @@ def test_kv_savings_glm_air_at_128k_on_h100():
 
 
 def test_kv_savings_vllm_offers_fp8():
-    options = kv_savings(LLAMA_8B, H100, BF16, Request(engine=Engine.VLLM, context=32768))
+    options = kv_savings(sc(LLAMA_8B, H100, Request(engine=Engine.VLLM, context=32768), quant=BF16))
     assert [o.kv_cache for o in options] == [KvCacheType.BF16, KvCacheType.FP8]
     # 32 layers * 32,768 * 8 * 256 * 2 B = 4 GiB, halved by fp8
     assert options[0].kv_cache_bytes == 4 * 1024 * MIB and options[1].saved_bytes == 2 * 1024 * MIB
 
 
 def test_recommend_hardware_for_a_70b_q4():
-    advice = recommend_hardware(LLAMA_70B, Q4_K_M, Request(), CATALOG)
+    advice = recommend_hardware(sc(LLAMA_70B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)
     # ~43 GB of weights: the 80 GB H100 is the only single GPU that holds it (and so the fastest)
     assert advice.best_single_gpu.gpu_id == "h100-sxm"
     assert (advice.cheapest.gpu_id, advice.cheapest.count) == ("rtx-3060-12gb", 4)  # $1,000 < 2x 3090 $1,400
@@ -186,7 +188,7 @@ def test_recommend_hardware_for_a_70b_q4():
 
 
 def test_best_single_gpu_is_the_fastest_that_fits_and_cheapest_is_cheapest():
-    advice = recommend_hardware(LLAMA_8B, Q4_K_M, Request(), CATALOG)
+    advice = recommend_hardware(sc(LLAMA_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)
     picked = advice.best_single_gpu
     others = [
         estimate(LLAMA_8B, g, Q4_K_M, Request()) for g in CATALOG.gpus if not g.unified_memory and g.id != picked.gpu_id
@@ -196,7 +198,7 @@ def test_best_single_gpu_is_the_fastest_that_fits_and_cheapest_is_cheapest():
     )
     assert picked.gpu_id == "h100-sxm"
     assert advice.cheapest.gpu_id == "rtx-3060-12gb" and advice.cheapest.price_usd == 250.0
-    assert advice.cheapest_cloud == quote_offers(LLAMA_8B, Q4_K_M, Request(), CATALOG)[0]
+    assert advice.cheapest_cloud == quote_offers(sc(LLAMA_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)[0]
 
 
 def parse(argv: tuple[str, ...]) -> tuple[str, dict[str, str]]:
@@ -250,7 +252,7 @@ SCENARIOS = [
 
 @pytest.mark.parametrize(("model", "gpu", "request_"), SCENARIOS)
 def test_every_launch_command_reproduces_its_estimate(model, gpu, request_):
-    commands = launch_commands(model, gpu, request_, CATALOG)
+    commands = launch_commands(sc(model, gpu, request_, CATALOG), CATALOG)
     assert commands
     for cmd in commands:
         replayed = replay(cmd.argv, cmd.quant, request_.ram_gb)
@@ -272,44 +274,48 @@ def test_every_launch_command_reproduces_its_estimate(model, gpu, request_):
 
 
 def test_offload_commands_say_which_and_how_much():
-    (dense,) = [c for c in launch_commands(LLAMA_70B, RTX_4090, Request(), CATALOG)]
+    (dense,) = [c for c in launch_commands(sc(LLAMA_70B, RTX_4090, Request(), CATALOG), CATALOG)]
     assert dense.offload_mode == "layers" and "--n-cpu-moe" not in dense.argv
-    moe = launch_commands(GLM_AIR, RTX_4090, Request(), CATALOG)[0]
+    moe = launch_commands(sc(GLM_AIR, RTX_4090, Request(), CATALOG), CATALOG)[0]
     assert moe.offload_mode == "experts" and moe.argv[moe.argv.index("-ngl") + 1] == "999"
-    assert any("system RAM" in n for n in moe.notes)
+    assert any("system RAM" in note_text(n, "en") for n in moe.notes)
 
 
 def test_no_command_that_would_not_fit():
     request = Request()
     est = estimate(DEEPSEEK_V3, RTX_4090, Q4_K_M, request)
     assert est.verdict is Verdict.NO_FIT
-    assert launch_command(est, DEEPSEEK_V3, Q4_K_M) is None
-    assert launch_commands(DEEPSEEK_V3, RTX_4090, request, CATALOG) == ()
+    assert launch_command(sc(DEEPSEEK_V3, RTX_4090, request, quant=Q4_K_M), est) is None
+    assert launch_commands(sc(DEEPSEEK_V3, RTX_4090, request, CATALOG), CATALOG) == ()
     # vLLM cannot offload: BF16 70B on one H100 gives no vLLM command, llama.cpp still offloads
-    engines = {c.engine for c in launch_commands(LLAMA_70B, H100, Request(quant="BF16"), CATALOG)}
+    engines = {c.engine for c in launch_commands(sc(LLAMA_70B, H100, Request(quant="BF16"), CATALOG), CATALOG)}
     assert Engine.VLLM not in engines
 
 
 def test_vllm_flags():
-    fp8 = launch_commands(LLAMA_70B, H100, Request(engine=Engine.VLLM, quant="FP8", gpu_count=2), CATALOG)[0]
+    fp8 = launch_commands(sc(LLAMA_70B, H100, Request(engine=Engine.VLLM, quant="FP8", gpu_count=2), CATALOG), CATALOG)[
+        0
+    ]
     assert fp8.argv[:3] == ("vllm", "serve", "meta-llama/Meta-Llama-3-70B-Instruct")
     _, opts = parse(fp8.argv)
     assert opts["--quantization"] == "fp8" and opts["--tensor-parallel-size"] == "2"
     native = LLAMA_70B.model_copy(update={"native_dtype": "fp8"})
     est = estimate(native, H100, FP8, Request(engine=Engine.VLLM, quant="FP8", gpu_count=2))
-    assert "--quantization" not in launch_command(est, native, FP8).argv  # checkpoint already FP8
+    native_s = sc(native, H100, Request(engine=Engine.VLLM, quant="FP8", gpu_count=2), quant=FP8)
+    assert "--quantization" not in launch_command(native_s, est).argv  # checkpoint already FP8
     mac = estimate(LLAMA_8B, MAC_512, BF16, Request(engine=Engine.VLLM, quant="BF16"))
-    assert launch_command(mac, LLAMA_8B, BF16) is None  # no vLLM on Metal
+    mac_s = sc(LLAMA_8B, MAC_512, Request(engine=Engine.VLLM, quant="BF16"), quant=BF16)
+    assert launch_command(mac_s, mac) is None  # no vLLM on Metal
 
 
 def test_llama_server_flags_and_shell_text():
-    cmd = launch_commands(LLAMA_8B, RTX_3090, Request(gpu_count=2, kv_cache=KvCacheType.Q8_0), CATALOG)[0]
+    cmd = launch_commands(sc(LLAMA_8B, RTX_3090, Request(gpu_count=2, kv_cache=KvCacheType.Q8_0), CATALOG), CATALOG)[0]
     assert cmd.argv[:3] == ("llama-server", "-hf", "bartowski/Meta-Llama-3-8B-Instruct-GGUF:Q4_K_M")
     _, opts = parse(cmd.argv)
     assert opts["--tensor-split"] == "1,1" and opts["--cache-type-v"] == "q8_0"
     assert cmd.shell.startswith("llama-server -hf bartowski/")
     bare = LLAMA_8B.model_copy(update={"gguf_repo": None})
-    local = launch_command(estimate(bare, RTX_4090, Q4_K_M, Request()), bare, Q4_K_M)
+    local = launch_command(sc(bare, RTX_4090, Request(), quant=Q4_K_M), estimate(bare, RTX_4090, Q4_K_M, Request()))
     assert local.argv[1:3] == ("-m", "llama-3-8b-Q4_K_M.gguf")
 
 
@@ -318,7 +324,7 @@ def test_kv_cache_is_quantized_before_weights_go_below_three_bits():
     # cache keeps the 4-bit weights and fits (kv_savings), which costs far less quality
     cat = CATALOG.model_copy(update={"quants": (*CATALOG.quants, quant_spec("UD-Q2_K_XL", 2.625, 3.1))})
     assert estimate(GLM_AIR, H100, cat.quant("UD-Q2_K_XL"), Request(context=131072)).verdict is Verdict.FITS
-    choice = choose_quant(GLM_AIR, H100, Request(context=131072), cat)
+    choice = choose_quant(sc(GLM_AIR, H100, Request(context=131072), cat), cat)
     assert (choice.quant, choice.kv_cache, choice.reason) == ("Q4_K_M", KvCacheType.Q4_0, "kv_before_low_bits")
 
 
@@ -326,7 +332,7 @@ def test_legacy_quants_are_never_recommended():
     legacy = quant_spec("Q5_1", 6.0, 6.0)
     cat = CATALOG.model_copy(update={"quants": (*CATALOG.quants, legacy)})
     for gpu in (RTX_3060, RTX_4090, H100):
-        choice = choose_quant(LLAMA_70B, gpu, Request(), cat)
+        choice = choose_quant(sc(LLAMA_70B, gpu, Request(), cat), cat)
         assert choice is None or choice.quant != "Q5_1"
 
 
@@ -334,7 +340,7 @@ def test_nearest_fix_leads_with_the_smallest_change():
     # GLM-4.5-Air Q4_K_M at 128K on an H100 offloads; q4_0 KV makes it fit on the GPU (see kv_savings)
     est = estimate(GLM_AIR, H100, Q4_K_M, Request(context=131072))
     assert est.verdict is Verdict.OFFLOAD
-    fix = nearest_fix(GLM_AIR, H100, Q4_K_M, Request(context=131072), CATALOG, est)
+    fix = nearest_fix(sc(GLM_AIR, H100, Request(context=131072), CATALOG, quant=Q4_K_M), CATALOG, est)
     assert fix is not None and fix.kind == "kv" and fix.value == "q4_0"
     assert fix.verdict in (Verdict.FITS, Verdict.TIGHT) and fix.reserve_bytes >= 0
     assert fix.estimate.kv_cache is KvCacheType.Q4_0
@@ -343,7 +349,7 @@ def test_nearest_fix_leads_with_the_smallest_change():
 def test_nearest_fix_for_a_no_fit_names_a_setup_that_runs():
     est = estimate(LLAMA_70B, RTX_3060, BF16, Request(quant="BF16", ram_gb=16))
     assert est.verdict is Verdict.NO_FIT
-    fix = nearest_fix(LLAMA_70B, RTX_3060, BF16, Request(quant="BF16", ram_gb=16), CATALOG, est)
+    fix = nearest_fix(sc(LLAMA_70B, RTX_3060, Request(quant="BF16", ram_gb=16), CATALOG, quant=BF16), CATALOG, est)
     assert fix is not None and fix.verdict is not Verdict.NO_FIT
     assert fix.estimate.verdict is fix.verdict
 
@@ -352,10 +358,10 @@ def test_region_restricted_parts_are_left_out_unless_allowed():
     h800 = H100.model_copy(update={"id": "h800", "short_name": "H800", "price_usd": 100.0})
     assert "h800" in REGION_RESTRICTED
     cat = CATALOG.model_copy(update={"gpus": (*CATALOG.gpus, h800)})
-    advice = recommend_hardware(LLAMA_70B, Q4_K_M, Request(), cat)
+    advice = recommend_hardware(sc(LLAMA_70B, None, Request(), cat, quant=Q4_K_M), cat)
     picks = (advice.best_single_gpu, advice.best_price_performance, advice.cheapest)
     assert all(p is None or p.gpu_id != "h800" for p in picks)
-    allowed = recommend_hardware(LLAMA_70B, Q4_K_M, Request(), cat, allow_restricted=True)
+    allowed = recommend_hardware(sc(LLAMA_70B, None, Request(), cat, quant=Q4_K_M), cat, allow_restricted=True)
     assert allowed.cheapest.gpu_id == "h800"
 
 

@@ -6,19 +6,20 @@ import math
 
 import pytest
 
+from bot.card_parts import note_text
 from core.cost import (
     DAYS_PER_MONTH,
     break_even_months,
-    decode_speeds,
     electricity_usd_per_month,
     hours_per_month,
     quote_offers,
     rent_vs_buy,
     usd_per_million_tokens,
 )
-from core.estimate import EstimateError, Request, resolve
+from core.estimate import EstimateError, Request, scenario
 from core.fit import Verdict, place
 from core.models import Catalog, CloudOffer, Engine
+from core.serving import decode_speeds
 from tests.core.specs import BF16, GLM_AIR, H100, LLAMA3_8B, PROV, Q4_K_M, Q8_0, RTX_3090, RTX_4090
 
 USED_3090 = RTX_3090.model_copy(update={"price_usd": 800.0, "price_note": "used, test"})
@@ -65,6 +66,19 @@ def test_usd_per_million_tokens(usd_per_hour, tokens_per_s, expected):
     assert usd_per_million_tokens(usd_per_hour, tokens_per_s) == pytest.approx(expected, rel=1e-6)
 
 
+def english(notes):
+    """Notes as the English cards say them (the one note renderer)."""
+    return [note_text(n, "en") for n in notes]
+
+
+def sc(model, gpu, request, catalog=None, quant=None):
+    """The test's question resolved once (``core.estimate.scenario``); a quant handed in keeps its catalog size."""
+    catalog = catalog or CATALOG
+    if quant is None:
+        return scenario(model, gpu, request, catalog)
+    return scenario(model, gpu, request, quant=quant, measured=catalog.size(model.id, quant.id))
+
+
 def test_usd_per_million_tokens_without_speed_is_infinite():
     assert math.isinf(usd_per_million_tokens(1.0, 0.0))
 
@@ -95,7 +109,7 @@ def test_break_even_months(purchase, cloud, power, expected):
 
 
 def test_rent_vs_buy_two_used_3090s_against_the_cheapest_offer():
-    quotes = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)
+    quotes = quote_offers(sc(LLAMA3_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)
     cheapest = quotes[0]
     assert (cheapest.offer.provider, cheapest.offer.price_per_hour_usd) == ("Cheap", 0.22)
     result = rent_vs_buy(USED_3090, 2, cheapest)
@@ -107,11 +121,11 @@ def test_rent_vs_buy_two_used_3090s_against_the_cheapest_offer():
     assert result.cloud_usd_per_month == pytest.approx(53.57)
     assert result.break_even_months == pytest.approx(1600 / (53.57 - 35.7945))
     assert result.cloud_seen == "2026-10-01"
-    assert any("$0.30/kWh" in a and "70%" in a for a in result.assumptions)
+    assert any("$0.30/kWh" in a and "70 %" in a for a in english(result.notes))
 
 
 def test_rent_vs_buy_overrides_and_same_token_comparison():
-    cheapest = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)[0]
+    cheapest = quote_offers(sc(LLAMA3_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)[0]
     # 4 h/day = 121.75 h; 500 W * 0.5 * 121.75 h = 30.4375 kWh * $0.10 = $3.04375
     result = rent_vs_buy(
         USED_3090,
@@ -130,21 +144,22 @@ def test_rent_vs_buy_overrides_and_same_token_comparison():
 
 
 def test_rent_vs_buy_needs_a_price_and_flags_unknown_power():
-    cheapest = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)[0]
+    cheapest = quote_offers(sc(LLAMA3_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)[0]
     assert rent_vs_buy(RTX_4090, 1, cheapest) is None  # no purchase price in the catalog
     no_tdp = USED_3090.model_copy(update={"tdp_watts": None})
     result = rent_vs_buy(no_tdp, 1, cheapest)
     assert result.watts is None and result.electricity_usd_per_month == 0.0
-    assert any("power draw unknown" in a for a in result.assumptions)
+    assert any("power draw unknown" in a for a in english(result.notes))
 
 
 def test_quotes_are_cheapest_first_each_on_its_own_hardware():
-    quotes = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG, users=8)
+    quotes = quote_offers(sc(LLAMA3_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)
     prices = [q.offer.price_per_hour_usd for q in quotes]
     assert prices == sorted(prices)
     assert {"Ghost", "Rack"}.isdisjoint({q.offer.provider for q in quotes})
     for q in quotes:
-        hardware, workload, _, _, _ = resolve(LLAMA3_8B, q.gpu, Request(gpu_count=q.offer.gpu_count))
+        there = sc(LLAMA3_8B, q.gpu, Request(gpu_count=q.offer.gpu_count), quant=Q4_K_M)
+        hardware, workload = there.hardware, there.workload
         placement = place(LLAMA3_8B, Q4_K_M, hardware, workload)
         own = decode_speeds(LLAMA3_8B, placement, hardware, workload, 8, Q4_K_M.id)
         assert q.decode_tokens_per_s == pytest.approx(own.decode_tokens_per_s)  # not another GPU's speed
@@ -175,13 +190,14 @@ def test_quotes_are_cheapest_first_each_on_its_own_hardware():
     ],
 )
 def test_no_offer_for_hardware_that_cannot_hold_the_model(model, quant, request_):
-    quotes = quote_offers(model, quant, request_, CATALOG)
+    quotes = quote_offers(sc(model, None, request_, CATALOG, quant=quant), CATALOG)
     quoted = {(q.offer.provider, q.offer.gpu_id, q.offer.gpu_count) for q in quotes}
     for o in CATALOG.offers:
         gpu = CATALOG.gpu(o.gpu_id)
         if gpu is None or o.gpu_count > 64:
             continue
-        hardware, workload, _, _, _ = resolve(model, gpu, request_.model_copy(update={"gpu_count": o.gpu_count}))
+        there = sc(model, gpu, request_.model_copy(update={"gpu_count": o.gpu_count}), quant=quant)
+        hardware, workload = there.hardware, there.workload
         verdict = place(model, quant, hardware, workload).verdict
         holds = verdict in (Verdict.FITS, Verdict.TIGHT)
         assert ((o.provider, o.gpu_id, o.gpu_count) in quoted) == holds
@@ -191,14 +207,14 @@ def test_no_offer_for_hardware_that_cannot_hold_the_model(model, quant, request_
 
 
 def test_glm_air_q4_only_on_h100_offers():
-    quotes = quote_offers(GLM_AIR, Q4_K_M, Request(), CATALOG)
+    quotes = quote_offers(sc(GLM_AIR, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)
     assert {q.gpu.id for q in quotes} == {"h100-sxm"}
     assert [q.offer.gpu_count for q in quotes] == [1, 2]
 
 
 def test_quant_the_engine_cannot_run_is_an_error():
     with pytest.raises(EstimateError):
-        quote_offers(LLAMA3_8B, Q4_K_M, Request(engine=Engine.VLLM), CATALOG)
+        quote_offers(sc(LLAMA3_8B, None, Request(engine=Engine.VLLM), CATALOG, quant=Q4_K_M), CATALOG)
 
 
 def test_batching_never_makes_a_token_dearer_on_the_real_catalog():
@@ -212,7 +228,9 @@ def test_batching_never_makes_a_token_dearer_on_the_real_catalog():
         quant = catalog.quant("MXFP4" if model.native_dtype == "mxfp4" else "Q4_K_M")
         assert quant is not None
         for users in (2, 8, 64):
-            for q in quote_offers(model, quant, Request(), catalog, users=users):
+            for q in quote_offers(
+                sc(model, None, Request().model_copy(update={"concurrent": users}), catalog, quant=quant), catalog
+            ):
                 assert q.aggregate_tokens_per_s >= q.decode_tokens_per_s
                 assert q.usd_per_million_tokens_at_users <= q.usd_per_million_tokens * (1 + 1e-9)
 
@@ -239,7 +257,7 @@ def test_macs_and_apus_without_tdp_get_an_estimated_power_draw():
     watts, estimated = board_watts(M3_ULTRA_512)
     assert estimated and watts == 150.0
     mac = M3_ULTRA_512.model_copy(update={"price_usd": 9500.0})
-    quote = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)[0]
+    quote = quote_offers(sc(LLAMA3_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)[0]
     result = rent_vs_buy(mac, 1, quote)
     assert result is not None and result.watts == 150.0 and result.watts_estimated
     assert result.electricity_usd_per_month > 0
@@ -255,8 +273,8 @@ def test_no_rent_vs_buy_for_hardware_that_cannot_run_the_model():
     rtx = RTX_3090.model_copy(update={"price_usd": 700.0})
     est = estimate(DEEPSEEK_V3, rtx, Q4_K_M, Request(ram_gb=16))
     assert est.verdict is Verdict.NO_FIT
-    quotes = quote_offers(LLAMA3_8B, Q4_K_M, Request(), CATALOG)
-    assert cost_of(DEEPSEEK_V3, rtx, Q4_K_M, Request(ram_gb=16), CATALOG, est, None, quotes).rent_vs_buy is None
+    quotes = quote_offers(sc(LLAMA3_8B, None, Request(), CATALOG, quant=Q4_K_M), CATALOG)
+    assert cost_of(sc(DEEPSEEK_V3, rtx, Request(ram_gb=16), quant=Q4_K_M), CATALOG, est, quotes).rent_vs_buy is None
 
 
 def test_cost_notes_are_codes():

@@ -1,0 +1,124 @@
+"""Launch commands for llama.cpp and vLLM that reproduce a scenario's settings exactly.
+
+A command is only written for a scenario that runs (fits, tight or offload), from the same
+placement its estimate used, so the command and the card agree on layers, experts and KV cache.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Literal
+
+from pydantic import computed_field
+
+from core.estimate import ENGINE_KV_TYPES, EstimateError, FitEstimate, Scenario, default_quant, estimate_of, varied
+from core.fit import Verdict
+from core.models import Catalog, Engine, Frozen, KvCacheType, Workload
+from core.notes import Note, note
+
+VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
+ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
+
+
+class LaunchCommand(Frozen):
+    """A server command line as argv, with the settings it reproduces."""
+
+    engine: Engine
+    quant: str
+    argv: tuple[str, ...]
+    context: int  # per sequence
+    concurrent: int
+    kv_cache: KvCacheType
+    gpu_count: int
+    verdict: Verdict
+    offload_mode: Literal["none", "layers", "experts"]
+    notes: tuple[Note, ...] = ()  # what the command needs besides itself, as codes with values
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def shell(self) -> str:
+        return shlex.join(self.argv)
+
+
+def launch_command(s: Scenario, est: FitEstimate) -> LaunchCommand | None:
+    """The server command for this scenario's settings; None when it does not fit or cannot run."""
+    if est.verdict is Verdict.NO_FIT:
+        return None
+    model, quant = s.model, s.quant
+    count, ctx, kv, concurrent = s.count, s.context, s.kv_cache, s.users
+    notes: list[Note] = []
+    if s.engine is Engine.LLAMA_CPP:
+        ref = ["-hf", f"{model.gguf_repo}:{quant.id}"] if model.gguf_repo else ["-m", f"{model.id}-{quant.id}.gguf"]
+        if not model.gguf_repo:
+            notes.append(note("cmd_no_gguf_repo", quant=quant.id))
+        argv = ["llama-server", *ref, "--ctx-size", str(ctx * concurrent)]
+        if concurrent > 1:
+            argv += ["--parallel", str(concurrent)]  # the context is shared by the slots
+        off = est.offload
+        if off.mode == "layers":
+            argv += ["-ngl", str(off.layers_on_gpu)]
+        else:
+            argv += ["-ngl", ALL_LAYERS]
+            if off.mode == "experts":
+                argv += ["--n-cpu-moe", str(off.cpu_moe_layers)]
+        if off.mode != "none":
+            notes.append(note("cmd_needs_ram", ram_bytes=off.bytes_in_ram))
+        if kv is not KvCacheType.F16:
+            argv += ["--cache-type-k", kv.value, "--cache-type-v", kv.value]
+        argv += ["--flash-attn", "on"]
+        if count > 1:
+            argv += ["--tensor-split", ",".join(["1"] * count)]
+    else:
+        if s.device.unified_memory:
+            return None  # vLLM has no Metal backend
+        ref_repo = model.hf_repo or f"./{model.id}"
+        argv = ["vllm", "serve", ref_repo, "--max-model-len", str(ctx)]
+        if count > 1:
+            argv += ["--tensor-parallel-size", str(count)]
+        argv += ["--gpu-memory-utilization", f"{VLLM_GPU_MEMORY_UTILIZATION:g}"]
+        if concurrent > 1:
+            argv += ["--max-num-seqs", str(concurrent)]
+        if kv is KvCacheType.FP8:
+            argv += ["--kv-cache-dtype", "fp8"]
+        native = model.native_dtype == quant.id.lower()
+        if quant.vllm_quantization and not native:
+            argv += ["--quantization", quant.vllm_quantization]
+            if quant.vllm_quantization != "fp8":
+                notes.append(note("cmd_prequantized", quant=quant.id, repo=ref_repo))
+        elif quant.format == "checkpoint" and not native and quant.id.upper() not in ("BF16", "F16"):
+            notes.append(note("cmd_checkpoint", quant=quant.id, repo=ref_repo))
+    return LaunchCommand(
+        engine=s.engine,
+        quant=quant.id,
+        argv=tuple(argv),
+        context=ctx,
+        concurrent=concurrent,
+        kv_cache=kv,
+        gpu_count=count,
+        verdict=est.verdict,
+        offload_mode=est.offload.mode,
+        notes=tuple(notes),
+    )
+
+
+def launch_commands(s: Scenario, catalog: Catalog, est: FitEstimate | None = None) -> tuple[LaunchCommand, ...]:
+    """Commands for the asked engine (``est`` is its estimate, when known) and the other one, each with
+    its engine's quant; only those that fit."""
+    commands: list[LaunchCommand] = []
+    for engine in (s.engine, *(e for e in Engine if e is not s.engine)):
+        if engine is s.engine:
+            there, there_est = s, est
+        else:
+            kv = s.request.kv_cache if s.request.kv_cache in ENGINE_KV_TYPES[engine] else None
+            try:
+                there = varied(s, catalog, engine=engine, quant=default_quant(s.model, engine), kv_cache=kv)
+            except EstimateError:
+                continue
+            there_est = None
+        cmd = launch_command(there, there_est or estimate_of(there))
+        if cmd is not None:
+            commands.append(cmd)
+    return tuple(commands)
+
+
+__all__ = ["ALL_LAYERS", "VLLM_GPU_MEMORY_UTILIZATION", "LaunchCommand", "launch_command", "launch_commands"]

@@ -1,0 +1,93 @@
+"""The one quant ladder: which quants FitBot recommends, lists, draws and offers as choices, in order.
+
+Quants people actually run, best quality per byte first (llama.cpp tools/quantize/README.md
+perplexity table: K- and IQ-quants beat the legacy Q4_0/Q4_1/Q5_0/Q5_1 of the same size, so legacy
+types are not recommended). Below about 3 bits quality falls off fast: the advice tries a quantized
+KV cache first. MoE models go lower with unsloth's dynamic quants (experts low, attention high).
+The advice walks ``ladder``; the /quant table shows ``table_ids``; the memory chart draws
+``chart_ids``; chat clients offer ``MENU`` as fixed choices.
+"""
+
+from __future__ import annotations
+
+from core.models import Catalog, Engine, ModelSpec, QuantSpec
+
+QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
+LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")
+LOW_BIT_LADDER_DENSE = ("IQ2_M", "IQ2_XXS", "IQ1_M")
+LOW_BITS = 3.0  # below this, weights lose clearly more than a quantized KV cache does
+CHART_SKIP = frozenset({"Q5_K_M", "IQ3_XXS"})  # rungs the chart leaves out so its curves stay apart
+CHECKPOINT_HEADS = ("BF16",)  # the unquantized checkpoint, listed above the ladder for reference
+# Fixed choices for chat clients (Discord allows 25): the default and the ladder's neighbours first,
+# then the other quants people type.
+MENU = (
+    "Q4_K_M",
+    "Q5_K_M",
+    "Q6_K",
+    "Q8_0",
+    "Q4_K_S",
+    "Q4_0",
+    "Q3_K_M",
+    "Q3_K_L",
+    "Q3_K_S",
+    "Q2_K",
+    "IQ4_XS",
+    "IQ4_NL",
+    "IQ3_M",
+    "IQ3_XXS",
+    *LOW_BIT_LADDER_DENSE,
+    "UD-Q4_K_XL",
+    LOW_BIT_LADDER_MOE[0],
+    "F16",
+    "BF16",
+    "FP8",
+    "MXFP4",
+    "NVFP4",
+    "AWQ",
+)
+
+
+def ladder_ids(model: ModelSpec) -> tuple[str, ...]:
+    """The llama.cpp ladder for this model: its native MXFP4 first, then K/IQ quants, then low bits."""
+    native = ("MXFP4",) if model.native_dtype == "mxfp4" else ()
+    return (*native, *QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
+
+
+def table_ids(model: ModelSpec) -> tuple[str, ...]:
+    """The rows of the /quant table: the ladder with the checkpoint after a native MXFP4, for reference."""
+    steps = ladder_ids(model)
+    if model.native_dtype == "mxfp4":
+        return (steps[0], *CHECKPOINT_HEADS, *steps[1:])
+    return (*CHECKPOINT_HEADS, *steps)
+
+
+def chart_ids(model: ModelSpec) -> tuple[str, ...]:
+    """The curves of the memory chart: every other size step of the ladder and its first low-bit rung."""
+    return tuple(q for q in ladder_ids(model) if q not in CHART_SKIP and q != "MXFP4")[:6]
+
+
+def candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
+    """Quants the engine runs, best first (bits, then bits in dense tensors); MXFP4 only for MXFP4 models."""
+    quants = [
+        q for q in catalog.quants if engine in q.engines and (q.id.upper() != "MXFP4" or model.native_dtype == "mxfp4")
+    ]
+    return sorted(quants, key=lambda q: (-q.bits, -q.bpw_dense, -q.bpw_experts, q.id))
+
+
+def ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
+    """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits."""
+    if engine is not Engine.LLAMA_CPP:
+        return candidates(model, engine, catalog)
+    return [q for q in (catalog.quant(i) for i in ladder_ids(model)) if q is not None and engine in q.engines]
+
+
+__all__ = [
+    "LOW_BITS",
+    "MENU",
+    "QUANT_LADDER",
+    "candidates",
+    "chart_ids",
+    "ladder",
+    "ladder_ids",
+    "table_ids",
+]

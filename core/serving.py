@@ -1,0 +1,63 @@
+"""One rule for speed under batching: how many streams run at once, per-user and total tokens/s.
+
+Every card that shows users (/fit, /speed, /cloud, the $/Mtok figures) reads ``Speeds`` from
+``decode_speeds``; nothing else combines single-stream and batched speed, so ``users x per_user =
+total`` holds on every card.
+"""
+
+from __future__ import annotations
+
+from core.fit import Placement
+from core.models import Frozen, Hardware, ModelSpec, Workload
+from core.speed import concurrency, decode_tokens_per_s
+from core.speed_constants import TG_MEAN_DEPTH
+
+
+class Speeds(Frozen):
+    """Single-stream and batched decode speed on one setup."""
+
+    decode_tokens_per_s: float  # one user alone
+    users: int  # concurrent streams asked for
+    users_served: int  # streams decoded together: those whose KV cache fits next to the weights (<= users)
+    aggregate_tokens_per_s: float  # all streams together
+    per_user_tokens_per_s: float  # aggregate / users: streams beyond the batch wait their turn
+
+
+def decode_speeds(
+    model: ModelSpec,
+    placement: Placement,
+    hardware: Hardware,
+    workload: Workload,
+    users: int = 1,
+    quant_id: str | None = None,
+) -> Speeds:
+    """Single-stream and batched decode speed from ``core.speed``: the one place cards and cost ask it.
+
+    Single stream: ``speed.decode_tokens_per_s`` at the tg128 mean depth, the same figure
+    ``estimate_speed`` reports. Batched: ``speed.concurrency`` (roofline over a batch of
+    min(users, sequences whose KV fits)); when not even one more full-context sequence fits, the
+    streams take turns on the single stream. Serving the streams one after another is always
+    possible, so the total is never below one stream's speed.
+    """
+    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
+    if users <= 1:
+        return Speeds(
+            decode_tokens_per_s=single,
+            users=1,
+            users_served=1,
+            aggregate_tokens_per_s=single,
+            per_user_tokens_per_s=single,
+        )
+    batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
+    served = batch.batch if batch.batch >= 1 and batch.aggregate_tokens_per_s > 0 else 1
+    total = max(batch.aggregate_tokens_per_s, single) if served > 1 else single
+    return Speeds(
+        decode_tokens_per_s=single,
+        users=users,
+        users_served=served,
+        aggregate_tokens_per_s=total,
+        per_user_tokens_per_s=total / users,
+    )
+
+
+__all__ = ["Speeds", "decode_speeds"]

@@ -1,0 +1,33 @@
+"""One ``fitbot run`` per data directory: the second is refused with a message that names it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from bot.app import datadir
+from bot.app.datadir import DataDirBusy
+from bot.app.run import run
+from bot.app.settings import Settings
+
+
+def test_a_second_claim_on_one_directory_is_refused_and_a_released_one_can_be_taken(tmp_path):
+    first = datadir.claim(tmp_path)
+    with pytest.raises(DataDirBusy, match=str(tmp_path)):
+        datadir.claim(tmp_path)
+    first.close()
+    datadir.claim(tmp_path).close()
+
+
+async def test_fitbot_run_on_a_directory_in_use_exits_1_and_says_why(tmp_path, caplog):
+    settings = Settings(_env_file=None, fitbot_data_dir=tmp_path, telegram_bot_token="123456:TEST-token")
+    held = datadir.claim(tmp_path)
+    try:
+        with caplog.at_level(logging.ERROR):
+            code = await run(settings, adapter_runner=lambda *a: asyncio.sleep(0), stop=asyncio.Event())
+    finally:
+        held.close()
+    assert code == 1
+    assert any("another fitbot process" in r.getMessage() and str(tmp_path) in r.getMessage() for r in caplog.records)
