@@ -168,3 +168,17 @@ async def test_a_button_made_by_one_worker_is_pressed_on_another(tmp_path, store
         assert await ButtonTable(two.database).get("k1") == "/fit qwen3-32b rtx 4090 32k"
         assert await ButtonTable(two.database).get("k2") is None
         assert await ButtonTable(two.database).prune() == 1
+
+
+async def test_a_network_failed_answer_goes_back_for_any_worker_later(tmp_path, store_url):
+    async with open_store(tmp_path, store_url) as store:
+        one, two = SharedInbox(store.database, "one"), SharedInbox(store.database, "two")
+        await one.add([(1, "c1|u1", "x")])
+        await one.claim(5)
+        assert await one.retry_later(1, 0.3) == 1
+        assert await two.claim(5) == []  # not before the back-off
+        await asyncio.sleep(0.4)
+        again = await two.claim(5)
+        assert [(c.update_id, c.claims) for c in again] == [(1, 2)]  # the try counts towards poison
+        assert await two.done([1], failed="handler: BadRequest") == 1
+        assert await store.database.fetchval("SELECT failed FROM tg_inbox WHERE update_id = 1") == "handler: BadRequest"
