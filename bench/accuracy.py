@@ -223,7 +223,7 @@ def grade_memory(show: bool) -> None:
 
 def grade_speed(quick: bool) -> None:
     from bench.speed_calibration import calibrate
-    from bench.speed_calibration import summary as speed_summary
+    from bench.speed_validation import summary as speed_summary
 
     result = calibrate(quick=quick)
     rows = result["rows"]
@@ -250,7 +250,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     CALIBRATION = args.shared
     if args.markdown:
-        from bench.speed_calibration import calibrate, markdown_table
+        from bench.speed_calibration import calibrate
+        from bench.speed_validation import markdown_table
 
         print("\n".join(markdown_table(calibrate())))
         return

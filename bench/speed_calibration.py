@@ -15,8 +15,9 @@ least squares on the log error (Huber, pre-b3000 builds at half weight, weak pri
 
 Everything per chip generation (matrix rate, clock) is physics from core/speed_arch.py, not fitted,
 so a generation the fit never saw gets its speed from its spec sheet. Validation the way users meet
-it: leave-one-FAMILY-out (all rows of a chip generation held out, refit, predicted: the headline) and
-leave-one-GPU-out, median / p90 absolute % error and share of measurements inside the card's band.
+it (bench/speed_validation.py): leave-one-SOURCE-out (every discussion, issue or repository held out
+in turn, refit, predicted: the headline), leave-one-architecture-out (generation x backend) and
+leave-one-family-out; median / p90 absolute % error and share of measurements inside the card's band.
 ``--write`` stores the constants and bands between the BEGIN/END FITTED markers of
 core/speed_constants.py and the accuracy table in README.md; tests/core/test_speed_calibration.py fails
 when either drifts from this fit.
@@ -35,7 +36,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.speed_data import BACKENDS, Row, load_rows
+from bench.speed_data import Row, load_rows
+from bench.speed_validation import (
+    FAMILIES,
+    MIN_SOURCES,
+    SPLITS,
+    TABLE_HEAD,
+    derive_bands,
+    hold_out,
+    markdown_table,
+    sources_by_arch,
+    summary,
+)
 from core import speed
 from core import speed_constants as K
 from core.fit import Offload, Placement, breakdown
@@ -43,8 +55,6 @@ from core.models import Hardware
 
 CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed_constants.py"
 README = Path(__file__).resolve().parents[1] / "README.md"
-TABLE_HEAD = "| backend | rows (decode / prefill) |"
-FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel"]
 QFAMS = ["q8_0", "q4_0", "k", "mxfp4"]  # f16 fixed at 1
 SCALARS = [
     "consumer_clock",
@@ -255,66 +265,6 @@ def fit(mat: Matrix, mask: np.ndarray, theta0: np.ndarray, iters: int = 60) -> n
     return theta
 
 
-def hold_out(mat: Matrix, theta: np.ndarray, groups: list[str], iters: int) -> np.ndarray:
-    """Log residuals (predicted / measured) of every row, predicted by a fit without its group."""
-    out = np.zeros(len(groups))
-    keys = np.array(groups)
-    for key in sorted(set(groups)):
-        hold = keys == key
-        th = fit(mat, ~hold, theta, iters=iters)
-        out[hold] = mat.predict(th)[hold] - mat.y[hold]
-    return out
-
-
-def band_factors(resid: np.ndarray, lo_q: float = 0.08, hi_q: float = 0.92) -> tuple[float, float]:
-    """Band [pred*lo, pred*hi] from log residuals (prediction / measurement) covering the central share."""
-    lo, hi = np.quantile(resid, [lo_q, hi_q])
-    return round(math.exp(-hi), 3), round(math.exp(-lo), 3)
-
-
-MIN_FAMILY_ROWS = 6  # fewer held-out rows than this: the family gets the all-family band
-
-
-def family_bands(rows: list[Row], resid: np.ndarray, mask: np.ndarray) -> dict[str, tuple[float, float]]:
-    """Band per speed family from its held-out residuals, never narrower than the all-family band
-    (a family with little data gets at least the spread of all families)."""
-    overall = band_factors(resid[mask])
-    fams = np.array([r.family for r in rows])
-    out = {}
-    for family in FAMILIES:
-        sel = mask & (fams == family)
-        lo, hi = band_factors(resid[sel]) if sel.sum() >= MIN_FAMILY_ROWS else overall
-        out[family] = (min(lo, overall[0]), max(hi, overall[1]))
-    return out
-
-
-def row_bands(
-    rows: list[Row], bands: dict[str, tuple[float, float]], moe: tuple[float, float] | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's band: its family's, widened to the MoE band for MoE models (as core/speed.py does)."""
-    lo = np.array([bands[r.family][0] for r in rows])
-    hi = np.array([bands[r.family][1] for r in rows])
-    if moe is not None:
-        is_moe = np.array([r.model.is_moe for r in rows])
-        lo, hi = np.where(is_moe, np.minimum(lo, moe[0]), lo), np.where(is_moe, np.maximum(hi, moe[1]), hi)
-    return lo, hi
-
-
-def kind_bands(result: dict[str, Any], kind: str, suffix: str) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row band of ``kind`` ("DECODE"/"PREFILL") at the calibrated ("") or rough ("_ROUGH") level."""
-    return row_bands(result["rows"], result["bands"][f"{kind}_BAND{suffix}"], result["moe_bands"][kind])
-
-
-def _stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
-    """(median, p90 absolute % error, share of measurements inside the row's band, n)."""
-    if not resid.size:
-        return (float("nan"), float("nan"), float("nan"), 0)
-    err = np.abs(100.0 * (np.exp(resid) - 1.0))
-    ratio = np.exp(-resid)  # measured / predicted
-    inside = float(np.mean((ratio >= lo) & (ratio <= hi)))
-    return float(np.median(err)), float(np.quantile(err, 0.9)), inside, int(resid.size)
-
-
 def calibrate(quick: bool = False) -> dict[str, Any]:
     """Fit on every row; unless ``quick``, cross-validate by family and by GPU and derive the bands.
 
@@ -341,28 +291,16 @@ def _calibrate(quick: bool) -> dict[str, Any]:
         "constants": fitted_values(theta),
         "resid": mat.predict(theta) - mat.y,
         "mat": mat,
-        "calibrated_archs": sorted({f"{r.arch}/{r.family}" for r in rows}),
+        "calibrated_archs": sorted(a for a, src in sources_by_arch(rows).items() if len(src) >= MIN_SOURCES),
+        "thin_archs": sorted(a for a, src in sources_by_arch(rows).items() if len(src) < MIN_SOURCES),
     }
     if quick:
         return result
-    result["logo"] = hold_out(mat, theta, [r.gpu_key for r in rows], iters=30)
-    result["lofo"] = hold_out(mat, theta, [r.arch for r in rows], iters=30)
-    bands = {}
-    for kind, mask in (("DECODE", mat.decode), ("PREFILL", ~mat.decode)):
-        gpu_out = family_bands(rows, result["logo"], mask)
-        family_out = family_bands(rows, result["lofo"], mask)
-        bands[f"{kind}_BAND"] = gpu_out
-        # a generation never seen is never more certain than a seen one
-        bands[f"{kind}_BAND_ROUGH"] = {
-            f: (min(family_out[f][0], gpu_out[f][0]), max(family_out[f][1], gpu_out[f][1])) for f in FAMILIES
-        }
-    result["bands"] = bands
-    # MoE models: routing and expert-GEMM costs are the least certain part; their held-out spread
-    moe = np.array([r.model.is_moe for r in rows])
-    result["moe_bands"] = {
-        "DECODE": band_factors(result["lofo"][mat.decode & moe]),
-        "PREFILL": band_factors(result["lofo"][~mat.decode & moe]),
-    }
+    for split, (_, key) in SPLITS.items():
+        result[split] = hold_out(
+            lambda train: mat.predict(fit(mat, train, theta, iters=30)) - mat.y, [key(r) for r in rows]
+        )
+    derive_bands(result)
     apply_params(theta)
     result["production_gap"] = production_check(rows, result["resid"] + mat.y)
     return result
@@ -452,8 +390,9 @@ def constants_block(result: dict[str, Any]) -> str:
         lines += [f'    "{f}": ({lo!r}, {hi!r}),' for f, (lo, hi) in bands.items()] + ["}"]
     for kind, (lo, hi) in result["moe_bands"].items():
         lines.append(f"MOE_{kind}_BAND: tuple[float, float] = ({lo!r}, {hi!r})")
-    lines += ["CALIBRATED_ARCHS: frozenset[str] = frozenset(", "    {"]
-    lines += [f'        "{a}",' for a in result["calibrated_archs"]] + ["    }", ")"]
+    for name in ("calibrated_archs", "thin_archs"):
+        lines += [f"{name.upper()}: frozenset[str] = frozenset(", "    {"]
+        lines += [f'        "{a}",' for a in result[name]] + ["    }", ")"]
     return "\n".join(lines) + "\n"
 
 
@@ -483,56 +422,6 @@ def write_block(block: str) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def summary(result: dict[str, Any]) -> list[str]:
-    """Headline figures: leave-one-family-out and leave-one-GPU-out, per kind and backend."""
-    rows, mat = result["rows"], result["mat"]
-    lines = []
-    for title, key, suffix in (
-        ("leave-one-FAMILY-out (generation never seen)", "lofo", "_ROUGH"),
-        ("leave-one-GPU-out", "logo", ""),
-    ):
-        lines.append(f"{title}: median / p90 absolute % error, share of measurements inside the band")
-        for kind, mask in (("decode", mat.decode), ("prefill", ~mat.decode)):
-            lo, hi = kind_bands(result, kind.upper(), suffix)
-            med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
-            lines.append(f"  {kind:<8} all       n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}")
-            for backend in BACKENDS:
-                bm = mask & np.array([r.backend == backend for r in rows])
-                if bm.any():
-                    med, p90, cov, n = _stats(result[key][bm], lo[bm], hi[bm])
-                    lines.append(
-                        f"  {kind:<8} {backend:<9} n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}"
-                    )
-    return lines
-
-
-def markdown_table(result: dict[str, Any]) -> list[str]:
-    """The README's accuracy table: family held out (headline) and GPU held out, per backend."""
-    rows, mat = result["rows"], result["mat"]
-    lines = [
-        "| backend | rows (decode / prefill) | decode median | p90 | in band | prefill median | p90 | in band |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for key, suffix, title in (("lofo", "_ROUGH", "all, family held out"), ("logo", "", "all, GPU held out")):
-        for backend in ("all", *BACKENDS):
-            cells = []
-            counts = []
-            for kind, mask in (("DECODE", mat.decode), ("PREFILL", ~mat.decode)):
-                if backend != "all":
-                    mask = mask & np.array([r.backend == backend for r in rows])
-                lo, hi = kind_bands(result, kind, suffix)
-                med, p90, cov, n = _stats(result[key][mask], lo[mask], hi[mask])
-                cells += [f"{med:.1f} %", f"{p90:.1f} %", f"{100 * cov:.1f} %"]
-                counts.append(str(n))
-            if backend == "all" and key == "lofo":
-                cells = [f"**{c}**" for c in cells]
-                name = f"**{title}**"
-            else:
-                name = title if backend == "all" else backend
-            lines.append(f"| {name} | {' / '.join(counts)} | " + " | ".join(cells) + " |")
-    return lines
-
-
 def _print(result: dict[str, Any], show_rows: bool) -> None:
     rows = result["rows"]
     gpus, archs = len({r.gpu_key for r in rows}), len({r.arch for r in rows})
@@ -551,12 +440,12 @@ def _print(result: dict[str, Any], show_rows: bool) -> None:
     for line in summary(result):
         print(line)
     if show_rows:
-        for row, r, g, f in zip(rows, result["resid"], result["logo"], result["lofo"], strict=True):
+        for row, r, g, f in zip(rows, result["resid"], result["loso"], result["loao"], strict=True):
             print(
                 f"  {row.index:<9} {row.kind:<7} {row.gpu_key[:24]:<24} {row.arch:<12} {row.backend:<8} "
                 f"x{row.n_gpus} {row.model.id:<14} {row.quant_id:<10} {row.label[:14]:<14} "
                 f"meas {row.measured:8.1f} pred {row.measured * math.exp(r):8.1f} {100 * (math.exp(r) - 1):+6.1f}% "
-                f"gpu-out {100 * (math.exp(g) - 1):+6.1f}% family-out {100 * (math.exp(f) - 1):+6.1f}%"
+                f"source-out {100 * (math.exp(g) - 1):+6.1f}% arch-out {100 * (math.exp(f) - 1):+6.1f}% {row.source}"
             )
 
 

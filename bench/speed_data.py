@@ -314,6 +314,7 @@ class Row:
     w: Any
     legacy: bool  # llama.cpp build < b3000 (before CUDA graphs, PR #6766): more launch overhead
     in_catalog: bool
+    source: str = ""  # one repository, issue, pull request or discussion (leave-one-source-out group)
     weight: float = 1.0  # fit weight: old builds count less
     feats: dict[str, float] = field(default_factory=dict)
 
@@ -375,6 +376,18 @@ def _test(text: str) -> tuple[str, int, int] | None:
     if "after pp512" in low:
         depth = 512
     return ("prefill" if m.group(1) == "pp" else "decode"), int(m.group(2)), depth
+
+
+def source_key(url: str) -> str:
+    """The source a row comes from: a GitHub discussion, issue or pull request is one source
+    (``owner/repo#N``, whoever transcribed it), any other file of a repository is that repository."""
+    m = re.match(r"https?://github\.com/([^/]+/[^/]+)/(?:discussions|issues|pull)/(\d+)", url)
+    if m:
+        return f"{m.group(1)}#{m.group(2)}"
+    m = re.match(r"https?://github\.com/([^/]+/[^/\s]+)", url)
+    if m:
+        return m.group(1)
+    return url.split()[0]
 
 
 def _legacy(build: str) -> bool:
@@ -475,6 +488,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
                 w=w,
                 legacy=legacy,
                 in_catalog=in_catalog,
+                source=source_key(r["source"]),
                 weight=build_weight(r["build"], r["date"]),
             )
         )

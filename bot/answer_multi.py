@@ -7,10 +7,9 @@ resolution assumed on one visible line; ``subject_of`` fills ``Reply.subjects``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from bot import cards
 from bot.card_parts import note_text
+from bot.question import Answering, Question
 from bot.reply import Reply, Subject
 from core.estimate import DEFAULT_CONTEXT, DEFAULT_ENGINE, Request, Scenario, default_quant
 from core.figures import figures_of
@@ -19,13 +18,10 @@ from core.notes import Note
 from core.query import Match
 from locales import Lang, t
 
-if TYPE_CHECKING:
-    from bot.answers import Answers, Question
-
 MAX_COMPARED = 4
 
 
-def compare(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
+def compare(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
     """One row per device (same model) or per model (same device), up to four."""
     q = ask.query
     devices: list[tuple[Match, int]] = [

@@ -9,23 +9,21 @@ it takes a device (a catalog GPU or a generic "N GB" one), a count, a ``Request`
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from bot import cards
+from bot.answer_quality import with_quality
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
+from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
 from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
-from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, on_device, varied
+from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, breakdown
 from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
 from locales import Lang, context_label, gib, t, tokens_per_s
-
-if TYPE_CHECKING:
-    from bot.answers import Answers, Question
 
 SPEED_CHART_GPUS = 12
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
@@ -41,7 +39,7 @@ def _gpu_label(gpu: GpuSpec, count: int) -> str:
     return setup_label(gpu.short_name, count)
 
 
-def quant_matrix(answers: Answers, s: Scenario, ask: Question) -> Reply:
+def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
     """Recommended quant in one line, then the ladder (or every quant with "More")."""
     model, lang = s.model, ask.lang
     more = ask.flags.more
@@ -72,10 +70,11 @@ def quant_matrix(answers: Answers, s: Scenario, ask: Question) -> Reply:
         lang, "quant.title", model=model.name, gpu=_gpu_label(s.device, s.count), context=context_label(s.context)
     )
     more_query = "" if more else f"/quant {model.id} {setup_label(s.device.id, s.count)} more"
-    return cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
+    card = cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
+    return with_quality(card, model, rows, lang, more)  # published KLD/perplexity per quant (issue 26)
 
 
-def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:
+def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:
     """The model on every catalog device (memoised per catalog and question): memory first, speed for
     the setups that run."""
 
@@ -84,14 +83,14 @@ def device_rows(answers: Answers, s: Scenario, more: bool, asked: frozenset[str]
         for gpu in answers.catalog.gpus:
             if not more and (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)):
                 continue
-            found.append((gpu, quick_fit(on_device(s, gpu), RUNS if more else FULL_FIT)))
+            found.append((gpu, quick_fit(s, RUNS if more else FULL_FIT, hardware_on(s, gpu))))
         return found
 
     key = ("gpus", s.model.id, s.quant.id, s.request.model_dump_json(), str(more), ",".join(sorted(asked)))
     return answers.cached(key, scan)
 
 
-def gpus_for_model(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
+def gpus_for_model(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
     """ "Any 16 GB GPU works; fastest: …", then the smallest devices that hold it (top 10), "More" for all."""
     q, lang = ask.query, ask.lang
     s = answers.scenario(replace(ask, user=User()), model, None)  # about the model, not the saved device
@@ -132,7 +131,7 @@ def gpus_for_model(answers: Answers, model: ModelSpec, ask: Question) -> Reply:
 
 
 def recommend_models(
-    answers: Answers,
+    answers: Answering,
     gpu: GpuSpec,
     count: int,
     request: Request,
@@ -159,7 +158,7 @@ def recommend_models(
     )
 
 
-def speed_answer(answers: Answers, s: Scenario, ask: Question) -> Reply:
+def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
     """/speed: decode, prefill and TTFT across contexts (each with a prompt that fills it), per-user and
     total speed across users (the asked number among them), and the same model on common GPUs."""
     main = answers.analyse(s, ask)
@@ -175,13 +174,13 @@ def speed_answer(answers: Answers, s: Scenario, ask: Question) -> Reply:
     for gid in COMMON_GPUS:
         other = answers.catalog.gpu(gid)
         if other is not None and other.id != s.device.id:
-            others.append((other.short_name, quick_fit(on_device(s, other))))
+            others.append((other.short_name, quick_fit(s, hardware=hardware_on(s, other))))
     chart = speed_chart(answers, s, ask.lang)
     reply = cards.speed_card(main, contexts, users, others[:5], answers.catalog, ask.lang, chart=chart, echo=ask.text)
     return answers.about(reply, ask, main)
 
 
-def memory_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
+def memory_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     curves = []
     usable = 0
     for qid in chart_ids(s.model) if s.engine is Engine.LLAMA_CPP else VLLM_CHART_QUANTS:
@@ -201,13 +200,13 @@ def memory_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
     return cards.memory_chart(s.model.name, usable, curves, lang)
 
 
-def speed_chart(answers: Answers, s: Scenario, lang: Lang) -> ChartSpec:
+def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
 
     def bars() -> tuple[tuple[str, float], ...]:
         found = []
         for gpu in answers.catalog.gpus:
-            row = quick_fit(on_device(s, gpu), FULL_FIT)
+            row = quick_fit(s, FULL_FIT, hardware_on(s, gpu))
             if row.decode_tokens_per_s is not None:
                 found.append((gpu.short_name, round(row.decode_tokens_per_s, 1)))
         found.sort(key=lambda b: -b[1])

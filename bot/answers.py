@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
 from bot import cards, commands
+from bot.answer_extras import extend_fit
+from bot.answer_launch import with_quantized_repos
 from bot.answer_multi import compare, subject_of, with_notes
-from bot.card_parts import Flags, flags_of
+from bot.question import AskBack, Question
 from bot.reply import Reply, setup_label
 from bot.resolve import Resolver, build_request
 from bot.user import User
@@ -25,13 +26,12 @@ from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
 from core.analysis import Analysis, Cost, analyse, cost_of
 from core.cost import OfferQuote, cost_notes, quote_offers
-from core.devices import GenericDevice, widened
+from core.devices import widened
 from core.estimate import EstimateError, Request, Scenario, estimate_of, scenario
 from core.figures import cost_figures, figures_of
 from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
 from core.models import Catalog, GpuSpec, ModelSpec
-from core.notes import Note
 from core.query import Intent, Match, Query, Vocabulary, parse
 from core.regions import restricted
 from locales import Lang
@@ -39,34 +39,6 @@ from locales import Lang
 CACHE_ENTRIES = 2048
 T = TypeVar("T")
 Method = Literal["qlora", "lora", "full"]
-
-
-class AskBack(Exception):
-    """The answer is a question back (which model? which memory size?): ``reply`` is that card."""
-
-    def __init__(self, reply: Reply) -> None:
-        super().__init__(reply.kind)
-        self.reply = reply
-
-
-@dataclass
-class Question:
-    """One question being answered: what was asked, and what answering it assumed so far."""
-
-    query: Query
-    lang: Lang
-    user: User
-    text: str
-    notes: list[Note] = field(default_factory=list)
-    generic: GenericDevice | None = None  # the generic device the question is about, if any
-
-    @property
-    def flags(self) -> Flags:
-        return flags_of(self.query, self.text)
-
-    def note(self, note: Note) -> None:
-        if note not in self.notes:
-            self.notes.append(note)
 
 
 class Answers:
@@ -174,7 +146,9 @@ class Answers:
         """The card with the model × hardware it is about (a list card: no figures)."""
         if reply.kind in ("suggest", "error"):
             return reply
-        subject = subject_of(model, gpu, count, self.request(ask, count), tuple(ask.notes))
+        request = self.request(ask, count)
+        settled = scenario(model, gpu, request, self.catalog) if model is not None else None
+        subject = subject_of(model, gpu, count, request, tuple(ask.notes), settled)
         return reply.model_copy(update={"subjects": (subject,)})
 
     def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply:
@@ -228,11 +202,12 @@ class Answers:
 
     def _fit(self, s: Scenario, ask: Question) -> Reply:
         flags = ask.flags
-        analysis = self.analyse(s, ask, full=True)
+        analysis = with_quantized_repos(self.analyse(s, ask, full=True))  # vLLM loads AWQ/GPTQ/FP8 repos (issue 26)
         chart = None if flags.details else tables.memory_chart(self, s, ask.lang)
         reply = cards.fit_card(
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
+        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.text, flags.details)  # issue 26
         return self.about(reply, ask, analysis)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:

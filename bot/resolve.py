@@ -14,6 +14,7 @@ import re
 from bot import cards
 from bot.reply import Reply
 from bot.user import User
+from core.custom_device import custom_device
 from core.devices import GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
@@ -118,12 +119,23 @@ class Resolver:
         if not memory:
             key = "resolve.cpu_ram_missing" if kind == "cpu" else "resolve.vram_missing"
             return cards.ask_card(lang, t(lang, key), echo=text)
+        if kind != "cpu" and (q.device_bandwidth_gbps or q.device_tflops):  # "32 GB at 608 GB/s"
+            return self.spec_device(q, memory, label)
         self.generic = generic_device(self.catalog, kind, memory, label)
         low, high = self.generic.bandwidth_range_gbps
         self.notes.append(
             Note(code=f"generic_{kind}", values={"memory": f"{memory:g}", "low": f"{low:.0f}", "high": f"{high:.0f}"})
         )
         return self.generic.gpu, q.gpu_count
+
+    def spec_device(self, q: Query, memory: float, label: str) -> tuple[GpuSpec, int]:
+        """A device known by the memory, bandwidth and compute the question gives (core/custom_device.py)."""
+        self.generic = custom_device(self.catalog, memory, q.device_bandwidth_gbps, q.device_tflops, q.backend, label)
+        gpu = self.generic.gpu
+        tflops = f"{q.device_tflops:g}" if q.device_tflops else "?"
+        values = {"memory": f"{memory:g}", "bandwidth": f"{gpu.bandwidth_bytes_per_s / 1e9:g}", "tflops": tflops}
+        self.notes.append(Note(code="custom_device", values=dict(values)))
+        return gpu, q.gpu_count
 
     # --- asking back ----------------------------------------------------------------------
 
@@ -177,5 +189,6 @@ def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]
         ram_gb=q.ram_gb if q.ram_gb is not None else user.ram_gb,
         prompt_tokens=q.prompt_tokens,
         concurrent=q.users,
+        backend=q.backend,
     )
     return request, notes

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from bot import cards, commands
 from bot.answer_multi import with_notes
+from bot.answer_special import special_answer, special_kind, special_language
 from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
@@ -92,6 +93,12 @@ class Service:
             wait = await self.limits.acheck(user.id, user.chat) if self.limits else 0.0
             if wait:
                 return cards.slow_down_card(lang, int(wait) + 1)
+            if special_kind(text):  # a pasted command or log, several models at once (issue 26)
+                user, chat_lang = await self.prefs.fill(user)
+                lang = choose_language(user.lang, chat_lang, special_language(self.answers, text), locale)
+                special: Reply = await self._off_loop(special_answer, self.answers, text, lang, user)
+                await self.usage.record(None, special, user, (time.perf_counter() - started) * 1000)
+                return special
             if len(text) > self.max_question_chars:
                 too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})

@@ -33,9 +33,13 @@ class FactError(ValueError):
 
 
 def facts_hash(directory: Path = FACTS_DIR) -> str:
-    """Hash of all fact files, so the store knows when to rebuild."""
+    """Hash of all fact files, so the store knows when to rebuild.
+
+    Every ``*.toml`` in the directory counts, not only the store's own files: the side tables read by
+    ``catalog/extra_facts.py`` (Ollama tags, quality per quant, ...) are a new catalog version too.
+    """
     digest = hashlib.sha256()
-    for name in FACT_FILES:
+    for name in sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))}):
         path = directory / name
         digest.update(name.encode())
         digest.update(path.read_bytes() if path.exists() else b"")

@@ -1,7 +1,7 @@
 """Advice around one scenario: the best quant that fits, KV-cache quantization, the smallest change
 that makes it fit, and hardware to buy or rent.
 
-Every recommendation is a variation of the scenario (``estimate.varied`` / ``on_device``) placed with
+Every recommendation is a variation of the scenario (``estimate.varied``, ``estimate.hardware_on``) placed with
 ``fit.place`` on the hardware it names, so advice never names a setup or quant the memory model says
 would not fit.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Literal, NamedTuple
 
 from core.cost import OfferQuote, quote_offers
-from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, on_device, scenario, varied
+from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
 from core.fit import Placement, Verdict, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
-from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, KvCacheType, QuantSpec, Workload
+from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
 from core.quant_ladder import LOW_BITS, ladder
 from core.regions import restricted
@@ -102,11 +102,15 @@ class _Fitted(NamedTuple):
 
 def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
     """The first quant that fits with reserve, else the first that is tight (placement only: memory decides).
-    ``quants`` are those whose weights alone fit (``_weights_floor``)."""
+    A quant whose weights alone overflow (``_weights_floor``) is skipped without placing it; the scan
+    stops at the first fit, so the smaller rungs' weights are never computed."""
     hardware = s.hardware
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
+    usable = usable_bytes(hardware, workload)
     tight: _Fitted | None = None
     for quant in quants:
+        if _weights_floor(s, quant, catalog) > usable:
+            continue
         placement = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id))
         if placement.verdict is Verdict.FITS:
             return _Fitted(quant, placement, workload)
@@ -122,11 +126,11 @@ def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
 
 
 def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
-    usable = usable_bytes(s.hardware, s.workload)
-    quants = [q for q in ladder(s.model, s.engine, catalog) if _weights_floor(s, q, catalog) <= usable]
-    if not quants:  # no quant's weights alone fit: no KV cache type changes that
-        return None
+    quants = ladder(s.model, s.engine, catalog)
     found = _first_fit(s, catalog, quants)
+    usable = usable_bytes(s.hardware, s.workload)
+    if found is None and all(_weights_floor(s, q, catalog) > usable for q in quants):
+        return None  # no quant's weights alone fit: no KV cache type changes that
     if found is None or found.quant.bits < LOW_BITS:
         kvs = KV_CHOICES[s.engine]
         asked = s.request.kv_cache
@@ -196,9 +200,9 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
             there = with_quant(s, quant, catalog) if quant is not None else varied(s, catalog, **changes)
         except (EstimateError, ValueError):
             return None
+        if place(there.model, there.quant, there.hardware, there.workload, there.measured).verdict not in want:
+            return None  # memory first: the full estimate only for a change that helps
         e = estimate_of(there)
-        if e.verdict not in want:
-            return None
         return Fix(
             kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, scenario=there, estimate=e
         )
@@ -264,8 +268,7 @@ def _setup(s: Scenario, gpu: GpuSpec, count: int, floor_bytes: int = 0) -> Setup
     """
     if gpu.memory_bytes * count < floor_bytes:
         return None
-    there = on_device(s, gpu, count)
-    hardware, workload = there.hardware, there.workload
+    hardware, workload = hardware_on(s, gpu, count), s.workload
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     if placement.verdict not in FULL_FIT:
         return None
@@ -391,9 +394,10 @@ class QuickFit(Frozen):
 RUNS = (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
 
 
-def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS) -> QuickFit:
-    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by."""
-    hardware, workload = s.hardware, s.workload
+def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hardware | None = None) -> QuickFit:
+    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by.
+    ``hardware`` puts the scenario on other devices (``estimate.hardware_on``)."""
+    hardware, workload = hardware or s.hardware, s.workload
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
     if placement.verdict in speed_for:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from core.estimate import DEFAULT_COST_USERS, Scenario, on_device
+from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
 from core.fit import Verdict, place
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
@@ -24,7 +24,6 @@ DEFAULT_USD_PER_KWH = 0.30  # household tariff order of magnitude (EU ~0.30, US 
 DEFAULT_UTILISATION = 0.70  # average board power while serving, as a share of TDP
 DEFAULT_HOURS_PER_DAY = 8.0
 DAYS_PER_MONTH = 365.25 / 12  # 30.4375
-DEFAULT_USERS = DEFAULT_COST_USERS  # concurrent streams for the "real deployment" $/Mtok figure
 MAX_GPU_COUNT = 64  # Hardware.count allows 1..64 devices
 STALE_MONTHS = 6  # a price seen longer ago than this (before the newest price in the catalog) is marked
 SPOT_TYPES = frozenset({"spot", "interruptible", "community", "marketplace"})
@@ -155,7 +154,7 @@ def quote_offers(
 ) -> tuple[OfferQuote, ...]:
     """Offers whose GPUs hold the model fully (fits/tight), each priced on its own hardware, cheapest $/h first.
 
-    Each offer is the scenario on the offer's devices (``on_device``), batched over ``s.cost_users``.
+    Each offer is the scenario on the offer's devices (``hardware_on``), batched over ``s.cost_users``.
     With ``limit`` the scan stops after that many fitting offers (offers are tried cheapest first).
     """
     w = weights(s.model, s.quant, s.measured)
@@ -172,8 +171,7 @@ def quote_offers(
             continue
         if gpu.memory_bytes * offer.gpu_count < floor:
             continue
-        there = on_device(s, gpu, offer.gpu_count)
-        hardware, workload = there.hardware, there.workload
+        hardware, workload = hardware_on(s, gpu, offer.gpu_count), s.workload
         placement = place(s.model, s.quant, hardware, workload, s.measured)
         if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
             continue
@@ -263,8 +261,8 @@ def rent_vs_buy(
     )
 
 
-def cost_notes(users: int = DEFAULT_USERS, hours_per_day: float = DEFAULT_HOURS_PER_DAY) -> tuple[Note, ...]:
-    """``cost_assumptions`` as codes for the cards."""
+def cost_notes(users: int = DEFAULT_COST_USERS, hours_per_day: float = DEFAULT_HOURS_PER_DAY) -> tuple[Note, ...]:
+    """What every quote assumes, as codes for the cards: own hardware, the formula, batching, the month."""
     return (
         note("cost_own_hardware"),
         note("cost_formula"),

@@ -31,6 +31,9 @@ class GenericDevice(Frozen):
     gpu: GpuSpec
     bandwidth_range_gbps: tuple[float, float]  # slowest and fastest of the class
     peers: int  # catalog devices the figures come from (0 for CPU-only)
+    tflops_range: tuple[float, float] | None = (
+        None  # slowest and fastest compute, when not known (core/custom_device.py)
+    )
 
 
 def generic_device(catalog: Catalog, kind: GenericKind, memory_gib: float, label: str = "") -> GenericDevice:
@@ -60,10 +63,12 @@ def generic_device(catalog: Catalog, kind: GenericKind, memory_gib: float, label
 
 def widened(est: FitEstimate, s: Scenario, device: GenericDevice) -> FitEstimate:
     """The estimate with speed bands spanning the slowest and fastest device of the class."""
-    low_bw, high_bw = device.bandwidth_range_gbps
+    flops = device.tflops_range or (device.gpu.fp16_tflops, device.gpu.fp16_tflops)
     ends = [
-        estimate_of(on_device(s, device.gpu.model_copy(update={"bandwidth_bytes_per_s": bw * 1e9}), s.count))
-        for bw in (low_bw, high_bw)
+        estimate_of(
+            on_device(s, device.gpu.model_copy(update={"bandwidth_bytes_per_s": bw * 1e9, "fp16_tflops": tf}), s.count)
+        )
+        for bw, tf in zip(device.bandwidth_range_gbps, flops, strict=True)
     ]
     speed = est.speed.model_copy(
         update={

@@ -33,6 +33,7 @@ from core.models import (
 from core.notes import CodedError, Note, note
 from core.serving import Speeds, decode_speeds
 from core.speed import SpeedEstimate, estimate_speed
+from core.speed_device import BACKEND_LABELS, with_backend
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -91,14 +92,19 @@ class Scenario(Frozen):
     request: Request  # what was asked: variations and follow-up questions start from it
 
     @cached_property
+    def assumptions(self) -> tuple[tuple[str, ...], tuple[Note, ...]]:
+        """``assumed``: derived once, when a card or an estimate asks."""
+        return assumed(self)
+
+    @property
     def defaults_used(self) -> tuple[str, ...]:
         """Request fields filled with defaults."""
-        return assumed(self)[0]
+        return self.assumptions[0]
 
-    @cached_property
+    @property
     def notes(self) -> tuple[Note, ...]:
-        """The defaults and modelling assumptions, as codes with values (derived when a card asks)."""
-        return assumed(self)[1]
+        """The defaults and modelling assumptions, as codes with values."""
+        return self.assumptions[1]
 
     @property
     def device(self) -> GpuSpec:
@@ -113,12 +119,7 @@ class Scenario(Frozen):
 
     @cached_property
     def hardware(self) -> Hardware:
-        return Hardware(
-            gpu=self.device,
-            count=self.count,
-            system_ram_bytes=round(self.ram_gb * 1e9),
-            ram_bandwidth_bytes_per_s=self.ram_bandwidth_gbps * 1e9 if self.ram_bandwidth_gbps else None,
-        )
+        return hardware_on(self, self.device, self.count)
 
     @cached_property
     def workload(self) -> Workload:
@@ -187,8 +188,8 @@ def scenario(
             kv=kv.value,
             options=options,
         )
-    if gpu is not None and request.backend is not None and request.backend is not gpu.backend:
-        gpu = gpu.model_copy(update={"backend": request.backend})
+    if gpu is not None:  # the backend asked for, when llama.cpp has it for this device (else its own)
+        gpu = with_backend(gpu, request.backend) or gpu
     # every part was validated on its way in (catalog rows, the Request): build without revalidating them
     return Scenario.model_construct(
         model=model,
@@ -217,6 +218,8 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     if request.engine is None:
         used.append("engine")
         coded.append(note("engine_default", value=s.engine.value))
+    if gpu is not None:
+        coded.append(backend_note(gpu.backend, request.backend))
     if request.quant is None:
         used.append("quant")
         coded.append(note("quant_default", value=s.quant.id))
@@ -247,6 +250,15 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     return tuple(used), tuple(coded)
 
 
+def backend_note(used: Backend, asked: Backend | None) -> Note:
+    """The backend the card names: the device's usual one, the one asked for, or why not that one."""
+    if asked is None:
+        return note("backend_default", value=BACKEND_LABELS[used])
+    if asked is not used:  # e.g. Metal on a GeForce
+        return note("backend_unavailable", backend=BACKEND_LABELS[asked], used=BACKEND_LABELS[used])
+    return note("backend", value=BACKEND_LABELS[used])
+
+
 def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Scenario:
     """The same question with some request fields changed, resolved again by ``scenario``.
 
@@ -259,6 +271,17 @@ def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Sc
         if quant_id.upper() != s.quant.id.upper():
             return scenario(s.model, s.gpu, request, catalog)
     return scenario(s.model, s.gpu, request, quant=s.quant, measured=s.measured)
+
+
+def hardware_on(s: Scenario, gpu: GpuSpec, count: int = 1) -> Hardware:
+    """The scenario's hardware with other devices (same system RAM): what the device scans place on;
+    the workload does not change with the device."""
+    return Hardware(
+        gpu=gpu,
+        count=count,
+        system_ram_bytes=round(s.ram_gb * 1e9),
+        ram_bandwidth_bytes_per_s=s.ram_bandwidth_gbps * 1e9 if s.ram_bandwidth_gbps else None,
+    )
 
 
 def on_device(s: Scenario, gpu: GpuSpec, count: int = 1) -> Scenario:
@@ -285,6 +308,7 @@ class HardwareRef(Frozen):
     usable_bytes: int
     unified_memory: bool
     system_ram_bytes: int
+    backend: Backend | None = None
 
 
 class FitEstimate(Frozen):
@@ -348,6 +372,7 @@ def estimate_of(s: Scenario) -> FitEstimate:
             usable_bytes=placement.memory.usable_bytes,
             unified_memory=gpu.unified_memory,
             system_ram_bytes=hardware.system_ram_bytes,
+            backend=gpu.backend,
         ),
         memory=placement.memory,
         verdict=placement.verdict,
@@ -362,7 +387,7 @@ def estimate_of(s: Scenario) -> FitEstimate:
         serving=decode_speeds(model, placement, hardware, workload, s.users, s.quant.id),
         concurrent=s.users,
         defaults_used=s.defaults_used,
-        notes=s.notes,
+        notes=s.notes + ((note("speed_thin"),) if speed.calibration == "thin" else ()),
     )
 
 
@@ -394,6 +419,7 @@ __all__ = [
     "default_quant",
     "estimate",
     "estimate_of",
+    "hardware_on",
     "on_device",
     "rope_scaled_context",
     "scenario",

@@ -15,6 +15,7 @@ from core.estimate import ENGINE_KV_TYPES, EstimateError, FitEstimate, Scenario,
 from core.fit import Verdict
 from core.models import Catalog, Engine, Frozen, KvCacheType, Workload
 from core.notes import Note, note
+from core.speed_device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS
 
 VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
 ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
@@ -52,6 +53,8 @@ def launch_command(s: Scenario, est: FitEstimate) -> LaunchCommand | None:
         if not model.gguf_repo:
             notes.append(note("cmd_no_gguf_repo", quant=quant.id))
         argv = ["llama-server", *ref, "--ctx-size", str(ctx * concurrent)]
+        if (flag := LLAMA_CPP_BUILD_FLAGS.get(s.device.backend)) is not None:
+            notes.append(note("cmd_build", backend=BACKEND_LABELS[s.device.backend], flag=flag))
         if concurrent > 1:
             argv += ["--parallel", str(concurrent)]  # the context is shared by the slots
         off = est.offload

@@ -74,11 +74,27 @@ def candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[Quant
     return sorted(quants, key=lambda q: (-q.bits, -q.bpw_dense, -q.bpw_experts, q.id))
 
 
+_LADDERS: dict[tuple[int, Engine, bool, bool], tuple[Catalog, list[QuantSpec]]] = {}
+
+
 def ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
-    """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits."""
+    """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits.
+
+    The ladder depends only on the engine, a native MXFP4 checkpoint and MoE-ness: memoised per catalog
+    object (the /models scan walks it for every model).
+    """
+    key = (id(catalog), engine, model.native_dtype == "mxfp4", model.is_moe)
+    hit = _LADDERS.get(key)
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
     if engine is not Engine.LLAMA_CPP:
-        return candidates(model, engine, catalog)
-    return [q for q in (catalog.quant(i) for i in ladder_ids(model)) if q is not None and engine in q.engines]
+        steps = candidates(model, engine, catalog)
+    else:
+        steps = [q for q in (catalog.quant(i) for i in ladder_ids(model)) if q is not None and engine in q.engines]
+    if len(_LADDERS) > 64:
+        _LADDERS.clear()
+    _LADDERS[key] = (catalog, steps)
+    return steps
 
 
 __all__ = [

@@ -29,6 +29,7 @@ from core.query_resolve import (
     _joined,
     _to_match,
 )
+from core.query_specs import read_specs
 from core.query_types import Intent, Match, Query, VocabEntry, Vocabulary
 
 __all__ = ["Intent", "Match", "Query", "VocabEntry", "Vocabulary", "complete", "parse"]
@@ -94,6 +95,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if intent is not None:
         found["command"] = intent.value
     unknown: list[str] = []
+    low = read_specs(low, found)
     low = L.read_devices(low, found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from core.models import Engine, Frozen, KvCacheType
+from core.models import Backend, Engine, Frozen, KvCacheType
 
 
 class VocabEntry(Frozen):
@@ -94,5 +94,8 @@ class Query(Frozen):
     other_engine: str | None = None  # an engine FitBot does not model (exl2, MLX, SGLang)
     model_text: str | None = None  # a model-like phrase that matched nothing ("olmo 2 7b")
     gpu_text: str | None = None  # a device-like phrase that matched nothing ("rtx 3070")
+    backend: Backend | None = None  # "on vulkan", "mit ROCm" (core/query_specs.py)
+    device_bandwidth_gbps: float | None = None  # "32 GB at 608 GB/s": a device known by its specs
+    device_tflops: float | None = None  # "... and 90 TFLOPS"
     leftovers: tuple[str, ...] = ()
     explicit: frozenset[str] = frozenset()

@@ -101,6 +101,7 @@ class SpeedEstimate(Frozen):
     prompt_tokens: int
     context: int
     confidence: Literal["calibrated", "rough"]
+    calibration: Literal["calibrated", "thin", "none"] = "calibrated"  # rows behind the band (``calibration_level``)
     basis: tuple[str, ...] = ()
     concurrency: Concurrency | None = None
 
@@ -441,10 +442,17 @@ def concurrency(
 # --------------------------------------------------------------------------------------------
 
 
-def calibrated_device(gpu: GpuSpec) -> bool:
-    """Whether llama-bench rows of this generation on this speed family went into the fit."""
+def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "none"]:
+    """How well llama-bench rows cover this generation on this speed family: rows from at least two
+    sources ("calibrated"), from one source only ("thin": the band of an unseen generation, and the
+    card says so), or none."""
     family, proxy = speed_family(gpu)
-    return not proxy and f"{canonical_arch(gpu)}/{family}" in K.CALIBRATED_ARCHS
+    key = f"{canonical_arch(gpu)}/{family}"
+    if proxy:
+        return "none"
+    if key in K.CALIBRATED_ARCHS:
+        return "calibrated"
+    return "thin" if key in K.THIN_ARCHS else "none"
 
 
 def _band(
@@ -493,11 +501,15 @@ def estimate_speed(
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
     family = speed_family(hardware.gpu)[0]
     level = 2 if rough else 0
-    if level == 0 and not calibrated_device(hardware.gpu):
-        level = 1
-        notes.append(
-            f"no llama-bench rows for {canonical_arch(hardware.gpu) or 'this chip'}: band from other generations"
-        )
+    coverage = calibration_level(hardware.gpu)
+    arch = canonical_arch(hardware.gpu) or "this chip"
+    band_level = level
+    if level == 0 and coverage == "thin":  # calibrated rates, but one source: the unseen-generation band
+        band_level = 1
+        notes.append(f"llama-bench rows for {arch} on {family} from one source only: wider band")
+    elif level == 0 and coverage == "none":
+        level = band_level = 1
+        notes.append(f"no llama-bench rows for {arch}: band from other generations")
 
     short = _decode_time(model, weights, placement, workload, TG_MEAN_DEPTH, quant_id, system)
     at_ctx = _decode_time(model, weights, placement, workload, workload.context, quant_id, system)
@@ -510,13 +522,14 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", family, level, model.is_moe),
+        decode_range=_band(decode, "decode", family, band_level, model.is_moe),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", family, level, model.is_moe),
+        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,
         confidence="calibrated" if level == 0 else "rough",
+        calibration=coverage,
         basis=tuple(notes),
         concurrency=conc,
     )
@@ -529,7 +542,7 @@ __all__ = [
     "arch_profile",
     "attended_tokens",
     "attention_dims",
-    "calibrated_device",
+    "calibration_level",
     "canonical_arch",
     "concurrency",
     "consumer_board",

@@ -20,7 +20,10 @@ B200 148 SM x 1.97 GHz x 1024 = 298 of 2250 -> 0.13.
 AMD: RDNA3/3.5/4 list the WMMA rate (512 FLOP/clk/CU for RDNA3, e.g. 7900 XTX 96 CU x 2.5 GHz x 512
 = 123 TFLOPS; AMD RDNA3 ISA guide sec. 7.9); llama.cpp's MMQ on RDNA runs int8 dot products
 (``v_dot4_i32_i8``, 4 MACs per lane) at the same per-CU rate. RDNA2 lists packed FP16 (256
-FLOP/clk/CU) and its dot4 path gives twice that -> 2.0. CDNA lists MFMA rates of matrix cores
+FLOP/clk/CU); its dot4 path peaks at twice that, but ROCm MMQ and the Vulkan shaders (which on RDNA2
+often run without integer dot products) reach 1.4x on the scoreboards (#15021, #10879: the one
+per-generation rate here read off measurements rather than a datasheet; 2.0 over-predicts RDNA2
+prompts by 40-65 %). CDNA lists MFMA rates of matrix cores
 llama.cpp's MMQ uses only in part -> 0.5 (rough, no calibration rows).
 
 Apple GPUs run FP16 at the FP32 rate and the catalog lists no TFLOPS: the rate comes from the
@@ -52,7 +55,7 @@ class ArchProfile:
     known: bool = True  # False: figures by analogy, no source for this generation specifically
     hbm: bool = False  # HBM memory: a single decode stream reaches less of its peak (``HBM_BANDWIDTH_FACTOR``)
     pre_ampere: bool = False  # NVIDIA before Ampere: ``PRE_AMPERE_MATRIX_FACTOR`` (kernels tuned for sm_80+)
-    # Pascal/Turing GDDR boards: ``PRE_AMPERE_BANDWIDTH_FACTOR`` too (Volta's HBM2 decode rows fit without it)
+    # Pascal: ``PRE_AMPERE_BANDWIDTH_FACTOR`` too (Turing's and Volta's decode rows fit without it)
     pre_ampere_decode: bool = False
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
@@ -67,16 +70,13 @@ ARCH: dict[str, ArchProfile] = {
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
     # (the catalog lists FP32 or 1/64-rate FP16 figures for these chips; neither is the dp4a path)
     "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False, pre_ampere_decode=True),
-    "pascal-hbm": ArchProfile(
-        1.48, matrix_share=1.0, hbm=True, pre_ampere=True, pre_ampere_decode=True
-    ),  # P100: no dp4a, listed 2x FP16 rate
+    # P100 (GP100): no dp4a, so no MMQ at all: prompts run dequantize + cuBLAS FP16 GEMM at the listed
+    # 2x-FP32 rate (ggml-cuda ggml_cuda_should_use_mmq needs dp4a, cc >= 610; GP100 is cc 600), which the
+    # pre-Ampere MMQ factor does not describe; decode runs the dp4a-free mat-vec kernels
+    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere_decode=True),
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
-    "turing": ArchProfile(
-        1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
-    ),  # T4 40 SM x 1.59 x 1024 = 65 = listed
-    "turing-gtx": ArchProfile(
-        1.6, matrix_share=1.0, pre_ampere=True, pre_ampere_decode=True
-    ),  # GTX 16xx: no tensor cores, listed packed FP16
+    "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
+    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # GTX 16xx: no tensor cores, listed packed FP16
     "ampere": ArchProfile(1.8, matrix_share=1.0),  # GA10x: listed (after GeForce x2) = 1024/clk/SM
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the
@@ -153,6 +153,17 @@ FLOP_PER_BYTE_BY_CATEGORY: dict[str, float] = {
 # NVIDIA L40 datasheet 181 TFLOPS FP16 (362 sparse) for 142 SM x 2.49 GHz x 1024 = 362 at FP16
 # accumulate; L20 likewise (92 SM x 2.52 GHz x 1024 = 237, listed 119.5).
 FP32_ACCUMULATE_LISTED = frozenset({"l40", "l20"})
+# ... except the Titan V: a GV100 (the V100's chip) on a consumer board, whose listed 110-119 TFLOPS is the
+# full tensor rate (NVIDIA Titan V spec sheet; 80 SM x 1.455 GHz x 1024 = 119), like the V100's.
+FULL_RATE_CONSUMER_ARCHS = frozenset({"volta"})
+# Intel Arc under Vulkan: llama.cpp's Vulkan matmul shaders reach the XMX units only through
+# cooperative matrices, which ggml-vulkan.cpp (ggml_vk_khr_cooperative_matrix_support) turns off for
+# every Intel GPU but Xe2 ("older hardware (ex. Arc A770) has performance regressions"). Without them
+# the shaders run on the vector ALUs at the FP16 vector rate: 512 FLOP/clk per Xe core against XMX's
+# 2048 (Intel Xe-HPG and Xe2 architecture briefs) -> 1/4 of the listed XMX figure. The Xe2 rows of the
+# Vulkan scoreboard (ggml-org/llama.cpp discussion #10879: B580 621 t/s pp512 where the A770 reaches
+# 1074 on Llama-2-7B Q4_0) sit at the same vector-rate class, so Xe2 gets the vector rate as well.
+VULKAN_INTEL_MATRIX_SHARE = 0.25
 # Per-device exceptions to the generation's matrix_share: the H20's tensor rate is capped at 148 TFLOPS
 # (78 SM), close to what its SMs reach through mma.sync (78 x 1.98 GHz x 1024 = 158), so all of it counts.
 MATRIX_SHARE_OVERRIDE: dict[str, float] = {"h20-96gb": 1.0, "h20-141gb": 1.0}
@@ -193,10 +204,13 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
     generation's ``matrix_share``; without a listed figure, bandwidth x the generation's (or the
     category's) FLOP per byte.
     """
-    profile = arch_profile(gpu)
+    profile, arch = arch_profile(gpu), canonical_arch(gpu)
     if gpu.fp16_tflops is not None and profile.use_listed:
-        half_rate = (gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer") or gpu.id in FP32_ACCUMULATE_LISTED
+        geforce = gpu.vendor.upper() == "NVIDIA" and gpu.category == "consumer" and arch not in FULL_RATE_CONSUMER_ARCHS
+        half_rate = geforce or gpu.id in FP32_ACCUMULATE_LISTED
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
+        if gpu.backend is Backend.VULKAN and gpu.vendor.lower() == "intel":
+            listed *= VULKAN_INTEL_MATRIX_SHARE
         return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known
     ratio = profile.flop_per_byte
     if ratio is None:

@@ -16,93 +16,97 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8884,
-    "rocm": 0.9503,
-    "metal": 0.8604,
-    "vulkan": 0.9042,
+    "cuda": 0.8857,
+    "rocm": 0.9504,
+    "metal": 0.861,
+    "vulkan": 0.9068,
     "vulkan-intel": 0.9502,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5675,
-    "rocm": 0.4163,
-    "metal": 0.8373,
-    "vulkan": 0.4452,
-    "vulkan-intel": 0.08928,
+    "cuda": 0.5657,
+    "rocm": 0.4106,
+    "metal": 0.8383,
+    "vulkan": 0.4384,
+    "vulkan-intel": 0.3532,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 101300.0,
-    "rocm": 310000.0,
-    "metal": 184100.0,
-    "vulkan": 128800.0,
-    "vulkan-intel": 845600.0,
+    "cuda": 107100.0,
+    "rocm": 309300.0,
+    "metal": 183500.0,
+    "vulkan": 132900.0,
+    "vulkan-intel": 843500.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.161
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7367
-PRE_AMPERE_MATRIX_FACTOR = 0.6437
-IGPU_BANDWIDTH_FACTOR = 0.8916
-IGPU_MATRIX_FACTOR = 0.6144
-HBM_BANDWIDTH_FACTOR = 0.7673
-MOE_EXPERT_EXTRA = 0.09532
-MOE_TILE_TOKENS = 9.657
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.942, "q4_0": 0.9873, "k": 1.018, "mxfp4": 0.915}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.084, "k": 1.336, "mxfp4": 1.364}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.097
-ATTENTION_EFFICIENCY = 0.5113
-LAYER_SPLIT_HOP_S = 0.0002121
+CONSUMER_CLOCK_FACTOR = 1.173
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.6862
+PRE_AMPERE_MATRIX_FACTOR = 0.6194
+IGPU_BANDWIDTH_FACTOR = 0.8973
+IGPU_MATRIX_FACTOR = 0.6298
+HBM_BANDWIDTH_FACTOR = 0.7946
+MOE_EXPERT_EXTRA = 0.09581
+MOE_TILE_TOKENS = 11.06
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9417, "q4_0": 0.999, "k": 1.017, "mxfp4": 0.9164}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.079, "k": 1.332, "mxfp4": 1.358}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.099
+ATTENTION_EFFICIENCY = 0.5099
+LAYER_SPLIT_HOP_S = 0.0001989
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.868, 1.234),
-    "rocm": (0.868, 1.315),
-    "metal": (0.865, 1.247),
-    "vulkan": (0.868, 1.234),
-    "vulkan-intel": (0.803, 1.277),
+    "cuda": (0.856, 1.169),
+    "rocm": (0.874, 1.169),
+    "metal": (0.874, 1.25),
+    "vulkan": (0.874, 1.169),
+    "vulkan-intel": (0.874, 1.169),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.848, 1.259),
-    "rocm": (0.848, 1.315),
-    "metal": (0.848, 1.259),
-    "vulkan": (0.848, 1.259),
-    "vulkan-intel": (0.611, 1.734),
+    "cuda": (0.698, 1.251),
+    "rocm": (0.698, 1.311),
+    "metal": (0.698, 1.273),
+    "vulkan": (0.698, 1.251),
+    "vulkan-intel": (0.49, 1.846),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.669, 1.33),
-    "rocm": (0.555, 1.694),
-    "metal": (0.695, 1.33),
-    "vulkan": (0.656, 1.423),
-    "vulkan-intel": (0.575, 1.405),
+    "cuda": (0.71, 1.293),
+    "rocm": (0.784, 1.293),
+    "metal": (0.784, 1.293),
+    "vulkan": (0.667, 1.373),
+    "vulkan-intel": (0.784, 1.293),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.664, 1.351),
-    "rocm": (0.555, 1.727),
-    "metal": (0.695, 1.351),
-    "vulkan": (0.656, 1.506),
-    "vulkan-intel": (0.54, 1.405),
+    "cuda": (0.485, 1.41),
+    "rocm": (0.42, 1.75),
+    "metal": (0.485, 1.41),
+    "vulkan": (0.485, 1.515),
+    "vulkan-intel": (0.381, 1.41),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.923, 1.326)
-MOE_PREFILL_BAND: tuple[float, float] = (0.637, 1.61)
+MOE_DECODE_BAND: tuple[float, float] = (0.925, 1.301)
+MOE_PREFILL_BAND: tuple[float, float] = (0.549, 1.63)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
-        "ada/vulkan",
         "ampere-dc/cuda",
-        "ampere-soc/cuda",
         "ampere/cuda",
-        "ampere/vulkan",
         "apple-m1/metal",
         "apple-m2/metal",
         "apple-m3/metal",
+        "hopper/cuda",
+        "rdna3.5/rocm",
+        "rdna3.5/vulkan",
+        "rdna3/rocm",
+    }
+)
+THIN_ARCHS: frozenset[str] = frozenset(
+    {
+        "ada/vulkan",
+        "ampere-soc/cuda",
+        "ampere/vulkan",
         "apple-m4/metal",
         "blackwell-soc/cuda",
         "blackwell/cuda",
         "gcn5/rocm",
-        "hopper/cuda",
         "pascal-hbm/cuda",
         "pascal/cuda",
         "pascal/vulkan",
         "rdna2/rocm",
         "rdna2/vulkan",
-        "rdna3.5/rocm",
-        "rdna3.5/vulkan",
-        "rdna3/rocm",
         "rdna3/vulkan",
         "turing/cuda",
         "turing/vulkan",
@@ -122,9 +126,11 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
 # CONSUMER_CLOCK_FACTOR: consumer boards (GeForce, Radeon RX, Arc) sustain this multiple of the clock that
 #   workstation and datacenter boards of the same chip sustain under load (higher power limits, boost above
 #   the rated clock); multiplies the matrix rate and divides the per-layer time.
-# PRE_AMPERE_*_FACTOR: NVIDIA Pascal/Volta/Turing reach this share of the bandwidth / matrix rate a newer
-#   generation reaches: llama.cpp's CUDA kernels are written for sm_80+ (async copies, ldmatrix, int8
-#   m16n8k32 MMA); older chips run fallback paths (dp4a, m8n8k16) with less overlap.
+# PRE_AMPERE_MATRIX_FACTOR: NVIDIA Volta/Turing/Pascal prompt GEMMs reach this share of what a newer generation
+#   reaches: llama.cpp's MMQ kernels are written for sm_80+ (async copies, ldmatrix, int8 m16n8k32 MMA); older
+#   chips run fallback paths (dp4a, m8n8k16) with less overlap. Not the P100 (no MMQ at all: cuBLAS FP16).
+# PRE_AMPERE_BANDWIDTH_FACTOR: Pascal (GP10x GDDR5/5X, GP100 HBM2) decode reaches this share of the bandwidth
+#   newer chips reach: mat-vec kernels tuned for sm_75+ warps and caches (Turing decode rows fit without it).
 # IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
 #   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
 # HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
@@ -137,11 +143,13 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
 #   ``IQ_EXTRA_FACTOR``.
 # PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
 # ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate.
-# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU.
-# *_BAND: 8th/92nd percentiles of measured/predicted: band = [pred*lo, pred*hi]. Plain bands come from
-#   leave-one-GPU-out (a generation with calibration rows), *_ROUGH ones from leave-one-family-out
-#   (a generation without rows, or a proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE
-#   model's band is widened to contain it.
+# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
+#   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
+# *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
+#   the central 84 % of leave-one-source-out residuals (a generation x backend with rows from two or more
+#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 90 % of the leave-one-architecture-out, leave-one-family-
+#   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
+#   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
 
 IQ_EXTRA_FACTOR = 1.15
 # A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)

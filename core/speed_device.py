@@ -38,6 +38,79 @@ class DeviceRates(Frozen):
 
 
 # --------------------------------------------------------------------------------------------
+# Backends
+# --------------------------------------------------------------------------------------------
+
+# llama.cpp backends for each vendor's GPUs (llama.cpp docs/build.md), the catalog's (common) one first
+# on a card: NVIDIA CUDA or Vulkan; AMD ROCm/HIP or Vulkan (RADV or AMDVLK); Intel SYCL or Vulkan;
+# Apple Metal (Vulkan on macOS runs through MoltenVK, which llama.cpp's macOS builds do not use).
+VENDOR_BACKENDS: dict[str, tuple[Backend, ...]] = {
+    "nvidia": (Backend.CUDA, Backend.VULKAN),
+    "amd": (Backend.ROCM, Backend.VULKAN),
+    "intel": (Backend.SYCL, Backend.VULKAN),
+    "apple": (Backend.METAL,),
+}
+BACKEND_LABELS: dict[Backend, str] = {
+    Backend.CUDA: "CUDA",
+    Backend.ROCM: "ROCm/HIP",
+    Backend.VULKAN: "Vulkan",
+    Backend.SYCL: "SYCL",
+    Backend.METAL: "Metal",
+    Backend.CPU: "CPU",
+    Backend.OTHER: "vendor runtime",
+}
+# How llama.cpp is built for each backend (llama.cpp docs/build.md): the CMake switch; Metal is on by
+# default on macOS, CPU needs none.
+LLAMA_CPP_BUILD_FLAGS: dict[Backend, str] = {
+    Backend.CUDA: "-DGGML_CUDA=ON",
+    Backend.ROCM: "-DGGML_HIP=ON",
+    Backend.VULKAN: "-DGGML_VULKAN=ON",
+    Backend.SYCL: "-DGGML_SYCL=ON",
+}
+# Names a user gives a backend: HIP is ROCm's API; RADV and AMDVLK are AMD's Vulkan drivers; oneAPI is SYCL's.
+BACKEND_NAMES: dict[str, Backend] = {
+    "cuda": Backend.CUDA,
+    "rocm": Backend.ROCM,
+    "hip": Backend.ROCM,
+    "vulkan": Backend.VULKAN,
+    "vk": Backend.VULKAN,
+    "radv": Backend.VULKAN,
+    "amdvlk": Backend.VULKAN,
+    "sycl": Backend.SYCL,
+    "oneapi": Backend.SYCL,
+    "metal": Backend.METAL,
+    "cpu": Backend.CPU,
+}
+
+
+def backend_named(text: str) -> Backend | None:
+    """The backend a name means ("ROCm/HIP", "radv", "Vulkan"), or None."""
+    words = text.lower().replace("/", " ").split()
+    return next((BACKEND_NAMES[w] for w in words if w in BACKEND_NAMES), None)
+
+
+# A device known only by its specs (core/custom_device.py, the generic devices): any GPU backend
+ANY_GPU_BACKEND = (Backend.CUDA, Backend.ROCM, Backend.VULKAN, Backend.SYCL, Backend.METAL)
+
+
+def backend_options(gpu: GpuSpec) -> tuple[Backend, ...]:
+    """Backends llama.cpp can run this device with; its catalog backend first (the default)."""
+    if gpu.backend in (Backend.CPU, Backend.OTHER):
+        return (gpu.backend,)
+    options = VENDOR_BACKENDS.get(gpu.vendor.lower(), ANY_GPU_BACKEND)
+    return tuple(dict.fromkeys((gpu.backend, *options)))
+
+
+def with_backend(gpu: GpuSpec, backend: Backend | None) -> GpuSpec | None:
+    """The device run with ``backend`` (None: its default), or None when llama.cpp has no such backend for it."""
+    if backend is None or backend is gpu.backend:
+        return gpu
+    if backend not in backend_options(gpu):
+        return None
+    return gpu.model_copy(update={"backend": backend})
+
+
+# --------------------------------------------------------------------------------------------
 # Device side
 # --------------------------------------------------------------------------------------------
 

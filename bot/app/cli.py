@@ -19,10 +19,13 @@ from bot.reply import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
+from core.custom_device import custom_device
+from core.devices import GenericDevice, widened, with_memory
 from core.estimate import DEFAULT_ENGINE, EstimateError, Request, default_quant, scenario
 from core.figures import figures_of
 from core.finetune import estimate_finetune, smallest_hardware, training_fit
-from core.models import GIB, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
+from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
+from core.speed_device import BACKEND_LABELS, backend_named
 
 MAX_CONTEXT = 1 << 24
 
@@ -70,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="catalog name/alias, HF repo id known to the catalog, config.json, folder or .gguf",
     )
-    est.add_argument("--gpu", required=True, help='GPU name or alias, e.g. "rtx 4090", "2x 3090", "m3 ultra 512"')
+    est.add_argument("--gpu", help='GPU name or alias, e.g. "rtx 4090", "2x 3090", "m3 ultra 512" (or give --vram)')
     est.add_argument("--gpus", type=_positive(int, 64), default=None, help="number of GPUs")
     est.add_argument("--quant", help="Q4_K_M (default), Q8_0, UD-Q2_K_XL, BF16, FP8, AWQ ...")
     est.add_argument("--ctx", type=_context, help="context length in tokens (default 8192)")
@@ -84,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--prompt", type=_context, help="prompt length for time to first token (default 4096)")
     est.add_argument("--concurrent", type=_positive(int, 4096), help="concurrent users (vLLM batching)")
     est.add_argument("--ram-bandwidth", type=_positive(float, 100000), help="system RAM bandwidth in GB/s")
+    est.add_argument("--backend", type=_backend, help="cuda, rocm (hip), vulkan (radv, amdvlk), sycl, metal, cpu")
+    est.add_argument("--vram", type=_positive(float, 65536), help="GPU memory in GB: any device, even unknown")
+    est.add_argument("--bandwidth", type=_positive(float, 100000), help="GPU memory bandwidth in GB/s")
+    est.add_argument("--tflops", type=_positive(float, 100000), help="dense FP16 tensor TFLOPS as the vendor lists it")
     est.add_argument("--json", action="store_true", help="print one JSON object")
 
     ask = sub.add_parser("ask", help="answer one question, as the chat bot would")
@@ -135,8 +142,38 @@ def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit,
     return hit, found[0], args.gpus or found[1]
 
 
+def _backend(text: str) -> Backend:
+    backend = backend_named(text)
+    if backend is None:
+        raise argparse.ArgumentTypeError(f"unknown backend {text!r} (cuda, rocm, vulkan, sycl, metal, cpu)")
+    return backend
+
+
+def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec, int, GenericDevice | None]:
+    """--gpu as a catalog entry, with --vram/--bandwidth/--tflops as given; a device known only by
+    its specs (--vram, and --gpu naming something the catalog lacks) becomes a custom device."""
+    found = find_gpu(catalog, args.gpu) if args.gpu else None
+    if isinstance(found, NotFound) or found is None:
+        if args.vram is None:
+            raise UsageError(
+                _not_found(found) + "; or give its specs: --vram GB [--bandwidth GB/s] [--tflops]"
+                if found
+                else "give --gpu or --vram"
+            )
+        label = found.text if found else ""
+        device = custom_device(catalog, args.vram, args.bandwidth, args.tflops, args.backend, label)
+        return device.gpu, args.gpus or 1, device
+    gpu = with_memory(found[0], args.vram) if args.vram else found[0]
+    update = {"bandwidth_bytes_per_s": args.bandwidth * 1e9} if args.bandwidth else {}
+    update |= {"fp16_tflops": args.tflops} if args.tflops else {}
+    return gpu.model_copy(update=update), args.gpus or found[1], None
+
+
 def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
-    hit, gpu, count = resolve_names(args, catalog)
+    hit = find_model(catalog, args.model)
+    if isinstance(hit, NotFound):
+        raise UsageError(_not_found(hit))
+    gpu, count, device = resolve_device(args, catalog)
     request = Request(
         quant=args.quant or hit.quant,
         context=args.ctx,
@@ -147,6 +184,7 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         ram_bandwidth_gbps=args.ram_bandwidth,
         prompt_tokens=args.prompt,
         concurrent=args.concurrent,
+        backend=args.backend,
     )
     quant_id = request.quant or default_quant(hit.model, request.engine or DEFAULT_ENGINE)
     quant = catalog.quant(quant_id)
@@ -154,7 +192,11 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
-        return analyse(scenario(hit.model, gpu, request, quant=quant, measured=measured), catalog)
+        s = scenario(hit.model, gpu, request, quant=quant, measured=measured)
+        analysis = analyse(s, catalog)
+        if device is not None:
+            analysis = analysis.model_copy(update={"estimate": widened(analysis.estimate, s, device)})
+        return analysis
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
 
@@ -193,7 +235,8 @@ def print_estimate(analysis: Analysis) -> None:
     mem = est.memory
     hw = est.hardware
     setup = setup_label(hw.gpu_name, hw.count)
-    print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value} on {setup}")
+    backend = f" ({BACKEND_LABELS[hw.backend]})" if hw.backend else ""
+    print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value}{backend} on {setup}")
     print(f"verdict: {est.verdict.value}")
     rows = [
         ("weights", mem.weights_bytes),
@@ -228,7 +271,7 @@ def print_estimate(analysis: Analysis) -> None:
             f" {offer.decode_tokens_per_s:,.0f} tok/s, ${offer.usd_per_million_tokens:.2f}/Mtok (seen {offer.seen})"
         )
     for cmd in advice.commands:
-        print(f"{cmd.engine.value}: {cmd.shell}")
+        print(f"{cmd.engine.value}: {cmd.shell}" + "".join(f"\n  # {note_text(n, 'en')}" for n in cmd.notes))
     print("assumptions: " + "; ".join(assumptions(analysis)))
 
 

@@ -295,7 +295,7 @@ def unreachable(lang: str, repo: str) -> list[str]:
 # --------------------------------------------------------------------------- (e) the database is locked
 
 
-async def test_locked_database_saves_nothing_clearly_and_answers_everything(
+async def test_locked_database_holds_questions_back_and_answers_everything_after(
     telegram_api: FakeTelegramAPI,
     catalog: Catalog,
     tmp_path: Path,
@@ -311,28 +311,23 @@ async def test_locked_database_saves_nothing_clearly_and_answers_everything(
                 defaults.rate_user_per_minute, defaults.rate_chat_per_minute, defaults.rate_expensive_per_minute
             ),
         )
-        users = range(FIRST, FIRST + 15)
         fits = make_plan(15, 2, seed=8, first_chat=FIRST)
-        mygpu = [Ask(u, "/mygpu 3090", "de" if u % 3 == 0 else "en") for u in users]
-        asks = interleave(fits, mygpu)
+        asks = fits
         expected = await expectations(catalog, fits)
-        for ask in mygpu:
-            expected[(ask.text, ask.lang)] = card_texts(cards.error_card(ask.lang, t(ask.lang, "prefs.storage_error")))
         blocker = sqlite3.connect(path, timeout=0)
         async with running(telegram_api, service):
             blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
             try:
                 tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
                 push(telegram_api, asks)
-                verdict, _ = await wait_for_responses(tally, asks, expected, 20, 0.3)
+                await asyncio.sleep(2)  # nothing is confirmed while the inbox cannot be written (issue 21)
+                blocker.rollback()  # the lock goes: every question held back is answered, none lost
+                verdict, _ = await wait_for_responses(tally, asks, expected, 30, 0.3)
             finally:
                 blocker.rollback()
                 blocker.close()
             assert verdict.missing == verdict.duplicates == verdict.incomplete == 0, verdict.problems
             assert verdict.answered == len(asks) and verdict.apologies == 0
-            for ask in mygpu:  # one clear "could not be saved" per /mygpu, in the asker's language
-                refused = [s.text for s in tally.sent[ask.chat] if t(ask.lang, "prefs.storage_error") in s.text]
-                assert len(refused) == 1
             assert failed_updates(caplog) == []
 
             # The lock is gone: saving works, and the saved GPU is used.

@@ -243,7 +243,8 @@ def test_rough_estimates_get_a_wider_band():
         return hi / lo
 
     for kind in ("decode", "prefill"):
-        assert width(rough, kind) > width(new_generation, kind) >= width(sure, kind)
+        # equal when the seen generation is thin (rows from one source): the same band, up to rounding
+        assert width(rough, kind) > width(new_generation, kind) >= width(sure, kind) * (1 - 1e-12)
     assert any("no llama-bench rows for blackwell-dc" in note for note in new_generation.basis)
 
 

@@ -1,0 +1,237 @@
+"""Out-of-sample grading of the speed fit: hold-out splits, the bands they give, the report tables.
+
+Three splits, each refitting without one group and predicting it (``bench/speed_calibration.py``
+does the fitting):
+
+* **leave-one-source-out** (the headline): a source is one GitHub discussion, issue, pull request or
+  repository (``bench.speed_data.source_key``). A new source is another build, another author,
+  another driver and setup: what a user's question brings. The band a card shows for a generation
+  with calibration rows comes from these residuals.
+* **leave-one-architecture-out**: one chip generation on one backend family (e.g. ``rdna3/vulkan``)
+  held out, its other backends kept.
+* **leave-one-family-out**: a chip generation held out with all its backends: the band of a
+  generation without rows (``*_BAND_ROUGH``) comes from these and the architecture residuals.
+
+Figures: median and p90 absolute % error and the share of measurements inside the band the card
+would show for that row (the calibrated band where the row's generation keeps rows from at least
+``MIN_SOURCES`` other sources, else the rough one), per backend and per vendor.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
+
+from bench.speed_data import BACKENDS, Row
+
+FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel"]
+VENDORS = ["NVIDIA", "AMD", "Intel", "Apple"]
+# A generation x backend with rows from fewer sources than this is thin: rough band, and the card says so.
+MIN_SOURCES = 2
+# Central share of the held-out residuals a band holds: a generation with rows from several sources
+# 84 %; an unseen or thin one 90 %, since its spread is itself estimated from few sources
+UNSEEN_SHARE = 0.90
+MIN_FAMILY_ROWS = 6  # fewer held-out rows than this: the family gets the all-family band
+SPLITS: dict[str, tuple[str, Callable[[Row], str]]] = {
+    "loso": ("source held out", lambda r: r.source),
+    "loao": ("architecture held out", lambda r: arch_key(r)),
+    "lofo": ("generation held out", lambda r: r.arch),
+}
+
+
+def arch_key(row: Row) -> str:
+    """Chip generation x backend family, the key of ``CALIBRATED_ARCHS``."""
+    return f"{row.arch}/{row.family}"
+
+
+def hold_out(fit_fn: Callable[[np.ndarray], np.ndarray], groups: list[str]) -> np.ndarray:
+    """Log residuals of every row predicted by a fit without its group; ``fit_fn(train_mask)``
+    returns the held-out predictions minus measurements for all rows."""
+    out = np.zeros(len(groups))
+    keys = np.array(groups)
+    for key in sorted(set(groups)):
+        hold = keys == key
+        out[hold] = fit_fn(~hold)[hold]
+    return out
+
+
+def sources_by_arch(rows: list[Row]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        out.setdefault(arch_key(r), set()).add(r.source)
+    return out
+
+
+def loso_calibrated(rows: list[Row]) -> np.ndarray:
+    """Per row: whether, with its source held out, its generation x backend still has ``MIN_SOURCES``
+    sources (the card shows the calibrated band) or not (the rough one, marked thin or uncalibrated)."""
+    by_arch = sources_by_arch(rows)
+    return np.array([len(by_arch[arch_key(r)] - {r.source}) >= MIN_SOURCES for r in rows])
+
+
+def band_factors(resid: np.ndarray, lo_q: float = 0.08, hi_q: float = 0.92) -> tuple[float, float]:
+    """Band [pred*lo, pred*hi] from log residuals (prediction / measurement) covering the central share."""
+    lo, hi = np.quantile(resid, [lo_q, hi_q])
+    return round(math.exp(-hi), 3), round(math.exp(-lo), 3)
+
+
+def family_bands(
+    rows: list[Row], resid: np.ndarray, mask: np.ndarray, share: float = 0.84
+) -> dict[str, tuple[float, float]]:
+    """Band per speed family holding the central ``share`` of its held-out residuals, never narrower
+    than the all-family band (a family with little data gets at least the spread of all families)."""
+    q = ((1 - share) / 2, (1 + share) / 2)
+    overall = band_factors(resid[mask], *q)
+    fams = np.array([r.family for r in rows])
+    out = {}
+    for family in FAMILIES:
+        sel = mask & (fams == family)
+        lo, hi = band_factors(resid[sel], *q) if sel.sum() >= MIN_FAMILY_ROWS else overall
+        out[family] = (min(lo, overall[0]), max(hi, overall[1]))
+    return out
+
+
+def derive_bands(result: dict[str, Any]) -> None:
+    """``bands`` and ``moe_bands`` of ``result`` from its hold-out residuals.
+
+    Calibrated band: leave-one-source-out residuals of rows whose generation keeps enough sources.
+    Rough band: the architecture and family hold-outs and the thin source hold-outs together, and
+    the thin source hold-outs alone, never narrower than the calibrated one. MoE: the wider of the source and family spreads of MoE rows.
+    """
+    rows, decode = result["rows"], result["mat"].decode
+    calibrated = loso_calibrated(rows)
+    moe = np.array([r.model.is_moe for r in rows])
+    bands: dict[str, dict[str, tuple[float, float]]] = {}
+    moe_bands: dict[str, tuple[float, float]] = {}
+    for kind, mask in (("DECODE", decode), ("PREFILL", ~decode)):
+        seen = family_bands(rows, result["loso"], mask & calibrated)
+        pooled = np.concatenate([result["loao"], result["lofo"], result["loso"][~calibrated]])
+        pooled_rows = rows + rows + [r for r, c in zip(rows, calibrated, strict=True) if not c]
+        pooled_mask = np.concatenate([mask, mask, mask[~calibrated]])
+        unseen = family_bands(pooled_rows, pooled, pooled_mask, share=UNSEEN_SHARE)
+        thin = family_bands(rows, result["loso"], mask & ~calibrated, share=UNSEEN_SHARE)
+        bands[f"{kind}_BAND"] = seen
+        bands[f"{kind}_BAND_ROUGH"] = {
+            f: (min(unseen[f][0], thin[f][0], seen[f][0]), max(unseen[f][1], thin[f][1], seen[f][1])) for f in FAMILIES
+        }
+        by_source, by_family = band_factors(result["loso"][mask & moe]), band_factors(result["lofo"][mask & moe])
+        moe_bands[kind] = (min(by_source[0], by_family[0]), max(by_source[1], by_family[1]))
+    result["bands"], result["moe_bands"] = bands, moe_bands
+
+
+def row_bands(
+    rows: list[Row], bands: dict[str, tuple[float, float]], moe: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's band: its family's, widened to the MoE band for MoE models (as core/speed.py does)."""
+    lo = np.array([bands[r.family][0] for r in rows])
+    hi = np.array([bands[r.family][1] for r in rows])
+    if moe is not None:
+        is_moe = np.array([r.model.is_moe for r in rows])
+        lo, hi = np.where(is_moe, np.minimum(lo, moe[0]), lo), np.where(is_moe, np.maximum(hi, moe[1]), hi)
+    return lo, hi
+
+
+def kind_bands(result: dict[str, Any], kind: str, suffix: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row band of ``kind`` ("DECODE"/"PREFILL") at the calibrated ("") or rough ("_ROUGH") level."""
+    return row_bands(result["rows"], result["bands"][f"{kind}_BAND{suffix}"], result["moe_bands"][kind])
+
+
+def split_bands(result: dict[str, Any], split: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The band a card shows each row in ``split``: rough for held-out generations, and for held-out
+    sources whose generation is left thin; calibrated otherwise."""
+    rough_lo, rough_hi = kind_bands(result, kind, "_ROUGH")
+    if split != "loso":
+        return rough_lo, rough_hi
+    lo, hi = kind_bands(result, kind, "")
+    calibrated = loso_calibrated(result["rows"])
+    return np.where(calibrated, lo, rough_lo), np.where(calibrated, hi, rough_hi)
+
+
+def stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
+    """(median, p90 absolute % error, share of measurements inside the row's band, n)."""
+    if not resid.size:
+        return (float("nan"), float("nan"), float("nan"), 0)
+    err = np.abs(100.0 * (np.exp(resid) - 1.0))
+    ratio = np.exp(-resid)  # measured / predicted
+    inside = float(np.mean((ratio >= lo) & (ratio <= hi)))
+    return float(np.median(err)), float(np.quantile(err, 0.9)), inside, int(resid.size)
+
+
+def split_stats(
+    result: dict[str, Any], split: str, kind: str, select: np.ndarray | None = None
+) -> tuple[float, float, float, int]:
+    """``stats`` of one split for decode or prefill rows (and ``select``)."""
+    mask = result["mat"].decode if kind == "decode" else ~result["mat"].decode
+    if select is not None:
+        mask = mask & select
+    lo, hi = split_bands(result, split, kind.upper())
+    return stats(result[split][mask], lo[mask], hi[mask])
+
+
+PRE_AMPERE = frozenset({"pascal", "pascal-hbm", "volta", "turing", "turing-gtx"})
+# The cases issue 24 names as failing: (label, row test)
+CASES: tuple[tuple[str, Callable[[Row], bool]], ...] = (
+    ("multi-GPU", lambda r: r.n_gpus > 1),
+    ("pre-Ampere NVIDIA", lambda r: r.arch in PRE_AMPERE),
+    ("RDNA3/3.5", lambda r: r.arch.startswith("rdna3")),
+    ("MXFP4", lambda r: r.qfam == "mxfp4"),
+    ("MoE", lambda r: r.model.is_moe),
+)
+
+
+def groups(rows: list[Row], cases: bool = False) -> list[tuple[str, np.ndarray]]:
+    """All rows, then per backend, then per vendor (then the failure cases): (label, row mask)."""
+    out = [("all", np.ones(len(rows), dtype=bool))]
+    out += [(b, np.array([r.backend == b for r in rows])) for b in BACKENDS]
+    out += [(v, np.array([r.gpu.vendor == v for r in rows])) for v in VENDORS]
+    if cases:
+        out += [(name, np.array([test(r) for r in rows])) for name, test in CASES]
+    return [(name, mask) for name, mask in out if mask.any()]
+
+
+def summary(result: dict[str, Any]) -> list[str]:
+    """Headline figures: every split, per kind, backend and vendor."""
+    rows = result["rows"]
+    lines = []
+    for split, (title, _) in SPLITS.items():
+        lines.append(f"{split} ({title}): median / p90 absolute % error, share of measurements inside the band")
+        for kind in ("decode", "prefill"):
+            for name, sel in groups(rows, cases=split == "loso"):
+                med, p90, cov, n = split_stats(result, split, kind, sel)
+                if n:
+                    lines.append(
+                        f"  {kind:<8} {name:<9} n={n:>3}  median {med:5.1f}%  p90 {p90:5.1f}%  in band {cov:5.1%}"
+                    )
+    return lines
+
+
+TABLE_HEAD = "| held out | rows (decode / prefill) |"
+
+
+def markdown_table(result: dict[str, Any]) -> list[str]:
+    """The README's accuracy table: source held out (headline), architecture held out, per backend and
+    vendor; generation held out, all rows."""
+    rows = result["rows"]
+    lines = [
+        TABLE_HEAD + " decode median | p90 | in band | prefill median | p90 | in band |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for split, (title, _) in SPLITS.items():
+        for name, sel in groups(rows, cases=split == "loso") if split != "lofo" else groups(rows)[:1]:
+            cells, counts = [], []
+            for kind in ("decode", "prefill"):
+                med, p90, cov, n = split_stats(result, split, kind, sel)
+                cells += [f"{med:.1f} %", f"{p90:.1f} %", f"{100 * cov:.1f} %"] if n else ["-", "-", "-"]
+                counts.append(str(n))
+            label = f"{title}, {name}"
+            if name == "all" and split == "loso":
+                cells, label = [f"**{c}**" for c in cells], f"**{label}**"
+            lines.append(f"| {label} | {' / '.join(counts)} | " + " | ".join(cells) + " |")
+    return lines

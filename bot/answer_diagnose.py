@@ -1,0 +1,146 @@
+"""A pasted command or log becomes a diagnosis card: read it, resolve model and hardware, diagnose.
+
+The paste is only read (``core.diagnose_flags``, ``core.diagnose_log``), never run. The model comes
+from the command's file, repository or tag (matched like any question, through the one name
+matcher); the hardware from the words around the paste ("on my 4090 with 64 GB RAM"), the user's
+saved device, or the GPUs a log names. What was assumed is listed on the card.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from bot.cards_diagnose import diagnosis_card, failure_card
+from bot.reply import Reply
+from bot.resolve import Resolver
+from bot.user import User
+from core.diagnose import diagnose
+from core.diagnose_flags import (
+    MAX_PASTE_CHARS,
+    LaunchFlags,
+    ParseFailure,
+    find_command,
+    model_words,
+    parse_command,
+    split_paste,
+)
+from core.diagnose_log import LogFacts, log_settings, looks_like_log, read_log
+from core.estimate import DEFAULT_RAM_GB, default_quant
+from core.models import Engine, ModelSpec
+from core.notes import Note
+from core.query import parse
+from locales import Lang
+
+if TYPE_CHECKING:
+    from bot.answers import Answers
+
+_PREFIX = re.compile(r"^\s*/(?:diagnose|check|diagnose@\w+|check@\w+)\b", re.I)
+_VENDOR = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon\(TM\)|Intel\(R\)|Apple)\s+", re.I)
+
+
+def is_paste(text: str) -> bool:
+    """Whether a message is a pasted command or log (or asks /diagnose explicitly)."""
+    if _PREFIX.match(text):
+        return True
+    head = text[:MAX_PASTE_CHARS]
+    return find_command(head) is not None or looks_like_log(head)
+
+
+def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Reply:
+    """The diagnosis card for a paste (pure: the same text gives the same card)."""
+    notes: list[Note] = []
+    body = _PREFIX.sub("", text, count=1)
+    if len(body) > MAX_PASTE_CHARS:
+        return failure_card(lang, "too_long", limit=MAX_PASTE_CHARS)
+    facts = read_log(body) if looks_like_log(body) else None
+    flags: LaunchFlags | ParseFailure | None = parse_command(body) if find_command(body) else None
+    if flags is None or (isinstance(flags, ParseFailure) and facts is not None):
+        flags = log_settings(facts) if facts is not None else None
+    if flags is None:
+        return failure_card(lang, "no_command")
+    if isinstance(flags, ParseFailure):
+        return failure_card(lang, flags.reason, limit=MAX_PASTE_CHARS)
+    resolver = Resolver(answers.catalog)
+    model = _model(answers, resolver, flags, facts, lang, text)
+    if isinstance(model, Reply):
+        return model
+    prose = _prose(body, facts)
+    q = parse(prose, answers.vocab)
+    named = q.gpu is not None  # the user's own words name the device: their count (1 unless said) stands
+    if q.gpu is None and q.gpu_text is None and q.device_kind is None and facts and facts.device_names:
+        q = parse(f"{prose} {len(facts.device_names)}x {_VENDOR.sub('', facts.device_names[0])}", answers.vocab)
+        notes.append(
+            Note(code="dx_log_devices", values={"gpu": facts.device_names[0], "n": str(len(facts.device_names))})
+        )
+    device = resolver.device(q, lang, user, text)
+    if isinstance(device, Reply):
+        return device
+    gpu, count = device
+    count = _count(notes, flags, named, count)
+    quant_id = flags.quant or (facts.quant if facts else None)
+    engine = Engine.VLLM if flags.engine == "vllm" else Engine.LLAMA_CPP
+    quant = answers.catalog.quant(quant_id) if quant_id else None
+    if quant is None or engine not in quant.engines:
+        fallback = default_quant(model, engine)
+        notes.append(Note(code="dx_quant_assumed", values={"quant": fallback, "asked": quant_id or "–"}))
+        quant = answers.catalog.quant(fallback)
+    assert quant is not None
+    ram_gb = q.ram_gb if q.ram_gb is not None else user.ram_gb
+    if ram_gb is None:
+        ram_gb = DEFAULT_RAM_GB
+        if not gpu.unified_memory:
+            notes.append(Note(code="dx_ram_default", values={"ram": f"{ram_gb:g}"}))
+    result = diagnose(flags, model, quant, answers.catalog.size(model.id, quant.id), gpu, count, round(ram_gb * 1e9))
+    return diagnosis_card(result, facts, answers.catalog, lang, [*resolver.notes, *notes], echo=_echo(body))
+
+
+def paste_language(answers: Answers, text: str) -> Lang | None:
+    """The language of the user's own words around a paste (None: no words, the settings decide)."""
+    body = _PREFIX.sub("", text[:MAX_PASTE_CHARS], count=1)
+    return parse(_prose(body, read_log(body) if looks_like_log(body) else None), answers.vocab).language
+
+
+def _model(
+    answers: Answers, resolver: Resolver, flags: LaunchFlags, facts: LogFacts | None, lang: Lang, text: str
+) -> ModelSpec | Reply:
+    """The catalog model the command names: its repo exactly, else its words through the name matcher."""
+    ref = (flags.model_ref or "").removeprefix("hf.co/").split(":", 1)[0]
+    for m in answers.catalog.models:
+        if ref and ref.lower() in {(m.hf_repo or "").lower(), (m.gguf_repo or "").lower()}:
+            return m
+    words = model_words(flags)
+    if facts and facts.model_name and flags.model_ref == facts.model_file:
+        words = f"{words} {facts.model_name}"
+    q = parse(words, answers.vocab)
+    if q.model is None or not q.model.id:
+        return failure_card(lang, "unknown_model", model=flags.model_ref or words, unknown=", ".join(flags.unknown))
+    return resolver.model(q, lang, text)
+
+
+def _prose(body: str, facts: LogFacts | None) -> str:
+    """The user's own words: what is neither the command nor log output."""
+    found = split_paste(body)
+    text = found[2] if found else body
+    lines = [line for line in text.splitlines() if facts is None or not looks_like_log(line)]
+    return " ".join(lines)[:500]
+
+
+def _count(notes: list[Note], flags: LaunchFlags, named: bool, count: int) -> int:
+    """The GPU count: the user's words win; else the command's split, parallelism or visible devices."""
+    if named or count > 1:
+        return count
+    implied = len(flags.tensor_split) or (flags.tensor_parallel or 0) or (flags.visible_devices or 0)
+    if implied > 1:
+        notes.append(Note(code="dx_count_from_command", values={"n": str(implied)}))
+        return implied
+    return count
+
+
+def _echo(body: str) -> str:
+    found = find_command(body)
+    line = found[1] if found else body.strip().splitlines()[0] if body.strip() else ""
+    return line[:300]
+
+
+__all__ = ["diagnose_answer", "is_paste", "paste_language"]

@@ -1,0 +1,134 @@
+"""The launch commands people use, beside llama.cpp's and vLLM's: Ollama, LM Studio, llama.cpp ``--fit``.
+
+A question that names Ollama or LM Studio gets that tool's settings first (the phone card shows only
+the first command); the details page shows all of them. vLLM commands for AWQ/GPTQ/FP8 load the
+pre-quantized repository (``catalog/facts/quant_repos.toml``), or say that none is known.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.reply import CodeBlock, Reply
+from catalog.extra_facts import ollama_tags, quant_repos
+from core.analysis import Advice, Analysis
+from core.estimate import FitEstimate
+from core.launch import LaunchCommand
+from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
+from core.models import Catalog, Engine, ModelSpec
+from core.ollama import ollama_command, ollama_default_context, ollama_tag
+from locales import Lang, context_label, t
+
+_OLLAMA = re.compile(r"\bollama\b", re.I)
+_LM_STUDIO = re.compile(r"\blm[ -]?studio\b", re.I)
+_AUTO_FIT = re.compile(r"--fit\b|\bauto[ -]?fit\b|\bfit on\b|\bautomatic\b|\bautomatisch\b", re.I)
+_CHECKPOINT_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4"})
+
+
+def asks_ollama(text: str) -> bool:
+    return bool(_OLLAMA.search(text))
+
+
+def asks_lm_studio(text: str) -> bool:
+    return bool(_LM_STUDIO.search(text))
+
+
+def with_quantized_repos(analysis: Analysis) -> Analysis:
+    """vLLM commands of a pre-quantized format load that checkpoint, not the full-precision repository."""
+    advice, model = analysis.advice, analysis.scenario.model
+    if advice is None:
+        return analysis
+    repos = quant_repos()
+
+    def fix(cmd: LaunchCommand) -> LaunchCommand:
+        found = quantized_repo(model.id, cmd.quant, repos) if cmd.engine is Engine.VLLM else None
+        return with_repo(cmd, found.repo) if found else cmd
+
+    fixed = advice.fix_command and fix(advice.fix_command)
+    advice = advice.model_copy(update={"commands": tuple(fix(c) for c in advice.commands), "fix_command": fixed})
+    return analysis.model_copy(update={"advice": advice})
+
+
+def with_tools(
+    reply: Reply,
+    est: FitEstimate,
+    advice: Advice,
+    model: ModelSpec,
+    catalog: Catalog,
+    lang: Lang,
+    text: str,
+    details: bool,
+) -> Reply:
+    """The fit card with the Ollama / LM Studio / ``--fit`` block the question asks for, first (the phone
+    card shows only the first command). The details page always carries the Ollama command too, after
+    the llama.cpp and vLLM ones, since most people who ask run Ollama without saying so."""
+    first: list[CodeBlock] = []
+    extra: list[CodeBlock] = []
+    missing = [c for c in advice.commands if _needs_checkpoint(c, model)]
+    if details and missing:
+        notes = "\n".join(
+            t(lang, "tools.no_checkpoint", quant=c.quant, repo=model.hf_repo or model.id) for c in missing
+        )
+        extra.append(CodeBlock(label="vLLM", text=notes))
+    # Ollama and LM Studio run GGUF files with llama.cpp: a vLLM (or no-fit) estimate is not theirs
+    if est.verdict.value != "no_fit" and est.engine is Engine.LLAMA_CPP:
+        if asks_ollama(text):
+            first.append(_ollama_block(est, model, catalog, lang))
+        elif details:
+            extra.append(_ollama_block(est, model, catalog, lang))
+        if asks_lm_studio(text):
+            first.append(_lm_studio_block(est, lang))
+        llama = next((c for c in advice.commands if c.engine is Engine.LLAMA_CPP), None)
+        if _AUTO_FIT.search(text) and llama is not None and (auto := _fit_block(llama, lang)) is not None:
+            first.append(auto)
+    if not first and not extra:
+        return reply
+    return reply.model_copy(update={"code": (*first, *reply.code, *extra)})
+
+
+def _needs_checkpoint(cmd: LaunchCommand, model: ModelSpec) -> bool:
+    """A vLLM command of a pre-quantized format that still names the base repository."""
+    return (
+        cmd.engine is Engine.VLLM
+        and cmd.quant.upper() in _CHECKPOINT_QUANTS
+        and model.native_dtype != cmd.quant.lower()
+        and quantized_repo(model.id, cmd.quant, quant_repos()) is None
+    )
+
+
+def _ollama_block(est: FitEstimate, model: ModelSpec, catalog: Catalog, lang: Lang) -> CodeBlock:
+    choice = ollama_tag(model, est.quant, ollama_tags(), catalog.size(model.id, est.quant))
+    cmd = ollama_command(est.context, est.kv_cache, choice)
+    lines = list(cmd.lines)
+    if choice.tag is None:
+        lines.append(t(lang, "tools.ollama_no_tag", model=model.name, quant=est.quant))
+    elif choice.kind == "gguf_repo":
+        lines.append(t(lang, "tools.ollama_same_repo"))
+    elif choice.unverified:
+        lines.append(t(lang, "tools.ollama_unverified", quant=est.quant))
+    default = ollama_default_context(est.hardware.memory_bytes // max(est.hardware.count, 1))
+    if default != est.context:
+        lines.append(t(lang, "tools.ollama_default_ctx", context=context_label(default)))
+    if est.offload.mode == "experts":
+        lines.append(t(lang, "tools.ollama_layers_only"))
+    return CodeBlock(label="Ollama", text="\n".join(lines))
+
+
+def _lm_studio_block(est: FitEstimate, lang: Lang) -> CodeBlock:
+    lines = [f"{t(lang, f'tools.lms.{s.code}')}: {s.value}" for s in lm_studio_settings(est)]
+    if est.offload.mode == "experts":
+        lines.append(t(lang, "tools.lms_experts_note"))
+    return CodeBlock(label="LM Studio", text="\n".join(lines))
+
+
+def _fit_block(cmd: LaunchCommand, lang: Lang) -> CodeBlock | None:
+    auto = fit_command(cmd)
+    if auto is None:
+        return None
+    lines = list(auto.lines)
+    for flag, value in manual_flags(cmd):
+        lines.append(t(lang, f"tools.manual.{flag.lstrip('-').replace('-', '_')}", value=value))
+    return CodeBlock(label=t(lang, "tools.fit_label"), text="\n".join(lines))
+
+
+__all__ = ["asks_lm_studio", "asks_ollama", "with_quantized_repos", "with_tools"]

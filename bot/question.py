@@ -1,0 +1,76 @@
+"""One question being answered, and what the answer modules may ask of ``bot.answers.Answers``.
+
+``Question`` holds what was asked and what answering it assumed so far (per question, never on the
+shared ``Answers``); ``AskBack`` ends an answer with the card that asks back. ``Answering`` is the
+part of ``Answers`` the list, table and comparison answers use, so they need not import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+from bot.card_parts import Flags, flags_of
+from bot.reply import Reply
+from bot.user import User
+from core.analysis import Analysis
+from core.devices import GenericDevice
+from core.estimate import Request, Scenario
+from core.models import Catalog, GpuSpec, ModelSpec
+from core.notes import Note
+from core.query import Match, Query
+from locales import Lang
+
+T = TypeVar("T")
+
+
+class AskBack(Exception):
+    """The answer is a question back (which model? which memory size?): ``reply`` is that card."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.kind)
+        self.reply = reply
+
+
+@dataclass
+class Question:
+    """One question being answered: what was asked, and what answering it assumed so far."""
+
+    query: Query
+    lang: Lang
+    user: User
+    text: str
+    notes: list[Note] = field(default_factory=list)
+    generic: GenericDevice | None = None  # the generic device the question is about, if any
+
+    @property
+    def flags(self) -> Flags:
+        return flags_of(self.query, self.text)
+
+    def note(self, note: Note) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+
+
+class Answering(Protocol):
+    """What an answer module asks of the answers it belongs to (``bot.answers.Answers``)."""
+
+    catalog: Catalog
+
+    def cached(self, key: tuple[str, ...], compute: Callable[[], T]) -> T: ...
+
+    def request(self, ask: Question, count: int) -> Request: ...
+
+    def scenario(self, ask: Question, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario: ...
+
+    def analyse(self, s: Scenario, ask: Question | None = None, full: bool = False) -> Analysis: ...
+
+    def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply: ...
+
+    def model(self, ask: Question, match: Match | None = None) -> ModelSpec: ...
+
+    def device(self, ask: Question, model: ModelSpec | None, query: Query | None = None) -> tuple[GpuSpec, int]: ...
+
+
+__all__ = ["Answering", "AskBack", "Question"]

@@ -1,0 +1,131 @@
+"""The fact files of issue 26: Ollama library tags, pre-quantized vLLM repositories, quality per quant.
+
+Small, read once per process from ``catalog/facts/`` (each row with its source and date); they are not
+in the SQLite store because nothing else joins on them, but they count in the catalog version
+(``catalog.facts.facts_hash``), so editing one is a new version.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from pathlib import Path
+
+from catalog.facts import FACTS_DIR
+from core.launch_tools import QuantRepo
+from core.models import Provenance
+from core.multi_model import SideModel
+from core.ollama import OllamaTag
+from core.quant_quality import QualityRow
+from core.speculative import Acceptance, MtpFact
+from core.vision import VisionFact
+
+
+def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
+    data = tomllib.loads((directory / name).read_text(encoding="utf-8"))
+    return [dict(row) for row in data.get(table, ())]
+
+
+def _provenance(row: dict[str, object]) -> Provenance:
+    return Provenance(
+        source=str(row["source"]),
+        as_of=str(row["as_of"]),
+        unverified=tuple(str(f) for f in row.get("unverified", ())),  # type: ignore[attr-defined]
+    )
+
+
+@cache
+def ollama_tags(directory: Path = FACTS_DIR) -> tuple[OllamaTag, ...]:
+    return tuple(
+        OllamaTag(model_id=str(r["model"]), quant=str(r["quant"]), tag=str(r["tag"]), provenance=_provenance(r))
+        for r in _table("ollama_tags.toml", "tag", directory)
+    )
+
+
+@cache
+def quant_repos(directory: Path = FACTS_DIR) -> tuple[QuantRepo, ...]:
+    return tuple(
+        QuantRepo(model_id=str(r["model"]), quant=str(r["quant"]), repo=str(r["repo"]), provenance=_provenance(r))
+        for r in _table("quant_repos.toml", "repo", directory)
+    )
+
+
+@cache
+def quant_quality(directory: Path = FACTS_DIR) -> tuple[QualityRow, ...]:
+    return tuple(
+        QualityRow(
+            family=str(r["family"]),
+            measured_on=str(r["measured_on"]),
+            quant=str(r["quant"]),
+            metric=r["metric"],  # type: ignore[arg-type]
+            value=float(r["value"]),  # type: ignore[arg-type]
+            imatrix=str(r.get("imatrix", "none")),
+            provenance=_provenance(r),
+        )
+        for r in _table("quant_quality.toml", "quality", directory)
+    )
+
+
+@cache
+def spec_acceptance(directory: Path = FACTS_DIR) -> tuple[Acceptance, ...]:
+    return tuple(
+        Acceptance(
+            task=r["task"],  # type: ignore[arg-type]
+            target=str(r["target"]),
+            draft=str(r["draft"]),
+            n_draft=int(r["n_draft"]),  # type: ignore[call-overload]
+            accept=float(r["accept"]),  # type: ignore[arg-type]
+            provenance=_provenance(r),
+        )
+        for r in _table("speculative.toml", "acceptance", directory)
+    )
+
+
+@cache
+def mtp_facts(directory: Path = FACTS_DIR) -> tuple[MtpFact, ...]:
+    return tuple(
+        MtpFact(
+            family=str(r["family"]),
+            models=tuple(r["models"]),  # type: ignore[arg-type]
+            layers=int(r["layers"]),  # type: ignore[call-overload]
+            accept=float(r["accept"]),  # type: ignore[arg-type]
+            provenance=_provenance(r),
+        )
+        for r in _table("speculative.toml", "mtp", directory)
+    )
+
+
+@cache
+def vision_facts(directory: Path = FACTS_DIR) -> tuple[VisionFact, ...]:
+    return tuple(
+        VisionFact(
+            family=str(r["family"]),
+            tokens=r["tokens"],  # type: ignore[arg-type]
+            tokens_per_image=int(r.get("tokens_per_image", 0)),  # type: ignore[call-overload]
+            pixels_per_token=int(r.get("pixels_per_token", 0)),  # type: ignore[call-overload]
+            encoder_params=int(r["encoder_params"]) if "encoder_params" in r else None,  # type: ignore[call-overload]
+            provenance=_provenance(r),
+        )
+        for r in _table("vision.toml", "vision", directory)
+    )
+
+
+@cache
+def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
+    return tuple(
+        SideModel(
+            id=str(r["id"]),
+            kind=r["kind"],  # type: ignore[arg-type]
+            name=str(r["name"]),
+            aliases=tuple(r.get("aliases", ())),  # type: ignore[arg-type]
+            runtime=str(r["runtime"]),
+            memory_bytes=int(r["memory_bytes"]) if "memory_bytes" in r else None,  # type: ignore[call-overload]
+            params=int(r["params"]) if "params" in r else None,  # type: ignore[call-overload]
+            bytes_per_param=float(r.get("bytes_per_param", 2.0)),  # type: ignore[arg-type]
+            provenance=_provenance(r),
+        )
+        for r in _table("side_models.toml", "side", directory)
+    )
+
+
+__all__ = ["side_models", "vision_facts", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]

@@ -1,0 +1,81 @@
+"""Ollama: the tag that pulls a model in a quant, its default context, and the command for an estimate.
+
+Ollama runs llama.cpp underneath, so an estimate's memory and speed hold for it; what differs is how
+it is told the settings. The context comes from ``OLLAMA_CONTEXT_LENGTH`` (or ``num_ctx``), the KV
+cache type from ``OLLAMA_KV_CACHE_TYPE``, which only works with ``OLLAMA_FLASH_ATTENTION=1``
+(docs/faq.md), and without a context setting Ollama picks one by VRAM: 4K below 24 GiB, 32K up to
+48 GiB, 256K above (docs/context-length.mdx @948f693). A tag is taken from the library rows
+(``catalog/facts/ollama_tags.toml``) or, for a GGUF repository the catalog measured, written as
+``hf.co/<repo>:<QUANT>`` (Hugging Face hub docs, "Use Ollama with any GGUF Model"), else from the GGUF
+repository the llama.cpp command loads (the same file, said so on the card).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from core.models import GIB, Frozen, KvCacheType, ModelSpec, Provenance, QuantSize
+
+OLLAMA_CTX_BY_VRAM = ((24 * GIB, 4096), (48 * GIB, 32768))  # (below this VRAM, this default context)
+OLLAMA_CTX_LARGE = 262144
+_REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+class OllamaTag(Frozen):
+    model_id: str
+    quant: str
+    tag: str
+    provenance: Provenance
+
+
+class TagChoice(Frozen):
+    tag: str | None
+    # a library row; hf.co/<repo> of a measured file; hf.co/<the GGUF repo the llama.cpp command loads>; none
+    kind: Literal["library", "hf", "gguf_repo", "unknown"]
+    source: str = ""
+    unverified: tuple[str, ...] = ()  # fields of the library row its source does not show (e.g. the quant)
+
+
+class ToolCommand(Frozen):
+    """What to type for one tool: shell lines, and the settings each line carries."""
+
+    tool: Literal["ollama", "lmstudio", "llama.cpp-fit"]
+    lines: tuple[str, ...]
+    tag: TagChoice | None = None
+
+
+def ollama_default_context(vram_bytes: int) -> int:
+    """The context Ollama allocates when none is set, by the GPU's VRAM."""
+    for limit, context in OLLAMA_CTX_BY_VRAM:
+        if vram_bytes < limit:
+            return context
+    return OLLAMA_CTX_LARGE
+
+
+def ollama_tag(model: ModelSpec, quant: str, tags: tuple[OllamaTag, ...], size: QuantSize | None) -> TagChoice:
+    """The tag that exists for this model and quant: a library tag, else the measured GGUF repo, else none."""
+    for row in tags:
+        if row.model_id == model.id and row.quant.upper() == quant.upper():
+            return TagChoice(
+                tag=row.tag, kind="library", source=row.provenance.source, unverified=row.provenance.unverified
+            )
+    if size is not None and size.repo and _REPO.match(size.repo) and size.quant_id.upper() == quant.upper():
+        return TagChoice(tag=f"hf.co/{size.repo}:{quant.upper()}", kind="hf", source=size.provenance.source)
+    if model.gguf_repo and _REPO.match(model.gguf_repo):
+        return TagChoice(tag=f"hf.co/{model.gguf_repo}:{quant.upper()}", kind="gguf_repo", source=model.gguf_repo)
+    return TagChoice(tag=None, kind="unknown")
+
+
+def ollama_command(context: int, kv_cache: KvCacheType, choice: TagChoice) -> ToolCommand:
+    """The server environment that reproduces the estimate, then the run line (when a tag is known)."""
+    env = [f"OLLAMA_CONTEXT_LENGTH={context}", "OLLAMA_FLASH_ATTENTION=1"]
+    if kv_cache in (KvCacheType.Q8_0, KvCacheType.Q4_0):
+        env.append(f"OLLAMA_KV_CACHE_TYPE={kv_cache.value}")
+    lines: tuple[str, ...] = (" ".join((*env, "ollama", "serve")),)
+    if choice.tag is not None:
+        lines += (f"ollama run {choice.tag}",)
+    return ToolCommand(tool="ollama", lines=lines, tag=choice)
+
+
+__all__ = ["OllamaTag", "TagChoice", "ToolCommand", "ollama_command", "ollama_default_context", "ollama_tag"]

@@ -1,0 +1,79 @@
+"""Fit cards with the commands people use: Ollama and LM Studio first when asked, all on details."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.service import Service, User
+from catalog.facts import load_facts
+
+
+@pytest.fixture(scope="module")
+def service() -> Service:
+    return Service(load_facts().model_copy(update={"version": "test"}))
+
+
+def ask(service: Service, text: str):
+    return asyncio.run(service.answer(text, None, User()))
+
+
+def test_ollama_question_gets_an_ollama_command_first(service):
+    reply = ask(service, "can I run qwen3 32b with ollama on my 4090?")
+    assert reply.code[0].label == "Ollama"
+    assert "ollama run qwen3:32b" in reply.code[0].text
+    assert "OLLAMA_CONTEXT_LENGTH=8192" in reply.code[0].text and "OLLAMA_FLASH_ATTENTION=1" in reply.code[0].text
+    assert reply.code[1].label == "llama.cpp"
+
+
+def test_german_ollama_question(service):
+    reply = ask(service, "läuft gpt-oss-120b mit ollama auf meiner rtx 4090?")
+    assert reply.locale == "de" and reply.code[0].label == "Ollama"
+    assert "hf.co/ggml-org/gpt-oss-120b-GGUF:MXFP4" in reply.code[0].text
+    assert "ganze Schichten" in reply.code[0].text
+
+
+def test_lm_studio_question_gets_its_settings_first(service):
+    reply = ask(service, "gpt-oss-120b on rtx 4090 in lm studio")
+    assert reply.code[0].label == "LM Studio" and "GPU Offload: 36/36" in reply.code[0].text
+
+
+def test_plain_question_keeps_one_command(service):
+    reply = ask(service, "/fit qwen3-32b rtx 4090")
+    assert [c.label for c in reply.code] == ["llama.cpp"]
+
+
+def test_details_page_points_vllm_at_the_awq_repository(service):
+    reply = ask(service, "/fit qwen3-32b awq rtx 4090 details")
+    vllm = next(c for c in reply.code if c.label == "vllm")
+    assert vllm.text.startswith("vllm serve Qwen/Qwen3-32B-AWQ ")
+
+
+def test_unknown_checkpoint_is_said_on_the_details_page(service):
+    reply = ask(service, "/fit qwen3-32b gptq rtx 4090 details")
+    assert any("no GPTQ checkpoint of Qwen/Qwen3-32B known" in c.text for c in reply.code)
+
+
+def test_automatic_fit_question_gets_the_fit_command_and_the_manual_flags_explained(service):
+    reply = ask(service, "gpt-oss-120b on rtx 4090 with llama.cpp auto fit")
+    auto = reply.code[0]
+    assert auto.label == "llama.cpp (automatic fit)" and "--fit on" in auto.text
+    assert "-ngl 999 above" in auto.text and "--n-cpu-moe 24 above" in auto.text
+    assert reply.code[1].label == "llama.cpp" and "--n-cpu-moe 24" in reply.code[1].text
+
+
+def test_details_page_carries_the_ollama_command_after_the_others(service):
+    reply = ask(service, "/fit llama-3.1-8b-instruct rtx 4090 details")
+    labels = [c.label for c in reply.code]
+    assert labels[0] == "llama.cpp" and labels[-1] == "Ollama"
+    ollama = reply.code[-1].text
+    assert "ollama run llama3.1" in ollama and "OLLAMA_FLASH_ATTENTION=1" in ollama
+    assert "does not show its quant" not in ollama
+
+
+def test_a_tag_whose_quant_the_library_page_does_not_show_says_so(service):
+    reply = ask(service, "/fit qwen3-8b rtx 4090 details")
+    ollama = next(c for c in reply.code if c.label == "Ollama")
+    assert "ollama run qwen3:8b" in ollama.text
+    assert "does not show its quant there: Q4_K_M assumed" in ollama.text

@@ -1,0 +1,71 @@
+"""Fit cards for draft-model and MTP questions: memory rows that add up, both speeds, the flags, worth it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+
+import pytest
+
+from bot.service import Service, User
+from catalog.facts import load_facts
+from locales import GIB
+
+
+@pytest.fixture(scope="module")
+def service() -> Service:
+    return Service(load_facts().model_copy(update={"version": "test"}))
+
+
+def ask(service: Service, text: str):
+    return asyncio.run(service.answer(text, None, User()))
+
+
+def gib_of(text: str) -> float:
+    return float(text.split()[0].replace(",", ""))
+
+
+def section(reply, word: str):
+    return next(s for s in reply.sections if word in s.title)
+
+
+def test_draft_question_adds_memory_that_adds_up_and_both_speeds(service):
+    reply = ask(service, "qwen3 32b with a 0.6b draft model on my 4090")
+    spec = section(reply, "Qwen3-0.6B")
+    rows = {r.label: r.value for r in spec.rows}
+    parts = sum(gib_of(rows[k]) for k in ("Model on GPU", "+ draft weights", "+ draft KV cache", "+ draft buffers"))
+    assert gib_of(rows["= on GPU"]) == pytest.approx(parts, abs=0.02)
+    assert rows["Decode without"].endswith("tok/s") and "With draft, code" in rows and "With draft, prose" in rows
+    assert rows["Worth it?"].startswith("Yes")
+    cmd = shlex.split(reply.code[0].text)
+    assert cmd[cmd.index("-hfd") + 1] == "unsloth/Qwen3-0.6B-GGUF:Q8_0" and "--spec-draft-n-max" in cmd
+    assert "acceptance" in reply.assumptions
+
+
+def test_vllm_speculative_config_is_valid_json(service):
+    reply = ask(service, "is speculative decoding worth it for llama 3.1 8b on a 4090?")
+    vllm = next(c for c in reply.code if c.label == "vllm + draft")
+    config = json.loads(shlex.split(vllm.text)[-1])
+    assert config["model"] == "meta-llama/Llama-3.2-1B-Instruct" and config["method"] == "draft_model"
+
+
+def test_mtp_question_uses_the_models_own_layer(service):
+    reply = ask(service, "deepseek v3 with mtp on 8x h100")
+    spec = section(reply, "MTP")
+    rows = {r.label: r.value for r in spec.rows}
+    assert "1.82x" in rows["With MTP"] and "arxiv.org/abs/2412.19437" in rows["Source"]
+    assert "--spec-type draft-mtp" in reply.code[0].text
+
+
+def test_no_room_for_a_draft(service):
+    reply = ask(service, "qwen3 32b q4_k_m with a 1.7b draft on a 4090 at 24k context")
+    rows = {r.label: r.value for r in section(reply, "Qwen3-1.7B").rows}
+    total, usable = (gib_of(x) for x in rows["= on GPU"].split(" of "))
+    assert total > usable and rows["Worth it?"].startswith("Not on this GPU")
+    assert usable * GIB > 0
+
+
+def test_plain_question_has_no_speculative_section(service):
+    reply = ask(service, "qwen3 32b on my 4090")
+    assert not any("Speculative" in s.title for s in reply.sections)

@@ -1,0 +1,78 @@
+"""Backend as an input (CUDA, ROCm, Vulkan, SYCL, Metal) and devices known only by their specs."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.custom_device import custom_device, vendor_hint
+from core.estimate import Request, estimate
+from core.models import Backend, Catalog
+from core.speed_device import backend_named, backend_options, with_backend
+from tests.core import specs
+from tests.core.specs import LLAMA3_8B, Q4_K_M
+
+RTX_4090 = specs.RTX_4090.model_copy(update={"arch": "ada"})
+XTX = RTX_4090.model_copy(update={"id": "rx-7900-xtx", "vendor": "AMD", "backend": Backend.ROCM, "arch": "rdna3"})
+
+
+@pytest.mark.parametrize(
+    ("text", "backend"),
+    [("ROCm/HIP", Backend.ROCM), ("hip", Backend.ROCM), ("RADV", Backend.VULKAN), ("amdvlk", Backend.VULKAN),
+     ("Vulkan", Backend.VULKAN), ("sycl", Backend.SYCL), ("metal", Backend.METAL), ("cuda", Backend.CUDA),
+     ("opencl", None)],
+)  # fmt: skip
+def test_backend_names(text, backend):
+    assert backend_named(text) is backend
+
+
+def test_each_vendor_gets_its_backends_with_the_common_one_first():
+    assert backend_options(RTX_4090) == (Backend.CUDA, Backend.VULKAN)
+    assert backend_options(XTX) == (Backend.ROCM, Backend.VULKAN)
+    assert with_backend(RTX_4090, Backend.METAL) is None
+    assert with_backend(XTX, None) is XTX
+
+
+def test_the_backend_changes_the_speed_and_the_card_names_it():
+    cuda = estimate(LLAMA3_8B, XTX, Q4_K_M, Request())
+    vulkan = estimate(LLAMA3_8B, XTX, Q4_K_M, Request(backend=Backend.VULKAN))
+    assert cuda.hardware.backend is Backend.ROCM and vulkan.hardware.backend is Backend.VULKAN
+    assert vulkan.speed.decode_tokens_per_s != pytest.approx(cuda.speed.decode_tokens_per_s, rel=0.02)
+    assert ("backend_default", "ROCm/HIP") in {(n.code, n.values.get("value")) for n in cuda.notes}
+    assert ("backend", "Vulkan") in {(n.code, n.values.get("value")) for n in vulkan.notes}
+    assert cuda.memory == vulkan.memory  # memory does not depend on the backend
+
+
+def test_a_backend_the_device_lacks_falls_back_and_says_so():
+    est = estimate(LLAMA3_8B, RTX_4090, Q4_K_M, Request(backend=Backend.METAL))
+    assert est.hardware.backend is Backend.CUDA
+    assert any(n.code == "backend_unavailable" and n.values["used"] == "CUDA" for n in est.notes)
+
+
+CATALOG = Catalog(gpus=(RTX_4090, XTX), models=(), quants=(), offers=())
+
+
+def test_a_device_from_its_specs_uses_them_and_spans_the_unknowns():
+    given = custom_device(CATALOG, 32, 608, 90, label="arc pro b70")
+    assert given.gpu.vendor == "Intel" and given.gpu.backend is Backend.VULKAN
+    assert given.gpu.bandwidth_bytes_per_s == 608e9 and given.gpu.fp16_tflops == 90
+    assert given.bandwidth_range_gbps == (608, 608) and given.tflops_range == (90, 90)
+    bare = custom_device(CATALOG, 32, 608)
+    low, high = bare.tflops_range or (0, 0)
+    assert low < high  # compute not given: the band spans the FLOP per byte llama.cpp reaches
+
+
+@pytest.mark.parametrize(
+    ("name", "vendor"), [("arc pro b70", "Intel"), ("radeon 780m", "AMD"), ("rtx 5060", "NVIDIA"), ("zx-9", None)]
+)
+def test_vendor_hints(name, vendor):
+    assert vendor_hint(name) == vendor
+
+
+def test_the_launch_command_names_the_build_for_the_backend():
+    from core.estimate import estimate_of, scenario
+    from core.launch import launch_command
+
+    for request, flag in ((Request(backend=Backend.VULKAN), "-DGGML_VULKAN=ON"), (Request(), "-DGGML_HIP=ON")):
+        s = scenario(LLAMA3_8B, XTX, request, quant=Q4_K_M)
+        cmd = launch_command(s, estimate_of(s))
+        assert cmd is not None and any(n.code == "cmd_build" and n.values["flag"] == flag for n in cmd.notes)
