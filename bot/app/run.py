@@ -126,12 +126,11 @@ async def run(
     try:
         return await _run(settings, adapters, runner=adapter_runner or _adapter, stop=stop)
     finally:
-        if lock is not None:
-            lock.close()
+        lock.close()
 
 
-def claim_data_dir(settings: Settings) -> IO[str] | None:
-    """The one-process lock on the data directory (``bot.app.datadir``); a shared storage backend skips it."""
+def claim_data_dir(settings: Settings) -> IO[str]:
+    """The one-process lock on the data directory (``bot.app.datadir``), on either storage backend."""
     lock = datadir.claim(settings.data_dir())
     datadir.mark(settings.data_dir())
     return lock

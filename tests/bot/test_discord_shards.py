@@ -58,7 +58,8 @@ async def test_each_process_serves_its_own_shards(tmp_path, monkeypatch):
                     sorted(g for g in GUILDS if shard_of[g] == i) for i in range(2)
                 ]
             finally:
-                for b in bots:
+                for b in bots:  # as ``run_discord`` stops: answers in flight finish first, then the close
+                    await b.drain(5)
                     await b.close()
                 for t in tasks:
                     with contextlib.suppress(asyncio.CancelledError, Exception):
