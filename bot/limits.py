@@ -11,12 +11,17 @@ the adapter instead) are not counted at all. The clock is passed in, so tests ne
 from __future__ import annotations
 
 import contextvars
+import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+from catalog.db.base import store_errors
+
+log = logging.getLogger(__name__)
 
 WINDOW_S = 60.0
 MAX_KEYS = 100_000  # oldest keys are forgotten first, so a flood of new ids cannot grow memory
@@ -100,7 +105,11 @@ class Limits:
         if self.shared is None or _FREE.get():
             return self.check(user_id, chat_id)
         limits = [(f"user:{user_id}", self.user.per_minute), (f"chat:{chat_id}", self.chat.per_minute)]
-        return float(await self.shared.take([(key, n) for key, n in limits if key.split(":", 1)[1]]))
+        try:
+            return float(await self.shared.take([(key, n) for key, n in limits if key.split(":", 1)[1]]))
+        except store_errors():  # the shared database is gone: this process counts alone until it is back
+            log.warning("shared rate limits unavailable; counting in this process", exc_info=True)
+            return self.check(user_id, chat_id)
 
     def first_notice(self, key: str) -> bool:
         """True for the first refusal of ``key`` in a window: only that one gets a slow-down card."""

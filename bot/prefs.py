@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
 from bot.reply import Reply, Tone, setup_label
 from bot.resolve import Resolver
 from bot.user import User
+from catalog.db.base import store_errors
 from core.models import Engine
 from core.query import Query
 from locales import Lang, t
@@ -40,7 +40,7 @@ class Preferences:
         try:
             saved = await self.store.user(user.id)
             chat_lang = (await self.store.chat(user.chat)).lang if user.chat else None
-        except (sqlite3.Error, OSError):  # a locked or broken database costs the defaults, not the answer
+        except store_errors():  # a locked or broken database costs the defaults, not the answer
             log.warning("preferences unavailable", exc_info=True)
             return user, None
         return dataclasses.replace(
@@ -59,7 +59,7 @@ class Preferences:
             return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
         try:
             return await self._change(name, arg, q, lang, user, answers)
-        except (sqlite3.Error, OSError):
+        except store_errors():
             log.exception("preferences could not be saved")
             return cards.error_card(lang, t(lang, "prefs.storage_error"))
 
@@ -122,7 +122,7 @@ class Preferences:
             return True
         try:
             return (await self.store.chat(chat)).answer_mentions
-        except (sqlite3.Error, OSError):
+        except store_errors():
             return True
 
 

@@ -29,7 +29,8 @@ def store_errors() -> tuple[type[BaseException], ...]:
     errors: tuple[type[BaseException], ...] = (sqlite3.Error, OSError)
     asyncpg = sys.modules.get("asyncpg")
     if asyncpg is not None:
-        errors += (asyncpg.PostgresError, asyncpg.InterfaceError)
+        # InternalClientError: a connection the server cut while it was idle in the pool
+        errors += (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
     return errors
 
 

@@ -88,3 +88,31 @@ async def test_the_elected_cleanup_prunes_expired_shared_state(postgres_url, tmp
         await asyncio.wait_for(task, 5)
         assert await ButtonTable(db).get("new") == "/fit y"
         assert await db.fetchval("SELECT COUNT(*) FROM buttons") == 1
+
+
+async def test_a_postgresql_that_refuses_connections_costs_the_defaults_not_the_answer(
+    postgres_server, postgres_url, monkeypatch
+):
+    """Issue 21's rule on the shared backend: preferences, limits and usage failing never fail an answer."""
+    import asyncpg
+
+    monkeypatch.setenv("FITBOT_DATABASE_URL", postgres_url)
+    service = await open_service(CATALOG, Settings())
+    assert (await service.answer("/mygpu 2x 3090", user=ALICE)).kind == "settings"
+    name = postgres_url.rsplit("/", 1)[1]
+    admin = await asyncpg.connect(postgres_server.url)
+    try:
+        await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+        await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+        saved = await service.answer("/mygpu 4090", user=ALICE)
+        assert saved.kind == "error" and "could not be saved" in saved.summary
+        assert (await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind == "fit"
+        answer = await service.answer("can I run qwen3 32b?", user=ALICE)
+        assert answer.kind != "error" and "3090" not in answer.title  # answered, without the saved GPUs
+        await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        answer = await service.answer("can I run qwen3 32b?", user=ALICE)
+        assert answer.kind == "fit" and "2x RTX 3090" in answer.title  # back: the saved GPUs again
+    finally:
+        await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        await admin.close()
+        await service.close()

@@ -18,7 +18,9 @@ from tests.core.specs import GLM_AIR
 
 
 def open_store(tmp_path, url):
-    return UserDataStore(tmp_path / "user.sqlite", url=url)
+    """On SQLite, stores opened twice race for one file's write lock, which a loaded CI machine holds
+    longer than the 250 ms an answer waits in production (one store per process there)."""
+    return UserDataStore(tmp_path / "user.sqlite", busy_timeout_ms=10_000, url=url)
 
 
 async def test_migrations_run_once_and_are_recorded(tmp_path, store_url):
