@@ -72,7 +72,7 @@ class UsageLog:
             return
         try:
             await self.store.query_log().record(*rows)
-        except (*store_errors(), ValueError):
+        except store_errors() + (ValueError,):
             log.warning("usage log: %d rows dropped", len(rows), exc_info=True)
 
     async def close(self) -> None:
