@@ -29,6 +29,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,23 @@ async def leader(url: str) -> str | None:
     return str(name) if name else None
 
 
+async def until(done: Callable[[], bool], what: str, timeout: float) -> None:
+    """Polls ``done``; a round that would wait forever (a worker that never came up) fails, naming what."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not within {timeout:.0f} s")
+        await asyncio.sleep(0.02)
+
+
+def answered(tally: Any, at_least: int) -> Callable[[], bool]:
+    def done() -> bool:
+        tally.update()
+        return bool(tally.count() >= at_least)
+
+    return done
+
+
 async def wait_leader(url: str, other_than: str | None, timeout: float) -> tuple[str, float]:
     started = time.monotonic()
     while time.monotonic() - started < timeout:
@@ -75,16 +93,20 @@ async def wait_leader(url: str, other_than: str | None, timeout: float) -> tuple
 
 
 async def kill_and_restart(
-    url: str, first_leader: str, workers: list[asyncio.subprocess.Process], tally: Any, updates: int, start: Any
+    url: str,
+    first_leader: str,
+    workers: list[asyncio.subprocess.Process],
+    tally: Any,
+    updates: int,
+    start: Any,
+    timeout: float,
 ) -> tuple[float, int]:
     """SIGKILL the leader (timing the failover), at two thirds SIGTERM another, then start a fresh one."""
     killed = next(w for w in workers if first_leader.endswith(f":{w.pid}"))
     killed.send_signal(signal.SIGKILL)
     _, failover_s = await wait_leader(url, first_leader, 30)
     await killed.wait()
-    while tally.count() < 2 * updates // 3:
-        tally.update()
-        await asyncio.sleep(0.02)
+    await until(answered(tally, 2 * updates // 3), "two thirds answered", timeout)
     termed = next(w for w in workers if w.returncode is None)
     termed.send_signal(signal.SIGTERM)
     code = await termed.wait()
@@ -161,12 +183,12 @@ async def telegram_round(updates: int, timeout: float, faults: bool = True) -> d
                 for a in asks:
                     api.push_update(api.make_message(a.text, chat_id=a.chat, language_code=a.lang))
                     pushed.setdefault(a.chat, []).append(time.monotonic())
-                while tally.count() < updates // 3:
-                    tally.update()
-                    await asyncio.sleep(0.02)
+                await until(answered(tally, updates // 3), "a third answered", timeout)
                 failover_s, term_code = float("nan"), -1
                 if faults:
-                    failover_s, term_code = await kill_and_restart(pg.url, first_leader, workers, tally, updates, start)
+                    failover_s, term_code = await kill_and_restart(
+                        pg.url, first_leader, workers, tally, updates, start, timeout
+                    )
                 verdict, _ = await wait_for_responses(tally, asks, expected, timeout, grace=3.0)
                 timed = verify(asks, expected, tally, pushed_at=pushed)
                 for problem in verdict.problems:
@@ -228,6 +250,10 @@ async def discord_child(port: int) -> None:
 GUILDS = tuple(g << 22 for g in range(1, 9))  # (id >> 22) % 2: four guilds on each shard
 
 
+def shard_of(interaction: Any) -> int:
+    return (int(interaction.payload["guild_id"]) >> 22) % 2
+
+
 async def discord_round(interactions: int, rate: float, faults: bool = True) -> dict[str, Any]:
     from catalog.store import CatalogStore
     from fitbot_fakes.discord_api import FakeDiscord
@@ -268,10 +294,11 @@ async def discord_round(interactions: int, rate: float, faults: bool = True) -> 
                     return sum(1 for f in fake.gateway_frames if f.get("op") == 2 and f["d"].get("shard") == [shard, 2])
 
                 before = identified()
-                while (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() != b"running":
-                    pass
-                while identified() == before:  # the shard is held again once its new session identified
-                    await asyncio.sleep(0.01)
+                while (line := await asyncio.wait_for(proc.stdout.readline(), 60)).strip() != b"running":
+                    if not line:
+                        raise RuntimeError(f"shard process {shard} exited with {await proc.wait()} before running")
+                # the shard is held again once its new session identified
+                await until(lambda: identified() > before, f"shard {shard} identified", 60)
                 procs[shard] = proc
 
             await asyncio.gather(start(0), start(1))
@@ -303,8 +330,7 @@ async def discord_round(interactions: int, rate: float, faults: bool = True) -> 
                 return sum(1 for i in fake.interactions.values() if i.acked is not None)
 
             streaming = asyncio.create_task(stream())
-            while acked() < interactions // 3:
-                await asyncio.sleep(0.01)
+            await until(lambda: acked() >= interactions // 3, "a third acknowledged", 120)
             down: list[tuple[int, float, float]] = []  # (shard, from, to): no process holds the shard
             term_code = -1
             if faults:
@@ -313,8 +339,11 @@ async def discord_round(interactions: int, rate: float, faults: bool = True) -> 
                 await procs[1].wait()
                 await start(1)
                 down.append((1, killed_at, time.monotonic()))
-                while acked() + len(outage) < 2 * interactions // 3:
-                    await asyncio.sleep(0.01)
+                # what shard 1 had not acknowledged is gone with it (Discord does not deliver it again)
+                stranded = sum(1 for i in fake.interactions.values() if i.acked is None and shard_of(i) == 1)
+                await until(
+                    lambda: acked() + len(outage) + stranded >= 2 * interactions // 3, "two thirds acknowledged", 120
+                )
                 procs[0].send_signal(signal.SIGTERM)  # a rolling restart: it drains, then starts again
                 term_code = await procs[0].wait()
                 exited_at = time.monotonic()
@@ -333,7 +362,7 @@ async def discord_round(interactions: int, rate: float, faults: bool = True) -> 
                 i.id
                 for i in fake.interactions.values()
                 for shard, start_s, end_s in down
-                if (int(i.payload["guild_id"]) >> 22) % 2 == shard and start_s <= i.dispatched_at <= end_s
+                if shard_of(i) == shard and start_s <= i.dispatched_at <= end_s
             }
             outage += sorted(shard_down)
             received = [i for i in fake.interactions.values() if i.id not in outage]
