@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
@@ -22,6 +22,7 @@ from bot.answer_special import special_answer, special_kind, special_language
 from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
+from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
 from bot.reply import Reply
 from bot.usage import UsageLog
@@ -32,10 +33,11 @@ from core.models import Catalog, Engine, KvCacheType
 from core.notes import Note
 from core.quant_ladder import MENU
 from core.query import Query, complete
-from locales import Lang, integer, lang_of, t
+from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
     from catalog.hub_search import HubSearch
+    from catalog.inbox import DeferredJournal, InboxStore
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,11 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+# one card of each kind a question gets (not the list scans /gpus and /models), about a model and a
+# device that no bench asks about first
+WARM_UP_QUESTIONS = tuple(
+    f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")
+)
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
 
@@ -71,6 +78,29 @@ class Service:
     @property
     def catalog(self) -> Catalog:
         return self.answers.catalog
+
+    @property
+    def inbox(self) -> InboxStore | None:
+        """Where the Telegram poller keeps fetched updates until they are answered (None: no user database)."""
+        return self.store.inbox if self.store is not None else None
+
+    @property
+    def deferred(self) -> DeferredJournal | None:
+        """Where the Discord adapter records deferred interactions until they are answered."""
+        return self.store.deferred if self.store is not None else None
+
+    def warm_up(self) -> Future[None]:
+        """Does, on the worker thread, what the first answer of a process would otherwise wait for: both
+        languages' messages and Babel's number data, and one card of each kind in each language (the
+        models' validators and each card's parts are built on first use). The chat adapters call it when
+        they start; a one-shot ``fitbot ask`` does not."""
+        return self._worker.submit(self._warm_up)
+
+    def _warm_up(self) -> None:
+        preload_locales()
+        for text in WARM_UP_QUESTIONS:
+            for lang in ("en", "de"):
+                self.answers.dispatch(self.answers.parse(text), lang, User(), text)
 
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""
@@ -138,10 +168,15 @@ class Service:
             if isinstance(found, Reply):
                 return found
             answers, model, source = found
-        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(phrase)) and hit[1]:
+        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(with_variants(phrase, text))):
+            if hit[1] is None:  # the index has its size only (Command-R, DeepSeek-V2.5): the weights, marked so
+                card: Reply = await self._off_loop(memory_only_card, self.answers, hit[0], q, lang, user, text)
+                return card
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})
+        if model is None and repo is None and self.hub is not None and q.model and q.model.id:
+            answers, indexed = await self._live_checked(q.model.id, answers, indexed)
         try:
             if answers is self.answers:  # answers are pure functions of the question, language and saved defaults
                 key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
@@ -164,6 +199,20 @@ class Service:
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
             reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
         return reply
+
+    async def _live_checked(self, model_id: str, answers: Answers, note: Note | None) -> tuple[Answers, Note | None]:
+        """A catalog model against its live config.json (cached): where they differ the live one answers."""
+        from catalog.live_models import live_row
+
+        row = self.catalog.model(model_id)
+        if row is None or self.hub is None:
+            return answers, note
+        checked, changed = await live_row(self.hub, row)
+        if not changed:
+            return answers, note
+        models = tuple(checked if m.id == row.id else m for m in self.catalog.models)
+        live = Note(code="live_config", values={"model": row.name, "fields": ", ".join(changed)})
+        return self.answers.with_model(self.catalog.model_copy(update={"models": models})), live
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""

@@ -1,7 +1,8 @@
 """What several FitBot processes share when the user data is on PostgreSQL (``FITBOT_DATABASE_URL``).
 
-The adapters reach the shared inbox, the elections and the shared button table through here (they
-talk to the bot layer, never to the catalog). With the default SQLite file there is one process:
+The adapters find the shared database through here (``shared_database``: the service's, when other
+processes use it too) and use its inbox and elections (``catalog.db.queue``, ``catalog.db.leader``)
+directly, as they use ``catalog.inbox`` on one process. With the default SQLite file there is one process:
 ``shared_database`` is None and every adapter works as before, in memory and on its own inbox.
 """
 
@@ -13,8 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from catalog.db.base import process_name
-from catalog.db.leader import Election, election, leader_of, while_leader
-from catalog.db.queue import Claimed, InboxDepth, SharedInbox
+from catalog.db.queue import SharedInbox
 from catalog.db.shared import ButtonTable, RateWindows
 
 if TYPE_CHECKING:
@@ -28,25 +28,7 @@ CLEANUP = "cleanup"
 JOBS = (TELEGRAM_POLL, CLEANUP)
 CLEANUP_EVERY_S = 3600.0
 
-__all__ = [
-    "CLEANUP",
-    "JOBS",
-    "TELEGRAM_POLL",
-    "cleanup_job",
-    "ButtonTable",
-    "Claimed",
-    "Election",
-    "InboxDepth",
-    "RateWindows",
-    "SharedInbox",
-    "election",
-    "leader_of",
-    "process_name",
-    "shared_buttons",
-    "shared_database",
-    "shared_inbox",
-    "while_leader",
-]
+__all__ = ["CLEANUP", "JOBS", "TELEGRAM_POLL", "cleanup_job", "shared_buttons", "shared_database", "shared_inbox"]
 
 
 def shared_database(service: Service) -> Database | None:

@@ -12,6 +12,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from catalog.importers.model_configs import CONFIG_DIR, apply_config
+from catalog.offers import OFFER_TYPES, SIGNAL_TYPES
 from core.models import (
     GIB,
     Catalog,
@@ -26,6 +28,7 @@ from core.models import (
 
 FACTS_DIR = Path(__file__).with_name("facts")
 FACT_FILES = ("gpus.toml", "models.toml", "quants.toml", "gguf_sizes.toml", "offers.toml")
+SIGNALS_FILE = "price_signals.toml"  # marketplace medians and price caps: kept apart, never an offer
 
 
 class FactError(ValueError):
@@ -33,15 +36,16 @@ class FactError(ValueError):
 
 
 def facts_hash(directory: Path = FACTS_DIR) -> str:
-    """Hash of all fact files, so the store knows when to rebuild.
+    """Hash of all fact files and stored configs, so the store knows when to rebuild.
 
     Every ``*.toml`` in the directory counts, not only the store's own files: the side tables read by
     ``catalog/extra_facts.py`` (Ollama tags, quality per quant, ...) are a new catalog version too.
     """
     digest = hashlib.sha256()
-    for name in sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))}):
-        path = directory / name
-        digest.update(name.encode())
+    names = sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))})
+    paths = [directory / name for name in names] + sorted(CONFIG_DIR.rglob("*.*"))
+    for path in paths:
+        digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.exists() else b"")
     return digest.hexdigest()[:16]
 
@@ -69,7 +73,7 @@ DEFAULT_FORM_FACTOR = {
 }
 
 
-def _gpu(row: dict[str, Any]) -> GpuSpec:
+def gpu_from_row(row: dict[str, Any]) -> GpuSpec:
     prov = _provenance(row)
     for key in IMPORT_KEYS:
         row.pop(key, None)
@@ -102,7 +106,8 @@ def expand_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _model(row: dict[str, Any]) -> ModelSpec:
+def model_from_row(row: dict[str, Any]) -> ModelSpec:
+    row = apply_config(row)
     prov = _provenance(row)
     row["total_params"] = round(float(row.pop("total_params_b")) * 1e9)
     if "vision_params_b" in row:
@@ -112,7 +117,7 @@ def _model(row: dict[str, Any]) -> ModelSpec:
     return ModelSpec(**row, provenance=prov)
 
 
-def _quant(row: dict[str, Any]) -> QuantSpec:
+def quant_from_row(row: dict[str, Any]) -> QuantSpec:
     prov = _provenance(row)
     row["engines"] = tuple(row.get("engines", ("llama.cpp",)))
     return QuantSpec(**row, provenance=prov)
@@ -160,7 +165,7 @@ def raw_rows(directory: Path, name: str, table: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
+def converted_rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
     out = []
     for i, row in enumerate(raw_rows(directory, name, table)):
         try:
@@ -173,12 +178,12 @@ def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
 def load_facts(directory: Path = FACTS_DIR) -> Catalog:
     """Parse and validate every fact file; rows that reference unknown ids are errors."""
     catalog = Catalog(
-        gpus=tuple(_rows(directory, "gpus.toml", "gpu", _gpu)),
-        not_devices=tuple(_rows(directory, "gpus.toml", "not_a_device", _not_device)),
-        models=tuple(_rows(directory, "models.toml", "model", _model)),
-        quants=tuple(_rows(directory, "quants.toml", "quant", _quant)),
-        sizes=tuple(_rows(directory, "gguf_sizes.toml", "size", _size)),
-        offers=tuple(_rows(directory, "offers.toml", "offer", _offer)),
+        gpus=tuple(converted_rows(directory, "gpus.toml", "gpu", gpu_from_row)),
+        not_devices=tuple(converted_rows(directory, "gpus.toml", "not_a_device", _not_device)),
+        models=tuple(converted_rows(directory, "models.toml", "model", model_from_row)),
+        quants=tuple(converted_rows(directory, "quants.toml", "quant", quant_from_row)),
+        sizes=tuple(converted_rows(directory, "gguf_sizes.toml", "size", _size)),
+        offers=tuple(converted_rows(directory, "offers.toml", "offer", _offer)),
         version=facts_hash(directory),
     )
     _check_references(catalog)
@@ -197,3 +202,20 @@ def _check_references(catalog: Catalog) -> None:
     for o in catalog.offers:
         if catalog.gpu(o.gpu_id) is None:
             raise FactError(f"offers.toml: unknown gpu {o.gpu_id} ({o.provider})")
+        if o.pricing_type not in OFFER_TYPES:
+            raise FactError(
+                f"offers.toml: {o.provider} {o.instance} is a {o.pricing_type!r} price, not an offer"
+                f" ({', '.join(OFFER_TYPES)}); price signals belong in {SIGNALS_FILE}"
+            )
+
+
+def load_price_signals(catalog: Catalog, directory: Path = FACTS_DIR) -> tuple[CloudOffer, ...]:
+    """Prices nobody can rent at as such (``[[signal]]`` rows: marketplace medians, price caps).
+
+    They are context for a reader of ``fitbot catalog offers``, never an offer on a card.
+    """
+    signals = tuple(converted_rows(directory, SIGNALS_FILE, "signal", _offer))
+    for s in signals:
+        if s.pricing_type not in SIGNAL_TYPES or catalog.gpu(s.gpu_id) is None:
+            raise FactError(f"{SIGNALS_FILE}: {s.provider} {s.instance}: type must be one of {SIGNAL_TYPES}, gpu known")
+    return signals

@@ -35,12 +35,14 @@ from telegram.error import Conflict, InvalidToken, TelegramError
 from bot.adapters.telegram_bot import ALLOWED_UPDATES, CONCURRENT_UPDATES, build_application
 from bot.adapters.telegram_poller import FINISH_S, GRACE_S, PER_CHAT, SEND_BACKOFF_S, retryable
 from bot.adapters.telegram_queue import FairQueue, queue_key
-from bot.shared import TELEGRAM_POLL, SharedInbox, election, shared_database, shared_inbox, while_leader
+from bot.shared import TELEGRAM_POLL, shared_database, shared_inbox
+from catalog.db.leader import election, while_leader
+from catalog.db.queue import SharedInbox
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from bot.adapters.telegram_bot import TelegramApp
+    from bot.adapters.telegram_parts import TelegramApp
     from bot.service import Service
 
 log = logging.getLogger(__name__)

@@ -42,7 +42,8 @@ __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 async def open_service(catalog: Catalog, settings: Settings) -> Service:
     """The production service: user data, hub cache and limits from the settings."""
     from bot.app.scale import user_store
-    from bot.shared import RateWindows, shared_database
+    from bot.shared import shared_database
+    from catalog.db.shared import RateWindows
     from catalog.hub import HubClient
     from catalog.hub_search import HubSearch
     from catalog.userdata import CachedHubClient
@@ -124,7 +125,7 @@ async def run(
         log.error("%s", exc, extra={"event": "data_dir_busy"})
         return 1
     try:
-        return await _run(settings, adapters, runner=adapter_runner or _adapter, stop=stop)
+        return await _run(settings, adapters, runner=adapter_runner or run_adapter, stop=stop)
     finally:
         lock.close()
 
@@ -149,6 +150,13 @@ async def _run(
     tasks = [
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters
     ]
+    if settings.price_refresh_hours > 0:  # live GPU prices, merged over the snapshot (catalog/prices)
+        from catalog.prices.refresh import schedule_prices
+
+        def apply(catalog: Catalog) -> None:
+            service.answers = service.answers.with_model(catalog)
+
+        tasks.append(asyncio.create_task(schedule_prices(service.catalog, settings, apply, stop), name="prices"))
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     tasks += shared_jobs(service, stop)
     await stop.wait()
@@ -167,7 +175,8 @@ async def _run(
 
 def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None]]:
     """With a shared database: the clean-up, run by whichever worker is elected (``bot.shared``)."""
-    from bot.shared import CLEANUP, cleanup_job, election, shared_database, while_leader
+    from bot.shared import CLEANUP, cleanup_job, shared_database
+    from catalog.db.leader import election, while_leader
 
     database = shared_database(service)
     if database is None:
@@ -221,7 +230,7 @@ async def supervise(
             pass
 
 
-async def _adapter(
+async def run_adapter(
     name: str, service: Service, settings: Settings, stop: asyncio.Event, state: Callable[[str], None]
 ) -> None:
     if name == "telegram" and settings.telegram_bot_token and settings.database_url():

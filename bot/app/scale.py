@@ -11,7 +11,10 @@ import time
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
-from bot.shared import JOBS, SharedInbox, leader_of, process_name
+from bot.shared import JOBS
+from catalog.db.base import process_name
+from catalog.db.leader import leader_of
+from catalog.db.queue import SharedInbox
 
 if TYPE_CHECKING:
     from catalog.userdata import UserDataStore

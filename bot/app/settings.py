@@ -6,12 +6,13 @@ documented in ``deploy/settings.example.env``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.app import datadir
 
 
 class Settings(BaseSettings):
@@ -51,6 +52,12 @@ class Settings(BaseSettings):
     rate_expensive_per_minute: int = Field(default=10, ge=1, le=10000)  # charts and hub look-ups, per user
     max_question_chars: int = Field(default=2000, ge=16, le=100000)
     query_log_days: int = Field(default=90, ge=1, le=3650)
+    # live GPU prices (catalog/prices): refreshed every this many hours inside `fitbot run`, 0 = off
+    price_refresh_hours: float = Field(default=24.0, ge=0, le=24 * 365)
+    price_endpoint: str | None = None  # one test server for every price API (fitbot_fakes.price_apis)
+    runpod_api_key: SecretStr | None = None  # operator keys: RunPod, Lambda and DigitalOcean need one
+    lambda_api_key: SecretStr | None = None
+    digitalocean_token: SecretStr | None = None
 
     @model_validator(mode="after")
     def _shards_fit(self) -> Settings:
@@ -59,12 +66,10 @@ class Settings(BaseSettings):
 
     def data_dir(self) -> Path:
         """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
-        if self.fitbot_data_dir:
-            return self.fitbot_data_dir
-        return (self.xdg_data_home or Path(os.path.expanduser("~")) / ".local" / "share") / "fitbot"
+        return datadir.data_dir(self.fitbot_data_dir, self.xdg_data_home)
 
     def catalog_path(self) -> Path:
-        return self.data_dir() / "catalog.sqlite"
+        return self.data_dir() / datadir.CATALOG_FILE
 
     def user_db_path(self) -> Path:
         return self.data_dir() / "user.sqlite"
@@ -85,6 +90,15 @@ class Settings(BaseSettings):
             raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT above every id")
         return sorted(ids)
 
+    def prices_path(self) -> Path:
+        return self.data_dir() / datadir.PRICES_FILE
+
+    def price_keys(self) -> dict[str, str]:
+        """Operator API keys of the price sources, by environment variable name."""
+        keys = {"RUNPOD_API_KEY": self.runpod_api_key, "LAMBDA_API_KEY": self.lambda_api_key}
+        keys["DIGITALOCEAN_TOKEN"] = self.digitalocean_token
+        return {name: key.get_secret_value() for name, key in keys.items() if key and key.get_secret_value()}
+
     def hub_client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``catalog.hub.HubClient``: the only place that knows the hub's settings."""
         return {
@@ -103,6 +117,9 @@ class Settings(BaseSettings):
             self.hf_token,
             self.telegram_webhook_secret,
             self.fitbot_database_url,
+            self.runpod_api_key,
+            self.lambda_api_key,
+            self.digitalocean_token,
         ):
             if secret is not None and secret.get_secret_value():
                 found.append(secret.get_secret_value())

@@ -71,7 +71,9 @@ async def test_migrate_and_health_report_the_backend(settings, store_url, capsys
 async def test_the_elected_cleanup_prunes_expired_shared_state(postgres_url, tmp_path):
     import asyncio
 
-    from bot.shared import CLEANUP, ButtonTable, cleanup_job, election, while_leader
+    from bot.shared import CLEANUP, cleanup_job
+    from catalog.db.leader import election, while_leader
+    from catalog.db.shared import ButtonTable
     from catalog.userdata import UserDataStore
 
     async with UserDataStore(tmp_path / "user.sqlite", url=postgres_url) as store:

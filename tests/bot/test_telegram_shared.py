@@ -15,7 +15,9 @@ import pytest
 
 from bot.adapters.telegram_shared import run_shared_telegram
 from bot.service import Service
-from bot.shared import TELEGRAM_POLL, SharedInbox, leader_of
+from bot.shared import TELEGRAM_POLL
+from catalog.db.leader import leader_of
+from catalog.db.queue import SharedInbox
 from catalog.store import CatalogStore
 from catalog.userdata import UserDataStore
 from core.models import Catalog
