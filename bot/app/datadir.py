@@ -3,8 +3,10 @@
 * ``claim`` takes an exclusive ``flock`` on ``fitbot.lock`` for the life of the process. Two
   processes on one directory answered Telegram twice (the second re-queued the first's open inbox
   rows); now the second is refused with a message naming the directory and the holder's pid. The
-  kernel drops the lock when the process dies, so a crash never leaves a stale lock. A storage
-  backend shared by several processes (PostgreSQL) skips ``claim``.
+  kernel drops the lock when the process dies, so a crash never leaves a stale lock. The lock
+  guards what is per process on either backend (``user.sqlite`` without a shared database; the
+  catalog, ``health.json`` and the Discord journal always), so workers sharing PostgreSQL each
+  get a data directory of their own and share only the database.
 * ``MARKER`` is written by ``fitbot run`` (``mark``); ``fitbot health`` checks it first, so a wrong
   ``FITBOT_DATA_DIR`` fails clearly instead of reporting "ok" and creating empty databases there.
 * ``from_environment`` finds the directory the way ``Settings`` does, without importing
@@ -60,7 +62,8 @@ def claim(data_dir: Path) -> IO[str]:
         handle.close()
         raise DataDirBusy(
             f"another fitbot process (pid {holder}) is running on the data directory {data_dir};"
-            " only one may use a data directory (see deploy/OPERATIONS.md)"
+            " only one may use a data directory; workers sharing FITBOT_DATABASE_URL each need their own"
+            " (see deploy/OPERATIONS.md)"
         ) from None
     handle.seek(0)
     handle.truncate()

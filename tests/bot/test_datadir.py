@@ -33,6 +33,42 @@ async def test_fitbot_run_on_a_directory_in_use_exits_1_and_says_why(tmp_path, c
     assert any("another fitbot process" in r.getMessage() and str(tmp_path) in r.getMessage() for r in caplog.records)
 
 
+async def test_workers_sharing_postgresql_each_run_on_their_own_data_directory(tmp_path, postgres_url, caplog):
+    """Scale-out is not refused: the lock guards the per-process directory, the database is what is shared."""
+
+    def on(directory: str) -> Settings:
+        return Settings(
+            _env_file=None,
+            fitbot_data_dir=tmp_path / directory,
+            telegram_bot_token="123456:TEST-token",
+            fitbot_database_url=postgres_url,
+        )
+
+    serving: list[str] = []
+    serving_both = asyncio.Event()
+
+    async def adapter(name, service, settings, stop, state):
+        assert service.store.database.shared
+        serving.append(settings.data_dir().name)
+        if len(serving) == 2:
+            serving_both.set()
+        await stop.wait()
+
+    stop = asyncio.Event()
+    workers = [asyncio.create_task(run(on(d), adapter_runner=adapter, stop=stop)) for d in ("w1", "w2")]
+    try:
+        await asyncio.wait_for(serving_both.wait(), 30)
+        with caplog.at_level(logging.ERROR):
+            code = await run(on("w1"), adapter_runner=adapter, stop=asyncio.Event())
+        assert code == 1
+        assert any("FITBOT_DATABASE_URL each need their own" in r.getMessage() for r in caplog.records)
+    finally:
+        stop.set()
+        codes = await asyncio.gather(*workers)
+    assert sorted(serving) == ["w1", "w2"]
+    assert codes == [0, 0]
+
+
 @pytest.mark.parametrize(
     ("environment", "env_file"),
     [

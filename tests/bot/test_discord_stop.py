@@ -81,6 +81,8 @@ async def test_server_settings_need_manage_server(discord_api: FakeDiscord, cata
     task = asyncio.create_task(bot.start(TOKEN))
     try:
         await discord_api.wait_gateway(2)
+        # closed before READY, discord.py's ready task would dispatch into the ended loop (a warning)
+        await asyncio.wait_for(bot.wait_until_ready(), 10)
         synced = {c["name"]: c for c in discord_api.commands[None]}
         assert str(synced["settings"]["default_member_permissions"]) == str(MANAGE_GUILD)
         assert str(synced["lang"]["default_member_permissions"]) == str(MANAGE_GUILD)
