@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bot.app import datadir
-from bot.app.datadir import DataDirBusy
+from bot.app.datadir import DataDirBusy, DataDirUnwritable
 from bot.app.logs import JsonLines, emit, redact_also, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
@@ -116,6 +116,9 @@ async def run(
         lock = claim_data_dir(settings)
     except DataDirBusy as exc:
         log.error("%s", exc, extra={"event": "data_dir_busy"})
+        return 1
+    except DataDirUnwritable as exc:
+        log.critical("%s", exc, extra={"event": "data_dir_unwritable"})
         return 1
     try:
         return await _run(settings, adapters, runner=adapter_runner or _adapter, stop=stop)
