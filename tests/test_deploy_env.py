@@ -1,5 +1,5 @@
 """The shipped env files work as systemd's EnvironmentFile=, compose's env_file and ``docker run --env-file``
-read them (tests/env_loaders.py): empty values included, the data directory the unit and the image agree on,
+read them (fitbot_fakes/env_loaders.py): empty values included, the data directory the unit and the image agree on,
 and ``fitbot run`` starts with each."""
 
 from __future__ import annotations
@@ -15,12 +15,20 @@ import pytest
 
 from bot.app.settings import Settings
 from fitbot_fakes import fixtures
-from tests.env_loaders import LOADERS, compose_env_file, systemd_environment_file
+from fitbot_fakes.env_loaders import (
+    ENV_FILES,
+    LOADERS,
+    compose_env_file,
+    compose_loaded,
+    image_environment,
+    systemd_environment_file,
+    systemd_loaded,
+    unit_environment,
+)
 
 telegram_api = fixtures.telegram_api
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "settings.example.env"
-ENV_FILES = sorted(EXAMPLE.parent.glob("*.env"))
 
 
 def test_example_settings_are_valid_under_systemd_environment_file(monkeypatch):
@@ -41,39 +49,6 @@ def test_example_settings_are_valid_under_systemd_environment_file(monkeypatch):
 DEPLOY = EXAMPLE.parent
 ROOT = DEPLOY.parent
 TOKEN = "123456:TEST-token"
-
-
-def unit_environment() -> dict[str, str]:
-    """The unit's own ``Environment=`` assignments (space-separated KEY=value pairs)."""
-    env: dict[str, str] = {}
-    for line in (DEPLOY / "fitbot.service").read_text(encoding="utf-8").splitlines():
-        if line.startswith("Environment="):
-            for pair in line.removeprefix("Environment=").split():
-                key, _, value = pair.partition("=")
-                env[key] = value
-    return env
-
-
-def image_environment() -> dict[str, str]:
-    """The Dockerfile's ``ENV`` block (KEY=value pairs, continued with backslashes)."""
-    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
-    env: dict[str, str] = {}
-    for line in text.splitlines():
-        if line.startswith("ENV "):
-            for pair in line.removeprefix("ENV ").split():
-                key, _, value = pair.partition("=")
-                env[key] = value
-    return env
-
-
-def systemd_loaded(path: Path = EXAMPLE) -> dict[str, str]:
-    """What the service sees: EnvironmentFile= assignments override Environment= ones; empty values stay."""
-    return {**unit_environment(), **systemd_environment_file(path.read_text(encoding="utf-8"))}
-
-
-def compose_loaded(path: Path = EXAMPLE) -> dict[str, str]:
-    """What the container sees: the image's ENV, overridden by env_file (empty values stay empty strings)."""
-    return {**image_environment(), **compose_env_file(path.read_text(encoding="utf-8"))}
 
 
 @pytest.mark.parametrize("path", ENV_FILES, ids=[p.name for p in ENV_FILES])

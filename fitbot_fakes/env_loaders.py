@@ -1,4 +1,5 @@
-"""How the three loaders our deploy files use read an env file, each by its own rules (issue 21).
+"""How the three loaders our deploy files meet read an env file, each by its own rules (issue 21): stand-ins
+for systemd, compose and docker, which do not run here.
 
 A shipped env file must mean the same under all three, empty values included:
 
@@ -12,12 +13,19 @@ A shipped env file must mean the same under all three, empty values included:
   after the first ``=``, verbatim: no quote removal, no inline comments, no expansion.
 
 Each returns ``{name: value}`` in file order; ``KEY=`` gives ``""`` in all three (not unset).
+``systemd_loaded`` / ``compose_loaded`` / ``docker_loaded`` add what the unit or the image sets itself:
+the environment ``fitbot run`` gets from a shipped env file under each.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+EXAMPLE = DEPLOY / "settings.example.env"
+ENV_FILES = sorted(DEPLOY.glob("*.env"))  # every env file we ship
 
 _SHELL_NEED_ESCAPE = '"\\`$'
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -149,8 +157,53 @@ def docker_env_file(text: str, environ: Mapping[str, str] | None = None) -> dict
     return env
 
 
-LOADERS = {
+LOADERS: dict[str, Callable[[str], dict[str, str]]] = {
     "systemd": systemd_environment_file,
     "compose": compose_env_file,
     "docker-run": docker_env_file,
+}
+
+
+def unit_environment() -> dict[str, str]:
+    """The unit's own ``Environment=`` assignments (space-separated KEY=value pairs)."""
+    env: dict[str, str] = {}
+    for line in (DEPLOY / "fitbot.service").read_text(encoding="utf-8").splitlines():
+        if line.startswith("Environment="):
+            for pair in line.removeprefix("Environment=").split():
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def image_environment() -> dict[str, str]:
+    """The Dockerfile's ``ENV`` block (KEY=value pairs, continued with backslashes)."""
+    text = (DEPLOY / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    env: dict[str, str] = {}
+    for line in text.splitlines():
+        if line.startswith("ENV "):
+            for pair in line.removeprefix("ENV ").split():
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def systemd_loaded(path: Path = EXAMPLE) -> dict[str, str]:
+    """What the service sees: EnvironmentFile= assignments override Environment= ones; empty values stay."""
+    return {**unit_environment(), **systemd_environment_file(path.read_text(encoding="utf-8"))}
+
+
+def compose_loaded(path: Path = EXAMPLE) -> dict[str, str]:
+    """What the container sees: the image's ENV, overridden by env_file (empty values stay empty strings)."""
+    return {**image_environment(), **compose_env_file(path.read_text(encoding="utf-8"))}
+
+
+def docker_loaded(path: Path = EXAMPLE) -> dict[str, str]:
+    """``docker run --env-file``: the image's ENV, overridden by the file, verbatim."""
+    return {**image_environment(), **docker_env_file(path.read_text(encoding="utf-8"))}
+
+
+LOADED: dict[str, Callable[[Path], dict[str, str]]] = {
+    "systemd": systemd_loaded,
+    "compose": compose_loaded,
+    "docker-run": docker_loaded,
 }
