@@ -63,6 +63,7 @@ from catalog.hf_config import (
 )
 from catalog.hub_http import DEFAULT_ENDPOINT, CircuitBreaker, HubDeadline, in_thread, stream_get
 from catalog.hub_refs import (
+    GgufGroup,
     HubBadData,
     HubError,
     HubRateLimited,
@@ -73,7 +74,6 @@ from catalog.hub_refs import (
     RepoGated,
     RepoNotFound,
     RepoRef,
-    _GgufGroup,
     gguf_quant,
     group_gguf_files,
     parse_repo_ref,
@@ -341,7 +341,7 @@ class HubClient:
         endpoint: str,
         token: str | bool,
         siblings: dict[str, int | None],
-        groups: dict[str, _GgufGroup],
+        groups: dict[str, GgufGroup],
     ) -> tuple[dict[str, Any], int | None, str]:
         """The config dict (from config.json, else a GGUF header), the exact parameter count and the file read."""
         if "config.json" in siblings:

@@ -21,13 +21,13 @@ from typing import Literal
 
 from core import names as N
 from core import query_lexicon as L
-from core.query_index import _Cand, _candidates, _Index, _index_for, _select
+from core.query_index import Candidate, NameIndex, candidates, index_for, select_names
 from core.query_resolve import (
-    _extend,
-    _is_ram,
-    _join_split_name,
-    _joined,
-    _to_match,
+    extend_name,
+    is_ram,
+    join_split_name,
+    joined_text,
+    to_match,
 )
 from core.query_specs import read_specs
 from core.query_types import Intent, Match, Query, VocabEntry, Vocabulary
@@ -38,7 +38,7 @@ __all__ = ["Intent", "Match", "Query", "VocabEntry", "Vocabulary", "complete", "
 # --- intent, language, counts ------------------------------------------------------------
 
 
-def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent, bool]:
+def _intent(low: str, found: L.Found, chosen: dict[str, Candidate]) -> tuple[Intent, bool]:
     """Picks the intent: the command if any, else the first intent whose words appear."""
     if isinstance(cmd := found.get("command"), str):
         return Intent(cmd), True
@@ -54,7 +54,7 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
     return Intent.FIT, False
 
 
-def _count_near(toks: list[L.Tok], c: _Cand, used: set[int]) -> int | None:
+def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
     """Reads a GPU count written just before ("2x", "zwei", "4 x") or after ("x2") a GPU."""
     i = c.span.first - 1
     while i >= 0 and (toks[i].key in L.COUNT_GLUE or toks[i].key in L.VENDOR_WORDS):
@@ -87,7 +87,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     ``intent`` is the question kind when the caller knows it (a chat /command, read on the chat side
     of the parser in ``bot.commands``); otherwise the words of the question decide.
     """
-    idx = _index_for(vocab)
+    idx = index_for(vocab)
     found: L.Found = {}
     clean = L.read_repo(L.clean(text if isinstance(text, str) else ""), found)
     low = L.lower_keep_length(clean)
@@ -102,7 +102,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
         low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
     toks = L.tokenize(low)
-    chosen = _select(_candidates(toks, idx))
+    chosen = select_names(candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
     fields = _name_fields(chosen, clean, toks, used, idx, full_low)
@@ -115,7 +115,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
-        fields["gpu"] = g.model_copy(update={"text": _joined(clean, phrase, g.text)})  # "rx 5500" + "xt"
+        fields["gpu"] = g.model_copy(update={"text": joined_text(clean, phrase, g.text)})  # "rx 5500" + "xt"
     loose = fields.pop("loose_memory_gib", None)
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:
@@ -124,7 +124,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found.update(device_kind="gpu", device_memory_gib=loose)  # "best model for 24 GB": memory is the device
         if not intent_set:
             intent, intent_set = _intent(full_low, found, chosen)
-    elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and _is_ram(loose, g.id, idx):
+    elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
@@ -146,15 +146,15 @@ def _finetune_method(word: str) -> Literal["qlora", "lora", "full"]:
 
 
 def _name_fields(
-    chosen: dict[str, _Cand], clean: str, toks: list[L.Tok], used: set[int], idx: _Index, low: str
+    chosen: dict[str, Candidate], clean: str, toks: list[L.Tok], used: set[int], idx: NameIndex, low: str
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
     slots = ("model", "model2", "model3", "model4", "gpu", "gpu2", "gpu3", "gpu4")
-    _join_split_name(chosen, toks)
+    join_split_name(chosen, toks)
     for slot in slots:
         if slot in chosen:
-            _extend(chosen[slot], toks, used)
+            extend_name(chosen[slot], toks, used)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
     loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
     if isinstance(loose, float):
@@ -163,7 +163,7 @@ def _name_fields(
     for slot in slots:
         if slot in chosen:
             memory = int(loose) if slot == "gpu" and isinstance(loose, float) else None
-            matches[slot] = _to_match(chosen[slot], clean, toks, idx, memory)
+            matches[slot] = to_match(chosen[slot], clean, toks, idx, memory)
     out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
     out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
@@ -179,7 +179,7 @@ def _name_fields(
     return out
 
 
-def _memory(chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _Index, low: str) -> float | None:
+def _memory(chosen: dict[str, Candidate], toks: list[L.Tok], used: set[int], idx: NameIndex, low: str) -> float | None:
     """Returns the memory size the user named for a unified-memory machine (Mac, APU)."""
     c = chosen.get("gpu") or chosen.get("not")
     unified = bool(L.MAC_WORDS.search(low))
@@ -285,7 +285,7 @@ def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[s
 def complete(text: str, vocab: Vocabulary, kind: Literal["model", "gpu"], limit: int = 25) -> list[tuple[str, str]]:
     """(id, display name) of entries for a name being typed: prefix matches first, then
     substrings, then the parser's own ranking of the text. Discord autocomplete uses it."""
-    idx = _index_for(vocab)
+    idx = index_for(vocab)
     typed = L.compact(L.clean(text))
     labels = dict(idx.labels.get(kind, []))
     if not typed:

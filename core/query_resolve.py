@@ -14,14 +14,14 @@ from core.query_index import (
     CONFIDENT,
     MARGIN,
     SUGGEST_MIN,
-    _Cand,
-    _Index,
-    _make_span,
+    Candidate,
+    NameIndex,
+    make_span,
 )
 from core.query_types import Match
 
 
-def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int | None = None) -> Match:
+def to_match(c: Candidate, text: str, toks: list[L.Tok], idx: NameIndex, memory: int | None = None) -> Match:
     """Turns a chosen span into a Match: only an entry that *is* what was typed may answer.
 
     The ranking orders entries by spelling; ``core.names`` then drops every entry that disagrees
@@ -65,7 +65,7 @@ def _to_match(c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int |
     return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
 
 
-def _join_split_name(chosen: dict[str, _Cand], toks: list[L.Tok]) -> None:
+def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
     """ "gemma 3" + "coder 7b": a second model span right after a first one that names no size, and that
     starts with a variant or a size, is the rest of the same name, not a second model."""
     first, second = chosen.get("model"), chosen.get("model2")
@@ -75,14 +75,14 @@ def _join_split_name(chosen: dict[str, _Cand], toks: list[L.Tok]) -> None:
         return
     head = toks[second.span.first]
     if head.key in N.MODEL_VARIANTS or (head.kind == "num" and N.MODEL_SIZE.fullmatch(head.text.lower())):
-        first.span = _make_span(toks, list(range(first.span.first, second.span.last + 1)))
+        first.span = make_span(toks, list(range(first.span.first, second.span.last + 1)))
         del chosen["model2"]
         for later in ("model3", "model4"):
             if later in chosen:
                 chosen["model2" if "model2" not in chosen else later] = chosen.pop(later)
 
 
-def _whole_name(c: _Cand, text: str, toks: list[L.Tok]) -> str:
+def _whole_name(c: Candidate, text: str, toks: list[L.Tok]) -> str:
     """The span's text plus the filler-free name words right after it ("qwen3-4b" + "-instruct")."""
     end = c.span.last
     while end + 1 < len(toks) and toks[end + 1].key in L.NOISE_WORDS and toks[end + 1].start - toks[end].end <= 1:
@@ -90,7 +90,7 @@ def _whole_name(c: _Cand, text: str, toks: list[L.Tok]) -> str:
     return text[toks[c.span.first].start : toks[end].end]
 
 
-def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
+def extend_name(c: Candidate, toks: list[L.Tok], used: set[int]) -> None:
     """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
     "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
     i = c.span.last + 1
@@ -107,10 +107,10 @@ def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
             used.update(tail)
             i = tail[-1] + 1
     if i - 1 > c.span.last:
-        c.span = _make_span(toks, list(range(c.span.first, i)))
+        c.span = make_span(toks, list(range(c.span.first, i)))
 
 
-def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
+def _bare_memory(said: N.Typed, ranked: list[str], idx: NameIndex) -> N.Typed:
     """Reads "m3 ultra 512" as 512 GB: a bare number that is no device's model number but some
     ranked device's memory size."""
     sizes = [m for e in ranked if (m := idx.memory.get(e))]
@@ -122,12 +122,12 @@ def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
     return said
 
 
-def _other_sizes(exact: str, accepted: list[tuple[str, float]], idx: _Index) -> bool:
+def _other_sizes(exact: str, accepted: list[tuple[str, float]], idx: NameIndex) -> bool:
     size = idx.params[exact][0]
     return any(abs(idx.params[e][0] - size) > 0.25 * size for e, _ in accepted if e != exact)
 
 
-def _agrees(kind: str, said: N.Typed, entry: str, idx: _Index) -> bool:
+def _agrees(kind: str, said: N.Typed, entry: str, idx: NameIndex) -> bool:
     if kind == "model":
         total, active = idx.params[entry]
         return N.model_agrees(said, idx.identity[entry], total, active)
@@ -141,7 +141,7 @@ def _device_match(
     score: float,
     memory: int | None,
     exact: str | None,
-    idx: _Index,
+    idx: NameIndex,
 ) -> Match:
     """A device: the memory the user gave wins; memory variants of one chip are asked about, not guessed."""
     if memory is not None:
@@ -170,13 +170,13 @@ def _device_match(
     return Match(id=best, text=words, score=score)
 
 
-def _is_ram(gb: float, gpu_id: str, idx: _Index) -> bool:
+def is_ram(gb: float, gpu_id: str, idx: NameIndex) -> bool:
     """A GB figure next to a discrete card that is far above its memory is the machine's RAM."""
     memory = idx.memory.get(gpu_id) or 0.0
     return idx.groups.get(gpu_id, "") not in L.UNIFIED_GROUPS and gb > 1.5 * memory
 
 
-def _joined(text: str, a: str, b: str) -> str:
+def joined_text(text: str, a: str, b: str) -> str:
     """Two pieces of one name that the parser saw apart, as the user wrote them together."""
     i, j = text.find(a), text.find(b)
     if i < 0 or j < 0:

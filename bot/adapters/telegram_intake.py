@@ -35,7 +35,7 @@ from telegram import Update
 from telegram.warnings import PTBUserWarning
 
 from bot.adapters.telegram_queue import queue_key
-from bot.inbox import InboxItem, InboxStore
+from catalog.inbox import InboxItem, InboxStore
 
 if TYPE_CHECKING:
     from telegram import Bot

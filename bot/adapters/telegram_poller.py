@@ -38,8 +38,8 @@ from bot.adapters.telegram_intake import SUSPECTS, Batch, Intake, StateCallback,
 from bot.adapters.telegram_queue import FairQueue, queue_key
 
 if TYPE_CHECKING:
-    from bot.adapters.telegram_bot import TelegramApp
-    from bot.inbox import InboxStore
+    from bot.adapters.telegram_parts import TelegramApp
+    from catalog.inbox import InboxStore
 
 __all__ = ["GRACE_S", "FairQueue", "Poller", "retryable"]
 

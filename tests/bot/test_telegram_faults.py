@@ -154,7 +154,7 @@ async def test_a_handler_error_is_recorded_and_not_replayed(
 
 
 async def test_an_update_the_process_died_on_twice_is_quarantined_and_once_goes_last(tmp_path: Path):
-    from bot.inbox import InboxItem
+    from catalog.inbox import InboxItem
 
     async with UserDataStore(tmp_path / "user.sqlite") as store:
         inbox = store.inbox
