@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,7 @@ BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 STORE_RETRY_S = (0.5, 1.0, 2.0)  # an inbox that cannot be written is tried again this often (the last repeats)
 SEND_BUDGET_S = 120.0  # an answer failing on the network is retried this long after its first failure
 SEND_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+JOURNAL_FAILS = {"event": "journal_unwritable"}
 PER_CHAT = 2  # workers one chat may hold at once (of 16): a paced group cannot stall the others
 
 
@@ -94,6 +96,8 @@ class Poller:
         self._closing = False
         self._put_back = 0
         self._folding: asyncio.Task[None] | None = None
+        self._unjournaled: deque[tuple[int, str | None]] = deque()  # marks the journal could not take yet
+        self._journal_failing = False
 
     @property
     def inbox(self) -> InboxStore | None:
@@ -137,6 +141,7 @@ class Poller:
         for task in self._workers:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
+        self._journal()
         await self.flush()
         if left:
             where = "kept in the inbox for the next start" if self.inbox is not None else "not confirmed to Telegram"
@@ -193,6 +198,7 @@ class Poller:
             failures, self._conflict_logged = 0, False
             if await self._take(batch):
                 unsafe = 0
+                self._journal()  # marks a failing journal held back, now that the disk took a write
             else:  # not stored, so not confirmed: the same batch comes again after a pause
                 unsafe += 1
                 await asyncio.sleep(STORE_RETRY_S[min(unsafe, len(STORE_RETRY_S)) - 1])
@@ -258,7 +264,7 @@ class Poller:
         finally:
             self._in_flight.discard(uid)
         if error is not None and retryable(error) and (self._closing or self.retries.later(update, error)):
-            return  # stopping: it stays open in the inbox, for the next start
+            return  # sent again later, or (stopping) left open in the inbox for the next start
         self.retries.forget(uid)
         reason = None if error is None else f"{'send' if retryable(error) else 'handler'}: {error.__class__.__name__}"
         await self._done(uid, reason)
@@ -269,14 +275,28 @@ class Poller:
         self._unanswered.discard(update_id)
         if self.inbox is None:
             return
-        try:
-            self.inbox.mark(update_id, failed)
-        except OSError:  # a full disk must not stop the answers; at worst this one is repeated after a crash
-            log.warning("could not journal update %s as answered", update_id)
+        self._unjournaled.append((update_id, failed))
+        self._journal()
         self._marked += 1
         if self._marked >= FOLD_EVERY and (self._folding is None or self._folding.done()):
             self._marked = 0
             self._folding = asyncio.create_task(self._fold())
+
+    def _journal(self) -> None:
+        """Journals the waiting marks; one the disk refuses (full, read-only) waits for the next mark or
+        fetch, said once: dropped, its update would be answered again after a crash."""
+        while self._unjournaled and self.inbox is not None:
+            try:
+                self.inbox.mark(*self._unjournaled[0])
+            except OSError as exc:
+                if not self._journal_failing:
+                    why, self._journal_failing = exc.__class__.__name__, True
+                    log.warning("could not journal answered updates (%s); keeping them", why, extra=JOURNAL_FAILS)
+                return
+            self._unjournaled.popleft()
+        if self._journal_failing:
+            self._journal_failing = False
+            log.info("answered updates journaled again", extra={"event": "journal_writable"})
 
     async def _fold(self) -> None:
         try:
