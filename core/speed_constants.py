@@ -16,39 +16,39 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8857,
-    "rocm": 0.9504,
-    "metal": 0.861,
-    "vulkan": 0.9068,
-    "vulkan-intel": 0.9502,
+    "cuda": 0.8858,
+    "rocm": 0.9503,
+    "metal": 0.8612,
+    "vulkan": 0.9067,
+    "vulkan-intel": 0.9503,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5657,
-    "rocm": 0.4106,
-    "metal": 0.8383,
-    "vulkan": 0.4384,
-    "vulkan-intel": 0.3532,
+    "cuda": 0.5663,
+    "rocm": 0.4122,
+    "metal": 0.8358,
+    "vulkan": 0.4411,
+    "vulkan-intel": 0.3534,
 }
 LAYER_CYCLES: dict[str, float] = {
     "cuda": 107100.0,
-    "rocm": 309300.0,
-    "metal": 183500.0,
-    "vulkan": 132900.0,
-    "vulkan-intel": 843500.0,
+    "rocm": 309100.0,
+    "metal": 183600.0,
+    "vulkan": 132800.0,
+    "vulkan-intel": 860700.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.173
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.6862
-PRE_AMPERE_MATRIX_FACTOR = 0.6194
+CONSUMER_CLOCK_FACTOR = 1.172
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.6861
+PRE_AMPERE_MATRIX_FACTOR = 0.6196
 IGPU_BANDWIDTH_FACTOR = 0.8973
-IGPU_MATRIX_FACTOR = 0.6298
-HBM_BANDWIDTH_FACTOR = 0.7946
-MOE_EXPERT_EXTRA = 0.09581
-MOE_TILE_TOKENS = 11.06
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9417, "q4_0": 0.999, "k": 1.017, "mxfp4": 0.9164}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.129, "q4_0": 1.079, "k": 1.332, "mxfp4": 1.358}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.099
-ATTENTION_EFFICIENCY = 0.5099
-LAYER_SPLIT_HOP_S = 0.0001989
+IGPU_MATRIX_FACTOR = 0.6164
+HBM_BANDWIDTH_FACTOR = 0.7945
+MOE_EXPERT_EXTRA = 0.09592
+MOE_TILE_TOKENS = 9.578
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9419, "q4_0": 0.9988, "k": 1.016, "mxfp4": 0.9162}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.128, "q4_0": 1.082, "k": 1.336, "mxfp4": 1.362}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.096
+ATTENTION_EFFICIENCY = 0.512
+LAYER_SPLIT_HOP_S = 0.0001988
 DECODE_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.856, 1.169),
     "rocm": (0.874, 1.169),
@@ -58,27 +58,27 @@ DECODE_BAND: dict[str, tuple[float, float]] = {
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "cuda": (0.698, 1.251),
-    "rocm": (0.698, 1.311),
+    "rocm": (0.698, 1.312),
     "metal": (0.698, 1.273),
     "vulkan": (0.698, 1.251),
-    "vulkan-intel": (0.49, 1.846),
+    "vulkan-intel": (0.49, 1.902),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.71, 1.293),
-    "rocm": (0.784, 1.293),
-    "metal": (0.784, 1.293),
+    "cuda": (0.713, 1.29),
+    "rocm": (0.787, 1.29),
+    "metal": (0.787, 1.29),
     "vulkan": (0.667, 1.373),
-    "vulkan-intel": (0.784, 1.293),
+    "vulkan-intel": (0.787, 1.29),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.485, 1.41),
-    "rocm": (0.42, 1.75),
-    "metal": (0.485, 1.41),
-    "vulkan": (0.485, 1.515),
+    "cuda": (0.488, 1.41),
+    "rocm": (0.421, 1.75),
+    "metal": (0.488, 1.41),
+    "vulkan": (0.488, 1.503),
     "vulkan-intel": (0.381, 1.41),
 }
 MOE_DECODE_BAND: tuple[float, float] = (0.925, 1.301)
-MOE_PREFILL_BAND: tuple[float, float] = (0.549, 1.63)
+MOE_PREFILL_BAND: tuple[float, float] = (0.55, 1.63)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",

@@ -11,17 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from bot.card_parts import note_text
 from bot.reply import setup_label
-from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
+from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.custom_device import custom_device
 from core.devices import GenericDevice, widened, with_memory
-from core.estimate import DEFAULT_ENGINE, EstimateError, Request, default_quant, scenario
+from core.estimate import DEFAULT_ENGINE, EstimateError, Request, Scenario, default_quant, scenario
 from core.figures import figures_of
 from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
 from core.speed_device import BACKEND_LABELS, backend_named
@@ -115,8 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     ft.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
-    cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
+    cat.add_argument("what", choices=["gpus", "models", "offers", "quants", "verify", "refresh"])
     cat.add_argument("--json", action="store_true")
+    cat.add_argument(
+        "--live", action="store_true", help="verify: also compare every row with its config.json on the hub"
+    )
     cat.add_argument(
         "--stale", action="store_true", help="offers: only those older than 6 months, undated or unverified"
     )
@@ -124,16 +127,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalog() -> Catalog:
-    """The catalog, read straight from a current file; built, rebuilt or migrated first when it is not."""
+    """The catalog, read straight from a current file (built, rebuilt or migrated first when it is not), with the
+    prices the last ``fitbot catalog refresh`` stored over its offers."""
     from bot.app.settings import Settings
 
-    store = CatalogStore(Settings().catalog_path())
+    settings = Settings()
+    store = CatalogStore(settings.catalog_path())
     catalog = store.read_current()
     if catalog is None:
         import asyncio
 
         catalog = asyncio.run(store.load())
+    if settings.prices_path().exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
+        import asyncio
+
+        from catalog.prices.refresh import stored_catalog
+
+        catalog = asyncio.run(stored_catalog(catalog, settings.prices_path()))
     return catalog
+
+
+def print_refresh(catalog: Catalog) -> int:
+    """Ask every price API once (``catalog/prices``); exit 1 when none answered."""
+    import asyncio
+
+    from bot.app.settings import Settings
+    from catalog.prices.refresh import refresh
+    from catalog.prices.sources import default_sources
+    from catalog.prices.store import PriceStore
+
+    settings = Settings()
+    store, sources = PriceStore(settings.prices_path()), default_sources(settings.price_endpoint)
+    results = asyncio.run(refresh(store, sources, settings.price_keys(), {g.id for g in catalog.gpus}))
+    for r in results:
+        shown = f"{r.prices} prices" if r.status == "ok" else f"{r.status}: {r.detail}"
+        print(f"{r.provider:<14} {shown}")
+    return 0 if any(r.status == "ok" for r in results) else 1
 
 
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
@@ -141,9 +170,12 @@ def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit,
     hit = find_model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
-    found = find_gpu(catalog, args.gpu)
+    assumed: list[str] = []
+    found = find_gpu(catalog, args.gpu, assumed)
     if isinstance(found, NotFound):
         raise UsageError(_not_found(found))
+    for line in assumed:  # on stderr, so --json output stays one JSON document
+        print(f"assumed: {line}", file=sys.stderr)
     return hit, found[0], args.gpus or found[1]
 
 
@@ -157,7 +189,8 @@ def _backend(text: str) -> Backend:
 def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec, int, GenericDevice | None]:
     """--gpu as a catalog entry, with --vram/--bandwidth/--tflops as given; a device known only by
     its specs (--vram, and --gpu naming something the catalog lacks) becomes a custom device."""
-    found = find_gpu(catalog, args.gpu) if args.gpu else None
+    assumed: list[str] = []
+    found = find_gpu(catalog, args.gpu, assumed) if args.gpu else None
     if isinstance(found, NotFound) or found is None:
         if args.vram is None:
             raise UsageError(
@@ -168,6 +201,8 @@ def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec,
         label = found.text if found else ""
         device = custom_device(catalog, args.vram, args.bandwidth, args.tflops, args.backend, label)
         return device.gpu, args.gpus or 1, device
+    for line in assumed:  # on stderr, so --json output stays one JSON document
+        print(f"assumed: {line}", file=sys.stderr)
     gpu = with_memory(found[0], args.vram) if args.vram else found[0]
     update = {"bandwidth_bytes_per_s": args.bandwidth * 1e9} if args.bandwidth else {}
     update |= {"fp16_tflops": args.tflops} if args.tflops else {}
@@ -192,18 +227,50 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         backend=args.backend,
     )
     quant_id = request.quant or default_quant(hit.model, request.engine or DEFAULT_ENGINE)
-    quant = catalog.quant(quant_id)
+    quant = catalog.quant(quant_id) or find_quant(catalog, quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
+    if quant.id != quant_id.upper():
+        print(f"assumed: quant {quant_id!r} read as {quant.id}", file=sys.stderr)
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
         s = scenario(hit.model, gpu, request, quant=quant, measured=measured)
+        if gpu.id.startswith("rig:"):  # a mixed rig: settled on each card's runtime overhead, then placed
+            return rig_analysis(s, catalog)
         analysis = analyse(s, catalog)
         if device is not None:
             analysis = analysis.model_copy(update={"estimate": widened(analysis.estimate, s, device)})
         return analysis
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
+
+
+def rig_analysis(s: Scenario, catalog: Catalog) -> Analysis:
+    """The analysis of a mixed rig, its placement on stderr and its commands with the rig's --tensor-split."""
+    from core import rig
+    from core.estimate import estimate_of
+
+    cards = rig_cards(catalog, s.device)
+    overhead = estimate_of(s).memory.overhead_bytes // len(cards)
+    stand_in = rig.stand_in(cards, overhead)
+    result = analyse(scenario(s.model, stand_in, s.request, quant=s.quant, measured=s.measured), catalog)
+    est = result.estimate
+    plan = rig.plan(cards, est.offload, est.gpu_bytes, est.ram_bytes, overhead)
+    for card in plan.cards:
+        print(f"placement: {card.gpu.short_name}: {card.layers} layers, {_gib(card.holds_bytes)}"
+              f" ({card.share:.0%}), --tensor-split share {card.free_gib:g}", file=sys.stderr)  # fmt: skip
+    if plan.cpu_moe_layers:
+        print(
+            f"placement: RAM: experts of the first {plan.cpu_moe_layers} layers ({_gib(plan.ram_bytes)})",
+            file=sys.stderr,
+        )
+    if result.advice is None:
+        return result
+    commands = tuple(
+        c.model_copy(update={"argv": rig.with_split(c.argv, plan.tensor_split)}) if c.engine is Engine.LLAMA_CPP else c
+        for c in result.advice.commands
+    )
+    return result.model_copy(update={"advice": result.advice.model_copy(update={"commands": commands})})
 
 
 def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, Any]]:
@@ -241,7 +308,7 @@ def print_estimate(analysis: Analysis) -> None:
     est = analysis.estimate
     mem = est.memory
     hw = est.hardware
-    setup = setup_label(hw.gpu_name, hw.count)
+    setup = hw.gpu_name if hw.gpu.startswith("rig:") else setup_label(hw.gpu_name, hw.count)
     backend = f" ({BACKEND_LABELS[hw.backend]})" if hw.backend else ""
     print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value}{backend} on {setup}")
     print(f"verdict: {est.verdict.value}")
@@ -295,9 +362,20 @@ def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
         print(json.dumps([i.model_dump(mode="json") for i in items], ensure_ascii=False, indent=1))
         return
     for item in items:
-        prov = item.provenance
-        flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
-        print(f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}")
+        print(_catalog_line(item))
+    if what == "offers":
+        from catalog.facts import load_price_signals
+
+        signals = load_price_signals(catalog)
+        print(f"\n{len(signals)} price signals (marketplace medians, price caps): not offers, never on a card")
+        for signal in signals:
+            print(_catalog_line(signal))
+
+
+def _catalog_line(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
+    prov = item.provenance
+    flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
+    return f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}"
 
 
 def print_stale_offers(catalog: Catalog, as_json: bool) -> None:
@@ -321,8 +399,14 @@ def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
     if isinstance(item, ModelSpec):
         return f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
     if isinstance(item, CloudOffer):
+        from datetime import date
+
+        from catalog.offers import age_label
+
         price = f"${item.price_per_hour_usd:>7.2f}/h"
-        return f"{item.provider:<14} {setup_label(item.gpu_id, item.gpu_count):<22} {price}  seen {item.seen}"
+        setup = setup_label(item.gpu_id, item.gpu_count)
+        age = age_label(item, date.today())
+        return f"{item.provider:<14} {setup:<22} {price}  {item.pricing_type:<18} seen {item.seen} ({age})"
     return f"{item.id:<14} {item.label}"
 
 
@@ -337,6 +421,44 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
             + (f"; smallest: {setup_label(small['gpu_name'], small['count'])}" if small else "")
         )
     return lines
+
+
+def print_verify(catalog: Catalog, live: bool, as_json: bool) -> int:
+    """Rows whose stored config, live config (``--live``) or parameter counts disagree; exit 1 when any do."""
+    from catalog.verify import live_findings, stored_findings
+
+    findings = stored_findings(catalog)
+    if live:
+        import asyncio
+
+        async def check() -> list[Any]:
+            service = await _hub_service(catalog)()
+            try:
+                return await live_findings(catalog, service.hub)
+            finally:
+                await service.close()
+
+        findings += asyncio.run(check())
+    if as_json:
+        print(json.dumps([f.model_dump() for f in findings], indent=1))
+    else:
+        for f in findings:
+            print(f"{f.model:<34} {f.kind:<10} {f.detail}")
+        kinds = {k: sum(f.kind == k for f in findings) for k in ("no-config", "params", "live")}
+        print(f"{len(catalog.models)} models: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+    return 1 if any(f.kind != "no-config" for f in findings) else 0
+
+
+def _hub_service(catalog: Catalog) -> Callable[[], Awaitable[Any]]:
+    """The service ``ask``/``chat`` use: the bots' own (hub look-ups, cache, user data; HF_* settings)."""
+
+    async def open_it() -> Any:
+        from bot.app.run import open_service
+        from bot.app.settings import Settings
+
+        return await open_service(catalog, Settings())
+
+    return open_it
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -365,15 +487,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         elif args.command == "ask":
             from bot.adapters.console import ask
-            from bot.service import Service
 
-            print(ask(Service(catalog), " ".join(args.question), args.lang, args.json))
+            print(ask(_hub_service(catalog), " ".join(args.question), args.lang, args.json))
         elif args.command == "chat":
             from bot.adapters.console import chat
-            from bot.service import Service
 
-            chat(Service(catalog), args.lang)
+            chat(_hub_service(catalog), args.lang)
         elif args.command == "catalog":
+            if args.what == "verify":
+                return print_verify(catalog, args.live, args.json)
+            if args.what == "refresh":
+                return print_refresh(catalog)
             if args.stale and args.what == "offers":
                 print_stale_offers(catalog, args.json)
             else:
