@@ -118,7 +118,7 @@ async def run(
         log.error("%s", exc, extra={"event": "data_dir_busy"})
         return 1
     except DataDirUnwritable as exc:
-        log.critical("%s", exc, extra={"event": "data_dir_unwritable"})
+        log.critical("%s", exc, extra={"event": "startup_failed", "error": "DataDirUnwritable"})
         return 1
     try:
         return await _run(settings, adapters, runner=adapter_runner or run_adapter, stop=stop)

@@ -42,6 +42,6 @@ async def test_fitbot_run_on_a_directory_it_cannot_write_exits_1_and_names_it(tm
     with caplog.at_level(logging.ERROR):
         code = await run(settings, adapter_runner=lambda *a: asyncio.sleep(0), stop=asyncio.Event())
     assert code == 1
-    [record] = [r for r in caplog.records if getattr(r, "event", None) == "data_dir_unwritable"]
+    [record] = [r for r in caplog.records if getattr(r, "event", None) == "startup_failed"]
     assert str(where) in record.getMessage() and "cannot be written" in record.getMessage()
     assert record.exc_info is None
