@@ -56,10 +56,11 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
 
 def _count_near(toks: list[L.Tok], c: _Cand, used: set[int]) -> int | None:
     """Reads a GPU count written just before ("2x", "zwei", "4 x") or after ("x2") a GPU."""
-    i = c.span.first - 1
+    i, times = c.span.first - 1, False
     while i >= 0 and (toks[i].key in L.COUNT_GLUE or toks[i].key in L.VENDOR_WORDS):
+        times = times or toks[i].key in L.TIMES
         i -= 1
-    if i >= 0 and i not in used and (n := _count_value(toks[i], "count")):
+    if i >= 0 and i not in used and (n := _count_value(toks[i], "count", times)):
         used.add(i)
         return n
     j = c.span.last + 1
@@ -72,11 +73,11 @@ def _count_near(toks: list[L.Tok], c: _Cand, used: set[int]) -> int | None:
     return None
 
 
-def _count_value(t: L.Tok, kind: str) -> int | None:
-    """The GPU count a token states (a count word or a bare 1–64), or None."""
+def _count_value(t: L.Tok, kind: str, times: bool = False) -> int | None:
+    """The GPU count a token states (a count word, "N x", or a bare 1–64), or None."""
     n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
-    # "100x 4090" is kept so the answer can name the limit; a bare number counts GPUs only up to 64
-    return n if 1 <= n <= (9999 if t.kind == kind and kind else 64) else None
+    # "100x 4090" and "200 x 3090" are kept so the answer can name the limit; a bare number counts GPUs only up to 64
+    return n if 1 <= n <= (9999 if (t.kind == kind and kind) or times else 64) else None
 
 
 # --- parse -------------------------------------------------------------------------------
@@ -120,6 +121,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
         fields["gpu"] = g.model_copy(update={"text": _joined(clean, phrase, g.text)})  # "rx 5500" + "xt"
+    if found.pop("cpu_named", None) and "gpu" not in fields and "gpu_text" not in fields:
+        found.setdefault("device_kind", "cpu")  # "ryzen 9 7950x with 64 gb": no GPU named, the CPU runs it
     loose = fields.pop("loose_memory_gib", None)
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:
@@ -131,7 +134,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and _is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
-    if intent is not Intent.COMPARE and _one_machine(chosen, toks, full_low):
+    if intent is not Intent.COMPARE and _one_machine(chosen, toks, L.same_cards(full_low)):
         fields["rig"] = True  # "4090 + 3090": two cards in one box, not a comparison
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}

@@ -52,6 +52,7 @@ COUNT_WORDS = {
     "twelve": 12, "zwölf": 12, "sixteen": 16, "sechzehn": 16,
 }  # fmt: skip
 COUNT_GLUE = _words("x × mal of von my meine meiner meinen meinem")
+TIMES = _words("x × mal")  # "200 x 3090": an explicit count, however large
 
 STOPWORDS = _words(
     """a an the my our your on with and or of for to in at by is are be i me we you it this that
@@ -65,11 +66,14 @@ STOPWORDS = _words(
 # what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
 RIG_JOINER = re.compile(
     r"\s*(?:\+|&|,|and|und|plus|sowie)\s*(?:(?:an?|one|another|eine[rnm]?|ein|noch|zusätzlich|also|auch)\s+)*"
+    r"(?:\d{1,2}\s*[x×]\s*|(?:two|three|four|zwei|drei|vier)\s+)?"  # "3090 + 2x 3060": a count of the next card
     r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
 )
 # "3090 + 3090": two of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
 SAME_CARDS = re.compile(
-    r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?)\s*(?:\+|&|,|and|und|plus)\s*\1\b", A
+    r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?(?:\s*\d{1,3}\s*gb)?)"
+    r"\s*(?:\+|&|,|and|und|plus)\s*\1\b",
+    A,
 )
 
 
@@ -105,10 +109,15 @@ class Tok:
 TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 
 
+CONTRACTIONS = frozenset({"s", "t", "re", "ll", "ve", "d", "m"})
+
+
 def tokenize(text: str) -> list[Tok]:
     """Cuts text into name tokens; counts, GB figures and filler words are marked as such."""
     toks: list[Tok] = []
     for m in NAME_SPLIT.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] in "'’" and m.group().lower() in CONTRACTIONS:
+            continue  # the "s" of "what's", the "t" of "can't": no name
         _add_raw(m.group(), m.start(), m.end(), toks)
     for i in range(len(toks) - 2, -1, -1):
         if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
@@ -347,16 +356,41 @@ IGPU = re.compile(
     A,
 )
 
+# a CPU named for the machine is never a GPU name: a laptop APU ("ryzen 7 7840u", "core ultra 7 155h",
+# "i7-1165g7", "ryzen ai 9 hx 370") runs models on its iGPU; a desktop CPU ("ryzen 9 7950x", "i9-13900k",
+# "xeon", "epyc") means CPU inference when no GPU is named (``cpu_named``)
+APU = re.compile(
+    r"\b(?:amd\s*)?ryzen\s*(?:[3579]\s*)?(?:pro\s*)?\d{4}\s*(?:u|hs|h|hx|g|ge)\b"
+    r"|\b(?:amd\s*)?ryzen\s*ai\s*[3579]\s*(?:pro\s*)?(?:hx\s*)?\d{3}\b"
+    r"|\b(?:intel\s*)?core\s*ultra\s*[3579]\s*\d{3}[hvu]?\b"
+    r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:g[1-7]|u|h|hk)\b",
+    A,
+)
+CPU = re.compile(
+    r"\b(?:amd\s*)?ryzen\s*(?:threadripper\s*)?(?:pro\s*)?(?:[3579]\s*)?\d{4}(?:x3d|wx|x)?\b"
+    r"|\b(?:amd\s*)?(?:threadripper|epyc)(?:\s*pro)?\s*\d{4}\w*"
+    r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:k|kf|ks|f|t)?\b"
+    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w|e|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*)?",
+    A,
+)
+
 
 def read_boards(low: str, found: Found) -> str:
     """Takes out "raspberry pi 5 8gb", "iris xe", "radeon 780m": machines whose GPU shares system RAM."""
+    if m := APU.search(low):
+        found.setdefault("board", m.group().strip())
+        found.setdefault("device_kind", "igpu")
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    elif m := CPU.search(low):
+        found["cpu_named"] = True
+        low = low[: m.start()] + blank(m) + low[m.end() :]
     if m := SBC.search(low):
         found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
         if m["num"]:
             found["device_memory_gib"] = float(m["num"])
         return low[: m.start()] + blank(m) + low[m.end() :]
     if m := IGPU.search(low):
-        found.update(device_kind="igpu", board=m.group().strip())
+        found.update(device_kind="igpu", board=str(found.get("board") or m.group().strip()))
         return low[: m.start()] + blank(m) + low[m.end() :]
     return low
 
@@ -436,6 +470,14 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        "gpus",  # "cheapest gpu / hardware for X" is a pick to buy, unless renting is said
+        re.compile(
+            r"^(?!.*\b(?:cloud|rent\w*|mieten|miete|per hour|pro stunde|runpod|vast\.ai)\b)"
+            r".*\b(?:cheapest|günstigste\w*|billigste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?|hardware"
+            r"|setup|rig|computer|pc|mac)\b"
+        ),
+    ),
+    (
         "cloud",
         re.compile(
             r"\b(?:cheapest|günstigste\w*|billigste\w*|was kostet|kostet|how much does|cost\w*|kosten"
@@ -447,6 +489,9 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:which|what|best|welche\w*|beste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?"
             r"|hardware)\b"
+            r"|\b(?:recommend|suggest|empfiehl|empfehle|empfehlen) (?:me )?(?:an? |some |eine[nm]? |mir eine[nm]? )?"
+            r"(?:gpus?|graphics cards?|grafikkarten?|karten?|hardware|card)\b|\b(?:gpu|hardware)[ -]?(?:recommendation|empfehlung)"
+            r"|\bwhat (?:do|would|will|should) i need (?:to run|for)\b|\bwas brauche? ich (?:für|um)\b"
         ),
     ),
     (
