@@ -121,6 +121,9 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
         fields["gpu"] = g.model_copy(update={"text": _joined(clean, phrase, g.text)})  # "rx 5500" + "xt"
+    g = fields.get("gpu")
+    if isinstance(g, Match) and g.id is None and "device_kind" in found and not any(ch.isdigit() for ch in g.text):
+        del fields["gpu"]  # "a laptop with a ryzen 7 7840u": the form factor of a device named otherwise
     if found.pop("cpu_named", None) and "gpu" not in fields and "gpu_text" not in fields:
         found.setdefault("device_kind", "cpu")  # "ryzen 9 7950x with 64 gb": no GPU named, the CPU runs it
     loose = fields.pop("loose_memory_gib", None)

@@ -109,6 +109,7 @@ class Tok:
 TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 
 
+SAME_WORD = {"notebook": "laptop"}  # words names use in one spelling only ("RTX 4060 Laptop")
 CONTRACTIONS = frozenset({"s", "t", "re", "ll", "ve", "d", "m"})
 
 
@@ -157,7 +158,8 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
         for p in PIECES.finditer(raw):
             piece = p.group()
             kind = "num" if piece[0].isdecimal() else _word_kind(piece)
-            toks.append(Tok(piece, piece.replace(".", ""), kind, s + p.start(), s + p.end()))
+            key = SAME_WORD.get(piece, piece.replace(".", ""))
+            toks.append(Tok(piece, key, kind, s + p.start(), s + p.end()))
 
 
 def _word_kind(word: str) -> str:
