@@ -77,9 +77,10 @@ def _vm(key: str) -> int:
 
 async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
     """The production bot pointed at the fake on ``port``; prints "ready", then stats on each stdin line."""
+    import discord
     import yarl
 
-    from bot.adapters.discord_bot import build_bot, discord
+    from bot.adapters.discord_bot import build_bot
     from bot.service import Service
     from catalog.store import CatalogStore
 

@@ -116,9 +116,10 @@ async def telegram_round(backlog: int, how: signal.Signals, timeout: float) -> d
 
 async def discord_child(port: int, data_dir: Path, grace: float) -> None:
     """The production Discord adapter pointed at the fake on ``port``; SIGTERM stops it gracefully."""
+    import discord
     import yarl
 
-    from bot.adapters.discord_bot import discord, run_discord
+    from bot.adapters.discord_bot import run_discord
     from bot.app.run import open_service
     from bot.app.settings import Settings
     from catalog.store import CatalogStore

@@ -341,10 +341,10 @@ _QUANTS: dict[str, Any] = {}
 
 def _quant(qid: str) -> Any:
     if not _QUANTS:
-        from catalog.facts import FACTS_DIR, _rows
-        from catalog.facts import _quant as convert
+        from catalog.facts import FACTS_DIR, converted_rows
+        from catalog.facts import quant_from_row as convert
 
-        _QUANTS.update({q.id: q for q in _rows(FACTS_DIR, "quants.toml", "quant", convert)})
+        _QUANTS.update({q.id: q for q in converted_rows(FACTS_DIR, "quants.toml", "quant", convert)})
     return _QUANTS[qid]
 
 

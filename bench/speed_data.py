@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog.facts import FACTS_DIR, _gpu, _quant, _rows
+from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row, quant_from_row
 from core import speed
 from core.models import GIB, AttentionKind, Backend, GpuSpec, ModelSpec, Provenance, QuantSize, Workload
 from core.weights import weights
@@ -180,6 +180,8 @@ MODELS = [  # (row "model" prefix, lower case) -> spec
     ("ggml-org/qwen2.5-coder-7b", QWEN25_7B),
     ("ggml-org/qwen3-coder-30b", QWEN3_30B_A3B),
     ("qwen/qwen3-30b-a3b", QWEN3_30B_A3B),
+    ("qwen/qwen3-coder-30b", QWEN3_30B_A3B),  # same architecture as Qwen3-30B-A3B (48 layers, 128 experts, top-8)
+    ("deepseek-ai/deepseek-r1-distill-qwen-7b", QWEN25_7B),  # a Qwen2.5-Math-7B fine-tune: the qwen2 7B architecture
     ("ggml-org/gemma-3-4b", GEMMA3_4B),
     ("ggml-org/gpt-oss-20b", GPT_OSS_20B),
     ("ggml-org/gpt-oss-120b", GPT_OSS_120B),
@@ -286,11 +288,20 @@ EXTRA_SPECS: list[tuple[str, str, str, str, float, float | None, bool, str]] = [
     ("arc b580", "Arc B580", "Intel", "consumer", 456.0, 116.0, False, "xe2"),
     ("arc b570", "Arc B570", "Intel", "consumer", 380.0, 98.0, False, "xe2"),
     ("arc pro b50", "Arc Pro B50", "Intel", "workstation", 224.0, 42.6, False, "xe2"),
+    # Arc Pro B70 (BMG-G31), Intel product brief: 32 Xe2 cores, 367 INT8 TOPS (XMX) -> 183.5 dense FP16,
+    # 32 GB GDDR6 19 Gbps x 256-bit = 608 GB/s
+    ("arc pro b70", "Arc Pro B70", "Intel", "workstation", 608.0, 183.5, False, "xe2"),
     ("arc a770m", "Arc A770M", "Intel", "consumer", 512.0, 108.0, False, "xe-hpg"),
     ("arc a770", "Arc A770 16GB", "Intel", "consumer", 560.0, 138.0, False, "xe-hpg"),
     ("arc a750", "Arc A750", "Intel", "consumer", 512.0, 123.0, False, "xe-hpg"),
 ]
-BACKENDS = {"CUDA": Backend.CUDA, "Metal": Backend.METAL, "Vulkan": Backend.VULKAN, "ROCm/HIP": Backend.ROCM}
+BACKENDS = {
+    "CUDA": Backend.CUDA,
+    "Metal": Backend.METAL,
+    "Vulkan": Backend.VULKAN,
+    "ROCm/HIP": Backend.ROCM,
+    "SYCL": Backend.SYCL,
+}
 
 
 @dataclass
@@ -426,8 +437,8 @@ def _read() -> list[tuple[str, dict[str, str]]]:
 
 def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
     """(rows, skip reasons with counts, calibration GPU labels resolved outside the catalog)."""
-    catalog = {g.id: g for g in _rows(FACTS_DIR, "gpus.toml", "gpu", _gpu)}
-    quants = {q.id: q for q in _rows(FACTS_DIR, "quants.toml", "quant", _quant)}
+    catalog = {g.id: g for g in converted_rows(FACTS_DIR, "gpus.toml", "gpu", gpu_from_row)}
+    quants = {q.id: q for q in converted_rows(FACTS_DIR, "quants.toml", "quant", quant_from_row)}
     rows: list[Row] = []
     skipped: dict[str, int] = {}
     missing: set[str] = set()

@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
@@ -33,10 +33,11 @@ from core.models import Catalog, Engine, KvCacheType
 from core.notes import Note
 from core.quant_ladder import MENU
 from core.query import Query, complete
-from locales import Lang, integer, lang_of, t
+from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
     from catalog.hub_search import HubSearch
+    from catalog.inbox import DeferredJournal, InboxStore
     from catalog.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+WARM_UP_QUESTION = "/fit qwen3-14b rtx 3060 12gb"  # any fit card; not one a bench asks first
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
 
@@ -72,6 +74,27 @@ class Service:
     @property
     def catalog(self) -> Catalog:
         return self.answers.catalog
+
+    @property
+    def inbox(self) -> InboxStore | None:
+        """Where the Telegram poller keeps fetched updates until they are answered (None: no user database)."""
+        return self.store.inbox if self.store is not None else None
+
+    @property
+    def deferred(self) -> DeferredJournal | None:
+        """Where the Discord adapter records deferred interactions until they are answered."""
+        return self.store.deferred if self.store is not None else None
+
+    def warm_up(self) -> Future[None]:
+        """Does, on the worker thread, what the first answer of a process would otherwise wait for: both
+        languages' messages and Babel's number data, and one fit answer (the models' validators are built
+        on first use). The chat adapters call it when they start; a one-shot ``fitbot ask`` does not."""
+        return self._worker.submit(self._warm_up)
+
+    def _warm_up(self) -> None:
+        preload_locales()
+        for lang in ("en", "de"):
+            self.answers.dispatch(self.answers.parse(WARM_UP_QUESTION), lang, User(), WARM_UP_QUESTION)
 
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""

@@ -69,7 +69,7 @@ DEFAULT_FORM_FACTOR = {
 }
 
 
-def _gpu(row: dict[str, Any]) -> GpuSpec:
+def gpu_from_row(row: dict[str, Any]) -> GpuSpec:
     prov = _provenance(row)
     for key in IMPORT_KEYS:
         row.pop(key, None)
@@ -102,7 +102,7 @@ def expand_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _model(row: dict[str, Any]) -> ModelSpec:
+def model_from_row(row: dict[str, Any]) -> ModelSpec:
     prov = _provenance(row)
     row["total_params"] = round(float(row.pop("total_params_b")) * 1e9)
     if "vision_params_b" in row:
@@ -112,7 +112,7 @@ def _model(row: dict[str, Any]) -> ModelSpec:
     return ModelSpec(**row, provenance=prov)
 
 
-def _quant(row: dict[str, Any]) -> QuantSpec:
+def quant_from_row(row: dict[str, Any]) -> QuantSpec:
     prov = _provenance(row)
     row["engines"] = tuple(row.get("engines", ("llama.cpp",)))
     return QuantSpec(**row, provenance=prov)
@@ -160,7 +160,7 @@ def raw_rows(directory: Path, name: str, table: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
+def converted_rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
     out = []
     for i, row in enumerate(raw_rows(directory, name, table)):
         try:
@@ -173,12 +173,12 @@ def _rows(directory: Path, name: str, table: str, convert: Any) -> list[Any]:
 def load_facts(directory: Path = FACTS_DIR) -> Catalog:
     """Parse and validate every fact file; rows that reference unknown ids are errors."""
     catalog = Catalog(
-        gpus=tuple(_rows(directory, "gpus.toml", "gpu", _gpu)),
-        not_devices=tuple(_rows(directory, "gpus.toml", "not_a_device", _not_device)),
-        models=tuple(_rows(directory, "models.toml", "model", _model)),
-        quants=tuple(_rows(directory, "quants.toml", "quant", _quant)),
-        sizes=tuple(_rows(directory, "gguf_sizes.toml", "size", _size)),
-        offers=tuple(_rows(directory, "offers.toml", "offer", _offer)),
+        gpus=tuple(converted_rows(directory, "gpus.toml", "gpu", gpu_from_row)),
+        not_devices=tuple(converted_rows(directory, "gpus.toml", "not_a_device", _not_device)),
+        models=tuple(converted_rows(directory, "models.toml", "model", model_from_row)),
+        quants=tuple(converted_rows(directory, "quants.toml", "quant", quant_from_row)),
+        sizes=tuple(converted_rows(directory, "gguf_sizes.toml", "size", _size)),
+        offers=tuple(converted_rows(directory, "offers.toml", "offer", _offer)),
         version=facts_hash(directory),
     )
     _check_references(catalog)

@@ -63,6 +63,7 @@ from catalog.hf_config import (
 )
 from catalog.hub_http import DEFAULT_ENDPOINT, CircuitBreaker, HubDeadline, in_thread, stream_get
 from catalog.hub_refs import (
+    GgufGroup,
     HubBadData,
     HubError,
     HubRateLimited,
@@ -73,7 +74,6 @@ from catalog.hub_refs import (
     RepoGated,
     RepoNotFound,
     RepoRef,
-    _GgufGroup,
     gguf_quant,
     group_gguf_files,
     parse_repo_ref,
@@ -104,7 +104,7 @@ log = logging.getLogger(__name__)
 
 MIB = 1 << 20
 LOOKUP_DEADLINE_FACTOR = 3.0  # a whole look-up (info + one file) gets at most this many per-request timeouts
-MAX_INFO_BYTES = 64 * MIB  # a model-info answer larger than this is refused
+MAX_INFO_BYTES = 16 * MIB  # a model-info answer larger than this is refused (~200k files listed)
 
 
 # --- result --------------------------------------------------------------------------------------
@@ -341,7 +341,7 @@ class HubClient:
         endpoint: str,
         token: str | bool,
         siblings: dict[str, int | None],
-        groups: dict[str, _GgufGroup],
+        groups: dict[str, GgufGroup],
     ) -> tuple[dict[str, Any], int | None, str]:
         """The config dict (from config.json, else a GGUF header), the exact parameter count and the file read."""
         if "config.json" in siblings:
@@ -409,7 +409,7 @@ class HubClient:
                 cap=MAX_INFO_BYTES,
                 on_status=lambda status, headers: _status_error(status, headers, repo_id),
                 on_too_large=lambda size: HubBadData(
-                    "hub.too_large", repo=repo_id, file="model info", size=size, limit=MAX_INFO_BYTES
+                    "hub.too_large", repo=repo_id, file=f"api/models/{repo_id}", size=size, limit=MAX_INFO_BYTES
                 ),
             )
         except (HubError, HubDeadline):

@@ -152,14 +152,14 @@ def gguf_quant(filename: str) -> str | None:
 
 
 @dataclass
-class _GgufGroup:
+class GgufGroup:
     quant: str
     files: list[str]
     size_bytes: int
     complete: bool
 
 
-def group_gguf_files(siblings: Iterable[tuple[str, int | None]]) -> dict[str, _GgufGroup]:
+def group_gguf_files(siblings: Iterable[tuple[str, int | None]]) -> dict[str, GgufGroup]:
     """Quant -> its files and summed size; split files ("-00001-of-00003") are added up.
 
     Projector files (mmproj) are not model weights and are left out. When two different base
@@ -173,7 +173,7 @@ def group_gguf_files(siblings: Iterable[tuple[str, int | None]]) -> dict[str, _G
         split = _SPLIT.search(leaf)
         base = _SPLIT.sub("", name)
         bases.setdefault(base, []).append((name, size, int(split.group(2)) if split else 1))
-    groups: dict[str, _GgufGroup] = {}
+    groups: dict[str, GgufGroup] = {}
     for base, files in bases.items():
         folder = base.rsplit("/", 1)[0] if "/" in base else ""
         quant = gguf_quant(base) or (gguf_quant(folder) if folder else None)  # "Q8_0/model-00001-of-00002.gguf"
@@ -181,5 +181,5 @@ def group_gguf_files(siblings: Iterable[tuple[str, int | None]]) -> dict[str, _G
             continue
         sizes = [s for _, s, _ in files]
         complete = all(isinstance(s, int) and s > 0 for s in sizes) and len(files) == files[0][2]
-        groups[quant] = _GgufGroup(quant, [n for n, _, _ in files], sum(s or 0 for s in sizes), complete)
+        groups[quant] = GgufGroup(quant, [n for n, _, _ in files], sum(s or 0 for s in sizes), complete)
     return groups

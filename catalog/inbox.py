@@ -27,6 +27,7 @@ import json
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -125,12 +126,15 @@ class InboxStore:
             return Counter()
         return Counter(int(word) for word in text.split() if word.isdigit())
 
-    def keep_starts(self, open_ids: set[int]) -> None:
-        """Rewrite the start journal with the starts of updates still open (the others are settled)."""
+    def keep_starts(self, keep: Callable[[int], bool]) -> None:
+        """Rewrite the start journal with the starts of the updates ``keep`` names (the others are settled).
+
+        Synchronous on purpose: no worker can append between the read and the replace.
+        """
         if self.starts is None:
             return
         counts = self.start_counts()
-        lines = "".join(f"{uid}\n" * n for uid, n in counts.items() if uid in open_ids)
+        lines = "".join(f"{uid}\n" * n for uid, n in counts.items() if keep(uid))
         tmp = self.starts.with_name(self.starts.name + ".tmp")
         tmp.write_text(lines)
         os.replace(tmp, self.starts)
@@ -148,13 +152,17 @@ class InboxStore:
         failed: list[tuple[int, str]] = []
         for line in folding.read_text().splitlines():
             head, _, reason = line.strip().partition(" ")
-            if head.isdigit():
-                (failed.append((int(head), reason)) if reason else ids.append(int(head)))
+            if head.isdigit() and reason:
+                failed.append((int(head), reason))
+            elif head.isdigit():
+                ids.append(int(head))
         for start in range(0, len(ids), 500):
             await self.done_many(ids[start : start + 500])
         for update_id, reason in failed:
             await self.fail(update_id, reason)
         folding.unlink()
+        settled = {*ids, *(f[0] for f in failed)}
+        self.keep_starts(lambda uid: uid not in settled)  # the start journal stays small in a long run
         return len(ids) + len(failed)
 
     async def done_many(self, update_ids: list[int]) -> None:
@@ -173,11 +181,10 @@ class InboxStore:
             (update_id, data, now, now, reason),
         )
 
-    async def failures(self, since: float = 0.0) -> list[tuple[int, str]]:
-        """Updates closed without an answer since ``since`` (epoch seconds): id and reason."""
+    async def failures(self) -> list[tuple[int, str]]:
+        """Updates closed without an answer (kept a day, as answered ones): id and reason."""
         async with self._db.execute(
-            "SELECT update_id, failed FROM tg_inbox WHERE failed IS NOT NULL AND done_at >= ? ORDER BY update_id",
-            (since,),
+            "SELECT update_id, failed FROM tg_inbox WHERE failed IS NOT NULL ORDER BY update_id"
         ) as cur:
             return [(row[0], row[1]) async for row in cur]
 

@@ -6,8 +6,12 @@ raises for unknown names.
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rapidfuzz import fuzz, process
 
 from catalog.name_defaults import dominant_ids
 from core import names as N
@@ -17,6 +21,20 @@ from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize, Quan
 from core.names import same_memory
 from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
 from core.query_lexicon import compact, quant_id
+
+# what decides the vocabulary and the name index built from it (see ``names_key``)
+NAME_MODULES = tuple(
+    sys.modules[name]
+    for name in (
+        "core.names",
+        "core.query_lexicon",
+        "core.query_index",
+        "core.query_types",
+        "core.models",
+        "catalog.name_defaults",
+        __name__,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -35,13 +53,37 @@ class ModelHit:
 
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
+    """The catalog's vocabulary, built once per catalog object (or read with the catalog from its store)."""
+    entry: tuple[int, Vocabulary] | None = catalog.__dict__.get("_vocab")
+    if entry is None or entry[0] != id(catalog):  # a ``model_copy`` carries its original's: not its own
+        return remember(catalog, build_vocabulary(catalog))
+    return entry[1]
+
+
+def remember(catalog: Catalog, vocab: Vocabulary) -> Vocabulary:
+    """Makes ``vocab`` the catalog's vocabulary (the store hands over the one it keeps with the facts)."""
+    catalog.__dict__["_vocab"] = (id(catalog), vocab)
+    return vocab
+
+
+def names_key() -> str:
+    """Identifies the code that turns a catalog into the parser's vocabulary and name index: a stored
+    index is used only while this is unchanged (a new matching rule builds it again)."""
+    digest = hashlib.sha256()
+    for module in NAME_MODULES:
+        digest.update(Path(module.__file__ or "").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def build_vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
     dominant = dominant_ids({g.id for g in catalog.gpus})
+    families = Families(catalog.models)
     return Vocabulary(
         models=tuple(
             VocabEntry(
                 id=m.id,
-                names=model_names(catalog, m),
+                names=families.model_names(m),
                 total_b=m.total_params / 1e9,
                 active_b=m.active_params / 1e9,
             )
@@ -68,36 +110,76 @@ def vocabulary(catalog: Catalog) -> Vocabulary:
 
 
 def model_names(catalog: Catalog, model: ModelSpec) -> tuple[str, ...]:
-    """A model's name, id, aliases and repo, less the aliases that name a whole family of sizes.
-
-    "mixtral" or "gemma 3" as an alias of one size would answer for a size the user did not pick;
-    without them the parser asks which size is meant.
-    """
-    names = (model.name, model.id, *model.aliases, *((model.hf_repo,) if model.hf_repo else ()))
-    return tuple(n for n in names if not _names_a_family(catalog, model, n))
+    """The names of one model the parser may know it by (see ``Families.model_names``)."""
+    return Families(catalog.models).model_names(model)
 
 
-def _names_a_family(catalog: Catalog, model: ModelSpec, alias: str) -> bool:
-    said = N.typed(alias)
-    if said.size_b is not None or alias in (model.name, model.id, model.hf_repo):
+class Families:
+    """The catalog's models by the words of their names, so that an alias is checked only against the
+    models that share its words: building the vocabulary grows with the catalog, not with its square."""
+
+    def __init__(self, models: tuple[ModelSpec, ...]) -> None:
+        self.models = models
+        self.identity = [N.typed(f"{m.name} {m.id}") for m in models]
+        self.by_word: dict[str, set[int]] = {}
+        for i, t in enumerate(self.identity):
+            for word in (*t.words, *t.variants, *t.tiers):
+                self.by_word.setdefault(word, set()).add(i)
+        self.by_length: dict[int, list[str]] = {}
+        for word in self.by_word:
+            self.by_length.setdefault(len(word), []).append(word)
+        self.spelt: dict[str, set[int]] = {}
+
+    def model_names(self, model: ModelSpec) -> tuple[str, ...]:
+        """A model's name, id, aliases and repo, less the aliases that name a whole family of sizes.
+
+        "mixtral" or "gemma 3" as an alias of one size would answer for a size the user did not pick;
+        without them the parser asks which size is meant.
+        """
+        names = (model.name, model.id, *model.aliases, *((model.hf_repo,) if model.hf_repo else ()))
+        return tuple(n for n in names if not self.names_a_family(model, n))
+
+    def names_a_family(self, model: ModelSpec, alias: str) -> bool:
+        """Whether a model of another size (over 25 % apart) is also what the alias names."""
+        said = N.typed(alias)
+        if said.size_b is not None or alias in (model.name, model.id, model.hf_repo):
+            return False
+        size = model.total_params
+        for i in self._sharing(said.words):
+            other = self.models[i]
+            if (
+                other.id != model.id
+                and abs(other.total_params - size) > 0.25 * size
+                and N.model_agrees(said, self.identity[i], other.total_params / 1e9, other.active_params / 1e9)
+            ):
+                return True
         return False
-    size = model.total_params
-    return any(
-        other.id != model.id
-        and abs(other.total_params - size) > 0.25 * size
-        and N.model_agrees(
-            said, N.typed(f"{other.name} {other.id}"), other.total_params / 1e9, other.active_params / 1e9
-        )
-        for other in catalog.models
-    )
+
+    def _sharing(self, words: tuple[str, ...]) -> set[int]:
+        """Models whose names hold every one of these words, or a word spelt like it (a superset of
+        what ``names.model_agrees`` accepts, which then decides)."""
+        if not words:
+            return set(range(len(self.models)))
+        found = self._spelt_like(words[0])
+        for word in words[1:]:
+            found = found & self._spelt_like(word)
+        return found
+
+    def _spelt_like(self, word: str) -> set[int]:
+        hit = self.spelt.get(word)
+        if hit is None:
+            hit = set(self.by_word.get(word, ()))
+            if len(word) >= 4:  # names.model_agrees forgives one typo in words of four letters or more
+                near = [w for n in (len(word) - 1, len(word), len(word) + 1) for w in self.by_length.get(n, ())]
+                for other, _, _ in process.extract(word, near, scorer=fuzz.ratio, score_cutoff=80, limit=None):
+                    hit |= self.by_word[other]
+            self.spelt[word] = hit
+        return hit
 
 
 def _parsed(catalog: Catalog, kind: str, text: str) -> Query:
-    """The question parser's reading of a name (the one name matcher; its vocabulary built once per catalog)."""
-    entry = catalog.__dict__.get("_vocab")
-    if entry is None or entry[0] != id(catalog):
-        entry = catalog.__dict__["_vocab"] = (id(catalog), vocabulary(catalog))
-    return parse(text if kind == "model" else f"x {text}", entry[1], Intent.FIT)
+    """The question parser's reading of a name (the one name matcher)."""
+    return parse(text if kind == "model" else f"x {text}", vocabulary(catalog), Intent.FIT)
 
 
 def _offers(match: Match | None) -> tuple[str, ...]:

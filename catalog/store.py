@@ -4,22 +4,34 @@ The fact files are the truth; the SQLite file is a build product. On open the st
 files' hash with the one recorded in ``meta`` and rebuilds all fact tables in one transaction when
 they differ (or when the file is new). The user's own data lives in another file (``user.sqlite``),
 so a rebuild can never lose it.
+
+The parser's vocabulary and name index are kept in ``meta`` too, keyed by the facts and by the code
+that builds them (``catalog.lookup.names_key``): every process start needs them, and reading them
+back costs a tenth of building them. ``read_current`` reads a current file without an event loop,
+for one-shot commands; everything else goes through ``load``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import aiosqlite
 from pydantic import ValidationError
 
 from catalog.facts import FACTS_DIR, facts_hash, load_facts
-from catalog.migrations import CATALOG_MIGRATIONS, migrate
-from core.models import Catalog, CloudOffer, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
+from catalog.lookup import build_vocabulary, names_key, remember
+from core.models import Catalog, CloudOffer, Frozen, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
+from core.query import Vocabulary
+from core.query_index import adopt, build_index, index_data, index_from_data
+
+if TYPE_CHECKING:
+    import aiosqlite
 
 log = logging.getLogger(__name__)
 LOCK_WAIT_MS = 30_000  # another process building the same file holds the write lock this long at most
@@ -63,6 +75,10 @@ class CatalogStore:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _load(self) -> Catalog:
+        import aiosqlite  # only here: ``read_current`` serves one-shot commands without it
+
+        from catalog.migrations import CATALOG_MIGRATIONS, migrate
+
         async with aiosqlite.connect(self.path, isolation_level=None) as db:
             await db.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")
             await migrate(db, CATALOG_MIGRATIONS)
@@ -112,26 +128,79 @@ class CatalogStore:
         await db.commit()
 
     async def _read(self, db: aiosqlite.Connection) -> Catalog:
-        async def column(sql: str) -> list[str]:
-            async with db.execute(sql) as cur:
-                return [row[0] async for row in cur]
-
-        async with db.execute("SELECT key, value FROM meta") as cur:
+        """The catalog and its names from the open file; names built (and stored) when not current."""
+        async with db.execute(META) as cur:
             meta: dict[str, str] = {str(k): str(v) async for k, v in cur}
-        return Catalog(
-            gpus=tuple(GpuSpec.model_validate_json(d) for d in await column("SELECT data FROM gpus ORDER BY rowid")),
-            models=tuple(
-                ModelSpec.model_validate_json(d) for d in await column("SELECT data FROM models ORDER BY rowid")
-            ),
-            quants=tuple(
-                QuantSpec.model_validate_json(d) for d in await column("SELECT data FROM quants ORDER BY rowid")
-            ),
-            sizes=tuple(QuantSize.model_validate_json(d) for d in await column("SELECT data FROM quant_sizes")),
-            offers=tuple(
-                CloudOffer.model_validate_json(d)
-                for d in await column("SELECT data FROM offers ORDER BY price_per_hour_usd")
-            ),
-            not_devices=tuple(NotADevice.model_validate_json(d) for d in await column("SELECT data FROM not_devices")),
-            version=meta.get("facts_hash", ""),
-            built_at=meta.get("built_at", ""),
-        )
+        rows = {}
+        for name, (sql, _) in TABLES.items():
+            async with db.execute(sql) as cur:
+                rows[name] = [row[0] async for row in cur]
+        catalog = from_rows(meta, rows)
+        if not adopt_stored_names(catalog, meta.get("name_index")):
+            names = await asyncio.to_thread(build_names, catalog)  # a fifth of a second: not on the event loop
+            try:
+                await db.execute("INSERT OR REPLACE INTO meta VALUES ('name_index', ?)", (names,))
+            except sqlite3.OperationalError as exc:  # a read-only or locked file: the next start builds them again
+                log.warning("could not store the name index: %s", exc)
+        return catalog
+
+    def read_current(self) -> Catalog | None:
+        """The catalog when the file is current, read without an event loop or a write (one-shot CLI
+        commands start faster); None when it must be built, rebuilt or migrated first: then ``load``."""
+        if not self.path.exists():
+            return None
+        try:
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+                meta = dict(db.execute(META).fetchall())
+                if meta.get("facts_hash") != facts_hash(self.facts_dir):
+                    return None
+                rows = {name: [row[0] for row in db.execute(sql)] for name, (sql, _) in TABLES.items()}
+            catalog = from_rows(meta, rows)
+        except (sqlite3.Error, ValidationError):  # an older schema, a damaged file: ``load`` deals with it
+            return None
+        return catalog if adopt_stored_names(catalog, meta.get("name_index")) else None
+
+
+# The fact tables, read in the order they were written, and the metadata kept with them.
+TABLES: dict[str, tuple[str, type[Frozen]]] = {
+    "gpus": ("SELECT data FROM gpus ORDER BY rowid", GpuSpec),
+    "models": ("SELECT data FROM models ORDER BY rowid", ModelSpec),
+    "quants": ("SELECT data FROM quants ORDER BY rowid", QuantSpec),
+    "sizes": ("SELECT data FROM quant_sizes", QuantSize),
+    "offers": ("SELECT data FROM offers ORDER BY price_per_hour_usd", CloudOffer),
+    "not_devices": ("SELECT data FROM not_devices", NotADevice),
+}
+META = "SELECT key, value FROM meta WHERE key IN ('facts_hash', 'built_at', 'name_index')"
+
+
+def from_rows(meta: dict[str, str], rows: dict[str, list[str]]) -> Catalog:
+    """The catalog from its stored rows (each the JSON of a validated model)."""
+    tables = {name: tuple(kind.model_validate_json(d) for d in rows[name]) for name, (_, kind) in TABLES.items()}
+    return Catalog(**tables, version=meta.get("facts_hash", ""), built_at=meta.get("built_at", ""))  # type: ignore[arg-type]
+
+
+def adopt_stored_names(catalog: Catalog, stored: str | None) -> bool:
+    """Hands the catalog its vocabulary and the parser's name index from their stored JSON, when that
+    was built from these facts by this matching code; False when they must be built (``build_names``).
+    Reading them back takes a tenth of building them, and every process start needs them."""
+    try:
+        data = json.loads(stored) if stored else {}
+        if data.get("key") != names_id(catalog):
+            return False
+        vocab, index = Vocabulary.model_validate(data["vocab"]), index_from_data(data["index"])
+    except (ValueError, KeyError, TypeError):  # cut short or damaged: built again
+        return False
+    adopt(remember(catalog, vocab), index)
+    return True
+
+
+def build_names(catalog: Catalog) -> str:
+    """Builds the catalog's vocabulary and name index, hands them over, and returns them as JSON to store."""
+    vocab = remember(catalog, build_vocabulary(catalog))
+    index = adopt(vocab, build_index(vocab))
+    data = {"key": names_id(catalog), "vocab": vocab.model_dump(mode="json"), "index": index_data(index)}
+    return json.dumps(data, separators=(",", ":"))
+
+
+def names_id(catalog: Catalog) -> str:
+    return f"{catalog.version}:{names_key()}"

@@ -7,6 +7,7 @@ Every quantity is in base units and says so in its name: ``*_bytes`` (bytes),
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import StrEnum
 from typing import Literal
 
@@ -17,7 +18,7 @@ MIB = 1 << 20
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Provenance(Frozen):
@@ -246,6 +247,13 @@ class Catalog(Frozen):
     not_devices: tuple[NotADevice, ...] = ()
     version: str = ""  # hash of the fact files the store was built from
     built_at: str = ""
+
+    def __repr_args__(self) -> Iterator[tuple[str, object]]:
+        """Counts, not rows: the full repr of thousands of rows took 60 ms each time something printed
+        it, and ``asyncio.run`` (3.11) prints the result of its task when it restores the SIGINT handler."""
+        yield "version", self.version
+        for name in ("gpus", "models", "quants", "sizes", "offers", "not_devices"):
+            yield name, len(getattr(self, name))
 
     def gpu(self, gpu_id: str) -> GpuSpec | None:
         return self._index()["gpu"].get(gpu_id)  # type: ignore[return-value]

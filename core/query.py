@@ -20,14 +20,15 @@ from __future__ import annotations
 from typing import Literal
 
 from core import names as N
+from core import query_devices as D
 from core import query_lexicon as L
-from core.query_index import _Cand, _candidates, _Index, _index_for, _select
+from core.query_index import Candidate, NameIndex, candidates, index_for, select_names
 from core.query_resolve import (
-    _extend,
-    _is_ram,
-    _join_split_name,
-    _joined,
-    _to_match,
+    extend_name,
+    is_ram,
+    join_split_name,
+    joined_text,
+    to_match,
 )
 from core.query_specs import read_specs
 from core.query_types import Intent, Match, Query, VocabEntry, Vocabulary
@@ -38,7 +39,7 @@ __all__ = ["Intent", "Match", "Query", "VocabEntry", "Vocabulary", "complete", "
 # --- intent, language, counts ------------------------------------------------------------
 
 
-def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent, bool]:
+def _intent(low: str, found: L.Found, chosen: dict[str, Candidate]) -> tuple[Intent, bool]:
     """Picks the intent: the command if any, else the first intent whose words appear."""
     if isinstance(cmd := found.get("command"), str):
         return Intent(cmd), True
@@ -54,7 +55,7 @@ def _intent(low: str, found: L.Found, chosen: dict[str, _Cand]) -> tuple[Intent,
     return Intent.FIT, False
 
 
-def _count_near(toks: list[L.Tok], c: _Cand, used: set[int]) -> int | None:
+def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
     """Reads a GPU count written just before ("2x", "zwei", "4 x") or after ("x2") a GPU."""
     i, times = c.span.first - 1, False
     while i >= 0 and (toks[i].key in L.COUNT_GLUE or toks[i].key in L.VENDOR_WORDS):
@@ -89,7 +90,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     ``intent`` is the question kind when the caller knows it (a chat /command, read on the chat side
     of the parser in ``bot.commands``); otherwise the words of the question decide.
     """
-    idx = _index_for(vocab)
+    idx = index_for(vocab)
     found: L.Found = {}
     clean = L.read_repo(L.clean(text if isinstance(text, str) else ""), found)
     low = L.lower_keep_length(clean)
@@ -98,13 +99,13 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["command"] = intent.value
     unknown: list[str] = []
     low = read_specs(low, found)
-    low = L.read_devices(L.same_cards(low), found)
+    low = D.read_devices(L.same_cards(low), found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
         low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
     toks = L.tokenize(low)
-    chosen = _select(_candidates(toks, idx))
+    chosen = select_names(candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
     if found.get("biggest") and "model" not in chosen and "command" not in found:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
@@ -120,7 +121,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
-        fields["gpu"] = g.model_copy(update={"text": _joined(clean, phrase, g.text)})  # "rx 5500" + "xt"
+        fields["gpu"] = g.model_copy(update={"text": joined_text(clean, phrase, g.text)})  # "rx 5500" + "xt"
     g = fields.get("gpu")
     if isinstance(g, Match) and g.id is None and "device_kind" in found and not any(ch.isdigit() for ch in g.text):
         del fields["gpu"]  # "a laptop with a ryzen 7 7840u": the form factor of a device named otherwise
@@ -134,7 +135,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found.update(device_kind="gpu", device_memory_gib=loose)  # "best model for 24 GB": memory is the device
         if not intent_set:
             intent, intent_set = _intent(full_low, found, chosen)
-    elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and _is_ram(loose, g.id, idx):
+    elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
     if intent is not Intent.COMPARE and _one_machine(chosen, toks, L.same_cards(full_low)):
@@ -152,7 +153,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     )
 
 
-def _one_machine(chosen: dict[str, _Cand], toks: list[L.Tok], low: str) -> bool:
+def _one_machine(chosen: dict[str, Candidate], toks: list[L.Tok], low: str) -> bool:
     """Whether the named devices are joined as parts of one machine: "A + B", "A and B", "A und B", "A, B"."""
     spans = sorted((chosen[s].span for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen), key=lambda x: x.first)
     gaps = [low[toks[a.last].end : toks[b.first].start] for a, b in zip(spans, spans[1:], strict=False)]
@@ -165,21 +166,21 @@ def _finetune_method(word: str) -> Literal["qlora", "lora", "full"]:
 
 
 def _name_fields(
-    chosen: dict[str, _Cand],
+    chosen: dict[str, Candidate],
     clean: str,
     toks: list[L.Tok],
     used: set[int],
-    idx: _Index,
+    idx: NameIndex,
     low: str,
     cores: int | None = None,
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
     slots = ("model", "model2", "model3", "model4", "gpu", "gpu2", "gpu3", "gpu4")
-    _join_split_name(chosen, toks)
+    join_split_name(chosen, toks)
     for slot in slots:
         if slot in chosen:
-            _extend(chosen[slot], toks, used)
+            extend_name(chosen[slot], toks, used)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
     loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
     if isinstance(loose, float):
@@ -188,7 +189,7 @@ def _name_fields(
     for slot in slots:
         if slot in chosen:
             memory = int(loose) if slot == "gpu" and isinstance(loose, float) else None
-            matches[slot] = _to_match(chosen[slot], clean, toks, idx, memory, cores)
+            matches[slot] = to_match(chosen[slot], clean, toks, idx, memory, cores)
     out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
     out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
@@ -204,7 +205,7 @@ def _name_fields(
     return out
 
 
-def _memory(chosen: dict[str, _Cand], toks: list[L.Tok], used: set[int], idx: _Index, low: str) -> float | None:
+def _memory(chosen: dict[str, Candidate], toks: list[L.Tok], used: set[int], idx: NameIndex, low: str) -> float | None:
     """Returns the memory size the user named for a unified-memory machine (Mac, APU)."""
     c = chosen.get("gpu") or chosen.get("not")
     unified = bool(L.MAC_WORDS.search(low))
@@ -310,7 +311,7 @@ def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[s
 def complete(text: str, vocab: Vocabulary, kind: Literal["model", "gpu"], limit: int = 25) -> list[tuple[str, str]]:
     """(id, display name) of entries for a name being typed: prefix matches first, then
     substrings, then the parser's own ranking of the text. Discord autocomplete uses it."""
-    idx = _index_for(vocab)
+    idx = index_for(vocab)
     typed = L.compact(L.clean(text))
     labels = dict(idx.labels.get(kind, []))
     if not typed:

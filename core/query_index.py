@@ -13,6 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
@@ -32,7 +33,7 @@ MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a
 
 
 @dataclass(frozen=True, slots=True)
-class _Alias:
+class Alias:
     entry: str
     kind: str  # model, gpu, not
     words: tuple[str, ...]
@@ -43,8 +44,8 @@ class _Alias:
 
 
 @dataclass(slots=True)
-class _Index:
-    aliases: list[_Alias] = field(default_factory=list)
+class NameIndex:
+    aliases: list[Alias] = field(default_factory=list)
     keys: dict[str, set[int]] = field(default_factory=dict)
     words: list[str] = field(default_factory=list)
     quants: dict[str, str] = field(default_factory=dict)
@@ -66,24 +67,62 @@ class _Index:
     )  # span contents + candidate pool -> ranking per kind (names recur in chats)
 
 
-_INDEXES: OrderedDict[int, tuple[Vocabulary, _Index]] = OrderedDict()
+_INDEXES: OrderedDict[int, tuple[Vocabulary, NameIndex]] = OrderedDict()
 
 
-def _index_for(vocab: Vocabulary) -> _Index:
+def index_for(vocab: Vocabulary) -> NameIndex:
     """Returns the index of a vocabulary, building it on first use (a small id-keyed memo)."""
     hit = _INDEXES.get(id(vocab))
     if hit is not None and hit[0] is vocab:
         return hit[1]
-    index = _build_index(vocab)
+    return adopt(vocab, build_index(vocab))
+
+
+def adopt(vocab: Vocabulary, index: NameIndex) -> NameIndex:
+    """Makes ``index`` the one ``parse`` uses for ``vocab`` (one stored with the catalog, not built again)."""
     _INDEXES[id(vocab)] = (vocab, index)
     while len(_INDEXES) > 8:
         _INDEXES.popitem(last=False)
     return index
 
 
-def _build_index(vocab: Vocabulary) -> _Index:
+# --- storing: plain lists and dicts (JSON), so the catalog build can keep the index next to the facts
+
+_TABLES = ("quants", "groups", "memory", "params", "laptop", "chip", "bare", "exact", "primary", "labels", "spelled")
+
+
+def index_data(idx: NameIndex) -> dict[str, Any]:
+    """The index as plain data; ``index_from_data`` reads it back into an equal index."""
+    data: dict[str, Any] = {name: getattr(idx, name) for name in _TABLES}
+    data["aliases"] = [(a.entry, a.kind, a.words, a.compact, a.nums, a.has_size, a.memory) for a in idx.aliases]
+    data["keys"] = {k: sorted(v) for k, v in idx.keys.items()}
+    data["words"] = idx.words
+    data["identity"] = {
+        k: (t.words, t.numbers, t.size_b, t.active_b, sorted(t.variants), sorted(t.tiers), t.laptop, t.memory_gib)
+        for k, t in idx.identity.items()
+    }
+    return data
+
+
+def index_from_data(data: dict[str, Any]) -> NameIndex:
+    """The index stored by ``index_data`` (after a JSON round trip: tuples come back as lists)."""
+    idx = NameIndex(**{name: data[name] for name in _TABLES})
+    idx.params = {k: (v[0], v[1]) for k, v in idx.params.items()}
+    idx.labels = {k: [(a, b) for a, b in v] for k, v in idx.labels.items()}
+    idx.spelled = {k: [(a, b) for a, b in v] for k, v in idx.spelled.items()}
+    idx.aliases = [Alias(e, k, tuple(w), c, tuple(n), s, m) for e, k, w, c, n, s, m in data["aliases"]]
+    idx.keys = {k: set(v) for k, v in data["keys"].items()}
+    idx.words = data["words"]
+    idx.identity = {
+        k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
+        for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
+    }
+    return idx
+
+
+def build_index(vocab: Vocabulary) -> NameIndex:
     """Normalises every alias and maps its tokens back to it."""
-    idx = _Index()
+    idx = NameIndex()
     for kind, entries in (("model", vocab.models), ("gpu", vocab.gpus), ("not", vocab.not_devices)):
         for entry in entries:
             idx.groups[entry.id] = entry.group.lower()
@@ -113,7 +152,7 @@ def _build_index(vocab: Vocabulary) -> _Index:
     return idx
 
 
-def _make_alias(entry: VocabEntry, kind: str, name: str) -> _Alias:
+def _make_alias(entry: VocabEntry, kind: str, name: str) -> Alias:
     """Turns one display name or alias into comparable parts."""
     text = unicodedata.normalize("NFKC", name).lower().replace("_", " ")
     toks = L.tokenize(text)
@@ -122,10 +161,10 @@ def _make_alias(entry: VocabEntry, kind: str, name: str) -> _Alias:
     mems = [t.value for t in toks if t.kind == "mem"]
     memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
     has_size = any(L.SIZE.fullmatch(n) for n in nums)
-    return _Alias(entry.id, kind, words, "".join(words), nums, has_size, memory)
+    return Alias(entry.id, kind, words, "".join(words), nums, has_size, memory)
 
 
-def _add_alias(idx: _Index, alias: _Alias) -> None:
+def _add_alias(idx: NameIndex, alias: Alias) -> None:
     """Registers an alias under its words, word pairs, numbers and memory size."""
     pos = len(idx.aliases)
     idx.aliases.append(alias)
@@ -164,7 +203,7 @@ def _ratio(a: str, b: str, memo: dict[tuple[str, str], float]) -> float:
     return hit
 
 
-def _word_sim(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
+def _word_sim(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> float:
     """How well the span's words cover the alias's words (and the reverse, weighted less)."""
     qw, aw = span.words, alias.words
     if not qw:
@@ -177,7 +216,7 @@ def _word_sim(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) ->
     return max(fuzz.ratio(span.compact, alias.compact), 0.7 * q_cov + 0.3 * a_cov)
 
 
-def _num_score(span: _Span, alias: _Alias) -> float:
+def _num_score(span: _Span, alias: Alias) -> float:
     """Penalties for numbers that disagree; a wrong size ("8b" for "70b") costs the most."""
     left = list(alias.nums)
     score = 0.0
@@ -211,7 +250,7 @@ def _version_prefix(t: str, a: str) -> bool:
     return len(a) == len(t) + 1 and a.startswith(t) and t.isdecimal() and a.isdecimal()
 
 
-def _score(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> float:
+def _score(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> float:
     """Similarity of a span of the user's tokens and one alias, roughly 0–100."""
     num = _num_score(span, alias)
     if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
@@ -223,14 +262,14 @@ def _score(span: _Span, alias: _Alias, memo: dict[tuple[str, str], float]) -> fl
 
 
 @dataclass(slots=True)
-class _Cand:
+class Candidate:
     score: float
     span: _Span
     kind: str
     ranking: list[tuple[str, float]]
 
 
-def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[int]]:
+def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, set[int]]:
     """Maps each token position to the aliases it may belong to (exact, fuzzy or joined)."""
     rel: dict[int, set[int]] = {}
     for i in seq:
@@ -256,7 +295,7 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: _Index) -> dict[int, set[
     return rel
 
 
-def _fuzzy_hits(word: str, idx: _Index, cutoff: int) -> set[int]:
+def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
     """Aliases holding a word spelt like this one."""
     hits: set[int] = set()
     for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
@@ -278,12 +317,12 @@ def _runs(seq: list[int], rel: dict[int, set[int]]) -> Iterator[list[int]]:
         yield run
 
 
-def _candidates(toks: list[L.Tok], idx: _Index) -> list[_Cand]:
+def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
     """Scores every span of every run; one candidate per span and kind, best first."""
     seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
     memo: dict[tuple[str, str], float] = {}
-    cands: list[_Cand] = []
+    cands: list[Candidate] = []
     for run in _runs(seq, rel):
         for a in range(len(run)):
             for b in range(a, min(len(run), a + MAX_SPAN)):
@@ -291,7 +330,7 @@ def _candidates(toks: list[L.Tok], idx: _Index) -> list[_Cand]:
                 pool = rel[run[a]] & rel[run[b]]
                 if not pool:
                     continue
-                span = _make_span(toks, run[a : b + 1])
+                span = make_span(toks, run[a : b + 1])
                 if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
                     cands.extend(_rank(span, pool, idx, memo))
     # a longer span wins a near tie: "m3 ultra 512" beats "ultra" alone
@@ -303,7 +342,7 @@ def _candidates(toks: list[L.Tok], idx: _Index) -> list[_Cand]:
     return cands
 
 
-def _make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
+def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
     """Collects the words, numbers and GB figures of some token positions."""
     ts = [toks[i] for i in positions]
     return _Span(
@@ -319,7 +358,7 @@ RANKING_CACHE = 4096
 RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
-def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]) -> list[_Cand]:
+def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str], float]) -> list[Candidate]:
     """Ranks the entries of each kind for one span (memoised: the result depends on the span's
     contents and the pool only, not on where the span stands in the text)."""
     key = (span.words, span.nums, span.mems, frozenset(pool))
@@ -328,11 +367,11 @@ def _rank(span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], 
         cached = idx.rankings[key] = _rank_uncached(span, pool, idx, memo)
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
-    return [_Cand(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
+    return [Candidate(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
 
 
 def _rank_uncached(
-    span: _Span, pool: set[int], idx: _Index, memo: dict[tuple[str, str], float]
+    span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str], float]
 ) -> list[tuple[str, list[tuple[str, float]]]]:
     best: dict[str, dict[str, float]] = {}
     # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
@@ -354,9 +393,9 @@ def _rank_uncached(
     return out
 
 
-def _select(cands: list[_Cand]) -> dict[str, _Cand]:
+def select_names(cands: list[Candidate]) -> dict[str, Candidate]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
-    chosen: dict[str, _Cand] = {}
+    chosen: dict[str, Candidate] = {}
     used: set[int] = set()
     slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
     for c in cands:
@@ -377,6 +416,6 @@ def _select(cands: list[_Cand]) -> dict[str, _Cand]:
     return chosen
 
 
-def _second_ok(c: _Cand, first: _Cand) -> bool:
+def _second_ok(c: Candidate, first: Candidate) -> bool:
     """A second model or GPU must be a confident, different name."""
     return c.score >= CONFIDENT and c.ranking[0][0] != first.ranking[0][0]

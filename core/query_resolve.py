@@ -9,20 +9,21 @@ from __future__ import annotations
 import dataclasses
 
 from core import names as N
+from core import query_devices as D
 from core import query_lexicon as L
 from core.query_index import (
     CONFIDENT,
     MARGIN,
     SUGGEST_MIN,
-    _Cand,
-    _Index,
-    _make_span,
+    Candidate,
+    NameIndex,
+    make_span,
 )
 from core.query_types import Match
 
 
-def _to_match(
-    c: _Cand, text: str, toks: list[L.Tok], idx: _Index, memory: int | None = None, cores: int | None = None
+def to_match(
+    c: Candidate, text: str, toks: list[L.Tok], idx: NameIndex, memory: int | None = None, cores: int | None = None
 ) -> Match:
     """Turns a chosen span into a Match: only an entry that *is* what was typed may answer.
 
@@ -33,7 +34,7 @@ def _to_match(
     score = round(max(0.0, c.ranking[0][1]), 1)
     if c.kind == "not":
         return Match(id=c.ranking[0][0], text=words, score=score)
-    said = N.typed(L.CORES.sub(" ", words.lower()) if c.kind == "gpu" else words)
+    said = N.typed(D.CORES.sub(" ", words.lower()) if c.kind == "gpu" else words)
     if c.kind == "gpu" and said.memory_gib is None:
         said = _bare_memory(said, [e for e, _ in c.ranking], idx)
     memory = said.memory_gib or memory
@@ -69,7 +70,7 @@ def _to_match(
     return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
 
 
-def _join_split_name(chosen: dict[str, _Cand], toks: list[L.Tok]) -> None:
+def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
     """ "gemma 3" + "coder 7b": a second model span right after a first one that names no size, and that
     starts with a variant or a size, is the rest of the same name, not a second model."""
     first, second = chosen.get("model"), chosen.get("model2")
@@ -79,14 +80,14 @@ def _join_split_name(chosen: dict[str, _Cand], toks: list[L.Tok]) -> None:
         return
     head = toks[second.span.first]
     if head.key in N.MODEL_VARIANTS or (head.kind == "num" and N.MODEL_SIZE.fullmatch(head.text.lower())):
-        first.span = _make_span(toks, list(range(first.span.first, second.span.last + 1)))
+        first.span = make_span(toks, list(range(first.span.first, second.span.last + 1)))
         del chosen["model2"]
         for later in ("model3", "model4"):
             if later in chosen:
                 chosen["model2" if "model2" not in chosen else later] = chosen.pop(later)
 
 
-def _whole_name(c: _Cand, text: str, toks: list[L.Tok]) -> str:
+def _whole_name(c: Candidate, text: str, toks: list[L.Tok]) -> str:
     """The span's text plus the filler-free name words right after it ("qwen3-4b" + "-instruct")."""
     end = c.span.last
     while end + 1 < len(toks) and toks[end + 1].key in L.NOISE_WORDS and toks[end + 1].start - toks[end].end <= 1:
@@ -94,7 +95,7 @@ def _whole_name(c: _Cand, text: str, toks: list[L.Tok]) -> str:
     return text[toks[c.span.first].start : toks[end].end]
 
 
-def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
+def extend_name(c: Candidate, toks: list[L.Tok], used: set[int]) -> None:
     """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
     "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
     i = c.span.last + 1
@@ -111,10 +112,10 @@ def _extend(c: _Cand, toks: list[L.Tok], used: set[int]) -> None:
             used.update(tail)
             i = tail[-1] + 1
     if i - 1 > c.span.last:
-        c.span = _make_span(toks, list(range(c.span.first, i)))
+        c.span = make_span(toks, list(range(c.span.first, i)))
 
 
-def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
+def _bare_memory(said: N.Typed, ranked: list[str], idx: NameIndex) -> N.Typed:
     """Reads "m3 ultra 512" as 512 GB: a bare number that is no device's model number but some
     ranked device's memory size."""
     sizes = [m for e in ranked if (m := idx.memory.get(e))]
@@ -126,19 +127,19 @@ def _bare_memory(said: N.Typed, ranked: list[str], idx: _Index) -> N.Typed:
     return said
 
 
-def _other_sizes(exact: str, accepted: list[tuple[str, float]], idx: _Index) -> bool:
+def _other_sizes(exact: str, accepted: list[tuple[str, float]], idx: NameIndex) -> bool:
     size = idx.params[exact][0]
     return any(abs(idx.params[e][0] - size) > 0.25 * size for e, _ in accepted if e != exact)
 
 
-def _agrees(kind: str, said: N.Typed, entry: str, idx: _Index) -> bool:
+def _agrees(kind: str, said: N.Typed, entry: str, idx: NameIndex) -> bool:
     if kind == "model":
         total, active = idx.params[entry]
         return N.model_agrees(said, idx.identity[entry], total, active)
     return N.device_agrees(said, idx.identity[entry], idx.laptop[entry])
 
 
-def _with_siblings(accepted: list[tuple[str, float]], said: N.Typed, idx: _Index) -> list[tuple[str, float]]:
+def _with_siblings(accepted: list[tuple[str, float]], said: N.Typed, idx: NameIndex) -> list[tuple[str, float]]:
     """The accepted devices and every other memory size of their chips, which spelling may rank lower:
     "macbook pro m3 pro 36gb" is the 36 GB M3 Pro though only the 18 GB row has a "macbook pro" alias.
     A size sold only in a product the user did not name ("mac studio") is not added."""
@@ -164,7 +165,7 @@ def _device_match(
     score: float,
     memory: int | None,
     exact: str | None,
-    idx: _Index,
+    idx: NameIndex,
 ) -> Match:
     """A device: the memory the user gave wins; memory variants of one chip are asked about, not guessed."""
     if memory is not None:
@@ -197,13 +198,13 @@ def _device_match(
     return Match(id=best, text=words, score=score)
 
 
-def _is_ram(gb: float, gpu_id: str, idx: _Index) -> bool:
+def is_ram(gb: float, gpu_id: str, idx: NameIndex) -> bool:
     """A GB figure next to a discrete card that is far above its memory is the machine's RAM."""
     memory = idx.memory.get(gpu_id) or 0.0
     return idx.groups.get(gpu_id, "") not in L.UNIFIED_GROUPS and gb > 1.5 * memory
 
 
-def _joined(text: str, a: str, b: str) -> str:
+def joined_text(text: str, a: str, b: str) -> str:
     """Two pieces of one name that the parser saw apart, as the user wrote them together."""
     i, j = text.find(a), text.find(b)
     if i < 0 or j < 0:

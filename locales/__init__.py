@@ -37,6 +37,15 @@ def messages(lang: Lang) -> dict[str, str]:
     return out
 
 
+def preload_locales() -> None:
+    """Reads both languages' messages and Babel's number data now, not on the first answer."""
+    langs: tuple[Lang, ...] = ("en", "de")
+    for lang in langs:
+        messages(lang)
+        num(1.5, lang)
+        usd(1.5, lang)
+
+
 def lang_of(code: str | None) -> Lang:
     """Map a platform locale ("de-DE", "de", "en-GB", None) to one of our languages."""
     return "de" if code and code.lower().startswith("de") else "en"

@@ -8,12 +8,38 @@ their own workers, answers have the service's, and hub look-ups ``catalog.hub``'
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
-from bot.reply import ChartSpec
+from bot.reply import ChartSpec, Series
 
 CHART_WORKERS = 2
 _pool = ThreadPoolExecutor(CHART_WORKERS, thread_name_prefix="fitbot-charts")
+# one chart of each kind, drawn when an adapter starts
+WARM_UP_CHARTS = (
+    ChartSpec(kind="speed_per_gpu", title="-", x_label="-", y_label="-", bars=(("-", 1.0),)),
+    ChartSpec(
+        kind="memory_vs_context",
+        title="-",
+        x_label="-",
+        y_label="-",
+        series=(Series(name="-", points=((4096.0, 1.0), (8192.0, 2.0))),),
+        limit=1.5,
+        limit_label="-",
+    ),
+)
+
+
+def warm_up_charts() -> Future[None]:
+    """Draws a chart of each kind on a chart worker now: importing matplotlib and loading its fonts
+    take about a second, which the first chart after start-up would otherwise wait for."""
+    return _pool.submit(_draw_warm_up)
+
+
+def _draw_warm_up() -> None:
+    from bot.render.charts import render_png
+
+    for spec in WARM_UP_CHARTS:
+        render_png(spec)
 
 
 async def render_chart(spec: ChartSpec) -> bytes:

@@ -46,7 +46,7 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.ext import commands
 
 from bot.adapters.buttons import ButtonStore
-from bot.adapters.chart_workers import render_chart
+from bot.adapters.chart_workers import render_chart, warm_up_charts
 from bot.adapters.discord_commands import (
     FitCommands,
     FitTranslator,
@@ -144,6 +144,9 @@ class FitBotMixin(StopMixin):
 
     def _init_fit(self, service: Service, sync_state_path: Path | None, charts: bool) -> None:
         self.service, self.sync_state_path, self.charts = service, sync_state_path, charts
+        service.warm_up()  # while the bot connects, so that neither the first answer nor the first chart waits
+        if charts:
+            warm_up_charts()
         self.suggester = Suggester(service)
         self.cards = ButtonStore()
         self.synced = False

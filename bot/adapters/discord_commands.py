@@ -7,7 +7,7 @@ import logging
 import re
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, runtime_checkable
 
 with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
@@ -19,9 +19,6 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
 from bot.reply import setup_label
 from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service
 from locales import Lang, lang_of, t
-
-if TYPE_CHECKING:
-    from bot.adapters.discord_bot import FitBotMixin
 
 log = logging.getLogger("bot.adapters.discord_bot")
 
@@ -85,12 +82,22 @@ class Suggester:
         return out
 
 
-def fit_client(interaction: discord.Interaction) -> FitBotMixin:
-    """The bot an interaction came to: always one of ours (``FitBot`` or ``ShardedFitBot``)."""
-    from bot.adapters.discord_bot import FitBotMixin  # the bot module imports this one: resolved at call time
+@runtime_checkable
+class CommandsBot(Protocol):
+    """What commands, autocomplete and card buttons need of the bot they serve (``discord_bot.FitBotMixin``,
+    which imports this module)."""
 
+    suggester: Suggester
+
+    async def respond(self, interaction: discord.Interaction, query: str, *, edit: bool = False) -> None: ...
+
+    async def press(self, interaction: discord.Interaction, kind: str, data: str) -> None: ...
+
+
+def fit_client(interaction: discord.Interaction) -> CommandsBot:
+    """The bot an interaction came to: always one of ours (``FitBot`` or ``ShardedFitBot``)."""
     client = interaction.client
-    assert isinstance(client, FitBotMixin), client
+    assert isinstance(client, CommandsBot), client
     return client
 
 
@@ -151,7 +158,7 @@ def _ram(ram: int | None) -> str | None:
 class FitCommands(commands.Cog):
     """The slash commands; each builds a question and hands it to the bot's one answer path."""
 
-    def __init__(self, bot: FitBotMixin) -> None:
+    def __init__(self, bot: CommandsBot) -> None:
         self.bot = bot
 
     @app_commands.command(name=_T("cmd.fit"), description=_T("cmd.fit.desc"))

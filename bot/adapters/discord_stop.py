@@ -19,7 +19,7 @@ from bot.service import Service
 from locales import lang_of
 
 if TYPE_CHECKING:
-    from bot.inbox import DeferredJournal
+    from catalog.inbox import DeferredJournal
 
 log = logging.getLogger("bot.adapters.discord_bot")
 
@@ -37,8 +37,7 @@ class StopMixin:
 
     @property
     def deferred(self) -> DeferredJournal | None:
-        store = self.service.store
-        return store.deferred if store is not None else None
+        return self.service.deferred
 
     # ---- stopping without leaving anyone on "thinking…"
 
@@ -47,7 +46,7 @@ class StopMixin:
         journal = self.deferred
         if journal is None:
             return
-        from bot.inbox import PendingInteraction
+        from catalog.inbox import PendingInteraction
 
         try:
             journal.hold(

@@ -56,14 +56,11 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
     AIORateLimiter,
-    Application,
     ApplicationBuilder,
     CallbackQueryHandler,
     CommandHandler,
     ContextTypes,
-    ExtBot,
     InlineQueryHandler,
-    JobQueue,
     MessageHandler,
     filters,
 )
@@ -71,20 +68,21 @@ from telegram.request import BaseRequest
 
 from bot import commands
 from bot.adapters.buttons import ButtonStore
-from bot.adapters.chart_workers import render_chart
+from bot.adapters.chart_workers import render_chart, warm_up_charts
 from bot.adapters.feel import feel_question
 from bot.adapters.telegram_parts import (
     AddressedToBot,
     FeelStreams,
-    _as_caption,
-    _is_group,
-    _lang,
-    _mention,
-    _not_modified,
-    _quote,
+    TelegramApp,
+    as_caption,
     callback_data,
+    is_group,
     keyboard,
+    mention_pattern,
+    not_modified,
+    quote_of,
     say,
+    update_lang,
 )
 from bot.adapters.telegram_poller import GRACE_S, Poller, retryable
 from bot.adapters.telegram_transport import AiohttpRequest
@@ -100,16 +98,6 @@ from bot.service import Service, User
 from locales import Lang
 
 log = logging.getLogger(__name__)
-
-# The application ``build_application`` makes; its bot is ExtBot[int] with the rate limiter, ExtBot[None] without.
-TelegramApp = Application[
-    ExtBot[Any],
-    ContextTypes.DEFAULT_TYPE,
-    dict[Any, Any],
-    dict[Any, Any],
-    dict[Any, Any],
-    JobQueue[ContextTypes.DEFAULT_TYPE],
-]
 
 # The one command list, plus /start: it is in the menu and needs its handler like every other command.
 MENU = (*commands.MENU, "start")
@@ -147,7 +135,7 @@ class TelegramAdapter(FeelStreams):
     async def ask(self, text: str, update: Update, context: ContextTypes.DEFAULT_TYPE) -> Reply:
         """Passes a question to the service with the asker's ids, language and (for settings) admin status."""
         user, chat = update.effective_user, update.effective_chat
-        group = chat is not None and _is_group(update)
+        group = chat is not None and is_group(update)
         admin = (
             await self.is_admin(context, chat.id, user.id)
             if group and chat is not None and user and _SHARED_SETTINGS.search(text)
@@ -187,9 +175,9 @@ class TelegramAdapter(FeelStreams):
         """Sends a card: a photo with the card as caption when it fits, else text (+ the chart, or a document)."""
         if self.muted(update, reply):
             return
-        messages, quote = to_telegram(reply), _quote(message, update)
+        messages, quote = to_telegram(reply), quote_of(message, update)
         markup = keyboard(reply, messages[-1].buttons, self.store)
-        if reply.chart is not None and (caption := _as_caption(messages)):
+        if reply.chart is not None and (caption := as_caption(messages)):
             await message.reply_photo(
                 await render_chart(reply.chart),
                 caption=caption,
@@ -241,7 +229,7 @@ class TelegramAdapter(FeelStreams):
         markup = keyboard(reply, messages[-1].buttons, self.store)
         message = cq.message if isinstance(cq.message, Message) else None
         if message is not None and message.photo:
-            caption = _as_caption(messages) or caption_for_photo(reply)
+            caption = as_caption(messages) or caption_for_photo(reply)
             if caption is None:
                 await self.send_card(message, update, reply)
                 return
@@ -279,7 +267,7 @@ class TelegramAdapter(FeelStreams):
                     text, parse_mode=ParseMode.HTML, reply_markup=markup, link_preview_options=NO_PREVIEW, **where
                 )
         except BadRequest as exc:
-            if not _not_modified(exc):
+            if not not_modified(exc):
                 raise
 
     # ---- handlers
@@ -296,9 +284,9 @@ class TelegramAdapter(FeelStreams):
         message = update.effective_message
         assert message is not None, "the MessageHandler's filter only passes messages"
         chat = update.effective_chat
-        if _is_group(update) and chat is not None and not await self.service.answers_mentions(f"tg:{chat.id}"):
+        if is_group(update) and chat is not None and not await self.service.answers_mentions(f"tg:{chat.id}"):
             return  # the group switched plain mentions off (/settings mentions off); commands still work
-        pattern = _mention(context.bot.username)
+        pattern = mention_pattern(context.bot.username)
         text = pattern.sub(" ", message.text or "").strip() if pattern else (message.text or "")
         reply = await self.ask(text, update, context)
         await self.send_card(message, update, reply)
@@ -310,7 +298,7 @@ class TelegramAdapter(FeelStreams):
         kind, _, value = (cq.data or "").partition(":")
         query = value if kind == "q" else self.store.get(value) if kind == "k" else None
         if not query:
-            await cq.answer(say(_lang(update), "expired"), show_alert=True)
+            await cq.answer(say(update_lang(update), "expired"), show_alert=True)
             return
         await cq.answer()
         if (question := feel_question(query)) is not None:
@@ -369,7 +357,7 @@ class TelegramAdapter(FeelStreams):
         if not isinstance(update, Update) or update.effective_chat is None:
             return
         try:
-            await context.bot.send_message(update.effective_chat.id, say(_lang(update), "apology"))
+            await context.bot.send_message(update.effective_chat.id, say(update_lang(update), "apology"))
         except TelegramError:
             log.warning("could not send the apology for update %s", update.update_id)
 
@@ -405,6 +393,9 @@ def build_application(
     ``charts=False`` sends cards without their chart image (no matplotlib).
     """
     adapter = TelegramAdapter(service, charts=charts)
+    service.warm_up()  # while the bot connects, so that neither the first answer nor the first chart waits
+    if charts:
+        warm_up_charts()
     requests: list[BaseRequest] = [request or AiohttpRequest()]
     builder = (
         ApplicationBuilder()
@@ -480,10 +471,9 @@ async def serve(
             )
         else:
             await app.bot.delete_webhook()  # polling and a webhook exclude each other
-            store = adapter.service.store
             poller = Poller(
                 app,
-                store.inbox if store is not None else None,
+                adapter.service.inbox,
                 allowed_updates=ALLOWED_UPDATES,
                 poll_timeout=poll_timeout,
                 workers=CONCURRENT_UPDATES,

@@ -13,7 +13,9 @@
   the open connection (``VACUUM INTO``) and the inbox goes on in the restored file.
 * **Crash quarantine.** Each start of work on an update is journaled (``InboxStore.started``); after a
   restart, an open update that was started twice before (two processes died on it) is closed as
-  failed, and one started once is answered after the others, not first.
+  failed, and one started once is a suspect: answered after the others, and one suspect at a time
+  (the queue's ``SUSPECTS`` chat), so that a second death is counted against that one alone and
+  not against the updates that happened to be in flight beside it.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from telegram import Update
 from telegram.warnings import PTBUserWarning
 
 from bot.adapters.telegram_queue import queue_key
-from bot.inbox import InboxItem, InboxStore
+from catalog.inbox import InboxItem, InboxStore
 
 if TYPE_CHECKING:
     from telegram import Bot
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("bot.adapters.telegram_poller")
 
 CRASHES_TO_QUARANTINE = 2
+SUSPECTS = "!suspects"  # the queue key of updates a process died on once: answered one at a time
 StateCallback = Callable[..., None]
 
 
@@ -77,16 +80,19 @@ def parse(raw: list[Any], bot: Bot) -> Batch:
             update = Update.de_json(item, bot)
         except Exception as exc:  # any shape PTB cannot read: this update only
             batch.poison.append((update_id, json.dumps(item), f"parse: {exc.__class__.__name__}"))
-            log.error(
-                "update %s cannot be parsed (%s); recorded and skipped",
-                update_id,
-                exc.__class__.__name__,
-                extra={"event": "poison_update", "update_id": update_id},
-            )
             continue
         batch.updates.append(update)
     batch.next_offset = max(ids) + 1 if ids else None
     return batch
+
+
+def report_poison(update_id: int, reason: str) -> None:
+    log.error(
+        "update %s cannot be used (%s); recorded and skipped",
+        update_id,
+        reason,
+        extra={"event": "poison_update", "update_id": update_id},
+    )
 
 
 def item_of(update: Update) -> InboxItem:
@@ -124,13 +130,15 @@ class Intake:
             new = await self.inbox.is_new(ids)
             fresh = [u for u in batch.updates if u.update_id in new]
             await self.inbox.add([item_of(u) for u in fresh])
-            for update_id, data, reason in batch.poison:
-                if update_id in new:
-                    await self.inbox.fail(update_id, reason, data)
+            poison = [p for p in batch.poison if p[0] in new]
+            for update_id, data, reason in poison:
+                await self.inbox.fail(update_id, reason, data)
         except (sqlite3.Error, OSError) as exc:
             self._set_unsafe(exc)
             return False
         self._set_safe()
+        for update_id, _, reason in poison:  # once: a batch fetched again is not new any more
+            report_poison(update_id, reason)
         batch.updates = fresh
         return True
 
@@ -215,8 +223,12 @@ class Intake:
                 await inbox.fail(item.update_id, f"parse: {exc.__class__.__name__}")
                 log.error("stored update %s cannot be parsed; recorded and skipped", item.update_id)
                 continue
-            (last if crashes else first).append((*keys_of(item), update))
-        inbox.keep_starts({u.update_id for _, _, u in first + last})
+            if crashes:
+                last.append((SUSPECTS, keys_of(item)[1], update))
+            else:
+                first.append((*keys_of(item), update))
+        still_open = {u.update_id for _, _, u in first + last}
+        inbox.keep_starts(still_open.__contains__)
         highest = await inbox.last_update_id()
         await inbox.prune()
         return first + last, (highest + 1 if highest is not None else None)

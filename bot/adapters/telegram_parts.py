@@ -7,6 +7,7 @@ import asyncio
 import html
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from telegram import (
     CallbackQuery,
@@ -18,7 +19,7 @@ from telegram import (
 )
 from telegram.constants import ChatType
 from telegram.error import BadRequest
-from telegram.ext import ContextTypes, filters
+from telegram.ext import Application, ContextTypes, ExtBot, JobQueue, filters
 
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.feel import reveal
@@ -26,6 +27,16 @@ from bot.render.telegram_html import MAX_CAPTION, MAX_TEXT, TelegramMessage, tel
 from bot.reply import Reply
 from bot.service import Service
 from locales import Lang, lang_of, num, t, tokens_per_s
+
+# The application ``build_application`` makes; its bot is ExtBot[int] with the rate limiter, ExtBot[None] without.
+TelegramApp = Application[
+    ExtBot[Any],
+    ContextTypes.DEFAULT_TYPE,
+    dict[Any, Any],
+    dict[Any, Any],
+    dict[Any, Any],
+    JobQueue[ContextTypes.DEFAULT_TYPE],
+]
 
 MAX_CALLBACK_BYTES = 64
 SHORT_LABEL = 20  # buttons with labels up to this long go two to a row
@@ -64,7 +75,7 @@ def keyboard(reply: Reply, buttons: Sequence[tuple[str, int]], store: ButtonStor
 # --------------------------------------------------------------------------- helpers
 
 
-def _mention(username: str | None) -> re.Pattern[str] | None:
+def mention_pattern(username: str | None) -> re.Pattern[str] | None:
     return re.compile(rf"(?<!\w)@{re.escape(username)}\b", re.IGNORECASE) if username else None
 
 
@@ -78,36 +89,36 @@ class AddressedToBot(filters.MessageFilter):
         replied = message.reply_to_message
         if replied is not None and replied.from_user is not None and replied.from_user.id == bot.id:
             return True
-        pattern = _mention(bot.username)
+        pattern = mention_pattern(bot.username)
         return bool(pattern and pattern.search(message.text or ""))
 
 
-def _is_group(update: Update) -> bool:
+def is_group(update: Update) -> bool:
     chat = update.effective_chat
     return chat is not None and chat.type != ChatType.PRIVATE
 
 
-def _lang(update: Update) -> Lang:
+def update_lang(update: Update) -> Lang:
     """The language of the adapter's own short texts: the user's Telegram language."""
     user = update.effective_user
     return lang_of(user.language_code if user else None)
 
 
-def _quote(message: Message, update: Update) -> ReplyParameters | None:
+def quote_of(message: Message, update: Update) -> ReplyParameters | None:
     """In groups, answers quote the question so the thread stays readable."""
-    if not _is_group(update):
+    if not is_group(update):
         return None
     return ReplyParameters(message_id=message.message_id, allow_sending_without_reply=True)
 
 
-def _as_caption(messages: Sequence[TelegramMessage]) -> str | None:
+def as_caption(messages: Sequence[TelegramMessage]) -> str | None:
     """The whole card as a photo caption, when it is one message within the caption limit."""
     if len(messages) == 1 and telegram_visible_length(messages[0].text) <= MAX_CAPTION:
         return messages[0].text
     return None
 
 
-def _not_modified(exc: BadRequest) -> bool:
+def not_modified(exc: BadRequest) -> bool:
     return "not modified" in exc.message.lower()
 
 
@@ -138,7 +149,7 @@ class FeelStreams:
     async def stream(
         self, cq: CallbackQuery, update: Update, context: ContextTypes.DEFAULT_TYPE, question: str
     ) -> None:
-        lang, caption = _lang(update), isinstance(cq.message, Message) and bool(cq.message.photo)
+        lang, caption = update_lang(update), isinstance(cq.message, Message) and bool(cq.message.photo)
         back = InlineKeyboardMarkup(
             [[InlineKeyboardButton(say(lang, "feel.back"), callback_data=callback_data(question, self.store))]]
         )
@@ -147,7 +158,7 @@ class FeelStreams:
             await self._edit(cq, html.escape(say(lang, "feel.unknown")), back, caption)
             return
         sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else MAX_TEXT) - 120
-        interval = FEEL_EDIT_S["group" if _is_group(update) else "private"]
+        interval = FEEL_EDIT_S["group" if is_group(update) else "private"]
         head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
         async for written, elapsed, finished in reveal(rate, sample, every_s=interval, max_s=FEEL_MAX_S, room=limit):
             if not context.application.running:

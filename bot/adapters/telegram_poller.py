@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING
 from telegram import Update
 from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
-from bot.adapters.telegram_intake import Batch, Intake, StateCallback, fetch
+from bot.adapters.telegram_intake import SUSPECTS, Batch, Intake, StateCallback, fetch, report_poison
 from bot.adapters.telegram_queue import FairQueue, queue_key
 
 if TYPE_CHECKING:
-    from bot.adapters.telegram_bot import TelegramApp
-    from bot.inbox import InboxStore
+    from bot.adapters.telegram_parts import TelegramApp
+    from catalog.inbox import InboxStore
 
 __all__ = ["GRACE_S", "FairQueue", "Poller", "retryable"]
 
@@ -82,7 +82,7 @@ class Poller:
         self.allowed_updates = list(allowed_updates)
         self.poll_timeout, self.workers, self.grace_s, self.max_backlog = poll_timeout, workers, grace_s, max_backlog
         self.send_budget_s = send_budget_s
-        self.queue: FairQueue[Update] = FairQueue(per_chat=PER_CHAT)
+        self.queue: FairQueue[Update] = FairQueue(per_chat=PER_CHAT, caps={SUSPECTS: 1})
         self.offset: int | None = None
         self.answered = 0
         self.failed: dict[int, BaseException] = {}  # update_id -> what its handler raised (from the error handler)
@@ -224,6 +224,8 @@ class Poller:
                 return False
         else:
             self._unanswered.update(u.update_id for u in batch.updates)
+            for update_id, _, reason in batch.poison:
+                report_poison(update_id, reason)
         self.offset = batch.next_offset
         for update in batch.updates:
             chat, user = queue_key(update)

@@ -29,11 +29,13 @@ class FairQueue(Generic[T]):
     """FIFO per (chat, user), round robin over chats and, within a chat, over its users.
 
     ``get`` hands out the next item whose chat holds fewer than ``per_chat`` items taken and not yet
-    ``release``d (no cap when None): one chat cannot occupy every worker.
+    ``release``d (no cap when None; ``caps`` sets other caps for some chats): one chat cannot occupy
+    every worker.
     """
 
-    def __init__(self, per_chat: int | None = None) -> None:
+    def __init__(self, per_chat: int | None = None, caps: dict[str, int] | None = None) -> None:
         self.per_chat = per_chat
+        self.caps = caps or {}  # chats with a cap of their own
         self._chats: OrderedDict[str, OrderedDict[str, deque[T]]] = OrderedDict()
         self._busy: Counter[str] = Counter()
         self._size = 0
@@ -55,7 +57,7 @@ class FairQueue(Generic[T]):
     async def take(self) -> tuple[str, T]:
         """The next item and its chat, waiting until one is free; pair it with ``release(chat)``."""
         while True:
-            chat = next((c for c in self._chats if self.per_chat is None or self._busy[c] < self.per_chat), None)
+            chat = next((c for c in self._chats if self._free(c)), None)
             if chat is not None:
                 break
             self._ready.clear()
@@ -69,9 +71,13 @@ class FairQueue(Generic[T]):
         if users:
             self._chats[chat] = users  # this chat to the back of the round
         self._size -= 1
-        if self.per_chat is not None:
+        if self.per_chat is not None or chat in self.caps:
             self._busy[chat] += 1
         return chat, item
+
+    def _free(self, chat: str) -> bool:
+        cap = self.caps.get(chat, self.per_chat)
+        return cap is None or self._busy[chat] < cap
 
     def release(self, chat: str) -> None:
         """The item taken from ``chat`` is finished: the chat may have another worker."""

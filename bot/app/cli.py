@@ -2,13 +2,13 @@
 ``ask``/``chat`` go through the same service the chat adapters use.
 
 Heavy libraries (chat platforms, matplotlib, huggingface_hub) are imported inside the sub-commands
-that need them, so ``fitbot estimate`` and ``fitbot ask`` start fast.
+that need them, and a current catalog file is read without an event loop, so ``fitbot estimate`` and
+``fitbot ask`` start fast.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -23,7 +23,6 @@ from core.custom_device import custom_device
 from core.devices import GenericDevice, widened, with_memory
 from core.estimate import DEFAULT_ENGINE, EstimateError, Request, Scenario, default_quant, scenario
 from core.figures import figures_of
-from core.finetune import estimate_finetune, smallest_hardware, training_fit
 from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
 from core.speed_device import BACKEND_LABELS, backend_named
 
@@ -102,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--lang", choices=["de", "en"])
 
     sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example.env)")
-    sub.add_parser("health", help="exit 0 when the catalog and the user database open")
+    sub.add_parser("health", help="exit 0 when the data directory is FitBot's, its databases open and an adapter runs")
     stats = sub.add_parser("stats", help="usage statistics from the query log")
     stats.add_argument("--json", action="store_true")
 
@@ -125,9 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalog() -> Catalog:
+    """The catalog, read straight from a current file; built, rebuilt or migrated first when it is not."""
     from bot.app.settings import Settings
 
-    return asyncio.run(CatalogStore(Settings().catalog_path()).load())
+    store = CatalogStore(Settings().catalog_path())
+    catalog = store.read_current()
+    if catalog is None:
+        import asyncio
+
+        catalog = asyncio.run(store.load())
+    return catalog
 
 
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
@@ -239,6 +245,8 @@ def rig_analysis(s: Scenario, catalog: Catalog) -> Analysis:
 
 
 def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, Any]]:
+    from core.finetune import estimate_finetune, smallest_hardware, training_fit
+
     hit, gpu, count = resolve_names(args, catalog)
     out = []
     methods: list[Method] = [args.method] if args.method else ["qlora", "lora", "full"]

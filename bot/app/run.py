@@ -118,7 +118,7 @@ async def run(
         log.error("%s", exc, extra={"event": "data_dir_busy"})
         return 1
     try:
-        return await _run(settings, adapters, runner=adapter_runner or _adapter, stop=stop)
+        return await _run(settings, adapters, runner=adapter_runner or run_adapter, stop=stop)
     finally:
         if lock is not None:
             lock.close()
@@ -204,7 +204,7 @@ async def supervise(
             pass
 
 
-async def _adapter(
+async def run_adapter(
     name: str, service: Service, settings: Settings, stop: asyncio.Event, state: Callable[[str], None]
 ) -> None:
     if name == "telegram" and settings.telegram_bot_token:

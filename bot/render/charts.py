@@ -1,6 +1,6 @@
 """ChartSpec -> PNG bytes, cached.
 
-matplotlib is imported inside ``_draw`` (importing it costs about a second) and drives a bare
+matplotlib is imported inside ``draw_png`` (importing it costs about a second) and drives a bare
 ``Figure`` with the Agg canvas: no pyplot, no global figure state, no display. The output is
 deterministic (no "Software" or date metadata), and an LRU cache keyed on the frozen, hashable
 ``ChartSpec`` makes a repeated chart free. All labels come from the spec, already localized.
@@ -106,7 +106,7 @@ def render_png(spec: ChartSpec) -> bytes:
         if spec in _rendered:
             _rendered.move_to_end(spec)
             return _rendered[spec]
-    png = _draw(spec)
+    png = draw_png(spec)
     with _lock:
         png = _rendered.setdefault(spec, png)  # a concurrent render of the same spec keeps the first
         while len(_rendered) > CACHE_SIZE:
@@ -114,7 +114,7 @@ def render_png(spec: ChartSpec) -> bytes:
     return png
 
 
-def _draw(spec: ChartSpec) -> bytes:
+def draw_png(spec: ChartSpec) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

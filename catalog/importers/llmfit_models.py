@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from catalog.facts import _model
+from catalog.facts import model_from_row
 from catalog.importers.hf_index_build import extract_models
 from catalog.params import architecture_params
 
@@ -87,7 +87,7 @@ def draft(models: list[dict[str, Any]], repo: str, row_id: str) -> dict[str, Any
     row["as_of"] = "2026-11-30"
     best: tuple[float, bool] | None = None
     for tied in (False, True):
-        spec = _model(dict(row) | {"tied_embeddings": tied})
+        spec = model_from_row(dict(row) | {"tied_embeddings": tied})
         computed = architecture_params(spec)
         deviation = abs(spec.total_params - computed) / spec.total_params if computed else 9.0
         if best is None or deviation < best[0]:

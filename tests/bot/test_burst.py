@@ -301,19 +301,13 @@ async def test_locked_database_holds_questions_back_and_answers_everything_after
     tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """The lock comes before the questions arrive: none is confirmed while it lasts, all are
+    answered once it goes."""
     path = tmp_path / "user.sqlite"
-    defaults = settings(tmp_path)
     async with UserDataStore(path, busy_timeout_ms=50) as store:
-        service = Service(
-            catalog,
-            store=store,
-            limits=Limits.per_minute(
-                defaults.rate_user_per_minute, defaults.rate_chat_per_minute, defaults.rate_expensive_per_minute
-            ),
-        )
-        fits = make_plan(15, 2, seed=8, first_chat=FIRST)
-        asks = fits
-        expected = await expectations(catalog, fits)
+        service = Service(catalog, store=store, limits=default_limits(tmp_path))
+        asks = make_plan(15, 2, seed=8, first_chat=FIRST)
+        expected = await expectations(catalog, asks)
         blocker = sqlite3.connect(path, timeout=0)
         async with running(telegram_api, service):
             blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
@@ -329,23 +323,89 @@ async def test_locked_database_holds_questions_back_and_answers_everything_after
             assert verdict.missing == verdict.duplicates == verdict.incomplete == 0, verdict.problems
             assert verdict.answered == len(asks) and verdict.apologies == 0
             assert failed_updates(caplog) == []
+            await saving_works_after_the_lock(telegram_api)
+        await refused_saves_left_no_trace(store)
+    integrity_ok(path)
+    no_refusals(telegram_api)
 
-            # The lock is gone: saving works, and the saved GPU is used.
+
+async def test_locked_database_after_storing_answers_everything_while_it_lasts(
+    telegram_api: FakeTelegramAPI,
+    catalog: Catalog,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The lock comes after the questions are in the inbox (a lock before they arrive stops their
+    confirmation instead: the test above): they are all answered while it lasts."""
+    path = tmp_path / "user.sqlite"
+    async with UserDataStore(path, busy_timeout_ms=50) as store:
+        service = GatedService(catalog, store=store, limits=default_limits(tmp_path))
+        asks = make_plan(15, 2, seed=8, first_chat=FIRST)
+        expected = await expectations(catalog, asks)
+        blocker = sqlite3.connect(path, timeout=0)
+        async with running(telegram_api, service):
             tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
-            push(telegram_api, [Ask(FIRST, "/mygpu 3090", "en")])
-            await _wait(tally, FIRST, 1)
-            assert "RTX 3090" in tally.sent[FIRST][0].text
-            push(telegram_api, [Ask(FIRST, "can I run qwen3 8b?", "en")])
-            await _wait(tally, FIRST, 2)
-            assert "RTX 3090" in tally.sent[FIRST][1].text
-        assert (await store.prefs.user(f"tg:{FIRST}")).gpu_id == "rtx-3090"
-        assert (await store.prefs.user(f"tg:{FIRST + 1}")).gpu_id is None  # the refused saves left no trace
+            push(telegram_api, asks)
+            async with asyncio.timeout(10):  # stored in the inbox, held before answering
+                while len(await store.inbox.open_items()) < len(asks):
+                    await asyncio.sleep(0.02)
+            blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+            try:
+                service.gate.set()
+                verdict, _ = await wait_for_responses(tally, asks, expected, 20, 0.3)
+            finally:
+                blocker.rollback()
+                blocker.close()
+            assert verdict.missing == verdict.duplicates == verdict.incomplete == 0, verdict.problems
+            assert verdict.answered == len(asks) and verdict.apologies == 0
+            assert failed_updates(caplog) == []
+            await saving_works_after_the_lock(telegram_api)
+        await refused_saves_left_no_trace(store)
+    integrity_ok(path)
+    no_refusals(telegram_api)
+
+
+def default_limits(tmp_path: Path) -> Limits:
+    defaults = settings(tmp_path)
+    return Limits.per_minute(
+        defaults.rate_user_per_minute, defaults.rate_chat_per_minute, defaults.rate_expensive_per_minute
+    )
+
+
+async def saving_works_after_the_lock(telegram_api: FakeTelegramAPI) -> None:
+    """The lock is gone: saving works, and the saved GPU is used."""
+    tally = Tally(telegram_api, pos=len(telegram_api.exchanges))
+    push(telegram_api, [Ask(FIRST, "/mygpu 3090", "en")])
+    await _wait(tally, FIRST, 1)
+    assert "RTX 3090" in tally.sent[FIRST][0].text
+    push(telegram_api, [Ask(FIRST, "can I run qwen3 8b?", "en")])
+    await _wait(tally, FIRST, 2)
+    assert "RTX 3090" in tally.sent[FIRST][1].text
+
+
+async def refused_saves_left_no_trace(store: UserDataStore) -> None:
+    assert (await store.prefs.user(f"tg:{FIRST}")).gpu_id == "rtx-3090"
+    assert (await store.prefs.user(f"tg:{FIRST + 1}")).gpu_id is None
+
+
+def integrity_ok(path: Path) -> None:
     check = sqlite3.connect(path)
     try:
         assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         check.close()
-    no_refusals(telegram_api)
+
+
+class GatedService(Service):
+    """Answers only once ``gate`` is set."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = asyncio.Event()
+
+    async def answer(self, text: str, locale: str | None = None, user: Any = None) -> Any:
+        await self.gate.wait()
+        return await super().answer(text, locale, user)
 
 
 async def _wait(tally: Tally, chat: int, count: int) -> None:

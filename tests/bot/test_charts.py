@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from bot.render.charts import DPI, HEIGHT_IN, WIDTH_IN, _draw, render_png, tokens_label
+from bot.render.charts import DPI, HEIGHT_IN, WIDTH_IN, draw_png, render_png, tokens_label
 from bot.reply import ChartSpec, Series
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -61,7 +61,7 @@ def test_equal_specs_return_the_cached_object():
 
 def test_output_is_deterministic_without_the_cache():
     spec = speed_spec(title="uncached")
-    assert _draw(spec) == _draw(spec)  # the drawing itself, past the cache
+    assert draw_png(spec) == draw_png(spec)  # the drawing itself, past the cache
 
 
 @pytest.mark.parametrize(

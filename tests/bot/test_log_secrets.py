@@ -29,7 +29,7 @@ async def test_a_generated_webhook_secret_is_redacted_at_debug(tmp_path, capsys,
     )
     setup_logging("DEBUG", settings.secrets())
     try:
-        await run_module._adapter("telegram", None, settings, asyncio.Event(), lambda *a, **k: None)  # type: ignore[arg-type]
+        await run_module.run_adapter("telegram", None, settings, asyncio.Event(), lambda *a, **k: None)  # type: ignore[arg-type]
     finally:
         logging.getLogger().handlers.clear()
     secret = passed["secret"]

@@ -269,3 +269,11 @@ async def test_questions_asked_free_of_charge_do_not_count():
         "fit",
         "slow_down",
     ]
+
+
+async def test_warming_up_logs_nothing_and_uses_up_no_quota(service, store):
+    service.warm_up().result()
+    await service.usage.flush()
+    assert (await store.query_log().stats())["questions"] == 0
+    charts = [(await service.answer("/fit qwen3-8b 4090", user=ALICE)).chart is not None for _ in range(4)]
+    assert charts == [True, True, False, False]  # the same as without the warm-up
