@@ -18,8 +18,11 @@ A = re.ASCII
 _GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
 _VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
 # (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
+_NOT_RAM = r"(?!\s*(?:of\s+)?(?:system\s+)?(?:ram|ddr\d?|arbeitsspeicher)\b)"  # "laptop with 16 GB RAM": no VRAM
+# a price is no device ("under $2000" is no RTX 2000): taken out before names are matched
+PRICE = re.compile(r"(?:[$€£]\s*\d[\d,.]*\s*k?\b|\b\d[\d,.]*\s*k?\s*(?:[$€£]|usd|eur|euros?|dollars?|bucks)(?!\w))", A)
 GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b" + _NOT_RAM + r"(?:\s*(?:of\s+)?vram)?", A), "laptop"),
     (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
     (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
     (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
@@ -125,6 +128,7 @@ def read_devices(low: str, found: Found) -> str:
     if m := BIGGEST.search(low):
         found["biggest"] = True
         low = low[: m.start()] + blank(m) + low[m.end() :]
+    low = PRICE.sub(blank, low)
     low = read_boards(read_cores(low, found), found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True

@@ -72,7 +72,7 @@ RIG_JOINER = re.compile(
 # "3090 + 3090": two of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
 SAME_CARDS = re.compile(
     r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?(?:\s*\d{1,3}\s*gb)?)"
-    r"\s*(?:\+|&|,|and|und|plus)\s*\1\b",
+    r"\s*(?:\+|&|,|and|und|plus)\s*\1\b(?!\s*(?:ti|super|xtx|xt|\d{1,3}\s*gb)\b)",
     A,
 )
 
@@ -103,6 +103,7 @@ class Tok:
     start: int
     end: int
     value: int = 0  # count or GiB
+    joined: bool = False  # a joiner ("+", "&", ",", "and", "oder", "vs") stands before it: no name runs across
 
 
 # "Titan RTX", "Titan X", "Titan Xp", "Titan V": the word after "titan" is the name, not a vendor word
@@ -110,6 +111,9 @@ TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 
 
 SAME_WORD = {"notebook": "laptop"}  # words names use in one spelling only ("RTX 4060 Laptop")
+JOINER_WORDS = _words("and und plus sowie or oder vs versus gegen against")
+# "+" joins two names unless it ends one ("Ryzen AI Max+ 395", "Command R+ on"): after a letter, before a space
+JOINER_MARK = re.compile(r"[&,]|(?<![^\W\d_])\+|\+(?!\s)")
 CONTRACTIONS = frozenset({"s", "t", "re", "ll", "ve", "d", "m"})
 
 
@@ -126,6 +130,13 @@ def tokenize(text: str) -> list[Tok]:
             key = ("gtx" if gtx else "") + "titan" + toks[i + 1].key
             first = i - 1 if gtx else i
             toks[first : i + 2] = [Tok(key, key, "word", toks[first].start, toks[i + 1].end)]
+    pending = False  # "7900 xtx and 7900 xt", "4060 ti + rtx 4060": two names, never "xtx and 7900"
+    for i in range(1, len(toks)):
+        pending = (
+            pending or toks[i - 1].key in JOINER_WORDS or bool(JOINER_MARK.search(text, toks[i - 1].end, toks[i].start))
+        )
+        if pending and toks[i].kind in ("word", "num", "mem"):
+            toks[i].joined, pending = True, False
     return toks
 
 
@@ -344,7 +355,7 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|hardware)\b"
             r"|\b(?:recommend|suggest|empfiehl|empfehle|empfehlen) (?:me )?(?:an? |some |eine[nm]? |mir eine[nm]? )?"
             r"(?:gpus?|graphics cards?|grafikkarten?|karten?|hardware|card)\b|\b(?:gpu|hardware)[ -]?(?:recommendation|empfehlung)"
-            r"|\bwhat (?:do|would|will|should) i need (?:to run|for)\b|\bwas brauche? ich (?:für|um)\b"
+            r"|\bwhat (?:do|would|will|should) i need (?:to run|for)\b|\bwas brauche? ich,? (?:für|um)\b"
         ),
     ),
     (

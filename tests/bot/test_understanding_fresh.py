@@ -119,6 +119,13 @@ def nearest(r: Reply) -> None:
     assert "quant_nearest" in codes(r), codes(r)
 
 
+def quant_like(pattern: str) -> Check:
+    def check(r: Reply) -> None:
+        assert re.search(pattern, subject(r).quant or "") or "quant_unknown" in codes(r), (subject(r).quant, codes(r))
+
+    return check
+
+
 def not_discrete(r: Reply) -> None:
     """An unknown board may be asked about, but never answered as a discrete card."""
     if r.kind not in ("suggest", "error"):
@@ -289,8 +296,57 @@ SESSION += [
     (["/meinegpu 32gb vram", "passt qwen3 32b?"], mem(32)),
 ]
 
+ROWS += [  # third held-out round
+    ("Does Qwen3 Coder 30B A3B fit on my 3080?", dominant("rtx-3080-10gb", "rtx-3080-12gb")),
+    ("Wie schnell ist Llama 3.1 8B auf meiner V100?", both(dominant("v100-16gb", "v100-32gb"), lang("de"))),
+    ("gemma 3 27b qat on rtx 3060", dominant("rtx-3060-12gb", "rtx-3060-8gb")),
+    ("can the 4060 ti run qwen3 14b at 32k?", across(8, 16)),
+    ("phi 4 on m3 max", across(36, 48, 64, 96, 128)),
+    ("M2 Pro 19-core 32GB, qwen3 14b?", device("m2-pro-32")),
+    ("mac studio m1 ultra 64-core 128gb, llama 3.3 70b?", device("m1-ultra-128")),
+    ("MacBook Pro M4 Pro 48GB qwen3 32b", mem(48)),
+    ("which gpu is best for llama 3.3 70b under $2000", both(never_a16, kind("gpus"))),
+    ("Was brauche ich, um DeepSeek R1 lokal laufen zu lassen?", both(never_a16, kind("gpus"))),
+    ("gpu recommendation for qwen3 235b", both(never_a16, kind("gpus"))),
+    ("qwen3 32b Q4_K_L auf 3090", quant("Q4_K_L")),
+    ("kimi k2 UD-TQ1_0 on m3 ultra 512gb", quant_like(r"TQ1_0")),
+    ("qwen3 30b a3b iq2_m auf 3060 12gb", quant("IQ2_M")),
+    ("llama 3.1 70b in awq on 2x 3090", quant("AWQ")),
+    ("qwen3 32b on 3090 + 3090 + 3060 12gb", rig("rtx-3090", "rtx-3090", "rtx-3060-12gb")),
+    ("passt llama 3.3 70b auf eine 3090 und eine 4060 ti 16gb?", rig("rtx-3090", "rtx-4060-ti-16gb")),
+    ("7900 xtx and 7900 xt, qwen3 32b on rocm", both(rig("rx-7900-xtx", "rx-7900-xt"), backend("rocm"))),
+    ("biggest model for 64gb ram cpu only", biggest),
+    ("Was ist das größte LLM für 24 GB VRAM?", biggest),
+    ("cheapest hardware for llama 3.1 405b", hw_rigs),
+    ("Raspberry Pi 5 16GB llama 3.2 3b", shared_ram("generic_sbc")),
+    ("qwen3 8b on a steam deck", not_discrete),
+    ("my laptop has 16gb ram and no gpu, phi 4 mini?", shared_ram("generic_cpu")),
+    ("qwen3 8b with 5000000000 context on 4090", limit("16,777,216")),
+    ("qwen3 8b on 70 x h100", limit("64")),
+    ("I have 48 GB at 960 GB/s and 150 TFLOPS, llama 3.3 70b?", mem(48)),
+    ("ollama run llama3.3:70b on my 4090 + 3090", kind("diagnose")),
+    (
+        "llama-server -hf unsloth/Qwen3-30B-A3B-GGUF:Q4_K_XL -ngl 99 --n-cpu-moe 20 auf meiner 3060 mit 32gb ram",
+        kind("diagnose"),
+    ),
+]
+
+
+SESSION += [
+    (["/mygpu 2x 3090 ram 128gb", "biggest model?"], biggest),
+    (["/mygpu rtx 3060", "can my gpu run qwen3 14b"], device("rtx-3060-12gb")),
+    (["/passt qwen3-32b 4090+3090"], rig("rtx-4090", "rtx-3090")),
+]
+
+
 # what the fixes for the rows above must not break, or must also cover
 ROWS += [
+    ("qwen3 32b on 3090 and 3090 ti", rig("rtx-3090", "rtx-3090-ti")),
+    ("qwen3 14b on rtx 4060 ti 16gb + rtx 4060 ti 8gb", rig("rtx-4060-ti-16gb", "rtx-4060-ti-8gb")),
+    ("command r+ on 2x 3090", memory_only("CohereLabs/c4ai-command-r-plus")),
+    ("qwen3 32b on a 4090 for 1500 euro", device("rtx-4090")),
+    ("qwen3 8b on rtx 2000 ada", device("rtx-2000-ada")),
+    ("my laptop has 8 GB VRAM and 32 GB RAM, qwen3 8b?", shared_ram("generic_laptop")),
     ("qwen3 8b on ryzen 9 7950x with 64gb ram", shared_ram("generic_cpu")),
     ("qwen3 8b on a 4090 with a ryzen 9 7950x and 64gb ram", device("rtx-4090")),
     ("qwen3 8b auf einem Laptop mit Core Ultra 7 155H und 32 GB RAM", shared_ram("generic_igpu")),
