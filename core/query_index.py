@@ -88,7 +88,9 @@ def adopt(vocab: Vocabulary, index: NameIndex) -> NameIndex:
 
 # --- storing: plain lists and dicts (JSON), so the catalog build can keep the index next to the facts
 
-_TABLES = ("quants", "groups", "memory", "params", "laptop", "chip", "bare", "exact", "primary", "labels", "spelled")
+_TABLES = (
+    "quants", "groups", "memory", "params", "laptop", "chip", "bare", "cores", "exact", "primary", "labels", "spelled",
+)  # fmt: skip
 
 
 def index_data(idx: NameIndex) -> dict[str, Any]:
@@ -97,6 +99,7 @@ def index_data(idx: NameIndex) -> dict[str, Any]:
     data["aliases"] = [(a.entry, a.kind, a.words, a.compact, a.nums, a.has_size, a.memory) for a in idx.aliases]
     data["keys"] = {k: sorted(v) for k, v in idx.keys.items()}
     data["words"] = idx.words
+    data["dominant"] = sorted(idx.dominant)
     data["identity"] = {
         k: (t.words, t.numbers, t.size_b, t.active_b, sorted(t.variants), sorted(t.tiers), t.laptop, t.memory_gib)
         for k, t in idx.identity.items()
@@ -113,6 +116,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
     idx.aliases = [Alias(e, k, tuple(w), c, tuple(n), s, m) for e, k, w, c, n, s, m in data["aliases"]]
     idx.keys = {k: set(v) for k, v in data["keys"].items()}
     idx.words = data["words"]
+    idx.dominant = set(data["dominant"])
     idx.identity = {
         k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
         for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
