@@ -175,6 +175,8 @@ class Service:
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})
+        if model is None and repo is None and self.hub is not None and q.model and q.model.id:
+            answers, indexed = await self._live_checked(q.model.id, answers, indexed)
         try:
             if answers is self.answers:  # answers are pure functions of the question, language and saved defaults
                 key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
@@ -197,6 +199,20 @@ class Service:
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
             reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
         return reply
+
+    async def _live_checked(self, model_id: str, answers: Answers, note: Note | None) -> tuple[Answers, Note | None]:
+        """A catalog model against its live config.json (cached): where they differ the live one answers."""
+        from catalog.live_models import live_row
+
+        row = self.catalog.model(model_id)
+        if row is None or self.hub is None:
+            return answers, note
+        checked, changed = await live_row(self.hub, row)
+        if not changed:
+            return answers, note
+        models = tuple(checked if m.id == row.id else m for m in self.catalog.models)
+        live = Note(code="live_config", values={"model": row.name, "fields": ", ".join(changed)})
+        return self.answers.with_model(self.catalog.model_copy(update={"models": models})), live
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""

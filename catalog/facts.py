@@ -12,6 +12,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from catalog.importers.model_configs import CONFIG_DIR, apply_config
+from catalog.offers import OFFER_TYPES, SIGNAL_TYPES
 from core.models import (
     GIB,
     Catalog,
@@ -26,6 +28,7 @@ from core.models import (
 
 FACTS_DIR = Path(__file__).with_name("facts")
 FACT_FILES = ("gpus.toml", "models.toml", "quants.toml", "gguf_sizes.toml", "offers.toml")
+SIGNALS_FILE = "price_signals.toml"  # marketplace medians and price caps: kept apart, never an offer
 
 
 class FactError(ValueError):
@@ -33,15 +36,16 @@ class FactError(ValueError):
 
 
 def facts_hash(directory: Path = FACTS_DIR) -> str:
-    """Hash of all fact files, so the store knows when to rebuild.
+    """Hash of all fact files and stored configs, so the store knows when to rebuild.
 
     Every ``*.toml`` in the directory counts, not only the store's own files: the side tables read by
     ``catalog/extra_facts.py`` (Ollama tags, quality per quant, ...) are a new catalog version too.
     """
     digest = hashlib.sha256()
-    for name in sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))}):
-        path = directory / name
-        digest.update(name.encode())
+    names = sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))})
+    paths = [directory / name for name in names] + sorted(CONFIG_DIR.rglob("*.*"))
+    for path in paths:
+        digest.update(path.name.encode())
         digest.update(path.read_bytes() if path.exists() else b"")
     return digest.hexdigest()[:16]
 
@@ -103,6 +107,7 @@ def expand_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def model_from_row(row: dict[str, Any]) -> ModelSpec:
+    row = apply_config(row)
     prov = _provenance(row)
     row["total_params"] = round(float(row.pop("total_params_b")) * 1e9)
     if "vision_params_b" in row:
@@ -197,3 +202,20 @@ def _check_references(catalog: Catalog) -> None:
     for o in catalog.offers:
         if catalog.gpu(o.gpu_id) is None:
             raise FactError(f"offers.toml: unknown gpu {o.gpu_id} ({o.provider})")
+        if o.pricing_type not in OFFER_TYPES:
+            raise FactError(
+                f"offers.toml: {o.provider} {o.instance} is a {o.pricing_type!r} price, not an offer"
+                f" ({', '.join(OFFER_TYPES)}); price signals belong in {SIGNALS_FILE}"
+            )
+
+
+def load_price_signals(catalog: Catalog, directory: Path = FACTS_DIR) -> tuple[CloudOffer, ...]:
+    """Prices nobody can rent at as such (``[[signal]]`` rows: marketplace medians, price caps).
+
+    They are context for a reader of ``fitbot catalog offers``, never an offer on a card.
+    """
+    signals = tuple(converted_rows(directory, SIGNALS_FILE, "signal", _offer))
+    for s in signals:
+        if s.pricing_type not in SIGNAL_TYPES or catalog.gpu(s.gpu_id) is None:
+            raise FactError(f"{SIGNALS_FILE}: {s.provider} {s.instance}: type must be one of {SIGNAL_TYPES}, gpu known")
+    return signals

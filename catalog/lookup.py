@@ -77,8 +77,8 @@ def names_key() -> str:
 
 def build_vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
-    dominant = dominant_ids({g.id for g in catalog.gpus})
     families = Families(catalog.models)
+    dominant = dominant_ids({g.id for g in catalog.gpus})
     return Vocabulary(
         models=tuple(
             VocabEntry(

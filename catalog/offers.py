@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict
 from core.models import Catalog, CloudOffer
 
 MAX_AGE_DAYS = 183  # about six months
+# prices a user can rent at; "marketplace-median" and "price-cap" rows are signals, never offers on a card
+OFFER_TYPES = ("on-demand", "spot", "reserved")
+SIGNAL_TYPES = ("marketplace-median", "price-cap")
 
 
 class StaleOffer(BaseModel):
@@ -35,6 +38,12 @@ def seen_date(seen: str) -> date | None:
     except ValueError:
         return None
     return None
+
+
+def age_label(offer: CloudOffer, today: date) -> str:
+    """How old a price is, for listings: "143 days old", "undated" (a year only)."""
+    seen = seen_date(offer.seen)
+    return f"{(today - seen).days} days old" if seen else "undated"
 
 
 def stale_offers(catalog: Catalog, today: date, max_age_days: int = MAX_AGE_DAYS) -> list[StaleOffer]:

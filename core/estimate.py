@@ -247,6 +247,8 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     if s.count > 1:
         coded.append(note("split" if s.engine is Engine.LLAMA_CPP else "tensor_parallel", n=s.count))
     coded.append(note("weights_measured" if s.measured is not None else "weights_recipe", quant=s.quant.id))
+    if "geometry" in model.provenance.unverified:  # no stored config.json behind the row (catalog/importers)
+        coded.append(note("geometry_unverified", model=model.name))
     return tuple(used), tuple(coded)
 
 

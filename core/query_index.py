@@ -89,8 +89,19 @@ def adopt(vocab: Vocabulary, index: NameIndex) -> NameIndex:
 # --- storing: plain lists and dicts (JSON), so the catalog build can keep the index next to the facts
 
 _TABLES = (
-    "quants", "groups", "memory", "params", "laptop", "chip", "bare", "cores", "exact", "primary", "labels", "spelled",
-)  # fmt: skip
+    "quants",
+    "groups",
+    "memory",
+    "params",
+    "laptop",
+    "chip",
+    "bare",
+    "cores",
+    "exact",
+    "primary",
+    "labels",
+    "spelled",
+)
 
 
 def index_data(idx: NameIndex) -> dict[str, Any]:

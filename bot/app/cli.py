@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from bot.card_parts import note_text
@@ -115,8 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     ft.add_argument("--json", action="store_true")
 
     cat = sub.add_parser("catalog", help="list what the catalog holds, with sources and dates")
-    cat.add_argument("what", choices=["gpus", "models", "offers", "quants"])
+    cat.add_argument("what", choices=["gpus", "models", "offers", "quants", "verify", "refresh"])
     cat.add_argument("--json", action="store_true")
+    cat.add_argument(
+        "--live", action="store_true", help="verify: also compare every row with its config.json on the hub"
+    )
     cat.add_argument(
         "--stale", action="store_true", help="offers: only those older than 6 months, undated or unverified"
     )
@@ -124,16 +127,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def load_catalog() -> Catalog:
-    """The catalog, read straight from a current file; built, rebuilt or migrated first when it is not."""
+    """The catalog, read straight from a current file (built, rebuilt or migrated first when it is not), with the
+    prices the last ``fitbot catalog refresh`` stored over its offers."""
     from bot.app.settings import Settings
 
-    store = CatalogStore(Settings().catalog_path())
+    settings = Settings()
+    store = CatalogStore(settings.catalog_path())
     catalog = store.read_current()
     if catalog is None:
         import asyncio
 
         catalog = asyncio.run(store.load())
+    if settings.prices_path().exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
+        import asyncio
+
+        from catalog.prices.refresh import stored_catalog
+
+        catalog = asyncio.run(stored_catalog(catalog, settings.prices_path()))
     return catalog
+
+
+def print_refresh(catalog: Catalog) -> int:
+    """Ask every price API once (``catalog/prices``); exit 1 when none answered."""
+    import asyncio
+
+    from bot.app.settings import Settings
+    from catalog.prices.refresh import refresh
+    from catalog.prices.sources import default_sources
+    from catalog.prices.store import PriceStore
+
+    settings = Settings()
+    store, sources = PriceStore(settings.prices_path()), default_sources(settings.price_endpoint)
+    results = asyncio.run(refresh(store, sources, settings.price_keys(), {g.id for g in catalog.gpus}))
+    for r in results:
+        shown = f"{r.prices} prices" if r.status == "ok" else f"{r.status}: {r.detail}"
+        print(f"{r.provider:<14} {shown}")
+    return 0 if any(r.status == "ok" for r in results) else 1
 
 
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
@@ -335,9 +364,20 @@ def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
         print(json.dumps([i.model_dump(mode="json") for i in items], ensure_ascii=False, indent=1))
         return
     for item in items:
-        prov = item.provenance
-        flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
-        print(f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}")
+        print(_catalog_line(item))
+    if what == "offers":
+        from catalog.facts import load_price_signals
+
+        signals = load_price_signals(catalog)
+        print(f"\n{len(signals)} price signals (marketplace medians, price caps): not offers, never on a card")
+        for signal in signals:
+            print(_catalog_line(signal))
+
+
+def _catalog_line(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
+    prov = item.provenance
+    flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
+    return f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}"
 
 
 def print_stale_offers(catalog: Catalog, as_json: bool) -> None:
@@ -361,8 +401,14 @@ def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
     if isinstance(item, ModelSpec):
         return f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
     if isinstance(item, CloudOffer):
+        from datetime import date
+
+        from catalog.offers import age_label
+
         price = f"${item.price_per_hour_usd:>7.2f}/h"
-        return f"{item.provider:<14} {setup_label(item.gpu_id, item.gpu_count):<22} {price}  seen {item.seen}"
+        setup = setup_label(item.gpu_id, item.gpu_count)
+        age = age_label(item, date.today())
+        return f"{item.provider:<14} {setup:<22} {price}  {item.pricing_type:<18} seen {item.seen} ({age})"
     return f"{item.id:<14} {item.label}"
 
 
@@ -377,6 +423,44 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
             + (f"; smallest: {setup_label(small['gpu_name'], small['count'])}" if small else "")
         )
     return lines
+
+
+def print_verify(catalog: Catalog, live: bool, as_json: bool) -> int:
+    """Rows whose stored config, live config (``--live``) or parameter counts disagree; exit 1 when any do."""
+    from catalog.verify import live_findings, stored_findings
+
+    findings = stored_findings(catalog)
+    if live:
+        import asyncio
+
+        async def check() -> list[Any]:
+            service = await _hub_service(catalog)()
+            try:
+                return await live_findings(catalog, service.hub)
+            finally:
+                await service.close()
+
+        findings += asyncio.run(check())
+    if as_json:
+        print(json.dumps([f.model_dump() for f in findings], indent=1))
+    else:
+        for f in findings:
+            print(f"{f.model:<34} {f.kind:<10} {f.detail}")
+        kinds = {k: sum(f.kind == k for f in findings) for k in ("no-config", "params", "live")}
+        print(f"{len(catalog.models)} models: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
+    return 1 if any(f.kind != "no-config" for f in findings) else 0
+
+
+def _hub_service(catalog: Catalog) -> Callable[[], Awaitable[Any]]:
+    """The service ``ask``/``chat`` use: the bots' own (hub look-ups, cache, user data; HF_* settings)."""
+
+    async def open_it() -> Any:
+        from bot.app.run import open_service
+        from bot.app.settings import Settings
+
+        return await open_service(catalog, Settings())
+
+    return open_it
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -405,15 +489,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         elif args.command == "ask":
             from bot.adapters.console import ask
-            from bot.service import Service
 
-            print(ask(Service(catalog), " ".join(args.question), args.lang, args.json))
+            print(ask(_hub_service(catalog), " ".join(args.question), args.lang, args.json))
         elif args.command == "chat":
             from bot.adapters.console import chat
-            from bot.service import Service
 
-            chat(Service(catalog), args.lang)
+            chat(_hub_service(catalog), args.lang)
         elif args.command == "catalog":
+            if args.what == "verify":
+                return print_verify(catalog, args.live, args.json)
+            if args.what == "refresh":
+                return print_refresh(catalog)
             if args.stale and args.what == "offers":
                 print_stale_offers(catalog, args.json)
             else:

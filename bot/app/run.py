@@ -144,6 +144,13 @@ async def _run(
     tasks = [
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters
     ]
+    if settings.price_refresh_hours > 0:  # live GPU prices, merged over the snapshot (catalog/prices)
+        from catalog.prices.refresh import schedule_prices
+
+        def apply(catalog: Catalog) -> None:
+            service.answers = service.answers.with_model(catalog)
+
+        tasks.append(asyncio.create_task(schedule_prices(service.catalog, settings, apply, stop), name="prices"))
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     await stop.wait()
     log.info("shutting down")

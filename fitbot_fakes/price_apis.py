@@ -1,0 +1,96 @@
+"""Fake GPU price APIs on 127.0.0.1: the five providers ``catalog/prices/sources.py`` reads, one server.
+
+``with FakePriceApis() as fake: default_sources(endpoint=fake.endpoint)`` serves each provider under
+its name (``/azure/api/retail/prices``, ``/vast/api/v0/bundles/``, ``/runpod/graphql``,
+``/lambda/api/v1/instance-types``, ``/digitalocean/v2/sizes``) with the answers in
+``price_responses/``. ``fake.broken[name] = "format"`` answers that provider in a shape nobody
+documents, ``"down"`` with HTTP 503; the key-protected ones answer 401 without a Bearer token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any, Self
+
+from aiohttp import web
+
+RESPONSES = Path(__file__).with_name("price_responses")
+KEYED = ("runpod", "lambda", "digitalocean")
+
+
+class FakePriceApis:
+    def __init__(self) -> None:
+        self.broken: dict[str, str] = {}
+        self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, query)
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Self:
+        started = threading.Event()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            loop.run_until_complete(self._serve())
+            started.set()
+            loop.run_forever()
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="fake-price-apis", daemon=True)
+        self._thread.start()
+        started.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        loop, thread, runner = self._loop, self._thread, self._runner
+        if loop is None or thread is None or runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+    async def _serve(self) -> None:
+        app = web.Application()
+        app.router.add_get("/azure/api/retail/prices", self._azure)
+        app.router.add_get("/vast/api/v0/bundles/", self._file("vast", "vast.json"))
+        app.router.add_post("/runpod/graphql", self._file("runpod", "runpod.json"))
+        app.router.add_get("/lambda/api/v1/instance-types", self._file("lambda", "lambda.json"))
+        app.router.add_get("/digitalocean/v2/sizes", self._file("digitalocean", "digitalocean.json"))
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def _answer(self, request: web.Request, name: str, body: Any) -> web.Response:
+        self.requests.append((request.method, request.path, dict(request.query)))
+        if name in KEYED and not request.headers.get("Authorization", "").startswith("Bearer "):
+            return web.json_response({"error": "unauthorized"}, status=401)
+        state = self.broken.get(name)
+        if state == "down":
+            return web.json_response({"error": "maintenance"}, status=503)
+        if state == "format":
+            return web.json_response({"result": {"rows": [["H100", "3.00"]]}, "version": 2})
+        return web.json_response(body)
+
+    def _file(self, name: str, file: str) -> Any:
+        async def handler(request: web.Request) -> web.Response:
+            return self._answer(request, name, json.loads((RESPONSES / file).read_text(encoding="utf-8")))
+
+        return handler
+
+    async def _azure(self, request: web.Request) -> web.Response:
+        page = "azure_page2.json" if "$skip" in request.query else "azure_page1.json"
+        text = (RESPONSES / page).read_text(encoding="utf-8").replace("{endpoint}", self.endpoint)
+        return self._answer(request, "azure", json.loads(text))

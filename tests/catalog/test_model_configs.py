@@ -1,0 +1,142 @@
+"""Model geometry comes from stored config.json copies through the importer, never typed by hand."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from catalog.config_geometry import BLOCK_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.facts import FACTS_DIR, load_facts, raw_rows
+from catalog.importers.model_configs import (
+    CONFIG_DIR,
+    GEOMETRY_KEYS,
+    UNVERIFIED_GEOMETRY,
+    ConfigSourceError,
+    apply_config,
+    config_geometry,
+    sources,
+    stored_config,
+)
+from catalog.params import config_params, embedding_params
+
+ROWS = raw_rows(FACTS_DIR, "models.toml", "model")
+WITH_CONFIG = [r for r in ROWS if "config" in r]
+CATALOG = load_facts()
+TOTAL_TOLERANCE = 0.03
+# publishers count active parameters with or without embeddings; a formula-made figure is off by far more
+ACTIVE_TOLERANCE = 0.2
+
+
+def test_every_stored_config_has_a_cited_source_and_every_source_a_file() -> None:
+    stored = {str(p.relative_to(CONFIG_DIR))[: -len(".json")] for p in CONFIG_DIR.rglob("*.json")}
+    assert stored == set(sources())
+    for repo, src in sources().items():
+        assert re.match(r"^https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/", src["url"]), repo
+        assert re.match(r"^\d{4}-\d{2}(-\d{2})?$", src["as_of"]), repo
+
+
+def test_rows_with_a_config_type_no_geometry() -> None:
+    assert len(WITH_CONFIG) >= 30
+    for row in WITH_CONFIG:
+        typed = [k for k in GEOMETRY_KEYS if k in row]
+        assert not typed, f"{row['id']}: geometry typed by hand next to its config: {typed}"
+
+
+def test_rows_without_a_config_are_marked_unverified() -> None:
+    configured = {r["id"] for r in WITH_CONFIG}
+    for model in CATALOG.models:
+        marked = UNVERIFIED_GEOMETRY in model.provenance.unverified
+        assert marked is (model.id not in configured), model.id
+
+
+def test_typed_geometry_next_to_a_config_is_refused() -> None:
+    row = {"id": "x", "config": "Qwen/Qwen3-8B", "n_layers": 36, "source": "s", "as_of": "2026-12"}
+    with pytest.raises(ConfigSourceError, match="n_layers"):
+        apply_config(row)
+
+
+@pytest.mark.parametrize("row", WITH_CONFIG, ids=[r["id"] for r in WITH_CONFIG])
+def test_parameters_recomputed_from_the_stored_config(row: dict[str, Any]) -> None:
+    """The publisher's totals agree with what the stored config implies (or the row says why not)."""
+    g = config_geometry(row["config"])
+    total, active = config_params(stored_config(row["config"]), g)
+    model = CATALOG.model(row["id"])
+    assert model is not None
+    if not model.params_note:
+        assert abs(model.total_params - total) / model.total_params <= TOTAL_TOLERANCE, (model.id, total)
+    miss = min(abs(model.active_params - a) for a in (active, active - embedding_params(g)))
+    assert miss / model.active_params <= ACTIVE_TOLERANCE, (model.id, active)
+
+
+BLOCK_ROWS = [r for r in WITH_CONFIG if model_type(text_config(stored_config(r["config"]))) in BLOCK_TYPES]
+
+
+@pytest.mark.parametrize("row", BLOCK_ROWS, ids=[r["id"] for r in BLOCK_ROWS])
+def test_per_block_configs_count_the_publishers_totals(row: dict[str, Any]) -> None:
+    """Nemotron-H and Nemotron-NAS rows are excused from the per-layer formula, not from their config's count."""
+    total, _ = config_params(stored_config(row["config"]), config_geometry(row["config"]))
+    model = CATALOG.model(row["id"])
+    assert model is not None and model.params_note
+    assert abs(model.total_params - total) / model.total_params <= TOTAL_TOLERANCE, (model.id, total)
+
+
+def test_nemotron_h_blocks_are_read() -> None:
+    nano = config_geometry("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")  # hybrid_override_pattern
+    assert (nano["n_layers"], nano["n_full_attention_layers"], nano["n_linear_layers"]) == (52, 6, 23)
+    # Mamba2 state: 64 heads x 64 x 128 state x 4 B + conv (4 - 1) x (4096 + 2 x 8 x 128) x 4 B
+    assert nano["linear_state_bytes"] == 64 * 64 * 128 * 4 + 3 * (4096 + 2 * 8 * 128) * 4
+    assert (nano["gated_ffn"], nano["n_experts"], nano["shared_expert_intermediate_size"]) == (False, 128, 3712)
+    ultra = config_geometry("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16")  # layers_block_type, no layer count
+    assert (ultra["n_layers"], ultra["n_full_attention_layers"], ultra["n_linear_layers"]) == (108, 12, 48)
+    total, active = config_params(stored_config("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16"), ultra)
+    assert round(total / 1e9) == 549 and round(active / 1e9) == 56  # latent experts (moe_latent_size 2048)
+    dense = config_geometry("nvidia/Nemotron-H-56B-Base-8K")  # "-" blocks: ReLU^2 MLP, no experts
+    assert (dense["n_full_attention_layers"], dense["intermediate_size"], dense.get("n_experts")) == (10, 32768, None)
+
+
+def test_nemotron_nas_blocks_are_read() -> None:
+    g = config_geometry("nvidia/Llama-3_3-Nemotron-Super-49B-v1")  # block_configs: 31 blocks without attention
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_kv_heads"]) == (80, 49, 8)
+    total, active = config_params(stored_config("nvidia/Llama-3_3-Nemotron-Super-49B-v1"), g)
+    assert total == active and round(total / 1e8) == 499
+    bad = stored_config("nvidia/Llama-3_3-Nemotron-Super-49B-v1") | {"block_configs": [{"ffn": {"ffn_mult": "x"}}]}
+    with pytest.raises(GeometryError, match="ffn_mult"):
+        config_params(bad, geometry(bad))
+
+
+def test_hybrid_linear_layers_are_read() -> None:
+    g = config_geometry("Qwen/Qwen3.5-27B")  # full_attention_interval 4
+    assert (g["n_full_attention_layers"], g["n_linear_layers"], g["n_sliding_layers"]) == (16, 48, 0)
+    assert g["linear_state_bytes"] > 0
+
+
+def test_sliding_windows_are_read() -> None:
+    mimo = config_geometry("XiaomiMiMo/MiMo-V2-Flash")  # hybrid_layer_pattern: 1 = sliding window
+    assert (mimo["n_full_attention_layers"], mimo["n_sliding_layers"], mimo["sliding_window"]) == (9, 39, 128)
+    oss = config_geometry("openai/gpt-oss-120b")  # layer_types
+    assert (oss["n_full_attention_layers"], oss["n_sliding_layers"], oss["sliding_window"]) == (18, 18, 128)
+    exaone = {  # EXAONE 4.0 writes its 3:1 local/global pattern as a string
+        "model_type": "exaone4",
+        "num_hidden_layers": 64,
+        "hidden_size": 5120,
+        "num_attention_heads": 40,
+        "vocab_size": 102400,
+        "sliding_window": 4096,
+        "sliding_window_pattern": "LLLG",
+    }
+    g = geometry(exaone)
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"]) == (16, 48)
+
+
+def test_mla_ranks_and_shared_experts_are_read() -> None:
+    g = config_geometry("deepseek-ai/DeepSeek-V3")
+    assert (g["attention"].value, g["kv_lora_rank"], g["q_lora_rank"], g["qk_rope_head_dim"]) == ("mla", 512, 1536, 64)
+    assert (g["head_dim"], g["v_head_dim"], g["n_shared_experts"], g["n_dense_layers"]) == (192, 128, 1, 3)
+
+
+def test_context_is_the_config_length_not_times_the_rope_factor() -> None:
+    cfg = stored_config("meta-llama/Meta-Llama-3.1-8B")
+    assert cfg["rope_scaling"]["factor"] == 8.0
+    assert config_geometry("meta-llama/Meta-Llama-3.1-8B")["max_context"] == cfg["max_position_embeddings"] == 131072

@@ -1,0 +1,130 @@
+"""Live prices: every parser against the recorded answers of a local fake, the store, the merge, the schedule."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from catalog.facts import load_facts
+from catalog.prices.refresh import merge, refresh, run_schedule
+from catalog.prices.sources import default_sources
+from catalog.prices.store import PriceStore
+from fitbot_fakes.price_apis import FakePriceApis
+
+CATALOG = load_facts()
+GPUS = {g.id for g in CATALOG.gpus}
+KEYS = {"RUNPOD_API_KEY": "rp", "LAMBDA_API_KEY": "lb", "DIGITALOCEAN_TOKEN": "do"}
+NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def fake():
+    with FakePriceApis() as apis:
+        yield apis
+
+
+def _refresh(store: PriceStore, fake: FakePriceApis, keys: dict[str, str] = KEYS, now: datetime = NOW):
+    return asyncio.run(refresh(store, default_sources(fake.endpoint), keys, GPUS, now))
+
+
+def test_every_provider_parses_its_recorded_answer(tmp_path, fake) -> None:
+    store = PriceStore(tmp_path / "prices.sqlite")
+    results = {r.provider: (r.status, r.prices) for r in _refresh(store, fake)}
+    assert results == {
+        "azure": ("ok", 3),  # H100 x8 on-demand (cheapest region) and spot, A100 on-demand; no Low Priority/Windows
+        "vast": ("ok", 2),  # RTX 4090 median of 3, 8x H100; the 40 GB A100 and the P40 are skipped
+        "runpod": ("ok", 7),  # RTX 4090 secure, community and spot; H100 secure, community; A100 secure, spot
+        "lambda": ("ok", 2),
+        "digitalocean": ("ok", 3),
+    }
+    stored = asyncio.run(store.offers())
+    offers = {(o.provider, o.instance, o.pricing_type): o for o, _ in stored}
+    h100 = offers[("Azure", "Standard_ND96isr_H100_v5", "on-demand")]
+    assert (h100.region, h100.gpu_count, h100.price_per_hour_usd) == ("eastus", 8, 98.32)  # the cheaper region
+    assert offers[("Azure", "Standard_ND96isr_H100_v5", "spot")].price_per_hour_usd == 39.33
+    vast = [o for o in offers.values() if o.provider == "Vast.ai" and o.gpu_id == "rtx-4090"]
+    assert [(o.price_per_hour_usd, o.pricing_type) for o in vast] == [(0.35, "marketplace-median")]
+    lam = {(o.gpu_id, o.gpu_count, o.price_per_hour_usd) for o in offers.values() if o.provider == "Lambda"}
+    assert lam == {("h100-pcie", 1, 2.49), ("h100-sxm", 8, 23.92)}
+    assert all(o.seen == "2026-12-01" and "live" in o.provenance.source for o in offers.values())
+    assert {seen for _, seen in stored} == {NOW.isoformat()}
+
+
+def test_keyed_providers_are_skipped_without_an_operator_key(tmp_path, fake) -> None:
+    results = {r.provider: r.status for r in _refresh(PriceStore(tmp_path / "p.sqlite"), fake, keys={})}
+    assert results == {"azure": "ok", "vast": "ok", "runpod": "no key", "lambda": "no key", "digitalocean": "no key"}
+
+
+def test_a_changed_format_warns_once_and_keeps_the_last_good_prices(tmp_path, fake, caplog) -> None:
+    store = PriceStore(tmp_path / "prices.sqlite")
+    _refresh(store, fake)
+    before = [o for o, _ in asyncio.run(store.offers()) if o.provider == "Lambda"]
+    fake.broken["lambda"] = "format"
+    with caplog.at_level(logging.INFO, logger="catalog.prices.refresh"):
+        first = {r.provider: r.status for r in _refresh(store, fake, now=NOW + timedelta(days=1))}
+        _refresh(store, fake, now=NOW + timedelta(days=2))
+    assert first["lambda"] == "format" and first["azure"] == "ok"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "lambda" in r.getMessage()]
+    assert len(warnings) == 1
+    after = [o for o, _ in asyncio.run(store.offers()) if o.provider == "Lambda"]
+    assert after == before and after[0].seen == "2026-12-01"
+
+
+def test_a_provider_that_is_down_keeps_its_prices_too(tmp_path, fake) -> None:
+    store = PriceStore(tmp_path / "prices.sqlite")
+    _refresh(store, fake)
+    fake.broken["digitalocean"] = "down"
+    results = {r.provider: r.status for r in _refresh(store, fake)}
+    assert results["digitalocean"] == "unreachable"
+    assert [o for o, _ in asyncio.run(store.offers()) if o.provider == "DigitalOcean"]
+
+
+def test_merge_replaces_a_refreshed_providers_snapshot_rows_and_never_adds_signals(tmp_path, fake) -> None:
+    store = PriceStore(tmp_path / "prices.sqlite")
+    _refresh(store, fake)
+    merged = merge(CATALOG, asyncio.run(store.offers()))
+    do = [o for o in merged.offers if o.provider == "DigitalOcean"]
+    assert do and all(o.seen == "2026-12-01" for o in do)
+    assert not [o for o in merged.offers if o.pricing_type == "marketplace-median"]
+    refreshed = ("DigitalOcean", "Azure", "RunPod", "Lambda")
+    untouched = {(o.provider, o.instance) for o in CATALOG.offers if o.provider not in refreshed}
+    assert untouched and untouched <= {(o.provider, o.instance) for o in merged.offers}
+
+
+def test_the_schedule_applies_stored_prices_then_refreshes_and_stops(tmp_path, fake) -> None:
+    store = PriceStore(tmp_path / "prices.sqlite")
+    applied = []
+
+    async def go() -> None:
+        stop = asyncio.Event()
+
+        def apply(catalog) -> None:
+            applied.append(catalog)
+            if len(applied) == 2:
+                stop.set()
+
+        await asyncio.wait_for(
+            run_schedule(CATALOG, store, default_sources(fake.endpoint), KEYS, timedelta(hours=24), apply, stop), 30
+        )
+
+    asyncio.run(go())
+    assert len(applied) == 2 and applied[0].offers == CATALOG.offers  # nothing stored yet, then one refresh
+    lam = [o for o in applied[1].offers if o.provider == "Lambda"]
+    assert lam and all("live" in o.provenance.source for o in lam)
+    assert asyncio.run(store.last_attempt()) is not None
+
+
+def test_cli_refresh_then_offers_show_live_prices_with_type_and_age(fake, monkeypatch, capsys) -> None:
+    from bot.app import cli
+
+    monkeypatch.setenv("PRICE_ENDPOINT", fake.endpoint)
+    monkeypatch.setenv("LAMBDA_API_KEY", "lb")
+    assert cli.main(["catalog", "refresh"]) == 0
+    out = capsys.readouterr().out
+    assert "lambda         2 prices" in out and "runpod         no key: set RUNPOD_API_KEY" in out
+    assert cli.main(["catalog", "offers"]) == 0
+    listing = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Lambda ")]
+    assert listing and all("on-demand" in line and "days old" in line and "live" in line for line in listing)
