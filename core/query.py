@@ -107,6 +107,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     chosen = select_names(candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
+    if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
+        intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"
     if found.get("biggest") and "model" not in chosen and "command" not in found:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
@@ -123,6 +125,16 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
         fields["gpu"] = g.model_copy(update={"text": joined_text(clean, phrase, g.text)})  # "rx 5500" + "xt"
     g = fields.get("gpu")
+    if (hint := found.pop("igpu_hint", None)) and not (isinstance(g, Match) and (g.id or g.choices)):
+        fields.pop("gpu", None)  # "ryzen 7 7840u", "radeon 680m" the catalog lacks: a generic iGPU, its name said
+        fields.pop("gpu_text", None)
+        found.setdefault("device_kind", "igpu")
+        found["board"] = hint
+        g = None
+    if isinstance(g, Match) and g.id is None and g.choices and isinstance(ram := found.get("ram_gb"), float):
+        shared = [e for e in g.choices if idx.groups.get(e) == "apu" and N.same_memory(ram, idx.memory.get(e) or 0.0)]
+        if shared:  # "radeon 780m with 64 gb ram": an iGPU's memory is the system RAM
+            fields["gpu"] = g = g.model_copy(update={"id": shared[0], "choices": (), "ambiguous": False})
     if isinstance(g, Match) and g.id is None and "device_kind" in found and not any(ch.isdigit() for ch in g.text):
         del fields["gpu"]  # "a laptop with a ryzen 7 7840u": the form factor of a device named otherwise
     if found.pop("cpu_named", None) and "gpu" not in fields and "gpu_text" not in fields:
@@ -138,7 +150,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
-    if intent is not Intent.COMPARE and _one_machine(chosen, toks, L.same_cards(full_low)):
+    if intent is not Intent.COMPARE and _listed(chosen, toks, L.same_cards(full_low), GPU_SLOTS):
         fields["rig"] = True  # "4090 + 3090": two cards in one box, not a comparison
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
@@ -153,9 +165,14 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     )
 
 
-def _one_machine(chosen: dict[str, Candidate], toks: list[L.Tok], low: str) -> bool:
-    """Whether the named devices are joined as parts of one machine: "A + B", "A and B", "A und B", "A, B"."""
-    spans = sorted((chosen[s].span for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen), key=lambda x: x.first)
+GPU_SLOTS = ("gpu", "gpu2", "gpu3", "gpu4")
+MODEL_SLOTS = ("model", "model2", "model3", "model4")
+
+
+def _listed(chosen: dict[str, Candidate], toks: list[L.Tok], low: str, slots: tuple[str, ...]) -> bool:
+    """Whether the names in these slots are listed together: "A + B", "A and B", "A und B", "A, B" (devices:
+    parts of one machine; models: each of them, side by side)."""
+    spans = sorted((chosen[s].span for s in slots if s in chosen), key=lambda x: x.first)
     gaps = [low[toks[a.last].end : toks[b.first].start] for a, b in zip(spans, spans[1:], strict=False)]
     return bool(gaps) and all(L.RIG_JOINER.fullmatch(g) for g in gaps)
 

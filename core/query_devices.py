@@ -72,10 +72,11 @@ SBC = re.compile(
 )
 IGPU = re.compile(
     r"\b(?:(?:intel\s*)?(?:iris\s*xe|iris\s*plus|uhd\s*graphics)"
-    r"|(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|780m|880m|890m)"
     r"|integrated\s*(?:gpu|graphics|grafik)|igpu|onboard[- ]?(?:gpu|grafik|graphics)|integrierte\w*\s*grafik)\b",
     A,
 )
+# iGPUs named by their chip: the catalog's row when it has one ("Radeon 780M"), else a generic iGPU (``igpu_hint``)
+IGPU_CHIP = re.compile(r"\b(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|780m|880m|890m)\b", A)
 
 # a CPU named for the machine is never a GPU name: a laptop APU ("ryzen 7 7840u", "core ultra 7 155h",
 # "i7-1165g7", "ryzen ai 9 hx 370") runs models on its iGPU; a desktop CPU ("ryzen 9 7950x", "i9-13900k",
@@ -97,11 +98,10 @@ CPU = re.compile(
 
 
 def read_boards(low: str, found: Found) -> str:
-    """Takes out "raspberry pi 5 8gb", "iris xe", "radeon 780m": machines whose GPU shares system RAM."""
-    if m := APU.search(low):
-        found.setdefault("board", m.group().strip())
-        found.setdefault("device_kind", "igpu")
-        low = low[: m.start()] + blank(m) + low[m.end() :]
+    """Takes out "raspberry pi 5 8gb", "iris xe", a desktop CPU: machines whose GPU shares system RAM or
+    that have none; an APU or iGPU chip ("ryzen 7 7840u", "radeon 680m") is only noted (``igpu_hint``)."""
+    if m := APU.search(low) or IGPU_CHIP.search(low):
+        found["igpu_hint"] = m.group().strip()  # not taken out: the catalog may know it ("7840hs": Radeon 780M)
     elif m := CPU.search(low):
         found["cpu_named"] = True
         low = low[: m.start()] + blank(m) + low[m.end() :]
@@ -111,7 +111,7 @@ def read_boards(low: str, found: Found) -> str:
             found["device_memory_gib"] = float(m["num"])
         return low[: m.start()] + blank(m) + low[m.end() :]
     if m := IGPU.search(low):
-        found.update(device_kind="igpu", board=str(found.get("board") or m.group().strip()))
+        found.update(device_kind="igpu", board=str(found.get("igpu_hint") or m.group().strip()))
         return low[: m.start()] + blank(m) + low[m.end() :]
     return low
 

@@ -69,19 +69,20 @@ RIG_JOINER = re.compile(
     r"(?:\d{1,2}\s*[x×]\s*|(?:two|three|four|zwei|drei|vier)\s+)?"  # "3090 + 2x 3060": a count of the next card
     r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
 )
-# "3090 + 3090": two of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
+# "3090 + 3090 (+ 3090)": N of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
 SAME_CARDS = re.compile(
     r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?(?:\s*\d{1,3}\s*gb)?)"
-    r"\s*(?:\+|&|,|and|und|plus)\s*\1\b(?!\s*(?:ti|super|xtx|xt|\d{1,3}\s*gb)\b)",
+    r"(?:\s*(?:\+|&|,|and|und|plus)\s*\1\b(?!\s*(?:ti|super|xtx|xt|\d{1,3}\s*gb)\b))+",
     A,
 )
+_SAME_JOINER = re.compile(r"\s*(?:\+|&|,|and|und|plus)\s*", A)
 
 
 def same_cards(low: str) -> str:
-    """Reads "3090 + 3090" as "2x 3090"."""
+    """Reads "3090 + 3090" as "2x 3090" and "3090 & 3090 & 3090" as "3x 3090"."""
 
     def one(m: re.Match[str]) -> str:
-        new = f"2x {m.group(1)}"
+        new = f"{len(_SAME_JOINER.findall(m.group()[len(m.group(1)) :])) + 1}x {m.group(1)}"
         return new.rjust(len(m.group())) if len(new) <= len(m.group()) else m.group()
 
     return SAME_CARDS.sub(one, low)

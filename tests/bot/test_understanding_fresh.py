@@ -126,6 +126,14 @@ def quant_like(pattern: str) -> Check:
     return check
 
 
+def models_compared(*ids: str) -> Check:
+    def check(r: Reply) -> None:
+        assert r.kind == "compare", (r.kind, r.summary[:200])
+        assert set(ids) <= {s.model_id for s in r.subjects}, [s.model_id for s in r.subjects]
+
+    return check
+
+
 def not_discrete(r: Reply) -> None:
     """An unknown board may be asked about, but never answered as a discrete card."""
     if r.kind not in ("suggest", "error"):
@@ -336,6 +344,49 @@ SESSION += [
     (["/mygpu 2x 3090 ram 128gb", "biggest model?"], biggest),
     (["/mygpu rtx 3060", "can my gpu run qwen3 14b"], device("rtx-3060-12gb")),
     (["/passt qwen3-32b 4090+3090"], rig("rtx-4090", "rtx-3090")),
+]
+
+
+ROWS += [  # fourth held-out round
+    ("gpt-oss-20b vs qwen3 30b a3b on my 3060 12gb", models_compared("gpt-oss-20b", "qwen3-30b-a3b")),
+    ("qwen3 32b oder gemma 3 27b auf einer 4090?", models_compared("qwen3-32b", "gemma-3-27b-it")),
+    ("llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060 12gb", kind_in("compare", "models")),
+    ("Is a 3060 enough for qwen3 8b at 32k context?", dominant("rtx-3060-12gb", "rtx-3060-8gb")),
+    ("läuft gemma 3 12b flüssig auf einer rtx 3080?", both(dominant("rtx-3080-10gb", "rtx-3080-12gb"), lang("de"))),
+    ("tesla v100 32gb, qwen3 32b in q8", device("v100-32gb")),
+    ("mistral small 3.2 24b on m4 max", across(36, 48, 64, 128)),
+    ("qwen3 8b on a 5060 ti", across(8, 16)),
+    ("MacBook Pro M3 Max 40-core 64GB gpt-oss 120b", device("m3-max-64")),
+    ("Mac mini M4 Pro 64GB mit gpt-oss 20b", device("mac-mini-m4-pro-64")),
+    ("m2 ultra 192gb qwen3 235b a22b q3_k_m", both(device("m2-ultra-192"), quant("Q3_K_M"))),
+    ("welche grafikkarte für gemma 3 27b mit 128k kontext?", both(never_a16, kind("gpus"))),
+    ("what hardware should I buy to run glm 4.5 air", both(never_a16, kind("gpus"))),
+    ("can my gpu do llama 3.3 70b?", never_a16),
+    ("qwen3 235b a22b Q2_K_L on 4x 3090", quant("Q2_K_L")),
+    ("gpt-oss-120b MXFP4 on 2x 3090 + 3060 12gb", both(quant("MXFP4"), rig("rtx-3090", "rtx-3090", "rtx-3060-12gb"))),
+    ("qwen3 30b a3b IQ4_XS on a 4060 ti 16gb", quant("IQ4_XS")),
+    ("deepseek r1 UD-Q2_K_XL auf mac studio m3 ultra 512gb", quant("UD-Q2_K_XL")),
+    ("llama 3.3 70b on 3090 & 3090 & 3090", device("rtx-3090", 3)),
+    ("qwen3 32b on a 4080 super plus a 3060 12gb", rig("rtx-4080-super", "rtx-3060-12gb")),
+    ("passt qwen3 32b auf 4090 und 3090 mit vulkan?", both(rig("rtx-4090", "rtx-3090"), backend("vulkan"))),
+    ("largest model i can run on 4090 + 3090", biggest),
+    ("größtes Modell für mein MacBook Pro M4 Max 128GB?", biggest),
+    ("cheapest way to own hardware for deepseek v3", kind_in("gpus", "cloud")),
+    ("qwen3 4b on raspberry pi 5 with 16gb", shared_ram("generic_sbc")),
+    ("phi 4 mini on my thinkpad with iris xe and 16gb ram", shared_ram("generic_igpu")),
+    ("qwen3 8b on a ryzen 7 5800x with 32gb ram, no gpu", shared_ram("generic_cpu")),
+    ("qwen3 8b on 4090 with 99999999 users", limit("4,096")),
+    ("qwen3 8b auf 4090 mit 1000 TB RAM", limit("65.536")),
+    ("deepseek v2.5 on 8x a100", memory_only("deepseek-ai/DeepSeek-V2.5")),
+    ("my card has 20 GB and 760 GB/s, qwen3 32b?", mem(20)),
+    ("how fast is gpt-oss 20b on a b580 with sycl", backend("sycl")),
+    ("llama-server -m Qwen3-32B-Q4_K_M.gguf -ngl 99 -c 32768 --tensor-split 1,1 on 4090 + 3060", kind("diagnose")),
+]
+
+
+SESSION += [
+    (["/mygpu 24 GB VRAM", "biggest model?"], biggest),
+    (["/mygpu m4 max 40-core 128gb", "can I run qwen3 235b a22b?"], gpu_like("m4-max-128")),
 ]
 
 
