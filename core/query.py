@@ -131,10 +131,6 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found.setdefault("device_kind", "igpu")
         found["board"] = hint
         g = None
-    if isinstance(g, Match) and g.id is None and g.choices and isinstance(ram := found.get("ram_gb"), float):
-        shared = [e for e in g.choices if idx.groups.get(e) == "apu" and N.same_memory(ram, idx.memory.get(e) or 0.0)]
-        if shared:  # "radeon 780m with 64 gb ram": an iGPU's memory is the system RAM
-            fields["gpu"] = g = g.model_copy(update={"id": shared[0], "choices": (), "ambiguous": False})
     if isinstance(g, Match) and g.id is None and "device_kind" in found and not any(ch.isdigit() for ch in g.text):
         del fields["gpu"]  # "a laptop with a ryzen 7 7840u": the form factor of a device named otherwise
     if found.pop("cpu_named", None) and "gpu" not in fields and "gpu_text" not in fields:
