@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from bot import answer_tables as tables
-from bot import cards, commands
+from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_extras import extend_fit
 from bot.answer_launch import with_quantized_repos
 from bot.answer_multi import compare, subject_of, with_notes
@@ -105,6 +105,10 @@ class Answers:
             reply = back.reply
         except EstimateError as exc:  # e.g. a quant the engine cannot serve: the reason in the user's language
             reply = cards.estimate_error_card(lang, exc)
+        if ask.actions and reply.kind not in ("suggest", "error"):  # "3060": the 8 GB card one tap away
+            reply = reply.model_copy(update={"actions": (*ask.actions, *reply.actions)})
+        if ask.generic is not None and wording.has_no_gpu(ask.generic.gpu):  # a Pi or a CPU has no GPU memory
+            reply = wording.without_gpu_words(reply, lang)
         return with_notes(reply, ask.notes, lang)
 
     def _route(self, ask: Question, model_override: ModelSpec | None) -> Reply:
@@ -113,13 +117,19 @@ class Answers:
             hw, count = self.device(ask, None)
             request = self.request(ask, count)
             flags = ask.flags
-            reply = tables.recommend_models(
-                self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text
-            )
+            if q.biggest:  # "biggest model I can run": by size, only what runs at a usable speed
+                reply = biggest.biggest_models(self, hw, count, request, ask.lang, ask.text)
+            else:
+                reply = tables.recommend_models(
+                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text
+                )
             return self._about(reply, ask, None, hw, count)
         model = model_override or self.model(ask)
         if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
-            return self._about(tables.gpus_for_model(self, model, ask), ask, model)
+            reply = tables.gpus_for_model(self, model, ask)
+            if not ask.flags.more:  # 2, 4, 8 cards of what rigs are built from, priced
+                reply = rig_picks.with_rigs(self, reply, model, self.scenario(ask, model, None), ask.lang)
+            return self._about(reply, ask, model)
         if q.intent is Intent.CLOUD:
             return self._cloud(model, ask)
         if q.intent is Intent.COMPARE:
@@ -127,7 +137,17 @@ class Answers:
         if q.intent is Intent.FINETUNE and not (q.gpu and q.gpu.id) and not ask.user.gpu_id and not q.not_device:
             # no hardware named or saved: the card names the smallest setups instead of asking
             return self._about(self._finetune(model, None, 0, ask), ask, model)
+        if variants.spans(q):  # "M3 Max" with 36-128 GB and none usual: every size in one card
+            return variants.span_card(self, model, ask)
+        if q.rig:  # "4090 + 3090": one machine; the card shows what each card holds
+            hw, count = rigs.device(self, ask, model)
+            return rigs.placement(self, self._on(ask, model, hw, count), model, hw, ask)
         hw, count = self.device(ask, model)
+        return self._on(ask, model, hw, count)
+
+    def _on(self, ask: Question, model: ModelSpec, hw: GpuSpec, count: int) -> Reply:
+        """The card of the question's kind for ``model`` on ``count`` x ``hw``."""
+        q = ask.query
         if q.intent is Intent.QUANT:
             return self._about(
                 tables.quant_matrix(self, self.scenario(ask, model, hw, count), ask), ask, model, hw, count
@@ -172,6 +192,7 @@ class Answers:
         resolver = Resolver(self.catalog)
         found = resolver.device(query or ask.query, ask.lang, ask.user, ask.text, need=model is not None)
         ask.notes.extend(resolver.notes)
+        ask.actions.extend(a for a in resolver.actions if a not in ask.actions)
         if isinstance(found, Reply):
             raise AskBack(found)
         if resolver.generic is not None:
@@ -181,7 +202,7 @@ class Answers:
     # --- the scenario and its analysis -------------------------------------------------------
 
     def request(self, ask: Question, count: int) -> Request:
-        request, notes = build_request(ask.query, ask.user, count)
+        request, notes = build_request(ask.query, ask.user, count, self.catalog.quants)
         for note in notes:
             ask.note(note)
         return request

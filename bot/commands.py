@@ -20,6 +20,15 @@ FEEL = "feel"  # a card's "feel the speed" button sends "/feel <the fit question
 BUTTONS = (FEEL,)  # commands only buttons send: not in the menu, read like the question they carry
 MENU = (*QUESTIONS, *SESSION[:-1])  # what the platforms list (no /start: Telegram sends it on its own)
 ALIASES = {"gpu": "gpus", "model": "models", "ft": "finetune", "cost": "cloud", "language": "lang", "sprache": "lang"}
+# German command names (typed; the menus list the English ones)
+ALIASES |= {
+    "hilfe": "help", "passt": "fit", "tempo": "speed", "geschwindigkeit": "speed", "kosten": "cloud",
+    "preis": "cloud", "preise": "cloud", "mieten": "cloud", "quanten": "quant", "quantisierung": "quant",
+    "grafikkarten": "gpus", "karten": "gpus", "modelle": "models", "feintuning": "finetune",
+    "finetuning": "finetune", "training": "finetune", "kaufen": "tco", "lohnt": "tco", "vergleich": "compare",
+    "vergleiche": "compare", "meinegpu": "mygpu", "meinekarte": "mygpu", "einstellungen": "settings",
+    "vergessen": "forget", "vergiss": "forget",
+}  # fmt: skip
 _COMMAND = re.compile(r"^\s*/([A-Za-z_]{1,20})(?:@\w{1,64})?(?=\s|$)")
 _LANG_ARG = re.compile(r"\s*([A-Za-z_-]{1,12})\b")
 # sentences that are session commands ("forget me", "my gpu is a 4090", "help")

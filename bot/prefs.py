@@ -12,9 +12,11 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
-from bot.reply import Reply, Tone, setup_label
+from bot.reply import Action, Reply, Tone, setup_label
 from bot.resolve import Resolver
+from bot.saved import GENERIC_PREFIX, generic_saved
 from bot.user import User
+from catalog.lookup import sized_name
 from core.models import Engine
 from core.query import Query
 from locales import Lang, t
@@ -80,10 +82,15 @@ class Preferences:
                 return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
             await prefs.set_user(user.id, lang=choice)
             return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+        if name == "mygpu" and ((q.gpu and q.gpu.unknown) or (q.gpu is None and q.gpu_text)):
+            phrase = q.gpu.text if q.gpu else q.gpu_text  # a device the catalog lacks: never "Saved"
+            return _refused(lang, t(lang, "prefs.gpu_unknown", text=phrase))
         if name == "mygpu" and any(word.isdigit() for word in q.leftovers):
             # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
             # answer "Saved" while ignoring part of what was asked
             return _refused(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
+        if name == "mygpu" and q.rig:  # one saved device: a mixed rig is named in each question instead
+            return _refused(lang, t(lang, "prefs.rig_unsaved"))
         if name == "mygpu" and q.gpu and q.gpu.id:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None
@@ -92,13 +99,28 @@ class Preferences:
                 fields["ram_gb"] = q.ram_gb
             await prefs.set_user(user.id, **fields)
             label = setup_label(gpu.short_name, q.gpu_count)
-            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.gpu_saved", gpu=label))
+            message = t(lang, "prefs.gpu_saved", gpu=label)
+            if q.gpu.assumed and q.gpu.choices:  # "/mygpu 3060": the 12 GB card, the 8 GB one a tap away
+                others = [g for c in q.gpu.choices if (g := answers.catalog.gpu(c))]
+                message += " " + t(
+                    lang, "prefs.gpu_assumed", text=q.gpu.text, others=", ".join(sized_name(g) for g in others)
+                )
+                buttons = tuple(Action(label=sized_name(g), query=f"/mygpu {g.id}") for g in others)
+                return cards.info_card(lang, t(lang, "prefs.title"), message).model_copy(update={"actions": buttons})
+            return cards.info_card(lang, t(lang, "prefs.title"), message)
+        if name == "mygpu" and (unnamed := _unnamed_device(q)) is not None:
+            await prefs.set_user(
+                user.id, **unnamed
+            )  # "/mygpu 16gb vram", "/mygpu ram 96gb", "/mygpu cpu only 64gb ram"
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.saved", what=_describe(unnamed, lang)))
         if name == "mygpu" and q.gpu and (q.gpu.suggestions or q.gpu.choices):
             resolver = Resolver(answers.catalog)
             ids = q.gpu.choices or q.gpu.suggestions
             return resolver.suggest(
                 lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), ids, q.gpu.text, f"/mygpu {q.gpu.text}"
             )
+        if name == "mygpu" and (q.leftovers or q.model is not None):  # words that name nothing savable
+            return _refused(lang, t(lang, "prefs.mygpu_usage"))
         switch = _mention_switch(q.leftovers)
         if name == "settings" and switch is not None and user.chat:
             if not user.is_admin:
@@ -109,8 +131,9 @@ class Preferences:
             )
         saved = await prefs.user(user.id)
         gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
+        generic = generic_saved(saved.gpu_id)
         rows = {
-            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count) if gpu else "–",
+            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count) if gpu else _generic_label(generic, lang),
             "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
             "prefs.lang": saved.lang or "–",
         }
@@ -124,6 +147,36 @@ class Preferences:
             return (await self.store.chat(chat)).answer_mentions
         except (sqlite3.Error, OSError):
             return True
+
+
+def _unnamed_device(q: Query) -> dict[str, Any] | None:
+    """What "/mygpu" saves when no catalog device is named: a GPU by its VRAM, CPU only, or only the RAM."""
+    if q.gpu is not None or q.gpu_text:
+        return None
+    fields: dict[str, Any] = {}
+    if q.device_kind == "cpu":
+        fields.update(gpu_id=f"{GENERIC_PREFIX}cpu-0", gpu_count=1)
+    elif q.device_kind is not None and q.device_memory_gib:
+        fields.update(gpu_id=f"{GENERIC_PREFIX}{q.device_kind}-{q.device_memory_gib:g}", gpu_count=q.gpu_count)
+    if q.ram_gb is not None:
+        fields["ram_gb"] = q.ram_gb
+    return fields or None
+
+
+def _describe(fields: dict[str, Any], lang: Lang) -> str:
+    parts = []
+    if generic := generic_saved(fields.get("gpu_id")):
+        parts.append(_generic_label(generic, lang))
+    if "ram_gb" in fields:
+        parts.append(t(lang, "prefs.ram_value", ram=f"{fields['ram_gb']:g}"))
+    return ", ".join(parts)
+
+
+def _generic_label(generic: tuple[str, float] | None, lang: Lang) -> str:
+    if generic is None:
+        return "–"
+    kind, memory = generic
+    return t(lang, f"prefs.generic_{kind}", memory=f"{memory:g}")
 
 
 def _admins_only(lang: Lang) -> Reply:

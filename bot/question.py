@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from bot.card_parts import Flags, flags_of
-from bot.reply import Reply
+from bot.reply import Action, Reply
 from bot.user import User
 from core.analysis import Analysis
 from core.devices import GenericDevice
@@ -43,6 +43,7 @@ class Question:
     text: str
     notes: list[Note] = field(default_factory=list)
     generic: GenericDevice | None = None  # the generic device the question is about, if any
+    actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.resolve)
 
     @property
     def flags(self) -> Flags:

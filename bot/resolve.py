@@ -10,21 +10,26 @@ whose speed is a wide range. Every assumption becomes a ``Note`` the card shows 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from bot import cards
-from bot.reply import Reply
+from bot.reply import Action, Reply
+from bot.saved import generic_saved
 from bot.user import User
+from catalog.index_lookup import find_in_index
+from catalog.lookup import sized_name
 from core.custom_device import custom_device
-from core.devices import GenericDevice, generic_device, with_memory
+from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
-from core.models import Catalog, Engine, GpuSpec, ModelSpec
-from core.names import same_memory
-from core.notes import Note
+from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
+from core.names import same_memory, typed
+from core.notes import Note, NoteValue
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
 from locales import Lang, t
 
 GENERIC_SIZES = (8, 12, 16, 24)  # buttons for "how much VRAM does it have?"
+BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}
 _NAME = re.compile(r"\s+")
 _MENTION = re.compile(r"<[@#][!&]?\d+>|@(?:everyone|here)\b", re.IGNORECASE)
 
@@ -35,6 +40,7 @@ class Resolver:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.notes: list[Note] = []
+        self.actions: list[Action] = []  # the other readings of a name answered for its dominant variant
         self.generic: GenericDevice | None = None
 
     # --- models ---------------------------------------------------------------------------
@@ -43,6 +49,10 @@ class Resolver:
         match = match if match is not None else q.model
         if match and match.id:
             found = self.catalog.model(match.id)
+            if found and (other := related_repo(match.text, found)):  # "falcon 7b": Falcon3-7B, or tiiuae/falcon-7b?
+                message = t(lang, "resolve.which_related", text=match.text, model=found.name, repo=other)
+                queries = [replace_name(text, match.text, found.id), replace_name(text, match.text, other)]
+                return cards.ask_card(lang, message, [found.name, other], queries, echo=text)
             if found:
                 return found
         if match and match.ambiguous and match.suggestions:
@@ -77,6 +87,16 @@ class Resolver:
         if user.gpu_id and (saved := self.catalog.gpu(user.gpu_id)):
             self.notes.append(Note(code="saved_gpu", values={"gpu": saved.short_name}))
             return saved, user.gpu_count
+        if kind_memory := generic_saved(user.gpu_id):  # "/mygpu 16gb vram": a device known by its memory
+            kind, memory = kind_memory
+            ram = q.ram_gb if q.ram_gb is not None else user.ram_gb
+            update = {
+                "device_kind": kind,
+                "device_memory_gib": memory or None,
+                "gpu_count": user.gpu_count,
+                "ram_gb": ram,
+            }
+            return self.generic_device(q.model_copy(update=update), lang, text)
         if not need:
             return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
         return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=q.model.text if q.model else "…"), echo=text)
@@ -89,7 +109,9 @@ class Resolver:
                     Note(code="memory_variant", values={"gpu": variant.short_name, "base": gpu.short_name})
                 )
                 return variant, count
-            if match.assumed:
+            if match.assumed and match.choices:
+                self.dominant_variant(match, gpu, text)
+            elif match.assumed:
                 self.notes.append(Note(code="assumed_device", values={"gpu": gpu.short_name, "text": match.text}))
             return gpu, count
         if match.choices:
@@ -102,30 +124,47 @@ class Resolver:
             )
         return self.unknown_device(match.text, q, lang, text, match.suggestions)
 
+    def dominant_variant(self, match: Match, gpu: GpuSpec, text: str) -> None:
+        """ "3060" answered as the 12 GB card (catalog/facts/name_defaults.toml): said so, the others one tap away."""
+        others = [g for c in match.choices if (g := self.catalog.gpu(c))]
+        names = ", ".join(sized_name(g) for g in others)
+        values: dict[str, NoteValue] = {"gpu": sized_name(gpu), "text": match.text, "others": names}
+        self.notes.append(Note(code="dominant_variant", values=values))
+        self.actions.extend(Action(label=sized_name(g), query=replace_name(text, match.text, g.id)) for g in others)
+
     def unknown_device(
         self, phrase: str, q: Query, lang: Lang, text: str, near: tuple[str, ...] = ()
     ) -> tuple[GpuSpec, int] | Reply:
         """A device the catalog lacks: estimated as a generic device when its memory is given, else asked."""
         if q.device_memory_gib:
             return self.generic_device(q, lang, text, label=f"{phrase} ({q.device_memory_gib:g} GB)")
-        queries = [_replace(text, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
+        queries = [replace_name(text, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
         labels = [f"{size} GB" for size in GENERIC_SIZES]
         message = t(lang, "resolve.unknown_device", text=phrase)
         return cards.ask_card(lang, message, labels, queries, echo=text)
 
     def generic_device(self, q: Query, lang: Lang, text: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
         kind = q.device_kind or "gpu"
-        memory = q.device_memory_gib if kind != "cpu" else q.ram_gb
+        memory = q.device_memory_gib if kind not in ("cpu", "igpu") else q.ram_gb
+        board = q.board or ""
+        if kind == "sbc" and not memory:  # "raspberry pi 5": the 8 GB board, said so
+            memory = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])[1]
         if not memory:
-            key = "resolve.cpu_ram_missing" if kind == "cpu" else "resolve.vram_missing"
+            key = "resolve.cpu_ram_missing" if kind in ("cpu", "igpu") else "resolve.vram_missing"
             return cards.ask_card(lang, t(lang, key), echo=text)
         if kind != "cpu" and (q.device_bandwidth_gbps or q.device_tflops):  # "32 GB at 608 GB/s"
             return self.spec_device(q, memory, label)
-        self.generic = generic_device(self.catalog, kind, memory, label)
+        if kind in ("sbc", "igpu") and not label:
+            label = f"{BOARD_NAMES.get(board, board.title())} ({memory:g} GB)"
+        self.generic = generic_device(self.catalog, kind, memory, label, board)
         low, high = self.generic.bandwidth_range_gbps
-        self.notes.append(
-            Note(code=f"generic_{kind}", values={"memory": f"{memory:g}", "low": f"{low:.0f}", "high": f"{high:.0f}"})
-        )
+        values: dict[str, NoteValue] = {
+            "memory": f"{memory:g}",
+            "low": f"{low:.0f}",
+            "high": f"{high:.0f}",
+            "board": label,
+        }
+        self.notes.append(Note(code=f"generic_{kind}", values=values))
         return self.generic.gpu, q.gpu_count
 
     def spec_device(self, q: Query, memory: float, label: str) -> tuple[GpuSpec, int]:
@@ -156,11 +195,25 @@ class Resolver:
             if item is None:
                 continue
             names.append(item.name if isinstance(item, ModelSpec) else item.short_name)
-            queries.append(_replace(text, phrase, sid))
+            queries.append(replace_name(text, phrase, sid))
         return cards.ask_card(lang, message, labels or names, queries, echo=text)
 
 
-def _replace(text: str, phrase: str, new: str) -> str:
+def related_repo(phrase: str, model: ModelSpec) -> str | None:
+    """A different, unversioned model the typed name names exactly ("falcon 7b" is tiiuae/falcon-7b, not
+    Falcon3-7B): when the catalog entry has a version number the user did not type, and the offline
+    index holds a repo of that name without any version, the name is asked about, never assumed."""
+    said, entry = typed(phrase), typed(f"{model.name} {model.id}")
+    if not set(entry.numbers) - set(said.numbers) or said.numbers:
+        return None
+    hit = find_in_index(phrase)
+    if hit is None or hit[0].repo == model.hf_repo:
+        return None
+    other = typed(hit[0].repo.split("/")[-1])
+    return hit[0].repo if not other.numbers and other.size_b == said.size_b else None
+
+
+def replace_name(text: str, phrase: str, new: str) -> str:
     """The question with one name replaced (the first occurrence, compared without case and spacing);
     mention syntax never travels into a button."""
     text = " ".join(_MENTION.sub(" ", text).split())
@@ -169,10 +222,21 @@ def _replace(text: str, phrase: str, new: str) -> str:
     return replaced if n else f"{text} {new}"
 
 
-def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]]:
+def build_request(q: Query, user: User, count: int, quants: Sequence[QuantSpec] = ()) -> tuple[Request, list[Note]]:
     """The estimate's settings from the question and the saved defaults, and what was switched: an
-    AWQ/GPTQ/FP8 checkpoint is served by vLLM; an engine FitBot does not model is named."""
-    notes = []
+    AWQ/GPTQ/FP8 checkpoint is served by vLLM; an engine FitBot does not model is named; a quant
+    name is read as the catalog quant it stands for, or named as unknown, never silently replaced."""
+    notes = quant_notes(q)
+    quant = q.quant
+    if quant is None and q.bpw is not None and (near := nearest_quant(q.bpw, quants)) is not None:
+        quant = near.id  # "exl2 4.65bpw", "mlx 4bit": the GGUF quant of the nearest size
+        values: dict[str, NoteValue] = {
+            "engine": q.other_engine or "",
+            "bpw": f"{q.bpw:g}",
+            "quant": near.id,
+            "quant_bpw": f"{near.bpw_dense:.2f}",
+        }
+        notes.append(Note(code="quant_nearest", values=values))
     engine = q.engine or user.engine
     if engine is None and q.quant in VLLM_QUANTS:
         engine = Engine.VLLM
@@ -181,7 +245,7 @@ def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]
         used = (engine or Engine.LLAMA_CPP).value
         notes.append(Note(code="other_engine", values={"engine": q.other_engine, "used": used}))
     request = Request(
-        quant=q.quant,
+        quant=quant,
         context=q.context or user.context,
         kv_cache=q.kv_cache,
         engine=engine,
@@ -192,3 +256,19 @@ def build_request(q: Query, user: User, count: int) -> tuple[Request, list[Note]
         backend=q.backend,
     )
     return request, notes
+
+
+def quant_notes(q: Query) -> list[Note]:
+    """What a quant name was read as: an unsloth name without "UD-", an ARM repack, or unknown."""
+    if q.quant and q.quant_text:
+        code = "quant_ud" if q.quant.startswith("UD-") else "quant_repack"
+        return [Note(code=code, values={"text": q.quant_text, "quant": q.quant})]
+    if q.unknown_quant and not q.quant:
+        return [Note(code="quant_unknown", values={"text": q.unknown_quant})]
+    return []
+
+
+def nearest_quant(bpw: float, quants: Sequence[QuantSpec]) -> QuantSpec | None:
+    """The plain llama.cpp GGUF quant whose dense bits per weight are nearest to ``bpw``."""
+    pool = [x for x in quants if x.format == "gguf" and not x.id.startswith("UD-") and Engine.LLAMA_CPP in x.engines]
+    return min(pool, key=lambda x: abs(x.bpw_dense - bpw), default=None)

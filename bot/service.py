@@ -22,6 +22,7 @@ from bot.answer_special import special_answer, special_kind, special_language
 from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
+from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
 from bot.reply import Reply
 from bot.usage import UsageLog
@@ -161,7 +162,10 @@ class Service:
             if isinstance(found, Reply):
                 return found
             answers, model, source = found
-        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(phrase)) and hit[1]:
+        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(with_variants(phrase, text))):
+            if hit[1] is None:  # the index has its size only (Command-R, DeepSeek-V2.5): the weights, marked so
+                card: Reply = await self._off_loop(memory_only_card, self.answers, hit[0], q, lang, user, text)
+                return card
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})

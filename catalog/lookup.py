@@ -13,16 +13,27 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from catalog.name_defaults import dominant_ids
 from core import names as N
+from core import rig
 from core.devices import with_memory
-from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize
+from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
 from core.names import same_memory
 from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
+from core.query_lexicon import compact, quant_id
 
 # what decides the vocabulary and the name index built from it (see ``names_key``)
 NAME_MODULES = tuple(
     sys.modules[name]
-    for name in ("core.names", "core.query_lexicon", "core.query_index", "core.query_types", "core.models", __name__)
+    for name in (
+        "core.names",
+        "core.query_lexicon",
+        "core.query_index",
+        "core.query_types",
+        "core.models",
+        "catalog.name_defaults",
+        __name__,
+    )
 )
 
 
@@ -67,6 +78,7 @@ def names_key() -> str:
 def build_vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
     families = Families(catalog.models)
+    dominant = dominant_ids({g.id for g in catalog.gpus})
     return Vocabulary(
         models=tuple(
             VocabEntry(
@@ -85,6 +97,8 @@ def build_vocabulary(catalog: Catalog) -> Vocabulary:
                 group=g.category,
                 laptop=getattr(g, "form_factor", "") == "laptop" or "laptop" in g.name.lower(),
                 chip=getattr(g, "chip", "") or "",
+                dominant=g.id in dominant,
+                gpu_cores=getattr(g, "gpu_cores", None),
             )
             for g in catalog.gpus
         ),
@@ -183,18 +197,83 @@ def find_model(catalog: Catalog, text: str) -> ModelHit | NotFound:
     return ModelHit(model) if model else NotFound("model", text, _offers(match))
 
 
-def find_gpu(catalog: Catalog, text: str) -> tuple[GpuSpec, int] | NotFound:
-    """A device by id, name or alias, with an optional count ("2x 3090") and memory ("4060 ti 8gb")."""
+def find_gpu(catalog: Catalog, text: str, assumed: list[str] | None = None) -> tuple[GpuSpec, int] | NotFound:
+    """A device by id, name or alias, with an optional count ("2x 3090") and memory ("4060 ti 8gb").
+
+    A bare name with memory variants is read as its dominant variant ("3060": 12 GB) or, where none
+    dominates ("m4 max 40-core"), as the smallest (what fits there fits on every size); either way
+    the reading is appended to ``assumed`` with the ids that pick another.
+    """
     q = _parsed(catalog, "gpu", text)
     if q.not_device:
         return NotFound("gpu", text, reason=catalog.not_devices[int(q.not_device.split(":")[1])].note)
+    if q.rig:
+        return _rig(catalog, q, text, assumed if assumed is not None else [])
     match = q.gpu
     gpu = catalog.gpu(match.id) if match and match.id else None
+    notes = assumed if assumed is not None else []
+    if gpu is None and match and match.choices:
+        sizes = sorted((g for c in match.choices if (g := catalog.gpu(c))), key=lambda g: g.memory_bytes)
+        gpu = sizes[0]
+        shown = "/".join(dict.fromkeys(f"{round(g.memory_bytes / (1 << 30))}" for g in sizes))
+        others = ", ".join(dict.fromkeys(g.id for g in sizes if g.memory_bytes != gpu.memory_bytes))
+        notes.append(
+            f"{text!r} comes with {shown} GB; estimated for the smallest, {sized_name(gpu)} (others: {others})"
+        )
+    elif gpu is not None and match and match.assumed:
+        others = f" (others: {', '.join(match.choices)})" if match.choices else ""
+        notes.append(f"{text!r} read as {sized_name(gpu)}{others}")
     if gpu is None:
         return NotFound("gpu", text, _offers(match))
     if match and match.memory_gib and not same_memory(match.memory_gib, gpu.memory_bytes / (1 << 30)):
         gpu = with_memory(gpu, match.memory_gib)  # the chip the catalog knows, with the memory the user gave
+        notes.append(f"{text!r} estimated as {gpu.short_name} (a known chip with the memory given)")
     return gpu, q.gpu_count
+
+
+def _rig(catalog: Catalog, q: Query, text: str, assumed: list[str]) -> tuple[GpuSpec, int] | NotFound:
+    """ "4090+3090": each card resolved on its own, the machine as ``core.rig``'s stand-in (or N x one card)."""
+    cards: list[GpuSpec] = []
+    for match, count in [
+        (q.gpu, q.gpu_count),
+        (q.gpu2, q.gpu2_count),
+        *zip(q.more_gpus, q.more_gpu_counts, strict=False),
+    ]:
+        if match is None:
+            continue
+        one = find_gpu(catalog, f"{count}x {match.text}" if count > 1 else match.text, assumed)
+        if isinstance(one, NotFound):
+            return one
+        cards += [one[0]] * one[1]
+    if len({g.id for g in cards}) == 1:
+        return cards[0], len(cards)
+    try:
+        stand_in = rig.stand_in(cards)
+    except rig.RigError as exc:
+        return NotFound("gpu", text, reason=str(exc))
+    assumed.append(f"{text!r} is one machine: llama.cpp splits the layers by free memory; vLLM needs identical cards")
+    return stand_in, len(cards)
+
+
+def rig_cards(catalog: Catalog, stand_in: GpuSpec) -> list[GpuSpec]:
+    """The cards a rig stand-in was made of, from its id ("rig:rtx-4090+rtx-3060@8gb")."""
+    out = []
+    for part in stand_in.id.removeprefix("rig:").split("+"):
+        base, _, memory = part.partition("@")
+        if (gpu := catalog.gpu(base)) is not None:
+            out.append(with_memory(gpu, float(memory.removesuffix("gb"))) if memory else gpu)
+    return out
+
+
+def find_quant(catalog: Catalog, text: str) -> QuantSpec | None:
+    """A quant by any name the parser reads ("q2_k_xl" is UD-Q2_K_XL, "q4_0_4_4" is Q4_0, "q4" Q4_K_M)."""
+    qid = quant_id(text, {compact(q.id): q.id for q in catalog.quants})
+    return catalog.quant(qid) if qid else None
+
+
+def sized_name(gpu: GpuSpec) -> str:
+    """A device's short name with its memory ("RTX 3080 10GB"), as a variant is told apart."""
+    return gpu.short_name if "GB" in gpu.short_name else f"{gpu.short_name} {round(gpu.memory_bytes / (1 << 30))}GB"
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:

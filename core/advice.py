@@ -17,6 +17,7 @@ from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
 from core.quant_ladder import LOW_BITS, ladder
+from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import decode_speeds
 from core.weights import weights
@@ -26,7 +27,7 @@ KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.Q8_0, KvCacheType.Q4_0),
     Engine.VLLM: (KvCacheType.BF16, KvCacheType.FP8),
 }
-PRICE_PERFORMANCE_COUNTS = (1, 2, 3, 4)
+PRICE_PERFORMANCE_COUNTS = (1, 2, 3, 4, 8)  # rigs of 2, 4 and 8 cards are what people build
 FixKind = Literal["kv", "context", "quant", "ram", "gpus"]
 RAM_STEPS = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
@@ -226,7 +227,7 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
         ram = next((r for r in RAM_STEPS if r >= need), None)
         if ram is not None and (fix := attempt("ram", str(ram), ram_gb=ram)):
             return fix
-    if not est.hardware.unified_memory:
+    if not est.hardware.unified_memory and not no_second_gpu(s.device):
         count = s.count
         steps = (count * 2,) if est.verdict is not Verdict.NO_FIT else (count * 2, count * 4)
         for more in steps:
@@ -363,7 +364,10 @@ def recommend_hardware(
         best_apple=min(
             apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None
         ),
-        cheapest=min(priced, key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None),
+        # the cheapest box that holds it may be a Mac (DeepSeek R1: a 512 GB Mac Studio, not 4 workstation cards)
+        cheapest=min(
+            [*priced, *apple], key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None
+        ),
         cheapest_cloud=offers[0] if offers else None,
         notes=(note("hw_full_fit"), note("hw_restricted_left_out")) if not allow_restricted else (note("hw_full_fit"),),
     )

@@ -16,11 +16,19 @@ from typing import Literal
 from core.estimate import FitEstimate, Scenario, estimate_of, on_device
 from core.models import GIB, Backend, Catalog, Frozen, GpuSpec, Provenance
 
-GenericKind = Literal["gpu", "laptop", "cpu"]
+GenericKind = Literal["gpu", "laptop", "cpu", "igpu", "sbc"]
 # system RAM read bandwidth of a CPU-only machine: dual-channel DDR4-3200 (51.2 GB/s) to DDR5-6400
 # (102.4 GB/s), the JEDEC peak of two 64-bit channels; the median is DDR5-4800 (76.8 GB/s)
 CPU_RAM_BANDWIDTH_GBPS = (51.2, 76.8, 102.4)
 CPU_TFLOPS = 1.5  # AVX2/AVX-512 FP16-ish GEMM rate of a desktop CPU, order of magnitude only
+# an integrated GPU (Iris Xe, Radeon 780M, ...) reads the same dual-channel system RAM as the CPU: the
+# same bandwidth band; its FP16 rate is a few TFLOPS (Radeon 780M: 12 RDNA3 CUs, about 8.6 dual-issue)
+IGPU_TFLOPS = 4.0
+# single-board computers: one 32-bit LPDDR channel. Raspberry Pi 5: LPDDR4X-4267 (17.1 GB/s), Pi 4:
+# LPDDR4-3200 (12.8 GB/s), Pi 3 B+: LPDDR2-900 (3.6 GB/s), from the raspberrypi.com product briefs;
+# the memory a bare name means is the board most bought to run LLMs (Pi 5: 8 GB, Pi 4: 4 GB, Pi 3: 1 GB)
+SBC_BOARDS = {"pi5": (17.1, 8.0), "pi4": (12.8, 4.0), "pi3": (3.6, 1.0)}
+SBC_TFLOPS = 0.06  # four Cortex-A76 at 2.4 GHz with NEON fp16, order of magnitude only
 # catalog classes a generic GPU is drawn from, by kind
 _CLASS_CATEGORIES = {"gpu": ("consumer", "workstation"), "laptop": ("consumer",)}
 
@@ -36,8 +44,25 @@ class GenericDevice(Frozen):
     )
 
 
-def generic_device(catalog: Catalog, kind: GenericKind, memory_gib: float, label: str = "") -> GenericDevice:
-    """A device with ``memory_gib`` of memory whose speed is the median of its class in the catalog."""
+def generic_device(
+    catalog: Catalog, kind: GenericKind, memory_gib: float, label: str = "", board: str = ""
+) -> GenericDevice:
+    """A device with ``memory_gib`` of memory whose speed is the median of its class in the catalog.
+
+    CPU-only machines, integrated GPUs and single-board computers share system RAM: the memory is the
+    machine's and the bandwidth that of its RAM, never a discrete card's.
+    """
+    if kind == "sbc":
+        bandwidth, _ = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])
+        spec = _spec(f"generic-sbc-{board}-{memory_gib:g}", label or f"{board} {memory_gib:g} GB", memory_gib,
+                     bandwidth, SBC_TFLOPS, Backend.CPU, "apu", unified=True,
+                     source="raspberrypi.com product brief: one 32-bit LPDDR channel")  # fmt: skip
+        return GenericDevice(gpu=spec, bandwidth_range_gbps=(round(bandwidth * 0.8, 1), bandwidth), peers=0)
+    if kind == "igpu":
+        low, mid, high = CPU_RAM_BANDWIDTH_GBPS
+        spec = _spec(f"generic-igpu-{memory_gib:g}", label or f"iGPU {memory_gib:g} GB", memory_gib, mid, IGPU_TFLOPS,
+                     Backend.VULKAN, "apu", unified=True, source="dual-channel system RAM, DDR4-3200 to DDR5-6400")  # fmt: skip
+        return GenericDevice(gpu=spec, bandwidth_range_gbps=(low, high), peers=0)
     if kind == "cpu":
         low, mid, high = CPU_RAM_BANDWIDTH_GBPS
         spec = _spec(f"generic-cpu-{memory_gib:g}", label or f"CPU {memory_gib:g} GB", memory_gib, mid, CPU_TFLOPS,
@@ -58,6 +83,8 @@ def generic_device(catalog: Catalog, kind: GenericKind, memory_gib: float, label
         unified=False,
         source=f"median of {len(peers)} catalog {kind} devices with {memory_gib:g} GB ± 50 %",
     )
+    if kind == "laptop":  # a laptop takes no second card: the advice never suggests one
+        spec = spec.model_copy(update={"form_factor": "laptop"})
     return GenericDevice(gpu=spec, bandwidth_range_gbps=(bandwidths[0], bandwidths[-1]), peers=len(peers))
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from core import query_lexicon as L
 
@@ -134,8 +135,9 @@ def _words_agree(said: tuple[str, ...], entry: Typed) -> bool:
 
 
 def _typo(a: str, b: str) -> bool:
-    """One letter wrong, missing or extra in a word of four or more: "olmo" is no typo of "olmocr"."""
-    return len(a) >= 4 and abs(len(a) - len(b)) <= 1 and fuzz.ratio(a, b) >= 80
+    """One letter wrong, missing, extra or swapped in a word of four or more: "olmo" is no typo of
+    "olmocr", and "codestral" (three edits) is not "devstral", a different model of the same maker."""
+    return len(a) >= 4 and abs(len(a) - len(b)) <= 1 and fuzz.ratio(a, b) >= 80 and OSA.distance(a, b) <= 1
 
 
 def name_token(t: L.Tok, kind: str) -> bool:

@@ -11,6 +11,7 @@ The advice walks ``ladder``; the /quant table shows ``table_ids``; the memory ch
 from __future__ import annotations
 
 from core.models import Catalog, Engine, ModelSpec, QuantSpec
+from core.quant_rules import sensible
 
 QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
 LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")
@@ -50,7 +51,8 @@ MENU = (
 def ladder_ids(model: ModelSpec) -> tuple[str, ...]:
     """The llama.cpp ladder for this model: its native MXFP4 first, then K/IQ quants, then low bits."""
     native = ("MXFP4",) if model.native_dtype == "mxfp4" else ()
-    return (*native, *QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
+    steps = (*native, *QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
+    return tuple(q for q in steps if sensible(model, q))
 
 
 def table_ids(model: ModelSpec) -> tuple[str, ...]:
@@ -74,23 +76,25 @@ def candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[Quant
     return sorted(quants, key=lambda q: (-q.bits, -q.bpw_dense, -q.bpw_experts, q.id))
 
 
-_LADDERS: dict[tuple[int, Engine, bool, bool], tuple[Catalog, list[QuantSpec]]] = {}
+_LADDERS: dict[tuple[int, Engine, bool, tuple[str, ...]], tuple[Catalog, list[QuantSpec]]] = {}
 
 
 def ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:
     """Quants to recommend, best quality per byte first; vLLM keeps the checkpoint formats by bits.
 
-    The ladder depends only on the engine, a native MXFP4 checkpoint and MoE-ness: memoised per catalog
-    object (the /models scan walks it for every model).
+    The ladder depends only on the engine, a native MXFP4 checkpoint and the model's rung ids (MoE-ness
+    and the advice filters of ``core.quant_rules``): memoised per catalog object (the /models scan walks
+    it for every model).
     """
-    key = (id(catalog), engine, model.native_dtype == "mxfp4", model.is_moe)
+    ids = ladder_ids(model)
+    key = (id(catalog), engine, model.native_dtype == "mxfp4", ids)
     hit = _LADDERS.get(key)
     if hit is not None and hit[0] is catalog:
         return hit[1]
     if engine is not Engine.LLAMA_CPP:
         steps = candidates(model, engine, catalog)
     else:
-        steps = [q for q in (catalog.quant(i) for i in ladder_ids(model)) if q is not None and engine in q.engines]
+        steps = [q for q in (catalog.quant(i) for i in ids) if q is not None and engine in q.engines]
     if len(_LADDERS) > 64:
         _LADDERS.clear()
     _LADDERS[key] = (catalog, steps)

@@ -75,7 +75,8 @@ def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
 def _count_value(t: L.Tok, kind: str) -> int | None:
     """The GPU count a token states (a count word or a bare 1–64), or None."""
     n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
-    return n if 1 <= n <= 64 else None
+    # "100x 4090" is kept so the answer can name the limit; a bare number counts GPUs only up to 64
+    return n if 1 <= n <= (9999 if t.kind == kind and kind else 64) else None
 
 
 # --- parse -------------------------------------------------------------------------------
@@ -96,7 +97,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["command"] = intent.value
     unknown: list[str] = []
     low = read_specs(low, found)
-    low = L.read_devices(low, found)
+    low = L.read_devices(L.same_cards(low), found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
@@ -104,8 +105,11 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     chosen = select_names(candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
+    if found.get("biggest") and "model" not in chosen and "command" not in found:
+        intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
-    fields = _name_fields(chosen, clean, toks, used, idx, full_low)
+    cores = found.get("gpu_cores")
+    fields = _name_fields(chosen, clean, toks, used, idx, full_low, cores if isinstance(cores, int) else None)
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
@@ -127,6 +131,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
+    if intent is not Intent.COMPARE and _one_machine(chosen, toks, full_low):
+        fields["rig"] = True  # "4090 + 3090": two cards in one box, not a comparison
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
@@ -140,13 +146,26 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     )
 
 
+def _one_machine(chosen: dict[str, Candidate], toks: list[L.Tok], low: str) -> bool:
+    """Whether the named devices are joined as parts of one machine: "A + B", "A and B", "A und B", "A, B"."""
+    spans = sorted((chosen[s].span for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen), key=lambda x: x.first)
+    gaps = [low[toks[a.last].end : toks[b.first].start] for a, b in zip(spans, spans[1:], strict=False)]
+    return bool(gaps) and all(L.RIG_JOINER.fullmatch(g) for g in gaps)
+
+
 def _finetune_method(word: str) -> Literal["qlora", "lora", "full"]:
     """Maps "qlora", "lora", "full fine-tune" or "voll…" to a method."""
     return "qlora" if word == "qlora" else "lora" if word == "lora" else "full"
 
 
 def _name_fields(
-    chosen: dict[str, Candidate], clean: str, toks: list[L.Tok], used: set[int], idx: NameIndex, low: str
+    chosen: dict[str, Candidate],
+    clean: str,
+    toks: list[L.Tok],
+    used: set[int],
+    idx: NameIndex,
+    low: str,
+    cores: int | None = None,
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
     out: dict[str, object] = {}
@@ -163,7 +182,7 @@ def _name_fields(
     for slot in slots:
         if slot in chosen:
             memory = int(loose) if slot == "gpu" and isinstance(loose, float) else None
-            matches[slot] = to_match(chosen[slot], clean, toks, idx, memory)
+            matches[slot] = to_match(chosen[slot], clean, toks, idx, memory, cores)
     out.update({k: v for k, v in matches.items() if k in ("model", "model2", "gpu", "gpu2")})
     out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)

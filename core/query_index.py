@@ -56,6 +56,8 @@ class NameIndex:
     laptop: dict[str, bool] = field(default_factory=dict)
     chip: dict[str, str] = field(default_factory=dict)
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
+    dominant: set[str] = field(default_factory=set)  # devices: the variant a bare chip name means
+    cores: dict[str, int] = field(default_factory=dict)  # Apple: GPU cores of the bin
     exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
     primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
@@ -86,7 +88,20 @@ def adopt(vocab: Vocabulary, index: NameIndex) -> NameIndex:
 
 # --- storing: plain lists and dicts (JSON), so the catalog build can keep the index next to the facts
 
-_TABLES = ("quants", "groups", "memory", "params", "laptop", "chip", "bare", "exact", "primary", "labels", "spelled")
+_TABLES = (
+    "quants",
+    "groups",
+    "memory",
+    "params",
+    "laptop",
+    "chip",
+    "bare",
+    "cores",
+    "exact",
+    "primary",
+    "labels",
+    "spelled",
+)
 
 
 def index_data(idx: NameIndex) -> dict[str, Any]:
@@ -95,6 +110,7 @@ def index_data(idx: NameIndex) -> dict[str, Any]:
     data["aliases"] = [(a.entry, a.kind, a.words, a.compact, a.nums, a.has_size, a.memory) for a in idx.aliases]
     data["keys"] = {k: sorted(v) for k, v in idx.keys.items()}
     data["words"] = idx.words
+    data["dominant"] = sorted(idx.dominant)
     data["identity"] = {
         k: (t.words, t.numbers, t.size_b, t.active_b, sorted(t.variants), sorted(t.tiers), t.laptop, t.memory_gib)
         for k, t in idx.identity.items()
@@ -111,6 +127,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
     idx.aliases = [Alias(e, k, tuple(w), c, tuple(n), s, m) for e, k, w, c, n, s, m in data["aliases"]]
     idx.keys = {k: set(v) for k, v in data["keys"].items()}
     idx.words = data["words"]
+    idx.dominant = set(data["dominant"])
     idx.identity = {
         k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
         for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
@@ -131,6 +148,10 @@ def build_index(vocab: Vocabulary) -> NameIndex:
             idx.params[entry.id] = (entry.total_b or 0.0, entry.active_b or entry.total_b or 0.0)
             idx.laptop[entry.id] = entry.laptop
             idx.chip[entry.id] = entry.chip or entry.id
+            if entry.dominant:
+                idx.dominant.add(entry.id)
+            if entry.gpu_cores:
+                idx.cores[entry.id] = entry.gpu_cores
             idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
             idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
             for name in (entry.id, *entry.names[:1]):

@@ -28,13 +28,15 @@ def _words(text: str) -> frozenset[str]:
 
 VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla intel arc")
 # words that carry no identity in a model or GPU name
-NOISE_WORDS = _words("instruct chat it hf gguf the model modell llm")
+NOISE_WORDS = _words(
+    "instruct chat it hf gguf the model modell llm gpu gpus grafikkarte"
+)  # "A16 (per GPU)" is no "gpu"
 NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
 PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
 MOE_SIZE = re.compile(r"\d+x\d+(?:\.\d+)?b", A)  # mixtral 8x7b
-COUNT_PREFIX = re.compile(r"(\d{1,2})[x×](.*)")  # 2x, 2x3090, 8xh200
+COUNT_PREFIX = re.compile(r"(\d{1,3})[x×](.*)")  # 2x, 2x3090, 8xh200, 100x; "4090x" is a typo of a 4090
 COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
 MEM_TOKEN = re.compile(r"(\d{1,4})(?:gb|gib|g)", A)
 MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
@@ -60,6 +62,27 @@ STOPWORDS = _words(
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
     bitte noch auch als dann da hier mal so x via using über ueber"""
 )
+# what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
+RIG_JOINER = re.compile(
+    r"\s*(?:\+|&|,|and|und|plus|sowie)\s*(?:(?:an?|one|another|eine[rnm]?|ein|noch|zusätzlich|also|auch)\s+)*"
+    r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
+)
+# "3090 + 3090": two of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
+SAME_CARDS = re.compile(
+    r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?)\s*(?:\+|&|,|and|und|plus)\s*\1\b", A
+)
+
+
+def same_cards(low: str) -> str:
+    """Reads "3090 + 3090" as "2x 3090"."""
+
+    def one(m: re.Match[str]) -> str:
+        new = f"2x {m.group(1)}"
+        return new.rjust(len(m.group())) if len(new) <= len(m.group()) else m.group()
+
+    return SAME_CARDS.sub(one, low)
+
+
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
 MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
 
@@ -157,6 +180,7 @@ _USERS = r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|reques
 _PARALLEL = r"(?:concurrent|gleichzeitig\w*|parallel\w*|simultaneous)"
 _RAM = r"(?:ram|arbeitsspeicher|hauptspeicher|(?:lp)?ddr\d\w{0,3}(?:\s*ram)?)"
 _CTX = r"(?:ctx|context|kontext)"
+_BIG = r"(?P<num>\d{1,13}(?:[.,]\d{1,3})?)"  # after a context keyword: out-of-range values are named, not dropped
 
 
 def number(s: str) -> float:
@@ -176,7 +200,8 @@ def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     elif suffix == "k" or (keyword and value < 256):
         value *= 1024
     # an absurd size that was clearly asked for ("40m context") is kept, so the answer can say it is out of range
-    return int(value) if 512 <= value <= 1 << 30 else None
+    # with a keyword, any size: the answer names the limit ("context 123456789" is not dropped)
+    return int(value) if 512 <= value <= (10**13 if keyword else 1 << 30) else None
 
 
 def _prompt(m: re.Match[str]) -> int | None:
@@ -188,11 +213,11 @@ def _ram(m: re.Match[str]) -> float | None:
     gb = number(m["num"]) * (1000 if m["unit"] == "tb" else 1)
     if not m["unit"] and gb < 4:
         return None  # "DDR5 4800" or "ram 2" is not a RAM size
-    return gb if 1 <= gb <= (16384 if m["unit"] else 2048) else None
+    return gb if 1 <= gb <= (10**7 if m["unit"] else 2048) else None  # "ram 99999gb": the answer names the limit
 
 
 def _users(m: re.Match[str]) -> int | None:
-    return int(m["num"]) if 1 <= int(m["num"]) <= 100_000 else None
+    return int(m["num"]) if int(m["num"]) >= 1 else None  # any count: the answer names the limit
 
 
 def _kv(m: re.Match[str]) -> KvCacheType:
@@ -212,19 +237,21 @@ READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b", A),
      "prompt_tokens", _prompt),
     (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
-    (re.compile(r"\b(?P<num>\d{1,5})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
+    (re.compile(r"\b(?P<num>\d{1,9})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", _users),
     (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
                 r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
     (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
                 r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
     (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
-                + _NUM + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
+                + _BIG + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
     (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
      "context", lambda m: token_count(m, keyword=False)),
-    (re.compile(r"\b(?P<num>\d{3,8})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
+    (re.compile(r"\b(?P<num>\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
 )  # fmt: skip
-QUANT_GGUF = re.compile(r"\b((?:ud[-_])?i?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*)\b", A)
+QUANT_GGUF = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
+# anything else shaped like a GGUF quant name ("q7_k_z", "iq3_kt"): named as unknown, never dropped
+QUANT_SHAPED = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-][a-z0-9]{1,4}){1,4})\b", A)
 QUANT_WORD = re.compile(
     r"\b(fp8|f8|w8a8|awq|gptq|mxfp4|nvfp4|bf16|fp16|f16|int4|int8|4[- ]?bits?|8[- ]?bits?"
     r"|native|nativ|unquantized|unquantised|unquantisiert|full precision)\b"
@@ -237,6 +264,18 @@ QUANT_ALIASES = {
     "unquantized": ("BF16",), "unquantised": ("BF16",), "unquantisiert": ("BF16",),
     "fullprecision": ("BF16",), "q4k": ("Q4_K_M",), "q5k": ("Q5_K_M",), "q3k": ("Q3_K_M",),
 }  # fmt: skip
+# names that stand for another catalog quant, said on the card ("Q2_K_XL read as UD-Q2_K_XL"): unsloth
+# dynamic quants without their "UD-" (LM Studio and Ollama tags drop it), and the ARM repacks of Q4_0,
+# which hold the same bytes (llama.cpp now repacks Q4_0 at load time and removed these types)
+READ_AS = {
+    **{f"q{n}kxl": f"UD-Q{n}_K_XL" for n in (2, 3, 4, 5, 6, 8)},
+    "iq1m_ud": "UD-IQ1_M", "q4044": "Q4_0", "q4048": "Q4_0", "q4088": "Q4_0",
+}  # fmt: skip
+# EXL2/EXL3 at a stated bits per weight ("4.65bpw"), MLX n-bit ("mlx 4bit": group 64 with an fp16
+# scale and bias, so n + 0.5 bpw, mlx.core.quantize): estimated as the GGUF quant nearest in size
+BPW = re.compile(r"\b(?P<bpw>\d{1,2}(?:\.\d{1,3})?)\s*[- ]?(?:bpw|bits?\s+per\s+weight)\b", A)
+MLX_BITS = re.compile(r"\bmlx[- ]?(?P<a>[2-8])[- ]?bits?\b|\b(?P<b>[2-8])[- ]?bits?[- ]?mlx\b", A)
+MLX_OVERHEAD_BPW = 0.5  # fp16 scale + fp16 bias per 64 weights
 FINETUNE = re.compile(r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b")
 BARE_CONTEXT_MIN = 1024
 # phrases that only say "per time" and must not be read as names ("pro" in "tokens pro sekunde")
@@ -251,7 +290,7 @@ _GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
 _VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
 # (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
 GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
     (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
     (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
     (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
@@ -273,8 +312,68 @@ OTHER_ENGINE = re.compile(
 VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
 
 
+# "38-core", "40 core GPU", "30c", "40-Kern-GPU", "38 GPU cores": an Apple GPU bin, never a device count;
+# "12-core CPU" is taken out too (it names no device)
+CORES = re.compile(
+    r"\b(?P<n>\d{1,2})\s*[- ]?\s*(?:cores?|kerne?n?|c)\b(?P<cpu>\s*[- ]?\s*cpu)?(?:\s*[- ]?\s*gpu)?"
+    r"|\b(?P<g>\d{1,2})\s*[- ]?\s*gpu[- ]?(?:cores?|kerne?n?)\b",
+    A,
+)
+APPLE_CORES = (4, 80)  # the smallest and largest Apple GPU core counts (M1 7-core ... M3 Ultra 80-core)
+
+
+def read_cores(low: str, found: Found) -> str:
+    """Takes out GPU core counts; the largest stated one names the bin ("14c/30c" is CPU/GPU)."""
+
+    def one(m: re.Match[str]) -> str:
+        n = int(m["n"] or m["g"])
+        if not m["cpu"] and APPLE_CORES[0] <= n <= APPLE_CORES[1]:
+            found["gpu_cores"] = max(n, int(str(found.get("gpu_cores") or 0)))
+        return blank(m)
+
+    return CORES.sub(one, low)
+
+
+# integrated GPUs and single-board computers: shared system RAM, never a discrete card
+SBC = re.compile(
+    r"\b(?:raspberry\s*pi|rpi|raspi)\s*(?P<model>[345])?(?:\s*model\s*b\+?)?"
+    r"(?:\s*(?:with|mit)?\s*(?P<num>\d{1,2})\s*(?:gb|g)\b(?:\s*(?:of\s+)?ram)?)?",
+    A,
+)
+IGPU = re.compile(
+    r"\b(?:(?:intel\s*)?(?:iris\s*xe|iris\s*plus|uhd\s*graphics)"
+    r"|(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|780m|880m|890m)"
+    r"|integrated\s*(?:gpu|graphics|grafik)|igpu|onboard[- ]?(?:gpu|grafik|graphics)|integrierte\w*\s*grafik)\b",
+    A,
+)
+
+
+def read_boards(low: str, found: Found) -> str:
+    """Takes out "raspberry pi 5 8gb", "iris xe", "radeon 780m": machines whose GPU shares system RAM."""
+    if m := SBC.search(low):
+        found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
+        if m["num"]:
+            found["device_memory_gib"] = float(m["num"])
+        return low[: m.start()] + blank(m) + low[m.end() :]
+    if m := IGPU.search(low):
+        found.update(device_kind="igpu", board=m.group().strip())
+        return low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
+# "the biggest/largest model", "größtes Modell": a ranking by size, never a model named "largest"
+BIGGEST = re.compile(
+    r"\b(?:biggest|largest|hugest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?|gr(?:ö|oe|o)(?:ß|ss)tm(?:ö|oe)gliche[snrm]?)\b"
+    r"(?:\s+(?:possible|möglich\w*|moeglich\w*))?(?:\s+(?:\w+\s+)?(?:modell\w*|models?|llms?)\b)?",
+)
+
+
 def read_devices(low: str, found: Found) -> str:
     """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
+    if m := BIGGEST.search(low):
+        found["biggest"] = True
+        low = low[: m.start()] + blank(m) + low[m.end() :]
+    low = read_boards(read_cores(low, found), found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True
     for pattern, kind in GENERIC_DEVICES:
@@ -289,9 +388,22 @@ def read_devices(low: str, found: Found) -> str:
         if gib is not None:
             found.setdefault("device_memory_gib", gib)
         low = low[: m.start()] + blank(m) + low[m.end() :]
+    low = _read_bpw(low, found)
     if m := OTHER_ENGINE.search(low):
         found["other_engine"] = m["e"]
         low = low[: m.start()] + blank(m) + low[m.end() :]
+    return low
+
+
+def _read_bpw(low: str, found: Found) -> str:
+    """ "exl2 4.65bpw", "mlx 4bit": a size in bits per weight, for a format FitBot does not model."""
+    if m := MLX_BITS.search(low):
+        found["bpw"] = int(m["a"] or m["b"]) + MLX_OVERHEAD_BPW
+        found.setdefault("other_engine", "mlx")
+        return low[: m.start()] + blank(m) + low[m.end() :]
+    if (m := BPW.search(low)) and 1.0 <= (bpw := float(m["bpw"])) <= 16.0:
+        found["bpw"] = bpw
+        return low[: m.start()] + blank(m) + low[m.end() :]
     return low
 
 
@@ -342,6 +454,7 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
             r"|was (?:kann ich|läuft)|\bbest\w* (?:\w+ )?(?:models?|modell\w*|llms?)\b|what should i run"
+            r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),
     ),
@@ -430,9 +543,10 @@ def _read(pattern: re.Pattern[str], text: str, found: Found, field: str, reader:
 
 
 def quant_id(raw: str, quants: dict[str, str]) -> str | None:
-    """Maps a typed quant ("q4", "4-bit", "ud-q2_k_xl") to a vocabulary id, or None."""
+    """Maps a typed quant ("q4", "4-bit", "ud-q2_k_xl", "q2_k_xl") to a vocabulary id, or None."""
     key = compact(raw)
-    candidates = (key, *(compact(alias) for alias in QUANT_ALIASES.get(key, ())))
+    read_as = (compact(READ_AS[key]),) if key in READ_AS else ()
+    candidates = (key, *read_as, *(compact(alias) for alias in QUANT_ALIASES.get(key, ())))
     return next((quants[c] for c in candidates if c in quants), None)
 
 
@@ -443,11 +557,14 @@ def _read_quants(low: str, found: Found, quants: dict[str, str], unknown: list[s
         qid = quant_id(m.group(1), quants)
         if qid is None:
             unknown.append(m.group(1))
-        else:
-            found.setdefault("quant", qid)
+            found.setdefault("unknown_quant", m.group(1).upper())
+        elif "quant" not in found:
+            found["quant"] = qid
+            if compact(m.group(1)) in READ_AS:
+                found["quant_text"] = m.group(1).upper()
         return blank(m)
 
-    for pattern in (QUANT_GGUF, QUANT_WORD):
+    for pattern in (QUANT_GGUF, QUANT_WORD, QUANT_SHAPED):
         low = pattern.sub(one, low)
     return low
 

@@ -21,7 +21,9 @@ from core.query_index import (
 from core.query_types import Match
 
 
-def to_match(c: Candidate, text: str, toks: list[L.Tok], idx: NameIndex, memory: int | None = None) -> Match:
+def to_match(
+    c: Candidate, text: str, toks: list[L.Tok], idx: NameIndex, memory: int | None = None, cores: int | None = None
+) -> Match:
     """Turns a chosen span into a Match: only an entry that *is* what was typed may answer.
 
     The ranking orders entries by spelling; ``core.names`` then drops every entry that disagrees
@@ -31,7 +33,7 @@ def to_match(c: Candidate, text: str, toks: list[L.Tok], idx: NameIndex, memory:
     score = round(max(0.0, c.ranking[0][1]), 1)
     if c.kind == "not":
         return Match(id=c.ranking[0][0], text=words, score=score)
-    said = N.typed(words)
+    said = N.typed(L.CORES.sub(" ", words.lower()) if c.kind == "gpu" else words)
     if c.kind == "gpu" and said.memory_gib is None:
         said = _bare_memory(said, [e for e, _ in c.ranking], idx)
     memory = said.memory_gib or memory
@@ -55,7 +57,8 @@ def to_match(c: Candidate, text: str, toks: list[L.Tok], idx: NameIndex, memory:
         family = tuple(e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e]))[:3]
         return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
     if c.kind == "gpu":
-        return _device_match(accepted, said, words, score, memory, exact, idx)
+        binned = [(e, s) for e, s in accepted if cores is not None and idx.cores.get(e) == cores]
+        return _device_match(binned or accepted, said, words, score, memory, exact, idx)
     (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
     if said.size_b is None and _other_sizes(best, accepted, idx):  # "gpt oss": 20b or 120b? ask
         sizes = tuple(dict.fromkeys(e for e, _ in accepted))[:3]
@@ -156,10 +159,14 @@ def _device_match(
     best = accepted[0][0]
     siblings = [e for e, _ in accepted if idx.chip[e] == idx.chip[best] or idx.bare[e] == idx.bare[best]]
     sizes = {idx.memory.get(e) for e in siblings}
-    if len(sizes) > 1:  # the same chip with several memory sizes, and the user named none: ask
+    if len(sizes) > 1:  # the same chip with several memory sizes, and the user named none
         ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))
+        if dominant := [e for e in ordered if e in idx.dominant]:  # "3060": the 12 GB card, the 8 GB one a tap away
+            rest = tuple(e for e in ordered if e != dominant[0])
+            return Match(id=dominant[0], text=words, score=score, choices=rest, assumed=True)
         return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
-    if exact is not None and exact == best:
+    same_chip = len(siblings) > 1 and len({idx.chip[e] for e in siblings}) == 1
+    if (exact is not None and exact == best) or same_chip:  # one chip, one memory size: MacBook or Studio alike
         return Match(id=best, text=words, score=score, assumed=len(siblings) > 1)
     if len(siblings) > 1:
         ordered = tuple(sorted(siblings, key=lambda e: idx.memory.get(e) or 0.0))

@@ -19,6 +19,8 @@ class VocabEntry(Frozen):
     active_b: float | None = None
     laptop: bool = False  # devices: a laptop part is not its desktop namesake
     chip: str = ""  # devices: memory variants of one chip share it
+    dominant: bool = False  # devices: the variant a bare chip name means (catalog/facts/name_defaults.toml)
+    gpu_cores: int | None = None  # Apple: the GPU core count that names the bin ("M4 Max 40-core")
 
 
 class Vocabulary(Frozen):
@@ -49,7 +51,8 @@ class Match(Frozen):
     differ only in memory, to be asked about with buttons; ``unknown`` says that nothing in the
     catalog is the thing typed (look it up, or say "I don't know"); ``memory_gib`` is a memory size
     the user gave for a device; ``assumed`` names the entry picked for a bare name that has siblings
-    ("h100" → the SXM board).
+    ("h100" → the SXM board). With ``id`` set, ``choices`` are the other readings of a bare name
+    (its dominant variant was picked, the others get a button each).
     """
 
     id: str | None
@@ -73,10 +76,15 @@ class Query(Frozen):
     gpu2: Match | None = None
     gpu_count: int = 1
     gpu2_count: int = 1
+    gpu_cores: int | None = None  # "M2 Max 38-core": the GPU core count, never a device count
+    rig: bool = False  # "4090 + 3090": gpu and gpu2 (and more_gpus) are one machine, not a comparison
     memory_gib: float | None = None
     not_device: str | None = None
     hf_repo: str | None = None
     quant: str | None = None
+    quant_text: str | None = None  # a quant name read as another catalog quant ("Q2_K_XL" → UD-Q2_K_XL)
+    unknown_quant: str | None = None  # a quant-shaped name the catalog lacks ("Q7_K_Z"): named, never dropped
+    bpw: float | None = None  # "exl2 4.65bpw", "mlx 4bit": a size for a format FitBot does not model
     context: int | None = None
     kv_cache: KvCacheType | None = None
     ram_gb: float | None = None
@@ -88,8 +96,10 @@ class Query(Frozen):
     more_models: tuple[Match, ...] = ()  # a third and fourth model of a comparison
     more_gpus: tuple[Match, ...] = ()  # a third and fourth device
     more_gpu_counts: tuple[int, ...] = ()
-    device_kind: Literal["gpu", "laptop", "cpu"] | None = None  # a device named only by its memory
+    device_kind: Literal["gpu", "laptop", "cpu", "igpu", "sbc"] | None = None  # a device named only by its memory
+    board: str | None = None  # an iGPU or single-board computer as typed ("raspberry pi 5", "iris xe")
     device_memory_gib: float | None = None  # "16 GB VRAM", "a GPU with 24 GB"
+    biggest: bool = False  # "the biggest model I can run": models ranked by size that still run
     memory_only: bool = False  # "how much VRAM do I need for ...": no device wanted
     other_engine: str | None = None  # an engine FitBot does not model (exl2, MLX, SGLang)
     model_text: str | None = None  # a model-like phrase that matched nothing ("olmo 2 7b")

@@ -16,12 +16,12 @@ from typing import Any, Literal
 
 from bot.card_parts import note_text
 from bot.reply import setup_label
-from catalog.lookup import ModelHit, NotFound, find_gpu, find_model
+from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.custom_device import custom_device
 from core.devices import GenericDevice, widened, with_memory
-from core.estimate import DEFAULT_ENGINE, EstimateError, Request, default_quant, scenario
+from core.estimate import DEFAULT_ENGINE, EstimateError, Request, Scenario, default_quant, scenario
 from core.figures import figures_of
 from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
 from core.speed_device import BACKEND_LABELS, backend_named
@@ -170,9 +170,12 @@ def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit,
     hit = find_model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
-    found = find_gpu(catalog, args.gpu)
+    assumed: list[str] = []
+    found = find_gpu(catalog, args.gpu, assumed)
     if isinstance(found, NotFound):
         raise UsageError(_not_found(found))
+    for line in assumed:  # on stderr, so --json output stays one JSON document
+        print(f"assumed: {line}", file=sys.stderr)
     return hit, found[0], args.gpus or found[1]
 
 
@@ -186,7 +189,8 @@ def _backend(text: str) -> Backend:
 def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec, int, GenericDevice | None]:
     """--gpu as a catalog entry, with --vram/--bandwidth/--tflops as given; a device known only by
     its specs (--vram, and --gpu naming something the catalog lacks) becomes a custom device."""
-    found = find_gpu(catalog, args.gpu) if args.gpu else None
+    assumed: list[str] = []
+    found = find_gpu(catalog, args.gpu, assumed) if args.gpu else None
     if isinstance(found, NotFound) or found is None:
         if args.vram is None:
             raise UsageError(
@@ -197,6 +201,8 @@ def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec,
         label = found.text if found else ""
         device = custom_device(catalog, args.vram, args.bandwidth, args.tflops, args.backend, label)
         return device.gpu, args.gpus or 1, device
+    for line in assumed:  # on stderr, so --json output stays one JSON document
+        print(f"assumed: {line}", file=sys.stderr)
     gpu = with_memory(found[0], args.vram) if args.vram else found[0]
     update = {"bandwidth_bytes_per_s": args.bandwidth * 1e9} if args.bandwidth else {}
     update |= {"fp16_tflops": args.tflops} if args.tflops else {}
@@ -221,18 +227,50 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         backend=args.backend,
     )
     quant_id = request.quant or default_quant(hit.model, request.engine or DEFAULT_ENGINE)
-    quant = catalog.quant(quant_id)
+    quant = catalog.quant(quant_id) or find_quant(catalog, quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
+    if quant.id != quant_id.upper():
+        print(f"assumed: quant {quant_id!r} read as {quant.id}", file=sys.stderr)
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
         s = scenario(hit.model, gpu, request, quant=quant, measured=measured)
+        if gpu.id.startswith("rig:"):  # a mixed rig: settled on each card's runtime overhead, then placed
+            return rig_analysis(s, catalog)
         analysis = analyse(s, catalog)
         if device is not None:
             analysis = analysis.model_copy(update={"estimate": widened(analysis.estimate, s, device)})
         return analysis
     except EstimateError as exc:
         raise UsageError(str(exc)) from None
+
+
+def rig_analysis(s: Scenario, catalog: Catalog) -> Analysis:
+    """The analysis of a mixed rig, its placement on stderr and its commands with the rig's --tensor-split."""
+    from core import rig
+    from core.estimate import estimate_of
+
+    cards = rig_cards(catalog, s.device)
+    overhead = estimate_of(s).memory.overhead_bytes // len(cards)
+    stand_in = rig.stand_in(cards, overhead)
+    result = analyse(scenario(s.model, stand_in, s.request, quant=s.quant, measured=s.measured), catalog)
+    est = result.estimate
+    plan = rig.plan(cards, est.offload, est.gpu_bytes, est.ram_bytes, overhead)
+    for card in plan.cards:
+        print(f"placement: {card.gpu.short_name}: {card.layers} layers, {_gib(card.holds_bytes)}"
+              f" ({card.share:.0%}), --tensor-split share {card.free_gib:g}", file=sys.stderr)  # fmt: skip
+    if plan.cpu_moe_layers:
+        print(
+            f"placement: RAM: experts of the first {plan.cpu_moe_layers} layers ({_gib(plan.ram_bytes)})",
+            file=sys.stderr,
+        )
+    if result.advice is None:
+        return result
+    commands = tuple(
+        c.model_copy(update={"argv": rig.with_split(c.argv, plan.tensor_split)}) if c.engine is Engine.LLAMA_CPP else c
+        for c in result.advice.commands
+    )
+    return result.model_copy(update={"advice": result.advice.model_copy(update={"commands": commands})})
 
 
 def run_finetune(args: argparse.Namespace, catalog: Catalog) -> list[dict[str, Any]]:
@@ -270,7 +308,7 @@ def print_estimate(analysis: Analysis) -> None:
     est = analysis.estimate
     mem = est.memory
     hw = est.hardware
-    setup = setup_label(hw.gpu_name, hw.count)
+    setup = hw.gpu_name if hw.gpu.startswith("rig:") else setup_label(hw.gpu_name, hw.count)
     backend = f" ({BACKEND_LABELS[hw.backend]})" if hw.backend else ""
     print(f"{est.model.name} · {est.quant} · {est.context:,} tokens · {est.engine.value}{backend} on {setup}")
     print(f"verdict: {est.verdict.value}")

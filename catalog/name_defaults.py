@@ -1,0 +1,40 @@
+"""Dominant-variant rules (``facts/name_defaults.toml``): which memory variant a bare device name means.
+
+"3060" is the 12 GB card for nearly everyone who types it; the rule file says so, with its source,
+and the parser answers for that variant, showing the assumption and offering the others.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+RULES_PATH = Path(__file__).with_name("facts") / "name_defaults.toml"
+
+
+class NameDefault(BaseModel):
+    """One rule: ``pick`` is answered for a bare name that also fits ``others``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    pick: str
+    others: tuple[str, ...]
+    why: str
+    source: str
+    as_of: str
+
+
+@lru_cache(maxsize=4)
+def load_name_defaults(path: Path = RULES_PATH) -> tuple[NameDefault, ...]:
+    """Every rule of the file; a rule must name its source."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return tuple(NameDefault(**row) for row in data.get("default", ()))
+
+
+def dominant_ids(known: set[str], path: Path = RULES_PATH) -> frozenset[str]:
+    """The picked ids whose rule applies to this catalog (the pick and at least one other are in it)."""
+    return frozenset(r.pick for r in load_name_defaults(path) if r.pick in known and known & set(r.others))
