@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.speed_data import Row, load_rows
 from bench.speed_validation import (
     FAMILIES,
+    KERNEL_FAMILIES,
     MIN_SOURCES,
     SPLITS,
     TABLE_HEAD,
@@ -64,17 +65,16 @@ SCALARS = [
     "igpu_pp",
     "hbm_bw",
     "moe_expert",
-    "moe_tile",
     "no_fa",
     "legacy",
     "legacy_pp",
-    "attn_eff",
     "hop",
 ]
+PER_FAMILY = ["bw_eff", "cycles"]  # per speed family (decode mat-vec paths and fixed costs differ on Intel Vulkan)
+PER_KERNELS = ["pp_eff", "attn_eff", "moe_tile"]  # per kernel family (Vulkan on Intel runs Vulkan's shaders)
 NAMES = (
-    [f"bw_eff:{f}" for f in FAMILIES]
-    + [f"pp_eff:{f}" for f in FAMILIES]
-    + [f"cycles:{f}" for f in FAMILIES]
+    [f"{key}:{f}" for key in PER_FAMILY for f in FAMILIES]
+    + [f"{key}:{f}" for key in PER_KERNELS for f in KERNEL_FAMILIES]
     + [f"q_dec:{q}" for q in QFAMS]
     + [f"q_pre:{q}" for q in QFAMS]
     + SCALARS
@@ -84,8 +84,10 @@ PRIORS: dict[str, tuple[float, float]] = {
     **{f"q_dec:{q}": (1.0, 0.5) for q in QFAMS},
     **{f"q_pre:{q}": (1.0, 0.5) for q in QFAMS},
     **{f"bw_eff:{f}": (0.75, 0.1) for f in FAMILIES},
-    **{f"pp_eff:{f}": (0.4, 0.05) for f in FAMILIES},
+    **{f"pp_eff:{f}": (0.4, 0.05) for f in KERNEL_FAMILIES},
     **{f"cycles:{f}": (100e3, 0.1) for f in FAMILIES},
+    **{f"attn_eff:{f}": (0.5, 0.1) for f in KERNEL_FAMILIES},
+    **{f"moe_tile:{f}": (16.0, 0.1) for f in KERNEL_FAMILIES},
     "consumer_clock": (1.0, 0.3),
     "old_bw": (1.0, 0.3),
     "old_pp": (1.0, 0.3),
@@ -93,11 +95,9 @@ PRIORS: dict[str, tuple[float, float]] = {
     "igpu_pp": (0.7, 0.1),
     "hbm_bw": (0.8, 0.3),
     "moe_expert": (0.15, 0.1),
-    "moe_tile": (16.0, 0.1),
     "no_fa": (1.0, 0.3),
     "legacy": (1.0, 0.1),
     "legacy_pp": (1.0, 0.3),
-    "attn_eff": (0.5, 0.1),
     "hop": (0.2e-3, 0.1),
 }
 EFFICIENCY_CAP = 0.95  # no kernel reaches the full peak
@@ -107,8 +107,10 @@ HUBER = 0.15  # ~15 %: beyond it a row's pull grows like sqrt, not linearly
 def current_params() -> np.ndarray:
     vals = (
         [K.DECODE_BW_EFFICIENCY[f] for f in FAMILIES]
-        + [K.PREFILL_FLOPS_EFFICIENCY[f] for f in FAMILIES]
         + [K.LAYER_CYCLES[f] for f in FAMILIES]
+        + [K.PREFILL_FLOPS_EFFICIENCY[f] for f in KERNEL_FAMILIES]
+        + [K.ATTENTION_EFFICIENCY[f] for f in KERNEL_FAMILIES]
+        + [K.MOE_TILE_TOKENS[f] for f in KERNEL_FAMILIES]
         + [K.QUANT_DECODE_FACTOR[q] for q in QFAMS]
         + [K.QUANT_PREFILL_FACTOR[q] for q in QFAMS]
         + [
@@ -119,11 +121,9 @@ def current_params() -> np.ndarray:
             K.IGPU_MATRIX_FACTOR,
             K.HBM_BANDWIDTH_FACTOR,
             K.MOE_EXPERT_EXTRA,
-            K.MOE_TILE_TOKENS,
             K.PREFILL_NO_FLASH_ATTENTION_FACTOR,
             1.0,  # legacy (fit-only)
             1.0,  # legacy_pp (fit-only)
-            K.ATTENTION_EFFICIENCY,
             K.LAYER_SPLIT_HOP_S,
         ]
     )
@@ -140,16 +140,19 @@ def apply_params(theta: np.ndarray) -> None:
     p = fitted_values(theta)
     for f in FAMILIES:
         K.DECODE_BW_EFFICIENCY[f] = p[f"bw_eff:{f}"]
-        K.PREFILL_FLOPS_EFFICIENCY[f] = p[f"pp_eff:{f}"]
         K.LAYER_CYCLES[f] = p[f"cycles:{f}"]
+    for f in KERNEL_FAMILIES:
+        K.PREFILL_FLOPS_EFFICIENCY[f] = p[f"pp_eff:{f}"]
+        K.ATTENTION_EFFICIENCY[f] = p[f"attn_eff:{f}"]
+        K.MOE_TILE_TOKENS[f] = p[f"moe_tile:{f}"]
     for q in QFAMS:
         K.QUANT_DECODE_FACTOR[q] = p[f"q_dec:{q}"]
         K.QUANT_PREFILL_FACTOR[q] = p[f"q_pre:{q}"]
     K.CONSUMER_CLOCK_FACTOR = p["consumer_clock"]
     K.PRE_AMPERE_BANDWIDTH_FACTOR, K.PRE_AMPERE_MATRIX_FACTOR = p["old_bw"], p["old_pp"]
     K.IGPU_BANDWIDTH_FACTOR, K.IGPU_MATRIX_FACTOR = p["igpu_bw"], p["igpu_pp"]
-    K.HBM_BANDWIDTH_FACTOR, K.MOE_EXPERT_EXTRA, K.MOE_TILE_TOKENS = p["hbm_bw"], p["moe_expert"], p["moe_tile"]
-    K.PREFILL_NO_FLASH_ATTENTION_FACTOR, K.ATTENTION_EFFICIENCY = p["no_fa"], p["attn_eff"]
+    K.HBM_BANDWIDTH_FACTOR, K.MOE_EXPERT_EXTRA = p["hbm_bw"], p["moe_expert"]
+    K.PREFILL_NO_FLASH_ATTENTION_FACTOR = p["no_fa"]
     K.LAYER_SPLIT_HOP_S = p["hop"]
 
 
@@ -184,6 +187,7 @@ class Matrix:
         self.f = {k: np.array([r.feats.get(k, 0.0) for r in rows], dtype=float) for k in self.KEYS}
         self.f["per_expert"] = np.maximum(self.f["per_expert"], 1e-6)
         self.fam = np.array([FAMILIES.index(r.family) for r in rows])
+        self.kern = np.array([KERNEL_FAMILIES.index(speed.kernel_family(r.family)) for r in rows])
         self.q = np.array([QFAMS.index("k" if r.qfam == "iq" else r.qfam) if r.qfam != "f16" else -1 for r in rows])
         self.iq = np.array([K.IQ_EXTRA_FACTOR if r.qfam == "iq" else 1.0 for r in rows])
         self.hbm = np.array([speed.arch_profile(r.gpu).hbm for r in rows])
@@ -196,25 +200,27 @@ class Matrix:
 
     def predict(self, theta: np.ndarray) -> np.ndarray:
         p = np.exp(theta)
-        nf, nq = len(FAMILIES), len(QFAMS)
-        bw_eff, pp_eff, cycles = p[:nf], p[nf : 2 * nf], p[2 * nf : 3 * nf]
-        q_dec = np.append(p[3 * nf : 3 * nf + nq], 1.0)[self.q] * self.iq
-        q_pre = np.append(p[3 * nf + nq : 3 * nf + 2 * nq], 1.0)[self.q] * self.iq
-        s = dict(zip(SCALARS, p[3 * nf + 2 * nq :], strict=True))
+        nf, nk, nq = len(FAMILIES), len(KERNEL_FAMILIES), len(QFAMS)
+        bw_eff, cycles = (p[i * nf : (i + 1) * nf][self.fam] for i in range(2))
+        pp_eff, attn_eff, moe_tile = (p[2 * nf + i * nk : 2 * nf + (i + 1) * nk][self.kern] for i in range(3))
+        k = 2 * nf + 3 * nk
+        q_dec = np.append(p[k : k + nq], 1.0)[self.q] * self.iq
+        q_pre = np.append(p[k + nq : k + 2 * nq], 1.0)[self.q] * self.iq
+        s = dict(zip(SCALARS, p[k + 2 * nq :], strict=True))
         f = self.f
         igpu = f["igpu"] > 0
         clock = np.where(f["consumer"] > 0, s["consumer_clock"], 1.0)
-        lat = cycles[self.fam] / (f["clock"] * clock) * np.where(self.legacy, s["legacy"], 1.0)
+        lat = cycles / (f["clock"] * clock) * np.where(self.legacy, s["legacy"], 1.0)
         lat = lat * (1.0 + s["moe_expert"] * f["moe"])
-        bw = f["bw"] * bw_eff[self.fam] * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
+        bw = f["bw"] * bw_eff * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
         bw = bw * np.where(self.old_decode, s["old_bw"], 1.0)
         # pre-b3000 builds ran prompt GEMMs through cuBLAS (full tensor rate, dequantize first)
         tf = np.where(self.legacy, f["tf_cublas"] * s["legacy_pp"], f["tf"])
-        flops = tf * clock * pp_eff[self.fam] * np.where(igpu, s["igpu_pp"], 1.0)
+        flops = tf * clock * pp_eff * np.where(igpu, s["igpu_pp"], 1.0)
         flops = flops * np.where(self.old, s["old_pp"], 1.0)
-        attn = f["attn"] / (s["attn_eff"] * flops)
+        attn = f["attn"] / (attn_eff * flops)
         t_dec = (f["weights"] * q_dec + f["kv"]) / bw + attn + f["layers"] * lat + f["hops"] * s["hop"]
-        gemm = f["gemm_dense"] + f["gemm_routed"] * (1.0 + s["moe_tile"] / f["per_expert"])
+        gemm = f["gemm_dense"] + f["gemm_routed"] * (1.0 + moe_tile / f["per_expert"])
         t_pre = 2.0 * gemm * f["tokens"] * q_pre / flops + attn
         hop = f["hops"] * (s["hop"] + f["hop_bytes"] / K.PCIE_BYTES_PER_S)
         t_pre += f["chunks"] * (f["touched"] / bw + f["layers"] * lat + hop)
@@ -361,15 +367,16 @@ def constants_block(result: dict[str, Any]) -> str:
     """The text between the BEGIN/END FITTED markers, from a full (not quick) calibration."""
     p = result["constants"]
 
-    def fam(name: str, key: str) -> list[str]:
-        return [f"{name}: dict[str, float] = {{"] + [f'    "{f}": {_g(p[f"{key}:{f}"])},' for f in FAMILIES] + ["}"]
+    def fam(name: str, key: str, families: list[str] = FAMILIES) -> list[str]:
+        return [f"{name}: dict[str, float] = {{"] + [f'    "{f}": {_g(p[f"{key}:{f}"])},' for f in families] + ["}"]
 
     def quant(name: str, key: str) -> str:
         items = ", ".join(['"f16": 1.0'] + [f'"{q}": {_g(p[f"{key}:{q}"])}' for q in QFAMS])
         return f"{name}: dict[str, float] = {{{items}}}"
 
-    lines = fam("DECODE_BW_EFFICIENCY", "bw_eff") + fam("PREFILL_FLOPS_EFFICIENCY", "pp_eff")
-    lines += fam("LAYER_CYCLES", "cycles")
+    lines = fam("DECODE_BW_EFFICIENCY", "bw_eff") + fam("PREFILL_FLOPS_EFFICIENCY", "pp_eff", KERNEL_FAMILIES)
+    lines += fam("LAYER_CYCLES", "cycles") + fam("ATTENTION_EFFICIENCY", "attn_eff", KERNEL_FAMILIES)
+    lines += fam("MOE_TILE_TOKENS", "moe_tile", KERNEL_FAMILIES)
     lines += [
         f"CONSUMER_CLOCK_FACTOR = {_g(p['consumer_clock'])}",
         f"PRE_AMPERE_BANDWIDTH_FACTOR = {_g(p['old_bw'])}",
@@ -378,11 +385,9 @@ def constants_block(result: dict[str, Any]) -> str:
         f"IGPU_MATRIX_FACTOR = {_g(p['igpu_pp'])}",
         f"HBM_BANDWIDTH_FACTOR = {_g(p['hbm_bw'])}",
         f"MOE_EXPERT_EXTRA = {_g(p['moe_expert'])}",
-        f"MOE_TILE_TOKENS = {_g(p['moe_tile'])}",
         quant("QUANT_DECODE_FACTOR", "q_dec"),
         quant("QUANT_PREFILL_FACTOR", "q_pre"),
         f"PREFILL_NO_FLASH_ATTENTION_FACTOR = {_g(p['no_fa'])}",
-        f"ATTENTION_EFFICIENCY = {_g(p['attn_eff'])}",
         f"LAYER_SPLIT_HOP_S = {_g(p['hop'])}",
     ]
     for name, bands in result["bands"].items():

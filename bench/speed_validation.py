@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, t
 
 from bench.speed_data import BACKENDS, Row
 
-FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel"]
+FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel", "sycl"]
+KERNEL_FAMILIES = [f for f in FAMILIES if f != "vulkan-intel"]  # Vulkan on Intel runs Vulkan's shaders
 VENDORS = ["NVIDIA", "AMD", "Intel", "Apple"]
 # A generation x backend with rows from fewer sources than this is thin: rough band, and the card says so.
 MIN_SOURCES = 2

@@ -73,8 +73,8 @@ def offer_figures(q: OfferQuote) -> OfferFigures:
         usd_per_hour=q.offer.price_per_hour_usd,
         users=q.users,
         users_at_once=q.users_served,
-        per_user_tokens_per_s=round(q.per_user_tokens_per_s, 3),
-        total_tokens_per_s=round(q.aggregate_tokens_per_s, 3),
+        per_user_tokens_per_s=round(q.per_user_tokens_per_s, 6),
+        total_tokens_per_s=round(q.aggregate_tokens_per_s, 6),
         usd_per_million_tokens=round(offer_price(q), 4),
     )
 
@@ -112,8 +112,9 @@ def figures_of(analysis: Analysis) -> Figures:
         prompt_tokens=sp.prompt_tokens,
         users=serving.users,
         users_at_once=serving.users_served if runs else None,
-        per_user_tokens_per_s=round(serving.per_user_tokens_per_s, 3) if runs else None,
-        total_tokens_per_s=round(serving.aggregate_tokens_per_s, 3) if runs else None,
+        # 6 decimals, not 3: a speed of 7.6503 rounded to 7.65 would print 7.6 (half-even) beside the card's 7.7
+        per_user_tokens_per_s=round(serving.per_user_tokens_per_s, 6) if runs else None,
+        total_tokens_per_s=round(serving.aggregate_tokens_per_s, 6) if runs else None,
         cost_users=cost.cost_users,
         usd_per_million_tokens=cost.usd_per_million_tokens,
         offers=cost.offers,

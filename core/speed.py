@@ -56,6 +56,7 @@ from core.speed_device import (
     DeviceRates,
     dense_tflops,
     device_rates,
+    kernel_family,
     layer_latency_s,
     ram_bandwidth,
     speed_family,
@@ -125,17 +126,19 @@ def decode_time_s(
     ram_kv_bytes: float = 0.0,
     ram_bandwidth: float = 1.0,
     extra_s: float = 0.0,
+    attention_efficiency: float,
 ) -> float:
     """Seconds per generated token (formula in the module docstring).
 
     ``bandwidth`` and ``gemm_flops`` are effective rates (after the backend efficiencies);
     ``ram_bytes`` (weights) and ``ram_kv_bytes`` (their layers' cache) sit in system RAM and are read
-    at ``ram_bandwidth * RAM_READ_EFFICIENCY``; the quant factor applies to weights only.
+    at ``ram_bandwidth * RAM_READ_EFFICIENCY``; the quant factor applies to weights only; attention
+    runs at ``attention_efficiency`` (the backend's ``ATTENTION_EFFICIENCY``) of the GEMM rate.
     """
     t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
     if ram_bytes or ram_kv_bytes:
         t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
-    t += attention_flops / (K.ATTENTION_EFFICIENCY * gemm_flops)
+    t += attention_flops / (attention_efficiency * gemm_flops)
     return t + n_layers * layer_latency_s + extra_s
 
 
@@ -153,6 +156,7 @@ def prefill_time_s(
     quant_factor: float,
     ubatch_pcie_bytes: float = 0.0,
     ubatch_extra_s: float = 0.0,
+    attention_efficiency: float,
 ) -> float:
     """Seconds to process ``n_tokens`` prompt tokens in ``n_ubatches`` ubatches.
 
@@ -161,7 +165,7 @@ def prefill_time_s(
     PCIe) and pays the per-layer latency once.
     """
     t = 2.0 * gemm_params * n_tokens * quant_factor / gemm_flops
-    t += attention_flops / (K.ATTENTION_EFFICIENCY * gemm_flops)
+    t += attention_flops / (attention_efficiency * gemm_flops)
     per_ubatch = ubatch_weight_bytes / bandwidth + ubatch_pcie_bytes / PCIE_BYTES_PER_S
     per_ubatch += n_layers * layer_latency_s + ubatch_extra_s
     return t + n_ubatches * per_ubatch
@@ -295,6 +299,7 @@ def _decode_time(
         ram_kv_bytes=ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
+        attention_efficiency=system.rates.attention_efficiency,
     )
 
 
@@ -323,7 +328,7 @@ def _prompt_time(
     return no_fa * prefill_time_s(
         n_tokens=n_tokens,
         n_ubatches=chunks,
-        gemm_params=gemm_params_effective(model, ubatch),
+        gemm_params=gemm_params_effective(model, ubatch, system.rates.moe_tile_tokens),
         attention_flops=prefill_attention_flops(model, n_tokens, depth),
         ubatch_weight_bytes=touched * (1.0 - ram_share),
         bandwidth=system.rates.bandwidth_bytes_per_s,
@@ -333,6 +338,7 @@ def _prompt_time(
         quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
         ubatch_pcie_bytes=touched * ram_share,
         ubatch_extra_s=extra,
+        attention_efficiency=system.rates.attention_efficiency,
     )
 
 
@@ -421,7 +427,7 @@ def concurrency(
     t_attention = (
         batch
         * decode_attention_flops(model, workload.context)
-        / (K.ATTENTION_EFFICIENCY * system.rates.gemm_flops_per_s)
+        / (system.rates.attention_efficiency * system.rates.gemm_flops_per_s)
     )
     step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
@@ -555,6 +561,7 @@ __all__ = [
     "gemm_params_effective",
     "gemm_params_per_token",
     "is_igpu",
+    "kernel_family",
     "kv_read_bytes",
     "layer_cost_factor",
     "layer_latency_s",

@@ -11,115 +11,139 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # Fitted constants: written by ``bench/speed_calibration.py --write`` from bench/calibration/*.csv
 # (tests/core/test_speed_calibration.py fails when they drift from what the script fits).
-# Efficiencies are keyed by speed family: the backend, with Vulkan on Intel split off (llama.cpp's
-# Vulkan shaders reach far less of Intel Arc's XMX rate than of NVIDIA/AMD matrix units).
+# Decode constants are keyed by speed family: the backend, with Vulkan on Intel split off (ggml-vulkan
+# restricts its integer mat-vec path and subgroup collectives on Intel). Prompt constants (matrix and
+# attention efficiency, expert tile) are keyed by kernel family (``speed_device.kernel_family``): Vulkan
+# on Intel runs Vulkan's shaders, at the vector rate ``speed_arch.VULKAN_INTEL_MATRIX_SHARE`` sets.
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8858,
-    "rocm": 0.9503,
-    "metal": 0.8612,
-    "vulkan": 0.9067,
-    "vulkan-intel": 0.9503,
+    "cuda": 0.8783,
+    "rocm": 0.9093,
+    "metal": 0.8605,
+    "vulkan": 0.9508,
+    "vulkan-intel": 0.5837,
+    "sycl": 0.6916,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5663,
-    "rocm": 0.4122,
-    "metal": 0.8358,
-    "vulkan": 0.4411,
-    "vulkan-intel": 0.3534,
+    "cuda": 0.5305,
+    "rocm": 0.3691,
+    "metal": 0.8184,
+    "vulkan": 0.382,
+    "sycl": 0.3819,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 107100.0,
-    "rocm": 309100.0,
-    "metal": 183600.0,
-    "vulkan": 132800.0,
-    "vulkan-intel": 860700.0,
+    "cuda": 100700.0,
+    "rocm": 278000.0,
+    "metal": 179200.0,
+    "vulkan": 213600.0,
+    "vulkan-intel": 294600.0,
+    "sycl": 100500.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.172
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.6861
-PRE_AMPERE_MATRIX_FACTOR = 0.6196
-IGPU_BANDWIDTH_FACTOR = 0.8973
-IGPU_MATRIX_FACTOR = 0.6164
-HBM_BANDWIDTH_FACTOR = 0.7945
-MOE_EXPERT_EXTRA = 0.09592
-MOE_TILE_TOKENS = 9.578
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9419, "q4_0": 0.9988, "k": 1.016, "mxfp4": 0.9162}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.128, "q4_0": 1.082, "k": 1.336, "mxfp4": 1.362}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.096
-ATTENTION_EFFICIENCY = 0.512
-LAYER_SPLIT_HOP_S = 0.0001988
+ATTENTION_EFFICIENCY: dict[str, float] = {
+    "cuda": 0.4978,
+    "rocm": 0.3517,
+    "metal": 0.5336,
+    "vulkan": 0.2851,
+    "sycl": 0.4199,
+}
+MOE_TILE_TOKENS: dict[str, float] = {
+    "cuda": 60.04,
+    "rocm": 7.222,
+    "metal": 13.82,
+    "vulkan": 23.67,
+    "sycl": 16.0,
+}
+CONSUMER_CLOCK_FACTOR = 1.218
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.6729
+PRE_AMPERE_MATRIX_FACTOR = 0.6202
+IGPU_BANDWIDTH_FACTOR = 0.9318
+IGPU_MATRIX_FACTOR = 0.7503
+HBM_BANDWIDTH_FACTOR = 0.7385
+MOE_EXPERT_EXTRA = 0.08346
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9528, "q4_0": 1.004, "k": 1.023, "mxfp4": 0.9875}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.041, "k": 1.454, "mxfp4": 1.322}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.101
+LAYER_SPLIT_HOP_S = 0.0002377
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.856, 1.169),
-    "rocm": (0.874, 1.169),
-    "metal": (0.874, 1.25),
-    "vulkan": (0.874, 1.169),
-    "vulkan-intel": (0.874, 1.169),
+    "cuda": (0.865, 1.209),
+    "rocm": (0.82, 1.211),
+    "metal": (0.865, 1.257),
+    "vulkan": (0.85, 1.274),
+    "vulkan-intel": (0.865, 1.209),
+    "sycl": (0.865, 1.209),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.698, 1.251),
-    "rocm": (0.698, 1.312),
-    "metal": (0.698, 1.273),
-    "vulkan": (0.698, 1.251),
-    "vulkan-intel": (0.49, 1.902),
+    "cuda": (0.698, 1.296),
+    "rocm": (0.661, 1.296),
+    "metal": (0.698, 1.296),
+    "vulkan": (0.656, 1.296),
+    "vulkan-intel": (0.581, 2.368),
+    "sycl": (0.698, 1.296),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.713, 1.29),
-    "rocm": (0.787, 1.29),
-    "metal": (0.787, 1.29),
-    "vulkan": (0.667, 1.373),
-    "vulkan-intel": (0.787, 1.29),
+    "cuda": (0.71, 1.393),
+    "rocm": (0.54, 1.393),
+    "metal": (0.71, 1.393),
+    "vulkan": (0.559, 2.584),
+    "vulkan-intel": (0.71, 1.393),
+    "sycl": (0.71, 1.393),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.488, 1.41),
-    "rocm": (0.421, 1.75),
-    "metal": (0.488, 1.41),
-    "vulkan": (0.488, 1.503),
-    "vulkan-intel": (0.381, 1.41),
+    "cuda": (0.578, 1.562),
+    "rocm": (0.54, 2.041),
+    "metal": (0.578, 1.562),
+    "vulkan": (0.538, 2.584),
+    "vulkan-intel": (0.247, 1.562),
+    "sycl": (0.578, 1.562),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.925, 1.301)
-MOE_PREFILL_BAND: tuple[float, float] = (0.55, 1.63)
+MOE_DECODE_BAND: tuple[float, float] = (0.652, 1.286)
+MOE_PREFILL_BAND: tuple[float, float] = (0.518, 1.936)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
         "ampere-dc/cuda",
         "ampere/cuda",
+        "ampere/vulkan",
         "apple-m1/metal",
         "apple-m2/metal",
         "apple-m3/metal",
+        "blackwell/cuda",
+        "gcn5/rocm",
         "hopper/cuda",
+        "pascal-hbm/cuda",
         "rdna3.5/rocm",
         "rdna3.5/vulkan",
         "rdna3/rocm",
+        "xe-hpg/vulkan-intel",
     }
 )
 THIN_ARCHS: frozenset[str] = frozenset(
     {
         "ada/vulkan",
         "ampere-soc/cuda",
-        "ampere/vulkan",
         "apple-m4/metal",
         "blackwell-soc/cuda",
-        "blackwell/cuda",
-        "gcn5/rocm",
-        "pascal-hbm/cuda",
         "pascal/cuda",
         "pascal/vulkan",
         "rdna2/rocm",
         "rdna2/vulkan",
         "rdna3/vulkan",
+        "rdna4/rocm",
+        "rdna4/vulkan",
         "turing/cuda",
         "turing/vulkan",
         "volta/cuda",
-        "xe-hpg/vulkan-intel",
+        "xe2/sycl",
         "xe2/vulkan-intel",
     }
 )
 # END FITTED
 
-# What the fitted names mean:
+# What the fitted names mean (speed families: cuda, rocm, metal, vulkan, vulkan-intel, sycl; SYCL has rows
+# since issue 24 -- oneMKL/oneDNN GEMMs on the XMX units, its own mat-vec kernels -- and is no proxy):
 # DECODE_BW_EFFICIENCY: share of the vendor's peak memory bandwidth the decode kernels reach.
-# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach.
+# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach (per kernel family).
 # LAYER_CYCLES: fixed clock cycles per layer and token or ubatch (kernel launches, synchronisation,
 #   latency-bound small kernels); divided by the generation's clock (``speed_arch.ARCH``). Metal's is
 #   the largest (command-buffer encoding per kernel).
@@ -138,11 +162,18 @@ THIN_ARCHS: frozenset[str] = frozenset(
 # MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts
 #   per token (router, top-k, expert gather and the per-expert matrix-vector work of small matrices).
 # MOE_TILE_TOKENS: expert GEMMs of a ubatch see ubatch*k/E tokens each; a GEMM of t tokens runs at
-#   t / (t + this) of the full-tile rate, which is what makes MoE prefill slow at small batches.
+#   t / (t + this) of the full-tile rate, which is what makes MoE prefill slow at small batches. Per kernel
+#   family (``speed_device.kernel_family``): each backend has its own expert-GEMM kernel and tile (ggml-cuda
+#   MMQ with mmq_x up to 128 tokens, shared by ROCm through HIP; ggml-vulkan's mul_mm_id shaders; Metal's
+#   mul_mm_id; SYCL has no MoE rows and keeps the prior, 16).
 # QUANT_*_FACTOR: time multiplier per quant family (dequantization; f16 = 1). IQ types: K-quant x
 #   ``IQ_EXTRA_FACTOR``.
 # PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
-# ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate.
+# ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate, per kernel family: each
+#   backend has its own flash-attention kernels (ggml-cuda fattn-mma/-wmma, shared by ROCm through HIP;
+#   ggml-vulkan flash_attn shaders, scalar or cooperative-matrix by device; Metal's; SYCL's), and at long
+#   depth this is what sets prompt and decode speed (kyuz0's R9700: 2048 tokens after 32768 run 567 t/s
+#   under ROCm, 430 under Vulkan RADV, on the same card and build).
 # LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
 #   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
 # *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
@@ -160,10 +191,10 @@ ROUGH_BAND_WIDEN = 1.5
 # Assumed constants (no calibration rows; documented defaults).
 # --------------------------------------------------------------------------------------------
 
-# Backends without llama-bench rows borrow a calibrated family and are flagged rough: SYCL runs on
-# Intel GPUs (Vulkan-on-Intel figures), CANN/Gaudi/other accelerators get CUDA's, a CPU "device"
-# (bandwidth = its RAM) gets the RAM read efficiency below and Vulkan's compute share.
-FAMILY_PROXY: dict[Backend, str] = {Backend.SYCL: "vulkan-intel", Backend.OTHER: "cuda", Backend.CPU: "vulkan"}
+# Backends without llama-bench rows borrow a calibrated family and are flagged rough: CANN/Gaudi/other
+# accelerators get CUDA's, a CPU "device" (bandwidth = its RAM) gets the RAM read efficiency below and
+# Vulkan's compute share. (SYCL has rows since issue 24: its own family.)
+FAMILY_PROXY: dict[Backend, str] = {Backend.OTHER: "cuda", Backend.CPU: "vulkan"}
 
 # System RAM bandwidth when the user does not give --ram-bandwidth: theoretical peak of a typical
 # platform for the GPU's category. Desktop: dual-channel DDR5-5600 (2 x 64 bit x 5600 MT/s =

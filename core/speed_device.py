@@ -33,6 +33,8 @@ class DeviceRates(Frozen):
     bandwidth_bytes_per_s: float = Field(gt=0)  # effective bytes/s for decode reads
     gemm_flops_per_s: float = Field(gt=0)  # effective FLOP/s for prefill GEMMs
     layer_latency_s: float = Field(ge=0)
+    attention_efficiency: float = Field(gt=0)  # share of the GEMM rate the backend's attention kernels reach
+    moe_tile_tokens: float = Field(ge=0)  # the backend's expert-GEMM tile: see ``speed_model.moe_tile_factor``
     rough: bool
     notes: tuple[str, ...] = ()
 
@@ -119,9 +121,17 @@ def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
     """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
     if gpu.backend is Backend.VULKAN:
         return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
-    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL):
+    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL, Backend.SYCL):
         return gpu.backend.value, False
     return FAMILY_PROXY[gpu.backend], True
+
+
+def kernel_family(family: str) -> str:
+    """Whose prompt kernels a speed family runs: Vulkan on Intel runs ggml-vulkan's matmul, attention and
+    expert-GEMM shaders like any Vulkan device (its matrix rate is set apart by ``VULKAN_INTEL_MATRIX_SHARE``);
+    decode stays per speed family, since ggml-vulkan restricts the integer mat-vec path and subgroup
+    collectives on Intel (ggml-vulkan.cpp, PR #14316), which is what its bandwidth share and fixed cost carry."""
+    return "vulkan" if family == "vulkan-intel" else family
 
 
 def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float, bool]:
@@ -159,7 +169,7 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
     if flops_rough:
         notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
     bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
-    pp_eff = PREFILL_FLOPS_EFFICIENCY[family]
+    pp_eff = PREFILL_FLOPS_EFFICIENCY[kernel_family(family)]
     if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
         pp_eff *= K.CONSUMER_CLOCK_FACTOR
     profile = arch_profile(gpu)
@@ -177,6 +187,8 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
         bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,
         gemm_flops_per_s=tflops * 1e12 * pp_eff,
         layer_latency_s=layer_latency_s(gpu, family),
+        attention_efficiency=K.ATTENTION_EFFICIENCY[kernel_family(family)],
+        moe_tile_tokens=K.MOE_TILE_TOKENS[kernel_family(family)],
         rough=proxy or flops_rough,
         notes=tuple(notes),
     )

@@ -92,24 +92,25 @@ def gemm_params_per_token(model: ModelSpec) -> float:
     return groups.dense + routed
 
 
-def moe_tile_factor(model: ModelSpec, ubatch: int) -> float:
+def moe_tile_factor(model: ModelSpec, ubatch: int, tile_tokens: float) -> float:
     """Slow-down of the routed-expert GEMMs of one ubatch: each expert sees ubatch*k/E tokens, and a
-    GEMM of t tokens runs at t / (t + ``MOE_TILE_TOKENS``) of the full-tile rate."""
+    GEMM of t tokens runs at t / (t + ``tile_tokens``) of the full-tile rate (the backend's
+    ``MOE_TILE_TOKENS``: its expert-GEMM kernel's tile)."""
     if not model.is_moe:
         return 1.0
     assert model.n_experts and model.experts_per_token
     per_expert = max(ubatch * model.experts_per_token / model.n_experts, 1e-6)
-    return 1.0 + K.MOE_TILE_TOKENS / per_expert
+    return 1.0 + tile_tokens / per_expert
 
 
-def gemm_params_effective(model: ModelSpec, ubatch: int) -> float:
+def gemm_params_effective(model: ModelSpec, ubatch: int, tile_tokens: float) -> float:
     """``gemm_params_per_token`` with the routed experts weighted by ``moe_tile_factor``."""
     groups = param_groups(model)
     if not model.is_moe:
         return float(groups.dense + groups.experts)
     assert model.n_experts and model.experts_per_token
     routed = groups.experts * model.experts_per_token / model.n_experts
-    return groups.dense + routed * moe_tile_factor(model, ubatch)
+    return groups.dense + routed * moe_tile_factor(model, ubatch, tile_tokens)
 
 
 def layer_cost_factor(model: ModelSpec) -> float:

@@ -34,7 +34,7 @@ def test_stale_is_measured_from_the_build_day_when_that_is_later_than_every_pric
 def test_the_cloud_card_shows_each_prices_month_and_marks_old_ones_in_both_languages(capsys) -> None:
     from bot.app import cli
 
-    for lang, legend in (("en", "(MM/YY) after an offer"), ("de", "(MM/JJ) hinter einem Angebot")):
+    for lang, legend in (("en", "(MM/YY): when the price was seen"), ("de", "(MM/JJ): Stand des Preises")):
         assert cli.main(["ask", "/cloud qwen3-32b", "--lang", lang]) == 0
         out = capsys.readouterr().out
         header = next(line for line in out.splitlines() if "$/h" in line and "$/Mtok" in line)

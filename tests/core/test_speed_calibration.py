@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bench import speed_calibration as cal
@@ -113,3 +114,12 @@ def test_bands_hold_per_vendor_on_held_out_sources(result):
         for kind in ("decode", "prefill"):
             cover, n = val.split_stats(result, "loso", kind, sel)[2:]
             assert cover >= 0.8, (name, kind, cover, n)
+
+
+def test_multi_gpu_rows_meet_the_bars_with_their_source_held_out(result):
+    """Issue 24: multi-GPU rows (llama.cpp layer split: one prompt runs the GPUs in turn) within the bars."""
+    multi = np.array([r.n_gpus > 1 for r in result["rows"]])
+    assert multi.sum() >= 30
+    dec, pre = val.split_stats(result, "loso", "decode", multi), val.split_stats(result, "loso", "prefill", multi)
+    assert dec[0] <= 12 and dec[1] <= 40 and dec[2] >= 0.8, dec
+    assert pre[0] <= 20 and pre[1] <= 80 and pre[2] >= 0.8, pre
