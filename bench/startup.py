@@ -6,7 +6,7 @@ The machine is shared, so contenders run interleaved, round by round, and the fi
 of wall time and of CPU time (user + system of the child process); ratios compare pairs measured
 in the same minutes. Contenders:
 
-- this tree; ``--base REF`` checked out with ``git worktree`` (run by the same interpreter, with its
+- this tree; ``--base REF`` unpacked with ``git archive`` (run by the same interpreter, with its
   own data directory, so only the code differs); ridgepoint 0.1.2 (``pip install ridgepoint`` into
   another environment, pass ``--ridgepoint PATH`` or put it on PATH); llmfit when its binary runs.
 
@@ -15,8 +15,9 @@ Figures:
 1. one-shot ``fitbot estimate --model llama-3.1-8b-instruct --quant Q4_K_M --gpu "rtx 4090"`` against
    ``ridgepoint fit llama-3-8b --gpu rtx4090-24gb --dtype q4_k_m --engine llamacpp --ctx 8192``;
 2. ``fitbot ask`` with the same question against ``fitbot estimate``;
-3. in a fresh process: creating the ``Service``, its first fit answer, and the first chart after
-   start-up (the adapters' warm-ups done, as they are while a bot connects);
+3. in a fresh process: creating the ``Service``, its first fit answer, the first chart after start-up
+   (the adapters' warm-ups done, as they are while a bot connects), the first ``/models`` and
+   ``/gpus`` asks, and the median of the first asks of ``FIRST_ASKS`` (each asked once);
 4. building the name vocabulary and index for 1x, 2x and 4x the catalog (each copy of every model
    and device under names of its own), one process per size.
 
@@ -64,12 +65,34 @@ TARGETS = {
     "Service()": "< 60 ms",
     "first fit answer": "< 10 ms",
     "first chart": "< 200 ms",
+    "first /models": "< 25 ms",
+    "first /gpus": "< 25 ms",
+    "first ask p50": "< 3 ms",
 }
+# Real-world questions of every card kind, none asked before in the process (bench/answer_latency.py's)
+FIRST_ASKS = [
+    "/fit glm-4.5-air rtx 5090 32k",
+    "/fit qwen3-32b 2x3090 q4_k_m 16k kv q8",
+    "can I run gpt-oss-120b on a mac studio with 128gb?",
+    "passt GLM 4.5 Air auf meine 4090 mit 64 GB RAM?",
+    "wie schnell ist llama 3.3 70b auf zwei 3090?",
+    "can I run llama 3.1 8b on a 4060 ti 16gb?",
+    "deepseek r1 on 8x h200",
+    "/fit qwen3-30b-a3b rtx 3090 128k",
+    "/fit mixtral 8x7b 2x 4090",
+    "passt gemma 3 27b auf eine 7900 xtx?",
+    "/quant qwen3-32b 4090",
+    "cheapest cloud for deepseek r1",
+    "/finetune llama-3.1-8b-instruct 4090",
+    "/tco qwen3-32b rtx 5090",
+    "/cloud qwen3-32b",
+    "/speed llama-3.3-70b-instruct 2x 3090",
+]
 
 # Run in a fresh interpreter inside a tree: start-up as a bot has it (catalog, Service, the warm-ups an
 # adapter starts), then the first fit answer and its chart. Works on trees without the warm-ups too.
 IN_PROCESS = r"""
-import asyncio, importlib, json, time
+import asyncio, importlib, json, statistics, sys, time
 def clock():
     return time.perf_counter(), time.process_time()
 def since(start):
@@ -92,6 +115,16 @@ async def first():
     start = clock()
     await charts.render_chart(reply.chart)
     out["first chart"] = since(start)
+    for name, question in (("first /models", "/models rtx 3090"), ("first /gpus", "/gpus llama-3.1-8b-instruct")):
+        start = clock()
+        await service.answer(question)
+        out[name] = since(start)
+    asks = []
+    for question in json.loads(sys.argv[1]):
+        start = clock()
+        await service.answer(question)
+        asks.append(since(start))
+    out["first ask p50"] = {m: statistics.median(a[m] for a in asks) for m in ("wall", "cpu")}
 asyncio.run(first())
 print(json.dumps(out))
 """
@@ -159,14 +192,13 @@ class Contender:
 
 @contextmanager
 def worktree(ref: str) -> Iterator[Path]:
-    """A checkout of ``ref`` next to this one, removed afterwards."""
+    """The files of ``ref`` in a temporary folder (``git archive``: the repository is not touched)."""
     folder = Path(tempfile.mkdtemp(prefix="fitbot-base-"))
-    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(folder), ref], check=True,
-                   capture_output=True)  # fmt: skip
     try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
         yield folder
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder)], capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -207,7 +239,8 @@ def rounds(contenders: list[Contender], n: int) -> None:
 
 def in_process(tree: Path, env: dict[str, str], n: int) -> dict[str, dict[str, float]]:
     """Medians over ``n`` fresh processes of the start-up figures."""
-    runs = [json.loads(Contender("in-process", [sys.executable, "-c", IN_PROCESS], tree, env).run()) for _ in range(n)]
+    process = Contender("in-process", [sys.executable, "-c", IN_PROCESS, json.dumps(FIRST_ASKS)], tree, env)
+    runs = [json.loads(process.run()) for _ in range(n)]
     return {k: {m: statistics.median(r[k][m] for r in runs) for m in ("wall", "cpu")} for k in runs[0]}
 
 

@@ -45,7 +45,11 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
-WARM_UP_QUESTION = "/fit qwen3-14b rtx 3060 12gb"  # any fit card; not one a bench asks first
+# one card of each kind a question gets (not the list scans /gpus and /models), about a model and a
+# device that no bench asks about first
+WARM_UP_QUESTIONS = tuple(
+    f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")
+)
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
 
@@ -87,14 +91,16 @@ class Service:
 
     def warm_up(self) -> Future[None]:
         """Does, on the worker thread, what the first answer of a process would otherwise wait for: both
-        languages' messages and Babel's number data, and one fit answer (the models' validators are built
-        on first use). The chat adapters call it when they start; a one-shot ``fitbot ask`` does not."""
+        languages' messages and Babel's number data, and one card of each kind in each language (the
+        models' validators and each card's parts are built on first use). The chat adapters call it when
+        they start; a one-shot ``fitbot ask`` does not."""
         return self._worker.submit(self._warm_up)
 
     def _warm_up(self) -> None:
         preload_locales()
-        for lang in ("en", "de"):
-            self.answers.dispatch(self.answers.parse(WARM_UP_QUESTION), lang, User(), WARM_UP_QUESTION)
+        for text in WARM_UP_QUESTIONS:
+            for lang in ("en", "de"):
+                self.answers.dispatch(self.answers.parse(text), lang, User(), text)
 
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""

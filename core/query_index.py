@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -32,8 +32,7 @@ MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a
 # --- index -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Alias:
+class Alias(NamedTuple):  # a tuple: every start reads thousands of them back (``index_from_data``)
     entry: str
     kind: str  # model, gpu, not
     words: tuple[str, ...]

@@ -342,7 +342,7 @@ SBC = re.compile(
 )
 IGPU = re.compile(
     r"\b(?:(?:intel\s*)?(?:iris\s*xe|iris\s*plus|uhd\s*graphics)"
-    r"|(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|880m)"  # 780M/890M are catalog devices
+    r"|(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|880m)"  # 780M, 890M: catalog rows
     r"|integrated\s*(?:gpu|graphics|grafik)|igpu|onboard[- ]?(?:gpu|grafik|graphics)|integrierte\w*\s*grafik)\b",
     A,
 )

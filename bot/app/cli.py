@@ -14,6 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
+from bot.app.datadir import CATALOG_FILE, PRICES_FILE, from_environment
 from bot.card_parts import note_text
 from bot.reply import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
@@ -129,21 +130,20 @@ def build_parser() -> argparse.ArgumentParser:
 def load_catalog() -> Catalog:
     """The catalog, read straight from a current file (built, rebuilt or migrated first when it is not), with the
     prices the last ``fitbot catalog refresh`` stored over its offers."""
-    from bot.app.settings import Settings
-
-    settings = Settings()
-    store = CatalogStore(settings.catalog_path())
+    data_dir = from_environment()
+    store = CatalogStore(data_dir / CATALOG_FILE)
     catalog = store.read_current()
     if catalog is None:
         import asyncio
 
         catalog = asyncio.run(store.load())
-    if settings.prices_path().exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
+    prices = data_dir / PRICES_FILE
+    if prices.exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
         import asyncio
 
         from catalog.prices.refresh import stored_catalog
 
-        catalog = asyncio.run(stored_catalog(catalog, settings.prices_path()))
+        catalog = asyncio.run(stored_catalog(catalog, prices))
     return catalog
 
 

@@ -7,6 +7,8 @@
   backend shared by several processes (PostgreSQL) skips ``claim``.
 * ``MARKER`` is written by ``fitbot run`` (``mark``); ``fitbot health`` checks it first, so a wrong
   ``FITBOT_DATA_DIR`` fails clearly instead of reporting "ok" and creating empty databases there.
+* ``from_environment`` finds the directory the way ``Settings`` does, without importing
+  pydantic-settings (a tenth of a second): the one-shot commands need no other setting.
 """
 
 from __future__ import annotations
@@ -16,8 +18,30 @@ import os
 from pathlib import Path
 from typing import IO
 
+CATALOG_FILE = "catalog.sqlite"
+PRICES_FILE = "prices.sqlite"  # prices seen by `fitbot catalog refresh`, merged over the snapshot
 LOCK_FILE = "fitbot.lock"
 MARKER = ".fitbot-data"
+
+
+def data_dir(fitbot_data_dir: Path | None, xdg_data_home: Path | None) -> Path:
+    """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
+    if fitbot_data_dir:
+        return fitbot_data_dir
+    return (xdg_data_home or Path(os.path.expanduser("~")) / ".local" / "share") / "fitbot"
+
+
+def from_environment(env_file: str = ".env") -> Path:
+    """``Settings().data_dir()``: the two variables from the environment, else from ``env_file``; names
+    in any case, empty values unset (as ``Settings`` reads them)."""
+    values: dict[str, str] = {}
+    if Path(env_file).is_file():
+        from dotenv import dotenv_values  # what pydantic-settings reads the file with
+
+        values.update((k.lower(), v) for k, v in dotenv_values(env_file, encoding="utf-8").items() if v)
+    values.update((k.lower(), v) for k, v in os.environ.items() if v)
+    given = {name: Path(values[name]) if name in values else None for name in ("fitbot_data_dir", "xdg_data_home")}
+    return data_dir(given["fitbot_data_dir"], given["xdg_data_home"])
 
 
 class DataDirBusy(RuntimeError):

@@ -6,12 +6,13 @@ documented in ``deploy/settings.example.env``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.app import datadir
 
 
 class Settings(BaseSettings):
@@ -56,18 +57,16 @@ class Settings(BaseSettings):
 
     def data_dir(self) -> Path:
         """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
-        if self.fitbot_data_dir:
-            return self.fitbot_data_dir
-        return (self.xdg_data_home or Path(os.path.expanduser("~")) / ".local" / "share") / "fitbot"
+        return datadir.data_dir(self.fitbot_data_dir, self.xdg_data_home)
 
     def catalog_path(self) -> Path:
-        return self.data_dir() / "catalog.sqlite"
+        return self.data_dir() / datadir.CATALOG_FILE
 
     def user_db_path(self) -> Path:
         return self.data_dir() / "user.sqlite"
 
     def prices_path(self) -> Path:
-        return self.data_dir() / "prices.sqlite"
+        return self.data_dir() / datadir.PRICES_FILE
 
     def price_keys(self) -> dict[str, str]:
         """Operator API keys of the price sources, by environment variable name."""

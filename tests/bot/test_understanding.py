@@ -381,7 +381,8 @@ for text, check in [
     ("läuft llama 3.2 1b auf einem raspberry pi 5?", shared_ram("generic_sbc")),
     ("gemma 3 1b on rpi 3", shared_ram("generic_sbc")),
     ("qwen3 8b on intel iris xe with 32gb ram", shared_ram("generic_igpu")),
-    ("qwen3 8b on radeon 760m with 64 gb ram", shared_ram("generic_igpu")),  # 780M/890M: catalog rows
+    ("qwen3 8b on radeon 760m with 64 gb ram", shared_ram("generic_igpu")),
+    ("qwen3 8b on radeon 780m with 64 gb ram", across(16, 32, 64)),  # a catalog iGPU: its sourced sizes
     ("passt qwen3 8b auf meine integrierte grafik mit 32 gb ram?", shared_ram("generic_igpu")),
     ("qwen3 4b on igpu 16gb ram", shared_ram("generic_igpu")),
     ("my laptop has 8 GB VRAM, can it run qwen3 8b", shared_ram("generic_laptop")),

@@ -3,6 +3,7 @@ catalog, read back equal to a fresh build, and built again when the facts or the
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -125,3 +126,18 @@ async def test_a_relative_data_directory_reads_too(tmp_path, monkeypatch):
     assert store.read_current() is None  # no file yet
     loaded = await store.load()
     assert store.read_current() == loaded
+
+
+def test_reading_back_holds_the_garbage_collector_only_meanwhile():
+    assert gc.isenabled()
+    with pytest.raises(ValueError), store_module.collector_paused():
+        assert not gc.isenabled()
+        raise ValueError
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with store_module.collector_paused():
+            pass
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
