@@ -8,10 +8,12 @@
 Rows: bench/speed_data.py (bench/calibration/*.csv, GPUs through the catalog). The fit is weighted
 least squares on the log error (Huber, pre-b3000 builds at half weight, weak priors) of:
 
-* decode bandwidth efficiency, prefill matrix efficiency and per-layer clock cycles per speed family
-  (cuda, rocm, metal, vulkan, vulkan-intel),
-* the integrated-GPU and HBM factors, the MoE per-expert and expert-tile terms,
-* quant-family time factors (f16 = 1), flash-attention-off factor, attention efficiency, layer-split hop.
+* decode bandwidth efficiency and per-layer clock cycles per speed family (cuda, rocm, metal, vulkan,
+  vulkan-intel, sycl),
+* prompt matrix efficiency, flash-attention efficiency and expert-GEMM tile per kernel family (the same
+  without vulkan-intel, which runs Vulkan's shaders),
+* the integrated-GPU and HBM factors, the MoE per-expert term,
+* quant-family time factors (f16 = 1), flash-attention-off factor, layer-split hop.
 
 Everything per chip generation (matrix rate, clock) is physics from core/speed_arch.py, not fitted,
 so a generation the fit never saw gets its speed from its spec sheet. Validation the way users meet

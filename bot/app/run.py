@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bot.app import datadir
-from bot.app.datadir import DataDirBusy
+from bot.app.datadir import DataDirBusy, DataDirUnwritable
 from bot.app.logs import JsonLines, emit, redact_also, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
@@ -123,6 +123,9 @@ async def run(
         lock = claim_data_dir(settings)
     except DataDirBusy as exc:
         log.error("%s", exc, extra={"event": "data_dir_busy"})
+        return 1
+    except DataDirUnwritable as exc:
+        log.critical("%s", exc, extra={"event": "startup_failed", "error": "DataDirUnwritable"})
         return 1
     try:
         return await _run(settings, adapters, runner=adapter_runner or run_adapter, stop=stop)

@@ -92,3 +92,17 @@ def test_the_one_shot_commands_find_the_data_directory_as_the_settings_do(enviro
     if env_file:
         (tmp_path / ".env").write_text(env_file, encoding="utf-8")
     assert datadir.from_environment() == Settings().data_dir()
+
+
+async def test_fitbot_run_on_a_directory_it_cannot_write_exits_1_and_names_it(tmp_path, caplog):
+    """A read-only mount or the unit's sandbox: one clear line naming the directory, no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    where = blocker / "data"  # cannot be created: its parent is a file (as unwritable as a read-only mount)
+    settings = Settings(_env_file=None, fitbot_data_dir=where, telegram_bot_token="123456:TEST-token")
+    with caplog.at_level(logging.ERROR):
+        code = await run(settings, adapter_runner=lambda *a: asyncio.sleep(0), stop=asyncio.Event())
+    assert code == 1
+    [record] = [r for r in caplog.records if getattr(r, "event", None) == "startup_failed"]
+    assert str(where) in record.getMessage() and "cannot be written" in record.getMessage()
+    assert record.exc_info is None
