@@ -26,6 +26,18 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def seen_month(seen: str) -> str:
+    """The month a price was seen, compact: "2026-03" -> "03/26"; a bare year (an undated page) -> "2026"."""
+    year, _, month = seen.partition("-")
+    return f"{month[:2]}/{year[2:4]}" if month else year[:4]
+
+
+def offer_cell(label: str, seen: str) -> str:
+    """The offer and the month its price was seen, in the one phone-narrow column: "RunPod RTX 3090 (03/26)"."""
+    month = f" ({seen_month(seen)})"
+    return clip(label, OFFER_CELL - len(month)) + month
+
+
 def _billing(value: str, lang: Lang) -> str:
     key = f"billing.{value.lower()}"
     text = t(lang, key)
@@ -52,7 +64,7 @@ def cloud_card(
         many = offer_price(q)
         rows.append(
             (
-                clip(f"{q.offer.provider} {setup_label(q.gpu.short_name, q.offer.gpu_count)}", OFFER_CELL),
+                offer_cell(f"{q.offer.provider} {setup_label(q.gpu.short_name, q.offer.gpu_count)}", q.seen),
                 usd(q.offer.price_per_hour_usd, lang) + price_marks(q.flags),
                 usd(q.monthly_usd, lang, 0) if monthly else usd(many, lang),
             )
@@ -83,6 +95,7 @@ def cloud_card(
             )
         )
     legend = t(lang, "price.legend") if any(q.flags for q in offers) else ""
+    legend = " · ".join(x for x in (legend, t(lang, "cloud.seen_legend") if offers else "") if x)
     actions = []
     if not more and len(cost.offers) > CLOUD_TOP:
         actions.append(Action(label=t(lang, "action.more"), query=f"/cloud {model_id} {quant.lower()} more"))

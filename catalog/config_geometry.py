@@ -10,7 +10,10 @@ What it reads beyond the plain GQA keys:
   EXAONE-4's "LLLG" string), MiMo's ``hybrid_layer_pattern`` (1 = sliding window), Gemma 2 (1:1);
 - MLA: ``kv_lora_rank``, ``q_lora_rank``, ``qk_rope_head_dim`` + ``qk_nope_head_dim``, ``v_head_dim``;
 - MoE: routed experts, experts per token, shared experts and their width, leading dense layers
-  (``first_k_dense_replace``, or a ``moe_layer_freq`` / ``mlp_only_layers`` list);
+  (``first_k_dense_replace``, or a ``moe_layer_freq`` / ``mlp_only_layers`` list); Gemma 4's dense MLP
+  next to its experts (``enable_moe_block``) counts as one shared expert;
+- per-layer-type heads: Gemma 4's full-attention layers have their own KV heads and head size
+  (``num_global_key_value_heads``, ``global_head_dim``; ``attention_k_eq_v``: no V projection there);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -31,7 +34,7 @@ from core.models import AttentionKind
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
 UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
 # transformers' own default when a config leaves tie_word_embeddings out
-TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text"}
+TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text"}
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
@@ -51,6 +54,8 @@ GQA_TYPES = {
     "gemma2",
     "gemma3",
     "gemma3_text",
+    "gemma4",
+    "gemma4_text",
     "phi3",
     "phimoe",
     "phi",
@@ -165,6 +170,9 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
     }
     if integer(cfg, "v_head_dim"):
         out["v_head_dim"] = integer(cfg, "v_head_dim")
+    if integer(cfg, "global_head_dim") or integer(cfg, "num_global_key_value_heads"):  # Gemma 4 full layers
+        out["global_head_dim"] = integer(cfg, "global_head_dim") or head_dim
+        out["global_kv_heads"] = integer(cfg, "num_global_key_value_heads") or kv_heads
     if kind in MLA_TYPES:
         rope = integer(cfg, "qk_rope_head_dim", default=64) or 0
         out.update(
@@ -205,6 +213,8 @@ def _ffn(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         return {"intermediate_size": width}
     moe_width = integer(cfg, "moe_intermediate_size")
     shared_width = integer(cfg, "shared_expert_intermediate_size", "share_expert_dim")
+    if cfg.get("enable_moe_block") and moe_width:  # Gemma 4: a dense MLP runs next to the experts, like a shared one
+        shared_width = width
     shared = integer(cfg, "n_shared_experts", "num_shared_experts")
     if shared is None:
         shared = 1 if shared_width else 0

@@ -110,6 +110,10 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
         fix += spec.n_linear_layers * (linear_attention_params(cfg, spec.hidden_size) - attention_params(spec))
     if cfg.get("attn_output_gate"):
         fix += spec.kv_layers * spec.hidden_size * spec.n_heads * spec.head_dim
+    if spec.global_head_dim and spec.global_kv_heads:  # Gemma 4 full layers: their own head size, K = V shared
+        g_head, g_kv, h = spec.global_head_dim, spec.global_kv_heads, spec.hidden_size
+        full = 2 * h * spec.n_heads * g_head + h * g_kv * g_head * (1 if cfg.get("attention_k_eq_v") else 2)
+        fix += spec.kv_layers * (full - attention_params(spec))
     return total + fix, active + fix
 
 

@@ -107,9 +107,12 @@ def break_even_months(purchase_usd: float, cloud_usd_per_month: float, electrici
 
 
 def month_index(date: str) -> int | None:
-    """ "2026-03" or "2026-03-14" -> months since year 0; None when unreadable."""
+    """ "2026-03" or "2026-03-14" -> months since year 0; None when unreadable.
+
+    A bare year (an undated page) counts from its January: a price is never fresher than its source allows.
+    """
     try:
-        year, month = int(date[:4]), int(date[5:7])
+        year, month = int(date[:4]), int(date[5:7]) if len(date) > 4 else 1
     except ValueError:
         return None
     return year * 12 + month - 1 if 1 <= month <= 12 else None
@@ -133,7 +136,12 @@ def price_flags(offer: CloudOffer, newest_seen: str = "") -> tuple[str, ...]:
 
 
 def newest_price_date(catalog: Catalog) -> str:
-    return max((o.seen for o in catalog.offers), default="")
+    """What "stale" is measured against: the newest price, or the day the catalog was built if that is later.
+
+    A catalog built today from year-old prices marks them stale; a live refresh brings today's date in with its prices.
+    """
+    newest = max((o.seen for o in catalog.offers), default="")
+    return max(newest, catalog.built_at[:10])  # built_at is "" for a catalog read straight from the files
 
 
 def board_watts(gpu: GpuSpec, count: int = 1) -> tuple[float | None, bool]:

@@ -84,7 +84,10 @@ def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = N
     ctx = padded_context(context if context is not None else workload.context, workload)
     per_elem = KV_BYTES_PER_ELEMENT[workload.kv_cache]
     elems = kv_elements_per_token_layer(model, workload.engine)
-    full = model.kv_layers * ctx * elems * per_elem
+    full_elems = elems
+    if model.global_kv_heads and model.global_head_dim:  # full layers with their own heads (Gemma 4), K and V cached
+        full_elems = model.global_kv_heads * 2 * model.global_head_dim
+    full = model.kv_layers * ctx * full_elems * per_elem
     swa = 0.0
     if model.n_sliding_layers and model.sliding_window:
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)

@@ -107,6 +107,9 @@ class ModelSpec(Frozen):
     n_kv_heads: int = Field(ge=0, le=4096)
     head_dim: int = Field(gt=0, le=4096)  # K (and V unless v_head_dim) head size
     v_head_dim: int | None = Field(default=None, gt=0, le=4096)
+    # full-attention layers with their own KV layout (Gemma 4: 2 global KV heads of 512 next to 8 x 256 sliding ones)
+    global_kv_heads: int | None = Field(default=None, gt=0, le=4096)
+    global_head_dim: int | None = Field(default=None, gt=0, le=4096)
     attention: AttentionKind = AttentionKind.GQA
     kv_lora_rank: int | None = Field(default=None, gt=0)
     q_lora_rank: int | None = Field(default=None, gt=0)  # MLA query compression (DeepSeek V3: 1536)

@@ -37,6 +37,8 @@ GEOMETRY_KEYS = (
     "n_kv_heads",
     "head_dim",
     "v_head_dim",
+    "global_kv_heads",
+    "global_head_dim",
     "attention",
     "kv_lora_rank",
     "q_lora_rank",

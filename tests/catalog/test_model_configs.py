@@ -106,6 +106,24 @@ def test_nemotron_nas_blocks_are_read() -> None:
         config_params(bad, geometry(bad))
 
 
+def test_gemma_4_full_layers_have_their_own_heads_and_the_kv_cache_uses_them() -> None:
+    from core.memory import kv_cache_bytes
+    from core.models import Workload
+
+    g = config_geometry("google/gemma-4-26B-A4B")
+    assert (g["n_kv_heads"], g["head_dim"], g["global_kv_heads"], g["global_head_dim"]) == (8, 256, 2, 512)
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (5, 25, 1024)
+    assert (g["n_shared_experts"], g["shared_expert_intermediate_size"]) == (1, 2112)  # the dense MLP next to experts
+    total, active = config_params(stored_config("google/gemma-4-26B-A4B"), g)
+    assert round(total / 1e8) == 252 and round(active / 1e8) == 38  # text only; K = V: no V projection in full layers
+    model = CATALOG.model("gemma-4-26b-a4b")
+    assert model is not None and model.global_kv_heads == 2
+    work = Workload(context=131072)
+    uniform = model.model_copy(update={"global_kv_heads": None, "global_head_dim": None})
+    full_share = 5 * 131072 * 2  # 5 full layers, f16
+    assert kv_cache_bytes(uniform, work) - kv_cache_bytes(model, work) == full_share * (8 * 512 - 2 * 2 * 512)
+
+
 def test_hybrid_linear_layers_are_read() -> None:
     g = config_geometry("Qwen/Qwen3.5-27B")  # full_attention_interval 4
     assert (g["n_full_attention_layers"], g["n_linear_layers"], g["n_sliding_layers"]) == (16, 48, 0)

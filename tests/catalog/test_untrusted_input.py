@@ -107,6 +107,39 @@ def online(monkeypatch):
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
 
 
+NEMOTRON_H = {
+    "architectures": ["NemotronHForCausalLM"],
+    "model_type": "nemotron_h",
+    "hidden_size": 2688,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 2,
+    "head_dim": 128,
+    "vocab_size": 131072,
+    "hybrid_override_pattern": "M*M-",
+    "num_hidden_layers": 4,
+    "mamba_num_heads": 64,
+    "mamba_head_dim": 64,
+    "ssm_state_size": 128,
+    "intermediate_size": 1856,
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hybrid_override_pattern": "M*X-"}, "not mamba, attention, moe or mlp"),
+        ({"hybrid_override_pattern": None, "layers_block_type": None}, "hybrid_override_pattern"),
+        ({"mamba_num_heads": 1 << 20}, "mamba_num_heads"),
+        ({"layers_block_type": ["mamba"] * 5000}, "out of bounds"),
+    ],
+)
+def test_a_hostile_per_block_config_is_a_clear_config_error(change, message):
+    spec = spec_from_config(NEMOTRON_H, "x/ok", PROV)
+    assert (spec.n_full_attention_layers, spec.n_linear_layers, spec.intermediate_size) == (1, 2, 1856)
+    with pytest.raises(ConfigError, match=message):
+        spec_from_config(NEMOTRON_H | change, "x/bad", PROV)
+
+
 async def test_bad_hub_data_is_a_clear_message_and_never_cached(hub, tmp_path):
     async with UserDataStore(tmp_path / "user.sqlite") as store:
         cached = CachedHubClient(HubClient(timeout_s=2.0, endpoint=hub.endpoint), store.hub_cache)
