@@ -19,7 +19,7 @@ Figures:
    (the adapters' warm-ups done, as they are while a bot connects), the first ``/models`` and
    ``/gpus`` asks, and the median of the first asks of ``FIRST_ASKS`` (each asked once);
 4. building the name vocabulary and index for 1x, 2x and 4x the catalog (each copy of every model
-   and device under names of its own), one process per size.
+   and device under names of its own), the median of a few fresh processes per size.
 
 ``--quick`` (CI): one round, this tree only, sizes 1x and 2x. Figures only; nothing is asserted.
 """
@@ -244,11 +244,13 @@ def in_process(tree: Path, env: dict[str, str], n: int) -> dict[str, dict[str, f
     return {k: {m: statistics.median(r[k][m] for r in runs) for m in ("wall", "cpu")} for k in runs[0]}
 
 
-def name_index(tree: Path, env: dict[str, str], sizes: list[int]) -> dict[int, dict[str, float]]:
+def name_index(tree: Path, env: dict[str, str], sizes: list[int], n: int) -> dict[int, dict[str, float]]:
+    """Per catalog size, the median CPU time of ``n`` fresh builds (one process each)."""
     out = {}
     for times in sizes:
         c = Contender(f"index x{times}", [sys.executable, "-c", NAME_INDEX, str(times)], tree, env)
-        out[times] = json.loads(c.run())
+        runs = [json.loads(c.run()) for _ in range(n)]
+        out[times] = {**runs[0], "cpu": statistics.median(r["cpu"] for r in runs)}
     return out
 
 
@@ -288,8 +290,8 @@ def main() -> None:
             rounds(contenders, runs)
             here = in_process(ROOT, here_env, max(1, runs // 3))
             there = in_process(base_tree, base_env, max(1, runs // 3)) if base_tree is not None else None
-            index_here = name_index(ROOT, here_env, sizes)
-            index_there = name_index(base_tree, base_env, sizes) if base_tree is not None else None
+            index_here = name_index(ROOT, here_env, sizes, max(1, runs // 5))
+            index_there = name_index(base_tree, base_env, sizes, max(1, runs // 5)) if base_tree is not None else None
 
     print(f"one-shot commands, median of {runs} interleaved rounds (wall / CPU)")
     for c in contenders:
@@ -313,7 +315,7 @@ def main() -> None:
         old = f"   {base}: {ms(there[key]['wall'])} / {ms(there[key]['cpu'])}" if there else ""
         print(f"  {key:<26} {ms(fig['wall']):>9} / {ms(fig['cpu']):>9}   target {TARGETS[key]}{old}")
 
-    print("\nname vocabulary + index build (CPU), per catalog size")
+    print(f"\nname vocabulary + index build (CPU, median of {max(1, runs // 5)} processes), per catalog size")
     for times, fig in index_here.items():
         growth = fig["cpu"] / index_here[1]["cpu"]
         old = ""
