@@ -12,6 +12,10 @@ against the fake Bot API in this one, on a fresh data directory, and prints one 
   another process (20 s), deleted (with -wal and -shm), or on a full disk (a 3 MB tmpfs, needs
   root; else skipped); once 60 are answered (or after 60 s) the bot is killed with SIGKILL, the
   fault cleared and the bot started again. Lost = never answered after the restart.
+* ``readonly``: 300 questions; once 60 are answered, the user database, its journals and the data
+  directory become immutable (``chattr +i``, as after a remount read-only; needs root, else
+  skipped) for 10 s, then writable; 2 s later SIGKILL and a restart. Lost, and answered twice (the
+  marks of what was answered while read-only must land once the disk recovers).
 * ``biggroup``: 60 askers in one supergroup, 2 s later 30 private users: the private users' wait
   (question -> first message of the answer), median and max; first the same 30 on a quiet bot.
 * ``poison``: an update python-telegram-bot cannot parse, then 20 questions: their wait, against 20
@@ -54,7 +58,7 @@ from bench.fault_harness import (
     until,
 )
 
-SCENARIOS = ("partition", "locked", "deleted", "full", "biggroup", "poison", "crashpill", "twoproc")
+SCENARIOS = ("partition", "locked", "deleted", "full", "readonly", "biggroup", "poison", "crashpill", "twoproc")
 PILL_SITE = """
 import os
 import bot.service as _service
@@ -153,6 +157,40 @@ async def storage_fault(work: Path, template: Path, kind: str, args: argparse.Na
     finally:
         if mount is not None:
             subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+async def readonly(work: Path, template: Path, args: argparse.Namespace) -> str:
+    from fitbot_fakes.telegram_api import FakeTelegramAPI
+
+    data = data_dir(work, "readonly", template)
+    names = [data / n for n in ("user.sqlite", "user.sqlite-wal", "user.sqlite-shm", "user.sqlite.answered")]
+    async with FakeTelegramAPI() as api:
+        env = telegram_env(api.base_url, data)
+        bot = await Child(env, work / "readonly-1.log").start()
+        await api.wait_call("getUpdates", timeout=90)
+        chats = list(range(25_000, 25_000 + args.backlog))
+        ask(api, chats)
+        await until(lambda: len(answered(api) & set(chats)) >= args.backlog // 5, 60)
+        for path in names:
+            path.touch(exist_ok=True)
+        if subprocess.run(["chattr", "+i", *map(str, names), str(data)], capture_output=True).returncode != 0:
+            await bot.stop()
+            return "readonly: skipped (chattr +i needs root and a file system that has it)"
+        try:
+            await asyncio.sleep(args.lock_s / 2)
+        finally:
+            subprocess.run(["chattr", "-i", *map(str, names), str(data)], capture_output=True)
+        await asyncio.sleep(2.0)
+        before = len(answered(api) & set(chats))
+        await bot.kill()
+        bot = await Child(env, work / "readonly-2.log").start()
+        await until(lambda: answered(api) >= set(chats), 180)
+        await bot.stop()
+    lost = len(set(chats) - answered(api))
+    return (
+        f"readonly {args.lock_s / 2:g} s: {lost} of {args.backlog} lost after a kill -9 ({before} answered before"
+        f" the kill, {duplicated(api, set(chats))} chats got a message twice)"
+    )
 
 
 async def fault_on(kind: str, data: Path, lock_s: float) -> Any:
@@ -313,7 +351,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=120, help="partition: questions")
     parser.add_argument("--seconds", type=float, default=8.0, help="partition: how long the network is cut")
     parser.add_argument("--backlog", type=int, default=300, help="locked/deleted/full: questions")
-    parser.add_argument("--lock-s", type=float, default=20.0, help="locked: how long the lock is held")
+    parser.add_argument("--lock-s", type=float, default=20.0, help="locked: how long the lock is held (readonly: half)")
     parser.add_argument("--members", type=int, default=60, help="biggroup: askers in the group")
     parser.add_argument("--others", type=int, default=30, help="biggroup/crashpill: other users")
     parser.add_argument("--after", type=int, default=20, help="poison: questions after the poison")

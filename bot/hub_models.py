@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 from typing import TYPE_CHECKING
 
 from bot import cards
 from bot.answers import Answers
 from bot.reply import Reply
+from catalog.db.base import store_errors
 from core.models import Catalog, ModelSpec
 from locales import Lang, t
 
@@ -32,7 +32,7 @@ async def hub_answers(
         found = await hub.lookup(f"{repo}:{quant}" if quant and ":" not in repo else repo)
     except HubError as exc:
         return cards.error_card(lang, t(lang, exc.key, **dict(exc.params.items())))
-    except (sqlite3.Error, OSError):  # the cache is unusable: say so instead of failing the answer
+    except store_errors():  # the cache is unusable: say so instead of failing the answer
         log.exception("hub cache failed")
         return cards.error_card(lang, t(lang, "hub.error", repo=repo))
     catalog = answers.catalog

@@ -11,11 +11,17 @@ the adapter instead) are not counted at all. The clock is passed in, so tests ne
 from __future__ import annotations
 
 import contextvars
+import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
+
+from catalog.db.base import store_errors
+
+log = logging.getLogger(__name__)
 
 WINDOW_S = 60.0
 MAX_KEYS = 100_000  # oldest keys are forgotten first, so a flood of new ids cannot grow memory
@@ -70,6 +76,7 @@ class Limits:
     chat: RateLimiter
     expensive: RateLimiter
     _noticed: OrderedDict[str, float] = field(default_factory=OrderedDict)
+    shared: Any = None  # bot.shared.RateWindows when several processes count together (PostgreSQL)
 
     @classmethod
     def per_minute(cls, user: int, chat: int, expensive: int, clock: Callable[[], float] = time.monotonic) -> Limits:
@@ -92,6 +99,17 @@ class Limits:
         if chat_id:
             self.chat.record(chat_id)
         return 0.0
+
+    async def acheck(self, user_id: str, chat_id: str) -> float:
+        """``check``, counted in the shared database when ``shared`` is set: a flood through two workers is one flood."""
+        if self.shared is None or _FREE.get():
+            return self.check(user_id, chat_id)
+        limits = [(f"user:{user_id}", self.user.per_minute), (f"chat:{chat_id}", self.chat.per_minute)]
+        try:
+            return float(await self.shared.take([(key, n) for key, n in limits if key.split(":", 1)[1]]))
+        except store_errors():  # the shared database is gone: this process counts alone until it is back
+            log.warning("shared rate limits unavailable; counting in this process", exc_info=True)
+            return self.check(user_id, chat_id)
 
     def first_notice(self, key: str) -> bool:
         """True for the first refusal of ``key`` in a window: only that one gets a slow-down card."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from bot import cards
@@ -16,6 +15,7 @@ from bot.reply import Action, Reply, Tone, setup_label
 from bot.resolve import Resolver
 from bot.saved import GENERIC_PREFIX, generic_saved
 from bot.user import User
+from catalog.db.base import store_errors
 from catalog.lookup import sized_name
 from core.models import Engine
 from core.query import Query
@@ -42,7 +42,7 @@ class Preferences:
         try:
             saved = await self.store.user(user.id)
             chat_lang = (await self.store.chat(user.chat)).lang if user.chat else None
-        except (sqlite3.Error, OSError):  # a locked or broken database costs the defaults, not the answer
+        except store_errors():  # a locked or broken database costs the defaults, not the answer
             log.warning("preferences unavailable", exc_info=True)
             return user, None
         return dataclasses.replace(
@@ -61,7 +61,7 @@ class Preferences:
             return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
         try:
             return await self._change(name, arg, q, lang, user, answers)
-        except (sqlite3.Error, OSError):
+        except store_errors():
             log.exception("preferences could not be saved")
             return cards.error_card(lang, t(lang, "prefs.storage_error"))
 
@@ -145,7 +145,7 @@ class Preferences:
             return True
         try:
             return (await self.store.chat(chat)).answer_mentions
-        except (sqlite3.Error, OSError):
+        except store_errors():
             return True
 
 

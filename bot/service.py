@@ -120,7 +120,7 @@ class Service:
         lang = choose_language(user.lang, None, None, locale)
         query: Query | None = None
         try:
-            wait = self.limits.check(user.id, user.chat) if self.limits else 0.0
+            wait = await self.limits.acheck(user.id, user.chat) if self.limits else 0.0
             if wait:
                 return cards.slow_down_card(lang, int(wait) + 1)
             if special_kind(text):  # a pasted command or log, several models at once (issue 26)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from typing import TYPE_CHECKING
 
 from bot.reply import Reply
 from bot.user import User
+from catalog.db.base import store_errors
 from core.query import Query
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class UsageLog:
             return
         try:
             await self.store.query_log().record(*rows)
-        except (sqlite3.Error, OSError, ValueError):
+        except store_errors() + (ValueError,):
             log.warning("usage log: %d rows dropped", len(rows), exc_info=True)
 
     async def close(self) -> None:

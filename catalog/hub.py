@@ -27,6 +27,7 @@ Design notes:
   (``bot.app.settings`` reads ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE``); they are passed to
   every call explicitly (``token=False`` when unset, so no login file is read).
   The token goes into the Authorization header only: never into logs, reprs or error params.
+* The blocking requests themselves live in ``catalog.hub_fetch``; this module maps their results.
 * ``model_info(files_metadata=True)`` is one request, without retries: siblings with sizes, the
   commit sha, safetensors parameter totals by dtype and, for GGUF repos, the hub's own ``gguf``
   summary (total parameters). Files are then read at that sha, so all numbers are one revision.
@@ -61,7 +62,8 @@ from catalog.hf_config import (
     config_from_gguf,
     spec_from_config,
 )
-from catalog.hub_http import DEFAULT_ENDPOINT, CircuitBreaker, HubDeadline, in_thread, stream_get
+from catalog.hub_fetch import MIB, get_file, model_info
+from catalog.hub_http import DEFAULT_ENDPOINT, CircuitBreaker, HubDeadline, in_thread
 from catalog.hub_refs import (
     GgufGroup,
     HubBadData,
@@ -102,9 +104,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MIB = 1 << 20
 LOOKUP_DEADLINE_FACTOR = 3.0  # a whole look-up (info + one file) gets at most this many per-request timeouts
-MAX_INFO_BYTES = 16 * MIB  # a model-info answer larger than this is refused (~200k files listed)
 
 
 # --- result --------------------------------------------------------------------------------------
@@ -153,49 +153,6 @@ def require_quant(model: HubModel, quant: str | None) -> HubModel:
 # --- client --------------------------------------------------------------------------------------
 
 _PACKED_DTYPES = {"I32", "U32", "I16", "U16", "I8", "U8", "I64"}
-
-
-def _status_error(status: int, headers: Any, repo_id: str) -> HubError:
-    """Map an HTTP error status (and the hub's X-Error-Code) to our error tree."""
-    code = headers.get("X-Error-Code") if headers is not None else None
-    message = headers.get("X-Error-Message") if headers is not None else None
-    if code == "GatedRepo" or status == 403:
-        return RepoGated("hub.gated", repo=repo_id)
-    if status == 401 and message == "Invalid credentials in Authorization header":
-        return RepoGated("hub.bad_token", repo=repo_id)
-    if status == 401 and code == "RepoNotFound":
-        return RepoNotFound("hub.not_found_or_private", repo=repo_id)
-    if status == 401:
-        return RepoGated("hub.private", repo=repo_id)
-    if status == 404 and code in ("EntryNotFound", "RevisionNotFound"):
-        return HubBadData("hub.missing_file", repo=repo_id)
-    if status == 404:
-        return RepoNotFound(repo=repo_id)
-    if status == 429:
-        retry = str(headers.get("Retry-After") or "").strip() if headers is not None else ""
-        return HubRateLimited(repo=repo_id, retry_after_s=int(retry) if retry.isdigit() else None)
-    if status >= 500:
-        return HubUnavailable("hub.unavailable", repo=repo_id, status=status)
-    return HubError("hub.error", repo=repo_id, status=status)
-
-
-def _map_exception(exc: BaseException, repo_id: str) -> HubError | None:
-    """Our error for a library/transport exception, or None when it is not one we know."""
-    try:
-        import httpx2 as httpx  # huggingface_hub 2.x
-    except ImportError:  # pragma: no cover - huggingface_hub 1.x used httpx
-        import httpx  # type: ignore[no-redef]
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-
-    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
-        return _status_error(exc.response.status_code, exc.response.headers, repo_id)
-    if isinstance(exc, OfflineModeIsEnabled):
-        return HubUnavailable("hub.offline", repo=repo_id)
-    if isinstance(exc, httpx.TimeoutException):
-        return HubUnavailable("hub.timeout", repo=repo_id)
-    if isinstance(exc, httpx.TransportError | httpx.InvalidURL | httpx.TooManyRedirects | httpx.RequestError):
-        return HubUnavailable("hub.unreachable", repo=repo_id)  # incl. a redirect loop
-    return None
 
 
 class HubClient:
@@ -277,7 +234,7 @@ class HubClient:
 
     async def _lookup(self, ref: RepoRef) -> HubModel:
         endpoint, token = self.endpoint(), self._token or False
-        info = await self._in_thread(ref.repo_id, self._model_info, ref.repo_id, endpoint, token)
+        info = await self._in_thread(ref.repo_id, model_info, ref.repo_id, endpoint, token)
         repo_id = info.id if isinstance(info.id, str) and REPO_ID.fullmatch(info.id) else ref.repo_id
         sha = info.sha
         if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{7,64}", sha):
@@ -348,7 +305,7 @@ class HubClient:
             source = "config.json"
             raw = await self._in_thread(
                 repo_id,
-                self._get_file,
+                get_file,
                 endpoint,
                 token,
                 repo_id,
@@ -368,7 +325,7 @@ class HubClient:
         group = groups.get(quant or "") or min(groups.values(), key=lambda g: g.size_bytes)
         source = group.files[0]  # the first shard holds all the metadata
         raw = await self._in_thread(
-            repo_id, self._get_file, endpoint, token, repo_id, sha, source, None, self.max_header_bytes, True
+            repo_id, get_file, endpoint, token, repo_id, sha, source, None, self.max_header_bytes, True
         )
         try:
             config = config_from_gguf(parse_gguf_prefix(raw))
@@ -390,82 +347,6 @@ class HubClient:
             return await in_thread(fn, *args, deadline, deadline=deadline)
         except HubDeadline:
             raise HubUnavailable("hub.timeout", repo=repo_id) from None
-
-    def _headers(self, token: str | bool) -> dict[str, str]:
-        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # public, not re-exported
-
-        return dict(build_hf_headers(token=token, library_name="fitbot", library_version="0.1"))
-
-    def _model_info(self, repo_id: str, endpoint: str, token: str | bool, deadline: float) -> Any:
-        """``HfApi.model_info(files_metadata=True)``'s request, read by ``stream_get`` (a drip cannot hold it)."""
-        from huggingface_hub.hf_api import ModelInfo
-
-        try:
-            raw = stream_get(
-                f"{endpoint}/api/models/{repo_id}",
-                params={"blobs": "true"},  # file sizes, as files_metadata=True asks
-                headers=self._headers(token),
-                deadline=deadline,
-                cap=MAX_INFO_BYTES,
-                on_status=lambda status, headers: _status_error(status, headers, repo_id),
-                on_too_large=lambda size: HubBadData(
-                    "hub.too_large", repo=repo_id, file=f"api/models/{repo_id}", size=size, limit=MAX_INFO_BYTES
-                ),
-            )
-        except (HubError, HubDeadline):
-            raise
-        except Exception as exc:
-            mapped = _map_exception(exc, repo_id)
-            if mapped is not None:
-                raise mapped from None
-            raise
-        try:
-            import json
-
-            return ModelInfo(**json.loads(raw))  # type: ignore[no-untyped-call]
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # bad JSON or shape
-            raise HubBadData("hub.bad_json", repo=repo_id, reason="model info is not valid JSON") from None
-
-    def _get_file(
-        self,
-        endpoint: str,
-        token: str | bool,
-        repo_id: str,
-        sha: str,
-        filename: str,
-        listed_size: int | None,
-        cap: int,
-        ranged: bool,
-        deadline: float,
-    ) -> bytes:
-        """Stream one file (or its first ``cap`` bytes when ``ranged``), never more than ``cap`` bytes."""
-        if not ranged and listed_size is not None and listed_size > cap:
-            raise HubBadData("hub.too_large", repo=repo_id, file=filename, size=listed_size, limit=cap)
-        from huggingface_hub import hf_hub_url
-
-        headers = self._headers(token)
-        if ranged:
-            headers["Range"] = f"bytes=0-{cap - 1}"
-            headers["Accept-Encoding"] = "identity"
-        try:
-            return stream_get(
-                hf_hub_url(repo_id, filename, revision=sha, endpoint=endpoint),
-                headers=headers,
-                deadline=deadline,
-                cap=cap,
-                truncate=ranged,
-                on_status=lambda status, headers: _status_error(status, headers, repo_id),
-                on_too_large=lambda size: HubBadData(
-                    "hub.too_large", repo=repo_id, file=filename, size=size, limit=cap
-                ),
-            )
-        except (HubError, HubDeadline):
-            raise
-        except Exception as exc:
-            mapped = _map_exception(exc, repo_id)
-            if mapped is None:
-                raise
-            raise mapped from None
 
 
 def _json_object(raw: bytes, repo_id: str) -> dict[str, Any]:

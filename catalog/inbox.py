@@ -33,11 +33,13 @@ from pathlib import Path
 
 import aiosqlite
 
+from catalog.db.base import Database
+
 DONE_KEEP_S = 86_400.0
 INTERACTION_TOKEN_S = 15 * 60.0
 
 
-async def m004_inbox(db: aiosqlite.Connection) -> None:
+async def m004_inbox(db: Database) -> None:
     """Telegram updates fetched but not yet answered (and, for a day, the answered ones)."""
     await db.execute(
         "CREATE TABLE tg_inbox (update_id INTEGER PRIMARY KEY, user_key TEXT NOT NULL, data TEXT NOT NULL,"
@@ -46,7 +48,7 @@ async def m004_inbox(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE INDEX tg_inbox_open ON tg_inbox (done_at, update_id)")
 
 
-async def m005_inbox_failed(db: aiosqlite.Connection) -> None:
+async def m005_inbox_failed(db: Database) -> None:
     """Why an update was closed without an answer (poison, handler error, send given up, crashed twice)."""
     await db.execute("ALTER TABLE tg_inbox ADD COLUMN failed TEXT")
 

@@ -1,8 +1,9 @@
-"""Ordered schema migrations for FitBot's SQLite files, recorded in a ``_migrations`` table.
+"""Ordered schema migrations, recorded in a ``_migrations`` table, for SQLite and PostgreSQL alike.
 
 Each database (the fact catalog, the user data) has its own list. A migration is a small
-function that gets an open connection; ``migrate`` runs the ones not yet recorded, in order,
-each in its own transaction, so an old file is upgraded in place without losing rows.
+function that gets a ``catalog.db.Database``; ``migrate`` runs the ones not yet recorded, in
+order, in one transaction, so an old database is upgraded in place without losing rows. The same
+functions build the schema on both backends (see ``catalog.db.postgres.to_postgres``).
 """
 
 from __future__ import annotations
@@ -11,39 +12,46 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import aiosqlite
 
-Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+from catalog.db.base import Database
+from catalog.db.sqlite import SqliteConnection
+
+Migration = Callable[[Database], Awaitable[None]]
+MIGRATION_LOCK = 0x46_49_54_42  # "FITB": the advisory lock PostgreSQL migrations take first
 
 
-async def migrate(db: aiosqlite.Connection, migrations: Sequence[Migration]) -> int:
+async def migrate(db: Database | aiosqlite.Connection, migrations: Sequence[Migration]) -> int:
     """Apply pending migrations; return the schema version (number of applied migrations).
 
-    Everything runs under a write lock taken first (``BEGIN IMMEDIATE``): two processes starting
-    on a fresh data directory used to both see "nothing applied" and race to create the same
-    tables. Now the second waits (up to the connection's busy timeout), then finds the work done.
+    Everything runs under a write lock taken first (SQLite ``BEGIN IMMEDIATE``, a PostgreSQL
+    advisory lock): two processes starting on a fresh database used to both see "nothing
+    applied" and race to create the same tables. Now the second waits, then finds the work done.
     """
-    await db.execute("BEGIN IMMEDIATE")
-    try:
-        await db.execute(
+    if isinstance(db, aiosqlite.Connection):
+        db = SqliteConnection(db)
+    async with db.transaction() as tx:
+        if tx.dialect == "postgresql":
+            await tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+        await tx.execute(
             "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT DEFAULT CURRENT_TIMESTAMP)"
         )
-        async with db.execute("SELECT name FROM _migrations") as cur:
-            done = {row[0] async for row in cur}
+        done = {row[0] for row in await tx.fetchall("SELECT name FROM _migrations")}
         for step in migrations:
             if step.__name__ in done:
                 continue
-            await step(db)
-            await db.execute("INSERT INTO _migrations (name) VALUES (?)", (step.__name__,))
-    except BaseException:
-        await db.rollback()
-        raise
-    await db.commit()
+            await step(tx)
+            await tx.execute("INSERT INTO _migrations (name) VALUES (?)", (step.__name__,))
     return len(migrations)
+
+
+async def applied(db: Database) -> list[str]:
+    """The names of the migrations a database has, in the order they ran."""
+    return [row[0] for row in await db.fetchall("SELECT name FROM _migrations ORDER BY applied_at, name")]
 
 
 # --- the fact catalog -------------------------------------------------------------------------
 
 
-async def m001_catalog_tables(db: aiosqlite.Connection) -> None:
+async def m001_catalog_tables(db: Database) -> None:
     """One table per fact kind; each row keeps the validated model as JSON next to its keys."""
     for table in ("gpus", "models", "quants", "not_devices"):
         await db.execute(f"CREATE TABLE {table} (id TEXT PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL)")

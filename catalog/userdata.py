@@ -2,8 +2,9 @@
 
 It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt from the fact files
 whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
-one connection (WAL, so readers never wait for the writer) and hands out one object per table;
-``HubCache``, ``PreferenceStore`` and ``QueryLog`` (catalog/userprefs.py).
+database (``catalog.db``: the SQLite file in WAL mode, so readers never wait for the writer, or
+with ``FITBOT_DATABASE_URL`` a PostgreSQL database that many processes share) and hands out one
+object per table; ``HubCache``, ``PreferenceStore`` and ``QueryLog`` (catalog/userprefs.py).
 
 ``CachedHubClient`` puts the cache in front of ``HubClient``: a fresh entry answers without a
 request, an entry older than ``max_age`` is refreshed, and when the hub is down or rate-limits
@@ -27,6 +28,10 @@ from typing import Self
 import aiosqlite
 from pydantic import ValidationError
 
+from catalog.db.base import Database, is_postgres_url, process_name
+from catalog.db.queue import m101_inbox_leases
+from catalog.db.shared import m102_shared_state
+from catalog.db.sqlite import SqliteDatabase
 from catalog.hub import (
     HubClient,
     HubModel,
@@ -45,7 +50,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_AGE = timedelta(days=7)
 
 
-async def m001_hub_cache(db: aiosqlite.Connection) -> None:
+async def m001_hub_cache(db: Database) -> None:
     """Hub look-ups by lower-cased repo id, with the revision and fetch time next to the JSON."""
     await db.execute(
         "CREATE TABLE hub_cache (repo_key TEXT PRIMARY KEY, repo_id TEXT NOT NULL, revision TEXT NOT NULL,"
@@ -59,6 +64,8 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m003_query_log,
     m004_inbox,
     m005_inbox_failed,
+    m101_inbox_leases,
+    m102_shared_state,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
@@ -68,13 +75,12 @@ FILE_MODE = 0o600  # preferences are personal data: owner only (SQLite gives -wa
 class HubCache:
     """Cached ``HubModel``s; the only SQL that touches ``hub_cache``."""
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
 
     async def get(self, repo_id: str) -> HubModel | None:
         """The cached look-up for a repo, or None (also for a row an older FitBot wrote in another shape)."""
-        async with self._db.execute("SELECT data FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),)) as cur:
-            row = await cur.fetchone()
+        row = await self._db.fetchone("SELECT data FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),))
         if row is None:
             return None
         try:
@@ -87,7 +93,9 @@ class HubCache:
         """Store (or replace) a look-up under ``repo_id`` (the id the user asked for) or its own id."""
         stored = model.model_copy(update={"stale": False, "stale_reason": None})
         await self._db.execute(
-            "INSERT OR REPLACE INTO hub_cache VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO hub_cache VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo_key) DO UPDATE SET"
+            " repo_id = excluded.repo_id, revision = excluded.revision, fetched_at = excluded.fetched_at,"
+            " data = excluded.data",
             (
                 (repo_id or model.repo_id).lower(),
                 model.repo_id,
@@ -103,20 +111,42 @@ class HubCache:
     async def prune(self, older_than: timedelta, now: datetime | None = None) -> int:
         """Delete look-ups fetched longer ago than ``older_than``; return how many went."""
         cutoff = ((now or datetime.now(UTC)) - older_than).isoformat()
-        cur = await self._db.execute("DELETE FROM hub_cache WHERE fetched_at < ?", (cutoff,))
-        return cur.rowcount
+        return await self._db.execute("DELETE FROM hub_cache WHERE fetched_at < ?", (cutoff,))
 
 
 class UserDataStore:
-    """Opens ``user.sqlite`` (creating and migrating it) and owns its connection."""
+    """Opens the user database (creating and migrating it) and owns its connection(s).
 
-    def __init__(self, path: Path, busy_timeout_ms: int = 250) -> None:
+    ``path`` is the SQLite file; with a PostgreSQL ``url`` the database lives there instead and
+    ``path`` only names the data directory's side files (the answer and deferral journals).
+    """
+
+    def __init__(self, path: Path, busy_timeout_ms: int = 250, url: str | None = None) -> None:
         self.path = path
+        self.url = url if is_postgres_url(url) else None
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
+        self._database: Database | None = None
         self._deferred: DeferredJournal | None = None
 
     async def open(self) -> Self:
+        """Open, creating and migrating; on SQLite see ``_open_sqlite``."""
+        if self.url is None:
+            self._db = await self._open_sqlite()
+            self._database = SqliteDatabase(self._db)
+        else:
+            from catalog.db import open_database
+
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._database = await open_database(self.url, application_name=process_name())
+            try:
+                await migrate(self._database, USER_MIGRATIONS)
+            except BaseException:
+                await self.close()
+                raise
+        return self
+
+    async def _open_sqlite(self) -> aiosqlite.Connection:
         """Open, creating (mode 600) and migrating; a corrupt file is moved aside and a fresh one started.
 
         The user database holds conveniences (saved defaults, a cache, statistics), so losing it
@@ -125,7 +155,7 @@ class UserDataStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _create_private(self.path)
         try:
-            self._db = await self._connect()
+            return await self._connect()
         except sqlite3.DatabaseError as exc:
             if not _corrupt(exc):
                 raise
@@ -135,8 +165,7 @@ class UserDataStore:
                 extra={"event": "user_db_corrupt", "error": str(exc), "moved_to": str(moved)},
             )
             _create_private(self.path)
-            self._db = await self._connect()
-        return self
+            return await self._connect()
 
     async def _connect(self) -> aiosqlite.Connection:
         """Connect and migrate; a start racing another process's is tried again (see ``_connect_once``)."""
@@ -168,9 +197,9 @@ class UserDataStore:
         return db
 
     async def close(self) -> None:
-        if self._db is not None:
-            db, self._db = self._db, None
-            await db.close()
+        database, self._database, self._db = self._database, None, None
+        if database is not None:
+            await database.close()
 
     async def __aenter__(self) -> Self:
         return await self.open()
@@ -181,21 +210,29 @@ class UserDataStore:
         await self.close()
 
     @property
-    def db(self) -> aiosqlite.Connection:
-        if self._db is None:
+    def database(self) -> Database:
+        """The database every store uses, on either backend."""
+        if self._database is None:
             raise RuntimeError("UserDataStore is not open")
+        return self._database
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        """The raw SQLite connection (SQLite only: PRAGMAs, the SQLite-only inbox journal)."""
+        if self._db is None:
+            raise RuntimeError("UserDataStore is not open on SQLite")
         return self._db
 
     @property
     def hub_cache(self) -> HubCache:
-        return HubCache(self.db)
+        return HubCache(self.database)
 
     @property
     def prefs(self) -> PreferenceStore:
-        return PreferenceStore(self.db)
+        return PreferenceStore(self.database)
 
     def query_log(self, retention_days: int = 90) -> QueryLog:
-        return QueryLog(self.db, timedelta(days=retention_days))
+        return QueryLog(self.database, timedelta(days=retention_days))
 
     @property
     def deferred(self) -> DeferredJournal:

@@ -1,6 +1,7 @@
 """User and chat preferences and the usage log, in the user-data database.
 
-Preferences fill what a question leaves out ("my GPU is 2x 3090"). The usage log keeps the
+Preferences fill what a question leaves out ("my GPU is 2x 3090"). Every change is one upsert
+naming only the changed columns, so it is atomic on either backend, across processes too. The usage log keeps the
 parsed query only (intent, model, GPU, quant, context, whether it was understood) and never the
 message text; rows older than the retention limit are deleted.
 """
@@ -10,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-import aiosqlite
+from catalog.db.base import Database
 
 
-async def m002_preferences(db: aiosqlite.Connection) -> None:
+async def m002_preferences(db: Database) -> None:
     """Per-user defaults and per-chat (group / server) settings."""
     await db.execute(
         "CREATE TABLE user_prefs (user_id TEXT PRIMARY KEY, lang TEXT, gpu_id TEXT, gpu_count INTEGER,"
@@ -25,7 +26,7 @@ async def m002_preferences(db: aiosqlite.Connection) -> None:
     )
 
 
-async def m003_query_log(db: aiosqlite.Connection) -> None:
+async def m003_query_log(db: Database) -> None:
     """Parsed queries for usage statistics; no message text."""
     await db.execute(
         "CREATE TABLE query_log (id INTEGER PRIMARY KEY, ts TEXT NOT NULL, platform TEXT NOT NULL, intent TEXT NOT NULL,"
@@ -62,14 +63,11 @@ def _now() -> str:
 class PreferenceStore:
     """The only SQL for ``user_prefs`` and ``chat_prefs``."""
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
 
     async def user(self, user_id: str) -> UserPrefs:
-        async with self._db.execute(
-            f"SELECT {', '.join(USER_FIELDS)} FROM user_prefs WHERE user_id = ?", (user_id,)
-        ) as cur:
-            row = await cur.fetchone()
+        row = await self._db.fetchone(f"SELECT {', '.join(USER_FIELDS)} FROM user_prefs WHERE user_id = ?", (user_id,))
         if row is None:
             return UserPrefs(user_id)
         values = dict(zip(USER_FIELDS, row, strict=True))
@@ -96,10 +94,7 @@ class PreferenceStore:
         return await self.user(user_id)
 
     async def chat(self, chat_id: str) -> ChatPrefs:
-        async with self._db.execute(
-            "SELECT lang, answer_mentions FROM chat_prefs WHERE chat_id = ?", (chat_id,)
-        ) as cur:
-            row = await cur.fetchone()
+        row = await self._db.fetchone("SELECT lang, answer_mentions FROM chat_prefs WHERE chat_id = ?", (chat_id,))
         return ChatPrefs(chat_id, row[0], bool(row[1])) if row else ChatPrefs(chat_id)
 
     async def set_chat(self, chat_id: str, lang: str | None = None, answer_mentions: bool | None = None) -> ChatPrefs:
@@ -120,8 +115,7 @@ class PreferenceStore:
 
     async def forget(self, user_id: str) -> int:
         """Delete everything stored about a user; return the rows removed."""
-        cur = await self._db.execute("DELETE FROM user_prefs WHERE user_id = ?", (user_id,))
-        return cur.rowcount
+        return await self._db.execute("DELETE FROM user_prefs WHERE user_id = ?", (user_id,))
 
 
 @dataclass(frozen=True)
@@ -139,7 +133,7 @@ class LoggedQuery:
 class QueryLog:
     """Usage statistics: the parsed query of each answer, kept for ``retention``."""
 
-    def __init__(self, db: aiosqlite.Connection, retention: timedelta = timedelta(days=90)) -> None:
+    def __init__(self, db: Database, retention: timedelta = timedelta(days=90)) -> None:
         self._db = db
         self.retention = retention
 
@@ -164,18 +158,19 @@ class QueryLog:
 
     async def prune(self, now: datetime | None = None) -> int:
         cutoff = ((now or datetime.now(UTC)) - self.retention).isoformat(timespec="seconds")
-        cur = await self._db.execute("DELETE FROM query_log WHERE ts < ?", (cutoff,))
-        return cur.rowcount
+        return await self._db.execute("DELETE FROM query_log WHERE ts < ?", (cutoff,))
 
     async def stats(self, top: int = 10) -> dict[str, object]:
         """Counts for ``fitbot stats``: totals, top models and GPUs, intents, share not understood."""
 
         async def rows(sql: str) -> list[tuple[object, ...]]:
-            async with self._db.execute(sql, (top,) if "?" in sql else ()) as cur:
-                return [tuple(r) for r in await cur.fetchall()]
+            return await self._db.fetchall(sql, (top,) if "?" in sql else ())
 
         total, missed, p50 = (
-            await rows("SELECT COUNT(*), COALESCE(SUM(1 - understood), 0), COALESCE(AVG(latency_ms), 0) FROM query_log")
+            await rows(
+                "SELECT COUNT(*), CAST(COALESCE(SUM(1 - understood), 0) AS INTEGER), COALESCE(AVG(latency_ms), 0)"
+                " FROM query_log"
+            )
         )[0]
         return {
             "questions": total,

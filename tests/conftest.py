@@ -24,3 +24,45 @@ def isolated_env(tmp_path, monkeypatch):
     for name in SECRET_VARS:
         monkeypatch.delenv(name, raising=False)
     return tmp_path
+
+
+# ---- a real PostgreSQL for the store suite (issue 25): started once per session, one database per test
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """``initdb`` + ``pg_ctl`` on a temporary directory and free port; skipped only where PostgreSQL
+    is not installed (``.ci/run`` installs it and sets FITBOT_REQUIRE_POSTGRES=1, so CI never skips)."""
+    import os
+
+    from fitbot_fakes.postgres import TempPostgres, find_bindir
+
+    if find_bindir() is None:
+        if os.environ.get("FITBOT_REQUIRE_POSTGRES") == "1":
+            pytest.fail("PostgreSQL is required here but initdb was not found")
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+    with TempPostgres() as server:
+        yield server
+
+
+@pytest.fixture
+async def postgres_url(postgres_server):
+    """A fresh, empty database on the session's server, dropped after the test."""
+    import uuid
+
+    import asyncpg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(postgres_server.url)
+    try:
+        await admin.execute(f"CREATE DATABASE {name}")
+        yield postgres_server.url_for(name)
+        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+    finally:
+        await admin.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request):
+    """Each store test runs twice: on the SQLite file (None, the default) and on PostgreSQL."""
+    return None if request.param == "sqlite" else request.getfixturevalue("postgres_url")

@@ -63,6 +63,7 @@ from bot.render.charts import cached_png
 from bot.render.discord_embed import CHART_FILENAME, to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
+from bot.shared import shared_buttons
 from locales import lang_of, t
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ class FitBotMixin(StopMixin):
         if charts:
             warm_up_charts()
         self.suggester = Suggester(service)
-        self.cards = ButtonStore()
+        self.cards = ButtonStore(shared=shared_buttons(service))  # shared: a restarted shard still knows them
         self.synced = False
         self._feeling, self._tasks = set(), set()
         self.feel_seconds, self.feel_every_s = FEEL_SECONDS, FEEL_EDIT_EVERY_S
@@ -288,7 +289,7 @@ class FitBotMixin(StopMixin):
     async def press(self, interaction: discord.Interaction, kind: str, data: str) -> None:
         """A card button: re-answers its question into the same message, or says the card expired."""
         try:
-            query = data if kind == "q" else self.cards.get(data)
+            query = data if kind == "q" else await self.cards.fetch(data)
             if query is None:
                 await apologise(interaction, "expired")
             elif (question := feel_question(query)) is not None:
@@ -394,12 +395,14 @@ def build_bot(
     service: Service,
     *,
     shards: int | None = None,
+    shard_ids: list[int] | None = None,
     sync_state_path: Path | None = None,
     guild_ready_timeout: float = 2.0,
     message_content: bool = False,
     charts: bool = True,
 ) -> FitBot | ShardedFitBot:
-    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n.
+    """The production bot: ``shards`` None → one connection, 0 → as many as Discord recommends, n → n;
+    ``shard_ids`` → only those of the ``shards`` (the other processes run the rest).
 
     ``charts=False`` sends cards without their chart image (no matplotlib, no defer).
     """
@@ -418,6 +421,8 @@ def build_bot(
     if shards is None:
         bot = FitBot(**options)
     else:
+        if shard_ids:
+            options["shard_ids"] = shard_ids
         bot = ShardedFitBot(shard_count=shards or None, **options)
     bot._init_fit(service, sync_state_path, charts)
     return bot
@@ -428,6 +433,7 @@ async def run_discord(
     token: str,
     *,
     shards: int | None = None,
+    shard_ids: list[int] | None = None,
     sync_state_path: Path | None = None,
     message_content: bool = False,
     charts: bool = True,
@@ -441,7 +447,7 @@ async def run_discord(
     coroutine with its exception, for the supervisor in ``bot.app.run`` to report and retry.
     """
     options: dict[str, Any] = {"sync_state_path": sync_state_path, "message_content": message_content, "charts": charts}
-    bot = build_bot(service, shards=shards, **options)
+    bot = build_bot(service, shards=shards, shard_ids=shard_ids, **options)
     bot.on_state = on_state
     stop = stop or asyncio.Event()
     try:

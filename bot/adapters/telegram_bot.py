@@ -95,6 +95,7 @@ from bot.render.telegram_html import (
 from bot.render.text import one_line, to_console
 from bot.reply import Reply
 from bot.service import Service, User
+from bot.shared import shared_buttons
 from locales import Lang
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class TelegramAdapter(FeelStreams):
 
     def __init__(self, service: Service, store: ButtonStore | None = None, charts: bool = True) -> None:
         self.service, self.charts = service, charts
-        self.store = store or ButtonStore()
+        self.store = store or ButtonStore(shared=shared_buttons(service))  # shared: a press on another worker
         self.streams: dict[str, asyncio.Task[None]] = {}
         self.admins: dict[tuple[int, int], tuple[bool, float]] = {}
         self.inline_latest: dict[int, str] = {}  # user id -> the id of their newest inline query
@@ -296,7 +297,7 @@ class TelegramAdapter(FeelStreams):
         cq = update.callback_query
         assert cq is not None, "CallbackQueryHandler only passes callback queries"
         kind, _, value = (cq.data or "").partition(":")
-        query = value if kind == "q" else self.store.get(value) if kind == "k" else None
+        query = value if kind == "q" else await self.store.fetch(value) if kind == "k" else None
         if not query:
             await cq.answer(say(update_lang(update), "expired"), show_alert=True)
             return

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
+from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -35,7 +35,7 @@ from telegram import Update
 from telegram.error import BadRequest, Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError, TimedOut
 
 from bot.adapters.telegram_intake import SUSPECTS, Batch, Intake, StateCallback, fetch, report_poison
-from bot.adapters.telegram_queue import FairQueue, queue_key
+from bot.adapters.telegram_queue import FairQueue, Retries, queue_key
 
 if TYPE_CHECKING:
     from bot.adapters.telegram_parts import TelegramApp
@@ -53,6 +53,7 @@ BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 STORE_RETRY_S = (0.5, 1.0, 2.0)  # an inbox that cannot be written is tried again this often (the last repeats)
 SEND_BUDGET_S = 120.0  # an answer failing on the network is retried this long after its first failure
 SEND_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+JOURNAL_FAILS = {"event": "journal_unwritable"}
 PER_CHAT = 2  # workers one chat may hold at once (of 16): a paced group cannot stall the others
 
 
@@ -81,15 +82,13 @@ class Poller:
         self.intake = Intake(inbox, app.bot, on_state) if inbox is not None else None
         self.allowed_updates = list(allowed_updates)
         self.poll_timeout, self.workers, self.grace_s, self.max_backlog = poll_timeout, workers, grace_s, max_backlog
-        self.send_budget_s = send_budget_s
         self.queue: FairQueue[Update] = FairQueue(per_chat=PER_CHAT, caps={SUSPECTS: 1})
         self.offset: int | None = None
         self.answered = 0
         self.failed: dict[int, BaseException] = {}  # update_id -> what its handler raised (from the error handler)
         self._in_flight: set[int] = set()
         self._unanswered: set[int] = set()  # without an inbox: fetched, not yet answered
-        self._retrying: dict[int, tuple[float, int]] = {}  # update_id -> (first failure, attempts)
-        self._timers: set[asyncio.TimerHandle] = set()
+        self.retries = Retries(self.queue, send_budget_s, SEND_BACKOFF_S)
         self.fetcher: asyncio.Task[None] | None = None
         self._workers: list[asyncio.Task[None]] = []
         self._conflict_logged = False
@@ -97,6 +96,8 @@ class Poller:
         self._closing = False
         self._put_back = 0
         self._folding: asyncio.Task[None] | None = None
+        self._unjournaled: deque[tuple[int, str | None]] = deque()  # marks the journal could not take yet
+        self._journal_failing = False
 
     @property
     def inbox(self) -> InboxStore | None:
@@ -136,12 +137,11 @@ class Poller:
         deadline = loop.time() + finish
         while self._in_flight and loop.time() < deadline:
             await asyncio.sleep(0.02)
-        for timer in self._timers:
-            timer.cancel()
-        left = len(self.queue) + len(self._in_flight) + self._put_back + len(self._timers)
+        left = len(self.queue) + len(self._in_flight) + self._put_back + self.retries.cancel()
         for task in self._workers:
             task.cancel()
         await asyncio.gather(*self._workers, return_exceptions=True)
+        self._journal()
         await self.flush()
         if left:
             where = "kept in the inbox for the next start" if self.inbox is not None else "not confirmed to Telegram"
@@ -198,6 +198,7 @@ class Poller:
             failures, self._conflict_logged = 0, False
             if await self._take(batch):
                 unsafe = 0
+                self._journal()  # marks a failing journal held back, now that the disk took a write
             else:  # not stored, so not confirmed: the same batch comes again after a pause
                 unsafe += 1
                 await asyncio.sleep(STORE_RETRY_S[min(unsafe, len(STORE_RETRY_S)) - 1])
@@ -262,43 +263,11 @@ class Poller:
             error = exc
         finally:
             self._in_flight.discard(uid)
-        if error is not None and retryable(error) and self._retry_later(update, error):
-            return
-        self._retrying.pop(uid, None)
+        if error is not None and retryable(error) and (self._closing or self.retries.later(update, error)):
+            return  # sent again later, or (stopping) left open in the inbox for the next start
+        self.retries.forget(uid)
         reason = None if error is None else f"{'send' if retryable(error) else 'handler'}: {error.__class__.__name__}"
         await self._done(uid, reason)
-
-    def _retry_later(self, update: Update, error: BaseException) -> bool:
-        """Queues a network-failed answer again after a back-off; False once its budget is spent."""
-        now = time.monotonic()
-        first, attempts = self._retrying.get(update.update_id, (now, 0))
-        wait = SEND_BACKOFF_S[min(attempts, len(SEND_BACKOFF_S) - 1)]
-        if isinstance(error, RetryAfter):
-            wait = max(wait, _seconds(error.retry_after))
-        if self._closing:
-            return True  # stopping: it stays open in the inbox, for the next start
-        if now + wait - first > self.send_budget_s:
-            log.warning(
-                "gave up answering update %s after %.0f s of network errors (%s)",
-                update.update_id,
-                now - first,
-                error.__class__.__name__,
-                extra={"event": "send_given_up", "update_id": update.update_id},
-            )
-            return False
-        if attempts == 0:
-            log.info("answer to update %s failed (%s); retrying", update.update_id, error.__class__.__name__)
-        self._retrying[update.update_id] = (first, attempts + 1)
-
-        def again(handle: list[asyncio.TimerHandle]) -> None:
-            self._timers.discard(handle[0])
-            chat, user = queue_key(update)
-            self.queue.put(user, update, chat)
-
-        holder: list[asyncio.TimerHandle] = []
-        holder.append(asyncio.get_running_loop().call_later(wait, again, holder))
-        self._timers.add(holder[0])
-        return True
 
     async def _done(self, update_id: int, failed: str | None = None) -> None:
         """Marks a settled update: in the journal at once, in the table in batches (``catalog.inbox``)."""
@@ -306,14 +275,28 @@ class Poller:
         self._unanswered.discard(update_id)
         if self.inbox is None:
             return
-        try:
-            self.inbox.mark(update_id, failed)
-        except OSError:  # a full disk must not stop the answers; at worst this one is repeated after a crash
-            log.warning("could not journal update %s as answered", update_id)
+        self._unjournaled.append((update_id, failed))
+        self._journal()
         self._marked += 1
         if self._marked >= FOLD_EVERY and (self._folding is None or self._folding.done()):
             self._marked = 0
             self._folding = asyncio.create_task(self._fold())
+
+    def _journal(self) -> None:
+        """Journals the waiting marks; one the disk refuses (full, read-only) waits for the next mark or
+        fetch, said once: dropped, its update would be answered again after a crash."""
+        while self._unjournaled and self.inbox is not None:
+            try:
+                self.inbox.mark(*self._unjournaled[0])
+            except OSError as exc:
+                if not self._journal_failing:
+                    why, self._journal_failing = exc.__class__.__name__, True
+                    log.warning("could not journal answered updates (%s); keeping them", why, extra=JOURNAL_FAILS)
+                return
+            self._unjournaled.popleft()
+        if self._journal_failing:
+            self._journal_failing = False
+            log.info("answered updates journaled again", extra={"event": "journal_writable"})
 
     async def _fold(self) -> None:
         try:
@@ -327,9 +310,3 @@ class Poller:
             await asyncio.gather(self._folding, return_exceptions=True)
         if self.inbox is not None:
             await self._fold()
-
-
-def _seconds(value: object) -> float:
-    """``RetryAfter.retry_after``: an int in PTB 22, a timedelta with PTB_TIMEDELTA=1 (and later)."""
-    total = getattr(value, "total_seconds", None)
-    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Who is answered next: queued Telegram updates by chat, then by user, served round robin at both levels.
+"""Who is answered next: queued Telegram updates by chat, then by user, served round robin at both levels;
+and when a network-failed answer is tried again (``Retries``).
 
 Round robin by user alone was not enough: 60 askers in one busy group are 60 users, and under
 Telegram's pacing for groups (20 messages a minute, ``AIORateLimiter``) their answers held every
@@ -10,10 +11,15 @@ waits for its own pacing on a few workers while everyone else is answered on the
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections import Counter, OrderedDict, deque
 from typing import Generic, TypeVar
 
 from telegram import Update
+from telegram.error import RetryAfter
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -86,3 +92,58 @@ class FairQueue(Generic[T]):
         else:
             self._busy.pop(chat, None)
         self._ready.set()
+
+
+class Retries:
+    """Answers that failed on the network, queued again after a back-off until their time budget is spent."""
+
+    def __init__(self, queue: FairQueue[Update], budget_s: float, backoff_s: tuple[float, ...]) -> None:
+        self.queue, self.budget_s, self.backoff_s = queue, budget_s, backoff_s
+        self._tries: dict[int, tuple[float, int]] = {}  # update_id -> (first failure, attempts)
+        self._timers: set[asyncio.TimerHandle] = set()
+
+    def later(self, update: Update, error: BaseException) -> bool:
+        """Queues ``update`` again after its back-off (``retry_after`` at least); False once its budget is spent."""
+        now = time.monotonic()
+        first, attempts = self._tries.get(update.update_id, (now, 0))
+        wait = self.backoff_s[min(attempts, len(self.backoff_s) - 1)]
+        if isinstance(error, RetryAfter):
+            wait = max(wait, _seconds(error.retry_after))
+        if now + wait - first > self.budget_s:
+            log.warning(
+                "gave up answering update %s after %.0f s of network errors (%s)",
+                update.update_id,
+                now - first,
+                error.__class__.__name__,
+                extra={"event": "send_given_up", "update_id": update.update_id},
+            )
+            return False
+        if attempts == 0:
+            log.info("answer to update %s failed (%s); retrying", update.update_id, error.__class__.__name__)
+        self._tries[update.update_id] = (first, attempts + 1)
+
+        def again(handle: list[asyncio.TimerHandle]) -> None:
+            self._timers.discard(handle[0])
+            chat, user = queue_key(update)
+            self.queue.put(user, update, chat)
+
+        holder: list[asyncio.TimerHandle] = []
+        holder.append(asyncio.get_running_loop().call_later(wait, again, holder))
+        self._timers.add(holder[0])
+        return True
+
+    def forget(self, update_id: int) -> None:
+        self._tries.pop(update_id, None)
+
+    def cancel(self) -> int:
+        """Cancels the waiting retries (on stop: they stay open in the inbox); returns how many there were."""
+        for timer in self._timers:
+            timer.cancel()
+        count, self._timers = len(self._timers), set()
+        return count
+
+
+def _seconds(value: object) -> float:
+    """``RetryAfter.retry_after``: an int in PTB 22, a timedelta with PTB_TIMEDELTA=1 (and later)."""
+    total = getattr(value, "total_seconds", None)
+    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example.env)")
     sub.add_parser("health", help="exit 0 when the data directory is FitBot's, its databases open and an adapter runs")
+    sub.add_parser("migrate", help="apply pending user-database migrations (SQLite or FITBOT_DATABASE_URL)")
     stats = sub.add_parser("stats", help="usage statistics from the query log")
     stats.add_argument("--json", action="store_true")
 
@@ -464,7 +465,7 @@ def _hub_service(catalog: Catalog) -> Callable[[], Awaitable[Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command in ("run", "health", "stats"):
+    if args.command in ("run", "health", "stats", "migrate"):
         from bot.app import run
 
         return run.main(args)

@@ -3,8 +3,12 @@
 * ``claim`` takes an exclusive ``flock`` on ``fitbot.lock`` for the life of the process. Two
   processes on one directory answered Telegram twice (the second re-queued the first's open inbox
   rows); now the second is refused with a message naming the directory and the holder's pid. The
-  kernel drops the lock when the process dies, so a crash never leaves a stale lock. A storage
-  backend shared by several processes (PostgreSQL) skips ``claim``.
+  kernel drops the lock when the process dies, so a crash never leaves a stale lock. The lock
+  guards what is per process on either backend (``user.sqlite`` without a shared database; the
+  catalog, ``health.json`` and the Discord journal always), so workers sharing PostgreSQL each
+  get a data directory of their own and share only the database.
+* A directory that cannot be written (a read-only mount, the unit's sandbox, wrong owner) is
+  refused with ``DataDirUnwritable``, which names it and what to check, not a traceback.
 * ``MARKER`` is written by ``fitbot run`` (``mark``); ``fitbot health`` checks it first, so a wrong
   ``FITBOT_DATA_DIR`` fails clearly instead of reporting "ok" and creating empty databases there.
 * ``from_environment`` finds the directory the way ``Settings`` does, without importing
@@ -48,10 +52,22 @@ class DataDirBusy(RuntimeError):
     """Another process holds the data directory."""
 
 
+class DataDirUnwritable(RuntimeError):
+    """The data directory cannot be created or written."""
+
+
 def claim(data_dir: Path) -> IO[str]:
-    """Locks ``data_dir`` for this process (keep the returned file open); raises ``DataDirBusy`` if held."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(data_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held for the process's life
+    """Locks ``data_dir`` for this process (keep the returned file open); raises ``DataDirBusy`` if held,
+    ``DataDirUnwritable`` if it cannot be written."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        handle = open(data_dir / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held for the process's life
+    except OSError as exc:
+        raise DataDirUnwritable(
+            f"the data directory {data_dir} cannot be written ({exc.strerror or exc.__class__.__name__});"
+            " check FITBOT_DATA_DIR, its owner and mount (under the systemd unit: StateDirectory= or"
+            " ReadWritePaths=)"
+        ) from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -60,7 +76,8 @@ def claim(data_dir: Path) -> IO[str]:
         handle.close()
         raise DataDirBusy(
             f"another fitbot process (pid {holder}) is running on the data directory {data_dir};"
-            " only one may use a data directory (see deploy/OPERATIONS.md)"
+            " only one may use a data directory; workers sharing FITBOT_DATABASE_URL each need their own"
+            " (see deploy/OPERATIONS.md)"
         ) from None
     handle.seek(0)
     handle.truncate()

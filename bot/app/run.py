@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bot.app import datadir
-from bot.app.datadir import DataDirBusy
+from bot.app.datadir import DataDirBusy, DataDirUnwritable
 from bot.app.logs import JsonLines, emit, redact_also, setup_logging
 from bot.app.settings import Settings
 from bot.limits import Limits
@@ -41,11 +41,14 @@ __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
 async def open_service(catalog: Catalog, settings: Settings) -> Service:
     """The production service: user data, hub cache and limits from the settings."""
+    from bot.app.scale import user_store
+    from bot.shared import shared_database
+    from catalog.db.shared import RateWindows
     from catalog.hub import HubClient
     from catalog.hub_search import HubSearch
-    from catalog.userdata import CachedHubClient, UserDataStore
+    from catalog.userdata import CachedHubClient
 
-    store = await UserDataStore(settings.user_db_path()).open()
+    store = await user_store(settings).open()
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
     if pruned:
         log.info("pruned %d old hub look-ups", pruned)
@@ -59,9 +62,13 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
         settings.rate_user_per_minute, settings.rate_chat_per_minute, settings.rate_expensive_per_minute
     )
     search = HubSearch(endpoint=options["endpoint"], token=options["token"], offline=options["offline"])
-    return Service(
+    service = Service(
         catalog, store=store, hub=hub, limits=limits, max_question_chars=settings.max_question_chars, search=search
     )
+    shared = shared_database(service)
+    if shared is not None:  # several processes: one limit for a user, whichever worker answers
+        limits.shared = RateWindows(shared)
+    return service
 
 
 async def build_service(settings: Settings) -> Service:
@@ -117,15 +124,17 @@ async def run(
     except DataDirBusy as exc:
         log.error("%s", exc, extra={"event": "data_dir_busy"})
         return 1
+    except DataDirUnwritable as exc:
+        log.critical("%s", exc, extra={"event": "startup_failed", "error": "DataDirUnwritable"})
+        return 1
     try:
         return await _run(settings, adapters, runner=adapter_runner or run_adapter, stop=stop)
     finally:
-        if lock is not None:
-            lock.close()
+        lock.close()
 
 
-def claim_data_dir(settings: Settings) -> IO[str] | None:
-    """The one-process lock on the data directory (``bot.app.datadir``); a shared storage backend skips it."""
+def claim_data_dir(settings: Settings) -> IO[str]:
+    """The one-process lock on the data directory (``bot.app.datadir``), on either storage backend."""
     lock = datadir.claim(settings.data_dir())
     datadir.mark(settings.data_dir())
     return lock
@@ -152,6 +161,7 @@ async def _run(
 
         tasks.append(asyncio.create_task(schedule_prices(service.catalog, settings, apply, stop), name="prices"))
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
+    tasks += shared_jobs(service, stop)
     await stop.wait()
     log.info("shutting down")
     if service.hub is not None:
@@ -164,6 +174,18 @@ async def _run(
     for error in failed:
         log.error("adapter failed while stopping: %s", error.__class__.__name__, exc_info=error)
     return 1 if failed else 0
+
+
+def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None]]:
+    """With a shared database: the clean-up, run by whichever worker is elected (``bot.shared``)."""
+    from bot.shared import CLEANUP, cleanup_job, shared_database
+    from catalog.db.leader import election, while_leader
+
+    database = shared_database(service)
+    if database is None:
+        return []
+    job = while_leader(election(database, CLEANUP), stop, lambda job_stop: cleanup_job(database, job_stop))
+    return [asyncio.create_task(job, name="cleanup")]
 
 
 async def supervise(
@@ -214,7 +236,22 @@ async def supervise(
 async def run_adapter(
     name: str, service: Service, settings: Settings, stop: asyncio.Event, state: Callable[[str], None]
 ) -> None:
-    if name == "telegram" and settings.telegram_bot_token:
+    if name == "telegram" and settings.telegram_bot_token and settings.database_url():
+        from bot.adapters.telegram_shared import run_shared_telegram  # several workers, one shared inbox
+
+        secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
+        await run_shared_telegram(
+            service,
+            token=settings.telegram_bot_token.get_secret_value(),
+            base_url=settings.telegram_base_url,
+            webhook_url=settings.telegram_webhook_url,
+            webhook_secret=secret,
+            listen=settings.telegram_webhook_listen,
+            port=settings.telegram_webhook_port,
+            stop=stop,
+            on_state=state,
+        )
+    elif name == "telegram" and settings.telegram_bot_token:
         from bot.adapters.telegram_bot import run_telegram
 
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
@@ -239,6 +276,7 @@ async def run_adapter(
             service,
             settings.discord_bot_token.get_secret_value(),
             shards=settings.discord_shards,
+            shard_ids=settings.shard_ids(),
             sync_state_path=settings.data_dir() / "discord_sync.json",
             message_content=settings.discord_message_content,
             stop=stop,
@@ -267,8 +305,8 @@ def main_run(settings: Settings) -> int:
 
 
 async def _health(settings: Settings) -> int:
+    from bot.app.scale import shared_health, user_store
     from catalog.store import CatalogStore
-    from catalog.userdata import UserDataStore
 
     where = settings.data_dir()
     if not datadir.is_marked(where):  # a wrong FITBOT_DATA_DIR: say so, and create nothing there
@@ -279,9 +317,11 @@ async def _health(settings: Settings) -> int:
         )
         return 1
     catalog = await CatalogStore(settings.catalog_path()).load()
-    async with UserDataStore(settings.user_db_path()) as store:
-        await (await store.db.execute("SELECT 1")).fetchone()
+    async with user_store(settings) as store:
+        await store.database.fetchval("SELECT 1")
+        shared = await shared_health(store)
     print(f"ok: {where}: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
+    print("\n".join(shared))
     return adapter_health(settings.data_dir() / HEALTH_FILE, settings.adapters())
 
 
@@ -318,9 +358,9 @@ def _alive(pid: Any) -> bool:
 
 
 async def _stats(settings: Settings, as_json: bool) -> int:
-    from catalog.userdata import UserDataStore
+    from bot.app.scale import user_store
 
-    async with UserDataStore(settings.user_db_path()) as store:
+    async with user_store(settings) as store:
         log = store.query_log(settings.query_log_days)
         await log.prune()
         stats = await log.stats()
@@ -349,6 +389,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.command == "health":
             return asyncio.run(_health(settings))
+        if args.command == "migrate":
+            from bot.app.scale import migrate
+
+            return asyncio.run(migrate(settings))
         return asyncio.run(_stats(settings, args.json))
     except Exception as exc:
         print(f"fitbot: {args.command} failed: {exc.__class__.__name__}: {exc}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.app import datadir
@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     hf_hub_offline: bool = False  # no hub look-ups at all: unknown repos get an honest "offline" card
 
     fitbot_data_dir: Path | None = None  # default: $XDG_DATA_HOME/fitbot
+    fitbot_database_url: SecretStr | None = None  # postgresql://… shares the user data across processes
     xdg_data_home: Path | None = None
     fitbot_log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     fitbot_adapters: str = "auto"  # "auto" = every adapter whose token is set; or "discord,telegram"
@@ -38,7 +39,10 @@ class Settings(BaseSettings):
     telegram_webhook_secret: SecretStr | None = None
     telegram_webhook_listen: str = "127.0.0.1"
     telegram_webhook_port: int = Field(default=8443, ge=1, le=65535)
-    discord_shards: int | None = Field(default=None, ge=1, le=1024)
+    discord_shards: int | None = Field(
+        default=None, ge=1, le=1024, validation_alias=AliasChoices("discord_shard_count", "discord_shards")
+    )
+    discord_shard_ids: str | None = None  # this process's shards of DISCORD_SHARD_COUNT: "0,1" or "0-3"
     discord_message_content: bool = False  # privileged intent; mentions work without it
 
     hub_timeout_s: float = Field(default=10.0, gt=0, le=120)
@@ -55,6 +59,11 @@ class Settings(BaseSettings):
     lambda_api_key: SecretStr | None = None
     digitalocean_token: SecretStr | None = None
 
+    @model_validator(mode="after")
+    def _shards_fit(self) -> Settings:
+        self.shard_ids()  # DISCORD_SHARD_IDS without a count above each id fails at start-up, not later
+        return self
+
     def data_dir(self) -> Path:
         """Where FitBot keeps its databases: FITBOT_DATA_DIR, else $XDG_DATA_HOME/fitbot."""
         return datadir.data_dir(self.fitbot_data_dir, self.xdg_data_home)
@@ -64,6 +73,22 @@ class Settings(BaseSettings):
 
     def user_db_path(self) -> Path:
         return self.data_dir() / "user.sqlite"
+
+    def database_url(self) -> str | None:
+        """The shared PostgreSQL database, or None for the SQLite file in the data directory."""
+        return self.fitbot_database_url.get_secret_value() if self.fitbot_database_url else None
+
+    def shard_ids(self) -> list[int] | None:
+        """DISCORD_SHARD_IDS as a list (each below DISCORD_SHARD_COUNT, which it requires), or None: all."""
+        if not self.discord_shard_ids or not self.discord_shard_ids.strip():
+            return None
+        ids: set[int] = set()
+        for part in self.discord_shard_ids.replace(" ", "").split(","):
+            low, _, high = part.partition("-")
+            ids.update(range(int(low), int(high or low) + 1))
+        if not self.discord_shards or max(ids) >= self.discord_shards:
+            raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT above every id")
+        return sorted(ids)
 
     def prices_path(self) -> Path:
         return self.data_dir() / datadir.PRICES_FILE
@@ -86,8 +111,16 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Every secret value (and a Telegram token's secret part), for the log redaction filter."""
         found = []
-        for secret in (self.discord_bot_token, self.telegram_bot_token, self.hf_token, self.telegram_webhook_secret,
-                       self.runpod_api_key, self.lambda_api_key, self.digitalocean_token):  # fmt: skip
+        for secret in (
+            self.discord_bot_token,
+            self.telegram_bot_token,
+            self.hf_token,
+            self.telegram_webhook_secret,
+            self.fitbot_database_url,
+            self.runpod_api_key,
+            self.lambda_api_key,
+            self.digitalocean_token,
+        ):
             if secret is not None and secret.get_secret_value():
                 found.append(secret.get_secret_value())
         if self.telegram_bot_token is not None and ":" in self.telegram_bot_token.get_secret_value():

@@ -33,6 +33,42 @@ async def test_fitbot_run_on_a_directory_in_use_exits_1_and_says_why(tmp_path, c
     assert any("another fitbot process" in r.getMessage() and str(tmp_path) in r.getMessage() for r in caplog.records)
 
 
+async def test_workers_sharing_postgresql_each_run_on_their_own_data_directory(tmp_path, postgres_url, caplog):
+    """Scale-out is not refused: the lock guards the per-process directory, the database is what is shared."""
+
+    def on(directory: str) -> Settings:
+        return Settings(
+            _env_file=None,
+            fitbot_data_dir=tmp_path / directory,
+            telegram_bot_token="123456:TEST-token",
+            fitbot_database_url=postgres_url,
+        )
+
+    serving: list[str] = []
+    serving_both = asyncio.Event()
+
+    async def adapter(name, service, settings, stop, state):
+        assert service.store.database.shared
+        serving.append(settings.data_dir().name)
+        if len(serving) == 2:
+            serving_both.set()
+        await stop.wait()
+
+    stop = asyncio.Event()
+    workers = [asyncio.create_task(run(on(d), adapter_runner=adapter, stop=stop)) for d in ("w1", "w2")]
+    try:
+        await asyncio.wait_for(serving_both.wait(), 30)
+        with caplog.at_level(logging.ERROR):
+            code = await run(on("w1"), adapter_runner=adapter, stop=asyncio.Event())
+        assert code == 1
+        assert any("FITBOT_DATABASE_URL each need their own" in r.getMessage() for r in caplog.records)
+    finally:
+        stop.set()
+        codes = await asyncio.gather(*workers)
+    assert sorted(serving) == ["w1", "w2"]
+    assert codes == [0, 0]
+
+
 @pytest.mark.parametrize(
     ("environment", "env_file"),
     [
@@ -56,3 +92,17 @@ def test_the_one_shot_commands_find_the_data_directory_as_the_settings_do(enviro
     if env_file:
         (tmp_path / ".env").write_text(env_file, encoding="utf-8")
     assert datadir.from_environment() == Settings().data_dir()
+
+
+async def test_fitbot_run_on_a_directory_it_cannot_write_exits_1_and_names_it(tmp_path, caplog):
+    """A read-only mount or the unit's sandbox: one clear line naming the directory, no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    where = blocker / "data"  # cannot be created: its parent is a file (as unwritable as a read-only mount)
+    settings = Settings(_env_file=None, fitbot_data_dir=where, telegram_bot_token="123456:TEST-token")
+    with caplog.at_level(logging.ERROR):
+        code = await run(settings, adapter_runner=lambda *a: asyncio.sleep(0), stop=asyncio.Event())
+    assert code == 1
+    [record] = [r for r in caplog.records if getattr(r, "event", None) == "startup_failed"]
+    assert str(where) in record.getMessage() and "cannot be written" in record.getMessage()
+    assert record.exc_info is None

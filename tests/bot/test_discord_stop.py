@@ -81,6 +81,8 @@ async def test_server_settings_need_manage_server(discord_api: FakeDiscord, cata
     task = asyncio.create_task(bot.start(TOKEN))
     try:
         await discord_api.wait_gateway(2)
+        # closed before READY, discord.py's ready task would dispatch into the ended loop (a warning)
+        await asyncio.wait_for(bot.wait_until_ready(), 10)
         synced = {c["name"]: c for c in discord_api.commands[None]}
         assert str(synced["settings"]["default_member_permissions"]) == str(MANAGE_GUILD)
         assert str(synced["lang"]["default_member_permissions"]) == str(MANAGE_GUILD)
@@ -163,23 +165,26 @@ async def test_after_a_crash_the_next_start_fixes_interactions_left_on_thinking(
         await asyncio.wait_for(task, 5)
     assert len(discord_api.thinking()) == 5 and len(store.deferred.held()) == 5
     async with started(discord_api, Service(catalog, store=store)):
-        for _ in range(50):
-            if not discord_api.thinking():
-                break
-            await asyncio.sleep(0.05)
+        async with asyncio.timeout(30):  # the start edits them (a bound for a loaded machine, not a speed check)
+            while discord_api.thinking():
+                await asyncio.sleep(0.05)
     assert discord_api.thinking() == []
     texts = [r.json.get("content") for r in discord_api.requests_to("PATCH", "/messages/@original")]
     assert texts == [t("de", "discord.restarting")] * 5
     assert store.deferred.held() == []
 
 
-class BusyService(Service):
-    """Every answer takes ``seconds`` (a busy process): mentions are in flight when the stop comes."""
+class HeldService(Service):
+    """Every answer waits for ``release`` (a busy process): mentions are in flight when the stop comes."""
 
-    seconds = 0.3
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.release = asyncio.Event()
+        self.started = 0
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
-        await asyncio.sleep(self.seconds)
+        self.started += 1
+        await self.release.wait()
         return await super().answer(text, locale, user)
 
 
@@ -187,13 +192,17 @@ async def test_mentions_in_flight_at_a_stop_are_all_answered(
     discord_api: FakeDiscord, catalog: Catalog, store: Any
 ) -> None:
     """@mentions used to be dropped by the stop (4 and 13 of 40 answered); slash commands drained."""
-    service = BusyService(catalog, store=store)
+    service = HeldService(catalog, store=store)
     async with started(discord_api, service, grace_s=10) as (task, stop):
         mentions = [discord_api.make_mention(f"can I run qwen3 8b on a 4090 with {4 + i}k?") for i in range(20)]
         for m in mentions:
             await discord_api.dispatch("MESSAGE_CREATE", m)
-        await asyncio.sleep(0.1)
+        async with asyncio.timeout(30):  # every one read from the socket and being answered
+            while service.started < len(mentions):
+                await asyncio.sleep(0.02)
         stop.set()
+        await asyncio.sleep(0.2)
+        service.release.set()  # the answers finish during the drain
         await asyncio.wait_for(task, 20)
     replied = {
         str((r.json or {}).get("message_reference", {}).get("message_id"))

@@ -181,3 +181,24 @@ async def test_one_chat_holds_at_most_its_share_of_the_workers():
         await asyncio.wait_for(queue.take(), 0.1)
     queue.release("group")
     assert (await queue.take())[0] == "group"
+
+
+async def test_marks_the_journal_cannot_take_are_kept_and_written_once_it_can(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    """A journal that cannot be written while answering (a read-only remount, chattr +i): a crash then
+    answered every such question again (92 of 300 twice); the marks wait in memory and land once it can."""
+    journal = tmp_path / "user.sqlite.answered"
+    async with UserDataStore(tmp_path / "user.sqlite") as store:
+        service = Service(catalog, store=store)
+        app = build_application(service, TOKEN, base_url=telegram_api.base_url, charts=False, rate_limiter=False)
+        async with serve(app, poll_timeout=1):
+            await telegram_api.wait_call("getUpdates", timeout=10)
+            journal.mkdir()  # appending to it fails (IsADirectoryError), as to a read-only file
+            ask(telegram_api, range(7000, 7005))
+            await until(lambda: answered(telegram_api) >= set(range(7000, 7005)), 20)
+            journal.rmdir()
+            # what a crash from here on would find: every answered update journaled, none to answer again
+            await until(lambda: journal.is_file() and len(journal.read_text().split()) == 5, 20)
+    unwritable = [r for r in caplog.records if getattr(r, "event", None) == "journal_unwritable"]
+    assert len(unwritable) == 1  # said once, not once per answer

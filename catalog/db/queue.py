@@ -1,0 +1,182 @@
+"""The shared inbox: Telegram updates any process may ingest and any worker may claim, under a lease.
+
+Ingest (the elected poller, or every webhook worker) inserts an update once (``add``; a second
+delivery of the same ``update_id`` is ignored). A worker ``claim``s a batch: one statement marks
+the oldest unclaimed rows with its name and a lease, skipping rows another worker is claiming at
+that instant (PostgreSQL ``FOR UPDATE SKIP LOCKED``), so two workers never get the same update.
+The answered update is marked ``done``. A worker that dies stops renewing: once its lease runs
+out the update is claimed again by another worker. So every update is answered; exactly once
+normally, twice only when a worker died between sending the answer and marking it done.
+On a graceful stop a worker ``release``s what it claimed but did not start. Times come from the
+database's clock, so workers on hosts whose clocks differ agree on when a lease ran out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.db.base import Database, store_errors
+
+CHANNEL = "fitbot_inbox"  # NOTIFY channel: new updates are waiting
+DONE_KEEP_S = 86_400.0
+LEASE_S = 15.0  # renewed every 5 s while held; a dead worker's updates wait at most this
+MAX_CLAIMS = 5  # an update whose worker died this often is set aside (poison), not claimed again
+
+
+async def m101_inbox_leases(db: Database) -> None:
+    """Who claimed an open update, until when, and how often it was claimed."""
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN claimed_by TEXT")
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN lease_until REAL")
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN claims INTEGER NOT NULL DEFAULT 0")
+    await db.execute("CREATE INDEX tg_inbox_lease ON tg_inbox (done_at, lease_until)")
+
+
+def now_sql(db: Database) -> str:
+    """The database's clock as Unix seconds (with fractions), in its dialect."""
+    if db.dialect == "postgresql":
+        return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+    return "((julianday('now') - 2440587.5) * 86400.0)"
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Claimed:
+    update_id: int
+    user_key: str
+    data: str
+    claims: int  # 1 the first time; more means an earlier worker died holding it
+
+
+@dataclass(frozen=True)
+class InboxDepth:
+    open: int  # not answered yet
+    unclaimed: int  # of those, waiting for a worker (no lease, or a lease that ran out)
+    oldest_unclaimed_s: float | None  # how long the oldest of those has waited
+    set_aside: int  # poison: claimed MAX_CLAIMS times (workers died or sends failed), never answered
+
+
+class SharedInbox:
+    """The only SQL for claiming from ``tg_inbox``; ``worker`` names this process in the claims."""
+
+    def __init__(self, db: Database, worker: str, lease_s: float = LEASE_S) -> None:
+        self.db, self.worker, self.lease_s = db, worker, lease_s
+        self._now = now_sql(db)
+
+    async def add(self, items: Sequence[tuple[int, str, str]]) -> int:
+        """Store ``(update_id, user_key, data)`` rows in one statement; ids seen before are ignored."""
+        if not items:
+            return 0
+        marks = ", ".join(f"(?, ?, ?, {self._now})" for _ in items)
+        values = [v for item in items for v in item]
+        added = await self.db.execute(
+            f"INSERT INTO tg_inbox (update_id, user_key, data, received_at) VALUES {marks}"
+            " ON CONFLICT (update_id) DO NOTHING",
+            values,
+        )
+        if added and self.db.dialect == "postgresql":
+            await self.db.execute("SELECT pg_notify(?, '')", (CHANNEL,))
+        return added
+
+    async def listen(self, wake: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        """Call ``wake`` whenever any process adds updates (PostgreSQL ``LISTEN``); returns the closer.
+
+        Claiming also polls (a notification sent while reconnecting is missed), so this only saves
+        the wait; on SQLite, where one process adds and claims, it does nothing.
+        """
+        dedicated = getattr(self.db, "dedicated", None)
+        if dedicated is None:
+            return _nothing
+        conn = await dedicated()
+
+        def notified(*_: Any) -> None:
+            wake()
+
+        await conn.add_listener(CHANNEL, notified)
+
+        async def close() -> None:
+            with contextlib.suppress(*store_errors(), TimeoutError):
+                await conn.close(timeout=2)
+
+        return close
+
+    async def last_update_id(self) -> int | None:
+        """The highest id ever stored: the poller goes on from there (the newest row is never pruned)."""
+        value = await self.db.fetchval("SELECT MAX(update_id) FROM tg_inbox")
+        return None if value is None else int(value)
+
+    async def prune(self, keep_s: float = DONE_KEEP_S) -> int:
+        """Forget answered updates older than ``keep_s`` (kept meanwhile to recognise a re-delivery)."""
+        return await self.db.execute(
+            f"DELETE FROM tg_inbox WHERE done_at IS NOT NULL AND done_at < {self._now} - ?"
+            " AND update_id < (SELECT MAX(update_id) FROM tg_inbox)",
+            (keep_s,),
+        )
+
+    async def claim(self, limit: int) -> list[Claimed]:
+        """Up to ``limit`` of the oldest claimable updates, now leased to this worker, oldest first."""
+        skip_locked = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgresql" else ""
+        rows = await self.db.fetchall(
+            f"UPDATE tg_inbox SET claimed_by = ?, lease_until = {self._now} + ?, claims = claims + 1"
+            " WHERE update_id IN (SELECT update_id FROM tg_inbox WHERE done_at IS NULL AND claims < ?"
+            f" AND (lease_until IS NULL OR lease_until < {self._now}) ORDER BY update_id LIMIT ?{skip_locked})"
+            " RETURNING update_id, user_key, data, claims",
+            (self.worker, self.lease_s, MAX_CLAIMS, limit),
+        )
+        return sorted((Claimed(*row) for row in rows), key=lambda c: c.update_id)
+
+    async def renew(self, update_ids: Sequence[int]) -> int:
+        """Extend this worker's leases (a long answer must not be claimed again while it runs)."""
+        return await self._mine(f"lease_until = {self._now} + ?", (self.lease_s,), update_ids)
+
+    async def done(self, update_ids: Sequence[int], failed: str | None = None) -> int:
+        """Close updates: answered, or given up with the reason in ``failed`` (whoever holds them:
+        a late answer still closes the row)."""
+        if not update_ids:
+            return 0
+        marks = ", ".join("?" for _ in update_ids)
+        return await self.db.execute(
+            f"UPDATE tg_inbox SET done_at = {self._now}, lease_until = NULL, failed = ? WHERE update_id IN ({marks})",
+            [failed, *update_ids],
+        )
+
+    async def retry_later(self, update_id: int, after_s: float) -> int:
+        """Give back an update whose answer failed on the network: any worker claims it after ``after_s``.
+
+        Its claim count stays, so an update that keeps failing is set aside after ``MAX_CLAIMS``.
+        """
+        return await self._mine(f"claimed_by = NULL, lease_until = {self._now} + ?", (after_s,), [update_id])
+
+    async def release(self, update_ids: Sequence[int]) -> int:
+        """Give back claimed updates not started (a graceful stop): others claim them at once."""
+        return await self._mine("claimed_by = NULL, lease_until = NULL, claims = claims - 1", (), update_ids)
+
+    async def _mine(self, assignments: str, args: tuple[object, ...], update_ids: Sequence[int]) -> int:
+        if not update_ids:
+            return 0
+        marks = ", ".join("?" for _ in update_ids)
+        return await self.db.execute(
+            f"UPDATE tg_inbox SET {assignments} WHERE claimed_by = ? AND done_at IS NULL AND update_id IN ({marks})",
+            [*args, self.worker, *update_ids],
+        )
+
+    async def depth(self) -> InboxDepth:
+        """What ``fitbot health`` shows: open, waiting, the oldest wait, and set-aside updates."""
+        row = await self.db.fetchone(
+            "SELECT COUNT(*),"
+            f" COALESCE(SUM(CASE WHEN claims < ? AND (lease_until IS NULL OR lease_until < {self._now}) THEN 1 ELSE 0 END), 0),"
+            f" MIN(CASE WHEN claims < ? AND (lease_until IS NULL OR lease_until < {self._now}) THEN received_at END),"
+            " COALESCE(SUM(CASE WHEN claims >= ? THEN 1 ELSE 0 END), 0),"
+            f" {self._now}"
+            " FROM tg_inbox WHERE done_at IS NULL",
+            (MAX_CLAIMS, MAX_CLAIMS, MAX_CLAIMS),
+        )
+        assert row is not None  # an aggregate always has one row
+        total, unclaimed, oldest, poison, now = row
+        waited = None if oldest is None else max(0.0, float(now) - float(oldest))
+        return InboxDepth(int(total), int(unclaimed), waited, int(poison))

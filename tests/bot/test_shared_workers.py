@@ -1,0 +1,120 @@
+"""Two services on one database, as two worker processes: what one learns the other uses, one limit for both.
+
+Runs on both backends (``store_url``): with SQLite two services in one process share the file;
+with PostgreSQL they are what two ``fitbot run`` workers on different hosts are.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.app.run import open_service
+from bot.app.scale import migrate, shared_health, user_store
+from bot.app.settings import Settings
+from bot.service import User
+from catalog.facts import load_facts
+
+CATALOG = load_facts()
+ALICE = User(id="tg:1", chat="tg:1")
+
+
+@pytest.fixture
+def settings(store_url, monkeypatch, tmp_path):
+    if store_url:
+        monkeypatch.setenv("FITBOT_DATABASE_URL", store_url)
+    monkeypatch.setenv("RATE_USER_PER_MINUTE", "6")
+    return Settings()
+
+
+@pytest.fixture
+async def workers(settings):
+    services = [await open_service(CATALOG, settings) for _ in range(2)]
+    yield services
+    for s in services:
+        await s.close()
+
+
+async def test_mygpu_set_through_one_worker_is_used_by_the_other(workers):
+    one, two = workers
+    saved = await one.answer("/mygpu 2x 3090", user=ALICE)
+    assert saved.kind == "settings"
+    reply = await two.answer("can I run qwen3 32b?", user=ALICE)
+    assert reply.kind == "fit" and "2x RTX 3090" in reply.title
+
+
+async def test_a_flood_through_two_workers_is_limited_as_one(postgres_url, monkeypatch):
+    """PostgreSQL only: on SQLite there is one process per data directory, counting in memory."""
+    monkeypatch.setenv("FITBOT_DATABASE_URL", postgres_url)
+    monkeypatch.setenv("RATE_USER_PER_MINUTE", "6")
+    workers = [await open_service(CATALOG, Settings()) for _ in range(2)]
+    kinds = [(await workers[i % 2].answer("/fit qwen3-8b 4090", user=ALICE)).kind for i in range(12)]
+    assert kinds.count("fit") == 6 and kinds[6:] == ["slow_down"] * 6
+    other = await workers[1].answer("/fit qwen3-8b 4090", user=User(id="tg:2", chat="tg:2"))
+    assert other.kind == "fit"
+    for s in workers:
+        await s.close()
+
+
+async def test_migrate_and_health_report_the_backend(settings, store_url, capsys):
+    assert await migrate(settings) == 0
+    assert "m102_shared_state" in capsys.readouterr().out
+    async with user_store(settings) as store:
+        lines = await shared_health(store)
+    if store_url is None:
+        assert lines == ["user database: SQLite (one process)"]
+    else:
+        assert lines[0] == "user database: PostgreSQL (shared)"
+        assert lines[1].startswith("inbox: 0 open, 0 waiting for a worker (oldest –)")
+        assert "leader telegram-poll: none" in lines
+
+
+async def test_the_elected_cleanup_prunes_expired_shared_state(postgres_url, tmp_path):
+    import asyncio
+
+    from bot.shared import CLEANUP, cleanup_job
+    from catalog.db.leader import election, while_leader
+    from catalog.db.shared import ButtonTable
+    from catalog.userdata import UserDataStore
+
+    async with UserDataStore(tmp_path / "user.sqlite", url=postgres_url) as store:
+        db = store.database
+        await ButtonTable(db).put("old", "/fit x", ttl_s=-1)
+        await ButtonTable(db).put("new", "/fit y", ttl_s=60)
+        stop = asyncio.Event()
+        task = asyncio.create_task(while_leader(election(db, CLEANUP, 0.1), stop, lambda s: cleanup_job(db, s, 0.05)))
+        for _ in range(100):
+            if await db.fetchval("SELECT COUNT(*) FROM buttons") == 1:
+                break
+            await asyncio.sleep(0.05)
+        stop.set()
+        await asyncio.wait_for(task, 5)
+        assert await ButtonTable(db).get("new") == "/fit y"
+        assert await db.fetchval("SELECT COUNT(*) FROM buttons") == 1
+
+
+async def test_a_postgresql_that_refuses_connections_costs_the_defaults_not_the_answer(
+    postgres_server, postgres_url, monkeypatch
+):
+    """Issue 21's rule on the shared backend: preferences, limits and usage failing never fail an answer."""
+    import asyncpg
+
+    monkeypatch.setenv("FITBOT_DATABASE_URL", postgres_url)
+    service = await open_service(CATALOG, Settings())
+    assert (await service.answer("/mygpu 2x 3090", user=ALICE)).kind == "settings"
+    name = postgres_url.rsplit("/", 1)[1]
+    admin = await asyncpg.connect(postgres_server.url)
+    try:
+        await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+        await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+        saved = await service.answer("/mygpu 4090", user=ALICE)
+        assert saved.kind == "error" and "could not be saved" in saved.summary
+        assert (await service.answer("/fit qwen3-8b 4090", user=ALICE)).kind == "fit"
+        answer = await service.answer("can I run qwen3 32b?", user=ALICE)
+        assert answer.kind != "error" and "3090" not in answer.title  # answered, without the saved GPUs
+        await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        answer = await service.answer("can I run qwen3 32b?", user=ALICE)
+        assert answer.kind == "fit" and "2x RTX 3090" in answer.title  # back: the saved GPUs again
+    finally:
+        await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        await admin.close()
+        await service.close()
