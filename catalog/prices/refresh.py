@@ -3,7 +3,8 @@
 A provider that cannot be reached or answers in a shape its parser does not know keeps its last good
 prices; the first such failure logs one warning (repeats of the same failure log at info). Offers a
 card may show are list, spot and reserved prices; Vast.ai's marketplace medians stay in the store as
-signals and never become offers.
+signals and never become offers. With a shared database only the elected worker refreshes, and every
+worker follows what it stored (``schedule_prices``).
 """
 
 from __future__ import annotations
