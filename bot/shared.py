@@ -25,10 +25,20 @@ log = logging.getLogger(__name__)
 
 TELEGRAM_POLL = "telegram-poll"  # the jobs only one process runs (leader election)
 CLEANUP = "cleanup"
-JOBS = (TELEGRAM_POLL, CLEANUP)
+PRICE_REFRESH = "price-refresh"
+JOBS = (TELEGRAM_POLL, CLEANUP, PRICE_REFRESH)
 CLEANUP_EVERY_S = 3600.0
 
-__all__ = ["CLEANUP", "JOBS", "TELEGRAM_POLL", "cleanup_job", "shared_buttons", "shared_database", "shared_inbox"]
+__all__ = [
+    "CLEANUP",
+    "JOBS",
+    "PRICE_REFRESH",
+    "TELEGRAM_POLL",
+    "cleanup_job",
+    "shared_buttons",
+    "shared_database",
+    "shared_inbox",
+]
 
 
 def shared_database(service: Service) -> Database | None:

@@ -43,6 +43,7 @@ from catalog.hub import (
 )
 from catalog.inbox import DeferredJournal, InboxStore, m004_inbox, m005_inbox_failed
 from catalog.migrations import Migration, migrate
+from catalog.prices.store import m103_live_prices
 from catalog.userprefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m005_inbox_failed,
     m101_inbox_leases,
     m102_shared_state,
+    m103_live_prices,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most

@@ -149,17 +149,31 @@ def load_catalog() -> Catalog:
 
 
 def print_refresh(catalog: Catalog) -> int:
-    """Ask every price API once (``catalog/prices``); exit 1 when none answered."""
+    """Ask every price API once (``catalog/prices``) into ``prices.sqlite``, or the shared database with
+    FITBOT_DATABASE_URL; exit 1 when none answered."""
     import asyncio
+    from datetime import UTC, datetime
 
     from bot.app.settings import Settings
-    from catalog.prices.refresh import refresh
+    from catalog.prices.refresh import ProviderResult, refresh
     from catalog.prices.sources import default_sources
-    from catalog.prices.store import PriceStore
+    from catalog.prices.store import PriceStore, PriceTables
 
     settings = Settings()
-    store, sources = PriceStore(settings.prices_path()), default_sources(settings.price_endpoint)
-    results = asyncio.run(refresh(store, sources, settings.price_keys(), {g.id for g in catalog.gpus}))
+    sources, keys, known = default_sources(settings.price_endpoint), settings.price_keys(), {g.id for g in catalog.gpus}
+
+    async def into_store() -> list[ProviderResult]:
+        if settings.database_url() is None:
+            return await refresh(PriceStore(settings.prices_path()), sources, keys, known)
+        from bot.app.scale import user_store
+
+        async with user_store(settings) as store:  # the shared database: every worker applies it next
+            tables = PriceTables(store.database)
+            results = await refresh(tables, sources, keys, known)
+            await tables.mark_attempt(datetime.now(UTC))
+            return results
+
+    results = asyncio.run(into_store())
     for r in results:
         shown = f"{r.prices} prices" if r.status == "ok" else f"{r.status}: {r.detail}"
         print(f"{r.provider:<14} {shown}")

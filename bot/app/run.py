@@ -154,12 +154,7 @@ async def _run(
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters
     ]
     if settings.price_refresh_hours > 0:  # live GPU prices, merged over the snapshot (catalog/prices)
-        from catalog.prices.refresh import schedule_prices
-
-        def apply(catalog: Catalog) -> None:
-            service.answers = service.answers.with_model(catalog)
-
-        tasks.append(asyncio.create_task(schedule_prices(service.catalog, settings, apply, stop), name="prices"))
+        tasks.append(asyncio.create_task(price_schedule(service, settings, stop), name="prices"))
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     tasks += shared_jobs(service, stop)
     await stop.wait()
@@ -186,6 +181,20 @@ def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None
         return []
     job = while_leader(election(database, CLEANUP), stop, lambda job_stop: cleanup_job(database, job_stop))
     return [asyncio.create_task(job, name="cleanup")]
+
+
+async def price_schedule(service: Service, settings: Settings, stop: asyncio.Event) -> None:
+    """The price refresh: in this process, or with a shared database by the worker elected for it."""
+    from bot.shared import PRICE_REFRESH, shared_database
+    from catalog.db.leader import election
+    from catalog.prices.refresh import schedule_prices
+
+    def apply(catalog: Catalog) -> None:
+        service.answers = service.answers.with_model(catalog)
+
+    database = shared_database(service)
+    shared = (database, election(database, PRICE_REFRESH)) if database is not None else None
+    await schedule_prices(service.catalog, settings, apply, stop, shared)
 
 
 async def supervise(

@@ -3,27 +3,33 @@
 A provider that cannot be reached or answers in a shape its parser does not know keeps its last good
 prices; the first such failure logs one warning (repeats of the same failure log at info). Offers a
 card may show are list, spot and reserved prices; Vast.ai's marketplace medians stay in the store as
-signals and never become offers.
+signals and never become offers. With a shared database only the elected worker refreshes, and every
+worker follows what it stored (``schedule_prices``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from catalog.db.base import Database, store_errors
+from catalog.db.leader import Election, while_leader
 from catalog.offers import OFFER_TYPES
 from catalog.prices.sources import PriceFormatError, PriceSource, default_sources
-from catalog.prices.store import PriceStore
+from catalog.prices.store import PriceStore, PriceTables
 from core.models import Catalog, CloudOffer
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 20.0
 MAX_PAGES = 40
+RETRY_S = 300.0  # a price store that could not be reached is asked again after this
+FOLLOW_S = 60.0  # with a shared database, how often a worker looks for a newer refresh
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ async def _fetch(session: Any, source: PriceSource, key: str | None) -> Any:
 
 
 async def refresh(
-    store: PriceStore,
+    store: PriceTables,
     sources: list[PriceSource],
     keys: dict[str, str],
     known_gpus: set[str],
@@ -98,7 +104,7 @@ async def refresh(
     return results
 
 
-async def _failed(store: PriceStore, provider: str, status: str, exc: BaseException, now: datetime) -> ProviderResult:
+async def _failed(store: PriceTables, provider: str, status: str, exc: BaseException, now: datetime) -> ProviderResult:
     detail = f"{exc.__class__.__name__}: {exc}"[:200]
     first = await store.last_error(provider) != f"{status}: {detail}"
     (log.warning if first else log.info)(
@@ -121,7 +127,7 @@ def merge(snapshot: Catalog, live: list[tuple[CloudOffer, str]]) -> Catalog:
 
 async def run_schedule(
     snapshot: Catalog,
-    store: PriceStore,
+    store: PriceTables,
     sources: list[PriceSource],
     keys: dict[str, str],
     every: timedelta,
@@ -130,25 +136,70 @@ async def run_schedule(
 ) -> None:
     """Apply the stored prices, then refresh every ``every`` (at once when the last refresh is older) until ``stop``."""
     apply(merge(snapshot, await store.offers()))
-    known = {g.id for g in snapshot.gpus}
-    while not stop.is_set():
-        last = await store.last_attempt()
-        wait = (last + every - datetime.now(UTC)).total_seconds() if last else 0.0
-        if wait > 0:
-            try:
-                await asyncio.wait_for(stop.wait(), wait)
-            except TimeoutError:
-                pass
-            continue
-        try:
-            results = await refresh(store, sources, keys, known)
-        except Exception:  # a refresh must never take the bot down; the next one tries again
-            log.exception("price refresh failed")
-            await store.mark_attempt(datetime.now(UTC))
-            continue
-        log.info("prices refreshed: %s", ", ".join(f"{r.provider} {r.status} {r.prices}" for r in results))
-        await store.mark_attempt(datetime.now(UTC))
+
+    async def reapply() -> None:
         apply(merge(snapshot, await store.offers()))
+
+    await refresh_when_due(store, sources, keys, {g.id for g in snapshot.gpus}, every, stop, reapply)
+
+
+async def refresh_when_due(
+    store: PriceTables,
+    sources: list[PriceSource],
+    keys: dict[str, str],
+    known_gpus: set[str],
+    every: timedelta,
+    stop: asyncio.Event,
+    after: Callable[[], Awaitable[None]],
+) -> None:
+    """Refresh when the last attempt (by any process) is ``every`` old, then ``after()``, until ``stop``.
+
+    With a shared database this is the elected worker's job: the last attempt is in the database,
+    so a worker taking over after a failover waits out the period its predecessor started.
+    """
+    while not stop.is_set():
+        try:
+            last = await store.last_attempt()
+            wait = (last + every - datetime.now(UTC)).total_seconds() if last else 0.0
+            if wait <= 0:
+                await _refresh_once(store, sources, keys, known_gpus)
+                await after()
+                continue
+        except store_errors():  # the store is out of reach (a database restarting): try again soon
+            log.warning("price store unavailable; trying again", exc_info=True)
+            wait = RETRY_S
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), wait)
+
+
+async def _refresh_once(store: PriceTables, sources: list[PriceSource], keys: dict[str, str], known: set[str]) -> None:
+    try:
+        results = await refresh(store, sources, keys, known)
+        log.info("prices refreshed: %s", ", ".join(f"{r.provider} {r.status} {r.prices}" for r in results))
+    except Exception:  # a refresh must never take the bot down; the next one tries again
+        log.exception("price refresh failed")
+    await store.mark_attempt(datetime.now(UTC))
+
+
+async def follow(
+    snapshot: Catalog,
+    store: PriceTables,
+    apply: Callable[[Catalog], None],
+    stop: asyncio.Event,
+    every_s: float = FOLLOW_S,
+) -> None:
+    """Every worker on a shared database: apply the stored prices now and after each refresh any worker made."""
+    applied: datetime | None | bool = False  # False: nothing applied yet
+    while not stop.is_set():
+        try:
+            last = await store.last_attempt()
+            if last != applied:
+                apply(merge(snapshot, await store.offers()))
+                applied = last
+        except store_errors():
+            log.warning("price store unavailable; keeping the prices applied", exc_info=True)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every_s)
 
 
 class PriceSettings(Protocol):
@@ -163,12 +214,35 @@ class PriceSettings(Protocol):
 
 
 async def schedule_prices(
-    snapshot: Catalog, settings: PriceSettings, apply: Callable[[Catalog], None], stop: asyncio.Event
+    snapshot: Catalog,
+    settings: PriceSettings,
+    apply: Callable[[Catalog], None],
+    stop: asyncio.Event,
+    shared: tuple[Database, Election] | None = None,
+    follow_s: float = FOLLOW_S,
 ) -> None:
-    """``run_schedule`` with the store, sources, keys and period the settings name (``fitbot run``)."""
+    """The prices of ``fitbot run``: with the store, sources, keys and period the settings name.
+
+    Alone, ``run_schedule`` on ``prices.sqlite``. With a ``shared`` database and the election of its
+    refresh job, only the elected worker refreshes (``refresh_when_due``, handed over on failover),
+    and every worker ``follow``s the shared prices.
+    """
     every = timedelta(hours=settings.price_refresh_hours)
-    store, sources = PriceStore(settings.prices_path()), default_sources(settings.price_endpoint)
-    await run_schedule(snapshot, store, sources, settings.price_keys(), every, apply, stop)
+    sources, keys = default_sources(settings.price_endpoint), settings.price_keys()
+    if shared is None:
+        await run_schedule(snapshot, PriceStore(settings.prices_path()), sources, keys, every, apply, stop)
+        return
+    database, elect = shared
+    store, known = PriceTables(database), {g.id for g in snapshot.gpus}
+
+    def job(job_stop: asyncio.Event) -> Coroutine[Any, Any, None]:
+        return refresh_when_due(store, sources, keys, known, every, job_stop, _nothing)
+
+    await asyncio.gather(while_leader(elect, stop, job), follow(snapshot, store, apply, stop, follow_s))
+
+
+async def _nothing() -> None:
+    return None
 
 
 async def stored_catalog(snapshot: Catalog, path: Path) -> Catalog:

@@ -1,80 +1,81 @@
-"""``PriceStore``: refreshed prices in SQLite (``prices.sqlite`` in the data directory), with the time seen.
+"""Refreshed prices with the time seen: ``PriceTables`` on any ``catalog.db`` database, ``PriceStore`` the file.
 
 One table of offers; a refresh replaces one provider's rows in one transaction, so a provider that
-failed keeps its last good prices, and a reader always sees a whole refresh or none of it.
+failed keeps its last good prices, and a reader always sees a whole refresh or none of it. With
+``FITBOT_DATABASE_URL`` the tables are in the shared database (``m103_live_prices``, one of the user
+migrations), where the elected worker refreshes and every worker reads; without one they are in
+``prices.sqlite`` in the data directory (``PriceStore``).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 
 import aiosqlite
 
+from catalog.db.base import Database
+from catalog.db.sqlite import SqliteConnection
+from catalog.migrations import migrate
 from core.models import CloudOffer
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS live_offer (
-    provider TEXT NOT NULL,
-    seen_at TEXT NOT NULL,  -- UTC ISO time of the refresh that read it
-    offer TEXT NOT NULL     -- the CloudOffer as JSON
-);
-CREATE INDEX IF NOT EXISTS live_offer_provider ON live_offer (provider);
-CREATE TABLE IF NOT EXISTS refresh (
-    provider TEXT PRIMARY KEY,
-    ok_at TEXT,             -- last refresh that stored prices
-    failed_at TEXT,         -- last refresh that did not
-    error TEXT
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+
+async def m103_live_prices(db: Database) -> None:
+    """Offers as JSON with the refresh that read them, each provider's last good and failed refresh, the last run."""
+    await db.execute(
+        "CREATE TABLE price_offers (id INTEGER PRIMARY KEY, provider TEXT NOT NULL, seen_at TEXT NOT NULL,"
+        " offer TEXT NOT NULL)"
+    )
+    await db.execute("CREATE INDEX price_offers_provider ON price_offers (provider)")
+    await db.execute("CREATE TABLE price_refreshes (provider TEXT PRIMARY KEY, ok_at TEXT, failed_at TEXT, error TEXT)")
+    await db.execute("CREATE TABLE price_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
-class PriceStore:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+PRICE_MIGRATIONS = (m103_live_prices,)
 
-    async def _db(self) -> aiosqlite.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(self.path)
-        await db.executescript(SCHEMA)
-        return db
+
+class PriceTables:
+    """The only SQL for the price tables; times are UTC ISO strings."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    @asynccontextmanager
+    async def _open(self, create: bool = True) -> AsyncIterator[Database | None]:
+        """The database to use (None: nothing stored yet, and ``create`` is False)."""
+        yield self.db
 
     async def replace(self, provider: str, offers: list[CloudOffer], seen_at: datetime) -> None:
         """The provider's prices are now ``offers``, seen at ``seen_at``."""
-        db = await self._db()
-        try:
-            await db.execute("DELETE FROM live_offer WHERE provider = ?", (provider,))
-            await db.executemany(
-                "INSERT INTO live_offer (provider, seen_at, offer) VALUES (?, ?, ?)",
-                [(provider, seen_at.isoformat(), o.model_dump_json()) for o in offers],
-            )
-            await db.execute(
-                "INSERT INTO refresh (provider, ok_at) VALUES (?, ?)"
-                " ON CONFLICT (provider) DO UPDATE SET ok_at = excluded.ok_at",
-                (provider, seen_at.isoformat()),
-            )
-            await db.commit()
-        finally:
-            await db.close()
+        async with self._open() as db:
+            assert db is not None
+            async with db.transaction() as tx:
+                await tx.execute("DELETE FROM price_offers WHERE provider = ?", (provider,))
+                for offer in offers:
+                    await tx.execute(
+                        "INSERT INTO price_offers (provider, seen_at, offer) VALUES (?, ?, ?)",
+                        (provider, seen_at.isoformat(), offer.model_dump_json()),
+                    )
+                await tx.execute(
+                    "INSERT INTO price_refreshes (provider, ok_at) VALUES (?, ?)"
+                    " ON CONFLICT (provider) DO UPDATE SET ok_at = excluded.ok_at",
+                    (provider, seen_at.isoformat()),
+                )
 
     async def failed(self, provider: str, at: datetime, error: str) -> None:
         """A refresh of ``provider`` failed; its stored prices stay."""
-        db = await self._db()
-        try:
-            await db.execute(
-                "INSERT INTO refresh (provider, failed_at, error) VALUES (?, ?, ?) ON CONFLICT (provider)"
-                " DO UPDATE SET failed_at = excluded.failed_at, error = excluded.error",
-                (provider, at.isoformat(), error[:300]),
-            )
-            await db.commit()
-        finally:
-            await db.close()
+        await self._execute(
+            "INSERT INTO price_refreshes (provider, failed_at, error) VALUES (?, ?, ?) ON CONFLICT (provider)"
+            " DO UPDATE SET failed_at = excluded.failed_at, error = excluded.error",
+            (provider, at.isoformat(), error[:300]),
+        )
 
     async def last_error(self, provider: str) -> str | None:
         """The error of the provider's last refresh when that one failed (None after a good one)."""
         row = await self._one(
-            "SELECT error FROM refresh WHERE provider = ? AND failed_at IS NOT NULL"
+            "SELECT error FROM price_refreshes WHERE provider = ? AND failed_at IS NOT NULL"
             " AND (ok_at IS NULL OR failed_at > ok_at)",
             (provider,),
         )
@@ -82,36 +83,49 @@ class PriceStore:
 
     async def mark_attempt(self, at: datetime) -> None:
         """A whole refresh ran at ``at`` (good or not): the schedule waits a period from here."""
-        db = await self._db()
-        try:
-            await db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_attempt', ?)", (at.isoformat(),))
-            await db.commit()
-        finally:
-            await db.close()
+        await self._execute(
+            "INSERT INTO price_meta (key, value) VALUES ('last_attempt', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (at.isoformat(),),
+        )
 
     async def last_attempt(self) -> datetime | None:
-        value = await self._one("SELECT value FROM meta WHERE key = 'last_attempt'", ())
+        value = await self._one("SELECT value FROM price_meta WHERE key = 'last_attempt'", ())
         return datetime.fromisoformat(str(value)) if value is not None else None
-
-    async def _one(self, sql: str, args: tuple[str, ...]) -> object | None:
-        if not self.path.exists():
-            return None
-        db = await self._db()
-        try:
-            async with db.execute(sql, args) as cursor:
-                row = await cursor.fetchone()
-        finally:
-            await db.close()
-        return row[0] if row else None
 
     async def offers(self) -> list[tuple[CloudOffer, str]]:
         """Every stored price with the UTC time it was seen, by provider."""
-        if not self.path.exists():
-            return []
-        db = await self._db()
-        try:
-            async with db.execute("SELECT offer, seen_at FROM live_offer ORDER BY provider, rowid") as cursor:
-                rows = await cursor.fetchall()
-        finally:
-            await db.close()
+        async with self._open(create=False) as db:
+            rows = (
+                [] if db is None else await db.fetchall("SELECT offer, seen_at FROM price_offers ORDER BY provider, id")
+            )
         return [(CloudOffer.model_validate_json(offer), seen_at) for offer, seen_at in rows]
+
+    async def _execute(self, sql: str, args: tuple[str, ...]) -> None:
+        async with self._open() as db:
+            assert db is not None
+            await db.execute(sql, args)
+
+    async def _one(self, sql: str, args: tuple[str, ...]) -> object | None:
+        async with self._open(create=False) as db:
+            return None if db is None else await db.fetchval(sql, args)
+
+
+class PriceStore(PriceTables):
+    """The tables in ``prices.sqlite`` (one process, no shared database): a connection per call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @asynccontextmanager
+    async def _open(self, create: bool = True) -> AsyncIterator[Database | None]:
+        if not create and not self.path.exists():
+            yield None
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = await aiosqlite.connect(self.path, isolation_level=None)
+        try:
+            await migrate(connection, PRICE_MIGRATIONS)
+            yield SqliteConnection(connection)
+        finally:
+            await connection.close()

@@ -118,3 +118,109 @@ async def test_a_postgresql_that_refuses_connections_costs_the_defaults_not_the_
         await admin.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
         await admin.close()
         await service.close()
+
+
+async def test_only_the_elected_worker_refreshes_prices_every_worker_shows_them_and_failover_hands_over(
+    postgres_url, monkeypatch
+):
+    """PostgreSQL only: the daily price refresh is a leader job; the prices live in the shared database."""
+    import asyncio
+    from datetime import UTC, datetime, timedelta
+
+    from bot.shared import PRICE_REFRESH
+    from catalog.db.leader import election, lock_key
+    from catalog.prices.refresh import schedule_prices
+    from catalog.prices.store import PriceTables
+    from fitbot_fakes.price_apis import FakePriceApis
+
+    def lambda_asks() -> int:
+        return sum(path.startswith("/lambda") for _, path, _ in fake.requests)
+
+    async def until(check, timeout_s: float = 60.0) -> None:  # generous: CI machines are shared
+        for _ in range(int(timeout_s / 0.1)):
+            if await check():
+                return
+            await asyncio.sleep(0.1)
+        raise AssertionError("timed out")
+
+    question = "/cloud qwen3-32b q4_k_m more"
+    with FakePriceApis() as fake:
+        monkeypatch.setenv("FITBOT_DATABASE_URL", postgres_url)
+        monkeypatch.setenv("PRICE_ENDPOINT", fake.endpoint)
+        monkeypatch.setenv("LAMBDA_API_KEY", "lb")
+        monkeypatch.setenv("PRICE_REFRESH_HOURS", "24")
+        settings = Settings()
+        workers = [await open_service(CATALOG, settings) for _ in range(2)]
+        assert "$2.49" not in (await workers[0].answer(question, user=ALICE)).model_dump_json()  # the snapshot
+        db = workers[0].store.database
+        elections = [election(w.store.database, PRICE_REFRESH, retry_s=0.1) for w in workers]
+        stop = asyncio.Event()
+
+        def schedule(worker, elect):
+            def apply(catalog) -> None:
+                worker.answers = worker.answers.with_model(catalog)
+
+            return schedule_prices(worker.catalog, settings, apply, stop, (worker.store.database, elect), 0.1)
+
+        tasks = [asyncio.create_task(schedule(w, e)) for w, e in zip(workers, elections, strict=True)]
+
+        async def both_show_live_prices() -> bool:
+            replies = [await w.answer(question, user=ALICE) for w in workers]
+            return all("$2.49" in r.model_dump_json() for r in replies)
+
+        async def holder() -> int | None:
+            pid = await db.fetchval(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1"
+                " AND ((CAST(classid AS BIGINT) << 32) | CAST(objid AS BIGINT)) = ?",
+                (lock_key(PRICE_REFRESH),),
+            )
+            return int(pid) if pid is not None else None
+
+        try:
+            await until(both_show_live_prices)  # one refresh, read back by both
+            await asyncio.sleep(0.5)
+            assert lambda_asks() == 1  # only the leader asked the price APIs, once
+            pids = [e._conn.get_server_pid() if e._conn is not None else None for e in elections]  # type: ignore[attr-defined]
+            leader = pids.index(await holder())
+            # a day passes, and the leader's process dies (its session ends without a word)
+            await PriceTables(db).mark_attempt(datetime.now(UTC) - timedelta(hours=25))
+            await db.execute("SELECT pg_terminate_backend(?)", (pids[leader],))
+
+            async def taken_over() -> bool:
+                return lambda_asks() == 2
+
+            await until(taken_over)  # the other worker was elected and ran the due refresh
+            survivor = elections[1 - leader]
+            assert survivor._conn is not None and await holder() == survivor._conn.get_server_pid()  # type: ignore[attr-defined]
+            assert await both_show_live_prices()
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*tasks), 10)
+            for w in workers:
+                await w.close()
+
+
+def test_cli_refresh_with_a_shared_database_stores_the_prices_there(postgres_url, monkeypatch, capsys):
+    """``fitbot catalog refresh`` on a shared deployment: the workers follow what it stored, not a local file."""
+    import asyncio
+
+    from bot.app import cli
+    from catalog.prices.store import PriceTables
+    from catalog.userdata import UserDataStore
+    from fitbot_fakes.price_apis import FakePriceApis
+
+    async def stored(path):
+        async with UserDataStore(path, url=postgres_url) as store:
+            tables = PriceTables(store.database)
+            return await tables.offers(), await tables.last_attempt()
+
+    with FakePriceApis() as fake:
+        monkeypatch.setenv("FITBOT_DATABASE_URL", postgres_url)
+        monkeypatch.setenv("PRICE_ENDPOINT", fake.endpoint)
+        monkeypatch.setenv("LAMBDA_API_KEY", "lb")
+        assert cli.main(["catalog", "refresh"]) == 0
+    assert "lambda         2 prices" in capsys.readouterr().out
+    settings = Settings()
+    offers, last = asyncio.run(stored(settings.user_db_path()))
+    assert {o.provider for o, _ in offers} >= {"Lambda", "Azure"} and last is not None
+    assert not settings.prices_path().exists()
