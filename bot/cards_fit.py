@@ -43,6 +43,8 @@ def follow_up(est: FitEstimate, command: str, *, with_gpu: bool = True, **change
     context is always written as ``ctx N`` because a bare number may read as something else.
     """
     hw = est.hardware
+    # the backend the asker named ("on vulkan") stays on every button about this device
+    asked = hw.backend if with_gpu and any(n.code == "backend" for n in est.notes) else None
     parts: dict[str, str | None] = {
         "gpu": setup_label(hw.gpu, hw.count) if with_gpu else None,
         "quant": None if "quant" in est.defaults_used else est.quant.lower(),
@@ -51,6 +53,7 @@ def follow_up(est: FitEstimate, command: str, *, with_gpu: bool = True, **change
         "engine": None if "engine" in est.defaults_used else est.engine.value,
         "ram": None if "ram" in est.defaults_used else f"ram {round(hw.system_ram_bytes / 1e9)}gb",
         "users": f"{est.concurrent} users" if est.concurrent > 1 else None,
+        "backend": f"on {asked.value}" if asked else None,
     }
     parts.update(changes)
     return " ".join([f"/{command}", est.model.id, *(v for v in parts.values() if v)])

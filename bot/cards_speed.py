@@ -31,6 +31,7 @@ def speed_card(
     """Decode, prefill and time to first token across context lengths (each with a prompt that fills
     it), per-user and total speed across users, and the same model on common GPUs."""
     est = main.estimate
+    asked_backend = [n for n in est.notes if n.code in ("backend", "backend_unavailable")]  # "on vulkan": said
     ctx_table = Table(
         title=t(lang, "speed.by_context_prompt"),
         headers=tuple(t(lang, "speed.ctx_headers").split("|")),
@@ -94,7 +95,7 @@ def speed_card(
         )
         if est.verdict is not Verdict.NO_FIT
         else (Action(label=t(lang, "action.fit"), query=follow_up(est, "fit")),),
-        assumptions=notes_line([note("speed_basis", quant=est.quant, kv=est.kv_cache.value)], lang),
+        assumptions=notes_line([note("speed_basis", quant=est.quant, kv=est.kv_cache.value), *asked_backend], lang),
         footer=footer(catalog, lang),
         echo=echo,
     )

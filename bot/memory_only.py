@@ -91,10 +91,11 @@ def memory_only_card(answers: Answering, row: HfIndexRow, q: Query, lang: Lang, 
 
 def with_variants(phrase: str, text: str) -> str:
     """The typed name with the variant words written right after it ("llama 3.2 90b" + "vision"), so
-    the index finds that variant and not the family's plain model."""
-    m = re.search(re.escape(phrase) + r"((?:[\s-]+[^\W\d_]+)*)", text, re.IGNORECASE)
-    words: list[str] = []
-    for word in re.split(r"[\s-]+", m.group(1).strip(" -")) if m else ():
+    the index finds that variant and not the family's plain model; a "+" right after it is "plus"
+    ("command r+" is Command R Plus, not Command R)."""
+    m = re.search(re.escape(phrase) + r"(\+(?!\w))?((?:[\s-]+[^\W\d_]+)*)", text, re.IGNORECASE)
+    words: list[str] = ["plus"] if m and m.group(1) else []
+    for word in re.split(r"[\s-]+", m.group(2).strip(" -")) if m else ():
         if word.lower() not in MODEL_VARIANTS:
             break
         words.append(word)

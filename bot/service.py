@@ -157,7 +157,12 @@ class Service:
             return await self.prefs.command(session, command.arg, q, lang, user, self.answers)
         answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
-        if repo is None and (phrase := _unknown_model(q)) and self.search is not None and self.hub is not None:
+        phrase = _unknown_model(q) if repo is None else None
+        hit = find_in_index(with_variants(phrase, text)) if phrase else None
+        sized_only = hit[0] if hit and hit[1] is None else None  # the index has its size only (Command-R)
+        if sized_only is not None and self.hub is not None:
+            repo, searched = sized_only.repo, True  # online: that repo's config.json, the one hub look-up path
+        elif phrase and self.search is not None and self.hub is not None:
             hits = await self.search.find(phrase)  # "olmo 2 7b": the most downloaded repo that is that model
             repo, searched = (hits[0].repo_id, True) if hits else (None, False)
         indexed: Note | None = None
@@ -165,13 +170,14 @@ class Service:
             if self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
             found = await hub_answers(self.hub, self.answers, repo, q.quant, lang)
-            if isinstance(found, Reply):
+            if isinstance(found, Reply) and sized_only is None:
                 return found
-            answers, model, source = found
-        elif repo is None and (phrase := _unknown_model(q)) and (hit := find_in_index(with_variants(phrase, text))):
-            if hit[1] is None:  # the index has its size only (Command-R, DeepSeek-V2.5): the weights, marked so
-                card: Reply = await self._off_loop(memory_only_card, self.answers, hit[0], q, lang, user, text)
-                return card
+            if not isinstance(found, Reply):
+                answers, model, source = found
+        if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
+            card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
+            return card
+        if model is None and repo is None and hit is not None and hit[1] is not None:
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})

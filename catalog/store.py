@@ -68,14 +68,17 @@ class CatalogStore:
         """``_load``; a start racing another process's that SQLite answers "locked" at once is tried again."""
         import asyncio  # only in the async paths: ``read_current`` serves one-shot commands without it
 
-        for attempt in range(5):
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + LOCK_WAIT_MS / 1000  # as long as a lock is waited for: a loaded box builds slowly
+        attempt = 0
+        while True:
             try:
                 return await self._load()
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 4:
+                if "locked" not in str(exc) or loop.time() > give_up:
                     raise
-                await asyncio.sleep(0.2 * (attempt + 1))
-        raise AssertionError("unreachable")  # pragma: no cover
+                attempt += 1
+                await asyncio.sleep(min(0.2 * attempt, 1.0))
 
     async def _load(self) -> Catalog:
         import aiosqlite  # only here: ``read_current`` serves one-shot commands without it

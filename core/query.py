@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Literal
 
 from core import names as N
+from core import query_devices as D
 from core import query_lexicon as L
 from core.query_index import Candidate, NameIndex, candidates, index_for, select_names
 from core.query_resolve import (
@@ -56,10 +57,11 @@ def _intent(low: str, found: L.Found, chosen: dict[str, Candidate]) -> tuple[Int
 
 def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
     """Reads a GPU count written just before ("2x", "zwei", "4 x") or after ("x2") a GPU."""
-    i = c.span.first - 1
+    i, times = c.span.first - 1, False
     while i >= 0 and (toks[i].key in L.COUNT_GLUE or toks[i].key in L.VENDOR_WORDS):
+        times = times or toks[i].key in L.TIMES
         i -= 1
-    if i >= 0 and i not in used and (n := _count_value(toks[i], "count")):
+    if i >= 0 and i not in used and (n := _count_value(toks[i], "count", times)):
         used.add(i)
         return n
     j = c.span.last + 1
@@ -72,11 +74,11 @@ def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
     return None
 
 
-def _count_value(t: L.Tok, kind: str) -> int | None:
-    """The GPU count a token states (a count word or a bare 1–64), or None."""
+def _count_value(t: L.Tok, kind: str, times: bool = False) -> int | None:
+    """The GPU count a token states (a count word, "N x", or a bare 1–64), or None."""
     n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
-    # "100x 4090" is kept so the answer can name the limit; a bare number counts GPUs only up to 64
-    return n if 1 <= n <= (9999 if t.kind == kind and kind else 64) else None
+    # "100x 4090" and "200 x 3090" are kept so the answer can name the limit; a bare number counts GPUs only up to 64
+    return n if 1 <= n <= (9999 if (t.kind == kind and kind) or times else 64) else None
 
 
 # --- parse -------------------------------------------------------------------------------
@@ -97,7 +99,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["command"] = intent.value
     unknown: list[str] = []
     low = read_specs(low, found)
-    low = L.read_devices(L.same_cards(low), found)
+    low = D.read_devices(L.same_cards(low), found)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
@@ -105,6 +107,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     chosen = select_names(candidates(toks, idx))
     intent, intent_set = _intent(full_low, found, chosen)
+    if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
+        intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"
     if found.get("biggest") and "model" not in chosen and "command" not in found:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
@@ -120,6 +124,17 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
         fields["gpu"] = g.model_copy(update={"text": joined_text(clean, phrase, g.text)})  # "rx 5500" + "xt"
+    g = fields.get("gpu")
+    if (hint := found.pop("igpu_hint", None)) and not (isinstance(g, Match) and (g.id or g.choices)):
+        fields.pop("gpu", None)  # "ryzen 7 7840u", "radeon 680m" the catalog lacks: a generic iGPU, its name said
+        fields.pop("gpu_text", None)
+        found.setdefault("device_kind", "igpu")
+        found["board"] = hint
+        g = None
+    if isinstance(g, Match) and g.id is None and "device_kind" in found and not any(ch.isdigit() for ch in g.text):
+        del fields["gpu"]  # "a laptop with a ryzen 7 7840u": the form factor of a device named otherwise
+    if found.pop("cpu_named", None) and "gpu" not in fields and "gpu_text" not in fields:
+        found.setdefault("device_kind", "cpu")  # "ryzen 9 7950x with 64 gb": no GPU named, the CPU runs it
     loose = fields.pop("loose_memory_gib", None)
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:
@@ -131,7 +146,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
-    if intent is not Intent.COMPARE and _one_machine(chosen, toks, full_low):
+    if intent is not Intent.COMPARE and _listed(chosen, toks, L.same_cards(full_low), GPU_SLOTS):
         fields["rig"] = True  # "4090 + 3090": two cards in one box, not a comparison
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})
     explicit = {k for k, v in fields.items() if v is not None}
@@ -146,9 +161,14 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     )
 
 
-def _one_machine(chosen: dict[str, Candidate], toks: list[L.Tok], low: str) -> bool:
-    """Whether the named devices are joined as parts of one machine: "A + B", "A and B", "A und B", "A, B"."""
-    spans = sorted((chosen[s].span for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen), key=lambda x: x.first)
+GPU_SLOTS = ("gpu", "gpu2", "gpu3", "gpu4")
+MODEL_SLOTS = ("model", "model2", "model3", "model4")
+
+
+def _listed(chosen: dict[str, Candidate], toks: list[L.Tok], low: str, slots: tuple[str, ...]) -> bool:
+    """Whether the names in these slots are listed together: "A + B", "A and B", "A und B", "A, B" (devices:
+    parts of one machine; models: each of them, side by side)."""
+    spans = sorted((chosen[s].span for s in slots if s in chosen), key=lambda x: x.first)
     gaps = [low[toks[a.last].end : toks[b.first].start] for a, b in zip(spans, spans[1:], strict=False)]
     return bool(gaps) and all(L.RIG_JOINER.fullmatch(g) for g in gaps)
 

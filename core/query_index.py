@@ -317,11 +317,11 @@ def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
     return hits
 
 
-def _runs(seq: list[int], rel: dict[int, set[int]]) -> Iterator[list[int]]:
-    """Yields maximal runs of relevant tokens whose neighbours share an alias."""
+def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterator[list[int]]:
+    """Yields maximal runs of relevant tokens whose neighbours share an alias (none across a joiner)."""
     run: list[int] = []
     for i in seq:
-        if i in rel and run and rel[run[-1]] & rel[i]:
+        if i in rel and run and rel[run[-1]] & rel[i] and i not in joined:
             run.append(i)
             continue
         if run:
@@ -337,7 +337,7 @@ def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
     rel = _relevance(toks, seq, idx)
     memo: dict[tuple[str, str], float] = {}
     cands: list[Candidate] = []
-    for run in _runs(seq, rel):
+    for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         for a in range(len(run)):
             for b in range(a, min(len(run), a + MAX_SPAN)):
                 # an alias that misses an edge token scores better on the shorter span

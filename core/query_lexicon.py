@@ -52,6 +52,7 @@ COUNT_WORDS = {
     "twelve": 12, "zwölf": 12, "sixteen": 16, "sechzehn": 16,
 }  # fmt: skip
 COUNT_GLUE = _words("x × mal of von my meine meiner meinen meinem")
+TIMES = _words("x × mal")  # "200 x 3090": an explicit count, however large
 
 STOPWORDS = _words(
     """a an the my our your on with and or of for to in at by is are be i me we you it this that
@@ -65,19 +66,23 @@ STOPWORDS = _words(
 # what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
 RIG_JOINER = re.compile(
     r"\s*(?:\+|&|,|and|und|plus|sowie)\s*(?:(?:an?|one|another|eine[rnm]?|ein|noch|zusätzlich|also|auch)\s+)*"
+    r"(?:\d{1,2}\s*[x×]\s*|(?:two|three|four|zwei|drei|vier)\s+)?"  # "3090 + 2x 3060": a count of the next card
     r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
 )
-# "3090 + 3090": two of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
+# "3090 + 3090 (+ 3090)": N of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
 SAME_CARDS = re.compile(
-    r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?)\s*(?:\+|&|,|and|und|plus)\s*\1\b", A
+    r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?(?:\s*\d{1,3}\s*gb)?)"
+    r"(?:\s*(?:\+|&|,|and|und|plus)\s*\1\b(?!\s*(?:ti|super|xtx|xt|\d{1,3}\s*gb)\b))+",
+    A,
 )
+_SAME_JOINER = re.compile(r"\s*(?:\+|&|,|and|und|plus)\s*", A)
 
 
 def same_cards(low: str) -> str:
-    """Reads "3090 + 3090" as "2x 3090"."""
+    """Reads "3090 + 3090" as "2x 3090" and "3090 & 3090 & 3090" as "3x 3090"."""
 
     def one(m: re.Match[str]) -> str:
-        new = f"2x {m.group(1)}"
+        new = f"{len(_SAME_JOINER.findall(m.group()[len(m.group(1)) :])) + 1}x {m.group(1)}"
         return new.rjust(len(m.group())) if len(new) <= len(m.group()) else m.group()
 
     return SAME_CARDS.sub(one, low)
@@ -99,16 +104,26 @@ class Tok:
     start: int
     end: int
     value: int = 0  # count or GiB
+    joined: bool = False  # a joiner ("+", "&", ",", "and", "oder", "vs") stands before it: no name runs across
 
 
 # "Titan RTX", "Titan X", "Titan Xp", "Titan V": the word after "titan" is the name, not a vendor word
 TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 
 
+SAME_WORD = {"notebook": "laptop"}  # words names use in one spelling only ("RTX 4060 Laptop")
+JOINER_WORDS = _words("and und plus sowie or oder vs versus gegen against")
+# "+" joins two names unless it ends one ("Ryzen AI Max+ 395", "Command R+ on"): after a letter, before a space
+JOINER_MARK = re.compile(r"[&,]|(?<![^\W\d_])\+|\+(?!\s)")
+CONTRACTIONS = frozenset({"s", "t", "re", "ll", "ve", "d", "m"})
+
+
 def tokenize(text: str) -> list[Tok]:
     """Cuts text into name tokens; counts, GB figures and filler words are marked as such."""
     toks: list[Tok] = []
     for m in NAME_SPLIT.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] in "'’" and m.group().lower() in CONTRACTIONS:
+            continue  # the "s" of "what's", the "t" of "can't": no name
         _add_raw(m.group(), m.start(), m.end(), toks)
     for i in range(len(toks) - 2, -1, -1):
         if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
@@ -116,6 +131,13 @@ def tokenize(text: str) -> list[Tok]:
             key = ("gtx" if gtx else "") + "titan" + toks[i + 1].key
             first = i - 1 if gtx else i
             toks[first : i + 2] = [Tok(key, key, "word", toks[first].start, toks[i + 1].end)]
+    pending = False  # "7900 xtx and 7900 xt", "4060 ti + rtx 4060": two names, never "xtx and 7900"
+    for i in range(1, len(toks)):
+        pending = (
+            pending or toks[i - 1].key in JOINER_WORDS or bool(JOINER_MARK.search(text, toks[i - 1].end, toks[i].start))
+        )
+        if pending and toks[i].kind in ("word", "num", "mem"):
+            toks[i].joined, pending = True, False
     return toks
 
 
@@ -148,7 +170,8 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
         for p in PIECES.finditer(raw):
             piece = p.group()
             kind = "num" if piece[0].isdecimal() else _word_kind(piece)
-            toks.append(Tok(piece, piece.replace(".", ""), kind, s + p.start(), s + p.end()))
+            key = SAME_WORD.get(piece, piece.replace(".", ""))
+            toks.append(Tok(piece, key, kind, s + p.start(), s + p.end()))
 
 
 def _word_kind(word: str) -> str:
@@ -271,11 +294,6 @@ READ_AS = {
     **{f"q{n}kxl": f"UD-Q{n}_K_XL" for n in (2, 3, 4, 5, 6, 8)},
     "iq1m_ud": "UD-IQ1_M", "q4044": "Q4_0", "q4048": "Q4_0", "q4088": "Q4_0",
 }  # fmt: skip
-# EXL2/EXL3 at a stated bits per weight ("4.65bpw"), MLX n-bit ("mlx 4bit": group 64 with an fp16
-# scale and bias, so n + 0.5 bpw, mlx.core.quantize): estimated as the GGUF quant nearest in size
-BPW = re.compile(r"\b(?P<bpw>\d{1,2}(?:\.\d{1,3})?)\s*[- ]?(?:bpw|bits?\s+per\s+weight)\b", A)
-MLX_BITS = re.compile(r"\bmlx[- ]?(?P<a>[2-8])[- ]?bits?\b|\b(?P<b>[2-8])[- ]?bits?[- ]?mlx\b", A)
-MLX_OVERHEAD_BPW = 0.5  # fp16 scale + fp16 bias per 64 weights
 FINETUNE = re.compile(r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b")
 BARE_CONTEXT_MIN = 1024
 # phrases that only say "per time" and must not be read as names ("pro" in "tokens pro sekunde")
@@ -284,127 +302,8 @@ FILLER_PHRASES = re.compile(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
-# --- devices named only by their memory, and questions about memory alone ------------------
-
-_GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
-_VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
-# (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
-GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A), "laptop"),
-    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
-    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
-    (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
-     "gpu"),
-    (re.compile(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
-    (re.compile(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
-                r"|ohne\s+(?:gpu|grafikkarte)|on\s+(?:the\s+|my\s+)?cpu|auf\s+(?:der\s+)?cpu)\b", A), "cpu"),
-)  # fmt: skip
-MEMORY_ONLY = re.compile(
-    r"\bhow\s+much\s+(?:v?ram|(?:gpu\s+)?memory|vram)\b|\bwie\s*viel\s+(?:v?ram|(?:grafik)?speicher)\b"
-    r"|\b(?:v?ram|memory|speicher)[ -]?(?:requirements?|bedarf|needed|required|usage)\b|\bspeicherbedarf\b"
-)
-# engines FitBot does not model: named on the card with what was used instead
-OTHER_ENGINE = re.compile(
-    r"\b(?P<e>exl[23]|exllama(?:v2|v3)?|mlx(?:[ -]lm)?|sglang|tensorrt(?:[ -]llm)?|trt[ -]llm|tgi|aphrodite|ktransformers)\b",
-    A,
-)
 # quants only vLLM (or another checkpoint server) serves: asking for one switches the engine
 VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
-
-
-# "38-core", "40 core GPU", "30c", "40-Kern-GPU", "38 GPU cores": an Apple GPU bin, never a device count;
-# "12-core CPU" is taken out too (it names no device)
-CORES = re.compile(
-    r"\b(?P<n>\d{1,2})\s*[- ]?\s*(?:cores?|kerne?n?|c)\b(?P<cpu>\s*[- ]?\s*cpu)?(?:\s*[- ]?\s*gpu)?"
-    r"|\b(?P<g>\d{1,2})\s*[- ]?\s*gpu[- ]?(?:cores?|kerne?n?)\b",
-    A,
-)
-APPLE_CORES = (4, 80)  # the smallest and largest Apple GPU core counts (M1 7-core ... M3 Ultra 80-core)
-
-
-def read_cores(low: str, found: Found) -> str:
-    """Takes out GPU core counts; the largest stated one names the bin ("14c/30c" is CPU/GPU)."""
-
-    def one(m: re.Match[str]) -> str:
-        n = int(m["n"] or m["g"])
-        if not m["cpu"] and APPLE_CORES[0] <= n <= APPLE_CORES[1]:
-            found["gpu_cores"] = max(n, int(str(found.get("gpu_cores") or 0)))
-        return blank(m)
-
-    return CORES.sub(one, low)
-
-
-# integrated GPUs and single-board computers: shared system RAM, never a discrete card
-SBC = re.compile(
-    r"\b(?:raspberry\s*pi|rpi|raspi)\s*(?P<model>[345])?(?:\s*model\s*b\+?)?"
-    r"(?:\s*(?:with|mit)?\s*(?P<num>\d{1,2})\s*(?:gb|g)\b(?:\s*(?:of\s+)?ram)?)?",
-    A,
-)
-IGPU = re.compile(
-    r"\b(?:(?:intel\s*)?(?:iris\s*xe|iris\s*plus|uhd\s*graphics)"
-    r"|(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|880m)"  # 780M, 890M: catalog rows
-    r"|integrated\s*(?:gpu|graphics|grafik)|igpu|onboard[- ]?(?:gpu|grafik|graphics)|integrierte\w*\s*grafik)\b",
-    A,
-)
-
-
-def read_boards(low: str, found: Found) -> str:
-    """Takes out "raspberry pi 5 8gb", "iris xe", "radeon 780m": machines whose GPU shares system RAM."""
-    if m := SBC.search(low):
-        found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
-        if m["num"]:
-            found["device_memory_gib"] = float(m["num"])
-        return low[: m.start()] + blank(m) + low[m.end() :]
-    if m := IGPU.search(low):
-        found.update(device_kind="igpu", board=m.group().strip())
-        return low[: m.start()] + blank(m) + low[m.end() :]
-    return low
-
-
-# "the biggest/largest model", "größtes Modell": a ranking by size, never a model named "largest"
-BIGGEST = re.compile(
-    r"\b(?:biggest|largest|hugest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?|gr(?:ö|oe|o)(?:ß|ss)tm(?:ö|oe)gliche[snrm]?)\b"
-    r"(?:\s+(?:possible|möglich\w*|moeglich\w*))?(?:\s+(?:\w+\s+)?(?:modell\w*|models?|llms?)\b)?",
-)
-
-
-def read_devices(low: str, found: Found) -> str:
-    """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
-    if m := BIGGEST.search(low):
-        found["biggest"] = True
-        low = low[: m.start()] + blank(m) + low[m.end() :]
-    low = read_boards(read_cores(low, found), found)
-    if MEMORY_ONLY.search(low):
-        found["memory_only"] = True
-    for pattern, kind in GENERIC_DEVICES:
-        m = pattern.search(low)
-        if m is None:
-            continue
-        num = m.groupdict().get("num")
-        gib = number(num) if num else None
-        if gib is not None and not 1 <= gib <= 1024:
-            continue
-        found.setdefault("device_kind", kind)
-        if gib is not None:
-            found.setdefault("device_memory_gib", gib)
-        low = low[: m.start()] + blank(m) + low[m.end() :]
-    low = _read_bpw(low, found)
-    if m := OTHER_ENGINE.search(low):
-        found["other_engine"] = m["e"]
-        low = low[: m.start()] + blank(m) + low[m.end() :]
-    return low
-
-
-def _read_bpw(low: str, found: Found) -> str:
-    """ "exl2 4.65bpw", "mlx 4bit": a size in bits per weight, for a format FitBot does not model."""
-    if m := MLX_BITS.search(low):
-        found["bpw"] = int(m["a"] or m["b"]) + MLX_OVERHEAD_BPW
-        found.setdefault("other_engine", "mlx")
-        return low[: m.start()] + blank(m) + low[m.end() :]
-    if (m := BPW.search(low)) and 1.0 <= (bpw := float(m["bpw"])) <= 16.0:
-        found["bpw"] = bpw
-        return low[: m.start()] + blank(m) + low[m.end() :]
-    return low
 
 
 # --- intents -----------------------------------------------------------------------------
@@ -436,6 +335,14 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     (
+        "gpus",  # "cheapest gpu / hardware for X" is a pick to buy, unless renting is said
+        re.compile(
+            r"^(?!.*\b(?:cloud|rent\w*|mieten|miete|per hour|pro stunde|runpod|vast\.ai)\b)"
+            r".*\b(?:cheapest|günstigste\w*|billigste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?|hardware"
+            r"|setup|rig|computer|pc|mac)\b"
+        ),
+    ),
+    (
         "cloud",
         re.compile(
             r"\b(?:cheapest|günstigste\w*|billigste\w*|was kostet|kostet|how much does|cost\w*|kosten"
@@ -447,6 +354,9 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:which|what|best|welche\w*|beste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?"
             r"|hardware)\b"
+            r"|\b(?:recommend|suggest|empfiehl|empfehle|empfehlen) (?:me )?(?:an? |some |eine[nm]? |mir eine[nm]? )?"
+            r"(?:gpus?|graphics cards?|grafikkarten?|karten?|hardware|card)\b|\b(?:gpu|hardware)[ -]?(?:recommendation|empfehlung)"
+            r"|\bwhat (?:do|would|will|should) i need (?:to run|for)\b|\bwas brauche? ich,? (?:für|um)\b"
         ),
     ),
     (

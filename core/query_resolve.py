@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from core import names as N
+from core import query_devices as D
 from core import query_lexicon as L
 from core.query_index import (
     CONFIDENT,
@@ -33,7 +34,7 @@ def to_match(
     score = round(max(0.0, c.ranking[0][1]), 1)
     if c.kind == "not":
         return Match(id=c.ranking[0][0], text=words, score=score)
-    said = N.typed(L.CORES.sub(" ", words.lower()) if c.kind == "gpu" else words)
+    said = N.typed(D.CORES.sub(" ", words.lower()) if c.kind == "gpu" else words)
     if c.kind == "gpu" and said.memory_gib is None:
         said = _bare_memory(said, [e for e, _ in c.ranking], idx)
     memory = said.memory_gib or memory
@@ -57,6 +58,7 @@ def to_match(
         family = tuple(e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e]))[:3]
         return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
     if c.kind == "gpu":
+        accepted = _with_siblings(accepted, said, idx)
         binned = [(e, s) for e, s in accepted if cores is not None and idx.cores.get(e) == cores]
         return _device_match(binned or accepted, said, words, score, memory, exact, idx)
     (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
@@ -135,6 +137,25 @@ def _agrees(kind: str, said: N.Typed, entry: str, idx: NameIndex) -> bool:
         total, active = idx.params[entry]
         return N.model_agrees(said, idx.identity[entry], total, active)
     return N.device_agrees(said, idx.identity[entry], idx.laptop[entry])
+
+
+def _with_siblings(accepted: list[tuple[str, float]], said: N.Typed, idx: NameIndex) -> list[tuple[str, float]]:
+    """The accepted devices and every other memory size of their chips, which spelling may rank lower:
+    "macbook pro m3 pro 36gb" is the 36 GB M3 Pro though only the 18 GB row has a "macbook pro" alias.
+    A size sold only in a product the user did not name ("mac studio") is not added."""
+    have = {e for e, _ in accepted}
+    chips = {idx.chip[e] for e, _ in accepted}
+    low, named = accepted[-1][1], set(said.words)
+    kin = [
+        (e, low)
+        for e, chip in idx.chip.items()
+        if chip in chips
+        and e not in have
+        and idx.memory.get(e)
+        and set(idx.identity[e].words) <= named
+        and _agrees("gpu", said, e, idx)
+    ]
+    return accepted + kin
 
 
 def _device_match(

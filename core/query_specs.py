@@ -1,6 +1,6 @@
 """Backend and device-spec phrases of a question: "on vulkan", "mit ROCm", "32 GB at 608 GB/s", "90 TFLOPS".
 
-Read before the device phrases (``query_lexicon.read_devices``), so "608 GB/s" is never taken for a
+Read before the device phrases (``query_devices.read_devices``), so "608 GB/s" is never taken for a
 memory size; each match is blanked (offsets stay valid) and stored in ``found`` under its ``Query``
 field: ``backend``, ``device_bandwidth_gbps``, ``device_tflops`` and, for a device described by its
 specs, ``device_kind``/``device_memory_gib``.

@@ -76,7 +76,10 @@ ARCH: dict[str, ArchProfile] = {
     "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere_decode=True),
     "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
     "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
-    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # GTX 16xx: no tensor cores, listed packed FP16
+    # GTX 16xx (TU116/TU117): no tensor cores. The listed figure is packed FP16, 2x FP32, which equals
+    # the dp4a int8 rate (4x FP32) at the FP16 basis the GeForce doubling stands for; under CUDA see
+    # TURING_GTX_CUDA_MMA_SHARE
+    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),
     "ampere": ArchProfile(1.8, matrix_share=1.0),  # GA10x: listed (after GeForce x2) = 1024/clk/SM
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the
@@ -164,15 +167,27 @@ FULL_RATE_CONSUMER_ARCHS = frozenset({"volta"})
 # Vulkan scoreboard (ggml-org/llama.cpp discussion #10879: B580 621 t/s pp512 where the A770 reaches
 # 1074 on Llama-2-7B Q4_0) sit at the same vector-rate class, so Xe2 gets the vector rate as well.
 VULKAN_INTEL_MATRIX_SHARE = 0.25
+# GTX 16xx under CUDA: the chips report compute capability 7.5, so llama.cpp's MMQ takes the Turing
+# int8 mma.sync path, which TU116/TU117 execute without tensor cores at a fraction of the dp4a rate the
+# Vulkan shaders reach: Llama-2-7B Q4_0 prompts at 2.2 TFLOPS under CUDA against 7 under Vulkan on a
+# GTX 1660 (ggml-org/llama.cpp issue #15233; PR #15360 and #15468 proposed turning mma off for these
+# chips and were closed unmerged, so current builds still take it) -> 2.2 / 7.
+TURING_GTX_CUDA_MMA_SHARE = 2.2 / 7.0
 # Per-device exceptions to the generation's matrix_share: the H20's tensor rate is capped at 148 TFLOPS
 # (78 SM), close to what its SMs reach through mma.sync (78 x 1.98 GHz x 1024 = 158), so all of it counts.
 MATRIX_SHARE_OVERRIDE: dict[str, float] = {"h20-96gb": 1.0, "h20-141gb": 1.0}
 
 
 def canonical_arch(gpu: GpuSpec) -> str:
-    """The generation name the speed constants use for this device (aliases and exceptions resolved)."""
+    """The generation name the speed constants use for this device (aliases and exceptions resolved).
+
+    The catalog files every Turing chip as ``turing``; the GTX 16 series (TU116/TU117, all named GTX)
+    has no tensor cores (NVIDIA Turing whitepaper lists them for TU102/104/106 only), so it is
+    ``turing-gtx`` here."""
     if gpu.id in ARCH_BY_DEVICE:
         return ARCH_BY_DEVICE[gpu.id]
+    if gpu.arch == "turing" and "gtx" in gpu.name.lower():
+        return "turing-gtx"
     return ARCH_ALIASES.get(gpu.arch, gpu.arch)
 
 
@@ -211,6 +226,8 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
         if gpu.backend is Backend.VULKAN and gpu.vendor.lower() == "intel":
             listed *= VULKAN_INTEL_MATRIX_SHARE
+        if gpu.backend is Backend.CUDA and arch == "turing-gtx":
+            listed *= TURING_GTX_CUDA_MMA_SHARE
         return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known
     ratio = profile.flop_per_byte
     if ratio is None:

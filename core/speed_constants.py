@@ -18,86 +18,86 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8783,
-    "rocm": 0.9093,
+    "cuda": 0.8786,
+    "rocm": 0.9095,
     "metal": 0.8605,
     "vulkan": 0.9508,
-    "vulkan-intel": 0.5837,
-    "sycl": 0.6916,
+    "vulkan-intel": 0.5838,
+    "sycl": 0.6917,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5305,
-    "rocm": 0.3691,
-    "metal": 0.8184,
-    "vulkan": 0.382,
-    "sycl": 0.3819,
+    "cuda": 0.5309,
+    "rocm": 0.3695,
+    "metal": 0.8188,
+    "vulkan": 0.3824,
+    "sycl": 0.3824,
 }
 LAYER_CYCLES: dict[str, float] = {
     "cuda": 100700.0,
-    "rocm": 278000.0,
-    "metal": 179200.0,
-    "vulkan": 213600.0,
-    "vulkan-intel": 294600.0,
+    "rocm": 277900.0,
+    "metal": 179100.0,
+    "vulkan": 213400.0,
+    "vulkan-intel": 294300.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.4978,
-    "rocm": 0.3517,
-    "metal": 0.5336,
-    "vulkan": 0.2851,
+    "cuda": 0.4976,
+    "rocm": 0.3513,
+    "metal": 0.5333,
+    "vulkan": 0.2848,
     "sycl": 0.4199,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 60.04,
-    "rocm": 7.222,
-    "metal": 13.82,
-    "vulkan": 23.67,
+    "cuda": 60.08,
+    "rocm": 7.242,
+    "metal": 13.84,
+    "vulkan": 23.7,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.218
+CONSUMER_CLOCK_FACTOR = 1.217
 PRE_AMPERE_BANDWIDTH_FACTOR = 0.6729
-PRE_AMPERE_MATRIX_FACTOR = 0.6202
-IGPU_BANDWIDTH_FACTOR = 0.9318
-IGPU_MATRIX_FACTOR = 0.7503
-HBM_BANDWIDTH_FACTOR = 0.7385
-MOE_EXPERT_EXTRA = 0.08346
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9528, "q4_0": 1.004, "k": 1.023, "mxfp4": 0.9875}
+PRE_AMPERE_MATRIX_FACTOR = 0.6187
+IGPU_BANDWIDTH_FACTOR = 0.9317
+IGPU_MATRIX_FACTOR = 0.7499
+HBM_BANDWIDTH_FACTOR = 0.7384
+MOE_EXPERT_EXTRA = 0.08356
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9529, "q4_0": 1.004, "k": 1.023, "mxfp4": 0.9877}
 QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.041, "k": 1.454, "mxfp4": 1.322}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.101
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.102
 LAYER_SPLIT_HOP_S = 0.0002377
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.865, 1.209),
+    "cuda": (0.865, 1.21),
     "rocm": (0.82, 1.211),
-    "metal": (0.865, 1.257),
+    "metal": (0.865, 1.256),
     "vulkan": (0.85, 1.274),
-    "vulkan-intel": (0.865, 1.209),
-    "sycl": (0.865, 1.209),
+    "vulkan-intel": (0.865, 1.21),
+    "sycl": (0.865, 1.21),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "cuda": (0.698, 1.296),
     "rocm": (0.661, 1.296),
     "metal": (0.698, 1.296),
     "vulkan": (0.656, 1.296),
-    "vulkan-intel": (0.581, 2.368),
+    "vulkan-intel": (0.582, 2.368),
     "sycl": (0.698, 1.296),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.71, 1.393),
     "rocm": (0.54, 1.393),
     "metal": (0.71, 1.393),
-    "vulkan": (0.559, 2.584),
+    "vulkan": (0.561, 2.584),
     "vulkan-intel": (0.71, 1.393),
     "sycl": (0.71, 1.393),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.578, 1.562),
-    "rocm": (0.54, 2.041),
-    "metal": (0.578, 1.562),
+    "cuda": (0.611, 1.562),
+    "rocm": (0.54, 2.042),
+    "metal": (0.611, 1.562),
     "vulkan": (0.538, 2.584),
     "vulkan-intel": (0.247, 1.562),
-    "sycl": (0.578, 1.562),
+    "sycl": (0.611, 1.562),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.652, 1.286)
+MOE_DECODE_BAND: tuple[float, float] = (0.653, 1.286)
 MOE_PREFILL_BAND: tuple[float, float] = (0.518, 1.936)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
@@ -131,8 +131,9 @@ THIN_ARCHS: frozenset[str] = frozenset(
         "rdna3/vulkan",
         "rdna4/rocm",
         "rdna4/vulkan",
+        "turing-gtx/cuda",
+        "turing-gtx/vulkan",
         "turing/cuda",
-        "turing/vulkan",
         "volta/cuda",
         "xe2/sycl",
         "xe2/vulkan-intel",

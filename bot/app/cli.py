@@ -236,6 +236,8 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
     measured = hit.measured.get(quant.id) or catalog.size(hit.model.id, quant.id)
     try:
         s = scenario(hit.model, gpu, request, quant=quant, measured=measured)
+        if args.quant and quant.id == quant_id.upper() and quant.label != quant.id:
+            print(f"assumed: quant {quant.label}", file=sys.stderr)  # what it is: "Q6_K_L (Q6_K, embed/output Q8_0)"
         if gpu.id.startswith("rig:"):  # a mixed rig: settled on each card's runtime overhead, then placed
             return rig_analysis(s, catalog)
         analysis = analyse(s, catalog)

@@ -73,3 +73,10 @@ def test_quant_names(capsys, typed, used, said):
 def test_unknown_quant_is_refused_with_the_list(capsys):
     code, _, err = run(capsys, "estimate", "--model", "qwen3-32b", "--gpu", "4090", "--quant", "Q7_K_Z")
     assert code == 2 and "unknown quant 'Q7_K_Z'" in err and "Q6_K_L" in err
+
+
+def test_a_named_quant_prints_what_it_is(capsys):
+    code, out, err = run(capsys, "estimate", "--model", "qwen3-32b", "--gpu", "rtx 3080", "--quant", "Q6_K_L")
+    assert code == 0 and "· Q6_K_L ·" in out.splitlines()[0], err
+    assert "assumed: quant Q6_K_L (Q6_K, embed/output Q8_0)" in err
+    assert "assumed: 'rtx 3080' read as RTX 3080 10GB" in err

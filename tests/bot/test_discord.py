@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from bot.adapters import discord_bot
 from bot.adapters.discord_bot import CardButton, build_bot, question
 from bot.render.discord_embed import to_discord
 from bot.reply import Action, Reply
@@ -220,7 +221,9 @@ async def test_each_slash_command(
     options: dict[str, Any] | None,
     asked: str,
     title: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(discord_bot, "DEFER_AFTER_S", 60.0)  # a loaded machine must not turn it into a deferral
     payload = discord_api.make_slash(name, options)
     request = await interact(discord_api, payload)
     assert request.status == 200 and request.json["type"] == 4

@@ -383,6 +383,7 @@ for text, check in [
     ("qwen3 8b on intel iris xe with 32gb ram", shared_ram("generic_igpu")),
     ("qwen3 8b on radeon 760m with 64 gb ram", shared_ram("generic_igpu")),
     ("qwen3 8b on radeon 780m with 64 gb ram", across(16, 32, 64)),  # a catalog iGPU: its sourced sizes
+    ("qwen3 8b on radeon 680m with 32 gb ram", shared_ram("generic_igpu")),
     ("passt qwen3 8b auf meine integrierte grafik mit 32 gb ram?", shared_ram("generic_igpu")),
     ("qwen3 4b on igpu 16gb ram", shared_ram("generic_igpu")),
     ("my laptop has 8 GB VRAM, can it run qwen3 8b", shared_ram("generic_laptop")),

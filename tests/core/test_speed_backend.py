@@ -7,6 +7,7 @@ import pytest
 from core.custom_device import custom_device, vendor_hint
 from core.estimate import Request, estimate
 from core.models import Backend, Catalog
+from core.speed_arch import canonical_arch, matrix_tflops
 from core.speed_device import backend_named, backend_options, with_backend
 from tests.core import specs
 from tests.core.specs import LLAMA3_8B, Q4_K_M
@@ -76,3 +77,14 @@ def test_the_launch_command_names_the_build_for_the_backend():
         s = scenario(LLAMA3_8B, XTX, request, quant=Q4_K_M)
         cmd = launch_command(s, estimate_of(s))
         assert cmd is not None and any(n.code == "cmd_build" and n.values["flag"] == flag for n in cmd.notes)
+
+
+def test_a_gtx_16_is_turing_without_tensor_cores_and_its_cuda_prompts_take_the_slow_mma_path():
+    gtx = RTX_4090.model_copy(
+        update={"id": "gtx-1660", "name": "NVIDIA GeForce GTX 1660", "arch": "turing", "fp16_tflops": 10.1}
+    )
+    rtx = gtx.model_copy(update={"id": "rtx-2060", "name": "NVIDIA GeForce RTX 2060"})
+    assert canonical_arch(gtx) == "turing-gtx" and canonical_arch(rtx) == "turing"
+    cuda, vulkan = matrix_tflops(gtx)[0], matrix_tflops(with_backend(gtx, Backend.VULKAN) or gtx)[0]
+    assert cuda == pytest.approx(vulkan * 2.2 / 7.0)  # issue #15233: 2.2 TFLOPS under CUDA, 7 under Vulkan
+    assert matrix_tflops(rtx)[0] == pytest.approx(vulkan)
