@@ -16,7 +16,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -245,28 +245,17 @@ async def supervise(
 async def run_adapter(
     name: str, service: Service, settings: Settings, stop: asyncio.Event, state: Callable[[str], None]
 ) -> None:
-    if name == "telegram" and settings.telegram_bot_token and settings.database_url():
-        from bot.adapters.telegram_shared import run_shared_telegram  # several workers, one shared inbox
-
+    if name == "telegram" and settings.telegram_bot_token:
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
-        await run_shared_telegram(
-            service,
-            token=settings.telegram_bot_token.get_secret_value(),
-            base_url=settings.telegram_base_url,
-            webhook_url=settings.telegram_webhook_url,
-            webhook_secret=secret,
-            listen=settings.telegram_webhook_listen,
-            port=settings.telegram_webhook_port,
-            stop=stop,
-            on_state=state,
-        )
-    elif name == "telegram" and settings.telegram_bot_token:
-        from bot.adapters.telegram_bot import run_telegram
+        run_telegram: Callable[..., Awaitable[None]]
+        if settings.database_url():  # several workers, one shared inbox (they must share a set secret)
+            from bot.adapters.telegram_shared import run_shared_telegram as run_telegram
+        else:
+            from bot.adapters.telegram_bot import run_telegram
 
-        secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
-        if settings.telegram_webhook_url and not secret:
-            secret = secrets.token_urlsafe(32)  # generated here, so the redaction knows it too
-            redact_also(secret)
+            if settings.telegram_webhook_url and not secret:
+                secret = secrets.token_urlsafe(32)  # generated here, so the redaction knows it too
+                redact_also(secret)
         await run_telegram(
             service,
             token=settings.telegram_bot_token.get_secret_value(),
