@@ -184,6 +184,8 @@ async def test_only_the_elected_worker_refreshes_prices_every_worker_shows_them_
             leader = pids.index(await holder())
             # a day passes, and the leader's process dies (its session ends without a word)
             await PriceTables(db).mark_attempt(datetime.now(UTC) - timedelta(hours=25))
+            tasks[leader].cancel()  # the process is gone: it cannot win the election back
+            await asyncio.gather(tasks[leader], return_exceptions=True)
             await db.execute("SELECT pg_terminate_backend(?)", (pids[leader],))
 
             async def taken_over() -> bool:
@@ -195,7 +197,7 @@ async def test_only_the_elected_worker_refreshes_prices_every_worker_shows_them_
             assert await both_show_live_prices()
         finally:
             stop.set()
-            await asyncio.wait_for(asyncio.gather(*tasks), 10)
+            await asyncio.wait_for(asyncio.gather(*(t for t in tasks if not t.cancelled())), 10)
             for w in workers:
                 await w.close()
 
