@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
-EXAMPLE = DEPLOY / "settings.example.env"
-ENV_FILES = sorted(DEPLOY.glob("*.env"))  # every env file we ship
+EXAMPLE = DEPLOY / "settings.example"
+ENV_FILES = sorted(DEPLOY.glob("settings.example*"))  # every env file we ship (examples only: no values)
 
 _SHELL_NEED_ESCAPE = '"\\`$'
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -28,7 +28,7 @@ from fitbot_fakes.env_loaders import (
 
 telegram_api = fixtures.telegram_api
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "settings.example.env"
+EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "settings.example"
 
 
 def test_example_settings_are_valid_under_systemd_environment_file(monkeypatch):

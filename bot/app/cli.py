@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = sub.add_parser("chat", help="interactive session in the terminal")
     chat.add_argument("--lang", choices=["de", "en"])
 
-    sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example.env)")
+    sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example)")
     sub.add_parser("health", help="exit 0 when the data directory is FitBot's, its databases open and an adapter runs")
     sub.add_parser("migrate", help="apply pending user-database migrations (SQLite or FITBOT_DATABASE_URL)")
     stats = sub.add_parser("stats", help="usage statistics from the query log")

@@ -117,7 +117,7 @@ async def run(
     """
     adapters = settings.adapters()
     if not adapters:
-        log.error("no adapter to start: set DISCORD_BOT_TOKEN or TELEGRAM_BOT_TOKEN (see deploy/settings.example.env)")
+        log.error("no adapter to start: set DISCORD_BOT_TOKEN or TELEGRAM_BOT_TOKEN (see deploy/settings.example)")
         return 1
     try:
         lock = claim_data_dir(settings)

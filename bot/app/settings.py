@@ -1,7 +1,7 @@
 """Settings from the environment (and an optional ``.env``), validated once at start-up.
 
 Tokens are ``SecretStr``: they never appear in ``repr``, logs or error messages. Every setting is
-documented in ``deploy/settings.example.env``.
+documented in ``deploy/settings.example``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from bot.app import datadir
 
 class Settings(BaseSettings):
     # An empty value means unset: systemd EnvironmentFile=, compose env_file and docker --env-file pass
-    # "KEY=" as an empty string, and settings.example.env leaves every optional value empty.
+    # "KEY=" as an empty string, and settings.example leaves every optional value empty.
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", env_ignore_empty=True)
 
     discord_bot_token: SecretStr | None = None
