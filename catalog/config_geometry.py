@@ -22,7 +22,12 @@ What it reads beyond the plain GQA keys:
   "moe") or a dense MLP (``-`` / "mlp"), from ``hybrid_override_pattern`` or ``layers_block_type``;
   its FFNs are ReLU^2 (two matrices). DeciLM / Nemotron-NAS (``nemotron-nas``: Llama-3.x-Nemotron
   Super) gives each block its own attention (``n_heads_in_group``, or none: ``no_op``) and FFN
-  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state.
+  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
+- LFM2 (``lfm2``): short-convolution blocks (``full_attn_idxs`` or ``layer_types`` "conv") next to GQA
+  blocks; a conv block keeps its last ``conv_L_cache - 1`` inputs as state, and the SwiGLU width is
+  derived from ``block_ff_dim`` as transformers does (``lfm2_ffn_width``);
+- Hunyuan (``hunyuan``, ``hunyuan_v1_moe``) writes experts per token, shared experts and expert width
+  as one value per layer; equal lists are read as that value (``per_layer_scalars``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from core.models import AttentionKind
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
 UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
 # transformers' own default when a config leaves tie_word_embeddings out
-TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text"}
+TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2"}
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
@@ -86,14 +91,18 @@ GQA_TYPES = {
     "dots1",
     "arcee",
     "hunyuan_v1_dense",
+    "hunyuan",
     "mimo_v2_flash",
     "step3p7",
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES
+LFM2 = "lfm2"  # short-convolution + attention hybrid (lfm2_mix)
+HUNYUAN_TYPES = {"hunyuan", "hunyuan_v1_moe"}  # per-layer lists for the MoE keys (per_layer_scalars)
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | {LFM2}
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
+CONV_STATE_BYTES = 4  # and the LFM2 short-convolution state too
 
 
 class GeometryError(ValueError):
@@ -142,6 +151,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
     """
     cfg = text_config(config)
     kind = model_type(cfg)
+    if kind in HUNYUAN_TYPES:
+        cfg = per_layer_scalars(cfg)
     layers = integer(cfg, "num_hidden_layers", "n_layer", "num_layers")
     if not layers and kind == NEMOTRON_H and isinstance(cfg.get("layers_block_type"), list):
         layers = len(cfg["layers_block_type"])  # Nemotron 3 Ultra lists its blocks and gives no count
@@ -184,6 +195,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
         )
     if kind in BLOCK_TYPES:
         out.update(block_mix(cfg, kind))
+    elif kind == LFM2:
+        out.update(lfm2_mix(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
@@ -275,6 +288,80 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         "sliding_window": window if sliding else None,
         "linear_state_bytes": linear_state_bytes(cfg) if linear else 0,
     }
+
+
+HUNYUAN_PER_LAYER = {"moe_topk": "moe_topk", "num_shared_expert": "n_shared_experts", "moe_intermediate_size": None}
+
+
+def per_layer_scalars(cfg: dict[str, Any]) -> dict[str, Any]:
+    """Hunyuan's per-layer lists (``moe_topk``, ``num_shared_expert``, ``moe_intermediate_size``) as one value.
+
+    Every layer of the published checkpoints has the same value; a list that varies is not modelled.
+    """
+    out = dict(cfg)
+    for key, renamed in HUNYUAN_PER_LAYER.items():
+        value = cfg.get(key)
+        if isinstance(value, list):
+            if not value or len(set(map(repr, value))) > 1:
+                raise GeometryError(f"{key} differs between layers; per-layer MoE widths are not modelled")
+            value = value[0]
+        if value is not None:
+            out[renamed or key] = value
+    return out
+
+
+def lfm2_blocks(cfg: dict[str, Any], layers: int) -> list[str]:
+    """LFM2 block kinds in order: "attention" or "conv" (``layer_types``, or the older ``full_attn_idxs``)."""
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == layers:
+        return ["attention" if "attention" in str(t) else "conv" for t in types]
+    idxs = cfg.get("full_attn_idxs")
+    if not isinstance(idxs, list) or not all(isinstance(i, int) and 0 <= i < layers for i in idxs):
+        raise GeometryError("LFM2 config lacks layer_types or full_attn_idxs")
+    return ["attention" if i in idxs else "conv" for i in range(layers)]
+
+
+def lfm2_ffn_width(cfg: dict[str, Any]) -> int | None:
+    """SwiGLU width as transformers' Lfm2Config derives it from ``block_ff_dim`` (or ``intermediate_size``)."""
+    width = integer(cfg, "block_ff_dim", "intermediate_size")
+    if not width:
+        return None
+    if cfg.get("block_auto_adjust_ff_dim"):
+        width = int(2 * width / 3)
+        mult = cfg.get("block_ffn_dim_multiplier")
+        if isinstance(mult, int | float) and not isinstance(mult, bool) and 0 < mult < 100:
+            width = int(mult * width)
+        step = integer(cfg, "block_multiple_of", default=256) or 256
+        width = step * -(-width // step)
+    return width
+
+
+def lfm2_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Attention and short-convolution block counts, the conv state and the FFN width of an LFM2 config."""
+    blocks = lfm2_blocks(cfg, layers)
+    conv = blocks.count("conv")
+    hidden = integer(cfg, "conv_dim", "hidden_size") or 0
+    cache = integer(cfg, "conv_L_cache", default=3) or 3
+    return {
+        "intermediate_size": lfm2_ffn_width(cfg),
+        "n_full_attention_layers": layers - conv,
+        "n_sliding_layers": 0,
+        "n_linear_layers": conv,
+        "linear_state_bytes": (cache - 1) * hidden * CONV_STATE_BYTES if conv else 0,
+    }
+
+
+def lfm2_conv_params(cfg: dict[str, Any], hidden: int) -> int:
+    """Weights of one LFM2 conv block: in_proj to B, C and x, the depthwise conv, out_proj (no biases)."""
+    cache = integer(cfg, "conv_L_cache", default=3) or 3
+    return 3 * hidden * hidden + hidden * cache + hidden * hidden
+
+
+def linear_layer_params(cfg: dict[str, Any], hidden: int) -> int:
+    """Weights of one constant-state (linear-attention or convolution) layer of this architecture."""
+    if model_type(text_config(cfg)) == LFM2:
+        return lfm2_conv_params(text_config(cfg), hidden)
+    return linear_attention_params(cfg, hidden)
 
 
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:

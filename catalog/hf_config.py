@@ -14,7 +14,16 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from catalog.config_geometry import MLA_TYPES, SUPPORTED_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import (
+    HUNYUAN_TYPES,
+    MLA_TYPES,
+    SUPPORTED_TYPES,
+    GeometryError,
+    geometry,
+    model_type,
+    per_layer_scalars,
+    text_config,
+)
 from catalog.params import config_params
 from core.models import ModelSpec, Provenance
 
@@ -122,8 +131,8 @@ def checked_geometry(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
     cfg = text_config(config)
-    check_bounds(cfg)
     kind = model_type(cfg)
+    check_bounds(per_layer_scalars(cfg) if kind in HUNYUAN_TYPES else cfg)
     if kind not in SUPPORTED_TYPES:
         archs = cfg.get("architectures")
         arch = str(archs[0]) if isinstance(archs, list) and archs else kind or "unknown"

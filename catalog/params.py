@@ -13,8 +13,8 @@ the checkpoint says. Norms, biases and rotary tables are left out (well under 1 
     vision      vision_params when the row counts a vision tower
     active      the same with experts_per_token routed experts (plus the shared ones) per MoE layer
 
-``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5) have
-their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
+``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5) and
+LFM2 short-convolution blocks have their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
 Per-block configs (Nemotron-H, Nemotron-NAS) are counted block by block (``block_params``).
 """
 
@@ -26,7 +26,7 @@ from catalog.config_geometry import (
     BLOCK_TYPES,
     NEMOTRON_NAS,
     integer,
-    linear_attention_params,
+    linear_layer_params,
     mamba_dims,
     model_type,
     nas_attention,
@@ -107,7 +107,7 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
     cfg = text_config(config)
     fix = 0
     if spec.n_linear_layers:
-        fix += spec.n_linear_layers * (linear_attention_params(cfg, spec.hidden_size) - attention_params(spec))
+        fix += spec.n_linear_layers * (linear_layer_params(cfg, spec.hidden_size) - attention_params(spec))
     if cfg.get("attn_output_gate"):
         fix += spec.kv_layers * spec.hidden_size * spec.n_heads * spec.head_dim
     if spec.global_head_dim and spec.global_kv_heads:  # Gemma 4 full layers: their own head size, K = V shared

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog.config_geometry import BLOCK_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import BLOCK_TYPES, LFM2, GeometryError, geometry, model_type, text_config
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
 from catalog.importers.model_configs import (
     CONFIG_DIR,
@@ -70,12 +70,12 @@ def test_parameters_recomputed_from_the_stored_config(row: dict[str, Any]) -> No
     assert miss / model.active_params <= ACTIVE_TOLERANCE, (model.id, active)
 
 
-BLOCK_ROWS = [r for r in WITH_CONFIG if model_type(text_config(stored_config(r["config"]))) in BLOCK_TYPES]
+BLOCK_ROWS = [r for r in WITH_CONFIG if model_type(text_config(stored_config(r["config"]))) in BLOCK_TYPES | {LFM2}]
 
 
 @pytest.mark.parametrize("row", BLOCK_ROWS, ids=[r["id"] for r in BLOCK_ROWS])
 def test_per_block_configs_count_the_publishers_totals(row: dict[str, Any]) -> None:
-    """Nemotron-H and Nemotron-NAS rows are excused from the per-layer formula, not from their config's count."""
+    """Nemotron-H, Nemotron-NAS and LFM2 rows are excused from the per-layer formula, not from their config's count."""
     total, _ = config_params(stored_config(row["config"]), config_geometry(row["config"]))
     model = CATALOG.model(row["id"])
     assert model is not None and model.params_note
@@ -158,3 +158,29 @@ def test_context_is_the_config_length_not_times_the_rope_factor() -> None:
     cfg = stored_config("meta-llama/Meta-Llama-3.1-8B")
     assert cfg["rope_scaling"]["factor"] == 8.0
     assert config_geometry("meta-llama/Meta-Llama-3.1-8B")["max_context"] == cfg["max_position_embeddings"] == 131072
+
+
+def test_lfm2_conv_blocks_are_read_and_counted() -> None:
+    g = config_geometry("LiquidAI/LFM2-1.2B")  # full_attn_idxs [2, 5, 8, 10, 12, 14]; no tie_word_embeddings key
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_linear_layers"]) == (16, 6, 10)
+    assert g["linear_state_bytes"] == 2 * 2048 * 4  # conv_L_cache 3: the last two inputs per channel, f32
+    assert (g["intermediate_size"], g["tied_embeddings"]) == (8192, True)  # 2/3 x block_ff_dim 12288
+    total, active = config_params(stored_config("LiquidAI/LFM2-1.2B"), g)
+    assert total == active and abs(total - 1_170_340_608) / 1_170_340_608 < 0.001  # the card's count (norms aside)
+    newer = {k: v for k, v in stored_config("LiquidAI/LFM2-1.2B").items() if k != "full_attn_idxs"}
+    newer["layer_types"] = ["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv" for i in range(16)]
+    assert geometry(newer)["n_linear_layers"] == 10
+    with pytest.raises(GeometryError, match="full_attn_idxs"):
+        geometry({k: v for k, v in newer.items() if k != "layer_types"})
+
+
+def test_hunyuan_per_layer_lists_are_read() -> None:
+    cfg = stored_config("tencent/Hunyuan-A13B-Instruct")  # moe_topk, num_shared_expert, widths: one per layer
+    g = config_geometry("tencent/Hunyuan-A13B-Instruct")
+    moe = (g["n_experts"], g["experts_per_token"], g["n_shared_experts"], g["moe_intermediate_size"])
+    assert moe == (64, 8, 1, 3072)
+    total, _ = config_params(cfg, g)
+    assert round(total / 1e8) == 804  # 80,393,183,232 per llama-bench (the row's source)
+    uneven = cfg | {"moe_topk": [8] * 31 + [2]}
+    with pytest.raises(GeometryError, match="moe_topk"):
+        geometry(uneven)
