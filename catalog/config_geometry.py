@@ -25,7 +25,9 @@ What it reads beyond the plain GQA keys:
   width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
 - LFM2 (``lfm2``): short-convolution blocks (``full_attn_idxs`` or ``layer_types`` "conv") next to GQA
   blocks; a conv block keeps its last ``conv_L_cache - 1`` inputs as state, and the SwiGLU width is
-  derived from ``block_ff_dim`` as transformers does (``lfm2_ffn_width``);
+  derived from ``block_ff_dim`` as transformers' Lfm2Config does (``lfm2_ffn_width``);
+- Granite 4.0-H (``granitemoehybrid``): ``layer_types`` "mamba" / "attention" mixers, each followed by
+  routed experts plus a shared MLP (or only the shared MLP: the dense H-Micro); Mamba2 keys ``mamba_*``;
 - Hunyuan (``hunyuan``, ``hunyuan_v1_moe``) writes experts per token, shared experts and expert width
   as one value per layer; equal lists are read as that value (``per_layer_scalars``).
 """
@@ -37,7 +39,7 @@ from typing import Any
 from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
-UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
+UNGATED_TYPES = {"phi", "starcoder2", "apertus", "arcee"}  # arcee (AFM): ReLU^2 up/down MLP
 # transformers' own default when a config leaves tie_word_embeddings out
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2"}
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
@@ -98,11 +100,13 @@ GQA_TYPES = {
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
 LFM2 = "lfm2"  # short-convolution + attention hybrid (lfm2_mix)
+GRANITE_HYBRID = "granitemoehybrid"  # Mamba2 + attention mixers, experts + shared MLP (granite_hybrid_mix)
+LAYER_LAYOUT_TYPES = {LFM2, GRANITE_HYBRID}  # their own layer layouts (layer_layout)
 HUNYUAN_TYPES = {"hunyuan", "hunyuan_v1_moe"}  # per-layer lists for the MoE keys (per_layer_scalars)
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | {LFM2}
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | LAYER_LAYOUT_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
-CONV_STATE_BYTES = 4  # and the LFM2 short-convolution state too
+CONV_STATE_BYTES = 4  # and the LFM2 short-convolution state
 
 
 class GeometryError(ValueError):
@@ -149,10 +153,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
 
     The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first.
     """
-    cfg = text_config(config)
+    cfg = per_layer_scalars(text_config(config))
     kind = model_type(cfg)
-    if kind in HUNYUAN_TYPES:
-        cfg = per_layer_scalars(cfg)
     layers = integer(cfg, "num_hidden_layers", "n_layer", "num_layers")
     if not layers and kind == NEMOTRON_H and isinstance(cfg.get("layers_block_type"), list):
         layers = len(cfg["layers_block_type"])  # Nemotron 3 Ultra lists its blocks and gives no count
@@ -195,8 +197,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
         )
     if kind in BLOCK_TYPES:
         out.update(block_mix(cfg, kind))
-    elif kind == LFM2:
-        out.update(lfm2_mix(cfg, layers))
+    elif kind in LAYER_LAYOUT_TYPES:
+        out.update(layer_layout(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
@@ -290,6 +292,13 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     }
 
 
+def layer_layout(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Layer counts, constant state and FFN fields of an LFM2 or Granite 4.0-H config."""
+    if model_type(cfg) == LFM2:
+        return lfm2_mix(cfg, layers)
+    return granite_hybrid_mix(cfg, layers)
+
+
 HUNYUAN_PER_LAYER = {"moe_topk": "moe_topk", "num_shared_expert": "n_shared_experts", "moe_intermediate_size": None}
 
 
@@ -297,7 +306,10 @@ def per_layer_scalars(cfg: dict[str, Any]) -> dict[str, Any]:
     """Hunyuan's per-layer lists (``moe_topk``, ``num_shared_expert``, ``moe_intermediate_size``) as one value.
 
     Every layer of the published checkpoints has the same value; a list that varies is not modelled.
+    Other architectures come back unchanged.
     """
+    if model_type(cfg) not in HUNYUAN_TYPES:
+        return cfg
     out = dict(cfg)
     for key, renamed in HUNYUAN_PER_LAYER.items():
         value = cfg.get(key)
@@ -357,10 +369,43 @@ def lfm2_conv_params(cfg: dict[str, Any], hidden: int) -> int:
     return 3 * hidden * hidden + hidden * cache + hidden * hidden
 
 
+def granite_hybrid_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Mamba2 / attention layer counts, the Mamba2 state and the FFN of a Granite 4.0-H config.
+
+    Every layer has the shared MLP (``shared_intermediate_size``); MoE variants add routed experts of
+    width ``intermediate_size``. The dense H-Micro has no experts: its shared MLP is the dense FFN.
+    """
+    types = cfg.get("layer_types")
+    if not isinstance(types, list) or len(types) != layers or not set(map(str, types)) <= {"mamba", "attention"}:
+        raise GeometryError("Granite hybrid layer_types must list 'mamba' or 'attention' for every layer")
+    mamba = sum(1 for t in types if t == "mamba")
+    experts = integer(cfg, "num_local_experts", default=0) or 0
+    shared = integer(cfg, "shared_intermediate_size")
+    ffn: dict[str, Any] = {"intermediate_size": shared}
+    if experts > 1:
+        ffn = {
+            "n_experts": experts,
+            "experts_per_token": integer(cfg, "num_experts_per_tok"),
+            "moe_intermediate_size": integer(cfg, "intermediate_size"),
+            "n_shared_experts": 1 if shared else 0,
+            "shared_expert_intermediate_size": shared,
+            "n_dense_layers": 0,
+        }
+    return ffn | {
+        "n_full_attention_layers": layers - mamba,
+        "n_sliding_layers": 0,
+        "n_linear_layers": mamba,
+        "linear_state_bytes": mamba_state_bytes(cfg) if mamba else 0,
+    }
+
+
 def linear_layer_params(cfg: dict[str, Any], hidden: int) -> int:
-    """Weights of one constant-state (linear-attention or convolution) layer of this architecture."""
-    if model_type(text_config(cfg)) == LFM2:
+    """Weights of one constant-state (linear-attention, convolution or Mamba2) layer of this architecture."""
+    kind = model_type(text_config(cfg))
+    if kind == LFM2:
         return lfm2_conv_params(text_config(cfg), hidden)
+    if kind == GRANITE_HYBRID:
+        return mamba2_params(text_config(cfg), hidden)
     return linear_attention_params(cfg, hidden)
 
 
@@ -381,15 +426,31 @@ def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:
 
 
 def mamba_dims(cfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
-    """(heads, head_dim, state_size, groups, conv_kernel) of a Mamba2 mixer."""
-    heads = integer(cfg, "mamba_num_heads", default=0) or 0
-    head_dim = integer(cfg, "mamba_head_dim", default=0) or 0
-    state = integer(cfg, "ssm_state_size", default=0) or 0
+    """(heads, head_dim, state_size, groups, conv_kernel) of a Mamba2 mixer.
+
+    Nemotron-H names them ``mamba_num_heads``, ``mamba_head_dim``, ``ssm_state_size``, ``n_groups``,
+    ``conv_kernel``; Granite 4.0-H ``mamba_n_heads``, ``mamba_d_head`` (or "auto": expand x hidden / heads),
+    ``mamba_d_state``, ``mamba_n_groups``, ``mamba_d_conv``.
+    """
+    heads = integer(cfg, "mamba_num_heads", "mamba_n_heads", default=0) or 0
+    head_dim = cfg.get("mamba_head_dim", cfg.get("mamba_d_head"))
+    if not isinstance(head_dim, int) and heads:  # Granite's "auto"
+        expand = integer(cfg, "mamba_expand", default=2) or 2
+        head_dim = expand * (integer(cfg, "hidden_size", default=0) or 0) // heads
+    head_dim = head_dim if isinstance(head_dim, int) and not isinstance(head_dim, bool) else 0
+    state = integer(cfg, "ssm_state_size", "mamba_d_state", default=0) or 0
     if not (heads and head_dim and state) or max(heads, head_dim, state) > 1 << 14:
         raise GeometryError("mamba_num_heads, mamba_head_dim or ssm_state_size is missing or out of range")
-    groups = integer(cfg, "n_groups", default=1) or 1
-    kernel = integer(cfg, "conv_kernel", default=4) or 4
+    groups = integer(cfg, "n_groups", "mamba_n_groups", default=1) or 1
+    kernel = integer(cfg, "conv_kernel", "mamba_d_conv", default=4) or 4
     return heads, head_dim, state, groups, kernel
+
+
+def mamba2_params(cfg: dict[str, Any], hidden: int) -> int:
+    """Weights of one Mamba2 mixer: in_proj to x, z, B, C and dt; the conv; A, D, dt bias; norm; out_proj."""
+    heads, head_dim, state, groups, kernel = mamba_dims(cfg)
+    inner, bc = heads * head_dim, 2 * groups * state
+    return hidden * (2 * inner + bc + heads) + (inner + bc) * kernel + inner * hidden + 3 * heads + inner
 
 
 def nas_blocks(cfg: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from catalog.config_geometry import (
-    HUNYUAN_TYPES,
     MLA_TYPES,
     SUPPORTED_TYPES,
     GeometryError,
@@ -62,7 +61,7 @@ class _Bounds(BaseModel):
     vocab_size: int | None = Field(default=None, gt=0, le=1 << 22)
     intermediate_size: int | None = Field(default=None, gt=0, le=1 << 20)
     moe_intermediate_size: int | None = Field(default=None, gt=0, le=1 << 20)
-    num_local_experts: int | None = Field(default=None, gt=0, le=1 << 14)
+    num_local_experts: int | None = Field(default=None, ge=0, le=1 << 14)  # 0: Granite 4.0-H Micro (dense)
     num_experts: int | None = Field(default=None, gt=0, le=1 << 14)
     n_routed_experts: int | None = Field(default=None, gt=0, le=1 << 14)
     num_experts_per_tok: int | None = Field(default=None, gt=0, le=1 << 14)
@@ -131,8 +130,8 @@ def checked_geometry(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
     cfg = text_config(config)
+    check_bounds(per_layer_scalars(cfg))
     kind = model_type(cfg)
-    check_bounds(per_layer_scalars(cfg) if kind in HUNYUAN_TYPES else cfg)
     if kind not in SUPPORTED_TYPES:
         archs = cfg.get("architectures")
         arch = str(archs[0]) if isinstance(archs, list) and archs else kind or "unknown"

@@ -14,7 +14,7 @@ the checkpoint says. Norms, biases and rotary tables are left out (well under 1 
     active      the same with experts_per_token routed experts (plus the shared ones) per MoE layer
 
 ``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5) and
-LFM2 short-convolution blocks have their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
+LFM2 short-convolution and Granite 4.0-H Mamba2 layers have their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
 Per-block configs (Nemotron-H, Nemotron-NAS) are counted block by block (``block_params``).
 """
 
@@ -27,7 +27,7 @@ from catalog.config_geometry import (
     NEMOTRON_NAS,
     integer,
     linear_layer_params,
-    mamba_dims,
+    mamba2_params,
     model_type,
     nas_attention,
     nas_blocks,
@@ -139,9 +139,7 @@ def block_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:
             total += 3 * h * width if width else 0
         return total, total
     blocks = nemotron_h_blocks(cfg)
-    m_heads, m_dim, state, groups, kernel = mamba_dims(cfg) if "mamba" in blocks else (0, 0, 0, 0, 0)
-    inner, bc = m_heads * m_dim, 2 * groups * state
-    mamba = h * (2 * inner + bc + m_heads) + (inner + bc) * kernel + inner * h + 3 * m_heads + inner
+    mamba = mamba2_params(cfg, h) if "mamba" in blocks else 0
     fixed = embed + blocks.count("attention") * attention(g["n_kv_heads"]) + blocks.count("mamba") * mamba
     fixed += blocks.count("mlp") * 2 * h * (g.get("intermediate_size") or 0)
     if "moe" not in blocks:

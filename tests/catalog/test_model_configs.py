@@ -184,3 +184,64 @@ def test_hunyuan_per_layer_lists_are_read() -> None:
     uneven = cfg | {"moe_topk": [8] * 31 + [2]}
     with pytest.raises(GeometryError, match="moe_topk"):
         geometry(uneven)
+
+
+def test_arcee_mlp_has_two_matrices() -> None:
+    """AFM (model_type arcee) uses a ReLU^2 up/down MLP: counted gated, a live AFM-4.5B would come out 5.9B."""
+    afm = {  # the AFM-4.5B row's geometry, as a hub config would write it
+        "model_type": "arcee",
+        "num_hidden_layers": 36,
+        "hidden_size": 2560,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "intermediate_size": 18432,
+        "vocab_size": 128005,
+        "tie_word_embeddings": False,
+    }
+    g = geometry(afm)
+    total, _ = config_params(afm, g)
+    assert g["gated_ffn"] is False and round(total / 1e8) == 46  # the published 4.62B
+
+
+def _granite_hybrid(experts: int) -> dict[str, Any]:
+    """A Granite 4.0-H style config (keys as transformers' GraniteMoeHybridConfig writes them; sizes made up)."""
+    return {
+        "model_type": "granitemoehybrid",
+        "architectures": ["GraniteMoeHybridForCausalLM"],
+        "num_hidden_layers": 8,
+        "layer_types": ["mamba", "mamba", "mamba", "attention"] * 2,
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        "tie_word_embeddings": True,
+        "num_local_experts": experts,
+        "num_experts_per_tok": 2,
+        "intermediate_size": 256,
+        "shared_intermediate_size": 512,
+        "mamba_n_heads": 32,
+        "mamba_d_head": "auto",  # expand 2 x hidden 1024 / 32 heads = 64
+        "mamba_d_state": 128,
+        "mamba_n_groups": 1,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+    }
+
+
+def test_granite_hybrid_mamba_layers_and_shared_mlp_are_read() -> None:
+    from catalog.hf_config import checked_geometry
+
+    moe = checked_geometry(_granite_hybrid(experts=8))
+    assert (moe["n_full_attention_layers"], moe["n_linear_layers"]) == (2, 6)
+    assert moe["linear_state_bytes"] == (2048 * 128 + 3 * (2048 + 2 * 128)) * 4  # SSM state + conv window, f32
+    assert (moe["n_experts"], moe["n_shared_experts"], moe["shared_expert_intermediate_size"]) == (8, 1, 512)
+    h, inner = 1024, 2048
+    attention = 2 * h * 1024 + 2 * h * 256
+    mamba = h * (2 * inner + 256 + 32) + (inner + 256) * 4 + inner * h + 3 * 32 + inner
+    ffn = 3 * h * (8 * 256 + 512) + h * 8  # routed experts, shared MLP, router
+    total, active = config_params(_granite_hybrid(experts=8), moe)
+    assert total == 1000 * h + 2 * attention + 6 * mamba + 8 * ffn
+    assert total - active == 8 * 3 * h * 6 * 256  # 6 of 8 experts idle per token in every layer
+    dense = checked_geometry(_granite_hybrid(experts=0))  # H-Micro: the shared MLP is the dense FFN
+    assert (dense.get("n_experts"), dense["intermediate_size"], dense["n_linear_layers"]) == (None, 512, 6)
