@@ -14,6 +14,10 @@ What it reads beyond the plain GQA keys:
   next to its experts (``enable_moe_block``) counts as one shared expert;
 - per-layer-type heads: Gemma 4's full-attention layers have their own KV heads and head size
   (``num_global_key_value_heads``, ``global_head_dim``; ``attention_k_eq_v``: no V projection there);
+- keys a config leaves to transformers' defaults: Google's Gemma 3 4B/12B/27B configs give no heads,
+  vocabulary, context or layer pattern (``gemma3_defaults``);
+- cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
+  tokens only, so their KV does not grow with the text (``cross_attention_mix``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -23,17 +27,13 @@ What it reads beyond the plain GQA keys:
   its FFNs are ReLU^2 (two matrices). DeciLM / Nemotron-NAS (``nemotron-nas``: Llama-3.x-Nemotron
   Super) gives each block its own attention (``n_heads_in_group``, or none: ``no_op``) and FFN
   width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
-- LFM2 (``lfm2``): short-convolution blocks (``full_attn_idxs`` or ``layer_types`` "conv") next to GQA
-  blocks; a conv block keeps its last ``conv_L_cache - 1`` inputs as state, and the SwiGLU width is
-  derived from ``block_ff_dim`` as transformers' Lfm2Config does (``lfm2_ffn_width``);
-- Granite 4.0-H (``granitemoehybrid``): ``layer_types`` "mamba" / "attention" mixers, each followed by
-  routed experts plus a shared MLP (or only the shared MLP: the dense H-Micro); Mamba2 keys ``mamba_*``;
-- Hunyuan (``hunyuan``, ``hunyuan_v1_moe``) writes experts per token, shared experts and expert width
-  as one value per layer; equal lists are read as that value (``per_layer_scalars``).
+- LFM2 short convolutions, Granite 4.0-H Mamba2 layers and Hunyuan's per-layer MoE lists:
+  ``catalog.config_layers``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from core.models import AttentionKind
@@ -96,17 +96,27 @@ GQA_TYPES = {
     "hunyuan",
     "mimo_v2_flash",
     "step3p7",
+    "mllama",
+    "mllama_text_model",
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-LFM2 = "lfm2"  # short-convolution + attention hybrid (lfm2_mix)
-GRANITE_HYBRID = "granitemoehybrid"  # Mamba2 + attention mixers, experts + shared MLP (granite_hybrid_mix)
-LAYER_LAYOUT_TYPES = {LFM2, GRANITE_HYBRID}  # their own layer layouts (layer_layout)
-HUNYUAN_TYPES = {"hunyuan", "hunyuan_v1_moe"}  # per-layer lists for the MoE keys (per_layer_scalars)
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | LAYER_LAYOUT_TYPES
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
-CONV_STATE_BYTES = 4  # and the LFM2 short-convolution state
+# transformers' Gemma3TextConfig defaults for the keys Gemma 3's multimodal config.json files leave out
+GEMMA3_TEXT_DEFAULTS = {
+    "vocab_size": 262_208,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+}
+
+
+Layout = Callable[[dict[str, Any], int], dict[str, Any]]  # (config, layers) -> layer counts, state, FFN
 
 
 class GeometryError(ValueError):
@@ -140,20 +150,28 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
             merged["model_type"] = inner_type if inner_type in SUPPORTED_TYPES else config.get("model_type")
             merged["architectures"] = config.get("architectures") or inner.get("architectures")
             merged.setdefault("tie_word_embeddings", config.get("tie_word_embeddings"))
-            return merged
-    return config
+            return gemma3_defaults(merged)
+    return gemma3_defaults(config)
+
+
+def gemma3_defaults(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A Gemma 3 text config with transformers' defaults for the keys it leaves out (4B: heads, vocabulary...)."""
+    if model_type(cfg) != "gemma3_text":
+        return cfg
+    return GEMMA3_TEXT_DEFAULTS | cfg
 
 
 def model_type(cfg: dict[str, Any]) -> str:
     return str(cfg.get("model_type") or "").lower()
 
 
-def geometry(config: dict[str, Any]) -> dict[str, Any]:
+def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, Any]:
     """``ModelSpec`` geometry fields (names as in ``core.models.ModelSpec``) from a config dict.
 
-    The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first.
+    The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first, or passes the
+    ``layout`` reader of an architecture with its own layer layout (``catalog.config_layers.LAYOUTS``).
     """
-    cfg = per_layer_scalars(text_config(config))
+    cfg = text_config(config)
     kind = model_type(cfg)
     layers = integer(cfg, "num_hidden_layers", "n_layer", "num_layers")
     if not layers and kind == NEMOTRON_H and isinstance(cfg.get("layers_block_type"), list):
@@ -197,8 +215,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
         )
     if kind in BLOCK_TYPES:
         out.update(block_mix(cfg, kind))
-    elif kind in LAYER_LAYOUT_TYPES:
-        out.update(layer_layout(cfg, layers))
+    elif layout is not None:
+        out.update(layout(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
@@ -277,6 +295,8 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         sliding = layers - layers // pattern
     elif model_type(cfg) == "gemma2":
         sliding = layers // 2
+    elif isinstance(cfg.get("cross_attention_layers"), list):
+        return cross_attention_mix(cfg, layers)
     elif model_type(cfg) == "llama4_text":  # chunked attention except every 4th (NoPE) layer, transformers' default
         sliding = layers - layers // (integer(cfg, "no_rope_layer_interval", default=4) or 4)
     if cfg.get("use_sliding_window") is False or not window:
@@ -292,121 +312,10 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     }
 
 
-def layer_layout(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
-    """Layer counts, constant state and FFN fields of an LFM2 or Granite 4.0-H config."""
-    if model_type(cfg) == LFM2:
-        return lfm2_mix(cfg, layers)
-    return granite_hybrid_mix(cfg, layers)
-
-
-HUNYUAN_PER_LAYER = {"moe_topk": "moe_topk", "num_shared_expert": "n_shared_experts", "moe_intermediate_size": None}
-
-
-def per_layer_scalars(cfg: dict[str, Any]) -> dict[str, Any]:
-    """Hunyuan's per-layer lists (``moe_topk``, ``num_shared_expert``, ``moe_intermediate_size``) as one value.
-
-    Every layer of the published checkpoints has the same value; a list that varies is not modelled.
-    Other architectures come back unchanged.
-    """
-    if model_type(cfg) not in HUNYUAN_TYPES:
-        return cfg
-    out = dict(cfg)
-    for key, renamed in HUNYUAN_PER_LAYER.items():
-        value = cfg.get(key)
-        if isinstance(value, list):
-            if not value or len(set(map(repr, value))) > 1:
-                raise GeometryError(f"{key} differs between layers; per-layer MoE widths are not modelled")
-            value = value[0]
-        if value is not None:
-            out[renamed or key] = value
-    return out
-
-
-def lfm2_blocks(cfg: dict[str, Any], layers: int) -> list[str]:
-    """LFM2 block kinds in order: "attention" or "conv" (``layer_types``, or the older ``full_attn_idxs``)."""
-    types = cfg.get("layer_types")
-    if isinstance(types, list) and len(types) == layers:
-        return ["attention" if "attention" in str(t) else "conv" for t in types]
-    idxs = cfg.get("full_attn_idxs")
-    if not isinstance(idxs, list) or not all(isinstance(i, int) and 0 <= i < layers for i in idxs):
-        raise GeometryError("LFM2 config lacks layer_types or full_attn_idxs")
-    return ["attention" if i in idxs else "conv" for i in range(layers)]
-
-
-def lfm2_ffn_width(cfg: dict[str, Any]) -> int | None:
-    """SwiGLU width as transformers' Lfm2Config derives it from ``block_ff_dim`` (or ``intermediate_size``)."""
-    width = integer(cfg, "block_ff_dim", "intermediate_size")
-    if not width:
-        return None
-    if cfg.get("block_auto_adjust_ff_dim"):
-        width = int(2 * width / 3)
-        mult = cfg.get("block_ffn_dim_multiplier")
-        if isinstance(mult, int | float) and not isinstance(mult, bool) and 0 < mult < 100:
-            width = int(mult * width)
-        step = integer(cfg, "block_multiple_of", default=256) or 256
-        width = step * -(-width // step)
-    return width
-
-
-def lfm2_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
-    """Attention and short-convolution block counts, the conv state and the FFN width of an LFM2 config."""
-    blocks = lfm2_blocks(cfg, layers)
-    conv = blocks.count("conv")
-    hidden = integer(cfg, "conv_dim", "hidden_size") or 0
-    cache = integer(cfg, "conv_L_cache", default=3) or 3
-    return {
-        "intermediate_size": lfm2_ffn_width(cfg),
-        "n_full_attention_layers": layers - conv,
-        "n_sliding_layers": 0,
-        "n_linear_layers": conv,
-        "linear_state_bytes": (cache - 1) * hidden * CONV_STATE_BYTES if conv else 0,
-    }
-
-
-def lfm2_conv_params(cfg: dict[str, Any], hidden: int) -> int:
-    """Weights of one LFM2 conv block: in_proj to B, C and x, the depthwise conv, out_proj (no biases)."""
-    cache = integer(cfg, "conv_L_cache", default=3) or 3
-    return 3 * hidden * hidden + hidden * cache + hidden * hidden
-
-
-def granite_hybrid_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
-    """Mamba2 / attention layer counts, the Mamba2 state and the FFN of a Granite 4.0-H config.
-
-    Every layer has the shared MLP (``shared_intermediate_size``); MoE variants add routed experts of
-    width ``intermediate_size``. The dense H-Micro has no experts: its shared MLP is the dense FFN.
-    """
-    types = cfg.get("layer_types")
-    if not isinstance(types, list) or len(types) != layers or not set(map(str, types)) <= {"mamba", "attention"}:
-        raise GeometryError("Granite hybrid layer_types must list 'mamba' or 'attention' for every layer")
-    mamba = sum(1 for t in types if t == "mamba")
-    experts = integer(cfg, "num_local_experts", default=0) or 0
-    shared = integer(cfg, "shared_intermediate_size")
-    ffn: dict[str, Any] = {"intermediate_size": shared}
-    if experts > 1:
-        ffn = {
-            "n_experts": experts,
-            "experts_per_token": integer(cfg, "num_experts_per_tok"),
-            "moe_intermediate_size": integer(cfg, "intermediate_size"),
-            "n_shared_experts": 1 if shared else 0,
-            "shared_expert_intermediate_size": shared,
-            "n_dense_layers": 0,
-        }
-    return ffn | {
-        "n_full_attention_layers": layers - mamba,
-        "n_sliding_layers": 0,
-        "n_linear_layers": mamba,
-        "linear_state_bytes": mamba_state_bytes(cfg) if mamba else 0,
-    }
-
-
-def linear_layer_params(cfg: dict[str, Any], hidden: int) -> int:
-    """Weights of one constant-state (linear-attention, convolution or Mamba2) layer of this architecture."""
-    kind = model_type(text_config(cfg))
-    if kind == LFM2:
-        return lfm2_conv_params(text_config(cfg), hidden)
-    if kind == GRANITE_HYBRID:
-        return mamba2_params(text_config(cfg), hidden)
-    return linear_attention_params(cfg, hidden)
+def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Llama 3.2 Vision: the listed layers attend to the image tokens only; the others keep the text's KV."""
+    cross = {i for i in cfg["cross_attention_layers"] if isinstance(i, int) and 0 <= i < layers}
+    return {"n_full_attention_layers": layers - len(cross)} if cross else {}
 
 
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:

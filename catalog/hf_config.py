@@ -14,15 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from catalog.config_geometry import (
-    MLA_TYPES,
-    SUPPORTED_TYPES,
-    GeometryError,
-    geometry,
-    model_type,
-    per_layer_scalars,
-    text_config,
-)
+from catalog.config_geometry import MLA_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_layers import LAYOUTS, READABLE_TYPES, per_layer_scalars
 from catalog.params import config_params
 from core.models import ModelSpec, Provenance
 
@@ -129,14 +122,15 @@ def checked_geometry(config: dict[str, Any]) -> dict[str, Any]:
     """``config_geometry.geometry`` after the bounds and architecture checks (``ConfigError`` otherwise)."""
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
+    config = per_layer_scalars(config)  # Hunyuan: one value per layer -> one value
     cfg = text_config(config)
-    check_bounds(per_layer_scalars(cfg))
+    check_bounds(cfg)
     kind = model_type(cfg)
-    if kind not in SUPPORTED_TYPES:
+    if kind not in READABLE_TYPES:
         archs = cfg.get("architectures")
         arch = str(archs[0]) if isinstance(archs, list) and archs else kind or "unknown"
         raise UnsupportedArchitecture(f"can't estimate the {arch} architecture yet", arch=arch)
-    return geometry(config)
+    return geometry(config, layout=LAYOUTS.get(kind))
 
 
 def _spec_from_config(

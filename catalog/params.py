@@ -26,7 +26,6 @@ from catalog.config_geometry import (
     BLOCK_TYPES,
     NEMOTRON_NAS,
     integer,
-    linear_layer_params,
     mamba2_params,
     model_type,
     nas_attention,
@@ -35,6 +34,7 @@ from catalog.config_geometry import (
     nemotron_h_blocks,
     text_config,
 )
+from catalog.config_layers import linear_layer_params
 from core.models import AttentionKind, ModelSpec, Provenance
 
 

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
-from catalog.config_geometry import BLOCK_TYPES, LFM2, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import BLOCK_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_layers import LFM2
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
+from catalog.hf_config import checked_geometry
 from catalog.importers.model_configs import (
     CONFIG_DIR,
     GEOMETRY_KEYS,
@@ -169,9 +171,9 @@ def test_lfm2_conv_blocks_are_read_and_counted() -> None:
     assert total == active and abs(total - 1_170_340_608) / 1_170_340_608 < 0.001  # the card's count (norms aside)
     newer = {k: v for k, v in stored_config("LiquidAI/LFM2-1.2B").items() if k != "full_attn_idxs"}
     newer["layer_types"] = ["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv" for i in range(16)]
-    assert geometry(newer)["n_linear_layers"] == 10
+    assert checked_geometry(newer)["n_linear_layers"] == 10
     with pytest.raises(GeometryError, match="full_attn_idxs"):
-        geometry({k: v for k, v in newer.items() if k != "layer_types"})
+        checked_geometry({k: v for k, v in newer.items() if k != "layer_types"})
 
 
 def test_hunyuan_per_layer_lists_are_read() -> None:
@@ -183,7 +185,7 @@ def test_hunyuan_per_layer_lists_are_read() -> None:
     assert round(total / 1e8) == 804  # 80,393,183,232 per llama-bench (the row's source)
     uneven = cfg | {"moe_topk": [8] * 31 + [2]}
     with pytest.raises(GeometryError, match="moe_topk"):
-        geometry(uneven)
+        checked_geometry(uneven)
 
 
 def test_arcee_mlp_has_two_matrices() -> None:
@@ -199,7 +201,7 @@ def test_arcee_mlp_has_two_matrices() -> None:
         "vocab_size": 128005,
         "tie_word_embeddings": False,
     }
-    g = geometry(afm)
+    g = checked_geometry(afm)
     total, _ = config_params(afm, g)
     assert g["gated_ffn"] is False and round(total / 1e8) == 46  # the published 4.62B
 
@@ -230,8 +232,6 @@ def _granite_hybrid(experts: int) -> dict[str, Any]:
 
 
 def test_granite_hybrid_mamba_layers_and_shared_mlp_are_read() -> None:
-    from catalog.hf_config import checked_geometry
-
     moe = checked_geometry(_granite_hybrid(experts=8))
     assert (moe["n_full_attention_layers"], moe["n_linear_layers"]) == (2, 6)
     assert moe["linear_state_bytes"] == (2048 * 128 + 3 * (2048 + 2 * 128)) * 4  # SSM state + conv window, f32
@@ -245,3 +245,22 @@ def test_granite_hybrid_mamba_layers_and_shared_mlp_are_read() -> None:
     assert total - active == 8 * 3 * h * 6 * 256  # 6 of 8 experts idle per token in every layer
     dense = checked_geometry(_granite_hybrid(experts=0))  # H-Micro: the shared MLP is the dense FFN
     assert (dense.get("n_experts"), dense["intermediate_size"], dense["n_linear_layers"]) == (None, 512, 6)
+
+
+def test_gemma_3_multimodal_configs_get_transformers_defaults() -> None:
+    """google/gemma-3-4b-it gives no heads, vocabulary, context or layer pattern: transformers' defaults apply."""
+    g = config_geometry("google/gemma-3-4b-it")
+    assert (g["n_heads"], g["n_kv_heads"], g["head_dim"], g["vocab_size"]) == (8, 4, 256, 262208)
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (5, 29, 1024)
+    assert g["max_context"] == 131072 and g["tied_embeddings"]
+    big = config_geometry("google/gemma-3-27b-it")  # the keys it does give win over the defaults
+    assert (big["n_heads"], big["n_kv_heads"], big["head_dim"], big["n_sliding_layers"]) == (32, 16, 128, 52)
+
+
+def test_llama_vision_cross_attention_layers_keep_no_text_kv() -> None:
+    g = config_geometry("meta-llama/Llama-3.2-90B-Vision-Instruct")
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_kv_heads"]) == (100, 80, 8)
+    total, _ = config_params(stored_config("meta-llama/Llama-3.2-90B-Vision-Instruct"), g)
+    assert round(total / 1e8) == 877  # text only: the 20 cross-attention layers count like the others
+    model = CATALOG.model("llama-3.2-90b-vision-instruct")
+    assert model is not None and model.kv_layers == 80
