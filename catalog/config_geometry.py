@@ -14,6 +14,10 @@ What it reads beyond the plain GQA keys:
   next to its experts (``enable_moe_block``) counts as one shared expert;
 - per-layer-type heads: Gemma 4's full-attention layers have their own KV heads and head size
   (``num_global_key_value_heads``, ``global_head_dim``; ``attention_k_eq_v``: no V projection there);
+- keys a config leaves to transformers' defaults: Google's Gemma 3 4B/12B/27B configs give no heads,
+  vocabulary, context or layer pattern (``gemma3_defaults``);
+- cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
+  tokens only, so their KV does not grow with the text (``cross_attention_mix``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -91,6 +95,8 @@ GQA_TYPES = {
     "hunyuan_v1_dense",
     "mimo_v2_flash",
     "step3p7",
+    "mllama",
+    "mllama_text_model",
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
@@ -99,6 +105,16 @@ MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # config_mixed reads what 
 SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | MIXED_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
+# transformers' Gemma3TextConfig defaults for the keys Gemma 3's multimodal config.json files leave out
+GEMMA3_TEXT_DEFAULTS = {
+    "vocab_size": 262_208,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+}
 
 
 class GeometryError(ValueError):
@@ -132,8 +148,15 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
             merged["model_type"] = inner_type if inner_type in SUPPORTED_TYPES else config.get("model_type")
             merged["architectures"] = config.get("architectures") or inner.get("architectures")
             merged.setdefault("tie_word_embeddings", config.get("tie_word_embeddings"))
-            return merged
-    return config
+            return gemma3_defaults(merged)
+    return gemma3_defaults(config)
+
+
+def gemma3_defaults(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A Gemma 3 text config with transformers' defaults for the keys it leaves out (4B: heads, vocabulary...)."""
+    if model_type(cfg) != "gemma3_text":
+        return cfg
+    return GEMMA3_TEXT_DEFAULTS | cfg
 
 
 def model_type(cfg: dict[str, Any]) -> str:
@@ -269,6 +292,8 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         sliding = layers - layers // pattern
     elif model_type(cfg) == "gemma2":
         sliding = layers // 2
+    elif isinstance(cfg.get("cross_attention_layers"), list):
+        return cross_attention_mix(cfg, layers)
     elif model_type(cfg) == "llama4_text":  # chunked attention except every 4th (NoPE) layer, transformers' default
         sliding = layers - layers // (integer(cfg, "no_rope_layer_interval", default=4) or 4)
     if cfg.get("use_sliding_window") is False or not window:
@@ -282,6 +307,12 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         "sliding_window": window if sliding else None,
         "linear_state_bytes": linear_state_bytes(cfg) if linear else 0,
     }
+
+
+def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Llama 3.2 Vision: the listed layers attend to the image tokens only; the others keep the text's KV."""
+    cross = {i for i in cfg["cross_attention_layers"] if isinstance(i, int) and 0 <= i < layers}
+    return {"n_full_attention_layers": layers - len(cross)} if cross else {}
 
 
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:

@@ -78,7 +78,7 @@ def _decimal_pattern(digits: int) -> NumberPattern:
 
 def num(value: float, lang: Lang, digits: int = 2) -> str:
     """A number with the locale's separators and ``digits`` decimals."""
-    return _decimal_pattern(digits).apply(value, _locale(lang))
+    return str(_decimal_pattern(digits).apply(value, _locale(lang)))
 
 
 def gib(value: float, lang: Lang, digits: int = 2) -> str:
