@@ -251,3 +251,24 @@ def test_llama_vision_cross_attention_layers_keep_no_text_kv() -> None:
     assert round(total / 1e8) == 877  # text only: the 20 cross-attention layers count like the others
     model = CATALOG.model("llama-3.2-90b-vision-instruct")
     assert model is not None and model.kv_layers == 80
+
+
+@pytest.mark.parametrize(
+    ("repo", "bad", "key"),
+    [
+        ("moonshotai/Kimi-K3", {"routed_expert_hidden_size": -5}, "routed_expert_hidden_size"),
+        ("moonshotai/Kimi-K3", {"routed_expert_hidden_size": 10**12}, "routed_expert_hidden_size"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"o_groups": -1}, "o_groups"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"index_head_dim": 10**9}, "index_head_dim"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"compress_ratios": ["x"] * 44}, "compress_ratios"),
+    ],
+)
+def test_out_of_range_layout_keys_are_named(repo: str, bad: dict[str, Any], key: str) -> None:
+    """A hub config is untrusted: a nonsense width in these layouts is refused by its key, never counted."""
+    from catalog.hf_config import ConfigError, spec_from_config
+    from core.models import Provenance
+
+    cfg = stored_config(repo)
+    cfg = cfg | {"text_config": cfg["text_config"] | bad} if "text_config" in cfg else cfg | bad
+    with pytest.raises(ConfigError, match=key):
+        spec_from_config(cfg, repo, Provenance(source="test", as_of="2026-12"))
