@@ -160,6 +160,25 @@ def test_context_is_the_config_length_not_times_the_rope_factor() -> None:
     assert config_geometry("meta-llama/Meta-Llama-3.1-8B")["max_context"] == cfg["max_position_embeddings"] == 131072
 
 
+def test_gemma_3_multimodal_configs_get_transformers_defaults() -> None:
+    """google/gemma-3-4b-it gives no heads, vocabulary, context or layer pattern: transformers' defaults apply."""
+    g = config_geometry("google/gemma-3-4b-it")
+    assert (g["n_heads"], g["n_kv_heads"], g["head_dim"], g["vocab_size"]) == (8, 4, 256, 262208)
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (5, 29, 1024)
+    assert g["max_context"] == 131072 and g["tied_embeddings"]
+    big = config_geometry("google/gemma-3-27b-it")  # the keys it does give win over the defaults
+    assert (big["n_heads"], big["n_kv_heads"], big["head_dim"], big["n_sliding_layers"]) == (32, 16, 128, 52)
+
+
+def test_llama_vision_cross_attention_layers_keep_no_text_kv() -> None:
+    g = config_geometry("meta-llama/Llama-3.2-90B-Vision-Instruct")
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_kv_heads"]) == (100, 80, 8)
+    total, _ = config_params(stored_config("meta-llama/Llama-3.2-90B-Vision-Instruct"), g)
+    assert round(total / 1e8) == 877  # text only: the 20 cross-attention layers count like the others
+    model = CATALOG.model("llama-3.2-90b-vision-instruct")
+    assert model is not None and model.kv_layers == 80
+
+
 def test_deepseek_v4_compressed_attention_is_read() -> None:
     from core.memory import kv_cache_bytes
     from core.models import Engine, Workload
@@ -232,25 +251,6 @@ def test_glm_4_7_flash_layout_reads_as_mla() -> None:
     assert (g["n_experts"], g["n_shared_experts"], g["n_dense_layers"], g["intermediate_size"]) == (64, 1, 1, 10240)
     total, active = config_params(cfg, g)
     assert (round(total / 1e9), round(active / 1e9, 1)) == (30, 3.9)  # 30B-A3B: 3.3B active without the embeddings
-
-
-def test_gemma_3_multimodal_configs_get_transformers_defaults() -> None:
-    """google/gemma-3-4b-it gives no heads, vocabulary, context or layer pattern: transformers' defaults apply."""
-    g = config_geometry("google/gemma-3-4b-it")
-    assert (g["n_heads"], g["n_kv_heads"], g["head_dim"], g["vocab_size"]) == (8, 4, 256, 262208)
-    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (5, 29, 1024)
-    assert g["max_context"] == 131072 and g["tied_embeddings"]
-    big = config_geometry("google/gemma-3-27b-it")  # the keys it does give win over the defaults
-    assert (big["n_heads"], big["n_kv_heads"], big["head_dim"], big["n_sliding_layers"]) == (32, 16, 128, 52)
-
-
-def test_llama_vision_cross_attention_layers_keep_no_text_kv() -> None:
-    g = config_geometry("meta-llama/Llama-3.2-90B-Vision-Instruct")
-    assert (g["n_layers"], g["n_full_attention_layers"], g["n_kv_heads"]) == (100, 80, 8)
-    total, _ = config_params(stored_config("meta-llama/Llama-3.2-90B-Vision-Instruct"), g)
-    assert round(total / 1e8) == 877  # text only: the 20 cross-attention layers count like the others
-    model = CATALOG.model("llama-3.2-90b-vision-instruct")
-    assert model is not None and model.kv_layers == 80
 
 
 @pytest.mark.parametrize(
