@@ -31,6 +31,14 @@ KDA_STATE_BYTES = 4  # fp32 recurrent state and conv cache, as for Gated DeltaNe
 CSA_RATIO = 4  # DeepSeek V4 layers pooled this finely also cache an indexer key per entry
 
 
+def size(cfg: dict[str, Any], key: str, default: int = 0) -> int:
+    """A width or count these layouts add (an untrusted config value): an integer from 0 to 2**20."""
+    value = integer(cfg, key, default=default) or 0
+    if not 0 <= value <= 1 << 20:
+        raise GeometryError(f"{key} must be between 0 and {1 << 20}, got {value}")
+    return value
+
+
 def mixed_geometry(cfg: dict[str, Any], kind: str, layers: int) -> dict[str, Any]:
     """Geometry fields of a ``MIXED_TYPES`` config that replace the common reading."""
     if kind == DEEPSEEK_V4:
@@ -57,7 +65,7 @@ def deepseek_v4_geometry(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     if not window:
         raise GeometryError("sliding_window is missing")
     latent = integer(cfg, "head_dim") or 0
-    index = integer(cfg, "index_head_dim", default=0) or 0
+    index = size(cfg, "index_head_dim")
     pooled = sum((latent + (index if r == CSA_RATIO else 0)) / r for r in compress_ratios(cfg, layers) if r)
     return {
         "n_full_attention_layers": 0,
@@ -83,9 +91,8 @@ def kda_layers(cfg: dict[str, Any], layers: int) -> tuple[int, int]:
 def kda_dims(cfg: dict[str, Any]) -> tuple[int, int, int]:
     """(heads, head_dim, conv kernel) of a KDA layer."""
     linear = cfg.get("linear_attn_config") or {}
-    heads = integer(linear, "num_heads", default=0) or 0
-    head_dim = integer(linear, "head_dim", default=0) or 0
-    kernel = integer(linear, "short_conv_kernel_size", default=4) or 4
+    heads, head_dim = size(linear, "num_heads"), size(linear, "head_dim")
+    kernel = size(linear, "short_conv_kernel_size", default=4) or 4
     if not (heads and head_dim) or max(heads, head_dim, kernel) > 1 << 12:
         raise GeometryError("linear_attn_config num_heads or head_dim is missing or out of range")
     return heads, head_dim, kernel

@@ -36,7 +36,7 @@ from catalog.config_geometry import (
     text_config,
 )
 from catalog.config_layers import linear_layer_params
-from catalog.config_mixed import DEEPSEEK_V4, KIMI_LINEAR, compress_ratios, kda_dims
+from catalog.config_mixed import DEEPSEEK_V4, KIMI_LINEAR, compress_ratios, kda_dims, size
 from catalog.config_values import integer
 from core.models import AttentionKind, ModelSpec, Provenance
 
@@ -180,9 +180,8 @@ def deepseek_v4_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int
     indexer (q_lora_rank -> index heads x index_head_dim, hidden -> index heads, and its own compressor).
     """
     h, heads, head = int(g["hidden_size"]), int(g["n_heads"]), int(g["head_dim"])
-    q_rank = integer(cfg, "q_lora_rank") or h
-    o_rank, o_groups = integer(cfg, "o_lora_rank") or h, integer(cfg, "o_groups") or 1
-    i_heads, i_dim = integer(cfg, "index_n_heads", default=0) or 0, integer(cfg, "index_head_dim", default=0) or 0
+    q_rank, o_rank, o_groups = size(cfg, "q_lora_rank") or h, size(cfg, "o_lora_rank") or h, size(cfg, "o_groups") or 1
+    i_heads, i_dim = size(cfg, "index_n_heads"), size(cfg, "index_head_dim")
     base = h * q_rank + q_rank * heads * head + h * head + heads * head * o_rank + o_groups * o_rank * h
     attention = 0
     for ratio in compress_ratios(cfg, int(g["n_layers"])):
@@ -211,7 +210,7 @@ def kimi_linear_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int
     inner = k_heads * k_dim
     kda = 4 * h * inner + 2 * (h * k_dim + k_dim * inner) + h * k_heads + 3 * inner * kernel
     dense = int(g.get("n_dense_layers") or 0)
-    latent = integer(cfg, "routed_expert_hidden_size", default=0) or 0
+    latent = size(cfg, "routed_expert_hidden_size")
     moe_all, moe_active = _moe(g, int(g["moe_intermediate_size"]), latent)
     fixed = embedding_params(g) + g["n_full_attention_layers"] * mla + g["n_linear_layers"] * kda
     fixed += dense * 3 * h * int(g.get("intermediate_size") or 0)
