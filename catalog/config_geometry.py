@@ -18,6 +18,10 @@ What it reads beyond the plain GQA keys:
   vocabulary, context or layer pattern (``gemma3_defaults``);
 - cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
   tokens only, so their KV does not grow with the text (``cross_attention_mix``);
+- Gemma 4 E2B/E4B (``small_gemma``): the last ``num_kv_shared_layers`` layers reuse the KV of an earlier layer
+  of their kind and keep no cache of their own (``kv_shared_mix``); per-layer embeddings
+  (``hidden_size_per_layer_input``) and the double-wide FFN of the shared layers (``use_double_wide_mlp``)
+  add weights the per-layer formula does not see (``small_gemma_params``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -205,6 +209,7 @@ def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, 
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
+        out.update(kv_shared_mix(cfg, layers))
     if kind in MIXED_TYPES:
         out.update(config_mixed.mixed_geometry(cfg, kind, layers))
     return {k: v for k, v in out.items() if v is not None}
@@ -303,6 +308,40 @@ def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     """Llama 3.2 Vision: the listed layers attend to the image tokens only; the others keep the text's KV."""
     cross = {i for i in cfg["cross_attention_layers"] if isinstance(i, int) and 0 <= i < layers}
     return {"n_full_attention_layers": layers - len(cross)} if cross else {}
+
+
+def kv_shared_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Gemma 4 E2B/E4B: only the layers before the ``num_kv_shared_layers`` shared ones keep a KV cache.
+
+    A shared layer attends with the cache of the last earlier layer of its kind (sliding or full), so the
+    cache holds the full and sliding layers among the first ``layers - num_kv_shared_layers``.
+    """
+    shared = integer(cfg, "num_kv_shared_layers", default=0) or 0
+    types = cfg.get("layer_types")
+    if not shared or not isinstance(types, list) or len(types) != layers or not 0 < shared < layers:
+        return {}
+    own = [str(t) for t in types[: layers - shared]]
+    sliding = sum(1 for t in own if "sliding" in t)
+    return {"n_full_attention_layers": len(own) - sliding, "n_sliding_layers": sliding}
+
+
+def small_gemma_params(cfg: dict[str, Any], layers: int, hidden: int) -> tuple[int, int]:
+    """(total, active) weights of Gemma 4 E2B/E4B that one FFN width per layer does not describe.
+
+    Per-layer embeddings: a ``vocab_size_per_layer_input`` x (layers x ``hidden_size_per_layer_input``) table,
+    looked up per token (so not active), plus the projection into it and each layer's gate and projection
+    back. With ``use_double_wide_mlp`` the KV-shared layers' gated FFN is twice ``intermediate_size`` wide.
+    """
+    cfg = text_config(cfg)
+    width = integer(cfg, "hidden_size_per_layer_input", default=0) or 0
+    vocab = integer(cfg, "vocab_size_per_layer_input", "vocab_size", default=0) or 0
+    projections = hidden * layers * width + layers * 2 * hidden * width
+    table = vocab * layers * width
+    wide = 0
+    if cfg.get("use_double_wide_mlp"):
+        shared = integer(cfg, "num_kv_shared_layers", default=0) or 0
+        wide = shared * 3 * hidden * (integer(cfg, "intermediate_size", default=0) or 0)
+    return table + projections + wide, projections + wide
 
 
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:

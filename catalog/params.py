@@ -33,6 +33,7 @@ from catalog.config_geometry import (
     nas_blocks,
     nas_ffn_width,
     nemotron_h_blocks,
+    small_gemma_params,
     text_config,
 )
 from catalog.config_layers import linear_layer_params
@@ -121,8 +122,17 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
     if spec.global_head_dim and spec.global_kv_heads:  # Gemma 4 full layers: their own head size, K = V shared
         g_head, g_kv, h = spec.global_head_dim, spec.global_kv_heads, spec.hidden_size
         full = 2 * h * spec.n_heads * g_head + h * g_kv * g_head * (1 if cfg.get("attention_k_eq_v") else 2)
-        fix += spec.kv_layers * (full - attention_params(spec))
-    return total + fix, active + fix
+        fix += _full_attention_layers(cfg, spec) * (full - attention_params(spec))
+    extra_total, extra_active = small_gemma_params(cfg, spec.n_layers, spec.hidden_size)
+    return total + fix + extra_total, active + fix + extra_active
+
+
+def _full_attention_layers(cfg: dict[str, Any], spec: ModelSpec) -> int:
+    """Full-attention layers by weights: all of them, also those sharing an earlier layer's KV cache."""
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == spec.n_layers:
+        return sum(1 for t in types if "full" in str(t))
+    return spec.kv_layers
 
 
 def block_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:

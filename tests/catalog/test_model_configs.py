@@ -360,3 +360,21 @@ def test_out_of_range_layout_keys_are_named(repo: str, bad: dict[str, Any], key:
     cfg = cfg | {"text_config": cfg["text_config"] | bad} if "text_config" in cfg else cfg | bad
     with pytest.raises(ConfigError, match=key):
         spec_from_config(cfg, repo, Provenance(source="test", as_of="2026-12"))
+
+
+def test_gemma_4_small_models_share_kv_and_count_their_per_layer_embeddings() -> None:
+    """Gemma 4 E2B: the last 20 of 35 layers reuse earlier KV; per-layer embeddings are weights, not compute."""
+    g = config_geometry("google/gemma-4-E2B-it")
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (35, 3, 12, 512)
+    assert (g["n_kv_heads"], g["global_kv_heads"], g["global_head_dim"]) == (1, 1, 512)
+    cfg = stored_config("google/gemma-4-E2B-it")
+    total, active = config_params(cfg, g)
+    table = 262144 * 35 * 256  # vocab_size_per_layer_input x layers x hidden_size_per_layer_input: a lookup
+    assert total - active == table
+    assert round(total / 1e7) == 465 and round(active / 1e7) == 230  # Google's "E2B": 2B effective
+    narrow = cfg | {"text_config": cfg["text_config"] | {"use_double_wide_mlp": False}}
+    assert total - config_params(narrow, g)[0] == 20 * 3 * 1536 * 6144  # the shared layers' FFN is twice as wide
+    unshared = cfg | {"text_config": cfg["text_config"] | {"num_kv_shared_layers": 0, "use_double_wide_mlp": False}}
+    u = geometry(unshared)
+    assert (u["n_full_attention_layers"], u["n_sliding_layers"]) == (7, 28)
+    assert config_params(unshared, u) == config_params(narrow, g)  # sharing KV saves cache, not weights
