@@ -26,20 +26,23 @@ What it reads beyond the plain GQA keys:
   "moe") or a dense MLP (``-`` / "mlp"), from ``hybrid_override_pattern`` or ``layers_block_type``;
   its FFNs are ReLU^2 (two matrices). DeciLM / Nemotron-NAS (``nemotron-nas``: Llama-3.x-Nemotron
   Super) gives each block its own attention (``n_heads_in_group``, or none: ``no_op``) and FFN
-  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state.
+  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
+- attention mixed per layer in a model's own way (``MIXED_TYPES``, read in ``config_mixed``):
+  DeepSeek V4 compressed attention, Kimi Linear (KDA + MLA), MiniMax M3.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from catalog import config_mixed
 from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
 UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
 # transformers' own default when a config leaves tie_word_embeddings out
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text"}
-MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "kimi_linear"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
     "llama",
@@ -97,7 +100,9 @@ GQA_TYPES = {
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES
+DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3 = "deepseek_v4", "kimi_linear", "minimax_m3"
+MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # config_mixed reads what is their own
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | MIXED_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
 # transformers' Gemma3TextConfig defaults for the keys Gemma 3's multimodal config.json files leave out
@@ -210,6 +215,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
+    if kind in MIXED_TYPES:
+        out.update(config_mixed.mixed_geometry(cfg, kind, layers))
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -436,6 +443,8 @@ def native_dtype(cfg: dict[str, Any]) -> str:
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
     if method in ("fp8", "mxfp4"):
         return method
+    if method == "compressed-tensors" and "mxfp4" in str(quant.get("format", "")).lower():  # Kimi K3
+        return "mxfp4"
     if method in ("awq", "gptq", "compressed-tensors", "bitsandbytes"):
         return "int4"
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
