@@ -18,88 +18,88 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8866,
-    "rocm": 0.9001,
-    "metal": 0.8627,
-    "vulkan": 0.9502,
-    "vulkan-intel": 0.5744,
-    "sycl": 0.6957,
+    "cuda": 0.8783,
+    "rocm": 0.9265,
+    "metal": 0.8599,
+    "vulkan": 0.9519,
+    "vulkan-intel": 0.5764,
+    "sycl": 0.6934,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5311,
-    "rocm": 0.3704,
-    "metal": 0.8184,
-    "vulkan": 0.3891,
-    "sycl": 0.3831,
+    "cuda": 0.5358,
+    "rocm": 0.3933,
+    "metal": 0.8166,
+    "vulkan": 0.4192,
+    "sycl": 0.4041,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 96230.0,
-    "rocm": 264200.0,
-    "metal": 178000.0,
-    "vulkan": 202700.0,
-    "vulkan-intel": 272600.0,
+    "cuda": 97150.0,
+    "rocm": 285900.0,
+    "metal": 179200.0,
+    "vulkan": 185600.0,
+    "vulkan-intel": 295900.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.4962,
-    "rocm": 0.3507,
-    "metal": 0.5343,
-    "vulkan": 0.2791,
-    "sycl": 0.4198,
+    "cuda": 0.503,
+    "rocm": 0.3382,
+    "metal": 0.5334,
+    "vulkan": 0.3052,
+    "sycl": 0.4209,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 60.1,
-    "rocm": 7.148,
-    "metal": 13.73,
-    "vulkan": 24.49,
+    "cuda": 57.86,
+    "rocm": 8.545,
+    "metal": 10.99,
+    "vulkan": 16.71,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.212
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7086
-PRE_AMPERE_MATRIX_FACTOR = 0.6225
-IGPU_BANDWIDTH_FACTOR = 0.9258
-IGPU_MATRIX_FACTOR = 0.7499
-HBM_BANDWIDTH_FACTOR = 0.7141
-MOE_EXPERT_EXTRA = 0.09553
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9577, "q4_0": 1.001, "k": 1.028, "mxfp4": 0.9844}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.041, "k": 1.452, "mxfp4": 1.323}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.102
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.72
-LAYER_SPLIT_HOP_S = 0.0002605
+CONSUMER_CLOCK_FACTOR = 1.173
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7044
+PRE_AMPERE_MATRIX_FACTOR = 0.6269
+IGPU_BANDWIDTH_FACTOR = 0.9468
+IGPU_MATRIX_FACTOR = 0.7356
+HBM_BANDWIDTH_FACTOR = 0.7131
+MOE_EXPERT_EXTRA = 0.07469
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9625, "q4_0": 0.9862, "k": 1.023, "mxfp4": 1.019}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.102, "q4_0": 1.025, "k": 1.475, "mxfp4": 1.357}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.106
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.684
+LAYER_SPLIT_HOP_S = 0.0002176
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.875, 1.216),
-    "rocm": (0.816, 1.216),
-    "metal": (0.875, 1.252),
-    "vulkan": (0.846, 1.296),
-    "vulkan-intel": (0.875, 1.216),
-    "sycl": (0.875, 1.216),
+    "cuda": (0.879, 1.238),
+    "rocm": (0.853, 1.238),
+    "metal": (0.879, 1.254),
+    "vulkan": (0.797, 1.288),
+    "vulkan-intel": (0.879, 1.238),
+    "sycl": (0.879, 1.238),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.744, 1.312),
-    "rocm": (0.656, 1.312),
-    "metal": (0.744, 1.312),
-    "vulkan": (0.662, 1.312),
-    "vulkan-intel": (0.584, 2.353),
-    "sycl": (0.744, 1.312),
+    "cuda": (0.748, 1.429),
+    "rocm": (0.748, 1.429),
+    "metal": (0.748, 1.429),
+    "vulkan": (0.682, 1.429),
+    "vulkan-intel": (0.58, 2.36),
+    "sycl": (0.748, 1.429),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.711, 1.39),
-    "rocm": (0.54, 1.39),
-    "metal": (0.711, 1.39),
-    "vulkan": (0.565, 2.608),
-    "vulkan-intel": (0.711, 1.39),
-    "sycl": (0.711, 1.39),
+    "cuda": (0.74, 1.396),
+    "rocm": (0.413, 1.396),
+    "metal": (0.74, 1.396),
+    "vulkan": (0.74, 2.506),
+    "vulkan-intel": (0.74, 1.396),
+    "sycl": (0.74, 1.396),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.616, 1.565),
-    "rocm": (0.54, 2.048),
-    "metal": (0.616, 1.565),
-    "vulkan": (0.534, 2.608),
-    "vulkan-intel": (0.247, 1.565),
-    "sycl": (0.616, 1.565),
+    "cuda": (0.605, 1.58),
+    "rocm": (0.413, 1.965),
+    "metal": (0.605, 1.58),
+    "vulkan": (0.533, 2.506),
+    "vulkan-intel": (0.213, 1.58),
+    "sycl": (0.605, 1.58),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.66, 1.306)
-MOE_PREFILL_BAND: tuple[float, float] = (0.516, 1.947)
+MOE_DECODE_BAND: tuple[float, float] = (0.75, 1.275)
+MOE_PREFILL_BAND: tuple[float, float] = (0.639, 1.87)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -187,7 +187,7 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
 # *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
 #   the central 84 % of leave-one-source-out residuals (a generation x backend with rows from two or more
-#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 90 % of the leave-one-architecture-out, leave-one-family-
+#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 92 % of the leave-one-architecture-out, leave-one-family-
 #   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
 #   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
 
