@@ -27,6 +27,7 @@ from bot.prefs import Preferences
 from bot.reply import Reply
 from bot.usage import UsageLog
 from bot.user import User
+from catalog.hf_index import load_hf_index
 from catalog.index_lookup import find_in_index
 from core.estimate import EstimateError
 from core.models import Catalog, Engine, KvCacheType
@@ -98,6 +99,7 @@ class Service:
 
     def _warm_up(self) -> None:
         preload_locales()
+        load_hf_index()  # read on the first name the catalog lacks, or that it holds only with a version
         for text in WARM_UP_QUESTIONS:
             for lang in ("en", "de"):
                 self.answers.dispatch(self.answers.parse(text), lang, User(), text)

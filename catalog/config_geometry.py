@@ -14,6 +14,10 @@ What it reads beyond the plain GQA keys:
   next to its experts (``enable_moe_block``) counts as one shared expert;
 - per-layer-type heads: Gemma 4's full-attention layers have their own KV heads and head size
   (``num_global_key_value_heads``, ``global_head_dim``; ``attention_k_eq_v``: no V projection there);
+- keys a config leaves to transformers' defaults: Google's Gemma 3 4B/12B/27B configs give no heads,
+  vocabulary, context or layer pattern (``gemma3_defaults``);
+- cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
+  tokens only, so their KV does not grow with the text (``cross_attention_mix``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -22,20 +26,23 @@ What it reads beyond the plain GQA keys:
   "moe") or a dense MLP (``-`` / "mlp"), from ``hybrid_override_pattern`` or ``layers_block_type``;
   its FFNs are ReLU^2 (two matrices). DeciLM / Nemotron-NAS (``nemotron-nas``: Llama-3.x-Nemotron
   Super) gives each block its own attention (``n_heads_in_group``, or none: ``no_op``) and FFN
-  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state.
+  width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
+- attention mixed per layer in a model's own way (``MIXED_TYPES``, read in ``config_mixed``):
+  DeepSeek V4 compressed attention, Kimi Linear (KDA + MLA), MiniMax M3.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from catalog import config_mixed
 from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
 UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
 # transformers' own default when a config leaves tie_word_embeddings out
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text"}
-MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "kimi_linear"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
     "llama",
@@ -88,12 +95,26 @@ GQA_TYPES = {
     "hunyuan_v1_dense",
     "mimo_v2_flash",
     "step3p7",
+    "mllama",
+    "mllama_text_model",
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES
+DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3 = "deepseek_v4", "kimi_linear", "minimax_m3"
+MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # config_mixed reads what is their own
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | MIXED_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
+# transformers' Gemma3TextConfig defaults for the keys Gemma 3's multimodal config.json files leave out
+GEMMA3_TEXT_DEFAULTS = {
+    "vocab_size": 262_208,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "sliding_window": 4096,
+    "sliding_window_pattern": 6,
+}
 
 
 class GeometryError(ValueError):
@@ -127,8 +148,15 @@ def text_config(config: dict[str, Any]) -> dict[str, Any]:
             merged["model_type"] = inner_type if inner_type in SUPPORTED_TYPES else config.get("model_type")
             merged["architectures"] = config.get("architectures") or inner.get("architectures")
             merged.setdefault("tie_word_embeddings", config.get("tie_word_embeddings"))
-            return merged
-    return config
+            return gemma3_defaults(merged)
+    return gemma3_defaults(config)
+
+
+def gemma3_defaults(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A Gemma 3 text config with transformers' defaults for the keys it leaves out (4B: heads, vocabulary...)."""
+    if model_type(cfg) != "gemma3_text":
+        return cfg
+    return GEMMA3_TEXT_DEFAULTS | cfg
 
 
 def model_type(cfg: dict[str, Any]) -> str:
@@ -187,6 +215,8 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
+    if kind in MIXED_TYPES:
+        out.update(config_mixed.mixed_geometry(cfg, kind, layers))
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -262,6 +292,8 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         sliding = layers - layers // pattern
     elif model_type(cfg) == "gemma2":
         sliding = layers // 2
+    elif isinstance(cfg.get("cross_attention_layers"), list):
+        return cross_attention_mix(cfg, layers)
     elif model_type(cfg) == "llama4_text":  # chunked attention except every 4th (NoPE) layer, transformers' default
         sliding = layers - layers // (integer(cfg, "no_rope_layer_interval", default=4) or 4)
     if cfg.get("use_sliding_window") is False or not window:
@@ -275,6 +307,12 @@ def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
         "sliding_window": window if sliding else None,
         "linear_state_bytes": linear_state_bytes(cfg) if linear else 0,
     }
+
+
+def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Llama 3.2 Vision: the listed layers attend to the image tokens only; the others keep the text's KV."""
+    cross = {i for i in cfg["cross_attention_layers"] if isinstance(i, int) and 0 <= i < layers}
+    return {"n_full_attention_layers": layers - len(cross)} if cross else {}
 
 
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:
@@ -405,6 +443,8 @@ def native_dtype(cfg: dict[str, Any]) -> str:
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
     if method in ("fp8", "mxfp4"):
         return method
+    if method == "compressed-tensors" and "mxfp4" in str(quant.get("format", "")).lower():  # Kimi K3
+        return "mxfp4"
     if method in ("awq", "gptq", "compressed-tensors", "bitsandbytes"):
         return "int4"
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 
 from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
-from core.fit import Verdict, place
+from core.fit import Placement, Verdict, place
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
-from core.serving import decode_speeds
+from core.serving import Speeds, decode_speeds
 from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.notes and can be overridden.
@@ -171,6 +171,7 @@ def quote_offers(
     newest = newest_price_date(catalog)
     users = s.cost_users
     quotes: list[OfferQuote] = []
+    placed: dict[tuple[str, int], tuple[Placement, Speeds] | None] = {}  # offers share setups: 105 offers, 42 setups
     for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider)):
         if limit is not None and len(quotes) >= limit:
             break
@@ -179,11 +180,12 @@ def quote_offers(
             continue
         if gpu.memory_bytes * offer.gpu_count < floor:
             continue
-        hardware, workload = hardware_on(s, gpu, offer.gpu_count), s.workload
-        placement = place(s.model, s.quant, hardware, workload, s.measured)
-        if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
+        key = (gpu.id, offer.gpu_count)
+        if key not in placed:
+            placed[key] = _placed_on(s, gpu, offer.gpu_count)
+        if (setup := placed[key]) is None:
             continue
-        speeds = decode_speeds(s.model, placement, hardware, workload, users, s.quant.id)
+        placement, speeds = setup
         quotes.append(
             OfferQuote(
                 offer=offer,
@@ -208,6 +210,15 @@ def quote_offers(
         )
     quotes.sort(key=lambda q: (q.offer.price_per_hour_usd, q.usd_per_million_tokens, q.offer.provider))
     return tuple(quotes)
+
+
+def _placed_on(s: Scenario, gpu: GpuSpec, count: int) -> tuple[Placement, Speeds] | None:
+    """The scenario placed on ``count`` x ``gpu`` and its batched speeds; None unless it fits (fits/tight)."""
+    hardware = hardware_on(s, gpu, count)
+    placement = place(s.model, s.quant, hardware, s.workload, s.measured)
+    if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
+        return None
+    return placement, decode_speeds(s.model, placement, hardware, s.workload, s.cost_users, s.quant.id)
 
 
 def rent_vs_buy(

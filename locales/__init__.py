@@ -12,7 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from babel.numbers import format_currency, format_decimal
+from babel import Locale
+from babel.numbers import NumberPattern, format_currency, parse_pattern
 
 Lang = Literal["de", "en"]
 BABEL_LOCALE = {"en": "en_US", "de": "de_DE"}
@@ -64,10 +65,20 @@ def t(lang: Lang, key: str, **params: object) -> str:
     return text.format_map(_Params(params)) if params else text
 
 
+@cache
+def _locale(lang: Lang) -> Locale:
+    """Babel's locale, parsed once: a locale name is parsed again on every call (half a number's cost)."""
+    return Locale.parse(BABEL_LOCALE[lang])
+
+
+@cache
+def _decimal_pattern(digits: int) -> NumberPattern:
+    return parse_pattern("#,##0" + ("." + "0" * digits if digits else ""))
+
+
 def num(value: float, lang: Lang, digits: int = 2) -> str:
     """A number with the locale's separators and ``digits`` decimals."""
-    pattern = "#,##0" + ("." + "0" * digits if digits else "")
-    return format_decimal(value, format=pattern, locale=BABEL_LOCALE[lang])
+    return str(_decimal_pattern(digits).apply(value, _locale(lang)))
 
 
 def gib(value: float, lang: Lang, digits: int = 2) -> str:
@@ -78,7 +89,7 @@ def gib(value: float, lang: Lang, digits: int = 2) -> str:
 def usd(value: float, lang: Lang, digits: int = 2) -> str:
     """US dollars the locale's way: "$9.17" / "9,17 $"."""
     pattern = "¤#,##0." + "0" * digits if lang == "en" else "#,##0." + "0" * digits + " ¤"
-    return format_currency(value, "USD", format=pattern, locale=BABEL_LOCALE[lang], currency_digits=False)
+    return format_currency(value, "USD", format=pattern, locale=_locale(lang), currency_digits=False)
 
 
 def tokens_per_s(value: float, lang: Lang) -> str:

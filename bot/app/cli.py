@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
@@ -139,13 +140,27 @@ def load_catalog() -> Catalog:
 
         catalog = asyncio.run(store.load())
     prices = data_dir / PRICES_FILE
-    if prices.exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
+    if os.environ.get("FITBOT_DATABASE_URL"):  # several workers: the prices they all follow, never a local file
+        import asyncio
+
+        catalog = asyncio.run(_with_shared_prices(catalog))
+    elif prices.exists():  # no refresh ever ran: the snapshot's offers, without starting a loop
         import asyncio
 
         from catalog.prices.refresh import stored_catalog
 
         catalog = asyncio.run(stored_catalog(catalog, prices))
     return catalog
+
+
+async def _with_shared_prices(catalog: Catalog) -> Catalog:
+    from bot.app.scale import user_store
+    from bot.app.settings import Settings
+    from catalog.prices.refresh import merge
+    from catalog.prices.store import PriceTables
+
+    async with user_store(Settings()) as store:
+        return merge(catalog, await PriceTables(store.database).offers())
 
 
 def print_refresh(catalog: Catalog) -> int:

