@@ -18,88 +18,89 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8783,
-    "rocm": 0.9265,
-    "metal": 0.8599,
-    "vulkan": 0.9519,
-    "vulkan-intel": 0.5764,
-    "sycl": 0.6934,
+    "cuda": 0.8805,
+    "rocm": 0.9183,
+    "metal": 0.8607,
+    "vulkan": 0.9516,
+    "vulkan-intel": 0.5815,
+    "sycl": 0.6938,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5358,
-    "rocm": 0.3933,
-    "metal": 0.8166,
-    "vulkan": 0.4192,
+    "cuda": 0.5513,
+    "rocm": 0.3934,
+    "metal": 0.8204,
+    "vulkan": 0.3946,
     "sycl": 0.4041,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 97150.0,
-    "rocm": 285900.0,
-    "metal": 179200.0,
-    "vulkan": 185600.0,
-    "vulkan-intel": 295900.0,
+    "cuda": 97510.0,
+    "rocm": 280500.0,
+    "metal": 178500.0,
+    "vulkan": 185500.0,
+    "vulkan-intel": 298200.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.503,
-    "rocm": 0.3382,
-    "metal": 0.5334,
-    "vulkan": 0.3052,
-    "sycl": 0.4209,
+    "cuda": 0.5517,
+    "rocm": 0.3409,
+    "metal": 0.5296,
+    "vulkan": 0.3065,
+    "sycl": 0.4212,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 57.86,
-    "rocm": 8.545,
-    "metal": 10.99,
-    "vulkan": 16.71,
+    "cuda": 62.12,
+    "rocm": 12.64,
+    "metal": 12.29,
+    "vulkan": 24.02,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.173
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7044
-PRE_AMPERE_MATRIX_FACTOR = 0.6269
-IGPU_BANDWIDTH_FACTOR = 0.9468
-IGPU_MATRIX_FACTOR = 0.7356
-HBM_BANDWIDTH_FACTOR = 0.7131
-MOE_EXPERT_EXTRA = 0.07469
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9625, "q4_0": 0.9862, "k": 1.023, "mxfp4": 1.019}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.102, "q4_0": 1.025, "k": 1.475, "mxfp4": 1.357}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.106
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.684
-LAYER_SPLIT_HOP_S = 0.0002176
+CONSUMER_CLOCK_FACTOR = 1.183
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7038
+PRE_AMPERE_MATRIX_FACTOR = 0.6171
+IGPU_BANDWIDTH_FACTOR = 0.9488
+IGPU_MATRIX_FACTOR = 0.5959
+AMD_APU_MATRIX_FACTOR = 0.8574
+HBM_BANDWIDTH_FACTOR = 0.7134
+MOE_EXPERT_EXTRA = 0.07544
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9649, "q4_0": 0.9887, "k": 1.024, "mxfp4": 1.023}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.095, "q4_0": 1.043, "k": 1.482, "mxfp4": 1.336}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.689
+LAYER_SPLIT_HOP_S = 0.0002207
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.879, 1.238),
-    "rocm": (0.853, 1.238),
-    "metal": (0.879, 1.254),
-    "vulkan": (0.797, 1.288),
-    "vulkan-intel": (0.879, 1.238),
-    "sycl": (0.879, 1.238),
+    "cuda": (0.876, 1.232),
+    "rocm": (0.838, 1.232),
+    "metal": (0.876, 1.266),
+    "vulkan": (0.789, 1.298),
+    "vulkan-intel": (0.876, 1.232),
+    "sycl": (0.876, 1.232),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.748, 1.429),
-    "rocm": (0.748, 1.429),
-    "metal": (0.748, 1.429),
-    "vulkan": (0.682, 1.429),
-    "vulkan-intel": (0.58, 2.36),
-    "sycl": (0.748, 1.429),
+    "cuda": (0.747, 1.436),
+    "rocm": (0.741, 1.436),
+    "metal": (0.747, 1.436),
+    "vulkan": (0.696, 1.436),
+    "vulkan-intel": (0.579, 2.329),
+    "sycl": (0.747, 1.436),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.74, 1.396),
-    "rocm": (0.413, 1.396),
-    "metal": (0.74, 1.396),
-    "vulkan": (0.74, 2.506),
-    "vulkan-intel": (0.74, 1.396),
-    "sycl": (0.74, 1.396),
+    "cuda": (0.822, 1.359),
+    "rocm": (0.458, 1.359),
+    "metal": (0.822, 1.359),
+    "vulkan": (0.612, 2.029),
+    "vulkan-intel": (0.822, 1.359),
+    "sycl": (0.822, 1.359),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.605, 1.58),
-    "rocm": (0.413, 1.965),
-    "metal": (0.605, 1.58),
-    "vulkan": (0.533, 2.506),
-    "vulkan-intel": (0.213, 1.58),
-    "sycl": (0.605, 1.58),
+    "cuda": (0.607, 1.617),
+    "rocm": (0.458, 1.829),
+    "metal": (0.607, 1.617),
+    "vulkan": (0.544, 2.029),
+    "vulkan-intel": (0.231, 1.617),
+    "sycl": (0.607, 1.617),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.75, 1.275)
-MOE_PREFILL_BAND: tuple[float, float] = (0.639, 1.87)
+MOE_DECODE_BAND: tuple[float, float] = (0.749, 1.207)
+MOE_PREFILL_BAND: tuple[float, float] = (0.647, 1.638)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -159,6 +160,12 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   newer chips reach: mat-vec kernels tuned for sm_75+ warps and caches (Turing decode rows fit without it).
 # IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
 #   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
+# AMD_APU_MATRIX_FACTOR: the prompt-rate share for AMD APUs (Strix Halo, Strix Point, Z1, Rembrandt), apart from
+#   IGPU_MATRIX_FACTOR (NVIDIA's SoCs, Intel's iGPUs), because the power behind the GPU differs by class: Strix
+#   Halo's GPU shares a package budget of up to 120 W (AMD's cTDP range for the Ryzen AI Max+ 395: 45-120 W), while the GB10 (DGX Spark) GPU
+#   draws 15-36 W at ~2.4 GHz during llama-bench (ggml-org/llama.cpp discussion #18254) and throttles on
+#   firmware power limits, and Jetson Orin runs 15-60 W power modes; their matrix rates come from the SoC
+#   sheets' peak (sparse FP4/INT8) figures, which sustained GEMMs do not reach.
 # HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
 #   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
 # MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts
@@ -186,7 +193,7 @@ THIN_ARCHS: frozenset[str] = frozenset(
 # LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
 #   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
 # *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
-#   the central 84 % of leave-one-source-out residuals (a generation x backend with rows from two or more
+#   the central 86 % of leave-one-source-out residuals (a generation x backend with rows from two or more
 #   sources, CALIBRATED_ARCHS); *_ROUGH: the central 92 % of the leave-one-architecture-out, leave-one-family-
 #   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
 #   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
