@@ -378,3 +378,13 @@ def test_gemma_4_small_models_share_kv_and_count_their_per_layer_embeddings() ->
     u = geometry(unshared)
     assert (u["n_full_attention_layers"], u["n_sliding_layers"]) == (7, 28)
     assert config_params(unshared, u) == config_params(narrow, g)  # sharing KV saves cache, not weights
+
+
+def test_phi_2_december_2023_config_is_read() -> None:
+    """model_type phi-msft: n_embd / n_head / n_layer, n_inner null = 4 x hidden, a two-matrix GELU MLP."""
+    g = config_geometry("microsoft/phi-2")
+    assert (g["n_layers"], g["hidden_size"], g["n_heads"], g["head_dim"], g["max_context"]) == (32, 2560, 32, 80, 2048)
+    assert (g["intermediate_size"], g["gated_ffn"], g["native_dtype"]) == (10240, False, "fp16")
+    total, _ = config_params(stored_config("microsoft/phi-2"), g)
+    assert round(total / 1e7) == 278  # the checkpoint's 2.78B
+    assert geometry(stored_config("microsoft/phi-2") | {"n_inner": 8192})["intermediate_size"] == 8192
