@@ -13,7 +13,8 @@ least squares on the log error (Huber, pre-b3000 builds at half weight, weak pri
 * prompt matrix efficiency, flash-attention efficiency and expert-GEMM tile per kernel family (the same
   without vulkan-intel, which runs Vulkan's shaders),
 * the integrated-GPU and HBM factors, the MoE per-expert term,
-* quant-family time factors (f16 = 1), flash-attention-off factor, layer-split hop.
+* quant-family time factors (f16 = 1), flash-attention-off factor, layer-split hop, the per-layer cost
+  without CUDA graphs (pre-Ampere cards and pre-b3000 builds).
 
 Everything per chip generation (matrix rate, clock) is physics from core/speed_arch.py, not fitted,
 so a generation the fit never saw gets its speed from its spec sheet. Validation the way users meet
@@ -68,7 +69,7 @@ SCALARS = [
     "hbm_bw",
     "moe_expert",
     "no_fa",
-    "legacy",
+    "no_graphs",
     "legacy_pp",
     "hop",
 ]
@@ -98,7 +99,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "hbm_bw": (0.8, 0.3),
     "moe_expert": (0.15, 0.1),
     "no_fa": (1.0, 0.3),
-    "legacy": (1.0, 0.1),
+    "no_graphs": (1.0, 0.1),
     "legacy_pp": (1.0, 0.3),
     "hop": (0.2e-3, 0.1),
 }
@@ -124,7 +125,7 @@ def current_params() -> np.ndarray:
             K.HBM_BANDWIDTH_FACTOR,
             K.MOE_EXPERT_EXTRA,
             K.PREFILL_NO_FLASH_ATTENTION_FACTOR,
-            1.0,  # legacy (fit-only)
+            K.NO_CUDA_GRAPHS_LATENCY_FACTOR,
             1.0,  # legacy_pp (fit-only)
             K.LAYER_SPLIT_HOP_S,
         ]
@@ -155,6 +156,7 @@ def apply_params(theta: np.ndarray) -> None:
     K.IGPU_BANDWIDTH_FACTOR, K.IGPU_MATRIX_FACTOR = p["igpu_bw"], p["igpu_pp"]
     K.HBM_BANDWIDTH_FACTOR, K.MOE_EXPERT_EXTRA = p["hbm_bw"], p["moe_expert"]
     K.PREFILL_NO_FLASH_ATTENTION_FACTOR = p["no_fa"]
+    K.NO_CUDA_GRAPHS_LATENCY_FACTOR = p["no_graphs"]
     K.LAYER_SPLIT_HOP_S = p["hop"]
 
 
@@ -199,6 +201,10 @@ class Matrix:
         self.w = np.array([r.weight for r in rows])
         self.no_fa = np.array([not r.workload.flash_attention for r in rows])
         self.legacy = np.array([r.legacy for r in rows])
+        # no CUDA graphs: builds before them (PR #6766) and pre-Ampere cards, for which ggml-cuda turns them off
+        self.no_graphs = self.legacy | np.array(
+            [r.family == "cuda" and not speed.arch_profile(r.gpu).cuda_graphs for r in rows]
+        )
 
     def predict(self, theta: np.ndarray) -> np.ndarray:
         p = np.exp(theta)
@@ -212,7 +218,7 @@ class Matrix:
         f = self.f
         igpu = f["igpu"] > 0
         clock = np.where(f["consumer"] > 0, s["consumer_clock"], 1.0)
-        lat = cycles / (f["clock"] * clock) * np.where(self.legacy, s["legacy"], 1.0)
+        lat = cycles / (f["clock"] * clock) * np.where(self.no_graphs, s["no_graphs"], 1.0)
         lat = lat * (1.0 + s["moe_expert"] * f["moe"])
         bw = f["bw"] * bw_eff * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
         bw = bw * np.where(self.old_decode, s["old_bw"], 1.0)
@@ -319,7 +325,7 @@ def production_check(rows: list[Row], log_pred: np.ndarray) -> float:
     worst = 0.0
     for row, p in zip(rows, log_pred, strict=True):
         if row.legacy:
-            continue  # the legacy-build latency factor exists only in the fit
+            continue  # the legacy-build prompt factor exists only in the fit
         hw = Hardware(gpu=row.gpu, count=row.n_gpus)
         mem, _ = breakdown(row.model, _quant(row.quant_id), hw, row.workload)
         off = Offload(
@@ -390,6 +396,7 @@ def constants_block(result: dict[str, Any]) -> str:
         quant("QUANT_DECODE_FACTOR", "q_dec"),
         quant("QUANT_PREFILL_FACTOR", "q_pre"),
         f"PREFILL_NO_FLASH_ATTENTION_FACTOR = {_g(p['no_fa'])}",
+        f"NO_CUDA_GRAPHS_LATENCY_FACTOR = {_g(p['no_graphs'])}",
         f"LAYER_SPLIT_HOP_S = {_g(p['hop'])}",
     ]
     for name, bands in result["bands"].items():

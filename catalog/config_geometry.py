@@ -27,6 +27,8 @@ What it reads beyond the plain GQA keys:
   its FFNs are ReLU^2 (two matrices). DeciLM / Nemotron-NAS (``nemotron-nas``: Llama-3.x-Nemotron
   Super) gives each block its own attention (``n_heads_in_group``, or none: ``no_op``) and FFN
   width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
+- attention mixed per layer in a model's own way (``MIXED_TYPES``, read in ``config_mixed``):
+  DeepSeek V4 compressed attention, Kimi Linear (KDA + MLA), MiniMax M3.
 - LFM2 short convolutions, Granite 4.0-H Mamba2 layers and Hunyuan's per-layer MoE lists:
   ``catalog.config_layers``.
 """
@@ -42,7 +44,7 @@ from core.models import AttentionKind
 UNGATED_TYPES = {"phi", "starcoder2", "apertus", "arcee"}  # arcee (AFM): ReLU^2 up/down MLP
 # transformers' own default when a config leaves tie_word_embeddings out
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2"}
-MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa"}
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "kimi_linear"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
     "llama",
@@ -101,7 +103,9 @@ GQA_TYPES = {
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES
+DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3 = "deepseek_v4", "kimi_linear", "minimax_m3"
+MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # config_mixed reads what is their own
+SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | MIXED_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
 # transformers' Gemma3TextConfig defaults for the keys Gemma 3's multimodal config.json files leave out
@@ -168,8 +172,9 @@ def model_type(cfg: dict[str, Any]) -> str:
 def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, Any]:
     """``ModelSpec`` geometry fields (names as in ``core.models.ModelSpec``) from a config dict.
 
-    The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first, or passes the
-    ``layout`` reader of an architecture with its own layer layout (``catalog.config_layers.LAYOUTS``).
+    The caller checks the model type first and passes the ``layout`` reader of an architecture with
+    its own layer layout (``catalog.config_layers.LAYOUTS``: LFM2, Granite 4.0-H, and the
+    ``MIXED_TYPES`` read in ``catalog.config_mixed``); ``hf_config.checked_geometry`` does both.
     """
     cfg = text_config(config)
     kind = model_type(cfg)
@@ -215,11 +220,11 @@ def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, 
         )
     if kind in BLOCK_TYPES:
         out.update(block_mix(cfg, kind))
-    elif layout is not None:
-        out.update(layout(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
+    if layout is not None:  # what the architecture's own reader says replaces the common reading
+        out.update(layout(cfg, layers))
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -462,6 +467,8 @@ def native_dtype(cfg: dict[str, Any]) -> str:
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, dict) else ""
     if method in ("fp8", "mxfp4"):
         return method
+    if method == "compressed-tensors" and "mxfp4" in str(quant.get("format", "")).lower():  # Kimi K3
+        return "mxfp4"
     if method in ("awq", "gptq", "compressed-tensors", "bitsandbytes"):
         return "int4"
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")

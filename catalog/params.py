@@ -13,9 +13,11 @@ the checkpoint says. Norms, biases and rotary tables are left out (well under 1 
     vision      vision_params when the row counts a vision tower
     active      the same with experts_per_token routed experts (plus the shared ones) per MoE layer
 
-``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5) and
-LFM2 short-convolution and Granite 4.0-H Mamba2 layers have their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
-Per-block configs (Nemotron-H, Nemotron-NAS) are counted block by block (``block_params``).
+``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5), LFM2
+short convolutions and Granite 4.0-H Mamba2 layers have their own projections (``linear_layer_params``),
+and a gated attention output (``attn_output_gate``) doubles the query projection.
+Per-block configs (Nemotron-H, Nemotron-NAS) are counted block by block (``block_params``), DeepSeek V4
+and Kimi Linear by their own layouts (``deepseek_v4_params``, ``kimi_linear_params``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any
 
 from catalog.config_geometry import (
     BLOCK_TYPES,
+    DEEPSEEK_V4,
+    KIMI_LINEAR,
     NEMOTRON_NAS,
     integer,
     mamba2_params,
@@ -35,6 +39,7 @@ from catalog.config_geometry import (
     text_config,
 )
 from catalog.config_layers import linear_layer_params
+from catalog.config_mixed import compress_ratios, kda_dims
 from core.models import AttentionKind, ModelSpec, Provenance
 
 
@@ -89,8 +94,13 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
 
     Falls back to a 4 x hidden dense FFN when the config gives no FFN width (old GPT-style configs).
     """
-    if model_type(text_config(config)) in BLOCK_TYPES:
+    kind = model_type(text_config(config))
+    if kind in BLOCK_TYPES:
         return block_params(text_config(config), geometry)
+    if kind == DEEPSEEK_V4:
+        return deepseek_v4_params(text_config(config), geometry)
+    if kind == KIMI_LINEAR:
+        return kimi_linear_params(text_config(config), geometry)
     spec = ModelSpec(
         id="count",
         name="count",
@@ -150,6 +160,65 @@ def block_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:
     around = h * g["n_experts"] + 2 * h * latent + shared  # router, latent projections, shared expert
     moe = blocks.count("moe")
     return fixed + moe * (around + g["n_experts"] * expert), fixed + moe * (around + g["experts_per_token"] * expert)
+
+
+def _moe(g: dict[str, Any], width: int, latent: int = 0) -> tuple[int, int]:
+    """(all, active) weights of one MoE layer: router, shared experts in ``hidden_size``, routed experts
+    in ``latent`` when set (with the projections into and out of it)."""
+    h = int(g["hidden_size"])
+    inner = latent or h
+    shared = g["n_shared_experts"] * 3 * h * (g.get("shared_expert_intermediate_size") or width)
+    around = h * g["n_experts"] + shared + (2 * h * latent if latent else 0)
+    expert = 3 * inner * width
+    return around + g["n_experts"] * expert, around + g["experts_per_token"] * expert
+
+
+def deepseek_v4_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:
+    """(total, active) of DeepSeek V4 without its MTP layers.
+
+    Attention per layer: q through ``q_lora_rank`` to heads x head_dim, one shared K = V projection to
+    head_dim, the output through ``o_groups`` low-rank groups (heads x head_dim -> o_lora_rank per group ->
+    hidden); pooled layers add their compressor (hidden -> head_dim, for K and a gate), CSA layers their
+    indexer (q_lora_rank -> index heads x index_head_dim, hidden -> index heads, and its own compressor).
+    """
+    h, heads, head = int(g["hidden_size"]), int(g["n_heads"]), int(g["head_dim"])
+    q_rank = integer(cfg, "q_lora_rank") or h
+    o_rank, o_groups = integer(cfg, "o_lora_rank") or h, integer(cfg, "o_groups") or 1
+    i_heads, i_dim = integer(cfg, "index_n_heads", default=0) or 0, integer(cfg, "index_head_dim", default=0) or 0
+    base = h * q_rank + q_rank * heads * head + h * head + heads * head * o_rank + o_groups * o_rank * h
+    attention = 0
+    for ratio in compress_ratios(cfg, int(g["n_layers"])):
+        attention += base + (2 * h * head * 2 if ratio else 0)
+        if ratio == 4:
+            attention += q_rank * i_heads * i_dim + h * i_heads + 2 * h * i_dim * 2
+    moe_all, moe_active = _moe(g, int(g["moe_intermediate_size"]))
+    fixed = embedding_params(g) + attention
+    return fixed + g["n_layers"] * moe_all, fixed + g["n_layers"] * moe_active
+
+
+def kimi_linear_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:
+    """(total, active) of a Kimi Linear language model (Kimi K3), the vision tower left out.
+
+    MLA layers as in DeepSeek V3, plus an output gate (hidden -> heads x v_head_dim) when
+    ``mla_use_output_gate``. KDA layers: q, k, v and output projections (heads x head_dim each), the decay
+    and output gates through a head_dim-wide low-rank pair each, a per-head beta. Routed experts run in
+    ``routed_expert_hidden_size``; the leading dense layers are ``intermediate_size`` wide.
+    """
+    h, heads = int(g["hidden_size"]), int(g["n_heads"])
+    rope, v_dim = int(g.get("qk_rope_head_dim") or 0), int(g.get("v_head_dim") or g["head_dim"])
+    q_rank, kv_rank, nope = int(g["q_lora_rank"]), int(g["kv_lora_rank"]), int(g["head_dim"]) - rope
+    mla = h * q_rank + q_rank * heads * (nope + rope) + h * (kv_rank + rope) + kv_rank * heads * (nope + v_dim)
+    mla += heads * v_dim * h * (2 if cfg.get("mla_use_output_gate") else 1)
+    k_heads, k_dim, kernel = kda_dims(cfg)
+    inner = k_heads * k_dim
+    kda = 4 * h * inner + 2 * (h * k_dim + k_dim * inner) + h * k_heads + 3 * inner * kernel
+    dense = int(g.get("n_dense_layers") or 0)
+    latent = integer(cfg, "routed_expert_hidden_size", default=0) or 0
+    moe_all, moe_active = _moe(g, int(g["moe_intermediate_size"]), latent)
+    fixed = embedding_params(g) + g["n_full_attention_layers"] * mla + g["n_linear_layers"] * kda
+    fixed += dense * 3 * h * int(g.get("intermediate_size") or 0)
+    moe_layers = int(g["n_layers"]) - dense
+    return fixed + moe_layers * moe_all, fixed + moe_layers * moe_active
 
 
 _COUNTING = Provenance(source="parameter count", as_of="computed")

@@ -79,7 +79,8 @@ def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = N
 
     Full-attention layers grow with context; sliding-window layers hold min(context, window +
     ubatch) cells (llama.cpp keeps a window plus one batch); linear-attention/SSM layers keep a
-    constant recurrent state per sequence.
+    constant recurrent state per sequence; compressed-attention layers (DeepSeek V4) keep
+    ``pooled_kv_elements`` per context token.
     """
     ctx = padded_context(context if context is not None else workload.context, workload)
     per_elem = KV_BYTES_PER_ELEMENT[workload.kv_cache]
@@ -87,7 +88,7 @@ def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = N
     full_elems = elems
     if model.global_kv_heads and model.global_head_dim:  # full layers with their own heads (Gemma 4), K and V cached
         full_elems = model.global_kv_heads * 2 * model.global_head_dim
-    full = model.kv_layers * ctx * full_elems * per_elem
+    full = model.kv_layers * ctx * full_elems * per_elem + ctx * model.pooled_kv_elements * per_elem
     swa = 0.0
     if model.n_sliding_layers and model.sliding_window:
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)

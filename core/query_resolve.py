@@ -46,6 +46,9 @@ def to_match(
         accepted = literal or accepted
     keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
     typed_id = idx.primary.get(keys[0]) or idx.primary.get(keys[1])
+    if c.kind == "gpu" and typed_id is None:  # "rtx-3080-laptop": an id whose vendor word the span left out
+        typed = _with_vendor(c, text, toks).lower()
+        typed_id = typed if idx.primary.get(f"gpu:{L.compact(typed)}") == typed else None
     if c.kind == "model" and whole != words:  # "qwen3-4b-instruct" is an alias of its own model
         typed_id = idx.primary.get(keys[0]) or idx.exact.get(keys[0]) or typed_id
     if typed_id is not None and typed_id in {e for e, _ in accepted}:
@@ -59,7 +62,10 @@ def to_match(
         return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
     if c.kind == "gpu":
         accepted = _with_siblings(accepted, said, idx)
-        binned = [(e, s) for e, s in accepted if cores is not None and idx.cores.get(e) == cores]
+        # a GPU core count picks the chip (its bandwidth tier), never a memory size: "m2 ultra 60-core" is
+        # every M2 Ultra size, "m3 max 30-core" only the 30-core chip's
+        bins = {idx.chip[e] for e, _ in accepted if cores is not None and idx.cores.get(e) == cores}
+        binned = [(e, s) for e, s in accepted if idx.chip[e] in bins]
         return _device_match(binned or accepted, said, words, score, memory, exact, idx)
     (best, s1), s2 = accepted[0], (accepted[1][1] if len(accepted) > 1 else 0.0)
     if said.size_b is None and _other_sizes(best, accepted, idx):  # "gpt oss": 20b or 120b? ask
@@ -85,6 +91,14 @@ def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
         for later in ("model3", "model4"):
             if later in chosen:
                 chosen["model2" if "model2" not in chosen else later] = chosen.pop(later)
+
+
+def _with_vendor(c: Candidate, text: str, toks: list[L.Tok]) -> str:
+    """The span's text with the vendor words written right before it ("rtx" + "3080-laptop")."""
+    first = c.span.first
+    while first > 0 and toks[first - 1].key in L.VENDOR_WORDS and toks[first].start - toks[first - 1].end <= 1:
+        first -= 1
+    return text[toks[first].start : toks[c.span.last].end]
 
 
 def _whole_name(c: Candidate, text: str, toks: list[L.Tok]) -> str:

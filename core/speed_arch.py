@@ -60,6 +60,7 @@ class ArchProfile:
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
     use_listed: bool = True
+    cuda_graphs: bool = True  # False: before Ampere, where ggml-cuda runs without CUDA graphs (see NO_CUDA_GRAPHS)
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -69,17 +70,20 @@ ARCH: dict[str, ArchProfile] = {
     # the catalog lists no usable FP16 figure (1/64 rate on GP102/GP104), so FLOP per byte of the
     # dp4a rate: GTX 1080 Ti 45 TOPS / 484 GB/s = 94, P40 47/347 = 135, GTX 1070 Ti 33/256 = 128.
     # (the catalog lists FP32 or 1/64-rate FP16 figures for these chips; neither is the dp4a path)
-    "pascal": ArchProfile(1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False, pre_ampere_decode=True),
+    "pascal": ArchProfile(
+        1.6, flop_per_byte=110.0, pre_ampere=True, use_listed=False, pre_ampere_decode=True, cuda_graphs=False
+    ),
     # P100 (GP100): no dp4a, so no MMQ at all: prompts run dequantize + cuBLAS FP16 GEMM at the listed
     # 2x-FP32 rate (ggml-cuda ggml_cuda_should_use_mmq needs dp4a, cc >= 610; GP100 is cc 600), which the
     # pre-Ampere MMQ factor does not describe; decode runs the dp4a-free mat-vec kernels
-    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere_decode=True),
-    "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True),  # V100 80 SM x 1.53 x 1024 = 125 = listed
-    "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),  # T4 40 SM x 1.59 x 1024 = 65 = listed
+    "pascal-hbm": ArchProfile(1.48, matrix_share=1.0, hbm=True, pre_ampere_decode=True, cuda_graphs=False),
+    # V100 80 SM x 1.53 x 1024 = 125 = listed; T4 40 SM x 1.59 x 1024 = 65 = listed
+    "volta": ArchProfile(1.53, matrix_share=1.0, hbm=True, pre_ampere=True, cuda_graphs=False),
+    "turing": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True, cuda_graphs=False),
     # GTX 16xx (TU116/TU117): no tensor cores. The listed figure is packed FP16, 2x FP32, which equals
     # the dp4a int8 rate (4x FP32) at the FP16 basis the GeForce doubling stands for; under CUDA see
     # TURING_GTX_CUDA_MMA_SHARE
-    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True),
+    "turing-gtx": ArchProfile(1.6, matrix_share=1.0, pre_ampere=True, cuda_graphs=False),
     "ampere": ArchProfile(1.8, matrix_share=1.0),  # GA10x: listed (after GeForce x2) = 1024/clk/SM
     "ampere-dc": ArchProfile(1.41, matrix_share=0.5, hbm=True),  # A100: 2048/clk/SM tensor, MMQ uses half
     # Jetson AGX Orin 64GB: GA10B has A100-style tensor cores (NVIDIA: 170 sparse INT8 TOPS for the
@@ -118,7 +122,13 @@ ARCH: dict[str, ArchProfile] = {
     # Maxwell: no tensor cores, no dp4a, FP16 at 1/32 or slower: the FP32 rate per byte (GTX 980 Ti
     # 6.1 TFLOPS / 336 GB/s = 18; Tesla M40 7.0 / 288 = 24). No rows: rough.
     "maxwell": ArchProfile(
-        1.1, flop_per_byte=20.0, pre_ampere=True, known=False, use_listed=False, pre_ampere_decode=True
+        1.1,
+        flop_per_byte=20.0,
+        pre_ampere=True,
+        known=False,
+        use_listed=False,
+        pre_ampere_decode=True,
+        cuda_graphs=False,
     ),
     "cdna1": ArchProfile(1.5, matrix_share=0.5, known=False, hbm=True),  # MI100: listed MFMA FP16
     "rdna1": ArchProfile(1.9, matrix_share=1.0, known=False),  # RX 5700 XT: listed packed FP16, no WMMA

@@ -18,87 +18,88 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8786,
-    "rocm": 0.9095,
-    "metal": 0.8605,
-    "vulkan": 0.9508,
-    "vulkan-intel": 0.5838,
-    "sycl": 0.6917,
+    "cuda": 0.8866,
+    "rocm": 0.9001,
+    "metal": 0.8627,
+    "vulkan": 0.9502,
+    "vulkan-intel": 0.5744,
+    "sycl": 0.6957,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5309,
-    "rocm": 0.3695,
-    "metal": 0.8188,
-    "vulkan": 0.3824,
-    "sycl": 0.3824,
+    "cuda": 0.5311,
+    "rocm": 0.3704,
+    "metal": 0.8184,
+    "vulkan": 0.3891,
+    "sycl": 0.3831,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 100700.0,
-    "rocm": 277900.0,
-    "metal": 179100.0,
-    "vulkan": 213400.0,
-    "vulkan-intel": 294300.0,
+    "cuda": 96230.0,
+    "rocm": 264200.0,
+    "metal": 178000.0,
+    "vulkan": 202700.0,
+    "vulkan-intel": 272600.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.4976,
-    "rocm": 0.3513,
-    "metal": 0.5333,
-    "vulkan": 0.2848,
-    "sycl": 0.4199,
+    "cuda": 0.4962,
+    "rocm": 0.3507,
+    "metal": 0.5343,
+    "vulkan": 0.2791,
+    "sycl": 0.4198,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 60.08,
-    "rocm": 7.242,
-    "metal": 13.84,
-    "vulkan": 23.7,
+    "cuda": 60.1,
+    "rocm": 7.148,
+    "metal": 13.73,
+    "vulkan": 24.49,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.217
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.6729
-PRE_AMPERE_MATRIX_FACTOR = 0.6187
-IGPU_BANDWIDTH_FACTOR = 0.9317
+CONSUMER_CLOCK_FACTOR = 1.212
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7086
+PRE_AMPERE_MATRIX_FACTOR = 0.6225
+IGPU_BANDWIDTH_FACTOR = 0.9258
 IGPU_MATRIX_FACTOR = 0.7499
-HBM_BANDWIDTH_FACTOR = 0.7384
-MOE_EXPERT_EXTRA = 0.08356
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9529, "q4_0": 1.004, "k": 1.023, "mxfp4": 0.9877}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.041, "k": 1.454, "mxfp4": 1.322}
+HBM_BANDWIDTH_FACTOR = 0.7141
+MOE_EXPERT_EXTRA = 0.09553
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9577, "q4_0": 1.001, "k": 1.028, "mxfp4": 0.9844}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.041, "k": 1.452, "mxfp4": 1.323}
 PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.102
-LAYER_SPLIT_HOP_S = 0.0002377
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.72
+LAYER_SPLIT_HOP_S = 0.0002605
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.865, 1.21),
-    "rocm": (0.82, 1.211),
-    "metal": (0.865, 1.256),
-    "vulkan": (0.85, 1.274),
-    "vulkan-intel": (0.865, 1.21),
-    "sycl": (0.865, 1.21),
+    "cuda": (0.875, 1.216),
+    "rocm": (0.816, 1.216),
+    "metal": (0.875, 1.252),
+    "vulkan": (0.846, 1.296),
+    "vulkan-intel": (0.875, 1.216),
+    "sycl": (0.875, 1.216),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.698, 1.296),
-    "rocm": (0.661, 1.296),
-    "metal": (0.698, 1.296),
-    "vulkan": (0.656, 1.296),
-    "vulkan-intel": (0.582, 2.368),
-    "sycl": (0.698, 1.296),
+    "cuda": (0.744, 1.312),
+    "rocm": (0.656, 1.312),
+    "metal": (0.744, 1.312),
+    "vulkan": (0.662, 1.312),
+    "vulkan-intel": (0.584, 2.353),
+    "sycl": (0.744, 1.312),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.71, 1.393),
-    "rocm": (0.54, 1.393),
-    "metal": (0.71, 1.393),
-    "vulkan": (0.561, 2.584),
-    "vulkan-intel": (0.71, 1.393),
-    "sycl": (0.71, 1.393),
+    "cuda": (0.711, 1.39),
+    "rocm": (0.54, 1.39),
+    "metal": (0.711, 1.39),
+    "vulkan": (0.565, 2.608),
+    "vulkan-intel": (0.711, 1.39),
+    "sycl": (0.711, 1.39),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.611, 1.562),
-    "rocm": (0.54, 2.042),
-    "metal": (0.611, 1.562),
-    "vulkan": (0.538, 2.584),
-    "vulkan-intel": (0.247, 1.562),
-    "sycl": (0.611, 1.562),
+    "cuda": (0.616, 1.565),
+    "rocm": (0.54, 2.048),
+    "metal": (0.616, 1.565),
+    "vulkan": (0.534, 2.608),
+    "vulkan-intel": (0.247, 1.565),
+    "sycl": (0.616, 1.565),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.653, 1.286)
-MOE_PREFILL_BAND: tuple[float, float] = (0.518, 1.936)
+MOE_DECODE_BAND: tuple[float, float] = (0.66, 1.306)
+MOE_PREFILL_BAND: tuple[float, float] = (0.516, 1.947)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -170,6 +171,13 @@ THIN_ARCHS: frozenset[str] = frozenset(
 # QUANT_*_FACTOR: time multiplier per quant family (dequantization; f16 = 1). IQ types: K-quant x
 #   ``IQ_EXTRA_FACTOR``.
 # PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
+# NO_CUDA_GRAPHS_LATENCY_FACTOR: the per-layer fixed time of CUDA without CUDA graphs (every kernel launched
+#   from the host, not replayed as one graph): ggml-cuda turns graphs off below compute capability 8.0
+#   (ggml-cuda.cu ``ggml_cuda_graph_set_enabled``: ``cc < GGML_CUDA_CC_AMPERE`` -> ``disable_due_to_gpu_arch``), so
+#   every Pascal, Volta and Turing card pays it, in every build; builds before graphs existed (pre-b3000, PR #6766)
+#   paid it on every card, which is where most of its rows come from (2024 builds on Ampere/Ada). MoE layers
+#   launch more kernels (``MOE_EXPERT_EXTRA``), so they pay it more. ROCm runs without graphs by default
+#   (GGML_HIP_GRAPHS off), which its own ``LAYER_CYCLES`` carries.
 # ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate, per kernel family: each
 #   backend has its own flash-attention kernels (ggml-cuda fattn-mma/-wmma, shared by ROCm through HIP;
 #   ggml-vulkan flash_attn shaders, scalar or cooperative-matrix by device; Metal's; SYCL's), and at long

@@ -150,9 +150,12 @@ def dense_tflops(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> tuple[float
 
 
 def layer_latency_s(gpu: GpuSpec, family: str) -> float:
-    """Fixed time per layer and token or ubatch: the backend's cycles at the generation's clock."""
-    clock = arch_profile(gpu).clock_ghz * 1e9 * (K.CONSUMER_CLOCK_FACTOR if consumer_board(gpu) else 1.0)
-    return LAYER_CYCLES[family] / clock
+    """Fixed time per layer and token or ubatch: the backend's cycles at the generation's clock; CUDA on a card
+    before Ampere runs without CUDA graphs (``NO_CUDA_GRAPHS_LATENCY_FACTOR``)."""
+    profile = arch_profile(gpu)
+    clock = profile.clock_ghz * 1e9 * (K.CONSUMER_CLOCK_FACTOR if consumer_board(gpu) else 1.0)
+    graphs = 1.0 if family != "cuda" or profile.cuda_graphs else K.NO_CUDA_GRAPHS_LATENCY_FACTOR
+    return LAYER_CYCLES[family] * graphs / clock
 
 
 def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:

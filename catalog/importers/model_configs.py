@@ -48,6 +48,7 @@ GEOMETRY_KEYS = (
     "n_sliding_layers",
     "n_linear_layers",
     "linear_state_bytes",
+    "pooled_kv_elements",
     "n_experts",
     "experts_per_token",
     "n_shared_experts",

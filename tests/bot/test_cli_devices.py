@@ -24,13 +24,13 @@ def test_cli_backend_flag(capsys):
 
 
 def test_cli_any_device_from_its_specs(capsys):
-    argv = ["estimate", "--model", "qwen3-8b", "--gpu", "arc pro b70", "--vram", "32", "--bandwidth", "608", "--json"]
+    argv = ["estimate", "--model", "qwen3-8b", "--gpu", "arc pro b65", "--vram", "32", "--bandwidth", "608", "--json"]
     code, out, _ = run(capsys, *argv)
     data = json.loads(out)
     assert code == 0 and data["verdict"] == "fits" and data["speed"]["confidence"] == "rough"
     low, high = data["speed"]["decode_range"]
     assert low < data["speed"]["decode_tokens_per_s"] < high
-    code, _, err = run(capsys, "estimate", "--model", "qwen3-8b", "--gpu", "arc pro b70")
+    code, _, err = run(capsys, "estimate", "--model", "qwen3-8b", "--gpu", "arc pro b65")
     assert code == 2 and "--vram" in err
     code, out, _ = run(capsys, "estimate", "--model", "qwen3-8b", "--gpu", "rtx 4090", "--bandwidth", "2016", "--json")
     faster = json.loads(out)["speed"]["decode_tokens_per_s"]

@@ -106,6 +106,17 @@ def across(*must: str) -> Check:
     return check
 
 
+def sizes(*gib: float) -> Check:
+    """One card across exactly these memory sizes of the chip named (no size dominates, none is left out)."""
+
+    def check(reply: Reply) -> None:
+        assert reply.kind == "variants", (reply.kind, reply.summary[:200])
+        got = sorted(s.gpu_memory_gb or 0.0 for s in reply.subjects)
+        assert len(got) == len(gib) and all(abs(a - b) <= 1 for a, b in zip(got, gib, strict=True)), got
+
+    return check
+
+
 def unknown_device_or(name: str) -> Check:
     """A device the catalog may lack: asked about (how much VRAM?), or answered as exactly that device."""
 
@@ -263,6 +274,28 @@ ROWS: list[tuple[str, Check]] = [
     ("gpt-oss-120b on m3 ultra 512", device_memory(512, "m3 ultra")),
     ("qwen3 8b on 5060 ti 8gb", device_memory(8, "5060 ti")),
     ("qwen3 8b on m4 max 48gb", device_memory(48, "m4 max")),
+    # iGPUs, Apple GPU bins and 2026 devices: a core count picks the chip (its bandwidth), never a memory size
+    ("qwen3 8b on arc 140v", sizes(16, 32)),
+    ("passt qwen3 8b auf einen arc 140v?", both(sizes(16, 32), lang("de"))),
+    ("qwen3 8b on core ultra 7 258v", device_memory(32, "140v")),
+    ("qwen3 8b on radeon 890m", sizes(16, 32, 64)),
+    ("qwen3 8b on ryzen ai max 385", sizes(32, 64)),
+    ("qwen3 8b on snapdragon x elite", sizes(16, 32, 64)),
+    ("qwen3 8b on snapdragon x elite 16gb", device_memory(16, "snapdragon")),
+    ("qwen3 32b on arc pro b70", model("qwen3-32b", "arc-pro-b70")),
+    ("qwen3 8b on mi300a", model("qwen3-8b", "mi300a")),
+    ("qwen3 8b on rtx 3080 laptop", sizes(8, 16)),
+    ("qwen3 8b on rtx 3080 laptop 16gb", device_memory(16, "3080")),
+    ("qwen3 8b on rtx-3080-laptop", model("qwen3-8b", "rtx-3080-laptop")),
+    ("qwen3 8b on m2 10-core", sizes(8, 16, 24)),
+    ("qwen3 8b on m4 pro 16-core", sizes(24, 48, 64)),
+    ("qwen3 8b on m5 pro 16-core", sizes(24, 48, 64)),
+    ("qwen3 8b on m5 max 32-core", model("qwen3-8b", "m5-max-36")),
+    ("qwen3 8b on m5 max 40-core", sizes(48, 64, 128)),
+    ("qwen3 8b on m5 max", sizes(36, 48, 64, 128)),
+    ("qwen3 8b on m2 ultra 60-core", sizes(64, 128, 192)),
+    ("qwen3 8b on m3 max 30-core", sizes(36, 96)),
+    ("qwen3 8b auf einem m4 max mit 32 Kernen", model("qwen3-8b", "macbook-pro-m4-max-36")),
     # devices the catalog may lack: asked, never ignored or replaced
     ("qwen3 8b on rtx 3070", unknown_device_or("3070")),
     ("qwen3 8b on tesla p40", unknown_device_or("p40")),

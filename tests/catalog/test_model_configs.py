@@ -280,3 +280,46 @@ def test_exaone_4_32b_keeps_kv_only_in_its_global_layers_and_the_window() -> Non
     per_token_layer = 2 * 8 * 128 * 2  # K and V, 8 KV heads x 128, f16
     window = 4096 + work.n_ubatch  # llama.cpp keeps the window plus one batch
     assert kv_cache_bytes(all_global, work) - kv_cache_bytes(model, work) == 48 * (131072 - window) * per_token_layer
+
+
+def test_deepseek_v4_compressed_attention_is_read() -> None:
+    from core.memory import kv_cache_bytes
+    from core.models import Engine, Workload
+
+    g = config_geometry("deepseek-ai/DeepSeek-V4-Flash")  # compress_ratios [0, 0, 4, 128, ..., 4] + MTP's 0
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (0, 43, 128)
+    # 21 CSA layers: one 512-wide entry + a 128-wide indexer key per 4 tokens; 20 HCA layers: 512 per 128 tokens
+    assert g["pooled_kv_elements"] == 21 * (512 + 128) / 4 + 20 * 512 / 128
+    total, active = config_params(stored_config("deepseek-ai/DeepSeek-V4-Flash"), g)
+    assert (round(total / 1e9), round(active / 1e9)) == (284, 14)  # disclosed 284B / 13B
+    pro = CATALOG.model("deepseek-v4-pro")
+    assert pro is not None and pro.pooled_kv_elements == 30 * 640 / 4 + 31 * 512 / 128
+    work = Workload(context=1 << 20, engine=Engine.VLLM)
+    window = 61 * 128 * 1024 * 2  # the window layers' f16 K and V, under a MiB per layer
+    assert kv_cache_bytes(pro, work) == round((1 << 20) * pro.pooled_kv_elements * 2 + window)
+    bad = stored_config("deepseek-ai/DeepSeek-V4-Flash") | {"compress_ratios": [4, 128]}
+    with pytest.raises(GeometryError, match="compress_ratios"):
+        checked_geometry(bad)
+
+
+def test_kimi_linear_kda_layers_and_latent_experts_are_read() -> None:
+    g = config_geometry("moonshotai/Kimi-K3")  # linear_attn_config: 24 MLA + 69 KDA layers of 96 x 128
+    assert (g["attention"].value, g["n_full_attention_layers"], g["n_linear_layers"]) == ("mla", 24, 69)
+    assert g["linear_state_bytes"] == (96 * 128 * 128 + 3 * 3 * 96 * 128) * 4  # state + q/k/v conv windows
+    assert g["native_dtype"] == "mxfp4"  # compressed-tensors, format mxfp4-pack-quantized
+    total, active = config_params(stored_config("moonshotai/Kimi-K3"), g)
+    assert (round(total / 1e11), round(active / 1e9)) == (28, 99)  # disclosed 2.8T / 104B; latent 3,584 experts
+    bad = stored_config("moonshotai/Kimi-K3")
+    bad = bad | {"text_config": bad["text_config"] | {"linear_attn_config": {"kda_layers": [1, 2]}}}
+    with pytest.raises(GeometryError, match="linear_attn_config"):
+        checked_geometry(bad)
+
+
+def test_minimax_m3_dense_and_shared_widths_are_read() -> None:
+    g = config_geometry("MiniMaxAI/MiniMax-M3")  # intermediate_size is the expert width there
+    assert (g["intermediate_size"], g["moe_intermediate_size"], g["shared_expert_intermediate_size"]) == (
+        12288,
+        3072,
+        3072,
+    )
+    assert (g["n_dense_layers"], g["n_kv_heads"], g.get("n_sliding_layers", 0)) == (3, 4, 0)  # sparse, cache full
