@@ -18,6 +18,10 @@ What it reads beyond the plain GQA keys:
   vocabulary, context or layer pattern (``gemma3_defaults``);
 - cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
   tokens only, so their KV does not grow with the text (``cross_attention_mix``);
+- Gemma 4 E2B/E4B (``small_gemma``): the last ``num_kv_shared_layers`` layers reuse the KV of an earlier layer
+  of their kind and keep no cache of their own (``kv_shared_mix``); per-layer embeddings
+  (``hidden_size_per_layer_input``) and the double-wide FFN of the shared layers (``use_double_wide_mlp``)
+  add weights the per-layer formula does not see (``small_gemma_params``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -38,13 +42,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from catalog import config_mixed
+from catalog.config_mixed import MIXED_TYPES
+from catalog.config_values import GeometryError, integer
 from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
 UNGATED_TYPES = {"phi", "starcoder2", "apertus", "arcee"}  # arcee (AFM): ReLU^2 up/down MLP
 # transformers' own default when a config leaves tie_word_embeddings out
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2"}
-MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "kimi_linear"}
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "glm4_moe_lite", "kimi_linear"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
     "llama",
@@ -103,8 +110,6 @@ GQA_TYPES = {
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3 = "deepseek_v4", "kimi_linear", "minimax_m3"
-MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # config_mixed reads what is their own
 SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | MIXED_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
@@ -121,26 +126,6 @@ GEMMA3_TEXT_DEFAULTS = {
 
 
 Layout = Callable[[dict[str, Any], int], dict[str, Any]]  # (config, layers) -> layer counts, state, FFN
-
-
-class GeometryError(ValueError):
-    """A config value is missing or of the wrong kind; the message names the key."""
-
-
-def first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
-    for key in keys:
-        if cfg.get(key) is not None:
-            return cfg[key]
-    return default
-
-
-def integer(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int | None:
-    value = first(cfg, *keys, default=default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise GeometryError(f"{keys[0]} must be an integer, got {value!r}")
-    return int(value)
 
 
 def text_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -172,9 +157,8 @@ def model_type(cfg: dict[str, Any]) -> str:
 def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, Any]:
     """``ModelSpec`` geometry fields (names as in ``core.models.ModelSpec``) from a config dict.
 
-    The caller checks the model type first and passes the ``layout`` reader of an architecture with
-    its own layer layout (``catalog.config_layers.LAYOUTS``: LFM2, Granite 4.0-H, and the
-    ``MIXED_TYPES`` read in ``catalog.config_mixed``); ``hf_config.checked_geometry`` does both.
+    The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first, or passes the
+    ``layout`` reader of an architecture with its own layer layout (``catalog.config_layers.LAYOUTS``).
     """
     cfg = text_config(config)
     kind = model_type(cfg)
@@ -220,11 +204,14 @@ def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, 
         )
     if kind in BLOCK_TYPES:
         out.update(block_mix(cfg, kind))
+    elif layout is not None:
+        out.update(layout(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
-    if layout is not None:  # what the architecture's own reader says replaces the common reading
-        out.update(layout(cfg, layers))
+        out.update(kv_shared_mix(cfg, layers))
+    if kind in MIXED_TYPES:
+        out.update(config_mixed.mixed_geometry(cfg, kind, layers))
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -321,6 +308,40 @@ def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     """Llama 3.2 Vision: the listed layers attend to the image tokens only; the others keep the text's KV."""
     cross = {i for i in cfg["cross_attention_layers"] if isinstance(i, int) and 0 <= i < layers}
     return {"n_full_attention_layers": layers - len(cross)} if cross else {}
+
+
+def kv_shared_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Gemma 4 E2B/E4B: only the layers before the ``num_kv_shared_layers`` shared ones keep a KV cache.
+
+    A shared layer attends with the cache of the last earlier layer of its kind (sliding or full), so the
+    cache holds the full and sliding layers among the first ``layers - num_kv_shared_layers``.
+    """
+    shared = integer(cfg, "num_kv_shared_layers", default=0) or 0
+    types = cfg.get("layer_types")
+    if not shared or not isinstance(types, list) or len(types) != layers or not 0 < shared < layers:
+        return {}
+    own = [str(t) for t in types[: layers - shared]]
+    sliding = sum(1 for t in own if "sliding" in t)
+    return {"n_full_attention_layers": len(own) - sliding, "n_sliding_layers": sliding}
+
+
+def small_gemma_params(cfg: dict[str, Any], layers: int, hidden: int) -> tuple[int, int]:
+    """(total, active) weights of Gemma 4 E2B/E4B that one FFN width per layer does not describe.
+
+    Per-layer embeddings: a ``vocab_size_per_layer_input`` x (layers x ``hidden_size_per_layer_input``) table,
+    looked up per token (so not active), plus the projection into it and each layer's gate and projection
+    back. With ``use_double_wide_mlp`` the KV-shared layers' gated FFN is twice ``intermediate_size`` wide.
+    """
+    cfg = text_config(cfg)
+    width = integer(cfg, "hidden_size_per_layer_input", default=0) or 0
+    vocab = integer(cfg, "vocab_size_per_layer_input", "vocab_size", default=0) or 0
+    projections = hidden * layers * width + layers * 2 * hidden * width
+    table = vocab * layers * width
+    wide = 0
+    if cfg.get("use_double_wide_mlp"):
+        shared = integer(cfg, "num_kv_shared_layers", default=0) or 0
+        wide = shared * 3 * hidden * (integer(cfg, "intermediate_size", default=0) or 0)
+    return table + projections + wide, projections + wide
 
 
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:

@@ -8,8 +8,7 @@
 - Hunyuan (``hunyuan``, ``hunyuan_v1_moe``) writes experts per token, shared experts and expert width
   as one value per layer; equal lists are read as that value (``per_layer_scalars``).
 
-``LAYOUTS`` names the reader ``config_geometry.geometry`` applies after its common reading, for these
-and for the ``MIXED_TYPES`` of ``catalog.config_mixed``. Their constant-state layers (convolutions, Mamba2) are ``n_linear_layers`` with ``linear_state_bytes``;
+Their constant-state layers (convolutions, Mamba2) are ``n_linear_layers`` with ``linear_state_bytes``;
 ``linear_layer_params`` gives the parameter count their weights.
 """
 
@@ -18,18 +17,15 @@ from __future__ import annotations
 from typing import Any
 
 from catalog.config_geometry import (
-    MIXED_TYPES,
     SUPPORTED_TYPES,
-    GeometryError,
     Layout,
-    integer,
     linear_attention_params,
     mamba2_params,
     mamba_state_bytes,
     model_type,
     text_config,
 )
-from catalog.config_mixed import mixed_geometry
+from catalog.config_values import GeometryError, integer
 
 LFM2 = "lfm2"  # short-convolution + attention hybrid (lfm2_mix)
 GRANITE_HYBRID = "granitemoehybrid"  # Mamba2 + attention mixers, experts + shared MLP (granite_hybrid_mix)
@@ -147,9 +143,5 @@ def linear_layer_params(cfg: dict[str, Any], hidden: int) -> int:
     return linear_attention_params(cfg, hidden)
 
 
-def _mixed(kind: str) -> Layout:
-    return lambda cfg, layers: mixed_geometry(cfg, kind, layers)
-
-
-LAYOUTS: dict[str, Layout] = {LFM2: lfm2_mix, GRANITE_HYBRID: granite_hybrid_mix} | {k: _mixed(k) for k in MIXED_TYPES}
+LAYOUTS: dict[str, Layout] = {LFM2: lfm2_mix, GRANITE_HYBRID: granite_hybrid_mix}
 READABLE_TYPES = SUPPORTED_TYPES | set(LAYOUTS)  # every model_type the config reader answers for

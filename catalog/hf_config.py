@@ -14,8 +14,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from catalog.config_geometry import MLA_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import MLA_TYPES, geometry, model_type, text_config
 from catalog.config_layers import LAYOUTS, READABLE_TYPES, per_layer_scalars
+from catalog.config_values import GeometryError
 from catalog.params import config_params
 from core.models import ModelSpec, Provenance
 

@@ -94,9 +94,9 @@ def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
 
 
 def _with_vendor(c: Candidate, text: str, toks: list[L.Tok]) -> str:
-    """The span's text with the vendor words written right before it ("rtx" + "3080-laptop")."""
+    """The span's text with the vendor word hyphenated to it ("rtx-" + "3080-laptop")."""
     first = c.span.first
-    while first > 0 and toks[first - 1].key in L.VENDOR_WORDS and toks[first].start - toks[first - 1].end <= 1:
+    while first > 0 and toks[first - 1].key in L.VENDOR_WORDS and text[toks[first - 1].end : toks[first].start] == "-":
         first -= 1
     return text[toks[first].start : toks[c.span.last].end]
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from catalog.config_geometry import BLOCK_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import BLOCK_TYPES, geometry, model_type, text_config
 from catalog.config_layers import LFM2
+from catalog.config_values import GeometryError
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
 from catalog.hf_config import checked_geometry
 from catalog.importers.model_configs import (
@@ -323,3 +324,73 @@ def test_minimax_m3_dense_and_shared_widths_are_read() -> None:
         3072,
     )
     assert (g["n_dense_layers"], g["n_kv_heads"], g.get("n_sliding_layers", 0)) == (3, 4, 0)  # sparse, cache full
+
+
+def test_glm_4_7_flash_layout_reads_as_mla() -> None:
+    """glm4_moe_lite (GLM-4.7-Flash) is DeepSeek-V2-shaped: the fields as its hub config names them."""
+    cfg = {
+        "architectures": ["Glm4MoeLiteForCausalLM"],
+        "model_type": "glm4_moe_lite",
+        "num_hidden_layers": 47,
+        "hidden_size": 2048,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 20,
+        "vocab_size": 154880,
+        "max_position_embeddings": 202752,
+        "intermediate_size": 10240,
+        "moe_intermediate_size": 1536,
+        "n_routed_experts": 64,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 4,
+        "first_k_dense_replace": 1,
+        "q_lora_rank": 768,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 192,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 256,
+        "tie_word_embeddings": False,
+    }
+    g = geometry(cfg)
+    assert (g["attention"].value, g["kv_lora_rank"], g["head_dim"], g["v_head_dim"]) == ("mla", 512, 256, 256)
+    assert (g["n_experts"], g["n_shared_experts"], g["n_dense_layers"], g["intermediate_size"]) == (64, 1, 1, 10240)
+    total, active = config_params(cfg, g)
+    assert (round(total / 1e9), round(active / 1e9, 1)) == (30, 3.9)  # 30B-A3B: 3.3B active without the embeddings
+
+
+@pytest.mark.parametrize(
+    ("repo", "bad", "key"),
+    [
+        ("moonshotai/Kimi-K3", {"routed_expert_hidden_size": -5}, "routed_expert_hidden_size"),
+        ("moonshotai/Kimi-K3", {"routed_expert_hidden_size": 10**12}, "routed_expert_hidden_size"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"o_groups": -1}, "o_groups"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"index_head_dim": 10**9}, "index_head_dim"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"compress_ratios": ["x"] * 44}, "compress_ratios"),
+    ],
+)
+def test_out_of_range_layout_keys_are_named(repo: str, bad: dict[str, Any], key: str) -> None:
+    """A hub config is untrusted: a nonsense width in these layouts is refused by its key, never counted."""
+    from catalog.hf_config import ConfigError, spec_from_config
+    from core.models import Provenance
+
+    cfg = stored_config(repo)
+    cfg = cfg | {"text_config": cfg["text_config"] | bad} if "text_config" in cfg else cfg | bad
+    with pytest.raises(ConfigError, match=key):
+        spec_from_config(cfg, repo, Provenance(source="test", as_of="2026-12"))
+
+
+def test_gemma_4_small_models_share_kv_and_count_their_per_layer_embeddings() -> None:
+    """Gemma 4 E2B: the last 20 of 35 layers reuse earlier KV; per-layer embeddings are weights, not compute."""
+    g = config_geometry("google/gemma-4-E2B-it")
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (35, 3, 12, 512)
+    assert (g["n_kv_heads"], g["global_kv_heads"], g["global_head_dim"]) == (1, 1, 512)
+    cfg = stored_config("google/gemma-4-E2B-it")
+    total, active = config_params(cfg, g)
+    table = 262144 * 35 * 256  # vocab_size_per_layer_input x layers x hidden_size_per_layer_input: a lookup
+    assert total - active == table
+    assert round(total / 1e7) == 465 and round(active / 1e7) == 230  # Google's "E2B": 2B effective
+    narrow = cfg | {"text_config": cfg["text_config"] | {"use_double_wide_mlp": False}}
+    assert total - config_params(narrow, g)[0] == 20 * 3 * 1536 * 6144  # the shared layers' FFN is twice as wide
+    unshared = cfg | {"text_config": cfg["text_config"] | {"num_kv_shared_layers": 0, "use_double_wide_mlp": False}}
+    u = geometry(unshared)
+    assert (u["n_full_attention_layers"], u["n_sliding_layers"]) == (7, 28)
+    assert config_params(unshared, u) == config_params(narrow, g)  # sharing KV saves cache, not weights
