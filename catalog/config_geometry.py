@@ -62,6 +62,8 @@ GQA_TYPES = {
     "mixtral",
     "qwen2",
     "qwen2_moe",
+    "qwen2_vl",  # Qwen2-VL / Qwen2.5-VL: the text keys sit at the top level, vision_config apart
+    "qwen2_5_vl",
     "qwen3",
     "qwen3_moe",
     "qwen3_vl",
