@@ -38,6 +38,9 @@ def to_match(
     if c.kind == "gpu" and said.memory_gib is None:
         said = _bare_memory(said, [e for e, _ in c.ranking], idx)
     memory = said.memory_gib or memory
+    line = idx.lineups.get("".join(c.span.words)) if c.kind == "gpu" else None
+    if line and not said.numbers:  # "Mac Studio": a product line, sold with several chips and sizes
+        return _lineup_match(line, words, score, memory, idx)
     whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
     exact = idx.exact.get(f"{c.kind}:{L.compact(whole)}") or idx.exact.get(f"{c.kind}:{L.compact(words)}")
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
@@ -94,9 +97,9 @@ def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
 
 
 def _with_vendor(c: Candidate, text: str, toks: list[L.Tok]) -> str:
-    """The span's text with the vendor words written right before it ("rtx" + "3080-laptop")."""
+    """The span's text with the vendor word hyphenated to it ("rtx-" + "3080-laptop")."""
     first = c.span.first
-    while first > 0 and toks[first - 1].key in L.VENDOR_WORDS and toks[first].start - toks[first - 1].end <= 1:
+    while first > 0 and toks[first - 1].key in L.VENDOR_WORDS and text[toks[first - 1].end : toks[first].start] == "-":
         first -= 1
     return text[toks[first].start : toks[c.span.last].end]
 
@@ -170,6 +173,17 @@ def _with_siblings(accepted: list[tuple[str, float]], said: N.Typed, idx: NameIn
         and _agrees("gpu", said, e, idx)
     ]
     return accepted + kin
+
+
+def _lineup_match(line: list[str], words: str, score: float, memory: int | None, idx: NameIndex) -> Match:
+    """Every configuration of a product line, or the one with the memory given ("mac studio 128gb")."""
+    ordered = tuple(sorted(line, key=lambda e: (idx.memory.get(e) or 0.0, line.index(e))))
+    if memory is None:
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    sized = [e for e in ordered if (m := idx.memory.get(e)) is not None and N.same_memory(memory, m)]
+    if sized:
+        return Match(id=sized[0], text=words, score=score, memory_gib=memory)
+    return Match(id=None, text=words, score=score, suggestions=ordered[:3], ambiguous=True, memory_gib=memory)
 
 
 def _device_match(

@@ -446,6 +446,20 @@ def test_every_suggestion_button_answers() -> None:
             assert follow.kind != "suggest" or follow.summary != first.summary, (text, action.query)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["qwen3 8b on rtx 3080 laptop", "qwen3 8b on arc 140v", "qwen3 8b on radeon 780m", "qwen3 8b on m5 max"],
+)
+def test_each_size_button_answers_that_size(text: str) -> None:
+    """A size button of a card across memory sizes opens that device's own card, also where the name it
+    replaces lost its vendor word ("rtx 3080 laptop" is read as "3080 laptop")."""
+    first = answer(text)
+    assert first.kind == "variants" and first.actions, text
+    for action in first.actions:
+        follow = answer(action.query)
+        assert follow.kind != "variants" and subject(follow).gpu_id in action.query, (action.query, follow.kind)
+
+
 def test_buttons_keep_every_constraint_of_the_question() -> None:
     # 72 GB: no M3 Max has it (a size it comes with picks that Mac: test_understanding)
     reply = answer("/fit qwen3 32b m3 max 32k kv q8 q5_k_m llama.cpp ram 72gb 4 users")
