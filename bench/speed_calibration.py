@@ -12,9 +12,13 @@ least squares on the log error (Huber, pre-b3000 builds at half weight, weak pri
   vulkan-intel, sycl),
 * prompt matrix efficiency, flash-attention efficiency and expert-GEMM tile per kernel family (the same
   without vulkan-intel, which runs Vulkan's shaders),
-* the integrated-GPU and HBM factors, the MoE per-expert term,
+* the integrated-GPU (bandwidth; matrix rate for AMD APUs and for the others) and HBM factors, the MoE
+  per-expert term,
 * quant-family time factors (f16 = 1), flash-attention-off factor, layer-split hop, the per-layer cost
-  without CUDA graphs (pre-Ampere cards and pre-b3000 builds).
+  without CUDA graphs (pre-Ampere cards and pre-b3000 builds),
+* fit-only build-era factors, so that old builds do not drag the constants the product uses for current
+  ones: pre-b3000 prompt GEMMs (cuBLAS), and AMD builds before their backend's current kernels
+  (``bench.speed_data.AMD_KERNEL_ERA``: ROCm and Vulkan prompt matrix rate, decode bandwidth).
 
 Everything per chip generation (matrix rate, clock) is physics from core/speed_arch.py, not fitted,
 so a generation the fit never saw gets its speed from its spec sheet. Validation the way users meet
@@ -66,11 +70,15 @@ SCALARS = [
     "old_pp",
     "igpu_bw",
     "igpu_pp",
+    "apu_pp",
     "hbm_bw",
     "moe_expert",
     "no_fa",
     "no_graphs",
     "legacy_pp",
+    "early_rocm_pp",
+    "early_vulkan_pp",
+    "early_amd_bw",
     "hop",
 ]
 PER_FAMILY = ["bw_eff", "cycles"]  # per speed family (decode mat-vec paths and fixed costs differ on Intel Vulkan)
@@ -96,11 +104,15 @@ PRIORS: dict[str, tuple[float, float]] = {
     "old_pp": (1.0, 0.3),
     "igpu_bw": (0.9, 0.3),
     "igpu_pp": (0.7, 0.1),
+    "apu_pp": (0.7, 0.1),
     "hbm_bw": (0.8, 0.3),
     "moe_expert": (0.15, 0.1),
     "no_fa": (1.0, 0.3),
     "no_graphs": (1.0, 0.1),
     "legacy_pp": (1.0, 0.3),
+    "early_rocm_pp": (1.0, 0.3),
+    "early_vulkan_pp": (1.0, 0.3),
+    "early_amd_bw": (1.0, 0.3),
     "hop": (0.2e-3, 0.1),
 }
 EFFICIENCY_CAP = 0.95  # no kernel reaches the full peak
@@ -122,11 +134,15 @@ def current_params() -> np.ndarray:
             K.PRE_AMPERE_MATRIX_FACTOR,
             K.IGPU_BANDWIDTH_FACTOR,
             K.IGPU_MATRIX_FACTOR,
+            K.AMD_APU_MATRIX_FACTOR,
             K.HBM_BANDWIDTH_FACTOR,
             K.MOE_EXPERT_EXTRA,
             K.PREFILL_NO_FLASH_ATTENTION_FACTOR,
             K.NO_CUDA_GRAPHS_LATENCY_FACTOR,
             1.0,  # legacy_pp (fit-only)
+            1.0,  # early_rocm_pp (fit-only)
+            1.0,  # early_vulkan_pp (fit-only)
+            1.0,  # early_amd_bw (fit-only)
             K.LAYER_SPLIT_HOP_S,
         ]
     )
@@ -154,6 +170,7 @@ def apply_params(theta: np.ndarray) -> None:
     K.CONSUMER_CLOCK_FACTOR = p["consumer_clock"]
     K.PRE_AMPERE_BANDWIDTH_FACTOR, K.PRE_AMPERE_MATRIX_FACTOR = p["old_bw"], p["old_pp"]
     K.IGPU_BANDWIDTH_FACTOR, K.IGPU_MATRIX_FACTOR = p["igpu_bw"], p["igpu_pp"]
+    K.AMD_APU_MATRIX_FACTOR = p["apu_pp"]
     K.HBM_BANDWIDTH_FACTOR, K.MOE_EXPERT_EXTRA = p["hbm_bw"], p["moe_expert"]
     K.PREFILL_NO_FLASH_ATTENTION_FACTOR = p["no_fa"]
     K.NO_CUDA_GRAPHS_LATENCY_FACTOR = p["no_graphs"]
@@ -201,6 +218,9 @@ class Matrix:
         self.w = np.array([r.weight for r in rows])
         self.no_fa = np.array([not r.workload.flash_attention for r in rows])
         self.legacy = np.array([r.legacy for r in rows])
+        self.amd = np.array([r.gpu.vendor == "AMD" for r in rows])
+        self.early_rocm = np.array([r.early_amd and r.family == "rocm" for r in rows])
+        self.early_vulkan = np.array([r.early_amd and r.family == "vulkan" for r in rows])
         # no CUDA graphs: builds before them (PR #6766) and pre-Ampere cards, for which ggml-cuda turns them off
         self.no_graphs = self.legacy | np.array(
             [r.family == "cuda" and not speed.arch_profile(r.gpu).cuda_graphs for r in rows]
@@ -222,10 +242,13 @@ class Matrix:
         lat = lat * (1.0 + s["moe_expert"] * f["moe"])
         bw = f["bw"] * bw_eff * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
         bw = bw * np.where(self.old_decode, s["old_bw"], 1.0)
+        bw = bw * np.where(self.early_rocm | self.early_vulkan, s["early_amd_bw"], 1.0)
         # pre-b3000 builds ran prompt GEMMs through cuBLAS (full tensor rate, dequantize first)
         tf = np.where(self.legacy, f["tf_cublas"] * s["legacy_pp"], f["tf"])
-        flops = tf * clock * pp_eff * np.where(igpu, s["igpu_pp"], 1.0)
+        flops = tf * clock * pp_eff * np.where(igpu, np.where(self.amd, s["apu_pp"], s["igpu_pp"]), 1.0)
         flops = flops * np.where(self.old, s["old_pp"], 1.0)
+        flops = flops * np.where(self.early_rocm, s["early_rocm_pp"], 1.0)
+        flops = flops * np.where(self.early_vulkan, s["early_vulkan_pp"], 1.0)
         attn = f["attn"] / (attn_eff * flops)
         t_dec = (f["weights"] * q_dec + f["kv"]) / bw + attn + f["layers"] * lat + f["hops"] * s["hop"]
         gemm = f["gemm_dense"] + f["gemm_routed"] * (1.0 + moe_tile / f["per_expert"])
@@ -324,8 +347,8 @@ def production_check(rows: list[Row], log_pred: np.ndarray) -> float:
     """Re-predict every row through core/speed.py's public functions; the largest relative gap."""
     worst = 0.0
     for row, p in zip(rows, log_pred, strict=True):
-        if row.legacy:
-            continue  # the legacy-build prompt factor exists only in the fit
+        if row.legacy or row.early_amd:
+            continue  # the build-era factors exist only in the fit
         hw = Hardware(gpu=row.gpu, count=row.n_gpus)
         mem, _ = breakdown(row.model, _quant(row.quant_id), hw, row.workload)
         off = Offload(
@@ -391,6 +414,7 @@ def constants_block(result: dict[str, Any]) -> str:
         f"PRE_AMPERE_MATRIX_FACTOR = {_g(p['old_pp'])}",
         f"IGPU_BANDWIDTH_FACTOR = {_g(p['igpu_bw'])}",
         f"IGPU_MATRIX_FACTOR = {_g(p['igpu_pp'])}",
+        f"AMD_APU_MATRIX_FACTOR = {_g(p['apu_pp'])}",
         f"HBM_BANDWIDTH_FACTOR = {_g(p['hbm_bw'])}",
         f"MOE_EXPERT_EXTRA = {_g(p['moe_expert'])}",
         quant("QUANT_DECODE_FACTOR", "q_dec"),

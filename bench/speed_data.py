@@ -335,6 +335,7 @@ class Row:
     w: Any
     legacy: bool  # llama.cpp build < b3000 (before CUDA graphs, PR #6766): more launch overhead
     in_catalog: bool
+    early_amd: bool = False  # AMD GPU, build before its backend's current kernels (``AMD_KERNEL_ERA``)
     source: str = ""  # one repository, issue, pull request or discussion (leave-one-source-out group)
     weight: float = 1.0  # fit weight: old builds count less
     feats: dict[str, float] = field(default_factory=dict)
@@ -432,6 +433,30 @@ def build_weight(build: str, date: str) -> float:
     return 0.75 if date.startswith("2025") else 0.5
 
 
+# AMD kernels changed in December 2025 / January 2026. Prompts: ROCm got WMMA int8 MMQ on RDNA3 and RDNA3.5
+# (ggml-org/llama.cpp PR #17576, in master by 2025-12-05, when PR #17792 fixed the RDNA4 build it broke; RDNA4 got
+# it with PR #17156 in November), and Vulkan's matmul tiles were tuned for AMD's cooperative matrices (PR #18749,
+# 2026-01-11: +36 to +76 % pp512 on a Radeon 8060S, same build otherwise). Decode moved too, by less: the same
+# Strix Halo decodes Llama-2-7B Q4_0 at 46.5 t/s under Vulkan in a 2025-06 build (lhl/strix-halo-testing) and at
+# 55.7 in b9187 (kyuz0/amd-strix-halo-toolboxes), gpt-oss-20b at 45.0 in b6096 (geerlingguy/ai-benchmarks#21)
+# and 79.8 in b9187. AMD rows built before their backend's date get fit-only era factors (prompt matrix rate per
+# backend, decode bandwidth for both); the product predicts current builds. Rows without a build date (the
+# scoreboards) count as current.
+AMD_KERNEL_ERA = {"ROCm/HIP": "2025-12-05", "Vulkan": "2026-01-11"}
+
+
+def build_date(date: str) -> str:
+    """The row's build date as YYYY-MM[-DD] from its date column, or "" (a scoreboard snapshot, none given)."""
+    m = re.match(r"\d{4}-\d{2}(?:-\d{2})?", date)
+    return m.group(0) if m else ""
+
+
+def early_amd(vendor: str, backend: str, date: str) -> bool:
+    """An AMD row from a build before its backend's current kernels (``AMD_KERNEL_ERA``)."""
+    built, since = build_date(date), AMD_KERNEL_ERA.get(backend)
+    return vendor == "AMD" and bool(built and since) and built < str(since)
+
+
 def _quant_id(text: str) -> str:
     return "MXFP4" if "mxfp4" in text.lower() else text.strip().upper()
 
@@ -513,6 +538,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
                 w=w,
                 legacy=legacy,
                 in_catalog=in_catalog,
+                early_amd=early_amd(gpu.vendor, r["backend"], r["date"]),
                 source=source_key(r["source"]),
                 weight=build_weight(r["build"], r["date"]),
             )

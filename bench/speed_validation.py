@@ -37,8 +37,11 @@ VENDORS = ["NVIDIA", "AMD", "Intel", "Apple"]
 # A generation x backend with rows from fewer sources than this is thin: rough band, and the card says so.
 MIN_SOURCES = 2
 # Central share of the held-out residuals a band holds: a generation with rows from several sources
-# 84 %; an unseen or thin one 90 %, since its spread is itself estimated from few sources
-UNSEEN_SHARE = 0.90
+# 86 %; an unseen or thin one 92 %, since its spread is itself estimated from few sources. (The issue-24 bar
+# is 80 % inside per vendor and case; at 84 % and 90 % RDNA3/3.5 prompts and the thin pre-Ampere generations,
+# one source each, kept 79 % of their held-out rows inside.)
+SEEN_SHARE = 0.86
+UNSEEN_SHARE = 0.92
 MIN_FAMILY_ROWS = 6  # fewer held-out rows than this: the family gets the all-family band
 SPLITS: dict[str, tuple[str, Callable[[Row], str]]] = {
     "loso": ("source held out", lambda r: r.source),
@@ -84,7 +87,7 @@ def band_factors(resid: np.ndarray, lo_q: float = 0.08, hi_q: float = 0.92) -> t
 
 
 def family_bands(
-    rows: list[Row], resid: np.ndarray, mask: np.ndarray, share: float = 0.84
+    rows: list[Row], resid: np.ndarray, mask: np.ndarray, share: float = SEEN_SHARE
 ) -> dict[str, tuple[float, float]]:
     """Band per speed family holding the central ``share`` of its held-out residuals, never narrower
     than the all-family band (a family with little data gets at least the spread of all families)."""
@@ -183,6 +186,7 @@ CASES: tuple[tuple[str, Callable[[Row], bool]], ...] = (
     ("pre-Ampere NVIDIA", lambda r: r.arch in PRE_AMPERE),
     ("RDNA3/3.5", lambda r: r.arch.startswith("rdna3")),
     ("MXFP4", lambda r: r.qfam == "mxfp4"),
+    ("gpt-oss on RDNA3/3.5", lambda r: r.qfam == "mxfp4" and r.arch.startswith("rdna3")),
     ("MoE", lambda r: r.model.is_moe),
 )
 

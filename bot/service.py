@@ -14,7 +14,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from bot import cards, commands
 from bot.answer_multi import with_notes
@@ -52,6 +52,16 @@ WARM_UP_QUESTIONS = tuple(
     f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")
 )
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
+
+
+def build_validators() -> None:
+    """Builds every imported model's validator now; ``defer_build`` leaves it to first use otherwise (1-7 ms each)."""
+    pending = BaseModel.__subclasses__()
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild()
 
 
 class Service:
@@ -103,6 +113,7 @@ class Service:
         for text in WARM_UP_QUESTIONS:
             for lang in ("en", "de"):
                 self.answers.dispatch(self.answers.parse(text), lang, User(), text)
+        build_validators()  # the models those cards did not touch (rigs, offload, Macs, ...)
 
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""

@@ -18,6 +18,10 @@ What it reads beyond the plain GQA keys:
   vocabulary, context or layer pattern (``gemma3_defaults``);
 - cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
   tokens only, so their KV does not grow with the text (``cross_attention_mix``);
+- Gemma 4 E2B/E4B (``small_gemma``): the last ``num_kv_shared_layers`` layers reuse the KV of an earlier layer
+  of their kind and keep no cache of their own (``kv_shared_mix``); per-layer embeddings
+  (``hidden_size_per_layer_input``) and the double-wide FFN of the shared layers (``use_double_wide_mlp``)
+  add weights the per-layer formula does not see (``small_gemma_params``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -29,20 +33,25 @@ What it reads beyond the plain GQA keys:
   width (``ffn_mult``) in ``block_configs``. A Mamba2 block keeps a constant recurrent state;
 - attention mixed per layer in a model's own way (``MIXED_TYPES``, read in ``config_mixed``):
   DeepSeek V4 compressed attention, Kimi Linear (KDA + MLA), MiniMax M3.
+- LFM2 short convolutions, Granite 4.0-H Mamba2 layers and Hunyuan's per-layer MoE lists:
+  ``catalog.config_layers``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from catalog import config_mixed
+from catalog.config_mixed import MIXED_TYPES
+from catalog.config_values import GeometryError, integer
 from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
-UNGATED_TYPES = {"phi", "starcoder2", "apertus"}
+UNGATED_TYPES = {"phi", "starcoder2", "apertus", "arcee"}  # arcee (AFM): ReLU^2 up/down MLP
 # transformers' own default when a config leaves tie_word_embeddings out
-TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text"}
-MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "kimi_linear"}
+TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2"}
+MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "glm4_moe_lite", "kimi_linear"}
 HYBRID_TYPES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
 GQA_TYPES = {
     "llama",
@@ -93,6 +102,7 @@ GQA_TYPES = {
     "dots1",
     "arcee",
     "hunyuan_v1_dense",
+    "hunyuan",
     "mimo_v2_flash",
     "step3p7",
     "mllama",
@@ -100,8 +110,6 @@ GQA_TYPES = {
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
-DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3 = "deepseek_v4", "kimi_linear", "minimax_m3"
-MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # config_mixed reads what is their own
 SUPPORTED_TYPES = GQA_TYPES | MLA_TYPES | HYBRID_TYPES | BLOCK_TYPES | MIXED_TYPES
 NEMOTRON_H_BLOCKS = {"M": "mamba", "*": "attention", "E": "moe", "-": "mlp"}
 MAMBA_STATE_BYTES = 4  # llama.cpp keeps the Mamba conv and SSM states in f32
@@ -117,24 +125,7 @@ GEMMA3_TEXT_DEFAULTS = {
 }
 
 
-class GeometryError(ValueError):
-    """A config value is missing or of the wrong kind; the message names the key."""
-
-
-def first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
-    for key in keys:
-        if cfg.get(key) is not None:
-            return cfg[key]
-    return default
-
-
-def integer(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int | None:
-    value = first(cfg, *keys, default=default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise GeometryError(f"{keys[0]} must be an integer, got {value!r}")
-    return int(value)
+Layout = Callable[[dict[str, Any], int], dict[str, Any]]  # (config, layers) -> layer counts, state, FFN
 
 
 def text_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -163,10 +154,11 @@ def model_type(cfg: dict[str, Any]) -> str:
     return str(cfg.get("model_type") or "").lower()
 
 
-def geometry(config: dict[str, Any]) -> dict[str, Any]:
+def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, Any]:
     """``ModelSpec`` geometry fields (names as in ``core.models.ModelSpec``) from a config dict.
 
-    The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first.
+    The caller checks ``model_type(text_config(config)) in SUPPORTED_TYPES`` first, or passes the
+    ``layout`` reader of an architecture with its own layer layout (``catalog.config_layers.LAYOUTS``).
     """
     cfg = text_config(config)
     kind = model_type(cfg)
@@ -212,9 +204,12 @@ def geometry(config: dict[str, Any]) -> dict[str, Any]:
         )
     if kind in BLOCK_TYPES:
         out.update(block_mix(cfg, kind))
+    elif layout is not None:
+        out.update(layout(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
         out.update(layer_mix(cfg, layers))
+        out.update(kv_shared_mix(cfg, layers))
     if kind in MIXED_TYPES:
         out.update(config_mixed.mixed_geometry(cfg, kind, layers))
     return {k: v for k, v in out.items() if v is not None}
@@ -315,6 +310,40 @@ def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     return {"n_full_attention_layers": layers - len(cross)} if cross else {}
 
 
+def kv_shared_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
+    """Gemma 4 E2B/E4B: only the layers before the ``num_kv_shared_layers`` shared ones keep a KV cache.
+
+    A shared layer attends with the cache of the last earlier layer of its kind (sliding or full), so the
+    cache holds the full and sliding layers among the first ``layers - num_kv_shared_layers``.
+    """
+    shared = integer(cfg, "num_kv_shared_layers", default=0) or 0
+    types = cfg.get("layer_types")
+    if not shared or not isinstance(types, list) or len(types) != layers or not 0 < shared < layers:
+        return {}
+    own = [str(t) for t in types[: layers - shared]]
+    sliding = sum(1 for t in own if "sliding" in t)
+    return {"n_full_attention_layers": len(own) - sliding, "n_sliding_layers": sliding}
+
+
+def small_gemma_params(cfg: dict[str, Any], layers: int, hidden: int) -> tuple[int, int]:
+    """(total, active) weights of Gemma 4 E2B/E4B that one FFN width per layer does not describe.
+
+    Per-layer embeddings: a ``vocab_size_per_layer_input`` x (layers x ``hidden_size_per_layer_input``) table,
+    looked up per token (so not active), plus the projection into it and each layer's gate and projection
+    back. With ``use_double_wide_mlp`` the KV-shared layers' gated FFN is twice ``intermediate_size`` wide.
+    """
+    cfg = text_config(cfg)
+    width = integer(cfg, "hidden_size_per_layer_input", default=0) or 0
+    vocab = integer(cfg, "vocab_size_per_layer_input", "vocab_size", default=0) or 0
+    projections = hidden * layers * width + layers * 2 * hidden * width
+    table = vocab * layers * width
+    wide = 0
+    if cfg.get("use_double_wide_mlp"):
+        shared = integer(cfg, "num_kv_shared_layers", default=0) or 0
+        wide = shared * 3 * hidden * (integer(cfg, "intermediate_size", default=0) or 0)
+    return table + projections + wide, projections + wide
+
+
 def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:
     """Nemotron-H block kinds in order: "mamba", "attention", "moe" or "mlp"."""
     named = cfg.get("layers_block_type")
@@ -332,15 +361,31 @@ def nemotron_h_blocks(cfg: dict[str, Any]) -> list[str]:
 
 
 def mamba_dims(cfg: dict[str, Any]) -> tuple[int, int, int, int, int]:
-    """(heads, head_dim, state_size, groups, conv_kernel) of a Mamba2 mixer."""
-    heads = integer(cfg, "mamba_num_heads", default=0) or 0
-    head_dim = integer(cfg, "mamba_head_dim", default=0) or 0
-    state = integer(cfg, "ssm_state_size", default=0) or 0
+    """(heads, head_dim, state_size, groups, conv_kernel) of a Mamba2 mixer.
+
+    Nemotron-H names them ``mamba_num_heads``, ``mamba_head_dim``, ``ssm_state_size``, ``n_groups``,
+    ``conv_kernel``; Granite 4.0-H ``mamba_n_heads``, ``mamba_d_head`` (or "auto": expand x hidden / heads),
+    ``mamba_d_state``, ``mamba_n_groups``, ``mamba_d_conv``.
+    """
+    heads = integer(cfg, "mamba_num_heads", "mamba_n_heads", default=0) or 0
+    head_dim = cfg.get("mamba_head_dim", cfg.get("mamba_d_head"))
+    if not isinstance(head_dim, int) and heads:  # Granite's "auto"
+        expand = integer(cfg, "mamba_expand", default=2) or 2
+        head_dim = expand * (integer(cfg, "hidden_size", default=0) or 0) // heads
+    head_dim = head_dim if isinstance(head_dim, int) and not isinstance(head_dim, bool) else 0
+    state = integer(cfg, "ssm_state_size", "mamba_d_state", default=0) or 0
     if not (heads and head_dim and state) or max(heads, head_dim, state) > 1 << 14:
         raise GeometryError("mamba_num_heads, mamba_head_dim or ssm_state_size is missing or out of range")
-    groups = integer(cfg, "n_groups", default=1) or 1
-    kernel = integer(cfg, "conv_kernel", default=4) or 4
+    groups = integer(cfg, "n_groups", "mamba_n_groups", default=1) or 1
+    kernel = integer(cfg, "conv_kernel", "mamba_d_conv", default=4) or 4
     return heads, head_dim, state, groups, kernel
+
+
+def mamba2_params(cfg: dict[str, Any], hidden: int) -> int:
+    """Weights of one Mamba2 mixer: in_proj to x, z, B, C and dt; the conv; A, D, dt bias; norm; out_proj."""
+    heads, head_dim, state, groups, kernel = mamba_dims(cfg)
+    inner, bc = heads * head_dim, 2 * groups * state
+    return hidden * (2 * inner + bc + heads) + (inner + bc) * kernel + inner * hidden + 3 * heads + inner
 
 
 def nas_blocks(cfg: dict[str, Any]) -> list[dict[str, Any]]:

@@ -22,17 +22,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import config_geometry as cg
+from catalog.config_values import GeometryError, integer
+
+DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3 = "deepseek_v4", "kimi_linear", "minimax_m3"
+MIXED_TYPES = {DEEPSEEK_V4, KIMI_LINEAR, MINIMAX_M3}  # read here: what is their own beyond the common keys
 
 KDA_STATE_BYTES = 4  # fp32 recurrent state and conv cache, as for Gated DeltaNet
 CSA_RATIO = 4  # DeepSeek V4 layers pooled this finely also cache an indexer key per entry
 
 
+def size(cfg: dict[str, Any], key: str, default: int = 0) -> int:
+    """A width or count these layouts add (an untrusted config value): an integer from 0 to 2**20."""
+    value = integer(cfg, key, default=default) or 0
+    if not 0 <= value <= 1 << 20:
+        raise GeometryError(f"{key} must be between 0 and {1 << 20}, got {value}")
+    return value
+
+
 def mixed_geometry(cfg: dict[str, Any], kind: str, layers: int) -> dict[str, Any]:
-    """Geometry fields of a ``cg.MIXED_TYPES`` config that replace the common reading."""
-    if kind == cg.DEEPSEEK_V4:
+    """Geometry fields of a ``MIXED_TYPES`` config that replace the common reading."""
+    if kind == DEEPSEEK_V4:
         return deepseek_v4_geometry(cfg, layers)
-    if kind == cg.KIMI_LINEAR:
+    if kind == KIMI_LINEAR:
         return kimi_linear_geometry(cfg, layers)
     return minimax_m3_geometry(cfg)
 
@@ -41,28 +52,28 @@ def compress_ratios(cfg: dict[str, Any], layers: int) -> list[int]:
     """DeepSeek V4: the pooling ratio of each decoder layer (MTP layers' entries dropped)."""
     ratios = cfg.get("compress_ratios")
     if not isinstance(ratios, list) or len(ratios) < layers:
-        raise cg.GeometryError("compress_ratios must list a ratio for every layer")
-    out = [cg.integer({"compress_ratios": r}, "compress_ratios") or 0 for r in ratios[:layers]]
+        raise GeometryError("compress_ratios must list a ratio for every layer")
+    out = [integer({"compress_ratios": r}, "compress_ratios") or 0 for r in ratios[:layers]]
     if any(r < 0 or r > 1 << 16 for r in out):
-        raise cg.GeometryError("compress_ratios must be between 0 and 65536")
+        raise GeometryError("compress_ratios must be between 0 and 65536")
     return out
 
 
 def deepseek_v4_geometry(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     """Every layer a window layer; the pooled entries of all layers as elements per context token."""
-    window = cg.integer(cfg, "sliding_window")
+    window = integer(cfg, "sliding_window")
     if not window:
-        raise cg.GeometryError("sliding_window is missing")
-    latent = cg.integer(cfg, "head_dim") or 0
-    index = cg.integer(cfg, "index_head_dim", default=0) or 0
+        raise GeometryError("sliding_window is missing")
+    latent = integer(cfg, "head_dim") or 0
+    index = size(cfg, "index_head_dim")
     pooled = sum((latent + (index if r == CSA_RATIO else 0)) / r for r in compress_ratios(cfg, layers) if r)
     return {
         "n_full_attention_layers": 0,
         "n_sliding_layers": layers,
         "sliding_window": window,
         "pooled_kv_elements": pooled,
-        "q_lora_rank": cg.integer(cfg, "q_lora_rank"),
-        "qk_rope_head_dim": cg.integer(cfg, "qk_rope_head_dim"),
+        "q_lora_rank": integer(cfg, "q_lora_rank"),
+        "qk_rope_head_dim": integer(cfg, "qk_rope_head_dim"),
     }
 
 
@@ -70,21 +81,20 @@ def kda_layers(cfg: dict[str, Any], layers: int) -> tuple[int, int]:
     """Kimi Linear: (MLA layers, KDA layers) from ``linear_attn_config``."""
     linear = cfg.get("linear_attn_config")
     if not isinstance(linear, dict):
-        raise cg.GeometryError("linear_attn_config is missing")
+        raise GeometryError("linear_attn_config is missing")
     full, kda = linear.get("full_attn_layers"), linear.get("kda_layers")
     if not isinstance(full, list) or not isinstance(kda, list) or len(full) + len(kda) != layers:
-        raise cg.GeometryError("linear_attn_config full_attn_layers and kda_layers must cover every layer")
+        raise GeometryError("linear_attn_config full_attn_layers and kda_layers must cover every layer")
     return len(full), len(kda)
 
 
 def kda_dims(cfg: dict[str, Any]) -> tuple[int, int, int]:
     """(heads, head_dim, conv kernel) of a KDA layer."""
     linear = cfg.get("linear_attn_config") or {}
-    heads = cg.integer(linear, "num_heads", default=0) or 0
-    head_dim = cg.integer(linear, "head_dim", default=0) or 0
-    kernel = cg.integer(linear, "short_conv_kernel_size", default=4) or 4
+    heads, head_dim = size(linear, "num_heads"), size(linear, "head_dim")
+    kernel = size(linear, "short_conv_kernel_size", default=4) or 4
     if not (heads and head_dim) or max(heads, head_dim, kernel) > 1 << 12:
-        raise cg.GeometryError("linear_attn_config num_heads or head_dim is missing or out of range")
+        raise GeometryError("linear_attn_config num_heads or head_dim is missing or out of range")
     return heads, head_dim, kernel
 
 
@@ -100,8 +110,8 @@ def kimi_linear_geometry(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
 
 
 def minimax_m3_geometry(cfg: dict[str, Any]) -> dict[str, Any]:
-    shared = cg.integer(cfg, "n_shared_experts", default=0) or 0
+    shared = integer(cfg, "n_shared_experts", default=0) or 0
     return {
-        "intermediate_size": cg.integer(cfg, "dense_intermediate_size"),
-        "shared_expert_intermediate_size": cg.integer(cfg, "shared_intermediate_size") if shared else None,
+        "intermediate_size": integer(cfg, "dense_intermediate_size"),
+        "shared_expert_intermediate_size": integer(cfg, "shared_intermediate_size") if shared else None,
     }

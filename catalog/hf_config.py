@@ -14,7 +14,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from catalog.config_geometry import MLA_TYPES, SUPPORTED_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import MLA_TYPES, geometry, model_type, text_config
+from catalog.config_layers import LAYOUTS, READABLE_TYPES, per_layer_scalars
+from catalog.config_values import GeometryError
 from catalog.params import config_params
 from core.models import ModelSpec, Provenance
 
@@ -53,7 +55,7 @@ class _Bounds(BaseModel):
     vocab_size: int | None = Field(default=None, gt=0, le=1 << 22)
     intermediate_size: int | None = Field(default=None, gt=0, le=1 << 20)
     moe_intermediate_size: int | None = Field(default=None, gt=0, le=1 << 20)
-    num_local_experts: int | None = Field(default=None, gt=0, le=1 << 14)
+    num_local_experts: int | None = Field(default=None, ge=0, le=1 << 14)  # 0: Granite 4.0-H Micro (dense)
     num_experts: int | None = Field(default=None, gt=0, le=1 << 14)
     n_routed_experts: int | None = Field(default=None, gt=0, le=1 << 14)
     num_experts_per_tok: int | None = Field(default=None, gt=0, le=1 << 14)
@@ -121,14 +123,15 @@ def checked_geometry(config: dict[str, Any]) -> dict[str, Any]:
     """``config_geometry.geometry`` after the bounds and architecture checks (``ConfigError`` otherwise)."""
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
+    config = per_layer_scalars(config)  # Hunyuan: one value per layer -> one value
     cfg = text_config(config)
     check_bounds(cfg)
     kind = model_type(cfg)
-    if kind not in SUPPORTED_TYPES:
+    if kind not in READABLE_TYPES:
         archs = cfg.get("architectures")
         arch = str(archs[0]) if isinstance(archs, list) and archs else kind or "unknown"
         raise UnsupportedArchitecture(f"can't estimate the {arch} architecture yet", arch=arch)
-    return geometry(config)
+    return geometry(config, layout=LAYOUTS.get(kind))
 
 
 def _spec_from_config(

@@ -13,10 +13,11 @@ the checkpoint says. Norms, biases and rotary tables are left out (well under 1 
     vision      vision_params when the row counts a vision tower
     active      the same with experts_per_token routed experts (plus the shared ones) per MoE layer
 
-``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5) have
-their own projections, and a gated attention output (``attn_output_gate``) doubles the query projection.
-Per-block configs (Nemotron-H, Nemotron-NAS) are counted block by block (``block_params``), DeepSeek V4
-and Kimi Linear by their own layouts (``deepseek_v4_params``, ``kimi_linear_params``).
+``config_params`` adds what only the config.json says: Gated DeltaNet layers (Qwen3-Next/3.5),
+LFM2 short-convolution and Granite 4.0-H Mamba2 layers have their own projections, and a gated attention
+output (``attn_output_gate``) doubles the query projection. Per-block configs (Nemotron-H, Nemotron-NAS)
+are counted block by block (``block_params``), DeepSeek V4 and Kimi Linear by their own layouts
+(``deepseek_v4_params``, ``kimi_linear_params``).
 """
 
 from __future__ import annotations
@@ -25,20 +26,19 @@ from typing import Any
 
 from catalog.config_geometry import (
     BLOCK_TYPES,
-    DEEPSEEK_V4,
-    KIMI_LINEAR,
     NEMOTRON_NAS,
-    integer,
-    linear_attention_params,
-    mamba_dims,
+    mamba2_params,
     model_type,
     nas_attention,
     nas_blocks,
     nas_ffn_width,
     nemotron_h_blocks,
+    small_gemma_params,
     text_config,
 )
-from catalog.config_mixed import compress_ratios, kda_dims
+from catalog.config_layers import linear_layer_params
+from catalog.config_mixed import DEEPSEEK_V4, KIMI_LINEAR, compress_ratios, kda_dims, size
+from catalog.config_values import integer
 from core.models import AttentionKind, ModelSpec, Provenance
 
 
@@ -116,14 +116,23 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
     cfg = text_config(config)
     fix = 0
     if spec.n_linear_layers:
-        fix += spec.n_linear_layers * (linear_attention_params(cfg, spec.hidden_size) - attention_params(spec))
+        fix += spec.n_linear_layers * (linear_layer_params(cfg, spec.hidden_size) - attention_params(spec))
     if cfg.get("attn_output_gate"):
         fix += spec.kv_layers * spec.hidden_size * spec.n_heads * spec.head_dim
     if spec.global_head_dim and spec.global_kv_heads:  # Gemma 4 full layers: their own head size, K = V shared
         g_head, g_kv, h = spec.global_head_dim, spec.global_kv_heads, spec.hidden_size
         full = 2 * h * spec.n_heads * g_head + h * g_kv * g_head * (1 if cfg.get("attention_k_eq_v") else 2)
-        fix += spec.kv_layers * (full - attention_params(spec))
-    return total + fix, active + fix
+        fix += _full_attention_layers(cfg, spec) * (full - attention_params(spec))
+    extra_total, extra_active = small_gemma_params(cfg, spec.n_layers, spec.hidden_size)
+    return total + fix + extra_total, active + fix + extra_active
+
+
+def _full_attention_layers(cfg: dict[str, Any], spec: ModelSpec) -> int:
+    """Full-attention layers by weights: all of them, also those sharing an earlier layer's KV cache."""
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == spec.n_layers:
+        return sum(1 for t in types if "full" in str(t))
+    return spec.kv_layers
 
 
 def block_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:
@@ -148,9 +157,7 @@ def block_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int]:
             total += 3 * h * width if width else 0
         return total, total
     blocks = nemotron_h_blocks(cfg)
-    m_heads, m_dim, state, groups, kernel = mamba_dims(cfg) if "mamba" in blocks else (0, 0, 0, 0, 0)
-    inner, bc = m_heads * m_dim, 2 * groups * state
-    mamba = h * (2 * inner + bc + m_heads) + (inner + bc) * kernel + inner * h + 3 * m_heads + inner
+    mamba = mamba2_params(cfg, h) if "mamba" in blocks else 0
     fixed = embed + blocks.count("attention") * attention(g["n_kv_heads"]) + blocks.count("mamba") * mamba
     fixed += blocks.count("mlp") * 2 * h * (g.get("intermediate_size") or 0)
     if "moe" not in blocks:
@@ -183,9 +190,8 @@ def deepseek_v4_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int
     indexer (q_lora_rank -> index heads x index_head_dim, hidden -> index heads, and its own compressor).
     """
     h, heads, head = int(g["hidden_size"]), int(g["n_heads"]), int(g["head_dim"])
-    q_rank = integer(cfg, "q_lora_rank") or h
-    o_rank, o_groups = integer(cfg, "o_lora_rank") or h, integer(cfg, "o_groups") or 1
-    i_heads, i_dim = integer(cfg, "index_n_heads", default=0) or 0, integer(cfg, "index_head_dim", default=0) or 0
+    q_rank, o_rank, o_groups = size(cfg, "q_lora_rank") or h, size(cfg, "o_lora_rank") or h, size(cfg, "o_groups") or 1
+    i_heads, i_dim = size(cfg, "index_n_heads"), size(cfg, "index_head_dim")
     base = h * q_rank + q_rank * heads * head + h * head + heads * head * o_rank + o_groups * o_rank * h
     attention = 0
     for ratio in compress_ratios(cfg, int(g["n_layers"])):
@@ -214,7 +220,7 @@ def kimi_linear_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int
     inner = k_heads * k_dim
     kda = 4 * h * inner + 2 * (h * k_dim + k_dim * inner) + h * k_heads + 3 * inner * kernel
     dense = int(g.get("n_dense_layers") or 0)
-    latent = integer(cfg, "routed_expert_hidden_size", default=0) or 0
+    latent = size(cfg, "routed_expert_hidden_size")
     moe_all, moe_active = _moe(g, int(g["moe_intermediate_size"]), latent)
     fixed = embedding_params(g) + g["n_full_attention_layers"] * mla + g["n_linear_layers"] * kda
     fixed += dense * 3 * h * int(g.get("intermediate_size") or 0)

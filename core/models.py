@@ -119,8 +119,8 @@ class ModelSpec(Frozen):
     n_sliding_layers: int = Field(default=0, ge=0)
     n_linear_layers: int = Field(default=0, ge=0)  # linear-attention / SSM: constant state
     linear_state_bytes: int = Field(default=0, ge=0)  # recurrent state per linear layer and sequence
-    # compressed attention (DeepSeek V4): K/V elements cached per context token by all pooled layers together
-    # (one latent entry per `ratio` tokens, plus the indexer key where a layer has one); their windows are sliding layers
+    # compressed attention (DeepSeek V4; GLM-5.3-Flash's pooled indexer keys): elements cached per context token by
+    # all pooled layers together (one entry per `ratio` tokens, plus an indexer key); V4's windows are sliding layers
     pooled_kv_elements: float = Field(default=0.0, ge=0)
     n_experts: int | None = Field(default=None, gt=0)
     experts_per_token: int | None = Field(default=None, gt=0)

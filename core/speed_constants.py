@@ -18,88 +18,89 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8866,
-    "rocm": 0.9001,
-    "metal": 0.8627,
-    "vulkan": 0.9502,
-    "vulkan-intel": 0.5744,
-    "sycl": 0.6957,
+    "cuda": 0.8805,
+    "rocm": 0.9183,
+    "metal": 0.8607,
+    "vulkan": 0.9516,
+    "vulkan-intel": 0.5815,
+    "sycl": 0.6938,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5311,
-    "rocm": 0.3704,
-    "metal": 0.8184,
-    "vulkan": 0.3891,
-    "sycl": 0.3831,
+    "cuda": 0.5513,
+    "rocm": 0.3934,
+    "metal": 0.8204,
+    "vulkan": 0.3946,
+    "sycl": 0.4041,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 96230.0,
-    "rocm": 264200.0,
-    "metal": 178000.0,
-    "vulkan": 202700.0,
-    "vulkan-intel": 272600.0,
+    "cuda": 97510.0,
+    "rocm": 280500.0,
+    "metal": 178500.0,
+    "vulkan": 185500.0,
+    "vulkan-intel": 298200.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.4962,
-    "rocm": 0.3507,
-    "metal": 0.5343,
-    "vulkan": 0.2791,
-    "sycl": 0.4198,
+    "cuda": 0.5517,
+    "rocm": 0.3409,
+    "metal": 0.5296,
+    "vulkan": 0.3065,
+    "sycl": 0.4212,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 60.1,
-    "rocm": 7.148,
-    "metal": 13.73,
-    "vulkan": 24.49,
+    "cuda": 62.12,
+    "rocm": 12.64,
+    "metal": 12.29,
+    "vulkan": 24.02,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.212
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7086
-PRE_AMPERE_MATRIX_FACTOR = 0.6225
-IGPU_BANDWIDTH_FACTOR = 0.9258
-IGPU_MATRIX_FACTOR = 0.7499
-HBM_BANDWIDTH_FACTOR = 0.7141
-MOE_EXPERT_EXTRA = 0.09553
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9577, "q4_0": 1.001, "k": 1.028, "mxfp4": 0.9844}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.11, "q4_0": 1.041, "k": 1.452, "mxfp4": 1.323}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.102
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.72
-LAYER_SPLIT_HOP_S = 0.0002605
+CONSUMER_CLOCK_FACTOR = 1.183
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7038
+PRE_AMPERE_MATRIX_FACTOR = 0.6171
+IGPU_BANDWIDTH_FACTOR = 0.9488
+IGPU_MATRIX_FACTOR = 0.5959
+AMD_APU_MATRIX_FACTOR = 0.8574
+HBM_BANDWIDTH_FACTOR = 0.7134
+MOE_EXPERT_EXTRA = 0.07544
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9649, "q4_0": 0.9887, "k": 1.024, "mxfp4": 1.023}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.095, "q4_0": 1.043, "k": 1.482, "mxfp4": 1.336}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.689
+LAYER_SPLIT_HOP_S = 0.0002207
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.875, 1.216),
-    "rocm": (0.816, 1.216),
-    "metal": (0.875, 1.252),
-    "vulkan": (0.846, 1.296),
-    "vulkan-intel": (0.875, 1.216),
-    "sycl": (0.875, 1.216),
+    "cuda": (0.876, 1.232),
+    "rocm": (0.838, 1.232),
+    "metal": (0.876, 1.266),
+    "vulkan": (0.789, 1.298),
+    "vulkan-intel": (0.876, 1.232),
+    "sycl": (0.876, 1.232),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.744, 1.312),
-    "rocm": (0.656, 1.312),
-    "metal": (0.744, 1.312),
-    "vulkan": (0.662, 1.312),
-    "vulkan-intel": (0.584, 2.353),
-    "sycl": (0.744, 1.312),
+    "cuda": (0.747, 1.436),
+    "rocm": (0.741, 1.436),
+    "metal": (0.747, 1.436),
+    "vulkan": (0.696, 1.436),
+    "vulkan-intel": (0.579, 2.329),
+    "sycl": (0.747, 1.436),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.711, 1.39),
-    "rocm": (0.54, 1.39),
-    "metal": (0.711, 1.39),
-    "vulkan": (0.565, 2.608),
-    "vulkan-intel": (0.711, 1.39),
-    "sycl": (0.711, 1.39),
+    "cuda": (0.822, 1.359),
+    "rocm": (0.458, 1.359),
+    "metal": (0.822, 1.359),
+    "vulkan": (0.612, 2.029),
+    "vulkan-intel": (0.822, 1.359),
+    "sycl": (0.822, 1.359),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.616, 1.565),
-    "rocm": (0.54, 2.048),
-    "metal": (0.616, 1.565),
-    "vulkan": (0.534, 2.608),
-    "vulkan-intel": (0.247, 1.565),
-    "sycl": (0.616, 1.565),
+    "cuda": (0.607, 1.617),
+    "rocm": (0.458, 1.829),
+    "metal": (0.607, 1.617),
+    "vulkan": (0.544, 2.029),
+    "vulkan-intel": (0.231, 1.617),
+    "sycl": (0.607, 1.617),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.66, 1.306)
-MOE_PREFILL_BAND: tuple[float, float] = (0.516, 1.947)
+MOE_DECODE_BAND: tuple[float, float] = (0.749, 1.207)
+MOE_PREFILL_BAND: tuple[float, float] = (0.647, 1.638)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -159,6 +160,12 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   newer chips reach: mat-vec kernels tuned for sm_75+ warps and caches (Turing decode rows fit without it).
 # IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
 #   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
+# AMD_APU_MATRIX_FACTOR: the prompt-rate share for AMD APUs (Strix Halo, Strix Point, Z1, Rembrandt), apart from
+#   IGPU_MATRIX_FACTOR (NVIDIA's SoCs, Intel's iGPUs), because the power behind the GPU differs by class: Strix
+#   Halo's GPU shares a package budget of up to 120 W (AMD's cTDP range for the Ryzen AI Max+ 395: 45-120 W), while the GB10 (DGX Spark) GPU
+#   draws 15-36 W at ~2.4 GHz during llama-bench (ggml-org/llama.cpp discussion #18254) and throttles on
+#   firmware power limits, and Jetson Orin runs 15-60 W power modes; their matrix rates come from the SoC
+#   sheets' peak (sparse FP4/INT8) figures, which sustained GEMMs do not reach.
 # HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
 #   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
 # MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts
@@ -186,8 +193,8 @@ THIN_ARCHS: frozenset[str] = frozenset(
 # LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
 #   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
 # *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
-#   the central 84 % of leave-one-source-out residuals (a generation x backend with rows from two or more
-#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 90 % of the leave-one-architecture-out, leave-one-family-
+#   the central 86 % of leave-one-source-out residuals (a generation x backend with rows from two or more
+#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 92 % of the leave-one-architecture-out, leave-one-family-
 #   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
 #   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
 

@@ -184,7 +184,7 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
         pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
     if is_igpu(gpu):
         bw_eff *= K.IGPU_BANDWIDTH_FACTOR
-        pp_eff *= K.IGPU_MATRIX_FACTOR
+        pp_eff *= K.AMD_APU_MATRIX_FACTOR if gpu.vendor.lower() == "amd" else K.IGPU_MATRIX_FACTOR
         notes.append("integrated GPU: its own efficiency class (shared LPDDR memory, power-limited clocks)")
     return DeviceRates(
         bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * bw_eff,

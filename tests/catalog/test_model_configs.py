@@ -7,8 +7,11 @@ from typing import Any
 
 import pytest
 
-from catalog.config_geometry import BLOCK_TYPES, GeometryError, geometry, model_type, text_config
+from catalog.config_geometry import BLOCK_TYPES, geometry, model_type, text_config
+from catalog.config_layers import LFM2
+from catalog.config_values import GeometryError
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
+from catalog.hf_config import checked_geometry
 from catalog.importers.model_configs import (
     CONFIG_DIR,
     GEOMETRY_KEYS,
@@ -70,12 +73,12 @@ def test_parameters_recomputed_from_the_stored_config(row: dict[str, Any]) -> No
     assert miss / model.active_params <= ACTIVE_TOLERANCE, (model.id, active)
 
 
-BLOCK_ROWS = [r for r in WITH_CONFIG if model_type(text_config(stored_config(r["config"]))) in BLOCK_TYPES]
+BLOCK_ROWS = [r for r in WITH_CONFIG if model_type(text_config(stored_config(r["config"]))) in BLOCK_TYPES | {LFM2}]
 
 
 @pytest.mark.parametrize("row", BLOCK_ROWS, ids=[r["id"] for r in BLOCK_ROWS])
 def test_per_block_configs_count_the_publishers_totals(row: dict[str, Any]) -> None:
-    """Nemotron-H and Nemotron-NAS rows are excused from the per-layer formula, not from their config's count."""
+    """Nemotron-H, Nemotron-NAS and LFM2 rows are excused from the per-layer formula, not from their config's count."""
     total, _ = config_params(stored_config(row["config"]), config_geometry(row["config"]))
     model = CATALOG.model(row["id"])
     assert model is not None and model.params_note
@@ -160,6 +163,91 @@ def test_context_is_the_config_length_not_times_the_rope_factor() -> None:
     assert config_geometry("meta-llama/Meta-Llama-3.1-8B")["max_context"] == cfg["max_position_embeddings"] == 131072
 
 
+def test_lfm2_conv_blocks_are_read_and_counted() -> None:
+    g = config_geometry("LiquidAI/LFM2-1.2B")  # full_attn_idxs [2, 5, 8, 10, 12, 14]; no tie_word_embeddings key
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_linear_layers"]) == (16, 6, 10)
+    assert g["linear_state_bytes"] == 2 * 2048 * 4  # conv_L_cache 3: the last two inputs per channel, f32
+    assert (g["intermediate_size"], g["tied_embeddings"]) == (8192, True)  # 2/3 x block_ff_dim 12288
+    total, active = config_params(stored_config("LiquidAI/LFM2-1.2B"), g)
+    assert total == active and abs(total - 1_170_340_608) / 1_170_340_608 < 0.001  # the card's count (norms aside)
+    newer = {k: v for k, v in stored_config("LiquidAI/LFM2-1.2B").items() if k != "full_attn_idxs"}
+    newer["layer_types"] = ["full_attention" if i in (2, 5, 8, 10, 12, 14) else "conv" for i in range(16)]
+    assert checked_geometry(newer)["n_linear_layers"] == 10
+    with pytest.raises(GeometryError, match="full_attn_idxs"):
+        checked_geometry({k: v for k, v in newer.items() if k != "layer_types"})
+
+
+def test_hunyuan_per_layer_lists_are_read() -> None:
+    cfg = stored_config("tencent/Hunyuan-A13B-Instruct")  # moe_topk, num_shared_expert, widths: one per layer
+    g = config_geometry("tencent/Hunyuan-A13B-Instruct")
+    moe = (g["n_experts"], g["experts_per_token"], g["n_shared_experts"], g["moe_intermediate_size"])
+    assert moe == (64, 8, 1, 3072)
+    total, _ = config_params(cfg, g)
+    assert round(total / 1e8) == 804  # 80,393,183,232 per llama-bench (the row's source)
+    uneven = cfg | {"moe_topk": [8] * 31 + [2]}
+    with pytest.raises(GeometryError, match="moe_topk"):
+        checked_geometry(uneven)
+
+
+def test_arcee_mlp_has_two_matrices() -> None:
+    """AFM (model_type arcee) uses a ReLU^2 up/down MLP: counted gated, a live AFM-4.5B would come out 5.9B."""
+    afm = {  # the AFM-4.5B row's geometry, as a hub config would write it
+        "model_type": "arcee",
+        "num_hidden_layers": 36,
+        "hidden_size": 2560,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "intermediate_size": 18432,
+        "vocab_size": 128005,
+        "tie_word_embeddings": False,
+    }
+    g = checked_geometry(afm)
+    total, _ = config_params(afm, g)
+    assert g["gated_ffn"] is False and round(total / 1e8) == 46  # the published 4.62B
+
+
+def _granite_hybrid(experts: int) -> dict[str, Any]:
+    """A Granite 4.0-H style config (keys as transformers' GraniteMoeHybridConfig writes them; sizes made up)."""
+    return {
+        "model_type": "granitemoehybrid",
+        "architectures": ["GraniteMoeHybridForCausalLM"],
+        "num_hidden_layers": 8,
+        "layer_types": ["mamba", "mamba", "mamba", "attention"] * 2,
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        "tie_word_embeddings": True,
+        "num_local_experts": experts,
+        "num_experts_per_tok": 2,
+        "intermediate_size": 256,
+        "shared_intermediate_size": 512,
+        "mamba_n_heads": 32,
+        "mamba_d_head": "auto",  # expand 2 x hidden 1024 / 32 heads = 64
+        "mamba_d_state": 128,
+        "mamba_n_groups": 1,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+    }
+
+
+def test_granite_hybrid_mamba_layers_and_shared_mlp_are_read() -> None:
+    moe = checked_geometry(_granite_hybrid(experts=8))
+    assert (moe["n_full_attention_layers"], moe["n_linear_layers"]) == (2, 6)
+    assert moe["linear_state_bytes"] == (2048 * 128 + 3 * (2048 + 2 * 128)) * 4  # SSM state + conv window, f32
+    assert (moe["n_experts"], moe["n_shared_experts"], moe["shared_expert_intermediate_size"]) == (8, 1, 512)
+    h, inner = 1024, 2048
+    attention = 2 * h * 1024 + 2 * h * 256
+    mamba = h * (2 * inner + 256 + 32) + (inner + 256) * 4 + inner * h + 3 * 32 + inner
+    ffn = 3 * h * (8 * 256 + 512) + h * 8  # routed experts, shared MLP, router
+    total, active = config_params(_granite_hybrid(experts=8), moe)
+    assert total == 1000 * h + 2 * attention + 6 * mamba + 8 * ffn
+    assert total - active == 8 * 3 * h * 6 * 256  # 6 of 8 experts idle per token in every layer
+    dense = checked_geometry(_granite_hybrid(experts=0))  # H-Micro: the shared MLP is the dense FFN
+    assert (dense.get("n_experts"), dense["intermediate_size"], dense["n_linear_layers"]) == (None, 512, 6)
+
+
 def test_gemma_3_multimodal_configs_get_transformers_defaults() -> None:
     """google/gemma-3-4b-it gives no heads, vocabulary, context or layer pattern: transformers' defaults apply."""
     g = config_geometry("google/gemma-3-4b-it")
@@ -220,3 +308,73 @@ def test_minimax_m3_dense_and_shared_widths_are_read() -> None:
         3072,
     )
     assert (g["n_dense_layers"], g["n_kv_heads"], g.get("n_sliding_layers", 0)) == (3, 4, 0)  # sparse, cache full
+
+
+def test_glm_4_7_flash_layout_reads_as_mla() -> None:
+    """glm4_moe_lite (GLM-4.7-Flash) is DeepSeek-V2-shaped: the fields as its hub config names them."""
+    cfg = {
+        "architectures": ["Glm4MoeLiteForCausalLM"],
+        "model_type": "glm4_moe_lite",
+        "num_hidden_layers": 47,
+        "hidden_size": 2048,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 20,
+        "vocab_size": 154880,
+        "max_position_embeddings": 202752,
+        "intermediate_size": 10240,
+        "moe_intermediate_size": 1536,
+        "n_routed_experts": 64,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 4,
+        "first_k_dense_replace": 1,
+        "q_lora_rank": 768,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 192,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 256,
+        "tie_word_embeddings": False,
+    }
+    g = geometry(cfg)
+    assert (g["attention"].value, g["kv_lora_rank"], g["head_dim"], g["v_head_dim"]) == ("mla", 512, 256, 256)
+    assert (g["n_experts"], g["n_shared_experts"], g["n_dense_layers"], g["intermediate_size"]) == (64, 1, 1, 10240)
+    total, active = config_params(cfg, g)
+    assert (round(total / 1e9), round(active / 1e9, 1)) == (30, 3.9)  # 30B-A3B: 3.3B active without the embeddings
+
+
+@pytest.mark.parametrize(
+    ("repo", "bad", "key"),
+    [
+        ("moonshotai/Kimi-K3", {"routed_expert_hidden_size": -5}, "routed_expert_hidden_size"),
+        ("moonshotai/Kimi-K3", {"routed_expert_hidden_size": 10**12}, "routed_expert_hidden_size"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"o_groups": -1}, "o_groups"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"index_head_dim": 10**9}, "index_head_dim"),
+        ("deepseek-ai/DeepSeek-V4-Flash", {"compress_ratios": ["x"] * 44}, "compress_ratios"),
+    ],
+)
+def test_out_of_range_layout_keys_are_named(repo: str, bad: dict[str, Any], key: str) -> None:
+    """A hub config is untrusted: a nonsense width in these layouts is refused by its key, never counted."""
+    from catalog.hf_config import ConfigError, spec_from_config
+    from core.models import Provenance
+
+    cfg = stored_config(repo)
+    cfg = cfg | {"text_config": cfg["text_config"] | bad} if "text_config" in cfg else cfg | bad
+    with pytest.raises(ConfigError, match=key):
+        spec_from_config(cfg, repo, Provenance(source="test", as_of="2026-12"))
+
+
+def test_gemma_4_small_models_share_kv_and_count_their_per_layer_embeddings() -> None:
+    """Gemma 4 E2B: the last 20 of 35 layers reuse earlier KV; per-layer embeddings are weights, not compute."""
+    g = config_geometry("google/gemma-4-E2B-it")
+    assert (g["n_layers"], g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (35, 3, 12, 512)
+    assert (g["n_kv_heads"], g["global_kv_heads"], g["global_head_dim"]) == (1, 1, 512)
+    cfg = stored_config("google/gemma-4-E2B-it")
+    total, active = config_params(cfg, g)
+    table = 262144 * 35 * 256  # vocab_size_per_layer_input x layers x hidden_size_per_layer_input: a lookup
+    assert total - active == table
+    assert round(total / 1e7) == 465 and round(active / 1e7) == 230  # Google's "E2B": 2B effective
+    narrow = cfg | {"text_config": cfg["text_config"] | {"use_double_wide_mlp": False}}
+    assert total - config_params(narrow, g)[0] == 20 * 3 * 1536 * 6144  # the shared layers' FFN is twice as wide
+    unshared = cfg | {"text_config": cfg["text_config"] | {"num_kv_shared_layers": 0, "use_double_wide_mlp": False}}
+    u = geometry(unshared)
+    assert (u["n_full_attention_layers"], u["n_sliding_layers"]) == (7, 28)
+    assert config_params(unshared, u) == config_params(narrow, g)  # sharing KV saves cache, not weights

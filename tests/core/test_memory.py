@@ -58,6 +58,20 @@ def test_kv_cache_exact(model, context, kv, engine, expected):
     assert kv_cache_bytes(model, Workload(context=context, kv_cache=kv, engine=engine)) == expected
 
 
+def test_pooled_kv_grows_with_context_next_to_the_windows():
+    """Compressed attention (DeepSeek V4): pooled entries per context token, plus every layer's window."""
+    pooled = LLAMA3_8B.model_copy(
+        update={
+            "n_full_attention_layers": 0,
+            "n_sliding_layers": 32,
+            "sliding_window": 128,
+            "pooled_kv_elements": 100.0,
+        }
+    )
+    work = Workload(context=65536, kv_cache=KvCacheType.BF16, engine=Engine.VLLM)
+    assert kv_cache_bytes(pooled, work) == 65536 * 100 * 2 + 32 * 128 * 8 * 256 * 2
+
+
 def test_kv_grows_with_concurrent_sequences():
     one = kv_cache_bytes(LLAMA3_8B, Workload(context=4096))
     assert kv_cache_bytes(LLAMA3_8B, Workload(context=4096, concurrent=4)) == 4 * one

@@ -123,3 +123,28 @@ def test_multi_gpu_rows_meet_the_bars_with_their_source_held_out(result):
     dec, pre = val.split_stats(result, "loso", "decode", multi), val.split_stats(result, "loso", "prefill", multi)
     assert dec[0] <= 12 and dec[1] <= 40 and dec[2] >= 0.8, dec
     assert pre[0] <= 20 and pre[1] <= 80 and pre[2] >= 0.8, pre
+
+
+def _case(result, name):
+    test = dict(val.CASES)[name]
+    return np.array([test(r) for r in result["rows"]])
+
+
+@pytest.mark.parametrize("name", ["pre-Ampere NVIDIA", "MXFP4", "MoE"])
+def test_issue_24_cases_meet_the_bars_with_their_source_held_out(result, name):
+    """Issue 24's failing cases: pre-Ampere NVIDIA (no CUDA graphs, MMQ fallbacks), MXFP4 (gpt-oss) and MoE rows,
+    each predicted by a fit without its source, within the bars."""
+    sel = _case(result, name)
+    dec, pre = val.split_stats(result, "loso", "decode", sel), val.split_stats(result, "loso", "prefill", sel)
+    assert dec[0] <= 12 and dec[1] <= 40 and dec[2] >= 0.8, dec
+    assert pre[0] <= 20 and pre[1] <= 80 and pre[2] >= 0.8, pre
+
+
+@pytest.mark.parametrize("name", ["multi-GPU", "pre-Ampere NVIDIA", "RDNA3/3.5", "MXFP4", "MoE"])
+def test_bands_hold_on_the_issue_24_cases(result, name):
+    """The stated range holds at least 80 % of each case's held-out measurements (RDNA3/3.5 prompts miss the
+    median bar, gpt-oss prompts on RDNA3/3.5 the band too: README, "Where it is weak")."""
+    sel = _case(result, name)
+    for kind in ("decode", "prefill"):
+        cover, n = val.split_stats(result, "loso", kind, sel)[2:]
+        assert n and cover >= 0.8, (kind, cover, n)
