@@ -3,9 +3,9 @@
     .venv/bin/python bench/accuracy.py [--quick] [--rows] [--shared DIR]
 
 Speed (the README "Accuracy" figures): decode and prefill against the llama-bench results in
-bench/calibration/*.csv, leave-one-family-out (a chip generation held out of the fit) and
-leave-one-GPU-out, per backend; bench/speed_calibration.py does the fitting. ``--quick`` fits once
-and prints in-sample figures only (a few seconds; CI runs it).
+bench/calibration/*.csv, leave-one-source-out (the headline), leave-one-architecture-out and
+leave-one-family-out, per backend, vendor and issue-24 case; bench/speed_calibration.py does the
+fitting. ``--quick`` fits once and prints in-sample figures only (a few seconds; CI runs it).
 Memory: weights (recipe only: measured catalog sizes are ignored here), KV cache and total
 llama.cpp GPU memory against load logs; vLLM KV capacity. Needs ../shared/calibration (``--shared``);
 skipped when it is not there.

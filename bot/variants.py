@@ -48,14 +48,21 @@ def sized_by_ram(answers: Answering, q: Query) -> Query | None:
 
 
 def variants(answers: Answering, q: Query) -> list[GpuSpec]:
-    """One device per memory size (a MacBook and a Studio with the same chip and memory are one row)."""
+    """One device per memory size and speed (a MacBook and a Studio with the same chip and memory are one row;
+    a Mac mini's M4 and M4 Pro with 24 GB are two)."""
     assert q.gpu is not None
-    seen: dict[int, GpuSpec] = {}
+    seen: dict[tuple[int, float], GpuSpec] = {}
     for gid in q.gpu.choices:
         gpu = answers.catalog.gpu(gid)
         if gpu is not None:
-            seen.setdefault(round(gpu.memory_bytes / GIB), gpu)
-    return [seen[m] for m in sorted(seen)]
+            seen.setdefault((round(gpu.memory_bytes / GIB), gpu.bandwidth_bytes_per_s), gpu)
+    return [seen[k] for k in sorted(seen)]
+
+
+def _label(gpu: GpuSpec, rows: list[tuple[GpuSpec, FitEstimate]]) -> str:
+    """ "64 GB"; the device's name where two rows have that size."""
+    size = round(gpu.memory_bytes / GIB)
+    return gpu.short_name if sum(round(g.memory_bytes / GIB) == size for g, _ in rows) > 1 else f"{size} GB"
 
 
 def span_card(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
@@ -72,7 +79,7 @@ def span_card(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
         headers=(t(lang, "variants.memory"), t(lang, "variants.verdict"), t(lang, "variants.decode")),
         rows=tuple(
             (
-                f"{round(g.memory_bytes / GIB)} GB",
+                _label(g, rows),
                 verdict_label(e.verdict, lang),
                 tokens_per_s(e.speed.decode_tokens_per_s, lang) if e.verdict is not Verdict.NO_FIT else "–",
             )
@@ -86,10 +93,7 @@ def span_card(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
         tone=tone,
         summary=summary,
         table=table,
-        actions=tuple(
-            Action(label=f"{round(g.memory_bytes / GIB)} GB", query=replace_name(text, q.gpu.text, g.id))
-            for g, _ in rows
-        ),
+        actions=tuple(Action(label=_label(g, rows), query=replace_name(text, q.gpu.text, g.id)) for g, _ in rows),
         echo=text,
         subjects=tuple(
             subject_of(model, g, q.gpu_count, answers.request(ask, q.gpu_count), tuple(ask.notes)) for g, _ in rows

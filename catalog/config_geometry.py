@@ -16,6 +16,8 @@ What it reads beyond the plain GQA keys:
   (``num_global_key_value_heads``, ``global_head_dim``; ``attention_k_eq_v``: no V projection there);
 - keys a config leaves to transformers' defaults: Google's Gemma 3 4B/12B/27B configs give no heads,
   vocabulary, context or layer pattern (``gemma3_defaults``);
+- Phi-2's December 2023 config (``phi-msft``: ``n_embd``, ``n_head``, ``n_layer``, ``n_inner`` null = 4 x hidden,
+  ``mixformer_width``);
 - cross-attention layers (Llama 3.2 Vision, ``mllama``: ``cross_attention_layers``) attend to the image
   tokens only, so their KV does not grow with the text (``cross_attention_mix``);
 - Gemma 4 E2B/E4B (``small_gemma``): the last ``num_kv_shared_layers`` layers reuse the KV of an earlier layer
@@ -48,7 +50,7 @@ from catalog.config_values import GeometryError, integer
 from core.models import AttentionKind
 
 # FFNs with two matrices (up, down) instead of a gated three (gate, up, down)
-UNGATED_TYPES = {"phi", "starcoder2", "apertus", "arcee"}  # arcee (AFM): ReLU^2 up/down MLP
+UNGATED_TYPES = {"phi", "phi-msft", "starcoder2", "apertus", "arcee"}  # arcee (AFM): ReLU^2 up/down MLP
 # transformers' own default when a config leaves tie_word_embeddings out
 TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "smollm3", "lfm2"}
 MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa", "glm4_moe_lite", "kimi_linear"}
@@ -77,6 +79,7 @@ GQA_TYPES = {
     "phi3",
     "phimoe",
     "phi",
+    "phi-msft",
     "glm",
     "glm4",
     "glm4_moe",
@@ -210,6 +213,8 @@ def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, 
         out.update(layout(cfg, layers))
     else:
         out.update(_ffn(cfg, layers))
+        if kind == "phi-msft":
+            out["intermediate_size"] = mixformer_width(cfg, hidden)
         out.update(layer_mix(cfg, layers))
         out.update(kv_shared_mix(cfg, layers))
     if kind in MIXED_TYPES:
@@ -310,6 +315,11 @@ def cross_attention_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
     """Llama 3.2 Vision: the listed layers attend to the image tokens only; the others keep the text's KV."""
     cross = {i for i in cfg["cross_attention_layers"] if isinstance(i, int) and 0 <= i < layers}
     return {"n_full_attention_layers": layers - len(cross)} if cross else {}
+
+
+def mixformer_width(cfg: dict[str, Any], hidden: int) -> int:
+    """Phi-2's December 2023 config (``phi-msft``): ``n_inner`` null means 4 x ``n_embd``, as its modeling code has it."""
+    return integer(cfg, "n_inner") or 4 * hidden
 
 
 def kv_shared_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:

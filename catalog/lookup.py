@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from catalog.name_defaults import dominant_ids
+from catalog.name_defaults import dominant_ids, lineups_of
 from core import names as N
 from core import rig
 from core.devices import with_memory
@@ -79,6 +79,7 @@ def build_vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
     families = Families(catalog.models)
     dominant = dominant_ids({g.id for g in catalog.gpus})
+    lineups = lineups_of({g.id for g in catalog.gpus})
     return Vocabulary(
         models=tuple(
             VocabEntry(
@@ -99,6 +100,7 @@ def build_vocabulary(catalog: Catalog) -> Vocabulary:
                 chip=getattr(g, "chip", "") or "",
                 dominant=g.id in dominant,
                 gpu_cores=getattr(g, "gpu_cores", None),
+                lineups=lineups.get(g.id, ()),
             )
             for g in catalog.gpus
         ),

@@ -35,6 +35,35 @@ def load_name_defaults(path: Path = RULES_PATH) -> tuple[NameDefault, ...]:
     return tuple(NameDefault(**row) for row in data.get("default", ()))
 
 
+class Lineup(BaseModel):
+    """A product line ("Mac Studio") and the configurations it is sold with now: a bare line name means any."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    ids: tuple[str, ...]
+    why: str
+    source: str
+    as_of: str
+    unverified: bool = False  # the line-up was read from a lead, not the vendor's own page
+
+
+@lru_cache(maxsize=4)
+def load_lineups(path: Path = RULES_PATH) -> tuple[Lineup, ...]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return tuple(Lineup(**row) for row in data.get("lineup", ()))
+
+
+def lineups_of(known: set[str], path: Path = RULES_PATH) -> dict[str, tuple[str, ...]]:
+    """Device id -> the product lines it is a configuration of (ids the catalog lacks are left out)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for line in load_lineups(path):
+        for gid in line.ids:
+            if gid in known:
+                out[gid] = (*out.get(gid, ()), line.name)
+    return out
+
+
 def dominant_ids(known: set[str], path: Path = RULES_PATH) -> frozenset[str]:
     """The picked ids whose rule applies to this catalog (the pick and at least one other are in it)."""
     return frozenset(r.pick for r in load_name_defaults(path) if r.pick in known and known & set(r.others))

@@ -57,6 +57,7 @@ class NameIndex:
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
     dominant: set[str] = field(default_factory=set)  # devices: the variant a bare chip name means
     cores: dict[str, int] = field(default_factory=dict)  # Apple: GPU cores of the bin
+    lineups: dict[str, list[str]] = field(default_factory=dict)  # compact product line -> its configurations
     exact: dict[str, str] = field(default_factory=dict)  # "kind:compact name" -> id, for names typed in full
     primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
@@ -96,6 +97,7 @@ _TABLES = (
     "chip",
     "bare",
     "cores",
+    "lineups",
     "exact",
     "primary",
     "labels",
@@ -151,6 +153,8 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                 idx.dominant.add(entry.id)
             if entry.gpu_cores:
                 idx.cores[entry.id] = entry.gpu_cores
+            for line in entry.lineups:
+                idx.lineups.setdefault(L.compact(line.lower()), []).append(entry.id)
             idx.bare[entry.id] = L.compact(L.MEM_IN_NAME.sub("", entry.names[0].lower())) if entry.names else entry.id
             idx.labels.setdefault(kind, []).append((entry.id, entry.names[0] if entry.names else entry.id))
             for name in (entry.id, *entry.names[:1]):

@@ -38,6 +38,9 @@ def to_match(
     if c.kind == "gpu" and said.memory_gib is None:
         said = _bare_memory(said, [e for e, _ in c.ranking], idx)
     memory = said.memory_gib or memory
+    line = idx.lineups.get("".join(c.span.words)) if c.kind == "gpu" else None
+    if line and not said.numbers:  # "Mac Studio": a product line, sold with several chips and sizes
+        return _lineup_match(line, words, score, memory, idx)
     whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
     exact = idx.exact.get(f"{c.kind}:{L.compact(whole)}") or idx.exact.get(f"{c.kind}:{L.compact(words)}")
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
@@ -170,6 +173,17 @@ def _with_siblings(accepted: list[tuple[str, float]], said: N.Typed, idx: NameIn
         and _agrees("gpu", said, e, idx)
     ]
     return accepted + kin
+
+
+def _lineup_match(line: list[str], words: str, score: float, memory: int | None, idx: NameIndex) -> Match:
+    """Every configuration of a product line, or the one with the memory given ("mac studio 128gb")."""
+    ordered = tuple(sorted(line, key=lambda e: (idx.memory.get(e) or 0.0, line.index(e))))
+    if memory is None:
+        return Match(id=None, text=words, score=score, choices=ordered, ambiguous=True)
+    sized = [e for e in ordered if (m := idx.memory.get(e)) is not None and N.same_memory(memory, m)]
+    if sized:
+        return Match(id=sized[0], text=words, score=score, memory_gib=memory)
+    return Match(id=None, text=words, score=score, suggestions=ordered[:3], ambiguous=True, memory_gib=memory)
 
 
 def _device_match(

@@ -21,6 +21,7 @@ class VocabEntry(Frozen):
     chip: str = ""  # devices: memory variants of one chip share it
     dominant: bool = False  # devices: the variant a bare chip name means (catalog/facts/name_defaults.toml)
     gpu_cores: int | None = None  # Apple: the GPU core count that names the bin ("M4 Max 40-core")
+    lineups: tuple[str, ...] = ()  # devices: product lines sold with this configuration ("Mac Studio")
 
 
 class Vocabulary(Frozen):

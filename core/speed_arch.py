@@ -60,7 +60,8 @@ class ArchProfile:
     # False: flop_per_byte is the basis (Apple, SoCs, Pascal: the listed FP16 figure is not the path
     # llama.cpp takes, or there is none); True: the listed figure, flop_per_byte only as a rough stand-in
     use_listed: bool = True
-    cuda_graphs: bool = True  # False: before Ampere, where ggml-cuda runs without CUDA graphs (see NO_CUDA_GRAPHS)
+    # False: before Ampere, where ggml-cuda runs without CUDA graphs (``NO_CUDA_GRAPHS_LATENCY_FACTOR``)
+    cuda_graphs: bool = True
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.

@@ -160,12 +160,12 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   newer chips reach: mat-vec kernels tuned for sm_75+ warps and caches (Turing decode rows fit without it).
 # IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
 #   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
-# AMD_APU_MATRIX_FACTOR: the prompt-rate share for AMD APUs (Strix Halo, Strix Point, Z1, Rembrandt), apart from
-#   IGPU_MATRIX_FACTOR (NVIDIA's SoCs, Intel's iGPUs), because the power behind the GPU differs by class: Strix
-#   Halo's GPU shares a package budget of up to 120 W (AMD's cTDP range for the Ryzen AI Max+ 395: 45-120 W), while the GB10 (DGX Spark) GPU
-#   draws 15-36 W at ~2.4 GHz during llama-bench (ggml-org/llama.cpp discussion #18254) and throttles on
-#   firmware power limits, and Jetson Orin runs 15-60 W power modes; their matrix rates come from the SoC
-#   sheets' peak (sparse FP4/INT8) figures, which sustained GEMMs do not reach.
+# AMD_APU_MATRIX_FACTOR: the prompt-rate share for AMD APUs (Strix Halo, Strix Point, Z1, Rembrandt), apart
+#   from IGPU_MATRIX_FACTOR (NVIDIA's SoCs, Intel's iGPUs), because the power behind the GPU differs by class:
+#   Strix Halo's GPU shares a package budget of up to 120 W (AMD's cTDP range for the Ryzen AI Max+ 395:
+#   45-120 W), while the GB10 (DGX Spark) GPU draws 15-36 W at ~2.4 GHz during llama-bench (ggml-org/llama.cpp
+#   discussion #18254) and throttles on firmware power limits, and Jetson Orin runs 15-60 W power modes; their
+#   matrix rates come from the SoC sheets' peak (sparse FP4/INT8) figures, which sustained GEMMs do not reach.
 # HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
 #   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
 # MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts

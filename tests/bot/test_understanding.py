@@ -501,3 +501,29 @@ def test_the_ram_of_a_shared_memory_chip_picks_its_size(text: str, gpu: str) -> 
 
 def test_a_ram_size_the_chip_does_not_come_with_still_answers_every_size() -> None:
     kind("variants")(answer("qwen3 8b on a radeon 780m with 48 gb ram"))
+
+
+@pytest.mark.parametrize(
+    ("text", "sizes"),
+    [
+        ("can I run gpt-oss-120b on a Mac Studio?", (36, 48, 64, 96, 128, 256, 512)),  # M4 Max and M3 Ultra
+        ("passt qwen3 32b auf einen mac mini?", (16, 24, 24, 32, 48, 64)),  # M4 and M4 Pro, 24 GB of each
+    ],
+)
+def test_a_product_line_spans_what_it_is_sold_with(text: str, sizes: tuple[int, ...]) -> None:
+    """A Mac Studio is an M4 Max or an M3 Ultra, a Mac mini an M4 or M4 Pro: never another product's chip."""
+    reply = answer(text)
+    assert reply.kind == "variants", (reply.kind, reply.summary[:200])
+    assert tuple(round(s.gpu_memory_gb or 0) for s in reply.subjects) == sizes
+
+
+@pytest.mark.parametrize(
+    ("text", "gpu"),
+    [
+        ("qwen3 32b on a mac studio 128gb", "mac-studio-m4-max-128"),
+        ("passt qwen3 32b auf einen mac mini mit 48 gb?", "mac-mini-m4-pro-48"),
+        ("qwen3 32b on a mac studio with 512gb", "m3-ultra-512"),
+    ],
+)
+def test_a_product_line_with_a_size_is_that_configuration(text: str, gpu: str) -> None:
+    device(gpu)(answer(text))

@@ -267,6 +267,22 @@ def test_llama_vision_cross_attention_layers_keep_no_text_kv() -> None:
     assert model is not None and model.kv_layers == 80
 
 
+def test_exaone_4_32b_keeps_kv_only_in_its_global_layers_and_the_window() -> None:
+    """EXAONE 4.0 32B: 3 sliding (4,096) : 1 global; at 128K its KV is about a quarter of an all-global count."""
+    from core.memory import kv_cache_bytes
+    from core.models import Workload
+
+    g = config_geometry("LGAI-EXAONE/EXAONE-4.0-32B")  # layer_types and "LLLG" agree
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (16, 48, 4096)
+    model = CATALOG.model("exaone-4.0-32b")
+    assert model is not None
+    work = Workload(context=131072)
+    all_global = model.model_copy(update={"n_sliding_layers": 0, "n_full_attention_layers": 64})
+    per_token_layer = 2 * 8 * 128 * 2  # K and V, 8 KV heads x 128, f16
+    window = 4096 + work.n_ubatch  # llama.cpp keeps the window plus one batch
+    assert kv_cache_bytes(all_global, work) - kv_cache_bytes(model, work) == 48 * (131072 - window) * per_token_layer
+
+
 def test_deepseek_v4_compressed_attention_is_read() -> None:
     from core.memory import kv_cache_bytes
     from core.models import Engine, Workload
@@ -284,7 +300,7 @@ def test_deepseek_v4_compressed_attention_is_read() -> None:
     assert kv_cache_bytes(pro, work) == round((1 << 20) * pro.pooled_kv_elements * 2 + window)
     bad = stored_config("deepseek-ai/DeepSeek-V4-Flash") | {"compress_ratios": [4, 128]}
     with pytest.raises(GeometryError, match="compress_ratios"):
-        geometry(bad)
+        checked_geometry(bad)
 
 
 def test_kimi_linear_kda_layers_and_latent_experts_are_read() -> None:
@@ -297,7 +313,7 @@ def test_kimi_linear_kda_layers_and_latent_experts_are_read() -> None:
     bad = stored_config("moonshotai/Kimi-K3")
     bad = bad | {"text_config": bad["text_config"] | {"linear_attn_config": {"kda_layers": [1, 2]}}}
     with pytest.raises(GeometryError, match="linear_attn_config"):
-        geometry(bad)
+        checked_geometry(bad)
 
 
 def test_minimax_m3_dense_and_shared_widths_are_read() -> None:
@@ -378,3 +394,13 @@ def test_gemma_4_small_models_share_kv_and_count_their_per_layer_embeddings() ->
     u = geometry(unshared)
     assert (u["n_full_attention_layers"], u["n_sliding_layers"]) == (7, 28)
     assert config_params(unshared, u) == config_params(narrow, g)  # sharing KV saves cache, not weights
+
+
+def test_phi_2_december_2023_config_is_read() -> None:
+    """model_type phi-msft: n_embd / n_head / n_layer, n_inner null = 4 x hidden, a two-matrix GELU MLP."""
+    g = config_geometry("microsoft/phi-2")
+    assert (g["n_layers"], g["hidden_size"], g["n_heads"], g["head_dim"], g["max_context"]) == (32, 2560, 32, 80, 2048)
+    assert (g["intermediate_size"], g["gated_ffn"], g["native_dtype"]) == (10240, False, "fp16")
+    total, _ = config_params(stored_config("microsoft/phi-2"), g)
+    assert round(total / 1e7) == 278  # the checkpoint's 2.78B
+    assert geometry(stored_config("microsoft/phi-2") | {"n_inner": 8192})["intermediate_size"] == 8192
