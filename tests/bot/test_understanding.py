@@ -506,12 +506,12 @@ def test_a_ram_size_the_chip_does_not_come_with_still_answers_every_size() -> No
 @pytest.mark.parametrize(
     ("text", "sizes"),
     [
-        ("can I run gpt-oss-120b on a Mac Studio?", (36, 48, 64, 96, 128, 256, 512)),  # M4 Max and M3 Ultra
-        ("passt qwen3 32b auf einen mac mini?", (16, 24, 24, 32, 48, 64)),  # M4 and M4 Pro, 24 GB of each
+        ("can I run gpt-oss-120b on a Mac Studio?", (36, 48, 64, 96, 128, 256, 512)),  # M5 Max and M5 Ultra
+        ("passt qwen3 32b auf einen mac mini?", (16, 24, 24, 32, 48, 64)),  # M6 and M5 Pro, 24 GB of each
     ],
 )
 def test_a_product_line_spans_what_it_is_sold_with(text: str, sizes: tuple[int, ...]) -> None:
-    """A Mac Studio is an M4 Max or an M3 Ultra, a Mac mini an M4 or M4 Pro: never another product's chip."""
+    """A Mac Studio is an M5 Max or an M5 Ultra, a Mac mini an M6 or M5 Pro (2026): never another product's chip."""
     reply = answer(text)
     assert reply.kind == "variants", (reply.kind, reply.summary[:200])
     assert tuple(round(s.gpu_memory_gb or 0) for s in reply.subjects) == sizes
@@ -520,9 +520,9 @@ def test_a_product_line_spans_what_it_is_sold_with(text: str, sizes: tuple[int, 
 @pytest.mark.parametrize(
     ("text", "gpu"),
     [
-        ("qwen3 32b on a mac studio 128gb", "mac-studio-m4-max-128"),
-        ("passt qwen3 32b auf einen mac mini mit 48 gb?", "mac-mini-m4-pro-48"),
-        ("qwen3 32b on a mac studio with 512gb", "m3-ultra-512"),
+        ("qwen3 32b on a mac studio 128gb", "m5-max-128"),
+        ("passt qwen3 32b auf einen mac mini mit 48 gb?", "m5-pro-48"),
+        ("qwen3 32b on a mac studio with 512gb", "m5-ultra-512"),
     ],
 )
 def test_a_product_line_with_a_size_is_that_configuration(text: str, gpu: str) -> None:
