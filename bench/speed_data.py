@@ -305,6 +305,13 @@ UNSOURCED_SPECS = frozenset({"arc pro b70"})
 # AMDVLK's end: GPUOpen-Drivers/AMDVLK#405, 2025-09). The product predicts RADV, and the same card differs by
 # up to 3x between the two drivers at long context (kyuz0/amd-r9700-ai-toolboxes), so these rows stay out.
 OTHER_DRIVER_NOTES = ("vulkan_amdvlk",)
+# Rows whose source says the build crashed on the model's default path: a build from the first days of a model's
+# support, not the kernels the product predicts. geerlingguy/ai-benchmarks#21: gpt-oss-20b on Strix Halo under
+# Vulkan, build 6096 (2025-08-07), flash attention segfaulted, so it ran without; the same chip, backend and model
+# run a pp512 three times as fast in build 9187 (kyuz0/amd-strix-halo-toolboxes, 1692 against 564 t/s), where the
+# AMD Vulkan era factor (``AMD_KERNEL_ERA``) accounts for 1.3x. Each such row is its own source, so no held-out
+# fit can learn a first-days factor for it.
+CRASHED_BUILD_NOTES = ("segfault",)
 BACKENDS = {
     "CUDA": Backend.CUDA,
     "Metal": Backend.METAL,
@@ -489,6 +496,8 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
             reason = "model"
         elif label_key(r["gpu"]).startswith(tuple(UNSOURCED_SPECS)):
             reason = "gpu spec without a primary source"
+        elif any(note in r["notes"] for note in CRASHED_BUILD_NOTES):
+            reason = "build that crashed on the model's default path"
         elif any(note in r["notes"] for note in OTHER_DRIVER_NOTES):
             reason = "AMDVLK driver (the product predicts RADV)"
         elif gpu is None:

@@ -30,6 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
 
 from bench.speed_data import BACKENDS, Row
+from core.speed_constants import ROUGH_BAND_WIDEN
+from core.speed_device import device_rates
 
 FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel", "sycl"]
 KERNEL_FAMILIES = [f for f in FAMILIES if f != "vulkan-intel"]  # Vulkan on Intel runs Vulkan's shaders
@@ -147,15 +149,28 @@ def kind_bands(result: dict[str, Any], kind: str, suffix: str) -> tuple[np.ndarr
     return row_bands(result["rows"], result["bands"][f"{kind}_BAND{suffix}"], result["moe_bands"][kind])
 
 
+def rough_rates(rows: list[Row]) -> np.ndarray:
+    """Per row: whether the device's rates are themselves a stand-in (no listed matrix figure, or a proxy
+    backend: ``speed_device.device_rates(...).rough``), for which a card shows the rough band widened by
+    ``ROUGH_BAND_WIDEN`` whatever rows its generation has (``speed.estimate_speed``, level 2)."""
+    return np.array([device_rates(r.gpu).rough for r in rows])
+
+
 def split_bands(result: dict[str, Any], split: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """The band a card shows each row in ``split``: rough for held-out generations, and for held-out
-    sources whose generation is left thin; calibrated otherwise."""
+    sources whose generation is left thin; calibrated otherwise; widened where the device's own rates are
+    rough, as the card widens it."""
     rough_lo, rough_hi = kind_bands(result, kind, "_ROUGH")
-    if split != "loso":
-        return rough_lo, rough_hi
-    lo, hi = kind_bands(result, kind, "")
-    calibrated = loso_calibrated(result["rows"])
-    return np.where(calibrated, lo, rough_lo), np.where(calibrated, hi, rough_hi)
+    lo, hi = rough_lo, rough_hi
+    if split == "loso":
+        cal_lo, cal_hi = kind_bands(result, kind, "")
+        calibrated = loso_calibrated(result["rows"])
+        lo, hi = np.where(calibrated, cal_lo, rough_lo), np.where(calibrated, cal_hi, rough_hi)
+    widen = rough_rates(result["rows"])
+    return (
+        np.where(widen, rough_lo**ROUGH_BAND_WIDEN, lo),
+        np.where(widen, rough_hi**ROUGH_BAND_WIDEN, hi),
+    )
 
 
 def stats(resid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:

@@ -19,88 +19,88 @@ from core.models import Backend
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
     "cuda": 0.8805,
-    "rocm": 0.9183,
-    "metal": 0.8607,
-    "vulkan": 0.9516,
-    "vulkan-intel": 0.5815,
-    "sycl": 0.6938,
+    "rocm": 0.9081,
+    "metal": 0.8622,
+    "vulkan": 0.9517,
+    "vulkan-intel": 0.5779,
+    "sycl": 0.6934,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5513,
-    "rocm": 0.3934,
-    "metal": 0.8204,
-    "vulkan": 0.3946,
-    "sycl": 0.4041,
+    "cuda": 0.5525,
+    "rocm": 0.3943,
+    "metal": 0.8221,
+    "vulkan": 0.3961,
+    "sycl": 0.4014,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 97510.0,
-    "rocm": 280500.0,
-    "metal": 178500.0,
-    "vulkan": 185500.0,
-    "vulkan-intel": 298200.0,
+    "cuda": 96880.0,
+    "rocm": 272000.0,
+    "metal": 178800.0,
+    "vulkan": 183500.0,
+    "vulkan-intel": 286900.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5517,
-    "rocm": 0.3409,
-    "metal": 0.5296,
-    "vulkan": 0.3065,
-    "sycl": 0.4212,
+    "cuda": 0.5518,
+    "rocm": 0.34,
+    "metal": 0.5294,
+    "vulkan": 0.2947,
+    "sycl": 0.4208,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 62.12,
-    "rocm": 12.64,
-    "metal": 12.29,
-    "vulkan": 24.02,
+    "cuda": 61.13,
+    "rocm": 12.31,
+    "metal": 11.8,
+    "vulkan": 20.6,
     "sycl": 16.0,
 }
 CONSUMER_CLOCK_FACTOR = 1.183
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7038
-PRE_AMPERE_MATRIX_FACTOR = 0.6171
-IGPU_BANDWIDTH_FACTOR = 0.9488
-IGPU_MATRIX_FACTOR = 0.5959
-AMD_APU_MATRIX_FACTOR = 0.8574
-HBM_BANDWIDTH_FACTOR = 0.7134
-MOE_EXPERT_EXTRA = 0.07544
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9649, "q4_0": 0.9887, "k": 1.024, "mxfp4": 1.023}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.095, "q4_0": 1.043, "k": 1.482, "mxfp4": 1.336}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.689
-LAYER_SPLIT_HOP_S = 0.0002207
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7051
+PRE_AMPERE_MATRIX_FACTOR = 0.6172
+IGPU_BANDWIDTH_FACTOR = 0.9475
+IGPU_MATRIX_FACTOR = 0.5964
+AMD_APU_MATRIX_FACTOR = 0.8598
+HBM_BANDWIDTH_FACTOR = 0.7126
+MOE_EXPERT_EXTRA = 0.08232
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.965, "q4_0": 0.991, "k": 1.023, "mxfp4": 1.008}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.046, "k": 1.473, "mxfp4": 1.35}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.11
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.696
+LAYER_SPLIT_HOP_S = 0.000228
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.876, 1.232),
-    "rocm": (0.838, 1.232),
-    "metal": (0.876, 1.266),
-    "vulkan": (0.789, 1.298),
-    "vulkan-intel": (0.876, 1.232),
-    "sycl": (0.876, 1.232),
+    "cuda": (0.879, 1.199),
+    "rocm": (0.83, 1.199),
+    "metal": (0.879, 1.265),
+    "vulkan": (0.827, 1.2),
+    "vulkan-intel": (0.879, 1.199),
+    "sycl": (0.879, 1.199),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.747, 1.436),
-    "rocm": (0.741, 1.436),
-    "metal": (0.747, 1.436),
-    "vulkan": (0.696, 1.436),
-    "vulkan-intel": (0.579, 2.329),
-    "sycl": (0.747, 1.436),
+    "cuda": (0.747, 1.397),
+    "rocm": (0.724, 1.397),
+    "metal": (0.747, 1.397),
+    "vulkan": (0.683, 1.397),
+    "vulkan-intel": (0.579, 2.333),
+    "sycl": (0.747, 1.397),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.822, 1.359),
-    "rocm": (0.458, 1.359),
-    "metal": (0.822, 1.359),
-    "vulkan": (0.612, 2.029),
-    "vulkan-intel": (0.822, 1.359),
-    "sycl": (0.822, 1.359),
+    "cuda": (0.822, 1.312),
+    "rocm": (0.458, 1.312),
+    "metal": (0.822, 1.312),
+    "vulkan": (0.809, 2.013),
+    "vulkan-intel": (0.822, 1.312),
+    "sycl": (0.822, 1.312),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.607, 1.617),
-    "rocm": (0.458, 1.829),
-    "metal": (0.607, 1.617),
-    "vulkan": (0.544, 2.029),
-    "vulkan-intel": (0.231, 1.617),
-    "sycl": (0.607, 1.617),
+    "cuda": (0.603, 1.58),
+    "rocm": (0.458, 1.827),
+    "metal": (0.603, 1.58),
+    "vulkan": (0.58, 2.013),
+    "vulkan-intel": (0.231, 1.58),
+    "sycl": (0.603, 1.58),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.749, 1.207)
-MOE_PREFILL_BAND: tuple[float, float] = (0.647, 1.638)
+MOE_DECODE_BAND: tuple[float, float] = (0.731, 1.208)
+MOE_PREFILL_BAND: tuple[float, float] = (0.675, 1.596)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
