@@ -217,7 +217,10 @@ def replace_name(text: str, phrase: str, new: str) -> str:
     """The question with one name replaced (the first occurrence, compared without case and spacing);
     mention syntax never travels into a button."""
     text = " ".join(_MENTION.sub(" ", text).split())
-    pattern = re.compile(r"\s*".join(re.escape(part) for part in _NAME.split(phrase.strip())), re.IGNORECASE)
+    body = r"\s*".join(re.escape(part) for part in _NAME.split(phrase.strip()))
+    vendor = new.split("-")[0]  # "arc 140v" -> "arc-140v-16", not "arc arc-140v-16"
+    prefix = rf"(?:\b{re.escape(vendor)}\s+)?" if "-" in new and vendor.isalpha() else ""
+    pattern = re.compile(prefix + body, re.IGNORECASE)
     replaced, n = pattern.subn(new, text, count=1)
     return replaced if n else f"{text} {new}"
 

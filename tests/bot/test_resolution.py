@@ -548,3 +548,9 @@ def test_an_unknown_model_from_the_offline_index_says_so() -> None:
     s = subject(reply)
     assert s.model_id == "HuggingFaceH4/zephyr-7b-beta" and 6.5 < s.total_params_b < 7.8
     assert [n.code for n in s.notes] == ["index_only"] and "offline" in reply.summary.lower()
+
+
+def test_a_size_button_names_the_device_once() -> None:
+    """ "arc 140v" becomes "arc-140v-16" in the button, not "arc arc-140v-16"."""
+    reply = answer("qwen3 8b on arc 140v")
+    assert reply.actions and all(a.query.startswith("qwen3 8b on arc-140v-") for a in reply.actions), reply.actions
