@@ -4,7 +4,7 @@
 
 * ``envfile``: each shipped ``deploy/*.env``, loaded as systemd's ``EnvironmentFile=`` (over the
   unit's ``Environment=``), compose's ``env_file`` and ``docker run --env-file`` (over the image's
-  ``ENV``) read it (``fitbot_fakes/env_loaders.py``), empty values included, plus a token: the
+  ``ENV``) read it (``fitbot_fakes/settings_loaders.py``), empty values included, plus a token: the
   production ``fitbot run`` against the fake Bot API. Seconds to the first answer, exit code and
   seconds after SIGTERM. The example file used to stop the bot ("invalid settings: DISCORD_SHARDS").
 * ``health``: ``fitbot health`` on a missing directory, an empty one, a regular file, another
@@ -13,7 +13,7 @@
 * ``unwritable``: ``fitbot run`` on a data directory it cannot create: exit code, seconds, the message.
 
 ``--quick`` loads the env files as systemd only. Prints figures; asserts nothing (the CI-sized
-checks are tests/test_deploy_env.py and tests/bot/test_datadir.py).
+checks are tests/test_deploy_settings_file.py and tests/bot/test_datadir.py).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SCENARIOS = ("envfile", "health", "unwritable")
 
 def loaded_env(kind: str, path: Path, base_url: str, data: Path) -> dict[str, str]:
     """The host's environment without FitBot's variables, what ``kind`` loads from ``path``, a token."""
-    from fitbot_fakes.env_loaders import LOADED
+    from fitbot_fakes.settings_loaders import LOADED
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FITBOT_", "TELEGRAM_", "DISCORD_", "HF_"))}
     env.update({k: v for k, v in LOADED[kind](path).items() if k != "PATH"})  # the image's PATH names its venv
@@ -51,7 +51,7 @@ def loaded_env(kind: str, path: Path, base_url: str, data: Path) -> dict[str, st
 
 
 async def envfile(work: Path, template: Path, kinds: list[str]) -> list[str]:
-    from fitbot_fakes.env_loaders import ENV_FILES
+    from fitbot_fakes.settings_loaders import ENV_FILES
     from fitbot_fakes.telegram_api import FakeTelegramAPI
 
     lines = []

@@ -1,5 +1,5 @@
 """The shipped env files work as systemd's EnvironmentFile=, compose's env_file and ``docker run --env-file``
-read them (fitbot_fakes/env_loaders.py): empty values included, the data directory the unit and the image agree on,
+read them (fitbot_fakes/settings_loaders.py): empty values included, the data directory the unit and the image agree on,
 and ``fitbot run`` starts with each."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from bot.app.settings import Settings
 from fitbot_fakes import fixtures
-from fitbot_fakes.env_loaders import (
+from fitbot_fakes.settings_loaders import (
     ENV_FILES,
     LOADERS,
     compose_env_file,
