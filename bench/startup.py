@@ -42,6 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.answer_latency import QUESTIONS  # noqa: E402  (after the path: run as a script)
+
 ESTIMATE = ["estimate", "--model", "llama-3.1-8b-instruct", "--quant", "Q4_K_M", "--gpu", "rtx 4090"]
 ASK = ["ask", "can I run llama 3.1 8b instruct q4_k_m on an rtx 4090?"]
 RIDGEPOINT = [
@@ -69,25 +73,9 @@ TARGETS = {
     "first /gpus": "< 25 ms",
     "first ask p50": "< 3 ms",
 }
-# Real-world questions of every card kind, none asked before in the process (bench/answer_latency.py's)
-FIRST_ASKS = [
-    "/fit glm-4.5-air rtx 5090 32k",
-    "/fit qwen3-32b 2x3090 q4_k_m 16k kv q8",
-    "can I run gpt-oss-120b on a mac studio with 128gb?",
-    "passt GLM 4.5 Air auf meine 4090 mit 64 GB RAM?",
-    "wie schnell ist llama 3.3 70b auf zwei 3090?",
-    "can I run llama 3.1 8b on a 4060 ti 16gb?",
-    "deepseek r1 on 8x h200",
-    "/fit qwen3-30b-a3b rtx 3090 128k",
-    "/fit mixtral 8x7b 2x 4090",
-    "passt gemma 3 27b auf eine 7900 xtx?",
-    "/quant qwen3-32b 4090",
-    "cheapest cloud for deepseek r1",
-    "/finetune llama-3.1-8b-instruct 4090",
-    "/tco qwen3-32b rtx 5090",
-    "/cloud qwen3-32b",
-    "/speed llama-3.3-70b-instruct 2x 3090",
-]
+# Real-world questions of every card kind (bench/answer_latency.py's), none asked before in the process; /models and
+# /gpus are timed on their own, /help answers from a template
+FIRST_ASKS = [q for q in QUESTIONS if q not in ("/models rtx 3090", "/gpus llama-3.1-8b-instruct", "/help")]
 
 # Run in a fresh interpreter inside a tree: start-up as a bot has it (catalog, Service, the warm-ups an
 # adapter starts), then the first fit answer and its chart. Works on trees without the warm-ups too.

@@ -8,7 +8,6 @@ back ends the answer with ``AskBack`` (the card that asks).
 
 from __future__ import annotations
 
-import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
@@ -139,9 +138,7 @@ class Answers:
             # no hardware named or saved: the card names the smallest setups instead of asking
             return self._about(self._finetune(model, None, 0, ask), ask, model)
         if variants.spans(q):  # "M3 Max" with 36-128 GB and none usual: every size in one card
-            if (sized := variants.sized_by_ram(self, q)) is None:
-                return variants.span_card(self, model, ask)
-            ask, q = dataclasses.replace(ask, query=sized), sized
+            return variants.span_card(self, model, ask)
         if q.rig:  # "4090 + 3090": one machine; the card shows what each card holds
             hw, count = rigs.device(self, ask, model)
             return rigs.placement(self, self._on(ask, model, hw, count), model, hw, ask)

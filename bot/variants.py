@@ -35,18 +35,6 @@ def spans(q: Query) -> bool:
     )
 
 
-def sized_by_ram(answers: Answering, q: Query) -> Query | None:
-    """ "780M with 64 GB RAM": the size the RAM names, for a chip whose memory is the system's (an iGPU, a Mac);
-    None when no size of it has that much."""
-    assert q.gpu is not None
-    if q.ram_gb is None:
-        return None
-    for gpu in variants(answers, q):
-        if gpu.unified_memory and round(gpu.memory_bytes / GIB) == round(q.ram_gb):
-            return q.model_copy(update={"gpu": q.gpu.model_copy(update={"id": gpu.id, "choices": ()})})
-    return None
-
-
 def variants(answers: Answering, q: Query) -> list[GpuSpec]:
     """One device per memory size and speed (a MacBook and a Studio with the same chip and memory are one row;
     a Mac mini's M4 and M4 Pro with 24 GB are two)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import tomllib
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,10 +30,13 @@ class NameDefault(BaseModel):
 
 
 @lru_cache(maxsize=4)
+def _rules(path: Path) -> dict[str, Any]:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
 def load_name_defaults(path: Path = RULES_PATH) -> tuple[NameDefault, ...]:
     """Every rule of the file; a rule must name its source."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return tuple(NameDefault(**row) for row in data.get("default", ()))
+    return tuple(NameDefault(**row) for row in _rules(path).get("default", ()))
 
 
 class Lineup(BaseModel):
@@ -48,10 +52,8 @@ class Lineup(BaseModel):
     unverified: bool = False  # the line-up was read from a lead, not the vendor's own page
 
 
-@lru_cache(maxsize=4)
 def load_lineups(path: Path = RULES_PATH) -> tuple[Lineup, ...]:
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    return tuple(Lineup(**row) for row in data.get("lineup", ()))
+    return tuple(Lineup(**row) for row in _rules(path).get("lineup", ()))
 
 
 def lineups_of(known: set[str], path: Path = RULES_PATH) -> dict[str, tuple[str, ...]]:

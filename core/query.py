@@ -28,6 +28,7 @@ from core.query_resolve import (
     is_ram,
     join_split_name,
     joined_text,
+    sized_by_ram,
     to_match,
 )
 from core.query_specs import read_specs
@@ -146,6 +147,9 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     elif isinstance(g, Match) and g.id and g.assumed and isinstance(loose, float) and is_ram(loose, g.id, idx):
         fields["gpu"] = g.model_copy(update={"memory_gib": None, "assumed": False})
         found.setdefault("ram_gb", loose)  # "4090 with 64 GB": far more than any 4090 has, so the machine's RAM
+    ram = found.get("ram_gb")
+    if isinstance(g, Match) and g.id is None and isinstance(ram, float) and (sized := sized_by_ram(g, ram, idx)):
+        fields["gpu"] = g.model_copy(update={"id": sized, "choices": (), "ambiguous": False})
     if intent is not Intent.COMPARE and _listed(chosen, toks, L.same_cards(full_low), GPU_SLOTS):
         fields["rig"] = True  # "4090 + 3090": two cards in one box, not a comparison
     fields.update({k: v for k, v in found.items() if k in Query.model_fields})

@@ -226,6 +226,15 @@ def _device_match(
     return Match(id=best, text=words, score=score)
 
 
+def sized_by_ram(match: Match, gb: float, idx: NameIndex) -> str | None:
+    """ "780M with 64 GB RAM": on a chip whose memory is the system's (an iGPU, a Mac), the RAM given is the size
+    meant; None when the chip comes with no such size."""
+    for entry in match.choices:
+        if idx.groups.get(entry, "") in L.UNIFIED_GROUPS and N.same_memory(gb, idx.memory.get(entry) or 0.0):
+            return entry
+    return None
+
+
 def is_ram(gb: float, gpu_id: str, idx: NameIndex) -> bool:
     """A GB figure next to a discrete card that is far above its memory is the machine's RAM."""
     memory = idx.memory.get(gpu_id) or 0.0
