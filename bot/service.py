@@ -27,8 +27,7 @@ from bot.prefs import Preferences
 from bot.reply import Reply
 from bot.usage import UsageLog
 from bot.user import User
-from catalog.hf_index import load_hf_index
-from catalog.index_lookup import find_in_index
+from catalog.index_lookup import find_in_index, searchable_rows
 from core.estimate import EstimateError
 from core.models import Catalog, Engine, KvCacheType
 from core.notes import Note
@@ -48,8 +47,10 @@ ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
 # one card of each kind a question gets (not the list scans /gpus and /models), about a model and a
 # device that no bench asks about first
-WARM_UP_QUESTIONS = tuple(
-    f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")
+WARM_UP_QUESTIONS = (
+    *(f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")),
+    "/models rtx 3060 12gb",
+    "/gpus qwen3-14b",
 )
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
@@ -109,7 +110,7 @@ class Service:
 
     def _warm_up(self) -> None:
         preload_locales()
-        load_hf_index()  # read on the first name the catalog lacks, or that it holds only with a version
+        searchable_rows()  # the offline index, read on the first name the catalog lacks or holds only with a version
         for text in WARM_UP_QUESTIONS:
             for lang in ("en", "de"):
                 self.answers.dispatch(self.answers.parse(text), lang, User(), text)

@@ -37,7 +37,13 @@ def find_in_index(phrase: str) -> tuple[HfIndexRow, ModelSpec | None] | None:
 @lru_cache(maxsize=256)
 def _rows_with(word: str) -> tuple[HfIndexRow, ...]:
     key = word.lower()
-    return tuple(r for r in load_hf_index() if key in r.repo.lower().replace("-", "").replace("_", ""))
+    return tuple(row for name, row in searchable_rows() if key in name)
+
+
+@lru_cache(maxsize=1)
+def searchable_rows() -> tuple[tuple[str, HfIndexRow], ...]:
+    """Every row with its repo name as a word is compared: lower case, without "-" and "_"."""
+    return tuple((r.repo.lower().replace("-", "").replace("_", ""), r) for r in load_hf_index())
 
 
 def _spec(row: HfIndexRow, shape: HfIndexRow) -> ModelSpec | None:
