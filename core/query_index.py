@@ -33,13 +33,16 @@ MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a
 
 
 class Alias(NamedTuple):  # a tuple: every start reads thousands of them back (``index_from_data``)
-    entry: str
+    """One way of writing names, shared by every entry written so (an id and a display name often
+    read the same): a span is scored once per alias, not once per entry and name."""
+
     kind: str  # model, gpu, not
     words: tuple[str, ...]
     compact: str
     nums: tuple[str, ...]
     has_size: bool
     memory: int | None
+    entries: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -108,7 +111,7 @@ _TABLES = (
 def index_data(idx: NameIndex) -> dict[str, Any]:
     """The index as plain data; ``index_from_data`` reads it back into an equal index."""
     data: dict[str, Any] = {name: getattr(idx, name) for name in _TABLES}
-    data["aliases"] = [(a.entry, a.kind, a.words, a.compact, a.nums, a.has_size, a.memory) for a in idx.aliases]
+    data["aliases"] = [tuple(a) for a in idx.aliases]
     data["keys"] = {k: sorted(v) for k, v in idx.keys.items()}
     data["words"] = idx.words
     data["dominant"] = sorted(idx.dominant)
@@ -125,7 +128,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
     idx.params = {k: (v[0], v[1]) for k, v in idx.params.items()}
     idx.labels = {k: [(a, b) for a, b in v] for k, v in idx.labels.items()}
     idx.spelled = {k: [(a, b) for a, b in v] for k, v in idx.spelled.items()}
-    idx.aliases = [Alias(e, k, tuple(w), c, tuple(n), s, m) for e, k, w, c, n, s, m in data["aliases"]]
+    idx.aliases = [Alias(k, tuple(w), c, tuple(n), s, m, tuple(e)) for k, w, c, n, s, m, e in data["aliases"]]
     idx.keys = {k: set(v) for k, v in data["keys"].items()}
     idx.words = data["words"]
     idx.dominant = set(data["dominant"])
@@ -139,6 +142,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
 def build_index(vocab: Vocabulary) -> NameIndex:
     """Normalises every alias and maps its tokens back to it."""
     idx = NameIndex()
+    shared: dict[tuple[object, ...], int] = {}  # an alias without its entries -> its position
     for kind, entries in (("model", vocab.models), ("gpu", vocab.gpus), ("not", vocab.not_devices)):
         for entry in entries:
             idx.groups[entry.id] = entry.group.lower()
@@ -164,7 +168,7 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                 idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
-                    _add_alias(idx, alias)
+                    _add_alias(idx, alias, shared)
     idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
     idx.quants = {L.compact(q): q for q in vocab.quants}
     return idx
@@ -179,12 +183,20 @@ def _make_alias(entry: VocabEntry, kind: str, name: str) -> Alias:
     mems = [t.value for t in toks if t.kind == "mem"]
     memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
     has_size = any(L.SIZE.fullmatch(n) for n in nums)
-    return Alias(entry.id, kind, words, "".join(words), nums, has_size, memory)
+    return Alias(kind, words, "".join(words), nums, has_size, memory, (entry.id,))
 
 
-def _add_alias(idx: NameIndex, alias: Alias) -> None:
-    """Registers an alias under its words, word pairs, numbers and memory size."""
-    pos = len(idx.aliases)
+def _add_alias(idx: NameIndex, alias: Alias, shared: dict[tuple[object, ...], int]) -> None:
+    """Registers an alias under its words, word pairs, numbers and memory size (or adds its entry to
+    the alias written the same way)."""
+    form = alias[:-1]
+    pos = shared.get(form)
+    if pos is not None:
+        known = idx.aliases[pos]
+        if alias.entries[0] not in known.entries:
+            idx.aliases[pos] = known._replace(entries=known.entries + alias.entries)
+        return
+    pos = shared[form] = len(idx.aliases)
     idx.aliases.append(alias)
     keys = set(alias.words) | set(alias.nums)
     keys |= {a + b for a, b in pairwise(alias.words)}
@@ -400,8 +412,9 @@ def _rank_uncached(
             continue
         s = _score(span, alias, memo)
         per_kind = best.setdefault(alias.kind, {})
-        if s > per_kind.get(alias.entry, -1e9):
-            per_kind[alias.entry] = s
+        for entry in alias.entries:
+            if s > per_kind.get(entry, -1e9):
+                per_kind[entry] = s
     out = []
     for kind, scores in best.items():
         # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
