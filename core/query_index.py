@@ -218,10 +218,10 @@ class _Span:
     words: tuple[str, ...]
     nums: tuple[str, ...]
     mems: tuple[int, ...]
+    compact: str = ""  # the words run together
 
-    @property
-    def compact(self) -> str:
-        return "".join(self.words)
+    def __post_init__(self) -> None:
+        self.compact = "".join(self.words)
 
 
 def _ratio(a: str, b: str, memo: dict[tuple[str, str], float]) -> float:
@@ -240,9 +240,12 @@ def _word_sim(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> 
         return 100.0 - 25.0 * len(aw)
     if not aw:
         return max(0.0, 100.0 - 35.0 * len(qw))
-    q_cov = sum(max(_ratio(q, a, memo) for a in aw) for q in qw) / len(qw)
+    # sims[j][i]: span word j against alias word i (the ratio is symmetric: one call per pair)
+    sims = [[_ratio(q, a, memo) for a in aw] for q in qw]
+    q_cov = sum(max(row) for row in sims) / len(qw)
+    best = sims[0] if len(qw) == 1 else [max(col) for col in zip(*sims, strict=True)]
     a_len = sum(len(a) for a in aw)
-    a_cov = sum(len(a) * max(_ratio(a, q, memo) for q in qw) for a in aw) / a_len
+    a_cov = sum(len(a) * b for a, b in zip(aw, best, strict=True)) / a_len
     return max(fuzz.ratio(span.compact, alias.compact), 0.7 * q_cov + 0.3 * a_cov)
 
 
@@ -278,14 +281,6 @@ def _num_score(span: _Span, alias: Alias) -> float:
 def _version_prefix(t: str, a: str) -> bool:
     """Says whether ``t`` is a version written short ("3" for "3.1", stored as "31")."""
     return len(a) == len(t) + 1 and a.startswith(t) and t.isdecimal() and a.isdecimal()
-
-
-def _score(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> float:
-    """Similarity of a span of the user's tokens and one alias, roughly 0–100."""
-    num = _num_score(span, alias)
-    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
-        return num + 100.0
-    return min(100.0, _word_sim(span, alias, memo) + num)
 
 
 # --- finding names -----------------------------------------------------------------------
@@ -406,11 +401,24 @@ def _rank_uncached(
     best: dict[str, dict[str, float]] = {}
     # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
     model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+    # aliases sharing their numbers or their words share those parts of the score ("qwen3 8b", "qwen3 14b")
+    by_nums: dict[tuple[object, ...], float] = {}
+    by_words: dict[tuple[str, ...], float] = {}
     for pos in pool:
         alias = idx.aliases[pos]
-        if alias.kind == "model" and not model_ok:
+        is_model = alias.kind == "model"
+        if is_model and not model_ok:
             continue
-        s = _score(span, alias, memo)
+        num = by_nums.get(key := (alias.nums, alias.memory, is_model))
+        if num is None:
+            num = by_nums[key] = _num_score(span, alias)
+        if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
+            s = num + 100.0
+        else:
+            words = by_words.get(alias.words)
+            if words is None:
+                words = by_words[alias.words] = _word_sim(span, alias, memo)
+            s = min(100.0, words + num)
         per_kind = best.setdefault(alias.kind, {})
         for entry in alias.entries:
             if s > per_kind.get(entry, -1e9):
