@@ -346,7 +346,7 @@ def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
     """Scores every span of every run; one candidate per span and kind, best first."""
     seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
-    memo: dict[tuple[str, str], float] = {}
+    memo = _Memo()
     cands: list[Candidate] = []
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         for a in range(len(run)):
@@ -383,7 +383,16 @@ RANKING_CACHE = 4096
 RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
-def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str], float]) -> list[Candidate]:
+@dataclass(slots=True)
+class _Memo:
+    """What the spans of one question share: word ratios, and the word and number parts of scores."""
+
+    ratios: dict[tuple[str, str], float] = field(default_factory=dict)
+    words: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
+    nums: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
+
+
+def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Candidate]:
     """Ranks the entries of each kind for one span (memoised: the result depends on the span's
     contents and the pool only, not on where the span stands in the text)."""
     key = (span.words, span.nums, span.mems, frozenset(pool))
@@ -395,15 +404,14 @@ def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str
     return [Candidate(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
 
 
-def _rank_uncached(
-    span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str], float]
-) -> list[tuple[str, list[tuple[str, float]]]]:
+def _rank_uncached(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[tuple[str, list[tuple[str, float]]]]:
     best: dict[str, dict[str, float]] = {}
     # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
     model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
-    # aliases sharing their numbers or their words share those parts of the score ("qwen3 8b", "qwen3 14b")
-    by_nums: dict[tuple[object, ...], float] = {}
-    by_words: dict[tuple[str, ...], float] = {}
+    # aliases sharing their numbers or their words share those parts of the score ("qwen3 8b", "qwen3 14b"),
+    # and so do spans ("qwen" and "qwen 3" have the same words)
+    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
+    by_words = memo.words.setdefault(span.words, {})
     for pos in pool:
         alias = idx.aliases[pos]
         is_model = alias.kind == "model"
@@ -417,7 +425,7 @@ def _rank_uncached(
         else:
             words = by_words.get(alias.words)
             if words is None:
-                words = by_words[alias.words] = _word_sim(span, alias, memo)
+                words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)
             s = min(100.0, words + num)
         per_kind = best.setdefault(alias.kind, {})
         for entry in alias.entries:
