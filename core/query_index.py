@@ -65,9 +65,9 @@ class NameIndex:
     primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
     spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
-    rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
+    rankings: OrderedDict[tuple[object, ...], _Ranked] = field(
         default_factory=OrderedDict
-    )  # span contents + candidate pool -> ranking per kind (names recur in chats)
+    )  # span contents + candidate pool -> what they rank (names recur in chats)
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, NameIndex]] = OrderedDict()
@@ -273,9 +273,11 @@ def _num_score(span: _Span, alias: Alias) -> float:
                 score -= 30.0
     for m in span.mems:
         score += 10.0 if m == alias.memory else -30.0
-    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one
-    miss = 25.0 if alias.kind != "model" else 10.0
-    return score - sum(max(miss, 20.0) if L.SHORT_ID.fullmatch(a) else miss for a in left)
+    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one, but not an
+    # identifier ("r1", "k2"): every part is a whole number, so the sum is exact in any order
+    if alias.kind != "model":
+        return score - 25.0 * len(left)
+    return score - sum(20.0 if L.SHORT_ID.fullmatch(a) else 10.0 for a in left)
 
 
 def _version_prefix(t: str, a: str) -> bool:
@@ -291,7 +293,15 @@ class Candidate:
     score: float
     span: _Span
     kind: str
-    ranking: list[tuple[str, float]]
+    ranked: _Ranked
+    idx: NameIndex
+    memo: _Memo
+
+    @property
+    def ranking(self) -> list[tuple[str, float]]:
+        """The entries of this kind the span's words rank, best first (worked out when first asked for:
+        most spans lose to a longer or better one and need only their best score)."""
+        return self.ranked.ranking(self.kind, self.idx, self.memo)
 
 
 def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, set[int]]:
@@ -393,25 +403,53 @@ class _Memo:
 
 
 def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Candidate]:
-    """Ranks the entries of each kind for one span (memoised: the result depends on the span's
+    """The best score of each kind for one span (memoised: the result depends on the span's
     contents and the pool only, not on where the span stands in the text)."""
     key = (span.words, span.nums, span.mems, frozenset(pool))
-    cached = idx.rankings.get(key)
-    if cached is None:
-        cached = idx.rankings[key] = _rank_uncached(span, pool, idx, memo)
+    ranked = idx.rankings.get(key)
+    if ranked is None:
+        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, pool, idx, memo))
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
-    return [Candidate(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
+    return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]
 
 
-def _rank_uncached(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[tuple[str, list[tuple[str, float]]]]:
-    best: dict[str, dict[str, float]] = {}
-    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
-    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
-    # aliases sharing their numbers or their words share those parts of the score ("qwen3 8b", "qwen3 14b"),
-    # and so do spans ("qwen" and "qwen 3" have the same words)
+def _model_ok(span: _Span) -> bool:
+    """A model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model."""
+    return bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+
+
+def _num_part(span: _Span, alias: Alias, memo: _Memo) -> float:
+    """``_num_score``, shared by aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and by spans with the
+    same numbers."""
     by_nums = memo.nums.setdefault((span.nums, span.mems), {})
+    num = by_nums.get(key := (alias.nums, alias.memory, alias.kind == "model"))
+    if num is None:
+        num = by_nums[key] = _num_score(span, alias)
+    return num
+
+
+def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
+    """Similarity of a span and one alias, roughly 0–100, given the alias's ``_num_part``; the word part is
+    shared by aliases with the same words and by spans with the same words ("qwen" and "qwen 3")."""
+    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
+        return num + 100.0
     by_words = memo.words.setdefault(span.words, {})
+    words = by_words.get(alias.words)
+    if words is None:
+        words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)
+    return min(100.0, words + num)
+
+
+def _bests(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> dict[str, float]:
+    """The best score of each kind that reaches SUGGEST_MIN, kinds in the order the pool holds them.
+
+    The words can add at most 100, so an alias whose numbers leave no more than a kind's best so far is
+    skipped: aliases are scored in that bound's order, highest first."""
+    model_ok = _model_ok(span)
+    best: dict[str, float] = {}
+    todo: list[tuple[float, int, float]] = []
+    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
     for pos in pool:
         alias = idx.aliases[pos]
         is_model = alias.kind == "model"
@@ -420,24 +458,46 @@ def _rank_uncached(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> 
         num = by_nums.get(key := (alias.nums, alias.memory, is_model))
         if num is None:
             num = by_nums[key] = _num_score(span, alias)
-        if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
-            s = num + 100.0
-        else:
-            words = by_words.get(alias.words)
-            if words is None:
-                words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)
-            s = min(100.0, words + num)
-        per_kind = best.setdefault(alias.kind, {})
+        if alias.kind not in best:
+            best[alias.kind] = -1e9
+        todo.append((-min(100.0, num + 100.0), pos, num))
+    todo.sort()
+    for bound, pos, num in todo:
+        alias = idx.aliases[pos]
+        if -bound > best[alias.kind]:
+            best[alias.kind] = max(best[alias.kind], _score(span, alias, num, memo))
+    return {kind: score for kind, score in best.items() if score >= SUGGEST_MIN}
+
+
+@dataclass(slots=True)
+class _Ranked:
+    """What one span's contents rank: the best score of each kind, and each kind's ranking once asked for."""
+
+    span: _Span
+    pool: frozenset[int]
+    best: dict[str, float]
+    rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+
+    def ranking(self, kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
+        ranking = self.rankings.get(kind)
+        if ranking is None:
+            ranking = self.rankings[kind] = _ranking(self.span, self.pool, kind, idx, memo)
+        return ranking
+
+
+def _ranking(span: _Span, pool: frozenset[int], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
+    """The entries of one kind, best first: an entry scores its best alias."""
+    scores: dict[str, float] = {}
+    for pos in pool:
+        alias = idx.aliases[pos]
+        if alias.kind != kind:
+            continue
+        s = _score(span, alias, _num_part(span, alias, memo), memo)
         for entry in alias.entries:
-            if s > per_kind.get(entry, -1e9):
-                per_kind[entry] = s
-    out = []
-    for kind, scores in best.items():
-        # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
-        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
-        if ranking[0][1] >= SUGGEST_MIN:
-            out.append((kind, ranking))
-    return out
+            if s > scores.get(entry, -1e9):
+                scores[entry] = s
+    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
 
 
 def select_names(cands: list[Candidate]) -> dict[str, Candidate]:
