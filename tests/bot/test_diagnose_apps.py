@@ -12,7 +12,7 @@ import pytest
 from telegram.ext import Application
 
 from bot.adapters.telegram_bot import build_application, serve
-from bot.answer_diagnose import is_paste
+from bot.special_questions import is_paste
 from bot.app.cli import main
 from bot.render.discord_embed import to_discord
 from bot.render.telegram_html import to_telegram
