@@ -42,6 +42,7 @@ class Alias(NamedTuple):  # a tuple: every start reads thousands of them back (`
     nums: tuple[str, ...]
     has_size: bool
     memory: int | None
+    unmatched: float  # what its numbers score against a span that states none (``_num_score``)
     entries: tuple[str, ...]
 
 
@@ -57,6 +58,7 @@ class NameIndex:
     params: dict[str, tuple[float, float]] = field(default_factory=dict)  # models: total, active (billions)
     laptop: dict[str, bool] = field(default_factory=dict)
     chip: dict[str, str] = field(default_factory=dict)
+    by_chip: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # chip -> (place in ``chip``, entry)
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
     dominant: set[str] = field(default_factory=set)  # devices: the variant a bare chip name means
     cores: dict[str, int] = field(default_factory=dict)  # Apple: GPU cores of the bin
@@ -128,7 +130,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
     idx.params = {k: (v[0], v[1]) for k, v in idx.params.items()}
     idx.labels = {k: [(a, b) for a, b in v] for k, v in idx.labels.items()}
     idx.spelled = {k: [(a, b) for a, b in v] for k, v in idx.spelled.items()}
-    idx.aliases = [Alias(k, tuple(w), c, tuple(n), s, m, tuple(e)) for k, w, c, n, s, m, e in data["aliases"]]
+    idx.aliases = [Alias(k, tuple(w), c, tuple(n), s, m, u, tuple(e)) for k, w, c, n, s, m, u, e in data["aliases"]]
     idx.keys = {k: set(v) for k, v in data["keys"].items()}
     idx.words = data["words"]
     idx.dominant = set(data["dominant"])
@@ -136,7 +138,14 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
         k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
         for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
     }
+    _group_chips(idx)
     return idx
+
+
+def _group_chips(idx: NameIndex) -> None:
+    """Fills ``by_chip`` from ``chip`` (derived, not stored)."""
+    for place, (entry, chip) in enumerate(idx.chip.items()):
+        idx.by_chip.setdefault(chip, []).append((place, entry))
 
 
 def build_index(vocab: Vocabulary) -> NameIndex:
@@ -171,6 +180,7 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                     _add_alias(idx, alias, shared)
     idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
     idx.quants = {L.compact(q): q for q in vocab.quants}
+    _group_chips(idx)
     return idx
 
 
@@ -183,7 +193,8 @@ def _make_alias(entry: VocabEntry, kind: str, name: str) -> Alias:
     mems = [t.value for t in toks if t.kind == "mem"]
     memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
     has_size = any(L.SIZE.fullmatch(n) for n in nums)
-    return Alias(kind, words, "".join(words), nums, has_size, memory, (entry.id,))
+    alias = Alias(kind, words, "".join(words), nums, has_size, memory, 0.0, (entry.id,))
+    return alias._replace(unmatched=_num_score(_Span(0, 0, (), (), ()), alias))
 
 
 def _add_alias(idx: NameIndex, alias: Alias, shared: dict[tuple[object, ...], int]) -> None:
@@ -254,18 +265,16 @@ def _num_score(span: _Span, alias: Alias) -> float:
     left = list(alias.nums)
     score = 0.0
     for t in span.nums:
-        alt = t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
-        prefix = next((a for a in left if _version_prefix(t, a)), None)
         if t in left:
             left.remove(t)
         elif t.endswith("s") and t[:-1] in left:  # "h100s"
             left.remove(t[:-1])
         elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
             score += 10.0
-        elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
-            left.remove(prefix)
+        elif (prefix := next((a for a in left if _version_prefix(t, a)), None)) is not None:
+            left.remove(prefix)  # "llama 3 70b" for "llama 3.1 70b": a version left short
             score -= 8.0
-        elif alt and alt in left:
+        elif (alt := _with_or_without_b(t)) and alt in left:
             left.remove(alt)
         else:
             score -= 30.0
@@ -278,6 +287,11 @@ def _num_score(span: _Span, alias: Alias) -> float:
     if alias.kind != "model":
         return score - 25.0 * len(left)
     return score - sum(20.0 if L.SHORT_ID.fullmatch(a) else 10.0 for a in left)
+
+
+def _with_or_without_b(t: str) -> str:
+    """ "70" for "70b" and "70b" for "70": a size written with or without its unit."""
+    return t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
 
 
 def _version_prefix(t: str, a: str) -> bool:
@@ -450,12 +464,13 @@ def _bests(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> dict[str
     best: dict[str, float] = {}
     todo: list[tuple[float, int, float]] = []
     by_nums = memo.nums.setdefault((span.nums, span.mems), {})
+    bare = not span.nums and not span.mems
     for pos in pool:
         alias = idx.aliases[pos]
         is_model = alias.kind == "model"
         if is_model and not model_ok:
             continue
-        num = by_nums.get(key := (alias.nums, alias.memory, is_model))
+        num = alias.unmatched if bare else by_nums.get(key := (alias.nums, alias.memory, is_model))
         if num is None:
             num = by_nums[key] = _num_score(span, alias)
         if alias.kind not in best:
