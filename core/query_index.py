@@ -8,9 +8,10 @@ best non-overlapping spans become model and device slots (2–4 each for compari
 
 from __future__ import annotations
 
+import heapq
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -407,13 +408,19 @@ RANKING_CACHE = 4096
 RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
+Bound = tuple[float, int, float]  # (minus the most an alias can score, its place, the score of its numbers)
+
+
 @dataclass(slots=True)
 class _Memo:
-    """What the spans of one question share: word ratios, and the word and number parts of scores."""
+    """What the spans of one question share: word ratios, the word and number parts of scores, and each
+    span's aliases in the order of the most they can score (``_bounds``), kept for its ranking."""
 
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
     words: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
     nums: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
+    # id(_Ranked) -> its bounds (unique: a question's candidates keep their _Ranked alive)
+    bounds: dict[int, list[Bound]] = field(default_factory=dict)
 
 
 def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Candidate]:
@@ -422,29 +429,42 @@ def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Cand
     key = (span.words, span.nums, span.mems, frozenset(pool))
     ranked = idx.rankings.get(key)
     if ranked is None:
-        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, pool, idx, memo))
+        bounds, kinds = _bounds(span, pool, idx, memo)
+        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, bounds, kinds, idx, memo))
+        memo.bounds[id(ranked)] = bounds
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
     return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]
 
 
-def _model_ok(span: _Span) -> bool:
-    """A model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model."""
-    return bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
-
-
-def _num_part(span: _Span, alias: Alias, memo: _Memo) -> float:
-    """``_num_score``, shared by aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and by spans with the
-    same numbers."""
+def _bounds(span: _Span, pool: Iterable[int], idx: NameIndex, memo: _Memo) -> tuple[list[Bound], list[str]]:
+    """The aliases of the pool that may name the span as (minus the most they can score, place, number part),
+    highest first, and their kinds in the order the pool holds them. The words add at most 100, so an
+    alias can score no more than its numbers leave."""
+    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
+    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+    # aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and spans with the same numbers share that part
     by_nums = memo.nums.setdefault((span.nums, span.mems), {})
-    num = by_nums.get(key := (alias.nums, alias.memory, alias.kind == "model"))
-    if num is None:
-        num = by_nums[key] = _num_score(span, alias)
-    return num
+    bare = not span.nums and not span.mems
+    bounds: list[Bound] = []
+    kinds: dict[str, None] = {}
+    for pos in pool:
+        alias = idx.aliases[pos]
+        is_model = alias.kind == "model"
+        if is_model and not model_ok:
+            continue
+        num = alias.unmatched if bare else by_nums.get(key := (alias.nums, alias.memory, is_model))
+        if num is None:
+            num = by_nums[key] = _num_score(span, alias)
+        kinds[alias.kind] = None
+        top = num + 100.0
+        bounds.append((-100.0 if top > 100.0 else -top, pos, num))
+    bounds.sort()
+    return bounds, list(kinds)
 
 
 def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
-    """Similarity of a span and one alias, roughly 0–100, given the alias's ``_num_part``; the word part is
+    """Similarity of a span and one alias, roughly 0–100, given the alias's number part; the word part is
     shared by aliases with the same words and by spans with the same words ("qwen" and "qwen 3")."""
     if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
         return num + 100.0
@@ -455,29 +475,11 @@ def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
     return min(100.0, words + num)
 
 
-def _bests(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> dict[str, float]:
-    """The best score of each kind that reaches SUGGEST_MIN, kinds in the order the pool holds them.
-
-    The words can add at most 100, so an alias whose numbers leave no more than a kind's best so far is
-    skipped: aliases are scored in that bound's order, highest first."""
-    model_ok = _model_ok(span)
-    best: dict[str, float] = {}
-    todo: list[tuple[float, int, float]] = []
-    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
-    bare = not span.nums and not span.mems
-    for pos in pool:
-        alias = idx.aliases[pos]
-        is_model = alias.kind == "model"
-        if is_model and not model_ok:
-            continue
-        num = alias.unmatched if bare else by_nums.get(key := (alias.nums, alias.memory, is_model))
-        if num is None:
-            num = by_nums[key] = _num_score(span, alias)
-        if alias.kind not in best:
-            best[alias.kind] = -1e9
-        todo.append((-min(100.0, num + 100.0), pos, num))
-    todo.sort()
-    for bound, pos, num in todo:
+def _bests(span: _Span, bounds: list[Bound], kinds: list[str], idx: NameIndex, memo: _Memo) -> dict[str, float]:
+    """The best score of each kind that reaches SUGGEST_MIN; an alias that cannot beat its kind's best so
+    far is not scored."""
+    best = dict.fromkeys(kinds, -1e9)
+    for bound, pos, num in bounds:
         alias = idx.aliases[pos]
         if -bound > best[alias.kind]:
             best[alias.kind] = max(best[alias.kind], _score(span, alias, num, memo))
@@ -496,23 +498,33 @@ class _Ranked:
     def ranking(self, kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
         ranking = self.rankings.get(kind)
         if ranking is None:
-            ranking = self.rankings[kind] = _ranking(self.span, self.pool, kind, idx, memo)
+            bounds = memo.bounds.get(id(self)) or _bounds(self.span, self.pool, idx, memo)[0]
+            ranking = self.rankings[kind] = _ranking(self.span, bounds, kind, idx, memo)
         return ranking
 
 
-def _ranking(span: _Span, pool: frozenset[int], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
-    """The entries of one kind, best first: an entry scores its best alias."""
+def _ranking(span: _Span, bounds: list[Bound], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
+    """The entries of one kind, best first: an entry scores its best alias. Once as many entries as are kept
+    score more than an alias can, the aliases after it are not scored."""
+    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
+    kept = RANKED if kind == "model" else 4 * RANKED
     scores: dict[str, float] = {}
-    for pos in pool:
+    floor, level = -1e9, 1.0  # the kept-th best score so far; the bound it was taken at
+    for bound, pos, num in bounds:
         alias = idx.aliases[pos]
         if alias.kind != kind:
             continue
-        s = _score(span, alias, _num_part(span, alias, memo), memo)
+        if bound != level:
+            level = bound
+            if len(scores) >= kept:
+                floor = heapq.nlargest(kept, scores.values())[-1]
+        if -bound < floor:
+            break
+        s = _score(span, alias, num, memo)
         for entry in alias.entries:
             if s > scores.get(entry, -1e9):
                 scores[entry] = s
-    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:kept]
 
 
 def select_names(cands: list[Candidate]) -> dict[str, Candidate]:
