@@ -367,12 +367,18 @@ def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterato
         yield run
 
 
-def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
-    """Scores every span of every run; one candidate per span and kind, best first."""
+def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Candidate]:
+    """Yields one candidate per span and kind, best first (``_place``).
+
+    A span is scored only when its turn may have come: no candidate of it can be placed better than a
+    score of 100 would place it. By then a span that overlaps ``used`` (the positions the caller has
+    taken so far) is dropped unscored: the caller passes over every candidate that overlaps them, and
+    its turn comes later still. The order is the one sorting every scored candidate would give."""
     seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
     memo = _Memo()
-    cands: list[Candidate] = []
+    # (place, first position, span number, kind number or -1 for a span not scored yet, candidate or span)
+    queue: list[tuple[float, int, int, int, Candidate | tuple[_Span, set[int]]]] = []
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         for a in range(len(run)):
             for b in range(a, min(len(run), a + MAX_SPAN)):
@@ -382,14 +388,21 @@ def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
                     continue
                 span = make_span(toks, run[a : b + 1])
                 if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
-                    cands.extend(_rank(span, pool, idx, memo))
-    # a longer span wins a near tie: "m3 ultra 512" beats "ultra" alone
-    # a device named by its number beats one named by words: "B300" over "Blackwell Ultra"
-    cands.sort(
-        key=lambda c: (-c.score - 1.5 * (c.span.last - c.span.first) - (1.0 if c.kind != "model" and c.span.nums else 0.0),
-                       c.span.first)
-    )  # fmt: skip
-    return cands
+                    queue.append((_place(100.0, span, "gpu"), span.first, len(queue), -1, (span, pool)))
+    heapq.heapify(queue)
+    while queue:
+        _, first, number, kind_number, item = heapq.heappop(queue)
+        if isinstance(item, Candidate):
+            yield item
+        elif not any(i in used for i in range(item[0].first, item[0].last + 1)):
+            for k, c in enumerate(_rank(*item, idx, memo)):
+                heapq.heappush(queue, (_place(c.score, c.span, c.kind), first, number, k, c))
+
+
+def _place(score: float, span: _Span, kind: str) -> float:
+    """Orders candidates, lowest first. A longer span wins a near tie: "m3 ultra 512" beats "ultra" alone;
+    a device named by its number beats one named by words: "B300" over "Blackwell Ultra"."""
+    return -score - 1.5 * (span.last - span.first) - (1.0 if kind != "model" and span.nums else 0.0)
 
 
 def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
@@ -527,12 +540,12 @@ def _ranking(span: _Span, bounds: list[Bound], kind: str, idx: NameIndex, memo: 
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:kept]
 
 
-def select_names(cands: list[Candidate]) -> dict[str, Candidate]:
+def select_names(toks: list[L.Tok], idx: NameIndex) -> dict[str, Candidate]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
     chosen: dict[str, Candidate] = {}
     used: set[int] = set()
     slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
-    for c in cands:
+    for c in candidates(toks, idx, used):
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
             continue
