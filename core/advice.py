@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+from core import memory
 from core.cost import OfferQuote, quote_offers
 from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
-from core.fit import Placement, Verdict, place
+from core.fit import Placement, Verdict, full_fit_verdict, host_weights_bytes, max_context, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
@@ -20,7 +21,7 @@ from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import decode_speeds
-from core.weights import weights
+from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
 KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
@@ -102,22 +103,30 @@ class _Fitted(NamedTuple):
 
 
 def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
-    """The first quant that fits with reserve, else the first that is tight (placement only: memory decides).
-    A quant whose weights alone overflow (``_weights_floor``) is skipped without placing it; the scan
-    stops at the first fit, so the smaller rungs' weights are never computed."""
-    hardware = s.hardware
+    """The first quant that fits with reserve, else the first that is tight (memory decides).
+    Each quant is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
+    cache and overhead); only the pick is placed. The scan stops at the first fit, so the smaller
+    rungs' weights are never computed."""
+    hardware, model = s.hardware, s.model
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
     usable = usable_bytes(hardware, workload)
-    tight: _Fitted | None = None
+    rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
+    tight: QuantSpec | None = None
     for quant in quants:
-        if _weights_floor(s, quant, catalog) > usable:
-            continue
-        placement = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id))
-        if placement.verdict is Verdict.FITS:
-            return _Fitted(quant, placement, workload)
-        if placement.verdict is Verdict.TIGHT and tight is None:
-            tight = _Fitted(quant, placement, workload)
-    return tight
+        w = weights(model, quant, catalog.size(model.id, quant.id))
+        verdict = full_fit_verdict(
+            w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine) + rest, usable, hardware.count
+        )
+        if verdict is Verdict.FITS:
+            return _fitted(s, catalog, quant, workload)
+        if verdict is Verdict.TIGHT and tight is None:
+            tight = quant
+    return _fitted(s, catalog, tight, workload) if tight is not None else None
+
+
+def _fitted(s: Scenario, catalog: Catalog, quant: QuantSpec, workload: Workload) -> _Fitted:
+    placement = place(s.model, quant, s.hardware, workload, catalog.size(s.model.id, quant.id))
+    return _Fitted(quant, placement, workload)
 
 
 def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
@@ -243,33 +252,69 @@ def _bytes_per_weight(q: QuantSpec) -> float:
 
 
 def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, ...]:
-    """The estimate with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM)."""
+    """The scenario with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM).
+
+    An option needs memory, verdict and largest context only: each is placed (``fit.place``) and
+    searched (``fit.max_context``), without the speed of a full estimate."""
     options: list[KvOption] = []
     for kv in KV_CHOICES[s.engine]:
-        e = est if est is not None and kv is s.kv_cache else estimate_of(varied(s, kv_cache=kv))
+        if est is not None and kv is s.kv_cache:
+            kv_bytes, total, verdict, longest = (
+                est.memory.kv_cache_bytes,
+                est.memory.total_bytes,
+                est.verdict,
+                est.max_context,
+            )
+        else:
+            there = varied(s, kv_cache=kv)
+            model, hardware, workload = there.model, there.hardware, there.workload
+            placement = place(model, there.quant, hardware, workload, there.measured)
+            kv_bytes, total, verdict = placement.memory.kv_cache_bytes, placement.memory.total_bytes, placement.verdict
+            longest = max_context(model, there.quant, hardware, workload, there.measured)
         base = options[0] if options else None
         options.append(
             KvOption(
                 kv_cache=kv,
-                kv_cache_bytes=e.memory.kv_cache_bytes,
-                total_bytes=e.memory.total_bytes,
-                saved_bytes=base.kv_cache_bytes - e.memory.kv_cache_bytes if base else 0,
-                verdict=e.verdict,
-                verdict_changed=base is not None and e.verdict is not base.verdict,
-                max_context=e.max_context,
+                kv_cache_bytes=kv_bytes,
+                total_bytes=total,
+                saved_bytes=base.kv_cache_bytes - kv_bytes if base else 0,
+                verdict=verdict,
+                verdict_changed=base is not None and verdict is not base.verdict,
+                max_context=longest,
             )
         )
     return tuple(options)
 
 
-def _setup(s: Scenario, gpu: GpuSpec, count: int, floor_bytes: int = 0) -> Setup | None:
+class _Need(NamedTuple):
+    """What a scenario needs on any device, in plain numbers: device scans judge memory before placing."""
+
+    weights: WeightEstimate
+    kv_bytes: int
+    per_device_bytes: int  # overhead each device adds
+    shared_bytes: int  # overhead paid once
+
+    def total_bytes(self, gpu: GpuSpec, count: int, engine: Engine) -> int:
+        """``fit.breakdown``'s total on ``count`` x ``gpu``."""
+        w = self.weights
+        overhead = self.per_device_bytes * count + self.shared_bytes
+        return w.total_bytes - host_weights_bytes(w, gpu, engine) + self.kv_bytes + overhead
+
+
+def _need(s: Scenario) -> _Need:
+    per_device, shared = memory.overhead_parts(s.model, s.workload)
+    return _Need(weights(s.model, s.quant, s.measured), memory.kv_cache_bytes(s.model, s.workload), per_device, shared)
+
+
+def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
     """The scenario on ``count`` x ``gpu``; a Setup only when it fits fully.
 
-    ``floor_bytes`` (weights the GPU must hold at least) skips hopeless setups without placing them.
+    Memory first, in plain numbers (``need``): only a setup that holds the model is placed and timed.
     """
-    if gpu.memory_bytes * count < floor_bytes:
+    workload = s.workload
+    if need.total_bytes(gpu, count, workload.engine) > memory.usable_device_bytes(gpu, workload) * count:
         return None
-    hardware, workload = hardware_on(s, gpu, count), s.workload
+    hardware = hardware_on(s, gpu, count)
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     if placement.verdict not in FULL_FIT:
         return None
@@ -301,8 +346,8 @@ def recommend_hardware(
     Region-restricted export parts (``REGION_RESTRICTED``) are left out unless ``allow_restricted``.
     """
     model = s.model
-    w = weights(model, s.quant, s.measured)
-    floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
+    need = _need(s)
+    w = need.weights
 
     def allowed(gpu: GpuSpec) -> bool:
         if gpu.backend is Backend.OTHER:
@@ -316,14 +361,14 @@ def recommend_hardware(
         w.dense_bytes + w.output_bytes + w.experts_bytes * (model.experts_per_token or 1) / (model.n_experts or 1)
     )
     singles: list[Setup] = []
+    fastest = 0.0  # the best single-GPU speed so far
     discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
     for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
-        if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < max(
-            p.decode_tokens_per_s for p in singles
-        ):
+        if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < fastest:
             break
-        if setup := _setup(s, gpu, 1, floor):
+        if setup := _setup(s, need, gpu, 1):
             singles.append(setup)
+            fastest = max(fastest, setup.decode_tokens_per_s)
     apple: list[Setup] = []
     macs = sorted(
         (g for g in catalog.gpus if g.category == "apple"),
@@ -331,8 +376,9 @@ def recommend_hardware(
     )
     # vLLM has no Metal backend: Macs are judged with llama.cpp (and its quant, when the engine changes it).
     on_mac = s if s.engine is Engine.LLAMA_CPP else _llama_cpp(s, catalog)
-    for gpu in macs if on_mac is not None else ():  # cheapest first: the first Mac that fits is the answer
-        if on_mac is not None and (setup := _setup(on_mac, gpu, 1, floor)):
+    mac_need = need if on_mac is s else _need(on_mac) if on_mac is not None else None
+    for gpu in macs if on_mac is not None and mac_need is not None else ():  # cheapest first: the first Mac that fits
+        if on_mac is not None and mac_need is not None and (setup := _setup(on_mac, mac_need, gpu, 1)):
             apple.append(setup)
             break
     priced: list[Setup] = []
@@ -347,13 +393,14 @@ def recommend_hardware(
 
     # cheapest and best tokens per dollar, exact without placing every card: in order of the best case,
     # stop once no card left could beat either on price or on price per token/s
+    best = cheapest = 0.0  # the best price per token/s and the lowest price so far
     for gpu in sorted(buyable, key=best_case_usd_per_tps):
-        if priced:
-            best = min(p.usd_per_token_per_s or 0.0 for p in priced)
-            if best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > min(p.price_usd or 0.0 for p in priced):
-                continue
+        if priced and best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > cheapest:
+            continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
-            if setup := _setup(s, gpu, count, floor):
+            if setup := _setup(s, need, gpu, count):
+                best = min(best, setup.usd_per_token_per_s or 0.0) if priced else setup.usd_per_token_per_s or 0.0
+                cheapest = min(cheapest, setup.price_usd or 0.0) if priced else setup.price_usd or 0.0
                 priced.append(setup)
                 break  # more of the same GPU costs more and, split by layers, is not faster
     if offers is None:

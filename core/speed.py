@@ -416,7 +416,7 @@ def concurrency(
     usable = memory.usable_bytes(hardware, workload)
     overhead = memory.overhead_bytes(model, hardware, workload)
     budget = max(0, usable - weights.total_bytes - overhead)
-    per_seq = max(1, memory.kv_cache_bytes(model, workload.model_copy(update={"concurrent": 1})))
+    per_seq = max(1, memory.kv_cache_bytes(model, workload, concurrent=1))
     fit = budget // per_seq
     batch = max(1, min(users, fit))
     read = touched_weight_bytes(model, weights, batch) * quant_factors(quant_id, _bpw(model, weights))[0]
