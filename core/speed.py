@@ -30,7 +30,7 @@ batches.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core import memory
 from core import speed_constants as K
@@ -176,11 +176,12 @@ def prefill_time_s(
 # --------------------------------------------------------------------------------------------
 
 
-class _System(Frozen):
-    """Rates of the whole setup (one GPU, a layer-split group or a TP group) plus system RAM."""
+class _System(NamedTuple):
+    """Rates of the whole setup (one GPU, a layer-split group or a TP group) plus system RAM (built for
+    every timing of a setup, so a plain tuple)."""
 
     rates: DeviceRates
-    count: int
+    devices: int
     tensor_parallel: bool
     extra_decode_s: float  # multi-GPU hand-over / all-reduce time per token
     ram_bytes_per_s: float
@@ -219,7 +220,7 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
         notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
     return _System(
         rates=rates,
-        count=count,
+        devices=count,
         tensor_parallel=tp,
         extra_decode_s=extra,
         ram_bytes_per_s=ram_bw,
@@ -318,10 +319,10 @@ def _prompt_time(
     touched = touched_weight_bytes(model, w, ubatch)
     ram_share = _ubatch_ram_share(model, w, placement, workload, ubatch, depth + n_tokens)
     extra = 0.0
-    if system.count > 1 and not system.tensor_parallel:
+    if system.devices > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe
         hop_bytes = ubatch * model.hidden_size * 4
-        extra = (system.count - 1) * (K.LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
+        extra = (system.devices - 1) * (K.LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
     elif system.tensor_parallel:
         extra = system.extra_decode_s
     no_fa = K.PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
