@@ -13,14 +13,14 @@ from typing import Literal, NamedTuple
 from core import memory
 from core.cost import OfferQuote, quote_offers
 from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
-from core.fit import Placement, Verdict, full_fit_verdict, host_weights_bytes, max_context, place
+from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
 from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
-from core.serving import decode_speeds
+from core.serving import decode_speeds, single_stream
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -95,38 +95,33 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
 
 
 class _Fitted(NamedTuple):
-    """A quant that fits, with the placement and workload it was placed with."""
+    """A quant that fits, with its memory (plain numbers) and the workload it was judged with."""
 
     quant: QuantSpec
-    placement: Placement
+    fit: FullFit
     workload: Workload
 
 
 def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
     """The first quant that fits with reserve, else the first that is tight (memory decides).
     Each quant is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
-    cache and overhead); only the pick is placed. The scan stops at the first fit, so the smaller
-    rungs' weights are never computed."""
+    cache and overhead), nothing is placed. The scan stops at the first fit, so the smaller rungs'
+    weights are never computed."""
     hardware, model = s.hardware, s.model
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
     usable = usable_bytes(hardware, workload)
     rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
-    tight: QuantSpec | None = None
+    tight: _Fitted | None = None
     for quant in quants:
         w = weights(model, quant, catalog.size(model.id, quant.id))
-        verdict = full_fit_verdict(
-            w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine) + rest, usable, hardware.count
-        )
+        host = host_weights_bytes(w, hardware.gpu, workload.engine)
+        total = w.total_bytes - host + rest
+        verdict = full_fit_verdict(total, usable, hardware.count)
         if verdict is Verdict.FITS:
-            return _fitted(s, catalog, quant, workload)
+            return _Fitted(quant, FullFit(verdict, total, usable, host, w), workload)
         if verdict is Verdict.TIGHT and tight is None:
-            tight = quant
-    return _fitted(s, catalog, tight, workload) if tight is not None else None
-
-
-def _fitted(s: Scenario, catalog: Catalog, quant: QuantSpec, workload: Workload) -> _Fitted:
-    placement = place(s.model, quant, s.hardware, workload, catalog.size(s.model.id, quant.id))
-    return _Fitted(quant, placement, workload)
+            tight = _Fitted(quant, FullFit(verdict, total, usable, host, w), workload)
+    return tight
 
 
 def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
@@ -148,7 +143,7 @@ def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None
         for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
             with_kv = _first_fit(s, catalog, quants, kv)
             if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
-                verdict = with_kv.placement.verdict
+                verdict = with_kv.fit.verdict
                 return QuantChoice(
                     quant=with_kv.quant.id, verdict=verdict, kv_cache=kv, reason="kv_before_low_bits"
                 ), with_kv
@@ -156,7 +151,7 @@ def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None
         return None
     quant = found.quant
     reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
-    return QuantChoice(quant=quant.id, verdict=found.placement.verdict, kv_cache=None, reason=reason), found
+    return QuantChoice(quant=quant.id, verdict=found.fit.verdict, kv_cache=None, reason=reason), found
 
 
 def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
@@ -174,9 +169,8 @@ def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] 
     found = _choose(s, catalog)
     if found is None:
         return None
-    choice, fitted = found
-    speeds = decode_speeds(s.model, fitted.placement, s.hardware, fitted.workload, 1, fitted.quant.id)
-    return choice, _quick(fitted.placement, speeds.decode_tokens_per_s)
+    choice, (quant, fit, workload) = found
+    return choice, _on_gpu(fit, single_stream(s.model, fit.weights, None, s.hardware, workload, quant.id))
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -309,25 +303,24 @@ def _need(s: Scenario) -> _Need:
 def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
     """The scenario on ``count`` x ``gpu``; a Setup only when it fits fully.
 
-    Memory first, in plain numbers (``need``): only a setup that holds the model is placed and timed.
+    Memory on plain numbers (``need``, ``fit.full_fit_verdict``), then the speed of a setup that holds it.
     """
     workload = s.workload
-    if need.total_bytes(gpu, count, workload.engine) > memory.usable_device_bytes(gpu, workload) * count:
+    total, usable = need.total_bytes(gpu, count, workload.engine), memory.usable_device_bytes(gpu, workload) * count
+    verdict = full_fit_verdict(total, usable, count)
+    if verdict is None:
         return None
     hardware = hardware_on(s, gpu, count)
-    placement = place(s.model, s.quant, hardware, workload, s.measured)
-    if placement.verdict not in FULL_FIT:
-        return None
-    speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
+    speed = single_stream(s.model, need.weights, None, hardware, workload, s.quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return Setup(
         gpu_id=gpu.id,
         gpu_name=gpu.short_name,
         count=count,
         memory_bytes=gpu.memory_bytes * count,
-        total_bytes=placement.memory.total_bytes,
-        usable_bytes=placement.memory.usable_bytes,
-        verdict=placement.verdict,
+        total_bytes=total,
+        usable_bytes=usable,
+        verdict=verdict,
         engine=workload.engine,
         decode_tokens_per_s=speed,
         price_usd=price,
@@ -446,22 +439,36 @@ RUNS = (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
 
 
 def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hardware | None = None) -> QuickFit:
-    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by.
-    ``hardware`` puts the scenario on other devices (``estimate.hardware_on``)."""
+    """Memory first (``fit.full_fit``, else ``fit.place`` for the offload), the speed only for a verdict in
+    ``speed_for``: what list answers rank by. ``hardware`` puts the scenario on other devices
+    (``estimate.hardware_on``)."""
     hardware, workload = hardware or s.hardware, s.workload
+    fit = full_fit(s.model, s.quant, hardware, workload, s.measured)
+    if fit is not None:
+        on_gpu = fit.verdict in speed_for
+        return _on_gpu(
+            fit, single_stream(s.model, fit.weights, None, hardware, workload, s.quant.id) if on_gpu else None
+        )
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
     if placement.verdict in speed_for:
         speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
-    return _quick(placement, speed)
-
-
-def _quick(placement: Placement, speed: float | None) -> QuickFit:
     return QuickFit(
         verdict=placement.verdict,
         offload=placement.offload.mode,
         gpu_bytes=placement.offload.gpu_bytes,
         ram_bytes=placement.offload.bytes_in_ram,
+        decode_tokens_per_s=speed,
+    )
+
+
+def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
+    """The row of a setup that holds everything on the GPU(s): what ``place`` would report for it."""
+    return QuickFit(
+        verdict=fit.verdict,
+        offload="none",
+        gpu_bytes=fit.total_bytes,
+        ram_bytes=fit.host_bytes,
         decode_tokens_per_s=speed,
     )
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core import memory
 from core.models import GIB, Engine, Frozen, GpuSpec, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
@@ -69,6 +69,34 @@ def full_fit_verdict(total: int, usable: int, count: int) -> Verdict | None:
     if total > usable:
         return None
     return Verdict.FITS if usable - total >= comfortable_reserve(usable, count) else Verdict.TIGHT
+
+
+class FullFit(NamedTuple):
+    """``place``'s verdict and totals for a setup that holds everything on the GPU(s), in plain numbers."""
+
+    verdict: Verdict  # fits or tight
+    total_bytes: int
+    usable_bytes: int
+    host_bytes: int  # the token embedding llama.cpp keeps in RAM (``host_weights_bytes``)
+    weights: WeightEstimate
+
+
+def full_fit(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+) -> FullFit | None:
+    """``place`` without its objects where everything stays on the GPU(s); None where it does not (then
+    ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
+    w = weights(model, quant, measured)
+    host = host_weights_bytes(w, hardware.gpu, workload.engine)
+    need = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
+    total = w.total_bytes - host + need
+    usable = memory.usable_bytes(hardware, workload)
+    verdict = full_fit_verdict(total, usable, hardware.count)
+    return FullFit(verdict, total, usable, host, w) if verdict is not None else None
 
 
 def breakdown(

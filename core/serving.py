@@ -11,6 +11,7 @@ from core.fit import Placement
 from core.models import Frozen, Hardware, ModelSpec, Workload
 from core.speed import Concurrency, SpeedEstimate, concurrency, decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
+from core.weights import WeightEstimate
 
 
 class Speeds(Frozen):
@@ -39,9 +40,22 @@ def decode_speeds(
     streams take turns on the single stream. Serving the streams one after another is always
     possible, so the total is never below one stream's speed.
     """
-    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
+    single = single_stream(model, placement.weights, placement, hardware, workload, quant_id)
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id) if users > 1 else None
     return _combined(single, users, batch)
+
+
+def single_stream(
+    model: ModelSpec,
+    weights: WeightEstimate,
+    placement: Placement | None,
+    hardware: Hardware,
+    workload: Workload,
+    quant_id: str | None = None,
+) -> float:
+    """One stream's decode tokens/s, ``decode_speeds(...).decode_tokens_per_s``; ``placement`` None for a
+    setup that holds everything on the GPU(s) (device scans judge that on plain numbers, ``fit.full_fit``)."""
+    return decode_tokens_per_s(model, weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
 
 
 def speeds_of(speed: SpeedEstimate, users: int) -> Speeds:
@@ -72,4 +86,4 @@ def _combined(single: float, users: int, batch: Concurrency | None) -> Speeds:
     )
 
 
-__all__ = ["Speeds", "decode_speeds", "speeds_of"]
+__all__ = ["Speeds", "decode_speeds", "single_stream", "speeds_of"]

@@ -230,9 +230,10 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
 
 
 def _split_bytes(
-    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, context: int
+    model: ModelSpec, w: WeightEstimate, placement: Placement | None, workload: Workload, context: int
 ) -> tuple[float, float, float, float]:
-    """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token.
+    """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token; ``placement``
+    None: everything on the GPU(s).
 
     Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
     it on the CPU unless ngl > n_layers), come from RAM. Expert offload (``--n-cpu-moe``): only the
@@ -241,6 +242,8 @@ def _split_bytes(
     """
     active = token_read_bytes(model, w)
     kv = kv_read_bytes(model, workload, context)
+    if placement is None:
+        return active, 0.0, kv, 0.0
     off = placement.offload
     if off.mode == "layers" and off.layers_total:
         gpu_share = off.layers_on_gpu / off.layers_total
@@ -279,7 +282,7 @@ def _ubatch_ram_share(
 def _decode_time(
     model: ModelSpec,
     w: WeightEstimate,
-    placement: Placement,
+    placement: Placement | None,
     workload: Workload,
     context: int,
     quant_id: str | None,
@@ -346,13 +349,14 @@ def _prompt_time(
 def decode_tokens_per_s(
     model: ModelSpec,
     weights: WeightEstimate,
-    placement: Placement,
+    placement: Placement | None,
     hardware: Hardware,
     workload: Workload,
     context: int,
     quant_id: str | None = None,
 ) -> float:
-    """Single-stream tokens/s at ``context`` on any hardware (a cloud offer's own GPU included)."""
+    """Single-stream tokens/s at ``context`` on any hardware (a cloud offer's own GPU included);
+    ``placement`` None for a setup that holds everything on the GPU(s) (judged on plain numbers)."""
     system = _system(hardware, workload.engine, model)
     return 1.0 / _decode_time(model, weights, placement, workload, context, quant_id, system)
 
