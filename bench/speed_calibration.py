@@ -60,6 +60,7 @@ from core import speed
 from core import speed_constants as K
 from core.fit import Offload, Placement, breakdown
 from core.models import Hardware
+from core.speed_device import forget_rates
 
 CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed_constants.py"
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -175,6 +176,7 @@ def apply_params(theta: np.ndarray) -> None:
     K.PREFILL_NO_FLASH_ATTENTION_FACTOR = p["no_fa"]
     K.NO_CUDA_GRAPHS_LATENCY_FACTOR = p["no_graphs"]
     K.LAYER_SPLIT_HOP_S = p["hop"]
+    forget_rates()  # core/speed_device memoises rates computed from the constants
 
 
 class Matrix:

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
+from core import memory
 from core.cost import OfferQuote, quote_offers
 from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
-from core.fit import Placement, Verdict, place
+from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
 from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
-from core.serving import decode_speeds
-from core.weights import weights
+from core.serving import decode_speeds, single_stream
+from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
 KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
@@ -94,29 +95,32 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
 
 
 class _Fitted(NamedTuple):
-    """A quant that fits, with the placement and workload it was placed with."""
+    """A quant that fits, with its memory (plain numbers) and the workload it was judged with."""
 
     quant: QuantSpec
-    placement: Placement
+    fit: FullFit
     workload: Workload
 
 
 def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
-    """The first quant that fits with reserve, else the first that is tight (placement only: memory decides).
-    A quant whose weights alone overflow (``_weights_floor``) is skipped without placing it; the scan
-    stops at the first fit, so the smaller rungs' weights are never computed."""
-    hardware = s.hardware
+    """The first quant that fits with reserve, else the first that is tight (memory decides).
+    Each quant is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
+    cache and overhead), nothing is placed. The scan stops at the first fit, so the smaller rungs'
+    weights are never computed."""
+    hardware, model = s.hardware, s.model
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
     usable = usable_bytes(hardware, workload)
+    rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
     tight: _Fitted | None = None
     for quant in quants:
-        if _weights_floor(s, quant, catalog) > usable:
-            continue
-        placement = place(s.model, quant, hardware, workload, catalog.size(s.model.id, quant.id))
-        if placement.verdict is Verdict.FITS:
-            return _Fitted(quant, placement, workload)
-        if placement.verdict is Verdict.TIGHT and tight is None:
-            tight = _Fitted(quant, placement, workload)
+        w = weights(model, quant, catalog.size(model.id, quant.id))
+        host = host_weights_bytes(w, hardware.gpu, workload.engine)
+        total = w.total_bytes - host + rest
+        verdict = full_fit_verdict(total, usable, hardware.count)
+        if verdict is Verdict.FITS:
+            return _Fitted(quant, FullFit(verdict, total, usable, host, w), workload)
+        if verdict is Verdict.TIGHT and tight is None:
+            tight = _Fitted(quant, FullFit(verdict, total, usable, host, w), workload)
     return tight
 
 
@@ -139,7 +143,7 @@ def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None
         for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
             with_kv = _first_fit(s, catalog, quants, kv)
             if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
-                verdict = with_kv.placement.verdict
+                verdict = with_kv.fit.verdict
                 return QuantChoice(
                     quant=with_kv.quant.id, verdict=verdict, kv_cache=kv, reason="kv_before_low_bits"
                 ), with_kv
@@ -147,7 +151,7 @@ def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None
         return None
     quant = found.quant
     reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
-    return QuantChoice(quant=quant.id, verdict=found.placement.verdict, kv_cache=None, reason=reason), found
+    return QuantChoice(quant=quant.id, verdict=found.fit.verdict, kv_cache=None, reason=reason), found
 
 
 def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
@@ -165,9 +169,8 @@ def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] 
     found = _choose(s, catalog)
     if found is None:
         return None
-    choice, fitted = found
-    speeds = decode_speeds(s.model, fitted.placement, s.hardware, fitted.workload, 1, fitted.quant.id)
-    return choice, _quick(fitted.placement, speeds.decode_tokens_per_s)
+    choice, (quant, fit, workload) = found
+    return choice, _on_gpu(fit, single_stream(s.model, fit.weights, None, s.hardware, workload, quant.id))
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -243,46 +246,81 @@ def _bytes_per_weight(q: QuantSpec) -> float:
 
 
 def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, ...]:
-    """The estimate with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM)."""
+    """The scenario with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM).
+
+    An option needs memory, verdict and largest context only: each is placed (``fit.place``) and
+    searched (``fit.max_context``), without the speed of a full estimate."""
     options: list[KvOption] = []
     for kv in KV_CHOICES[s.engine]:
-        e = est if est is not None and kv is s.kv_cache else estimate_of(varied(s, kv_cache=kv))
+        if est is not None and kv is s.kv_cache:
+            kv_bytes, total, verdict, longest = (
+                est.memory.kv_cache_bytes,
+                est.memory.total_bytes,
+                est.verdict,
+                est.max_context,
+            )
+        else:
+            there = varied(s, kv_cache=kv)
+            model, hardware, workload = there.model, there.hardware, there.workload
+            placement = place(model, there.quant, hardware, workload, there.measured)
+            kv_bytes, total, verdict = placement.memory.kv_cache_bytes, placement.memory.total_bytes, placement.verdict
+            longest = max_context(model, there.quant, hardware, workload, there.measured)
         base = options[0] if options else None
         options.append(
             KvOption(
                 kv_cache=kv,
-                kv_cache_bytes=e.memory.kv_cache_bytes,
-                total_bytes=e.memory.total_bytes,
-                saved_bytes=base.kv_cache_bytes - e.memory.kv_cache_bytes if base else 0,
-                verdict=e.verdict,
-                verdict_changed=base is not None and e.verdict is not base.verdict,
-                max_context=e.max_context,
+                kv_cache_bytes=kv_bytes,
+                total_bytes=total,
+                saved_bytes=base.kv_cache_bytes - kv_bytes if base else 0,
+                verdict=verdict,
+                verdict_changed=base is not None and verdict is not base.verdict,
+                max_context=longest,
             )
         )
     return tuple(options)
 
 
-def _setup(s: Scenario, gpu: GpuSpec, count: int, floor_bytes: int = 0) -> Setup | None:
+class _Need(NamedTuple):
+    """What a scenario needs on any device, in plain numbers: device scans judge memory before placing."""
+
+    weights: WeightEstimate
+    kv_bytes: int
+    per_device_bytes: int  # overhead each device adds
+    shared_bytes: int  # overhead paid once
+
+    def total_bytes(self, gpu: GpuSpec, count: int, engine: Engine) -> int:
+        """``fit.breakdown``'s total on ``count`` x ``gpu``."""
+        w = self.weights
+        overhead = self.per_device_bytes * count + self.shared_bytes
+        return w.total_bytes - host_weights_bytes(w, gpu, engine) + self.kv_bytes + overhead
+
+
+def _need(s: Scenario) -> _Need:
+    per_device, shared = memory.overhead_parts(s.model, s.workload)
+    return _Need(weights(s.model, s.quant, s.measured), memory.kv_cache_bytes(s.model, s.workload), per_device, shared)
+
+
+def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
     """The scenario on ``count`` x ``gpu``; a Setup only when it fits fully.
 
-    ``floor_bytes`` (weights the GPU must hold at least) skips hopeless setups without placing them.
+    Memory on plain numbers (``need``, ``fit.full_fit_verdict``), then the speed of a setup that holds it.
     """
-    if gpu.memory_bytes * count < floor_bytes:
+    workload = s.workload
+    total, usable = need.total_bytes(gpu, count, workload.engine), memory.usable_device_bytes(gpu, workload) * count
+    verdict = full_fit_verdict(total, usable, count)
+    if verdict is None:
         return None
-    hardware, workload = hardware_on(s, gpu, count), s.workload
-    placement = place(s.model, s.quant, hardware, workload, s.measured)
-    if placement.verdict not in FULL_FIT:
-        return None
-    speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
+    hardware = hardware_on(s, gpu, count)
+    speed = single_stream(s.model, need.weights, None, hardware, workload, s.quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return Setup(
         gpu_id=gpu.id,
         gpu_name=gpu.short_name,
         count=count,
         memory_bytes=gpu.memory_bytes * count,
-        total_bytes=placement.memory.total_bytes,
-        usable_bytes=placement.memory.usable_bytes,
-        verdict=placement.verdict,
+        total_bytes=total,
+        usable_bytes=usable,
+        verdict=verdict,
         engine=workload.engine,
         decode_tokens_per_s=speed,
         price_usd=price,
@@ -301,8 +339,8 @@ def recommend_hardware(
     Region-restricted export parts (``REGION_RESTRICTED``) are left out unless ``allow_restricted``.
     """
     model = s.model
-    w = weights(model, s.quant, s.measured)
-    floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
+    need = _need(s)
+    w = need.weights
 
     def allowed(gpu: GpuSpec) -> bool:
         if gpu.backend is Backend.OTHER:
@@ -316,14 +354,14 @@ def recommend_hardware(
         w.dense_bytes + w.output_bytes + w.experts_bytes * (model.experts_per_token or 1) / (model.n_experts or 1)
     )
     singles: list[Setup] = []
+    fastest = 0.0  # the best single-GPU speed so far
     discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
     for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
-        if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < max(
-            p.decode_tokens_per_s for p in singles
-        ):
+        if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < fastest:
             break
-        if setup := _setup(s, gpu, 1, floor):
+        if setup := _setup(s, need, gpu, 1):
             singles.append(setup)
+            fastest = max(fastest, setup.decode_tokens_per_s)
     apple: list[Setup] = []
     macs = sorted(
         (g for g in catalog.gpus if g.category == "apple"),
@@ -331,8 +369,9 @@ def recommend_hardware(
     )
     # vLLM has no Metal backend: Macs are judged with llama.cpp (and its quant, when the engine changes it).
     on_mac = s if s.engine is Engine.LLAMA_CPP else _llama_cpp(s, catalog)
-    for gpu in macs if on_mac is not None else ():  # cheapest first: the first Mac that fits is the answer
-        if on_mac is not None and (setup := _setup(on_mac, gpu, 1, floor)):
+    mac_need = need if on_mac is s else _need(on_mac) if on_mac is not None else None
+    for gpu in macs if on_mac is not None and mac_need is not None else ():  # cheapest first: the first Mac that fits
+        if on_mac is not None and mac_need is not None and (setup := _setup(on_mac, mac_need, gpu, 1)):
             apple.append(setup)
             break
     priced: list[Setup] = []
@@ -347,13 +386,14 @@ def recommend_hardware(
 
     # cheapest and best tokens per dollar, exact without placing every card: in order of the best case,
     # stop once no card left could beat either on price or on price per token/s
+    best = cheapest = 0.0  # the best price per token/s and the lowest price so far
     for gpu in sorted(buyable, key=best_case_usd_per_tps):
-        if priced:
-            best = min(p.usd_per_token_per_s or 0.0 for p in priced)
-            if best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > min(p.price_usd or 0.0 for p in priced):
-                continue
+        if priced and best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > cheapest:
+            continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):
-            if setup := _setup(s, gpu, count, floor):
+            if setup := _setup(s, need, gpu, count):
+                best = min(best, setup.usd_per_token_per_s or 0.0) if priced else setup.usd_per_token_per_s or 0.0
+                cheapest = min(cheapest, setup.price_usd or 0.0) if priced else setup.price_usd or 0.0
                 priced.append(setup)
                 break  # more of the same GPU costs more and, split by layers, is not faster
     if offers is None:
@@ -399,22 +439,36 @@ RUNS = (Verdict.FITS, Verdict.TIGHT, Verdict.OFFLOAD)
 
 
 def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hardware | None = None) -> QuickFit:
-    """Memory first (``fit.place``), the speed only for a verdict in ``speed_for``: what list answers rank by.
-    ``hardware`` puts the scenario on other devices (``estimate.hardware_on``)."""
+    """Memory first (``fit.full_fit``, else ``fit.place`` for the offload), the speed only for a verdict in
+    ``speed_for``: what list answers rank by. ``hardware`` puts the scenario on other devices
+    (``estimate.hardware_on``)."""
     hardware, workload = hardware or s.hardware, s.workload
+    fit = full_fit(s.model, s.quant, hardware, workload, s.measured)
+    if fit is not None:
+        on_gpu = fit.verdict in speed_for
+        return _on_gpu(
+            fit, single_stream(s.model, fit.weights, None, hardware, workload, s.quant.id) if on_gpu else None
+        )
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
     if placement.verdict in speed_for:
         speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
-    return _quick(placement, speed)
-
-
-def _quick(placement: Placement, speed: float | None) -> QuickFit:
     return QuickFit(
         verdict=placement.verdict,
         offload=placement.offload.mode,
         gpu_bytes=placement.offload.gpu_bytes,
         ram_bytes=placement.offload.bytes_in_ram,
+        decode_tokens_per_s=speed,
+    )
+
+
+def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
+    """The row of a setup that holds everything on the GPU(s): what ``place`` would report for it."""
+    return QuickFit(
+        verdict=fit.verdict,
+        offload="none",
+        gpu_bytes=fit.total_bytes,
+        ram_bytes=fit.host_bytes,
         decode_tokens_per_s=speed,
     )
 

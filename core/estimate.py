@@ -31,7 +31,7 @@ from core.models import (
     Workload,
 )
 from core.notes import CodedError, Note, note
-from core.serving import Speeds, decode_speeds
+from core.serving import Speeds, speeds_of
 from core.speed import SpeedEstimate, estimate_speed
 from core.speed_device import BACKEND_LABELS, with_backend
 
@@ -386,7 +386,7 @@ def estimate_of(s: Scenario) -> FitEstimate:
         short_ram_bytes=short_ram,
         rope_scaled_max_context=rope_scaled_context(model),
         speed=speed,
-        serving=decode_speeds(model, placement, hardware, workload, s.users, s.quant.id),
+        serving=speeds_of(speed, s.users),
         concurrent=s.users,
         defaults_used=s.defaults_used,
         notes=s.notes + ((note("speed_thin"),) if speed.calibration == "thin" else ()),

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core import memory
-from core.models import GIB, Engine, Frozen, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
+from core.models import GIB, Engine, Frozen, GpuSpec, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
 from core.weights import WeightEstimate, weights
 
 
@@ -57,6 +57,48 @@ def comfortable_reserve(usable: int, count: int) -> int:
     return max(round(0.05 * usable), count * GIB // 2)
 
 
+def host_weights_bytes(w: WeightEstimate, gpu: GpuSpec, engine: Engine) -> int:
+    """Weights llama.cpp keeps in host memory: the token embedding (a row lookup); on unified memory
+    the host is the same pool, so it counts."""
+    return w.embed_bytes if engine is Engine.LLAMA_CPP and not gpu.unified_memory else 0
+
+
+def full_fit_verdict(total: int, usable: int, count: int) -> Verdict | None:
+    """``place``'s verdict for ``total`` bytes all on the GPU(s): fits or tight, None when they overflow
+    (then ``place`` decides on offload). Plain numbers: scans judge memory with it before placing."""
+    if total > usable:
+        return None
+    return Verdict.FITS if usable - total >= comfortable_reserve(usable, count) else Verdict.TIGHT
+
+
+class FullFit(NamedTuple):
+    """``place``'s verdict and totals for a setup that holds everything on the GPU(s), in plain numbers."""
+
+    verdict: Verdict  # fits or tight
+    total_bytes: int
+    usable_bytes: int
+    host_bytes: int  # the token embedding llama.cpp keeps in RAM (``host_weights_bytes``)
+    weights: WeightEstimate
+
+
+def full_fit(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+) -> FullFit | None:
+    """``place`` without its objects where everything stays on the GPU(s); None where it does not (then
+    ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
+    w = weights(model, quant, measured)
+    host = host_weights_bytes(w, hardware.gpu, workload.engine)
+    need = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
+    total = w.total_bytes - host + need
+    usable = memory.usable_bytes(hardware, workload)
+    verdict = full_fit_verdict(total, usable, hardware.count)
+    return FullFit(verdict, total, usable, host, w) if verdict is not None else None
+
+
 def breakdown(
     model: ModelSpec,
     quant: QuantSpec,
@@ -69,9 +111,7 @@ def breakdown(
     w = weights(model, quant, measured)
     kv = memory.kv_cache_bytes(model, workload, context)
     overhead = memory.overhead_bytes(model, hardware, workload, context)
-    # llama.cpp keeps the token embedding in host memory (a row lookup); on unified memory the
-    # host is the same pool, so it counts.
-    host = w.embed_bytes if workload.engine is Engine.LLAMA_CPP and not hardware.gpu.unified_memory else 0
+    host = host_weights_bytes(w, hardware.gpu, workload.engine)
     total = w.total_bytes - host + kv + overhead
     usable = memory.usable_bytes(hardware, workload)
     mem = MemoryBreakdown(
@@ -100,8 +140,8 @@ def place(
     mem, w = breakdown(model, quant, hardware, workload, measured, context)
     ram_usable = memory.usable_ram_bytes(hardware)
     layers = model.n_layers
-    if mem.total_bytes <= mem.usable_bytes:
-        verdict = Verdict.FITS if mem.reserve_bytes >= mem.comfortable_reserve_bytes else Verdict.TIGHT
+    verdict = full_fit_verdict(mem.total_bytes, mem.usable_bytes, hardware.count)
+    if verdict is not None:
         full = Offload(
             mode="none",
             layers_on_gpu=layers,
@@ -191,11 +231,17 @@ def max_context(
     workload: Workload,
     measured: QuantSize | None = None,
 ) -> int:
-    """Largest context (multiple of 256, up to the model's maximum) that stays fully on the GPU."""
+    """Largest context (multiple of 256, up to the model's maximum) that stays fully on the GPU.
+
+    Each step is ``breakdown``'s total at that context, in plain numbers (only KV and overhead change)."""
+    w = weights(model, quant, measured)
+    room = memory.usable_bytes(hardware, workload) - (
+        w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
+    )
 
     def fits(ctx: int) -> bool:
-        mem, _ = breakdown(model, quant, hardware, workload, measured, ctx)
-        return mem.total_bytes <= mem.usable_bytes
+        kv = memory.kv_cache_bytes(model, workload, ctx)
+        return kv + memory.overhead_bytes(model, hardware, workload, ctx) <= room
 
     lo, hi = 0, model.max_context // 256
     while lo < hi:

@@ -74,8 +74,11 @@ def kv_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
     return model.n_kv_heads * (model.head_dim + v_dim)
 
 
-def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:
-    """KV cache for all sequences at ``context`` tokens (default: the workload's context).
+def kv_cache_bytes(
+    model: ModelSpec, workload: Workload, context: int | None = None, concurrent: int | None = None
+) -> int:
+    """KV cache for all sequences at ``context`` tokens (default: the workload's context); ``concurrent``
+    sequences instead of the workload's (one sequence's cache without copying the workload).
 
     Full-attention layers grow with context; sliding-window layers hold min(context, window +
     ubatch) cells (llama.cpp keeps a window plus one batch); linear-attention/SSM layers keep a
@@ -94,7 +97,8 @@ def kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None = N
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)
         swa = model.n_sliding_layers * min(ctx, padded_context(window, workload)) * elems * per_elem
     state = model.n_linear_layers * model.linear_state_bytes
-    return round((full + swa) * workload.concurrent + state * workload.concurrent)
+    n = workload.concurrent if concurrent is None else concurrent
+    return round((full + swa) * n + state * n)
 
 
 def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:
@@ -119,11 +123,17 @@ def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | No
 
 def overhead_bytes(model: ModelSpec, hardware: Hardware, workload: Workload, context: int | None = None) -> int:
     """Runtime overhead over all devices: compute buffers, output buffer, driver context."""
+    per_device, shared = overhead_parts(model, workload, context)
+    return per_device * hardware.count + shared
+
+
+def overhead_parts(model: ModelSpec, workload: Workload, context: int | None = None) -> tuple[int, int]:
+    """(overhead each device adds, overhead paid once): ``overhead_bytes`` for any device count, so
+    a device scan computes it once."""
     if workload.engine is Engine.VLLM:
-        return VLLM_OVERHEAD_BYTES * hardware.count
+        return VLLM_OVERHEAD_BYTES, 0
     per_device = compute_buffer_bytes(model, workload, context) + RUNTIME_CONTEXT_BYTES
-    output_buffer = model.vocab_size * 4 * workload.concurrent
-    return per_device * hardware.count + output_buffer
+    return per_device, model.vocab_size * 4 * workload.concurrent
 
 
 def unified_fraction(gpu: GpuSpec) -> float:
@@ -140,13 +150,17 @@ def unified_fraction(gpu: GpuSpec) -> float:
 
 def usable_bytes(hardware: Hardware, workload: Workload) -> int:
     """Memory the runtime may fill, over all devices."""
-    gpu = hardware.gpu
+    return usable_device_bytes(hardware.gpu, workload, hardware.unified_gpu_fraction) * hardware.count
+
+
+def usable_device_bytes(gpu: GpuSpec, workload: Workload, unified_gpu_fraction: float | None = None) -> int:
+    """Memory the runtime may fill on one device (``usable_bytes`` per device, without a ``Hardware``)."""
     per_device = gpu.memory_bytes
     if gpu.unified_memory:
-        per_device = round(per_device * (hardware.unified_gpu_fraction or unified_fraction(gpu)))
+        per_device = round(per_device * (unified_gpu_fraction or unified_fraction(gpu)))
     if workload.engine is Engine.VLLM:
         per_device = round(per_device * workload.gpu_memory_utilization)
-    return per_device * hardware.count
+    return per_device
 
 
 def usable_ram_bytes(hardware: Hardware) -> int:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from core.fit import Placement
 from core.models import Frozen, Hardware, ModelSpec, Workload
-from core.speed import concurrency, decode_tokens_per_s
+from core.speed import Concurrency, SpeedEstimate, concurrency, decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
+from core.weights import WeightEstimate
 
 
 class Speeds(Frozen):
@@ -39,8 +40,34 @@ def decode_speeds(
     streams take turns on the single stream. Serving the streams one after another is always
     possible, so the total is never below one stream's speed.
     """
-    single = decode_tokens_per_s(model, placement.weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
-    if users <= 1:
+    single = single_stream(model, placement.weights, placement, hardware, workload, quant_id)
+    batch = concurrency(model, placement.weights, hardware, workload, users, quant_id) if users > 1 else None
+    return _combined(single, users, batch)
+
+
+def single_stream(
+    model: ModelSpec,
+    weights: WeightEstimate,
+    placement: Placement | None,
+    hardware: Hardware,
+    workload: Workload,
+    quant_id: str | None = None,
+) -> float:
+    """One stream's decode tokens/s, ``decode_speeds(...).decode_tokens_per_s``; ``placement`` None for a
+    setup that holds everything on the GPU(s) (device scans judge that on plain numbers, ``fit.full_fit``)."""
+    return decode_tokens_per_s(model, weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
+
+
+def speeds_of(speed: SpeedEstimate, users: int) -> Speeds:
+    """``decode_speeds`` from an estimate of the same setup (``speed.estimate_speed`` with ``users`` as
+    the workload's streams), which already holds the single-stream speed and the batch: the same rule,
+    without timing the setup again."""
+    assert users <= 1 or speed.concurrency is not None, "the estimate was made for one stream"
+    return _combined(speed.decode_tokens_per_s, users, speed.concurrency if users > 1 else None)
+
+
+def _combined(single: float, users: int, batch: Concurrency | None) -> Speeds:
+    if users <= 1 or batch is None:
         return Speeds(
             decode_tokens_per_s=single,
             users=1,
@@ -48,7 +75,6 @@ def decode_speeds(
             aggregate_tokens_per_s=single,
             per_user_tokens_per_s=single,
         )
-    batch = concurrency(model, placement.weights, hardware, workload, users, quant_id)
     served = batch.batch if batch.batch >= 1 and batch.aggregate_tokens_per_s > 0 else 1
     total = max(batch.aggregate_tokens_per_s, single) if served > 1 else single
     return Speeds(
@@ -60,4 +86,4 @@ def decode_speeds(
     )
 
 
-__all__ = ["Speeds", "decode_speeds"]
+__all__ = ["Speeds", "decode_speeds", "single_stream", "speeds_of"]

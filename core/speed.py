@@ -30,7 +30,7 @@ batches.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core import memory
 from core import speed_constants as K
@@ -176,11 +176,12 @@ def prefill_time_s(
 # --------------------------------------------------------------------------------------------
 
 
-class _System(Frozen):
-    """Rates of the whole setup (one GPU, a layer-split group or a TP group) plus system RAM."""
+class _System(NamedTuple):
+    """Rates of the whole setup (one GPU, a layer-split group or a TP group) plus system RAM (built for
+    every timing of a setup, so a plain tuple)."""
 
     rates: DeviceRates
-    count: int
+    devices: int
     tensor_parallel: bool
     extra_decode_s: float  # multi-GPU hand-over / all-reduce time per token
     ram_bytes_per_s: float
@@ -219,7 +220,7 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
         notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
     return _System(
         rates=rates,
-        count=count,
+        devices=count,
         tensor_parallel=tp,
         extra_decode_s=extra,
         ram_bytes_per_s=ram_bw,
@@ -229,9 +230,10 @@ def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
 
 
 def _split_bytes(
-    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, context: int
+    model: ModelSpec, w: WeightEstimate, placement: Placement | None, workload: Workload, context: int
 ) -> tuple[float, float, float, float]:
-    """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token.
+    """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token; ``placement``
+    None: everything on the GPU(s).
 
     Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
     it on the CPU unless ngl > n_layers), come from RAM. Expert offload (``--n-cpu-moe``): only the
@@ -240,6 +242,8 @@ def _split_bytes(
     """
     active = token_read_bytes(model, w)
     kv = kv_read_bytes(model, workload, context)
+    if placement is None:
+        return active, 0.0, kv, 0.0
     off = placement.offload
     if off.mode == "layers" and off.layers_total:
         gpu_share = off.layers_on_gpu / off.layers_total
@@ -278,7 +282,7 @@ def _ubatch_ram_share(
 def _decode_time(
     model: ModelSpec,
     w: WeightEstimate,
-    placement: Placement,
+    placement: Placement | None,
     workload: Workload,
     context: int,
     quant_id: str | None,
@@ -318,10 +322,10 @@ def _prompt_time(
     touched = touched_weight_bytes(model, w, ubatch)
     ram_share = _ubatch_ram_share(model, w, placement, workload, ubatch, depth + n_tokens)
     extra = 0.0
-    if system.count > 1 and not system.tensor_parallel:
+    if system.devices > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe
         hop_bytes = ubatch * model.hidden_size * 4
-        extra = (system.count - 1) * (K.LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
+        extra = (system.devices - 1) * (K.LAYER_SPLIT_HOP_S + hop_bytes / PCIE_BYTES_PER_S)
     elif system.tensor_parallel:
         extra = system.extra_decode_s
     no_fa = K.PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
@@ -345,13 +349,14 @@ def _prompt_time(
 def decode_tokens_per_s(
     model: ModelSpec,
     weights: WeightEstimate,
-    placement: Placement,
+    placement: Placement | None,
     hardware: Hardware,
     workload: Workload,
     context: int,
     quant_id: str | None = None,
 ) -> float:
-    """Single-stream tokens/s at ``context`` on any hardware (a cloud offer's own GPU included)."""
+    """Single-stream tokens/s at ``context`` on any hardware (a cloud offer's own GPU included);
+    ``placement`` None for a setup that holds everything on the GPU(s) (judged on plain numbers)."""
     system = _system(hardware, workload.engine, model)
     return 1.0 / _decode_time(model, weights, placement, workload, context, quant_id, system)
 
@@ -416,7 +421,7 @@ def concurrency(
     usable = memory.usable_bytes(hardware, workload)
     overhead = memory.overhead_bytes(model, hardware, workload)
     budget = max(0, usable - weights.total_bytes - overhead)
-    per_seq = max(1, memory.kv_cache_bytes(model, workload.model_copy(update={"concurrent": 1})))
+    per_seq = max(1, memory.kv_cache_bytes(model, workload, concurrent=1))
     fit = budget // per_seq
     batch = max(1, min(users, fit))
     read = touched_weight_bytes(model, weights, batch) * quant_factors(quant_id, _bpw(model, weights))[0]

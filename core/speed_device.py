@@ -158,12 +158,37 @@ def layer_latency_s(gpu: GpuSpec, family: str) -> float:
     return LAYER_CYCLES[family] * graphs / clock
 
 
+# ``device_rates`` per device object and engine: /models times every model on one device, and the same
+# devices come back question after question. Keyed by id() with the spec kept in the entry (as in
+# ``core.weights``: an id a collected spec leaves behind never matches). The fitted constants are module
+# state that bench/speed_calibration.py rewrites while it fits; it calls ``forget_rates`` each time.
+_RATES: dict[tuple[int, Engine], tuple[GpuSpec, DeviceRates]] = {}
+_RATES_ENTRIES = 4096
+
+
 def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates:
-    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device.
+    """Effective bandwidth, GEMM FLOP/s and per-layer latency of one device (memoised per device object).
 
     Integrated GPUs and APUs (``speed_arch.is_igpu``) get the iGPU factors on top of their backend's
     efficiencies: they are a class of their own, not small discrete cards.
     """
+    key = (id(gpu), engine)
+    hit = _RATES.get(key)
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    if len(_RATES) >= _RATES_ENTRIES:
+        _RATES.clear()
+    rates = _device_rates(gpu, engine)
+    _RATES[key] = (gpu, rates)
+    return rates
+
+
+def forget_rates() -> None:
+    """Drop the memoised ``device_rates``: for code that rewrites the speed constants (the calibration)."""
+    _RATES.clear()
+
+
+def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
     family, proxy = speed_family(gpu)
     notes: list[str] = []
     if proxy:

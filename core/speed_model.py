@@ -141,5 +141,4 @@ def touched_weight_bytes(model: ModelSpec, w: WeightEstimate, n_tokens: int) -> 
 
 def kv_read_bytes(model: ModelSpec, workload: Workload, context: int) -> float:
     """KV bytes one sequence reads per generated token at ``context`` (all layers, SWA capped)."""
-    single = workload.model_copy(update={"concurrent": 1})
-    return float(memory.kv_cache_bytes(model, single, context))
+    return float(memory.kv_cache_bytes(model, workload, context, concurrent=1))
