@@ -407,14 +407,18 @@ def _place(score: float, span: _Span, kind: str) -> float:
 
 def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
     """Collects the words, numbers and GB figures of some token positions."""
-    ts = [toks[i] for i in positions]
-    return _Span(
-        positions[0],
-        positions[-1],
-        tuple(t.key for t in ts if t.kind == "word"),
-        tuple(t.key for t in ts if t.kind == "num"),
-        tuple(t.value for t in ts if t.kind == "mem"),
-    )
+    words: list[str] = []
+    nums: list[str] = []
+    mems: list[int] = []
+    for i in positions:
+        t = toks[i]
+        if t.kind == "word":
+            words.append(t.key)
+        elif t.kind == "num":
+            nums.append(t.key)
+        elif t.kind == "mem":
+            mems.append(t.value)
+    return _Span(positions[0], positions[-1], tuple(words), tuple(nums), tuple(mems))
 
 
 RANKING_CACHE = 4096

@@ -450,9 +450,12 @@ def lower_keep_length(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+
+
 def compact(text: str) -> str:
     """Lower-cases and drops everything but letters and digits."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
+    return _NOT_ALNUM.sub("", text.lower())
 
 
 def blank(m: re.Match[str]) -> str:
