@@ -492,6 +492,12 @@ def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
     return min(100.0, words + num)
 
 
+def span_score(span: _Span, alias: Alias) -> float:
+    """Similarity of a span and one alias, scored afresh: what every ranking orders by (the memoised and
+    pruned paths of ``candidates`` must agree with it)."""
+    return _score(span, alias, _num_score(span, alias), _Memo())
+
+
 def _bests(span: _Span, bounds: list[Bound], kinds: list[str], idx: NameIndex, memo: _Memo) -> dict[str, float]:
     """The best score of each kind that reaches SUGGEST_MIN; an alias that cannot beat its kind's best so
     far is not scored."""
