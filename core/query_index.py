@@ -4,6 +4,12 @@ Runs of tokens that hit the index are scored as n-gram spans against every alias
 numbers inside names ("8b", "3.1", "4090", "m3") are identity and must agree, so they are
 compared apart from the words, and a wrong size costs more than any spelling can earn back. The
 best non-overlapping spans become model and device slots (2–4 each for comparisons).
+
+The work is the one scoring every span against every alias would do, with what cannot change the
+result left out: names written alike share one alias, spans and aliases with the same words or
+numbers share those parts of the score, spans are scored best first and not at all once a chosen
+name covers them, and an alias whose numbers leave it no chance of the best (or a kept) place is
+not scored. ``span_score`` is that score done plainly; the tests hold the shortcuts to it.
 """
 
 from __future__ import annotations
@@ -391,7 +397,7 @@ def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Ca
                     queue.append((_place(100.0, span, "gpu"), span.first, len(queue), -1, (span, pool)))
     heapq.heapify(queue)
     while queue:
-        _, first, number, kind_number, item = heapq.heappop(queue)
+        _, first, number, _, item = heapq.heappop(queue)
         if isinstance(item, Candidate):
             yield item
         elif not any(i in used for i in range(item[0].first, item[0].last + 1)):
