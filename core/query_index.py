@@ -77,6 +77,7 @@ class NameIndex:
     rankings: OrderedDict[tuple[object, ...], _Ranked] = field(
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
+    fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, NameIndex]] = OrderedDict()
@@ -352,10 +353,14 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, s
 
 
 def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
-    """Aliases holding a word spelt like this one."""
-    hits: set[int] = set()
-    for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
-        hits |= idx.keys[key]
+    """Aliases holding a word spelt like this one (memoised: words recur in chats; not to be changed)."""
+    hits = idx.fuzzy.get((word, cutoff))
+    if hits is None:
+        hits = idx.fuzzy[(word, cutoff)] = set()
+        for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+            hits |= idx.keys[key]
+        if len(idx.fuzzy) > RANKING_CACHE:
+            idx.fuzzy.popitem(last=False)
     return hits
 
 
