@@ -17,7 +17,7 @@ from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
-from core.quant_ladder import LOW_BITS, ladder
+from core.quant_ladder import LOW_BITS, ladder, ladder_weights
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import decode_speeds, single_stream
@@ -94,6 +94,9 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
+_Rungs = tuple[tuple[QuantSpec, WeightEstimate], ...]  # ``quant_ladder.ladder_weights``
+
+
 class _Fitted(NamedTuple):
     """A quant that fits, with its memory (plain numbers) and the workload it was judged with."""
 
@@ -102,18 +105,16 @@ class _Fitted(NamedTuple):
     workload: Workload
 
 
-def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
+def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fitted | None:
     """The first quant that fits with reserve, else the first that is tight (memory decides).
-    Each quant is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
-    cache and overhead), nothing is placed. The scan stops at the first fit, so the smaller rungs'
-    weights are never computed."""
+    Each rung is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
+    cache and overhead), nothing is placed."""
     hardware, model = s.hardware, s.model
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
     usable = usable_bytes(hardware, workload)
     rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
     tight: _Fitted | None = None
-    for quant in quants:
-        w = weights(model, quant, catalog.size(model.id, quant.id))
+    for quant, w in rungs:
         host = host_weights_bytes(w, hardware.gpu, workload.engine)
         total = w.total_bytes - host + rest
         verdict = full_fit_verdict(total, usable, hardware.count)
@@ -124,24 +125,20 @@ def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCac
     return tight
 
 
-def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
-    """Bytes no placement of this quant keeps off the GPU(s): the weights without the token embedding."""
-    w = weights(s.model, quant, catalog.size(s.model.id, quant.id))
-    return w.total_bytes - w.embed_bytes
-
-
 def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
-    quants = ladder(s.model, s.engine, catalog)
-    found = _first_fit(s, catalog, quants)
+    rungs = ladder_weights(s.model, s.engine, catalog)
+    found = _first_fit(s, rungs)
     usable = usable_bytes(s.hardware, s.workload)
-    if found is None and all(_weights_floor(s, q, catalog) > usable for q in quants):
-        return None  # no quant's weights alone fit: no KV cache type changes that
+    # no quant's weights alone (without the token embedding, which no placement keeps off the GPU) fit:
+    # no KV cache type changes that
+    if found is None and all(w.total_bytes - w.embed_bytes > usable for _, w in rungs):
+        return None
     if found is None or found.quant.bits < LOW_BITS:
         kvs = KV_CHOICES[s.engine]
         asked = s.request.kv_cache
         start = kvs.index(asked) + 1 if asked in kvs else 1
         for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
-            with_kv = _first_fit(s, catalog, quants, kv)
+            with_kv = _first_fit(s, rungs, kv)
             if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
                 verdict = with_kv.fit.verdict
                 return QuantChoice(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from core.models import Catalog, Engine, ModelSpec, QuantSpec
 from core.quant_rules import sensible
+from core.weights import WeightEstimate, weights
 
 QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
 LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")
@@ -101,6 +102,28 @@ def ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec
     return steps
 
 
+# (catalog, model, engine) -> the ladder with each rung's weights; id() keyed with the objects kept in the
+# entry, as in ``core.weights`` (an id a collected object leaves behind never matches)
+_RUNGS: dict[tuple[int, int, Engine], tuple[Catalog, ModelSpec, tuple[tuple[QuantSpec, WeightEstimate], ...]]] = {}
+_RUNGS_ENTRIES = 4096  # every catalog model on both engines, with room for Hugging Face models
+
+
+def ladder_weights(model: ModelSpec, engine: Engine, catalog: Catalog) -> tuple[tuple[QuantSpec, WeightEstimate], ...]:
+    """``ladder`` with each rung's weights (its measured size when the catalog has one): what the quant
+    choice compares against the memory of a setup. Memoised per catalog and model object, since a
+    model's rungs weigh the same on every device (/models walks every model, /fit and the warm-up the
+    same few)."""
+    key = (id(catalog), id(model), engine)
+    hit = _RUNGS.get(key)
+    if hit is not None and hit[0] is catalog and hit[1] is model:
+        return hit[2]
+    if len(_RUNGS) >= _RUNGS_ENTRIES:
+        _RUNGS.clear()
+    rungs = tuple((q, weights(model, q, catalog.size(model.id, q.id))) for q in ladder(model, engine, catalog))
+    _RUNGS[key] = (catalog, model, rungs)
+    return rungs
+
+
 __all__ = [
     "LOW_BITS",
     "MENU",
@@ -109,5 +132,6 @@ __all__ = [
     "chart_ids",
     "ladder",
     "ladder_ids",
+    "ladder_weights",
     "table_ids",
 ]
