@@ -18,7 +18,7 @@ from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
 from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
 from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, hardware_on, varied
-from core.fit import Verdict, breakdown
+from core.fit import Verdict, need_bytes
 from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
@@ -193,9 +193,8 @@ def memory_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
             continue
         points = []
         for ctx in CHART_CONTEXTS:
-            mem, _ = breakdown(there.model, quant, there.hardware, there.workload, there.measured, ctx)
-            points.append((ctx, mem.total_bytes))
-            usable = mem.usable_bytes
+            total, usable = need_bytes(there.model, quant, there.hardware, there.workload, there.measured, ctx)
+            points.append((ctx, total))
         curves.append((qid, points))
     return cards.memory_chart(s.model.name, usable, curves, lang)
 

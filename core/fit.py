@@ -92,11 +92,25 @@ def full_fit(
     ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
     w = weights(model, quant, measured)
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
-    need = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
-    total = w.total_bytes - host + need
-    usable = memory.usable_bytes(hardware, workload)
+    total, usable = need_bytes(model, quant, hardware, workload, measured)
     verdict = full_fit_verdict(total, usable, hardware.count)
     return FullFit(verdict, total, usable, host, w) if verdict is not None else None
+
+
+def need_bytes(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+    context: int | None = None,
+) -> tuple[int, int]:
+    """``breakdown``'s total and usable bytes, in plain numbers (charts and scans need no more)."""
+    w = weights(model, quant, measured)
+    kv = memory.kv_cache_bytes(model, workload, context)
+    overhead = memory.overhead_bytes(model, hardware, workload, context)
+    total = w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine) + kv + overhead
+    return total, memory.usable_bytes(hardware, workload)
 
 
 def breakdown(
