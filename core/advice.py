@@ -8,6 +8,7 @@ would not fit.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from core import memory
@@ -297,8 +298,25 @@ def _need(s: Scenario) -> _Need:
     return _Need(weights(s.model, s.quant, s.measured), memory.kv_cache_bytes(s.model, s.workload), per_device, shared)
 
 
-def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
-    """The scenario on ``count`` x ``gpu``; a Setup only when it fits fully.
+@dataclass(frozen=True)
+class _Candidate:
+    """A ``Setup`` while the scan runs: a plain record, since only the few picks become a ``Setup``."""
+
+    gpu_id: str
+    gpu_name: str
+    count: int
+    memory_bytes: int
+    total_bytes: int
+    usable_bytes: int
+    verdict: Verdict
+    engine: Engine
+    decode_tokens_per_s: float
+    price_usd: float | None
+    usd_per_token_per_s: float | None
+
+
+def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> _Candidate | None:
+    """The scenario on ``count`` x ``gpu``; a candidate only when it fits fully.
 
     Memory on plain numbers (``need``, ``fit.full_fit_verdict``), then the speed of a setup that holds it.
     """
@@ -310,7 +328,7 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
     hardware = hardware_on(s, gpu, count)
     speed = single_stream(s.model, need.weights, None, hardware, workload, s.quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
-    return Setup(
+    return _Candidate(
         gpu_id=gpu.id,
         gpu_name=gpu.short_name,
         count=count,
@@ -323,6 +341,10 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
         price_usd=price,
         usd_per_token_per_s=price / speed if price is not None and speed > 0 else None,
     )
+
+
+def _built(pick: _Candidate | None) -> Setup | None:
+    return Setup(**vars(pick)) if pick is not None else None
 
 
 def recommend_hardware(
@@ -350,7 +372,7 @@ def recommend_hardware(
     per_token = (
         w.dense_bytes + w.output_bytes + w.experts_bytes * (model.experts_per_token or 1) / (model.n_experts or 1)
     )
-    singles: list[Setup] = []
+    singles: list[_Candidate] = []
     fastest = 0.0  # the best single-GPU speed so far
     discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
     for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
@@ -359,7 +381,7 @@ def recommend_hardware(
         if setup := _setup(s, need, gpu, 1):
             singles.append(setup)
             fastest = max(fastest, setup.decode_tokens_per_s)
-    apple: list[Setup] = []
+    apple: list[_Candidate] = []
     macs = sorted(
         (g for g in catalog.gpus if g.category == "apple"),
         key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id),
@@ -371,7 +393,7 @@ def recommend_hardware(
         if on_mac is not None and mac_need is not None and (setup := _setup(on_mac, mac_need, gpu, 1)):
             apple.append(setup)
             break
-    priced: list[Setup] = []
+    priced: list[_Candidate] = []
     buyable = [
         g
         for g in catalog.gpus
@@ -396,14 +418,18 @@ def recommend_hardware(
     if offers is None:
         offers = quote_offers(s, catalog)
     return HardwareAdvice(
-        best_single_gpu=max(singles, key=lambda s: (s.decode_tokens_per_s, -s.memory_bytes, s.gpu_id), default=None),
-        best_price_performance=min(priced, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None),
-        best_apple=min(
-            apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None
+        best_single_gpu=_built(
+            max(singles, key=lambda s: (s.decode_tokens_per_s, -s.memory_bytes, s.gpu_id), default=None)
+        ),
+        best_price_performance=_built(
+            min(priced, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None)
+        ),
+        best_apple=_built(
+            min(apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None)
         ),
         # the cheapest box that holds it may be a Mac (DeepSeek R1: a 512 GB Mac Studio, not 4 workstation cards)
-        cheapest=min(
-            [*priced, *apple], key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None
+        cheapest=_built(
+            min([*priced, *apple], key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None)
         ),
         cheapest_cloud=offers[0] if offers else None,
         notes=(note("hw_full_fit"), note("hw_restricted_left_out")) if not allow_restricted else (note("hw_full_fit"),),
@@ -459,6 +485,13 @@ def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hard
     )
 
 
+def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
+    """Single-stream decode tok/s of the scenario on ``hardware`` when it holds everything on the GPU(s),
+    else None (nothing is placed): ``quick_fit(s, FULL_FIT, hardware).decode_tokens_per_s``."""
+    fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
+    return single_stream(s.model, fit.weights, None, hardware, s.workload, s.quant.id) if fit is not None else None
+
+
 def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
     """The row of a setup that holds everything on the GPU(s): what ``place`` would report for it."""
     return QuickFit(
@@ -481,6 +514,7 @@ __all__ = [
     "best_quant",
     "choose_quant",
     "chosen_scenario",
+    "full_fit_speed",
     "kv_savings",
     "nearest_fix",
     "quick_choice",
