@@ -168,7 +168,7 @@ def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] 
     if found is None:
         return None
     choice, (quant, fit, workload) = found
-    return choice, _on_gpu(fit, single_stream(s.model, fit.weights, None, s.hardware, workload, quant.id))
+    return choice, _on_gpu(fit, single_stream(s.model, fit, s.hardware, workload, quant.id))
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -326,7 +326,8 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> _Candidate | N
     if verdict is None:
         return None
     hardware = hardware_on(s, gpu, count)
-    speed = single_stream(s.model, need.weights, None, hardware, workload, s.quant.id)
+    host = host_weights_bytes(need.weights, gpu, workload.engine)
+    speed = single_stream(s.model, FullFit(verdict, total, usable, host, need.weights), hardware, workload, s.quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
     return _Candidate(
         gpu_id=gpu.id,
@@ -469,9 +470,7 @@ def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hard
     fit = full_fit(s.model, s.quant, hardware, workload, s.measured)
     if fit is not None:
         on_gpu = fit.verdict in speed_for
-        return _on_gpu(
-            fit, single_stream(s.model, fit.weights, None, hardware, workload, s.quant.id) if on_gpu else None
-        )
+        return _on_gpu(fit, single_stream(s.model, fit, hardware, workload, s.quant.id) if on_gpu else None)
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
     if placement.verdict in speed_for:
@@ -489,7 +488,7 @@ def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
     """Single-stream decode tok/s of the scenario on ``hardware`` when it holds everything on the GPU(s),
     else None (nothing is placed): ``quick_fit(s, FULL_FIT, hardware).decode_tokens_per_s``."""
     fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
-    return single_stream(s.model, fit.weights, None, hardware, s.workload, s.quant.id) if fit is not None else None
+    return single_stream(s.model, fit, hardware, s.workload, s.quant.id) if fit is not None else None
 
 
 def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
