@@ -6,7 +6,9 @@ The machine is shared, so contenders run interleaved, round by round, and the fi
 of wall time and of CPU time (user + system of the child process); ratios compare pairs measured
 in the same minutes. Contenders:
 
-- this tree; ``--base REF`` unpacked with ``git archive`` (run by the same interpreter, with its
+- this tree; Python's own start and the least a process with a pydantic core can do (import pydantic,
+  build and validate one model), which bounds how close to ridgepoint a one-shot command can come;
+  ``--base REF`` unpacked with ``git archive`` (run by the same interpreter, with its
   own data directory, so only the code differs); ridgepoint 0.1.2 (``pip install ridgepoint`` into
   another environment, pass ``--ridgepoint PATH`` or put it on PATH); llmfit when its binary runs.
 
@@ -60,6 +62,9 @@ RIDGEPOINT = [
     "--ctx",
     "8192",
 ]
+# What every process whose core is pydantic pays before any work: the interpreter, pydantic, one model built
+# and validated (plugins off, as FitBot starts); next to ridgepoint it shows how low a one-shot command can go
+PYDANTIC_FLOOR = "from pydantic import BaseModel\nclass M(BaseModel):\n    x: int\nM(x=1)"
 LLMFIT = ["--memory=24G", "--ram=64G", "--cpu-cores=16", "plan", "meta-llama/Llama-3.1-8B-Instruct", "--context", "8192",
           "--quant", "Q4_K_M", "--no-dashboard"]  # fmt: skip
 TARGETS = {
@@ -266,6 +271,10 @@ def main() -> None:
             contenders.append(
                 Contender("ridgepoint 0.1.2", [rp_path, *RIDGEPOINT], ROOT, {**os.environ, "HF_HUB_OFFLINE": "1"})
             )
+        floor_env = {**here_env, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
+        python = Contender("python start", [sys.executable, "-c", "pass"], ROOT, here_env)
+        floor = Contender("python + pydantic model", [sys.executable, "-c", PYDANTIC_FLOOR], ROOT, floor_env)
+        contenders += [python, floor]
         lf_path, lf_why = peer(args.llmfit, "llmfit", ["--version"])
         if lf_path:
             contenders.append(Contender("llmfit 1.1.17", [lf_path, *LLMFIT], ROOT, dict(os.environ)))
@@ -292,6 +301,7 @@ def main() -> None:
     if rp_path:
         rp = next(c for c in contenders if c.name.startswith("ridgepoint"))
         ratios["estimate / ridgepoint"] = (est.wall / rp.wall, est.cpu / rp.cpu)
+        ratios["pydantic floor / ridgepoint"] = (floor.wall / rp.wall, floor.cpu / rp.cpu)
     if base != "none":
         ratios["estimate / base"] = (est.wall / base_est.wall, est.cpu / base_est.cpu)
         ratios["ask / base"] = (ask.wall / base_ask.wall, ask.cpu / base_ask.cpu)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from bot.cards_diagnose import diagnosis_card, failure_card
 from bot.reply import Reply
 from bot.resolve import Resolver
+from bot.special_questions import PASTE_PREFIX
 from bot.user import User
 from core.diagnose import diagnose
 from core.diagnose_flags import (
@@ -35,22 +36,13 @@ from locales import Lang
 if TYPE_CHECKING:
     from bot.answers import Answers
 
-_PREFIX = re.compile(r"^\s*/(?:diagnose|check|diagnose@\w+|check@\w+)\b", re.I)
 _VENDOR = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon\(TM\)|Intel\(R\)|Apple)\s+", re.I)
-
-
-def is_paste(text: str) -> bool:
-    """Whether a message is a pasted command or log (or asks /diagnose explicitly)."""
-    if _PREFIX.match(text):
-        return True
-    head = text[:MAX_PASTE_CHARS]
-    return find_command(head) is not None or looks_like_log(head)
 
 
 def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Reply:
     """The diagnosis card for a paste (pure: the same text gives the same card)."""
     notes: list[Note] = []
-    body = _PREFIX.sub("", text, count=1)
+    body = PASTE_PREFIX.sub("", text, count=1)
     if len(body) > MAX_PASTE_CHARS:
         return failure_card(lang, "too_long", limit=MAX_PASTE_CHARS)
     facts = read_log(body) if looks_like_log(body) else None
@@ -97,7 +89,7 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
 
 def paste_language(answers: Answers, text: str) -> Lang | None:
     """The language of the user's own words around a paste (None: no words, the settings decide)."""
-    body = _PREFIX.sub("", text[:MAX_PASTE_CHARS], count=1)
+    body = PASTE_PREFIX.sub("", text[:MAX_PASTE_CHARS], count=1)
     return parse(_prose(body, read_log(body) if looks_like_log(body) else None), answers.vocab).language
 
 
@@ -143,4 +135,4 @@ def _echo(body: str) -> str:
     return line[:300]
 
 
-__all__ = ["diagnose_answer", "is_paste", "paste_language"]
+__all__ = ["diagnose_answer", "paste_language"]

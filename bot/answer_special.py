@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from bot.answer_diagnose import diagnose_answer, is_paste, paste_language
-from bot.answer_together import asks_together, together_answer
-from bot.reply import Reply
-from bot.user import User
+from bot.special_questions import asks_together, is_paste
 from core.query import parse
 from locales import Lang
 
 if TYPE_CHECKING:
     from bot.answers import Answers
+    from bot.reply import Reply
+    from bot.user import User
 
 Kind = Literal["paste", "together"]
 
@@ -29,13 +28,19 @@ def special_kind(text: str) -> Kind | None:
 def special_language(answers: Answers, text: str) -> Lang | None:
     """The language of the user's own words (for a paste: the words around it)."""
     if is_paste(text):
+        from bot.answer_diagnose import paste_language  # the answering modules, only when one is asked
+
         return paste_language(answers, text)
     return parse(text, answers.vocab).language
 
 
 def special_answer(answers: Answers, text: str, lang: Lang, user: User) -> Reply:
     if is_paste(text):
+        from bot.answer_diagnose import diagnose_answer
+
         return diagnose_answer(answers, text, lang, user)
+    from bot.answer_together import together_answer
+
     return together_answer(answers, text, lang, user)
 
 

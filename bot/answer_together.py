@@ -28,14 +28,9 @@ from locales import Lang, gib, t, tokens_per_s
 if TYPE_CHECKING:
     from bot.answers import Answers
 
-_TOGETHER = re.compile(r"\b(?:whisper|embedd?(?:er|ing|ings)?|bge[- ]?m3|nomic[- ]embed\S*|einbettungsmodell)\b", re.I)
 _LLM_WORD = re.compile(r"\b(?:an?\s+)?(?:llm|language model|sprachmodell|chat ?model)\b", re.I)
 DEFAULT_QUANT = "Q4_K_M"
 SUGGESTIONS = 3
-
-
-def asks_together(text: str) -> bool:
-    return bool(_TOGETHER.search(text))
 
 
 def _sides(text: str) -> tuple[list[SideModel], str, list[str]]:
@@ -170,4 +165,4 @@ def _suggestions(answers: Answers, gpu: GpuSpec, count: int, budget: int, reques
     return found or [Row(label="–", value=t(lang, "together.no_room"))]
 
 
-__all__ = ["asks_together", "together_answer"]
+__all__ = ["together_answer"]

@@ -45,12 +45,16 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
-# one card of each kind a question gets (not the list scans /gpus and /models), about a model and a
-# device that no bench asks about first
+# one card of each kind, about a model and a device that no bench asks about first; the list scans fill the
+# per-catalog memo of each model's weights in each quant (they never change with the device asked about)
 WARM_UP_QUESTIONS = (
     *(f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")),
     "/models rtx 3060 12gb",
     "/gpus qwen3-14b",
+)
+WARM_UP_SPECIAL = (
+    "llama-server -hf unsloth/Qwen3-14B-GGUF:Q4_K_M -c 8192 on an rtx 3060 12gb",
+    "qwen3-14b with whisper on an rtx 3060 12gb",
 )
 QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
 
@@ -114,6 +118,8 @@ class Service:
         for text in WARM_UP_QUESTIONS:
             for lang in ("en", "de"):
                 self.answers.dispatch(self.answers.parse(text), lang, User(), text)
+        for text in WARM_UP_SPECIAL:  # a pasted command, models side by side: their modules load on first use
+            special_answer(self.answers, text, "en", User())
         build_validators()  # the models those cards did not touch (rigs, offload, Macs, ...)
 
     async def close(self) -> None:

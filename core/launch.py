@@ -11,8 +11,8 @@ from typing import Literal
 
 from pydantic import computed_field
 
-from core.estimate import ENGINE_KV_TYPES, EstimateError, FitEstimate, Scenario, default_quant, estimate_of, varied
-from core.fit import Verdict
+from core.estimate import ENGINE_KV_TYPES, EstimateError, FitEstimate, Scenario, default_quant, varied
+from core.fit import Placement, Verdict, place
 from core.models import Catalog, Engine, Frozen, KvCacheType, Workload
 from core.notes import Note, note
 from core.speed_device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS
@@ -41,8 +41,9 @@ class LaunchCommand(Frozen):
         return shlex.join(self.argv)
 
 
-def launch_command(s: Scenario, est: FitEstimate) -> LaunchCommand | None:
-    """The server command for this scenario's settings; None when it does not fit or cannot run."""
+def launch_command(s: Scenario, est: FitEstimate | Placement) -> LaunchCommand | None:
+    """The server command for this scenario's settings; None when it does not fit or cannot run. ``est`` is
+    its estimate or just its placement: the verdict and the offload are all a command reads."""
     if est.verdict is Verdict.NO_FIT:
         return None
     model, quant = s.model, s.quant
@@ -106,7 +107,8 @@ def launch_command(s: Scenario, est: FitEstimate) -> LaunchCommand | None:
 
 def launch_commands(s: Scenario, catalog: Catalog, est: FitEstimate | None = None) -> tuple[LaunchCommand, ...]:
     """Commands for the asked engine (``est`` is its estimate, when known) and the other one, each with
-    its engine's quant; only those that fit."""
+    its engine's quant; only those that fit (the other engine's is placed, not estimated: a command
+    needs no speed)."""
     commands: list[LaunchCommand] = []
     for engine in (s.engine, *(e for e in Engine if e is not s.engine)):
         if engine is s.engine:
@@ -118,7 +120,8 @@ def launch_commands(s: Scenario, catalog: Catalog, est: FitEstimate | None = Non
             except EstimateError:
                 continue
             there_est = None
-        cmd = launch_command(there, there_est or estimate_of(there))
+        placed = there_est or place(there.model, there.quant, there.hardware, there.workload, there.measured)
+        cmd = launch_command(there, placed)
         if cmd is not None:
             commands.append(cmd)
     return tuple(commands)

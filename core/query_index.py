@@ -33,13 +33,16 @@ MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a
 
 
 class Alias(NamedTuple):  # a tuple: every start reads thousands of them back (``index_from_data``)
-    entry: str
+    """One way of writing names, shared by every entry written so (an id and a display name often
+    read the same): a span is scored once per alias, not once per entry and name."""
+
     kind: str  # model, gpu, not
     words: tuple[str, ...]
     compact: str
     nums: tuple[str, ...]
     has_size: bool
     memory: int | None
+    entries: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -62,9 +65,9 @@ class NameIndex:
     primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
     spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
-    rankings: OrderedDict[tuple[object, ...], list[tuple[str, list[tuple[str, float]]]]] = field(
+    rankings: OrderedDict[tuple[object, ...], _Ranked] = field(
         default_factory=OrderedDict
-    )  # span contents + candidate pool -> ranking per kind (names recur in chats)
+    )  # span contents + candidate pool -> what they rank (names recur in chats)
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, NameIndex]] = OrderedDict()
@@ -108,7 +111,7 @@ _TABLES = (
 def index_data(idx: NameIndex) -> dict[str, Any]:
     """The index as plain data; ``index_from_data`` reads it back into an equal index."""
     data: dict[str, Any] = {name: getattr(idx, name) for name in _TABLES}
-    data["aliases"] = [(a.entry, a.kind, a.words, a.compact, a.nums, a.has_size, a.memory) for a in idx.aliases]
+    data["aliases"] = [tuple(a) for a in idx.aliases]
     data["keys"] = {k: sorted(v) for k, v in idx.keys.items()}
     data["words"] = idx.words
     data["dominant"] = sorted(idx.dominant)
@@ -125,7 +128,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
     idx.params = {k: (v[0], v[1]) for k, v in idx.params.items()}
     idx.labels = {k: [(a, b) for a, b in v] for k, v in idx.labels.items()}
     idx.spelled = {k: [(a, b) for a, b in v] for k, v in idx.spelled.items()}
-    idx.aliases = [Alias(e, k, tuple(w), c, tuple(n), s, m) for e, k, w, c, n, s, m in data["aliases"]]
+    idx.aliases = [Alias(k, tuple(w), c, tuple(n), s, m, tuple(e)) for k, w, c, n, s, m, e in data["aliases"]]
     idx.keys = {k: set(v) for k, v in data["keys"].items()}
     idx.words = data["words"]
     idx.dominant = set(data["dominant"])
@@ -139,6 +142,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
 def build_index(vocab: Vocabulary) -> NameIndex:
     """Normalises every alias and maps its tokens back to it."""
     idx = NameIndex()
+    shared: dict[tuple[object, ...], int] = {}  # an alias without its entries -> its position
     for kind, entries in (("model", vocab.models), ("gpu", vocab.gpus), ("not", vocab.not_devices)):
         for entry in entries:
             idx.groups[entry.id] = entry.group.lower()
@@ -164,7 +168,7 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                 idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
-                    _add_alias(idx, alias)
+                    _add_alias(idx, alias, shared)
     idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
     idx.quants = {L.compact(q): q for q in vocab.quants}
     return idx
@@ -179,12 +183,20 @@ def _make_alias(entry: VocabEntry, kind: str, name: str) -> Alias:
     mems = [t.value for t in toks if t.kind == "mem"]
     memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
     has_size = any(L.SIZE.fullmatch(n) for n in nums)
-    return Alias(entry.id, kind, words, "".join(words), nums, has_size, memory)
+    return Alias(kind, words, "".join(words), nums, has_size, memory, (entry.id,))
 
 
-def _add_alias(idx: NameIndex, alias: Alias) -> None:
-    """Registers an alias under its words, word pairs, numbers and memory size."""
-    pos = len(idx.aliases)
+def _add_alias(idx: NameIndex, alias: Alias, shared: dict[tuple[object, ...], int]) -> None:
+    """Registers an alias under its words, word pairs, numbers and memory size (or adds its entry to
+    the alias written the same way)."""
+    form = alias[:-1]
+    pos = shared.get(form)
+    if pos is not None:
+        known = idx.aliases[pos]
+        if alias.entries[0] not in known.entries:
+            idx.aliases[pos] = known._replace(entries=known.entries + alias.entries)
+        return
+    pos = shared[form] = len(idx.aliases)
     idx.aliases.append(alias)
     keys = set(alias.words) | set(alias.nums)
     keys |= {a + b for a, b in pairwise(alias.words)}
@@ -206,10 +218,10 @@ class _Span:
     words: tuple[str, ...]
     nums: tuple[str, ...]
     mems: tuple[int, ...]
+    compact: str = ""  # the words run together
 
-    @property
-    def compact(self) -> str:
-        return "".join(self.words)
+    def __post_init__(self) -> None:
+        self.compact = "".join(self.words)
 
 
 def _ratio(a: str, b: str, memo: dict[tuple[str, str], float]) -> float:
@@ -228,9 +240,12 @@ def _word_sim(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> 
         return 100.0 - 25.0 * len(aw)
     if not aw:
         return max(0.0, 100.0 - 35.0 * len(qw))
-    q_cov = sum(max(_ratio(q, a, memo) for a in aw) for q in qw) / len(qw)
+    # sims[j][i]: span word j against alias word i (the ratio is symmetric: one call per pair)
+    sims = [[_ratio(q, a, memo) for a in aw] for q in qw]
+    q_cov = sum(max(row) for row in sims) / len(qw)
+    best = sims[0] if len(qw) == 1 else [max(col) for col in zip(*sims, strict=True)]
     a_len = sum(len(a) for a in aw)
-    a_cov = sum(len(a) * max(_ratio(a, q, memo) for q in qw) for a in aw) / a_len
+    a_cov = sum(len(a) * b for a, b in zip(aw, best, strict=True)) / a_len
     return max(fuzz.ratio(span.compact, alias.compact), 0.7 * q_cov + 0.3 * a_cov)
 
 
@@ -258,22 +273,16 @@ def _num_score(span: _Span, alias: Alias) -> float:
                 score -= 30.0
     for m in span.mems:
         score += 10.0 if m == alias.memory else -30.0
-    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one
-    miss = 25.0 if alias.kind != "model" else 10.0
-    return score - sum(max(miss, 20.0) if L.SHORT_ID.fullmatch(a) else miss for a in left)
+    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one, but not an
+    # identifier ("r1", "k2"): every part is a whole number, so the sum is exact in any order
+    if alias.kind != "model":
+        return score - 25.0 * len(left)
+    return score - sum(20.0 if L.SHORT_ID.fullmatch(a) else 10.0 for a in left)
 
 
 def _version_prefix(t: str, a: str) -> bool:
     """Says whether ``t`` is a version written short ("3" for "3.1", stored as "31")."""
     return len(a) == len(t) + 1 and a.startswith(t) and t.isdecimal() and a.isdecimal()
-
-
-def _score(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> float:
-    """Similarity of a span of the user's tokens and one alias, roughly 0–100."""
-    num = _num_score(span, alias)
-    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
-        return num + 100.0
-    return min(100.0, _word_sim(span, alias, memo) + num)
 
 
 # --- finding names -----------------------------------------------------------------------
@@ -284,7 +293,15 @@ class Candidate:
     score: float
     span: _Span
     kind: str
-    ranking: list[tuple[str, float]]
+    ranked: _Ranked
+    idx: NameIndex
+    memo: _Memo
+
+    @property
+    def ranking(self) -> list[tuple[str, float]]:
+        """The entries of this kind the span's words rank, best first (worked out when first asked for:
+        most spans lose to a longer or better one and need only their best score)."""
+        return self.ranked.ranking(self.kind, self.idx, self.memo)
 
 
 def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, set[int]]:
@@ -339,7 +356,7 @@ def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
     """Scores every span of every run; one candidate per span and kind, best first."""
     seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
-    memo: dict[tuple[str, str], float] = {}
+    memo = _Memo()
     cands: list[Candidate] = []
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         for a in range(len(run)):
@@ -376,39 +393,111 @@ RANKING_CACHE = 4096
 RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
-def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str], float]) -> list[Candidate]:
-    """Ranks the entries of each kind for one span (memoised: the result depends on the span's
+@dataclass(slots=True)
+class _Memo:
+    """What the spans of one question share: word ratios, and the word and number parts of scores."""
+
+    ratios: dict[tuple[str, str], float] = field(default_factory=dict)
+    words: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
+    nums: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
+
+
+def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Candidate]:
+    """The best score of each kind for one span (memoised: the result depends on the span's
     contents and the pool only, not on where the span stands in the text)."""
     key = (span.words, span.nums, span.mems, frozenset(pool))
-    cached = idx.rankings.get(key)
-    if cached is None:
-        cached = idx.rankings[key] = _rank_uncached(span, pool, idx, memo)
+    ranked = idx.rankings.get(key)
+    if ranked is None:
+        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, pool, idx, memo))
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
-    return [Candidate(ranking[0][1], span, kind, ranking) for kind, ranking in cached]
+    return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]
 
 
-def _rank_uncached(
-    span: _Span, pool: set[int], idx: NameIndex, memo: dict[tuple[str, str], float]
-) -> list[tuple[str, list[tuple[str, float]]]]:
-    best: dict[str, dict[str, float]] = {}
-    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
-    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+def _model_ok(span: _Span) -> bool:
+    """A model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model."""
+    return bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+
+
+def _num_part(span: _Span, alias: Alias, memo: _Memo) -> float:
+    """``_num_score``, shared by aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and by spans with the
+    same numbers."""
+    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
+    num = by_nums.get(key := (alias.nums, alias.memory, alias.kind == "model"))
+    if num is None:
+        num = by_nums[key] = _num_score(span, alias)
+    return num
+
+
+def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
+    """Similarity of a span and one alias, roughly 0–100, given the alias's ``_num_part``; the word part is
+    shared by aliases with the same words and by spans with the same words ("qwen" and "qwen 3")."""
+    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
+        return num + 100.0
+    by_words = memo.words.setdefault(span.words, {})
+    words = by_words.get(alias.words)
+    if words is None:
+        words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)
+    return min(100.0, words + num)
+
+
+def _bests(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> dict[str, float]:
+    """The best score of each kind that reaches SUGGEST_MIN, kinds in the order the pool holds them.
+
+    The words can add at most 100, so an alias whose numbers leave no more than a kind's best so far is
+    skipped: aliases are scored in that bound's order, highest first."""
+    model_ok = _model_ok(span)
+    best: dict[str, float] = {}
+    todo: list[tuple[float, int, float]] = []
+    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
     for pos in pool:
         alias = idx.aliases[pos]
-        if alias.kind == "model" and not model_ok:
+        is_model = alias.kind == "model"
+        if is_model and not model_ok:
             continue
-        s = _score(span, alias, memo)
-        per_kind = best.setdefault(alias.kind, {})
-        if s > per_kind.get(alias.entry, -1e9):
-            per_kind[alias.entry] = s
-    out = []
-    for kind, scores in best.items():
-        # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
-        ranking = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
-        if ranking[0][1] >= SUGGEST_MIN:
-            out.append((kind, ranking))
-    return out
+        num = by_nums.get(key := (alias.nums, alias.memory, is_model))
+        if num is None:
+            num = by_nums[key] = _num_score(span, alias)
+        if alias.kind not in best:
+            best[alias.kind] = -1e9
+        todo.append((-min(100.0, num + 100.0), pos, num))
+    todo.sort()
+    for bound, pos, num in todo:
+        alias = idx.aliases[pos]
+        if -bound > best[alias.kind]:
+            best[alias.kind] = max(best[alias.kind], _score(span, alias, num, memo))
+    return {kind: score for kind, score in best.items() if score >= SUGGEST_MIN}
+
+
+@dataclass(slots=True)
+class _Ranked:
+    """What one span's contents rank: the best score of each kind, and each kind's ranking once asked for."""
+
+    span: _Span
+    pool: frozenset[int]
+    best: dict[str, float]
+    rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+
+    def ranking(self, kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
+        ranking = self.rankings.get(kind)
+        if ranking is None:
+            ranking = self.rankings[kind] = _ranking(self.span, self.pool, kind, idx, memo)
+        return ranking
+
+
+def _ranking(span: _Span, pool: frozenset[int], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
+    """The entries of one kind, best first: an entry scores its best alias."""
+    scores: dict[str, float] = {}
+    for pos in pool:
+        alias = idx.aliases[pos]
+        if alias.kind != kind:
+            continue
+        s = _score(span, alias, _num_part(span, alias, memo), memo)
+        for entry in alias.entries:
+            if s > scores.get(entry, -1e9):
+                scores[entry] = s
+    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
 
 
 def select_names(cands: list[Candidate]) -> dict[str, Candidate]:

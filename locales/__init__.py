@@ -1,23 +1,40 @@
 """German and English texts and locale-aware number formatting.
 
 Messages live in ``locales/en.toml`` and ``locales/de.toml`` (one key per message, ``{name}``
-placeholders); numbers, bytes and money are formatted with Babel (German ``204,19 GiB``,
-``9,17 $``). A test fails when a key exists in one language only.
+placeholders); numbers, bytes and money are formatted with the locale's CLDR symbols (German
+``204,19 GiB``, ``9,17 $``). A test fails when a key exists in one language only.
+
+The symbols are Babel's, held here: reading Babel's locale data costs each process about 40 ms (a
+quarter-megabyte pickle per language) for four characters. ``tests/test_locales.py`` checks them
+against Babel and formats thousands of values both ways, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from babel import Locale
-from babel.numbers import NumberPattern, format_currency, parse_pattern
-
 Lang = Literal["de", "en"]
-BABEL_LOCALE = {"en": "en_US", "de": "de_DE"}
 GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class NumberSymbols:
+    decimal: str
+    group: str  # thousands, in groups of three (CLDR's "#,##0" for both languages)
+    minus: str
+    usd: str  # the US dollar's symbol
+    usd_pattern: str  # where it stands: "{sign}{symbol}{number}" ("$9.17") or "{sign}{number} {symbol}" ("9,17 $")
+
+
+SYMBOLS: dict[Lang, NumberSymbols] = {
+    "en": NumberSymbols(decimal=".", group=",", minus="-", usd="$", usd_pattern="{sign}{symbol}{number}"),
+    "de": NumberSymbols(decimal=",", group=".", minus="-", usd="$", usd_pattern="{sign}{number} {symbol}"),
+}
 
 
 @cache
@@ -39,12 +56,10 @@ def messages(lang: Lang) -> dict[str, str]:
 
 
 def preload_locales() -> None:
-    """Reads both languages' messages and Babel's number data now, not on the first answer."""
+    """Reads both languages' messages now, not on the first answer."""
     langs: tuple[Lang, ...] = ("en", "de")
     for lang in langs:
         messages(lang)
-        num(1.5, lang)
-        usd(1.5, lang)
 
 
 def lang_of(code: str | None) -> Lang:
@@ -65,20 +80,18 @@ def t(lang: Lang, key: str, **params: object) -> str:
     return text.format_map(_Params(params)) if params else text
 
 
-@cache
-def _locale(lang: Lang) -> Locale:
-    """Babel's locale, parsed once: a locale name is parsed again on every call (half a number's cost)."""
-    return Locale.parse(BABEL_LOCALE[lang])
-
-
-@cache
-def _decimal_pattern(digits: int) -> NumberPattern:
-    return parse_pattern("#,##0" + ("." + "0" * digits if digits else ""))
+def _digits(value: float, digits: int, symbols: NumberSymbols) -> tuple[str, str]:
+    """(sign, digits with the locale's separators): rounded half to even from the shortest decimal that
+    reads back as ``value``, as Babel rounds."""
+    rounded = Decimal(str(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)
+    text = f"{abs(rounded):,.{digits}f}".translate({ord(","): symbols.group, ord("."): symbols.decimal})
+    return symbols.minus if rounded.is_signed() else "", text
 
 
 def num(value: float, lang: Lang, digits: int = 2) -> str:
     """A number with the locale's separators and ``digits`` decimals."""
-    return str(_decimal_pattern(digits).apply(value, _locale(lang)))
+    sign, text = _digits(value, digits, SYMBOLS[lang])
+    return sign + text
 
 
 def gib(value: float, lang: Lang, digits: int = 2) -> str:
@@ -88,8 +101,9 @@ def gib(value: float, lang: Lang, digits: int = 2) -> str:
 
 def usd(value: float, lang: Lang, digits: int = 2) -> str:
     """US dollars the locale's way: "$9.17" / "9,17 $"."""
-    pattern = "¤#,##0." + "0" * digits if lang == "en" else "#,##0." + "0" * digits + " ¤"
-    return format_currency(value, "USD", format=pattern, locale=_locale(lang), currency_digits=False)
+    symbols = SYMBOLS[lang]
+    sign, text = _digits(value, digits, symbols)
+    return symbols.usd_pattern.format(sign=sign, symbol=symbols.usd, number=text)
 
 
 def tokens_per_s(value: float, lang: Lang) -> str:

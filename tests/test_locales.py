@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import re
 
-from locales import gib, lang_of, messages, num, t, usd
+import pytest
+from babel import Locale
+from babel.numbers import format_currency, parse_pattern
+
+from locales import SYMBOLS, gib, lang_of, messages, num, t, usd
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -26,6 +31,43 @@ def test_numbers_are_formatted_the_locale_way():
     assert usd(9.17, "de") == "9,17\xa0$" or usd(9.17, "de") == "9,17 $"
     assert usd(9.17, "en") == "$9.17"
     assert num(10619, "de", 0) == "10.619"
+
+
+BABEL_LOCALE = {"en": "en_US", "de": "de_DE"}
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_number_symbols_are_babels(lang):
+    locale = Locale.parse(BABEL_LOCALE[lang])
+    symbols = SYMBOLS[lang]
+    assert (symbols.decimal, symbols.group, symbols.minus) == (
+        locale.number_symbols["latn"]["decimal"],
+        locale.number_symbols["latn"]["group"],
+        locale.number_symbols["latn"]["minusSign"],
+    )
+    assert symbols.usd == locale.currency_symbols["USD"]
+
+
+def _values() -> list[float]:
+    rng = random.Random(20)
+    halves = [k / 200 for k in range(-400, 400)] + [k / 2 for k in range(-40, 40)]  # ties at 2 and 0 digits
+    wide = [rng.uniform(-1e7, 1e7) for _ in range(500)] + [rng.uniform(-2, 2) for _ in range(500)]
+    return [0.0, -0.0, 1e-9, -1e-9, 999.995, 1234.5, 2.675, 1e15, 123456789.125, *halves, *wide]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_numbers_and_dollars_read_as_babel_writes_them(lang):
+    """The cards' patterns: "#,##0.00" with 0-3 decimals, and the locale's dollar pattern."""
+    locale = Locale.parse(BABEL_LOCALE[lang])
+    for digits in range(4):
+        fraction = "." + "0" * digits if digits else ""
+        pattern = parse_pattern("#,##0" + fraction)
+        money = "¤#,##0" + fraction if lang == "en" else "#,##0" + fraction + " ¤"
+        for value in _values():
+            assert num(value, lang, digits) == pattern.apply(value, locale), (value, digits)
+            assert usd(value, lang, digits) == format_currency(
+                value, "USD", format=money, locale=locale, currency_digits=False
+            ), (value, digits)
 
 
 def test_platform_locales_map_to_our_languages():

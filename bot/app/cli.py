@@ -9,6 +9,7 @@ that need them, and a current catalog file is read without an event loop, so ``f
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -545,5 +546,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def entry() -> None:
+    """The ``fitbot`` program: ``main`` on the command line, then out. Before the interpreter exits it walks
+    every object once more for cycles (the catalog and its name index: about 35 ms); frozen, they are
+    skipped, and nothing is left that needs collecting."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -144,7 +144,27 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        bytecode_cache=_compiled_templates(),
     )
+
+
+class _KeptTemplates(jinja2.FileSystemBytecodeCache):
+    """Templates compiled once and kept between processes, in jinja2's private per-user folder under the
+    system temp directory: compiling one costs a one-shot ``fitbot ask`` about 25 ms. jinja2 checks
+    each entry against its template's source; an entry that cannot be written is left out."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:  # a read-only or full temp directory: compiled again next time
+            pass
+
+
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    try:
+        return _KeptTemplates()
+    except (OSError, RuntimeError):  # no safe per-user folder (jinja2 refuses one it does not own alone)
+        return None
 
 
 # --------------------------------------------------------------------------- console

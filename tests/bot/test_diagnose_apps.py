@@ -12,12 +12,12 @@ import pytest
 from telegram.ext import Application
 
 from bot.adapters.telegram_bot import build_application, serve
-from bot.answer_diagnose import is_paste
 from bot.app.cli import main
 from bot.render.discord_embed import to_discord
 from bot.render.telegram_html import to_telegram
 from bot.render.text import to_console
 from bot.service import Service, User
+from bot.special_questions import is_paste
 from catalog.facts import load_facts
 from catalog.store import CatalogStore
 from catalog.userdata import UserDataStore
