@@ -211,19 +211,32 @@ class Answers:
         """The question resolved once: every card of it reads this scenario."""
         return scenario(model, gpu, self.request(ask, count), self.catalog)
 
-    def analyse(self, s: Scenario, ask: Question | None = None, full: bool = False) -> Analysis:
-        """``core.analysis.analyse`` with the memoised scans, and a generic device's wide speed band."""
+    def analyse(
+        self,
+        s: Scenario,
+        ask: Question | None = None,
+        full: bool = False,
+        picks_for: tuple[Verdict, ...] = tuple(Verdict),
+    ) -> Analysis:
+        """``core.analysis.analyse`` with the memoised scans, and a generic device's wide speed band; the
+        hardware picks (a scan of every device) only for a verdict in ``picks_for``."""
         est = estimate_of(s)
         generic = ask.generic if ask is not None else None
         if generic is not None and s.gpu is not None and s.gpu.id == generic.gpu.id:
             est = widened(est, s, generic)
         if not full:
             return analyse(s, self.catalog, full=False, estimate=est)
-        return analyse(s, self.catalog, quotes=self.offers(s, 1), hardware=self.hardware(s), estimate=est)
+        picks = est.verdict in picks_for
+        hardware = self.hardware(s) if picks else None
+        return analyse(s, self.catalog, quotes=self.offers(s, 1), hardware=hardware, estimate=est, picks=picks)
 
     def _fit(self, s: Scenario, ask: Question) -> Reply:
         flags = ask.flags
-        analysis = with_quantized_repos(self.analyse(s, ask, full=True))  # vLLM loads AWQ/GPTQ/FP8 repos (issue 26)
+        # the first page shows hardware picks only as the tip of a setup that offloads (``cards_fit.one_tip``)
+        picks_for = tuple(Verdict) if flags.details else (Verdict.OFFLOAD,)
+        analysis = with_quantized_repos(
+            self.analyse(s, ask, full=True, picks_for=picks_for)
+        )  # vLLM: AWQ/GPTQ/FP8 repos
         chart = None if flags.details else tables.memory_chart(self, s, ask.lang)
         reply = cards.fit_card(
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly

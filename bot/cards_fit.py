@@ -238,7 +238,7 @@ def one_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
         if choice and choice.quant != est.quant:
             return quant_tip(est, advice, lang)
         return ""
-    setup = advice.hardware.cheapest
+    setup = advice.hardware.cheapest if advice.hardware else None
     if est.verdict is Verdict.OFFLOAD and advice.fix is None and setup is not None and setup.price_usd:
         return t(
             lang,
@@ -259,6 +259,8 @@ def _slower(setup: Setup, own: float | None, lang: Lang) -> str:
 def hardware_rows(est: FitEstimate, advice: Advice, lang: Lang) -> list[Row]:
     """Each row says what it ranks by; a setup slower than the user's own says so."""
     hw = advice.hardware
+    if hw is None:
+        return []
     own = est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
     rows = []
     for key, setup in (

@@ -40,7 +40,7 @@ class Advice(Frozen):
     best_quant_verdict: Verdict | None
     max_context: int  # at the asked quant
     kv_options: tuple[KvOption, ...]
-    hardware: HardwareAdvice
+    hardware: HardwareAdvice | None  # None where the card shows no hardware picks (they scan every device)
     commands: tuple[LaunchCommand, ...]  # only commands whose settings fit
     quant_choice: QuantChoice | None = None  # best_quant with the KV cache it needs and why
     fix: Fix | None = None  # the smallest change that makes this setup fit (or run)
@@ -72,16 +72,18 @@ def advice_for(
     est: FitEstimate,
     cloud: OfferQuote | None = None,
     hardware: HardwareAdvice | None = None,
+    picks: bool = True,
 ) -> Advice:
-    """Best quant, KV options, the nearest fix, hardware and commands; ``hardware`` may come from a cache."""
+    """Best quant, KV options, the nearest fix, hardware and commands; ``hardware`` may come from a cache,
+    and without ``picks`` there are none."""
     choice = choose_quant(s, catalog)
     fix = nearest_fix(s, catalog, est)
     fix_command = None
     if fix is not None and est.verdict is Verdict.NO_FIT:
         fix_command = launch_command(fix.scenario, fix.estimate)
-    if hardware is None:
+    if hardware is None and picks:
         hardware = recommend_hardware(s, catalog)
-    if cloud is not None and hardware.cheapest_cloud is None:
+    if cloud is not None and hardware is not None and hardware.cheapest_cloud is None:
         hardware = hardware.model_copy(update={"cheapest_cloud": cloud})
     return Advice(
         best_quant=choice.quant if choice else None,
@@ -104,14 +106,16 @@ def analyse(
     quotes: tuple[OfferQuote, ...] | None = None,
     hardware: HardwareAdvice | None = None,
     estimate: FitEstimate | None = None,
+    picks: bool = True,
 ) -> Analysis:
-    """The estimate, then (``full``) cost and advice for the same scenario; scans may come from a cache."""
+    """The estimate, then (``full``) cost and advice for the same scenario; scans may come from a cache, and
+    a card that shows no hardware picks leaves them out (``picks``)."""
     est = estimate or estimate_of(s)
     if not full:
         return Analysis(scenario=s, estimate=est)
     cost = cost_of(s, catalog, est, quotes)
     cloud = cost.offers[0] if cost.offers else None
-    return Analysis(scenario=s, estimate=est, cost=cost, advice=advice_for(s, catalog, est, cloud, hardware))
+    return Analysis(scenario=s, estimate=est, cost=cost, advice=advice_for(s, catalog, est, cloud, hardware, picks))
 
 
 __all__ = ["Advice", "Analysis", "Cost", "MAX_OFFERS", "advice_for", "analyse", "cost_of"]

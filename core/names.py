@@ -130,8 +130,10 @@ def typed(text: str) -> Typed:
 
 def _words_agree(said: tuple[str, ...], entry: Typed) -> bool:
     """Every family word the user wrote is a word of the entry, or that word with one typo ("lama")."""
+    if not said:
+        return True
     pool = entry.words + tuple(entry.variants) + tuple(entry.tiers)
-    return all(any(w == e or _typo(w, e) for e in pool) for w in said)
+    return all(w in pool or any(_typo(w, e) for e in pool) for w in said)
 
 
 def _typo(a: str, b: str) -> bool:

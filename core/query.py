@@ -22,7 +22,7 @@ from typing import Literal
 from core import names as N
 from core import query_devices as D
 from core import query_lexicon as L
-from core.query_index import Candidate, NameIndex, candidates, index_for, select_names
+from core.query_index import Candidate, NameIndex, index_for, select_names
 from core.query_resolve import (
     extend_name,
     is_ram,
@@ -106,7 +106,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
         low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
     toks = L.tokenize(low)
-    chosen = select_names(candidates(toks, idx))
+    chosen = select_names(toks, idx)
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
         intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"

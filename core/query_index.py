@@ -8,9 +8,10 @@ best non-overlapping spans become model and device slots (2–4 each for compari
 
 from __future__ import annotations
 
+import heapq
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, NamedTuple
@@ -42,6 +43,7 @@ class Alias(NamedTuple):  # a tuple: every start reads thousands of them back (`
     nums: tuple[str, ...]
     has_size: bool
     memory: int | None
+    unmatched: float  # what its numbers score against a span that states none (``_num_score``)
     entries: tuple[str, ...]
 
 
@@ -57,6 +59,7 @@ class NameIndex:
     params: dict[str, tuple[float, float]] = field(default_factory=dict)  # models: total, active (billions)
     laptop: dict[str, bool] = field(default_factory=dict)
     chip: dict[str, str] = field(default_factory=dict)
+    by_chip: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # chip -> (place in ``chip``, entry)
     bare: dict[str, str] = field(default_factory=dict)  # devices: the short name without its memory size
     dominant: set[str] = field(default_factory=set)  # devices: the variant a bare chip name means
     cores: dict[str, int] = field(default_factory=dict)  # Apple: GPU cores of the bin
@@ -128,7 +131,7 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
     idx.params = {k: (v[0], v[1]) for k, v in idx.params.items()}
     idx.labels = {k: [(a, b) for a, b in v] for k, v in idx.labels.items()}
     idx.spelled = {k: [(a, b) for a, b in v] for k, v in idx.spelled.items()}
-    idx.aliases = [Alias(k, tuple(w), c, tuple(n), s, m, tuple(e)) for k, w, c, n, s, m, e in data["aliases"]]
+    idx.aliases = [Alias(k, tuple(w), c, tuple(n), s, m, u, tuple(e)) for k, w, c, n, s, m, u, e in data["aliases"]]
     idx.keys = {k: set(v) for k, v in data["keys"].items()}
     idx.words = data["words"]
     idx.dominant = set(data["dominant"])
@@ -136,7 +139,14 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
         k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
         for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
     }
+    _group_chips(idx)
     return idx
+
+
+def _group_chips(idx: NameIndex) -> None:
+    """Fills ``by_chip`` from ``chip`` (derived, not stored)."""
+    for place, (entry, chip) in enumerate(idx.chip.items()):
+        idx.by_chip.setdefault(chip, []).append((place, entry))
 
 
 def build_index(vocab: Vocabulary) -> NameIndex:
@@ -171,6 +181,7 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                     _add_alias(idx, alias, shared)
     idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
     idx.quants = {L.compact(q): q for q in vocab.quants}
+    _group_chips(idx)
     return idx
 
 
@@ -183,7 +194,8 @@ def _make_alias(entry: VocabEntry, kind: str, name: str) -> Alias:
     mems = [t.value for t in toks if t.kind == "mem"]
     memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
     has_size = any(L.SIZE.fullmatch(n) for n in nums)
-    return Alias(kind, words, "".join(words), nums, has_size, memory, (entry.id,))
+    alias = Alias(kind, words, "".join(words), nums, has_size, memory, 0.0, (entry.id,))
+    return alias._replace(unmatched=_num_score(_Span(0, 0, (), (), ()), alias))
 
 
 def _add_alias(idx: NameIndex, alias: Alias, shared: dict[tuple[object, ...], int]) -> None:
@@ -254,18 +266,16 @@ def _num_score(span: _Span, alias: Alias) -> float:
     left = list(alias.nums)
     score = 0.0
     for t in span.nums:
-        alt = t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
-        prefix = next((a for a in left if _version_prefix(t, a)), None)
         if t in left:
             left.remove(t)
         elif t.endswith("s") and t[:-1] in left:  # "h100s"
             left.remove(t[:-1])
         elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
             score += 10.0
-        elif prefix is not None:  # "llama 3 70b" for "llama 3.1 70b": a version left short
-            left.remove(prefix)
+        elif (prefix := next((a for a in left if _version_prefix(t, a)), None)) is not None:
+            left.remove(prefix)  # "llama 3 70b" for "llama 3.1 70b": a version left short
             score -= 8.0
-        elif alt and alt in left:
+        elif (alt := _with_or_without_b(t)) and alt in left:
             left.remove(alt)
         else:
             score -= 30.0
@@ -278,6 +288,11 @@ def _num_score(span: _Span, alias: Alias) -> float:
     if alias.kind != "model":
         return score - 25.0 * len(left)
     return score - sum(20.0 if L.SHORT_ID.fullmatch(a) else 10.0 for a in left)
+
+
+def _with_or_without_b(t: str) -> str:
+    """ "70" for "70b" and "70b" for "70": a size written with or without its unit."""
+    return t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
 
 
 def _version_prefix(t: str, a: str) -> bool:
@@ -352,12 +367,18 @@ def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterato
         yield run
 
 
-def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
-    """Scores every span of every run; one candidate per span and kind, best first."""
+def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Candidate]:
+    """Yields one candidate per span and kind, best first (``_place``).
+
+    A span is scored only when its turn may have come: no candidate of it can be placed better than a
+    score of 100 would place it. By then a span that overlaps ``used`` (the positions the caller has
+    taken so far) is dropped unscored: the caller passes over every candidate that overlaps them, and
+    its turn comes later still. The order is the one sorting every scored candidate would give."""
     seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
     memo = _Memo()
-    cands: list[Candidate] = []
+    # (place, first position, span number, kind number or -1 for a span not scored yet, candidate or span)
+    queue: list[tuple[float, int, int, int, Candidate | tuple[_Span, set[int]]]] = []
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         for a in range(len(run)):
             for b in range(a, min(len(run), a + MAX_SPAN)):
@@ -367,14 +388,21 @@ def candidates(toks: list[L.Tok], idx: NameIndex) -> list[Candidate]:
                     continue
                 span = make_span(toks, run[a : b + 1])
                 if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
-                    cands.extend(_rank(span, pool, idx, memo))
-    # a longer span wins a near tie: "m3 ultra 512" beats "ultra" alone
-    # a device named by its number beats one named by words: "B300" over "Blackwell Ultra"
-    cands.sort(
-        key=lambda c: (-c.score - 1.5 * (c.span.last - c.span.first) - (1.0 if c.kind != "model" and c.span.nums else 0.0),
-                       c.span.first)
-    )  # fmt: skip
-    return cands
+                    queue.append((_place(100.0, span, "gpu"), span.first, len(queue), -1, (span, pool)))
+    heapq.heapify(queue)
+    while queue:
+        _, first, number, kind_number, item = heapq.heappop(queue)
+        if isinstance(item, Candidate):
+            yield item
+        elif not any(i in used for i in range(item[0].first, item[0].last + 1)):
+            for k, c in enumerate(_rank(*item, idx, memo)):
+                heapq.heappush(queue, (_place(c.score, c.span, c.kind), first, number, k, c))
+
+
+def _place(score: float, span: _Span, kind: str) -> float:
+    """Orders candidates, lowest first. A longer span wins a near tie: "m3 ultra 512" beats "ultra" alone;
+    a device named by its number beats one named by words: "B300" over "Blackwell Ultra"."""
+    return -score - 1.5 * (span.last - span.first) - (1.0 if kind != "model" and span.nums else 0.0)
 
 
 def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
@@ -393,13 +421,19 @@ RANKING_CACHE = 4096
 RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
 
 
+Bound = tuple[float, int, float]  # (minus the most an alias can score, its place, the score of its numbers)
+
+
 @dataclass(slots=True)
 class _Memo:
-    """What the spans of one question share: word ratios, and the word and number parts of scores."""
+    """What the spans of one question share: word ratios, the word and number parts of scores, and each
+    span's aliases in the order of the most they can score (``_bounds``), kept for its ranking."""
 
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
     words: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
     nums: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
+    # id(_Ranked) -> its bounds (unique: a question's candidates keep their _Ranked alive)
+    bounds: dict[int, list[Bound]] = field(default_factory=dict)
 
 
 def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Candidate]:
@@ -408,29 +442,42 @@ def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Cand
     key = (span.words, span.nums, span.mems, frozenset(pool))
     ranked = idx.rankings.get(key)
     if ranked is None:
-        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, pool, idx, memo))
+        bounds, kinds = _bounds(span, pool, idx, memo)
+        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, bounds, kinds, idx, memo))
+        memo.bounds[id(ranked)] = bounds
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
     return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]
 
 
-def _model_ok(span: _Span) -> bool:
-    """A model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model."""
-    return bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
-
-
-def _num_part(span: _Span, alias: Alias, memo: _Memo) -> float:
-    """``_num_score``, shared by aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and by spans with the
-    same numbers."""
+def _bounds(span: _Span, pool: Iterable[int], idx: NameIndex, memo: _Memo) -> tuple[list[Bound], list[str]]:
+    """The aliases of the pool that may name the span as (minus the most they can score, place, number part),
+    highest first, and their kinds in the order the pool holds them. The words add at most 100, so an
+    alias can score no more than its numbers leave."""
+    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
+    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
+    # aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and spans with the same numbers share that part
     by_nums = memo.nums.setdefault((span.nums, span.mems), {})
-    num = by_nums.get(key := (alias.nums, alias.memory, alias.kind == "model"))
-    if num is None:
-        num = by_nums[key] = _num_score(span, alias)
-    return num
+    bare = not span.nums and not span.mems
+    bounds: list[Bound] = []
+    kinds: dict[str, None] = {}
+    for pos in pool:
+        alias = idx.aliases[pos]
+        is_model = alias.kind == "model"
+        if is_model and not model_ok:
+            continue
+        num = alias.unmatched if bare else by_nums.get(key := (alias.nums, alias.memory, is_model))
+        if num is None:
+            num = by_nums[key] = _num_score(span, alias)
+        kinds[alias.kind] = None
+        top = num + 100.0
+        bounds.append((-100.0 if top > 100.0 else -top, pos, num))
+    bounds.sort()
+    return bounds, list(kinds)
 
 
 def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
-    """Similarity of a span and one alias, roughly 0–100, given the alias's ``_num_part``; the word part is
+    """Similarity of a span and one alias, roughly 0–100, given the alias's number part; the word part is
     shared by aliases with the same words and by spans with the same words ("qwen" and "qwen 3")."""
     if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
         return num + 100.0
@@ -441,28 +488,11 @@ def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
     return min(100.0, words + num)
 
 
-def _bests(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> dict[str, float]:
-    """The best score of each kind that reaches SUGGEST_MIN, kinds in the order the pool holds them.
-
-    The words can add at most 100, so an alias whose numbers leave no more than a kind's best so far is
-    skipped: aliases are scored in that bound's order, highest first."""
-    model_ok = _model_ok(span)
-    best: dict[str, float] = {}
-    todo: list[tuple[float, int, float]] = []
-    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
-    for pos in pool:
-        alias = idx.aliases[pos]
-        is_model = alias.kind == "model"
-        if is_model and not model_ok:
-            continue
-        num = by_nums.get(key := (alias.nums, alias.memory, is_model))
-        if num is None:
-            num = by_nums[key] = _num_score(span, alias)
-        if alias.kind not in best:
-            best[alias.kind] = -1e9
-        todo.append((-min(100.0, num + 100.0), pos, num))
-    todo.sort()
-    for bound, pos, num in todo:
+def _bests(span: _Span, bounds: list[Bound], kinds: list[str], idx: NameIndex, memo: _Memo) -> dict[str, float]:
+    """The best score of each kind that reaches SUGGEST_MIN; an alias that cannot beat its kind's best so
+    far is not scored."""
+    best = dict.fromkeys(kinds, -1e9)
+    for bound, pos, num in bounds:
         alias = idx.aliases[pos]
         if -bound > best[alias.kind]:
             best[alias.kind] = max(best[alias.kind], _score(span, alias, num, memo))
@@ -481,31 +511,41 @@ class _Ranked:
     def ranking(self, kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
         ranking = self.rankings.get(kind)
         if ranking is None:
-            ranking = self.rankings[kind] = _ranking(self.span, self.pool, kind, idx, memo)
+            bounds = memo.bounds.get(id(self)) or _bounds(self.span, self.pool, idx, memo)[0]
+            ranking = self.rankings[kind] = _ranking(self.span, bounds, kind, idx, memo)
         return ranking
 
 
-def _ranking(span: _Span, pool: frozenset[int], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
-    """The entries of one kind, best first: an entry scores its best alias."""
+def _ranking(span: _Span, bounds: list[Bound], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
+    """The entries of one kind, best first: an entry scores its best alias. Once as many entries as are kept
+    score more than an alias can, the aliases after it are not scored."""
+    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
+    kept = RANKED if kind == "model" else 4 * RANKED
     scores: dict[str, float] = {}
-    for pos in pool:
+    floor, level = -1e9, 1.0  # the kept-th best score so far; the bound it was taken at
+    for bound, pos, num in bounds:
         alias = idx.aliases[pos]
         if alias.kind != kind:
             continue
-        s = _score(span, alias, _num_part(span, alias, memo), memo)
+        if bound != level:
+            level = bound
+            if len(scores) >= kept:
+                floor = heapq.nlargest(kept, scores.values())[-1]
+        if -bound < floor:
+            break
+        s = _score(span, alias, num, memo)
         for entry in alias.entries:
             if s > scores.get(entry, -1e9):
                 scores[entry] = s
-    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[: RANKED if kind == "model" else 4 * RANKED]
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:kept]
 
 
-def select_names(cands: list[Candidate]) -> dict[str, Candidate]:
+def select_names(toks: list[L.Tok], idx: NameIndex) -> dict[str, Candidate]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
     chosen: dict[str, Candidate] = {}
     used: set[int] = set()
     slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
-    for c in cands:
+    for c in candidates(toks, idx, used):
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
             continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Literal
 
 from core.models import Engine, KvCacheType
@@ -124,7 +124,12 @@ def tokenize(text: str) -> list[Tok]:
     for m in NAME_SPLIT.finditer(text):
         if m.start() > 0 and text[m.start() - 1] in "'’" and m.group().lower() in CONTRACTIONS:
             continue  # the "s" of "what's", the "t" of "can't": no name
-        _add_raw(m.group(), m.start(), m.end(), toks)
+        raw, start = m.group(), m.start()
+        if raw in ("gb", "gib") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
+            last = toks[-1]  # "24 gb": the number before is a GB figure
+            toks[-1] = Tok(last.text, last.key, "mem", last.start, m.end(), int(last.key))
+            continue
+        toks.extend(Tok(t, k, kind, start + s, start + e, v) for t, k, kind, s, e, v, _ in _pieces(raw))
     for i in range(len(toks) - 2, -1, -1):
         if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
             gtx = i > 0 and toks[i - 1].key == "gtx"  # "GTX Titan X" is the Maxwell card, "Titan X" the Pascal one
@@ -139,6 +144,22 @@ def tokenize(text: str) -> list[Tok]:
         if pending and toks[i].kind in ("word", "num", "mem"):
             toks[i].joined, pending = True, False
     return toks
+
+
+_PIECES: dict[str, tuple[tuple[str, str, str, int, int, int, bool], ...]] = {}
+PIECES_KEPT = 16384
+
+
+def _pieces(raw: str) -> tuple[tuple[str, str, str, int, int, int, bool], ...]:
+    """The tokens of one raw piece, offsets from its start (memoised: questions repeat their words)."""
+    hit = _PIECES.get(raw)
+    if hit is None:
+        toks: list[Tok] = []
+        _add_raw(raw, 0, len(raw), toks)
+        if len(_PIECES) >= PIECES_KEPT:
+            _PIECES.clear()
+        hit = _PIECES[raw] = tuple(astuple(t) for t in toks)
+    return hit
 
 
 def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:

@@ -165,12 +165,8 @@ def _with_siblings(accepted: list[tuple[str, float]], said: N.Typed, idx: NameIn
     low, named = accepted[-1][1], set(said.words)
     kin = [
         (e, low)
-        for e, chip in idx.chip.items()
-        if chip in chips
-        and e not in have
-        and idx.memory.get(e)
-        and set(idx.identity[e].words) <= named
-        and _agrees("gpu", said, e, idx)
+        for _, e in sorted(member for chip in chips for member in idx.by_chip[chip])
+        if e not in have and idx.memory.get(e) and set(idx.identity[e].words) <= named and _agrees("gpu", said, e, idx)
     ]
     return accepted + kin
 
