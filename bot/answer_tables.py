@@ -192,8 +192,8 @@ def memory_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
         except EstimateError:
             continue
         points = []
-        for ctx in CHART_CONTEXTS:
-            total, usable = need_bytes(there.model, quant, there.hardware, there.workload, there.measured, ctx)
+        for ctx in CHART_CONTEXTS:  # the asked setup (its KV cache and overhead at ctx are the same for every quant)
+            total, usable = need_bytes(s.model, quant, s.hardware, s.workload, there.measured, ctx)
             points.append((ctx, total))
         curves.append((qid, points))
     return cards.memory_chart(s.model.name, usable, curves, lang)
