@@ -8,7 +8,9 @@ would not fit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal, NamedTuple
 
 from core import memory
@@ -95,7 +97,7 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
-_Rungs = tuple[tuple[QuantSpec, WeightEstimate], ...]  # ``quant_ladder.ladder_weights``
+_Rungs = Callable[[], Iterator[tuple[QuantSpec, WeightEstimate]]]  # ``quant_ladder.ladder_weights`` of one model
 
 
 class _Fitted(NamedTuple):
@@ -115,7 +117,7 @@ def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fi
     usable = usable_bytes(hardware, workload)
     rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
     tight: _Fitted | None = None
-    for quant, w in rungs:
+    for quant, w in rungs():
         host = host_weights_bytes(w, hardware.gpu, workload.engine)
         total = w.total_bytes - host + rest
         verdict = full_fit_verdict(total, usable, hardware.count)
@@ -127,12 +129,12 @@ def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fi
 
 
 def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
-    rungs = ladder_weights(s.model, s.engine, catalog)
+    rungs = partial(ladder_weights, s.model, s.engine, catalog)
     found = _first_fit(s, rungs)
     usable = usable_bytes(s.hardware, s.workload)
     # no quant's weights alone (without the token embedding, which no placement keeps off the GPU) fit:
     # no KV cache type changes that
-    if found is None and all(w.total_bytes - w.embed_bytes > usable for _, w in rungs):
+    if found is None and all(w.total_bytes - w.embed_bytes > usable for _, w in rungs()):
         return None
     if found is None or found.quant.bits < LOW_BITS:
         kvs = KV_CHOICES[s.engine]

@@ -10,6 +10,8 @@ The advice walks ``ladder``; the /quant table shows ``table_ids``; the memory ch
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from core.models import Catalog, Engine, ModelSpec, QuantSpec
 from core.quant_rules import sensible
 from core.weights import WeightEstimate, weights
@@ -102,26 +104,30 @@ def ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec
     return steps
 
 
-# (catalog, model, engine) -> the ladder with each rung's weights; id() keyed with the objects kept in the
-# entry, as in ``core.weights`` (an id a collected object leaves behind never matches)
-_RUNGS: dict[tuple[int, int, Engine], tuple[Catalog, ModelSpec, tuple[tuple[QuantSpec, WeightEstimate], ...]]] = {}
+# (catalog, model, engine) -> the ladder and the weights of the rungs weighed so far; id() keyed with the
+# objects kept in the entry, as in ``core.weights`` (an id a collected object leaves behind never matches)
+_RUNGS: dict[tuple[int, int, Engine], tuple[Catalog, ModelSpec, list[QuantSpec], list[WeightEstimate | None]]] = {}
 _RUNGS_ENTRIES = 4096  # every catalog model on both engines, with room for Hugging Face models
 
 
-def ladder_weights(model: ModelSpec, engine: Engine, catalog: Catalog) -> tuple[tuple[QuantSpec, WeightEstimate], ...]:
-    """``ladder`` with each rung's weights (its measured size when the catalog has one): what the quant
-    choice compares against the memory of a setup. Memoised per catalog and model object, since a
-    model's rungs weigh the same on every device (/models walks every model, /fit and the warm-up the
-    same few)."""
+def ladder_weights(model: ModelSpec, engine: Engine, catalog: Catalog) -> Iterator[tuple[QuantSpec, WeightEstimate]]:
+    """``ladder`` with each rung's weights (its measured size when the catalog has one), best rung first:
+    what the quant choice compares against the memory of a setup. Memoised per catalog and model object,
+    since a model's rungs weigh the same on every device (/models walks every model, /fit and the warm-up
+    the same few); a rung is weighed when a scan first gets to it."""
     key = (id(catalog), id(model), engine)
     hit = _RUNGS.get(key)
-    if hit is not None and hit[0] is catalog and hit[1] is model:
-        return hit[2]
-    if len(_RUNGS) >= _RUNGS_ENTRIES:
-        _RUNGS.clear()
-    rungs = tuple((q, weights(model, q, catalog.size(model.id, q.id))) for q in ladder(model, engine, catalog))
-    _RUNGS[key] = (catalog, model, rungs)
-    return rungs
+    if hit is None or hit[0] is not catalog or hit[1] is not model:
+        if len(_RUNGS) >= _RUNGS_ENTRIES:
+            _RUNGS.clear()
+        quants = ladder(model, engine, catalog)
+        hit = _RUNGS[key] = (catalog, model, quants, [None] * len(quants))
+    quants, weighed = hit[2], hit[3]
+    for i, quant in enumerate(quants):
+        w = weighed[i]
+        if w is None:  # set by index: the same figures whichever thread weighs it first
+            w = weighed[i] = weights(model, quant, catalog.size(model.id, quant.id))
+        yield quant, w
 
 
 __all__ = [
