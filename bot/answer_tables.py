@@ -16,9 +16,9 @@ from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
-from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, quick_fit, with_quant
+from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, full_fit_speed, quick_fit, with_quant
 from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, hardware_on, varied
-from core.fit import Verdict, breakdown
+from core.fit import Verdict, need_bytes
 from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
@@ -192,10 +192,9 @@ def memory_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
         except EstimateError:
             continue
         points = []
-        for ctx in CHART_CONTEXTS:
-            mem, _ = breakdown(there.model, quant, there.hardware, there.workload, there.measured, ctx)
-            points.append((ctx, mem.total_bytes))
-            usable = mem.usable_bytes
+        for ctx in CHART_CONTEXTS:  # the asked setup (its KV cache and overhead at ctx are the same for every quant)
+            total, usable = need_bytes(s.model, quant, s.hardware, s.workload, there.measured, ctx)
+            points.append((ctx, total))
         curves.append((qid, points))
     return cards.memory_chart(s.model.name, usable, curves, lang)
 
@@ -206,9 +205,9 @@ def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     def bars() -> tuple[tuple[str, float], ...]:
         found = []
         for gpu in answers.catalog.gpus:
-            row = quick_fit(s, FULL_FIT, hardware_on(s, gpu))
-            if row.decode_tokens_per_s is not None:
-                found.append((gpu.short_name, round(row.decode_tokens_per_s, 1)))
+            speed = full_fit_speed(s, hardware_on(s, gpu))
+            if speed is not None:
+                found.append((gpu.short_name, round(speed, 1)))
         found.sort(key=lambda b: -b[1])
         return tuple(found[:SPEED_CHART_GPUS])
 

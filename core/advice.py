@@ -8,6 +8,9 @@ would not fit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from typing import Literal, NamedTuple
 
 from core import memory
@@ -17,7 +20,7 @@ from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
 from core.notes import Note, note
-from core.quant_ladder import LOW_BITS, ladder
+from core.quant_ladder import LOW_BITS, ladder, ladder_weights
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import decode_speeds, single_stream
@@ -94,6 +97,9 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
+_Rungs = Callable[[], Iterator[tuple[QuantSpec, WeightEstimate]]]  # ``quant_ladder.ladder_weights`` of one model
+
+
 class _Fitted(NamedTuple):
     """A quant that fits, with its memory (plain numbers) and the workload it was judged with."""
 
@@ -102,18 +108,16 @@ class _Fitted(NamedTuple):
     workload: Workload
 
 
-def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCacheType | None = None) -> _Fitted | None:
+def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fitted | None:
     """The first quant that fits with reserve, else the first that is tight (memory decides).
-    Each quant is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
-    cache and overhead), nothing is placed. The scan stops at the first fit, so the smaller rungs'
-    weights are never computed."""
+    Each rung is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
+    cache and overhead), nothing is placed."""
     hardware, model = s.hardware, s.model
     workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
     usable = usable_bytes(hardware, workload)
     rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
     tight: _Fitted | None = None
-    for quant in quants:
-        w = weights(model, quant, catalog.size(model.id, quant.id))
+    for quant, w in rungs():
         host = host_weights_bytes(w, hardware.gpu, workload.engine)
         total = w.total_bytes - host + rest
         verdict = full_fit_verdict(total, usable, hardware.count)
@@ -124,24 +128,20 @@ def _first_fit(s: Scenario, catalog: Catalog, quants: list[QuantSpec], kv: KvCac
     return tight
 
 
-def _weights_floor(s: Scenario, quant: QuantSpec, catalog: Catalog) -> int:
-    """Bytes no placement of this quant keeps off the GPU(s): the weights without the token embedding."""
-    w = weights(s.model, quant, catalog.size(s.model.id, quant.id))
-    return w.total_bytes - w.embed_bytes
-
-
 def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
-    quants = ladder(s.model, s.engine, catalog)
-    found = _first_fit(s, catalog, quants)
+    rungs = partial(ladder_weights, s.model, s.engine, catalog)
+    found = _first_fit(s, rungs)
     usable = usable_bytes(s.hardware, s.workload)
-    if found is None and all(_weights_floor(s, q, catalog) > usable for q in quants):
-        return None  # no quant's weights alone fit: no KV cache type changes that
+    # no quant's weights alone (without the token embedding, which no placement keeps off the GPU) fit:
+    # no KV cache type changes that
+    if found is None and all(w.total_bytes - w.embed_bytes > usable for _, w in rungs()):
+        return None
     if found is None or found.quant.bits < LOW_BITS:
         kvs = KV_CHOICES[s.engine]
         asked = s.request.kv_cache
         start = kvs.index(asked) + 1 if asked in kvs else 1
         for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
-            with_kv = _first_fit(s, catalog, quants, kv)
+            with_kv = _first_fit(s, rungs, kv)
             if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
                 verdict = with_kv.fit.verdict
                 return QuantChoice(
@@ -170,7 +170,7 @@ def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] 
     if found is None:
         return None
     choice, (quant, fit, workload) = found
-    return choice, _on_gpu(fit, single_stream(s.model, fit.weights, None, s.hardware, workload, quant.id))
+    return choice, _on_gpu(fit, single_stream(s.model, fit, s.hardware, workload, quant.id))
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -300,8 +300,25 @@ def _need(s: Scenario) -> _Need:
     return _Need(weights(s.model, s.quant, s.measured), memory.kv_cache_bytes(s.model, s.workload), per_device, shared)
 
 
-def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
-    """The scenario on ``count`` x ``gpu``; a Setup only when it fits fully.
+@dataclass(frozen=True)
+class _Candidate:
+    """A ``Setup`` while the scan runs: a plain record, since only the few picks become a ``Setup``."""
+
+    gpu_id: str
+    gpu_name: str
+    count: int
+    memory_bytes: int
+    total_bytes: int
+    usable_bytes: int
+    verdict: Verdict
+    engine: Engine
+    decode_tokens_per_s: float
+    price_usd: float | None
+    usd_per_token_per_s: float | None
+
+
+def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> _Candidate | None:
+    """The scenario on ``count`` x ``gpu``; a candidate only when it fits fully.
 
     Memory on plain numbers (``need``, ``fit.full_fit_verdict``), then the speed of a setup that holds it.
     """
@@ -311,9 +328,10 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
     if verdict is None:
         return None
     hardware = hardware_on(s, gpu, count)
-    speed = single_stream(s.model, need.weights, None, hardware, workload, s.quant.id)
+    host = host_weights_bytes(need.weights, gpu, workload.engine)
+    speed = single_stream(s.model, FullFit(verdict, total, usable, host, need.weights), hardware, workload, s.quant.id)
     price = gpu.price_usd * count if gpu.price_usd is not None else None
-    return Setup(
+    return _Candidate(
         gpu_id=gpu.id,
         gpu_name=gpu.short_name,
         count=count,
@@ -326,6 +344,10 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> Setup | None:
         price_usd=price,
         usd_per_token_per_s=price / speed if price is not None and speed > 0 else None,
     )
+
+
+def _built(pick: _Candidate | None) -> Setup | None:
+    return Setup(**vars(pick)) if pick is not None else None
 
 
 def recommend_hardware(
@@ -353,7 +375,7 @@ def recommend_hardware(
     per_token = (
         w.dense_bytes + w.output_bytes + w.experts_bytes * (model.experts_per_token or 1) / (model.n_experts or 1)
     )
-    singles: list[Setup] = []
+    singles: list[_Candidate] = []
     fastest = 0.0  # the best single-GPU speed so far
     discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
     for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
@@ -362,7 +384,7 @@ def recommend_hardware(
         if setup := _setup(s, need, gpu, 1):
             singles.append(setup)
             fastest = max(fastest, setup.decode_tokens_per_s)
-    apple: list[Setup] = []
+    apple: list[_Candidate] = []
     macs = sorted(
         (g for g in catalog.gpus if g.category == "apple"),
         key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id),
@@ -374,7 +396,7 @@ def recommend_hardware(
         if on_mac is not None and mac_need is not None and (setup := _setup(on_mac, mac_need, gpu, 1)):
             apple.append(setup)
             break
-    priced: list[Setup] = []
+    priced: list[_Candidate] = []
     buyable = [
         g
         for g in catalog.gpus
@@ -399,14 +421,18 @@ def recommend_hardware(
     if offers is None:
         offers = quote_offers(s, catalog)
     return HardwareAdvice(
-        best_single_gpu=max(singles, key=lambda s: (s.decode_tokens_per_s, -s.memory_bytes, s.gpu_id), default=None),
-        best_price_performance=min(priced, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None),
-        best_apple=min(
-            apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None
+        best_single_gpu=_built(
+            max(singles, key=lambda s: (s.decode_tokens_per_s, -s.memory_bytes, s.gpu_id), default=None)
+        ),
+        best_price_performance=_built(
+            min(priced, key=lambda s: (s.usd_per_token_per_s or 0.0, s.gpu_id), default=None)
+        ),
+        best_apple=_built(
+            min(apple, key=lambda s: (s.price_usd is None, s.price_usd or 0.0, s.memory_bytes, s.gpu_id), default=None)
         ),
         # the cheapest box that holds it may be a Mac (DeepSeek R1: a 512 GB Mac Studio, not 4 workstation cards)
-        cheapest=min(
-            [*priced, *apple], key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None
+        cheapest=_built(
+            min([*priced, *apple], key=lambda s: (s.price_usd or 0.0, -s.decode_tokens_per_s, s.gpu_id), default=None)
         ),
         cheapest_cloud=offers[0] if offers else None,
         notes=(note("hw_full_fit"), note("hw_restricted_left_out")) if not allow_restricted else (note("hw_full_fit"),),
@@ -446,9 +472,7 @@ def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hard
     fit = full_fit(s.model, s.quant, hardware, workload, s.measured)
     if fit is not None:
         on_gpu = fit.verdict in speed_for
-        return _on_gpu(
-            fit, single_stream(s.model, fit.weights, None, hardware, workload, s.quant.id) if on_gpu else None
-        )
+        return _on_gpu(fit, single_stream(s.model, fit, hardware, workload, s.quant.id) if on_gpu else None)
     placement = place(s.model, s.quant, hardware, workload, s.measured)
     speed = None
     if placement.verdict in speed_for:
@@ -460,6 +484,13 @@ def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hard
         ram_bytes=placement.offload.bytes_in_ram,
         decode_tokens_per_s=speed,
     )
+
+
+def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
+    """Single-stream decode tok/s of the scenario on ``hardware`` when it holds everything on the GPU(s),
+    else None (nothing is placed): ``quick_fit(s, FULL_FIT, hardware).decode_tokens_per_s``."""
+    fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
+    return single_stream(s.model, fit, hardware, s.workload, s.quant.id) if fit is not None else None
 
 
 def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
@@ -484,6 +515,7 @@ __all__ = [
     "best_quant",
     "choose_quant",
     "chosen_scenario",
+    "full_fit_speed",
     "kv_savings",
     "nearest_fix",
     "quick_choice",

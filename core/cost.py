@@ -1,9 +1,9 @@
 """Cloud cost per million tokens and rent-vs-buy, each on the hardware the number is about.
 
 The reference calculator prices tokens with one GPU's speed and another GPU's hourly rate. Here
-every offer is placed (``fit.place``) on its own GPU model and count, gets its own decode speed
-and so its own $/Mtok. Prices and the date they were seen are arguments; nothing here reads a
-clock or the network.
+every offer is judged on its own GPU model and count (``fit.full_fit``: it must hold the model
+fully), gets its own decode speed and so its own $/Mtok. Prices and the date they were seen are
+arguments; nothing here reads a clock or the network.
 
 Decode speed under batching comes from ``core.serving.decode_speeds``, the one rule every card reads.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
-from core.fit import Placement, Verdict, place
+from core.fit import FullFit, Verdict, full_fit
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
 from core.serving import Speeds, decode_speeds
@@ -171,7 +171,7 @@ def quote_offers(
     newest = newest_price_date(catalog)
     users = s.cost_users
     quotes: list[OfferQuote] = []
-    placed: dict[tuple[str, int], tuple[Placement, Speeds] | None] = {}  # offers share setups: 105 offers, 42 setups
+    placed: dict[tuple[str, int], tuple[FullFit, Speeds] | None] = {}  # offers share setups: 105 offers, 42 setups
     for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider)):
         if limit is not None and len(quotes) >= limit:
             break
@@ -185,14 +185,14 @@ def quote_offers(
             placed[key] = _placed_on(s, gpu, offer.gpu_count)
         if (setup := placed[key]) is None:
             continue
-        placement, speeds = setup
+        fit, speeds = setup
         quotes.append(
             OfferQuote(
                 offer=offer,
                 gpu=gpu,
-                verdict=placement.verdict,
-                total_bytes=placement.memory.total_bytes,
-                usable_bytes=placement.memory.usable_bytes,
+                verdict=fit.verdict,
+                total_bytes=fit.total_bytes,
+                usable_bytes=fit.usable_bytes,
                 decode_tokens_per_s=speeds.decode_tokens_per_s,
                 usd_per_million_tokens=usd_per_million_tokens(offer.price_per_hour_usd, speeds.decode_tokens_per_s),
                 users=users,
@@ -212,13 +212,14 @@ def quote_offers(
     return tuple(quotes)
 
 
-def _placed_on(s: Scenario, gpu: GpuSpec, count: int) -> tuple[Placement, Speeds] | None:
-    """The scenario placed on ``count`` x ``gpu`` and its batched speeds; None unless it fits (fits/tight)."""
+def _placed_on(s: Scenario, gpu: GpuSpec, count: int) -> tuple[FullFit, Speeds] | None:
+    """The scenario on ``count`` x ``gpu`` (memory on plain numbers) and its batched speeds; None unless
+    it fits (fits/tight)."""
     hardware = hardware_on(s, gpu, count)
-    placement = place(s.model, s.quant, hardware, s.workload, s.measured)
-    if placement.verdict not in (Verdict.FITS, Verdict.TIGHT):
+    fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
+    if fit is None:
         return None
-    return placement, decode_speeds(s.model, placement, hardware, s.workload, s.cost_users, s.quant.id)
+    return fit, decode_speeds(s.model, fit, hardware, s.workload, s.cost_users, s.quant.id)
 
 
 def rent_vs_buy(

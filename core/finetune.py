@@ -304,10 +304,7 @@ def per_gpu_bytes(est: FinetuneEstimate, count: int) -> int:
 
 def training_fit(est: FinetuneEstimate, gpu: GpuSpec, count: int = 1) -> TrainingFit:
     """Fit verdict of a fine-tuning run on ``count`` x ``gpu`` (fits, tight or no_fit; nothing offloads)."""
-    usable = round(gpu.memory_bytes * unified_fraction(gpu)) if gpu.unified_memory else gpu.memory_bytes
-    need = per_gpu_bytes(est, count)
-    reserve = comfortable_reserve(usable * count, count) / count
-    verdict = Verdict.NO_FIT if need > usable else Verdict.FITS if usable - need >= reserve else Verdict.TIGHT
+    verdict, need, usable = _verdict(est, gpu, count)
     return TrainingFit(
         gpu_id=gpu.id,
         gpu_name=gpu.short_name,
@@ -318,6 +315,15 @@ def training_fit(est: FinetuneEstimate, gpu: GpuSpec, count: int = 1) -> Trainin
         verdict=verdict,
         price_usd=gpu.price_usd * count if gpu.price_usd is not None else None,
     )
+
+
+def _verdict(est: FinetuneEstimate, gpu: GpuSpec, count: int) -> tuple[Verdict, int, int]:
+    """(verdict, bytes on each GPU, usable bytes of each GPU): ``training_fit`` in plain numbers."""
+    usable = round(gpu.memory_bytes * unified_fraction(gpu)) if gpu.unified_memory else gpu.memory_bytes
+    need = per_gpu_bytes(est, count)
+    reserve = comfortable_reserve(usable * count, count) / count
+    verdict = Verdict.NO_FIT if need > usable else Verdict.FITS if usable - need >= reserve else Verdict.TIGHT
+    return verdict, need, usable
 
 
 def smallest_hardware(
@@ -340,16 +346,21 @@ def smallest_setups(
     Region-restricted export parts (``core.regions``) only when ``allow_restricted``.
     """
     est = estimate_finetune(model, method, **options)  # type: ignore[arg-type]
-    fits: list[TrainingFit] = []
+    fits: list[tuple[GpuSpec, int]] = []
     for gpu in catalog.gpus:
         if gpu.backend not in TRAINING_BACKENDS:
             continue
         if restricted(gpu) and not allow_restricted:
             continue
         for count in (1, *MULTI_GPU_COUNTS) if gpu.category == "datacenter" else (1,):
-            found = training_fit(est, gpu, count)
-            if found.verdict is not Verdict.NO_FIT:
-                fits.append(found)
+            if _verdict(est, gpu, count)[0] is not Verdict.NO_FIT:  # plain numbers: only the picks get a TrainingFit
+                fits.append((gpu, count))
                 break  # more of the same GPU only adds memory
-    fits.sort(key=lambda f: (f.memory_bytes, f.count, f.price_usd is None, f.price_usd or 0.0, f.gpu_id))
-    return tuple(fits[:n])
+
+    def order(fit: tuple[GpuSpec, int]) -> tuple[int, int, bool, float, str]:
+        gpu, count = fit
+        price = gpu.price_usd * count if gpu.price_usd is not None else None
+        return gpu.memory_bytes * count, count, price is None, price or 0.0, gpu.id
+
+    fits.sort(key=order)
+    return tuple(training_fit(est, gpu, count) for gpu, count in fits[:n])

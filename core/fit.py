@@ -92,11 +92,25 @@ def full_fit(
     ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
     w = weights(model, quant, measured)
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
-    need = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
-    total = w.total_bytes - host + need
-    usable = memory.usable_bytes(hardware, workload)
+    total, usable = need_bytes(model, quant, hardware, workload, measured)
     verdict = full_fit_verdict(total, usable, hardware.count)
     return FullFit(verdict, total, usable, host, w) if verdict is not None else None
+
+
+def need_bytes(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+    context: int | None = None,
+) -> tuple[int, int]:
+    """``breakdown``'s total and usable bytes, in plain numbers (charts and scans need no more)."""
+    w = weights(model, quant, measured)
+    kv = memory.kv_cache_bytes(model, workload, context)
+    overhead = memory.overhead_bytes(model, hardware, workload, context)
+    total = w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine) + kv + overhead
+    return total, memory.usable_bytes(hardware, workload)
 
 
 def breakdown(
@@ -233,7 +247,9 @@ def max_context(
 ) -> int:
     """Largest context (multiple of 256, up to the model's maximum) that stays fully on the GPU.
 
-    Each step is ``breakdown``'s total at that context, in plain numbers (only KV and overhead change)."""
+    Each step is ``breakdown``'s total at that context, in plain numbers (only KV and overhead change).
+    KV cache and compute buffers never shrink with context, so the search may look at the ends first:
+    most setups hold the model's whole context, or not even 256 tokens."""
     w = weights(model, quant, measured)
     room = memory.usable_bytes(hardware, workload) - (
         w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
@@ -243,7 +259,12 @@ def max_context(
         kv = memory.kv_cache_bytes(model, workload, ctx)
         return kv + memory.overhead_bytes(model, hardware, workload, ctx) <= room
 
-    lo, hi = 0, model.max_context // 256
+    top = model.max_context // 256
+    if top == 0 or fits(top * 256):
+        return top * 256
+    if not fits(256):
+        return 0
+    lo, hi = 1, top - 1  # 256 tokens fit, the whole context does not
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if fits(mid * 256):

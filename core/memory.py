@@ -74,11 +74,31 @@ def kv_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
     return model.n_kv_heads * (model.head_dim + v_dim)
 
 
+# ``kv_cache_bytes`` per model and workload object: a device scan asks it for every device with the same
+# two. id() keyed with the objects kept in the entry, as in ``core.weights``.
+_KV: dict[tuple[int, int, int | None, int | None], tuple[ModelSpec, Workload, int]] = {}
+_KV_ENTRIES = 16384
+
+
 def kv_cache_bytes(
     model: ModelSpec, workload: Workload, context: int | None = None, concurrent: int | None = None
 ) -> int:
     """KV cache for all sequences at ``context`` tokens (default: the workload's context); ``concurrent``
-    sequences instead of the workload's (one sequence's cache without copying the workload).
+    sequences instead of the workload's (one sequence's cache without copying the workload). Memoised
+    per model and workload object (``_kv_cache_bytes`` has the formula)."""
+    key = (id(model), id(workload), context, concurrent)
+    hit = _KV.get(key)
+    if hit is not None and hit[0] is model and hit[1] is workload:
+        return hit[2]
+    if len(_KV) >= _KV_ENTRIES:
+        _KV.clear()
+    kv = _kv_cache_bytes(model, workload, context, concurrent)
+    _KV[key] = (model, workload, kv)
+    return kv
+
+
+def _kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None, concurrent: int | None) -> int:
+    """KV cache for all sequences at ``context`` tokens.
 
     Full-attention layers grow with context; sliding-window layers hold min(context, window +
     ubatch) cells (llama.cpp keeps a window plus one batch); linear-attention/SSM layers keep a

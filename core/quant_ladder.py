@@ -10,8 +10,11 @@ The advice walks ``ladder``; the /quant table shows ``table_ids``; the memory ch
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from core.models import Catalog, Engine, ModelSpec, QuantSpec
 from core.quant_rules import sensible
+from core.weights import WeightEstimate, weights
 
 QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
 LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")
@@ -101,6 +104,32 @@ def ladder(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec
     return steps
 
 
+# (catalog, model, engine) -> the ladder and the weights of the rungs weighed so far; id() keyed with the
+# objects kept in the entry, as in ``core.weights`` (an id a collected object leaves behind never matches)
+_RUNGS: dict[tuple[int, int, Engine], tuple[Catalog, ModelSpec, list[QuantSpec], list[WeightEstimate | None]]] = {}
+_RUNGS_ENTRIES = 4096  # every catalog model on both engines, with room for Hugging Face models
+
+
+def ladder_weights(model: ModelSpec, engine: Engine, catalog: Catalog) -> Iterator[tuple[QuantSpec, WeightEstimate]]:
+    """``ladder`` with each rung's weights (its measured size when the catalog has one), best rung first:
+    what the quant choice compares against the memory of a setup. Memoised per catalog and model object,
+    since a model's rungs weigh the same on every device (/models walks every model, /fit and the warm-up
+    the same few); a rung is weighed when a scan first gets to it."""
+    key = (id(catalog), id(model), engine)
+    hit = _RUNGS.get(key)
+    if hit is None or hit[0] is not catalog or hit[1] is not model:
+        if len(_RUNGS) >= _RUNGS_ENTRIES:
+            _RUNGS.clear()
+        quants = ladder(model, engine, catalog)
+        hit = _RUNGS[key] = (catalog, model, quants, [None] * len(quants))
+    quants, weighed = hit[2], hit[3]
+    for i, quant in enumerate(quants):
+        w = weighed[i]
+        if w is None:  # set by index: the same figures whichever thread weighs it first
+            w = weighed[i] = weights(model, quant, catalog.size(model.id, quant.id))
+        yield quant, w
+
+
 __all__ = [
     "LOW_BITS",
     "MENU",
@@ -109,5 +138,6 @@ __all__ = [
     "chart_ids",
     "ladder",
     "ladder_ids",
+    "ladder_weights",
     "table_ids",
 ]

@@ -212,7 +212,7 @@ def rank_models(
     chosen = unique[:limit] if limit else unique
     quant_bits = {q.id: q.bits for q in catalog.quants}
     leaders = _leaders(chosen)
-    return tuple(ModelPick(**{**p.__dict__, "reasons": _reasons(p, leaders, quant_bits)}) for p in chosen)
+    return tuple(p.model_copy(update={"reasons": _reasons(p, leaders, quant_bits)}) for p in chosen)
 
 
 def _leaders(picks: list[ModelPick]) -> dict[str, ModelPick]:

@@ -7,11 +7,10 @@ total`` holds on every card.
 
 from __future__ import annotations
 
-from core.fit import Placement
+from core.fit import FullFit, Placement
 from core.models import Frozen, Hardware, ModelSpec, Workload
 from core.speed import Concurrency, SpeedEstimate, concurrency, decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
-from core.weights import WeightEstimate
 
 
 class Speeds(Frozen):
@@ -26,7 +25,7 @@ class Speeds(Frozen):
 
 def decode_speeds(
     model: ModelSpec,
-    placement: Placement,
+    placement: Placement | FullFit,
     hardware: Hardware,
     workload: Workload,
     users: int = 1,
@@ -38,24 +37,24 @@ def decode_speeds(
     ``estimate_speed`` reports. Batched: ``speed.concurrency`` (roofline over a batch of
     min(users, sequences whose KV fits)); when not even one more full-context sequence fits, the
     streams take turns on the single stream. Serving the streams one after another is always
-    possible, so the total is never below one stream's speed.
+    possible, so the total is never below one stream's speed. A ``FullFit`` (``fit.full_fit``: scans
+    judge memory on plain numbers) stands for a placement with everything on the GPU(s).
     """
-    single = single_stream(model, placement.weights, placement, hardware, workload, quant_id)
+    single = single_stream(model, placement, hardware, workload, quant_id)
     batch = concurrency(model, placement.weights, hardware, workload, users, quant_id) if users > 1 else None
     return _combined(single, users, batch)
 
 
 def single_stream(
     model: ModelSpec,
-    weights: WeightEstimate,
-    placement: Placement | None,
+    placement: Placement | FullFit,
     hardware: Hardware,
     workload: Workload,
     quant_id: str | None = None,
 ) -> float:
-    """One stream's decode tokens/s, ``decode_speeds(...).decode_tokens_per_s``; ``placement`` None for a
-    setup that holds everything on the GPU(s) (device scans judge that on plain numbers, ``fit.full_fit``)."""
-    return decode_tokens_per_s(model, weights, placement, hardware, workload, TG_MEAN_DEPTH, quant_id)
+    """One stream's decode tokens/s: ``decode_speeds(...).decode_tokens_per_s``."""
+    on = placement if isinstance(placement, Placement) else None  # None: everything on the GPU(s)
+    return decode_tokens_per_s(model, placement.weights, on, hardware, workload, TG_MEAN_DEPTH, quant_id)
 
 
 def speeds_of(speed: SpeedEstimate, users: int) -> Speeds:
