@@ -4,6 +4,12 @@ Runs of tokens that hit the index are scored as n-gram spans against every alias
 numbers inside names ("8b", "3.1", "4090", "m3") are identity and must agree, so they are
 compared apart from the words, and a wrong size costs more than any spelling can earn back. The
 best non-overlapping spans become model and device slots (2–4 each for comparisons).
+
+The work is the one scoring every span against every alias would do, with what cannot change the
+result left out: names written alike share one alias, spans and aliases with the same words or
+numbers share those parts of the score, spans are scored best first and not at all once a chosen
+name covers them, and an alias whose numbers leave it no chance of the best (or a kept) place is
+not scored. ``span_score`` is that score done plainly; the tests hold the shortcuts to it.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ class NameIndex:
     rankings: OrderedDict[tuple[object, ...], _Ranked] = field(
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
+    fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, NameIndex]] = OrderedDict()
@@ -346,10 +353,14 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, s
 
 
 def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
-    """Aliases holding a word spelt like this one."""
-    hits: set[int] = set()
-    for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
-        hits |= idx.keys[key]
+    """Aliases holding a word spelt like this one (memoised: words recur in chats; not to be changed)."""
+    hits = idx.fuzzy.get((word, cutoff))
+    if hits is None:
+        hits = idx.fuzzy[(word, cutoff)] = set()
+        for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+            hits |= idx.keys[key]
+        if len(idx.fuzzy) > RANKING_CACHE:
+            idx.fuzzy.popitem(last=False)
     return hits
 
 
@@ -391,7 +402,7 @@ def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Ca
                     queue.append((_place(100.0, span, "gpu"), span.first, len(queue), -1, (span, pool)))
     heapq.heapify(queue)
     while queue:
-        _, first, number, kind_number, item = heapq.heappop(queue)
+        _, first, number, _, item = heapq.heappop(queue)
         if isinstance(item, Candidate):
             yield item
         elif not any(i in used for i in range(item[0].first, item[0].last + 1)):
@@ -407,14 +418,18 @@ def _place(score: float, span: _Span, kind: str) -> float:
 
 def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
     """Collects the words, numbers and GB figures of some token positions."""
-    ts = [toks[i] for i in positions]
-    return _Span(
-        positions[0],
-        positions[-1],
-        tuple(t.key for t in ts if t.kind == "word"),
-        tuple(t.key for t in ts if t.kind == "num"),
-        tuple(t.value for t in ts if t.kind == "mem"),
-    )
+    words: list[str] = []
+    nums: list[str] = []
+    mems: list[int] = []
+    for i in positions:
+        t = toks[i]
+        if t.kind == "word":
+            words.append(t.key)
+        elif t.kind == "num":
+            nums.append(t.key)
+        elif t.kind == "mem":
+            mems.append(t.value)
+    return _Span(positions[0], positions[-1], tuple(words), tuple(nums), tuple(mems))
 
 
 RANKING_CACHE = 4096
@@ -486,6 +501,12 @@ def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
     if words is None:
         words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)
     return min(100.0, words + num)
+
+
+def span_score(span: _Span, alias: Alias) -> float:
+    """Similarity of a span and one alias, scored afresh: what every ranking orders by (the memoised and
+    pruned paths of ``candidates`` must agree with it)."""
+    return _score(span, alias, _num_score(span, alias), _Memo())
 
 
 def _bests(span: _Span, bounds: list[Bound], kinds: list[str], idx: NameIndex, memo: _Memo) -> dict[str, float]:

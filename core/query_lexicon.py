@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
 from core.models import Engine, KvCacheType
@@ -158,7 +158,7 @@ def _pieces(raw: str) -> tuple[tuple[str, str, str, int, int, int, bool], ...]:
         _add_raw(raw, 0, len(raw), toks)
         if len(_PIECES) >= PIECES_KEPT:
             _PIECES.clear()
-        hit = _PIECES[raw] = tuple(astuple(t) for t in toks)
+        hit = _PIECES[raw] = tuple((t.text, t.key, t.kind, t.start, t.end, t.value, t.joined) for t in toks)
     return hit
 
 
@@ -227,9 +227,13 @@ _CTX = r"(?:ctx|context|kontext)"
 _BIG = r"(?P<num>\d{1,13}(?:[.,]\d{1,3})?)"  # after a context keyword: out-of-range values are named, not dropped
 
 
+_THOUSANDS = re.compile(r"(\d+)[.,](\d{3})")
+_TOKENS_SAID = re.compile(r"tok|ctx|context|kontext")
+
+
 def number(s: str) -> float:
     """Reads "16,000", "16.000", "1.5" or "1,5"."""
-    if m := re.fullmatch(r"(\d+)[.,](\d{3})", s):
+    if m := _THOUSANDS.fullmatch(s):
         return float(m.group(1) + m.group(2))
     return float(s.replace(",", "."))
 
@@ -237,7 +241,7 @@ def number(s: str) -> float:
 def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
     """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
     value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
-    if suffix == "m" and not keyword and value > 10 and not re.search(r"tok|ctx|context|kontext", m.group(0)):
+    if suffix == "m" and not keyword and value > 10 and not _TOKENS_SAID.search(m.group(0)):
         return None  # "gemma 3 270m" is a model size; "1m" alone is a context
     if suffix == "m":
         value *= 1 << 20
@@ -419,10 +423,14 @@ FILLER = STOPWORDS | _words(
 )
 
 
+_LETTERS = re.compile(r"[^\W\d_]+")
+_UMLAUT = re.compile("[äöüß]")
+
+
 def guess_language(low: str) -> Literal["de", "en"] | None:
     """Guesses German or English from common words; None when unsure."""
-    words = re.findall(r"[^\W\d_]+", low)
-    de = sum(w in GERMAN_WORDS for w in words) + (2 if re.search("[äöüß]", low) else 0)
+    words = _LETTERS.findall(low)
+    de = sum(w in GERMAN_WORDS for w in words) + (2 if _UMLAUT.search(low) else 0)
     en = sum(w in ENGLISH_WORDS for w in words)
     return "de" if de > en else "en" if en > de else None
 
@@ -450,9 +458,12 @@ def lower_keep_length(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+
+
 def compact(text: str) -> str:
     """Lower-cases and drops everything but letters and digits."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
+    return _NOT_ALNUM.sub("", text.lower())
 
 
 def blank(m: re.Match[str]) -> str:

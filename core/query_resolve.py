@@ -42,12 +42,12 @@ def to_match(
     if line and not said.numbers:  # "Mac Studio": a product line, sold with several chips and sizes
         return _lineup_match(line, words, score, memory, idx)
     whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
-    exact = idx.exact.get(f"{c.kind}:{L.compact(whole)}") or idx.exact.get(f"{c.kind}:{L.compact(words)}")
+    keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
+    exact = idx.exact.get(keys[0]) or idx.exact.get(keys[1])
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
     if c.kind == "gpu":  # an exact model number beats a plural reading ("L40S" is no plural of "L40")
         literal = [(e, s) for e, s in accepted if all(n in idx.identity[e].numbers for n in said.numbers)]
         accepted = literal or accepted
-    keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
     typed_id = idx.primary.get(keys[0]) or idx.primary.get(keys[1])
     if c.kind == "gpu" and typed_id is None:  # "rtx-3080-laptop": an id whose vendor word the span left out
         typed = _with_vendor(c, text, toks).lower()

@@ -17,7 +17,8 @@ from catalog.store import CatalogStore
 from core import names as N
 from core.models import ModelSpec
 from core.query import parse
-from core.query_index import build_index, index_data, index_for, index_from_data
+from core.query_index import build_index, candidates, index_data, index_for, index_from_data, span_score
+from core.query_lexicon import tokenize
 
 CATALOG = load_facts()
 
@@ -141,3 +142,41 @@ def test_reading_back_holds_the_garbage_collector_only_meanwhile():
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+# varied spans: long runs, sizes, versions, memory sizes, typos, two names, German
+RANKED_QUESTIONS = [
+    "can I run qwen3 30b a3b on a mac studio m2 ultra 192gb",
+    "llama 3 70b vs qwen 2.5 72b on 2x 3090",
+    "deepseek r1 distill qwen 7b on an rtx 4060 ti 16gb",
+    "passt gemma 3 27b auf eine 7900 xtx",
+    "gpt oss 120b on h100 80gb",
+    "mixtral 8x7b on a macbook pro m3 max 128gb",
+    "rtx pro 6000 blackwell with llama 3.3 70b",
+    "lama 3.1 8b on a 4090",
+    "quen3 32b on two rtx 3090s",
+    "mac mini m4 pro 64gb",
+]
+
+
+@pytest.mark.parametrize("question", RANKED_QUESTIONS)
+def test_candidates_agree_with_scoring_every_alias_of_every_span(question: str) -> None:
+    """Spans are scored lazily and aliases skipped by bounds; the best scores, the kept rankings and the
+    order must be those that scoring every alias of every span gives."""
+    idx = build_index(build_vocabulary(CATALOG))
+    places = []
+    for c in candidates(tokenize(question), idx, set()):  # nothing taken: every span is scored and yielded
+        scores: dict[str, float] = {}
+        for pos in c.ranked.pool:
+            alias = idx.aliases[pos]
+            if alias.kind == c.kind:
+                s = span_score(c.span, alias)
+                for entry in alias.entries:
+                    scores[entry] = max(scores.get(entry, -1e9), s)
+        full = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        assert c.score == full[0][1]
+        assert c.ranking == full[: 12 if c.kind == "model" else 48]
+        bonus = 1.0 if c.kind != "model" and c.span.nums else 0.0
+        places.append((-c.score - 1.5 * (c.span.last - c.span.first) - bonus, c.span.first))
+    assert len(places) > 3
+    assert places == sorted(places)
