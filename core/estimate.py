@@ -123,13 +123,26 @@ class Scenario(Frozen):
 
     @cached_property
     def workload(self) -> Workload:
-        return Workload(
-            context=self.context,
-            kv_cache=self.kv_cache,
-            engine=self.engine,
-            concurrent=self.users,
-            prompt_tokens=self.prompt_tokens,
-        )
+        key = (self.context, self.kv_cache, self.engine, self.users, self.prompt_tokens)
+        if (shared := _WORKLOADS.get(key)) is None:
+            if len(_WORKLOADS) >= _SHARED_ENTRIES:
+                _WORKLOADS.clear()
+            shared = _WORKLOADS[key] = Workload(
+                context=self.context,
+                kv_cache=self.kv_cache,
+                engine=self.engine,
+                concurrent=self.users,
+                prompt_tokens=self.prompt_tokens,
+            )
+        return shared
+
+
+# Workloads and hardware are immutable, and a few distinct ones serve every scan and question: one object
+# per value (a device by id(), its spec kept in the entry as in ``core.weights``), built once and seen
+# again by the per-object memos downstream (``memory.kv_cache_bytes``).
+_WORKLOADS: dict[tuple[int, KvCacheType, Engine, int, int], Workload] = {}
+_HARDWARE: dict[tuple[int, int, float, float | None], tuple[GpuSpec, Hardware]] = {}
+_SHARED_ENTRIES = 4096
 
 
 def default_quant(model: ModelSpec, engine: Engine) -> str:
@@ -277,13 +290,21 @@ def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Sc
 
 def hardware_on(s: Scenario, gpu: GpuSpec, count: int = 1) -> Hardware:
     """The scenario's hardware with other devices (same system RAM): what the device scans place on;
-    the workload does not change with the device."""
-    return Hardware(
+    the workload does not change with the device. One object per device, count and RAM."""
+    key = (id(gpu), count, s.ram_gb, s.ram_bandwidth_gbps)
+    hit = _HARDWARE.get(key)
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    if len(_HARDWARE) >= _SHARED_ENTRIES:
+        _HARDWARE.clear()
+    hardware = Hardware(
         gpu=gpu,
         count=count,
         system_ram_bytes=round(s.ram_gb * 1e9),
         ram_bandwidth_bytes_per_s=s.ram_bandwidth_gbps * 1e9 if s.ram_bandwidth_gbps else None,
     )
+    _HARDWARE[key] = (gpu, hardware)
+    return hardware
 
 
 def on_device(s: Scenario, gpu: GpuSpec, count: int = 1) -> Scenario:

@@ -38,6 +38,19 @@ class WeightEstimate(Frozen):
 
 
 def param_groups(model: ModelSpec) -> ParamGroups:
+    """``split_params``, memoised per spec object (every quant and every device of a model splits it
+    the same way)."""
+    hit = _GROUPS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_GROUPS) >= _MEMO_ENTRIES:
+        _GROUPS.clear()
+    groups = split_params(model)
+    _GROUPS[id(model)] = (model, groups)
+    return groups
+
+
+def split_params(model: ModelSpec) -> ParamGroups:
     """Split the parameter count into embedding, output, dense and routed-expert parameters.
 
     Routed experts follow from total and active counts: with E experts of which k are used,
@@ -62,21 +75,9 @@ def param_groups(model: ModelSpec) -> ParamGroups:
 _GROUPS: dict[int, tuple[ModelSpec, ParamGroups]] = {}  # id() keyed like ``_MEMO`` below
 
 
-def _groups(model: ModelSpec) -> ParamGroups:
-    """``param_groups`` memoised per spec object (every quant of a model splits it the same way)."""
-    hit = _GROUPS.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    if len(_GROUPS) >= _MEMO_ENTRIES:
-        _GROUPS.clear()
-    groups = param_groups(model)
-    _GROUPS[id(model)] = (model, groups)
-    return groups
-
-
 def recipe_weights(model: ModelSpec, quant: QuantSpec) -> WeightEstimate:
     """Estimate weight bytes from the quant's per-group bits per weight."""
-    groups = _groups(model)
+    groups = param_groups(model)
     embed = round(groups.embed * quant.bpw_embed / 8)
     # tied embeddings: llama.cpp quantizes the shared tensor with the output type
     if model.tied_embeddings:
