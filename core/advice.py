@@ -391,11 +391,12 @@ def recommend_hardware(
     )
     # vLLM has no Metal backend: Macs are judged with llama.cpp (and its quant, when the engine changes it).
     on_mac = s if s.engine is Engine.LLAMA_CPP else _llama_cpp(s, catalog)
-    mac_need = need if on_mac is s else _need(on_mac) if on_mac is not None else None
-    for gpu in macs if on_mac is not None and mac_need is not None else ():  # cheapest first: the first Mac that fits
-        if on_mac is not None and mac_need is not None and (setup := _setup(on_mac, mac_need, gpu, 1)):
-            apple.append(setup)
-            break
+    if on_mac is not None:
+        mac_need = need if on_mac is s else _need(on_mac)
+        for gpu in macs:  # cheapest first: the first Mac that fits is the answer
+            if setup := _setup(on_mac, mac_need, gpu, 1):
+                apple.append(setup)
+                break
     priced: list[_Candidate] = []
     buyable = [
         g
