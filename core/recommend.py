@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 from core.advice import QuickFit, quick_choice, quick_fit
 from core.estimate import EstimateError, Request, scenario
@@ -83,11 +84,16 @@ VARIANT_TAGS = {
 
 def tags_of(model: ModelSpec) -> tuple[str, ...]:
     """Coding / reasoning / vision tags: the catalog's ``variant`` and ``vision_params``, plus the name
-    rules in ``TAG_RULES``."""
-    tags = {tag for tag, rule in TAG_RULES.items() if rule.search(model.id)}
-    if model.variant in VARIANT_TAGS:
-        tags.add(VARIANT_TAGS[model.variant])
-    if model.vision_params:
+    rules in ``TAG_RULES`` (memoised on those three: ``/models`` asks for every catalog model)."""
+    return _tags(model.id, model.variant, bool(model.vision_params))
+
+
+@lru_cache(maxsize=4096)
+def _tags(model_id: str, variant: str, vision: bool) -> tuple[str, ...]:
+    tags = {tag for tag, rule in TAG_RULES.items() if rule.search(model_id)}
+    if variant in VARIANT_TAGS:
+        tags.add(VARIANT_TAGS[variant])
+    if vision:
         tags.add("vision")
     return tuple(tag for tag in TAG_RULES if tag in tags)
 
