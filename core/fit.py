@@ -90,11 +90,9 @@ def full_fit(
 ) -> FullFit | None:
     """``place`` without its objects where everything stays on the GPU(s); None where it does not (then
     ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
-    w = weights(model, quant, measured)
-    host = host_weights_bytes(w, hardware.gpu, workload.engine)
-    total, usable = need_bytes(model, quant, hardware, workload, measured)
-    verdict = full_fit_verdict(total, usable, hardware.count)
-    return FullFit(verdict, total, usable, host, w) if verdict is not None else None
+    parts = _parts(model, quant, hardware, workload, measured, None)
+    verdict = full_fit_verdict(parts.total, parts.usable, hardware.count)
+    return FullFit(verdict, parts.total, parts.usable, parts.host, parts.weights) if verdict is not None else None
 
 
 def need_bytes(
@@ -106,11 +104,34 @@ def need_bytes(
     context: int | None = None,
 ) -> tuple[int, int]:
     """``breakdown``'s total and usable bytes, in plain numbers (charts and scans need no more)."""
+    parts = _parts(model, quant, hardware, workload, measured, context)
+    return parts.total, parts.usable
+
+
+class _Parts(NamedTuple):
+    weights: WeightEstimate
+    host: int
+    kv: int
+    overhead: int
+    total: int  # GPU memory with everything on the GPU(s)
+    usable: int
+
+
+def _parts(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None,
+    context: int | None,
+) -> _Parts:
+    """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it."""
     w = weights(model, quant, measured)
     kv = memory.kv_cache_bytes(model, workload, context)
     overhead = memory.overhead_bytes(model, hardware, workload, context)
-    total = w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine) + kv + overhead
-    return total, memory.usable_bytes(hardware, workload)
+    host = host_weights_bytes(w, hardware.gpu, workload.engine)
+    total = w.total_bytes - host + kv + overhead
+    return _Parts(w, host, kv, overhead, total, memory.usable_bytes(hardware, workload))
 
 
 def breakdown(
@@ -122,12 +143,7 @@ def breakdown(
     context: int | None = None,
 ) -> tuple[MemoryBreakdown, WeightEstimate]:
     """Every memory part for the whole model on the GPU(s)."""
-    w = weights(model, quant, measured)
-    kv = memory.kv_cache_bytes(model, workload, context)
-    overhead = memory.overhead_bytes(model, hardware, workload, context)
-    host = host_weights_bytes(w, hardware.gpu, workload.engine)
-    total = w.total_bytes - host + kv + overhead
-    usable = memory.usable_bytes(hardware, workload)
+    w, host, kv, overhead, total, usable = _parts(model, quant, hardware, workload, measured, context)
     mem = MemoryBreakdown(
         weights_bytes=w.total_bytes,
         host_weights_bytes=host,
