@@ -150,8 +150,8 @@ def _parts(
 ) -> _Parts:
     """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it."""
     w = weights(model, quant, measured)
-    kv = memory.kv_cache_bytes(model, workload, context)
-    overhead = memory.overhead_bytes(model, hardware, workload, context)
+    kv, per_device, shared = memory.context_bytes(model, workload, context)
+    overhead = per_device * hardware.count + shared  # ``memory.overhead_bytes``
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
     total = w.total_bytes - host + kv + overhead
     return _Parts(w, host, kv, overhead, total, memory.usable_bytes(hardware, workload))

@@ -151,8 +151,11 @@ def test_memoised_kv_bytes_and_shared_objects_are_fresh_figures():
 @pytest.fixture
 def restored_constants():
     saved = dict(speed_constants.DECODE_BW_EFFICIENCY)
+    quants, moe = dict(speed_constants.QUANT_DECODE_FACTOR), speed_constants.MOE_EXPERT_EXTRA
     yield
     speed_constants.DECODE_BW_EFFICIENCY.update(saved)
+    speed_constants.QUANT_DECODE_FACTOR.update(quants)
+    speed_constants.MOE_EXPERT_EXTRA = moe
     forget_rates()
 
 
@@ -163,3 +166,14 @@ def test_device_rates_follow_rewritten_constants_once_forgotten(restored_constan
     speed_constants.DECODE_BW_EFFICIENCY["cuda"] *= 2  # what bench/speed_calibration.py does while it fits
     forget_rates()
     assert device_rates(gpu).bandwidth_bytes_per_s == pytest.approx(2 * before.bandwidth_bytes_per_s)
+
+
+def test_decode_speeds_follow_rewritten_constants_once_forgotten(restored_constants):
+    s = next(s for s in SCENARIOS if s.model.is_moe and s.quant.id == "Q8_0" and s.count == 1)
+    placement = place(s.model, s.quant, s.hardware, s.workload, s.measured)
+    before = single_stream(s.model, placement, s.hardware, s.workload, s.quant.id)
+    assert single_stream(s.model, placement, s.hardware, s.workload, s.quant.id) == before  # from the memos
+    speed_constants.QUANT_DECODE_FACTOR["q8_0"] *= 3  # what bench/speed_calibration.py does while it fits
+    speed_constants.MOE_EXPERT_EXTRA *= 3
+    forget_rates()
+    assert single_stream(s.model, placement, s.hardware, s.workload, s.quant.id) < before
