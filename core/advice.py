@@ -15,7 +15,16 @@ from typing import Literal, NamedTuple
 
 from core import memory
 from core.cost import OfferQuote, quote_offers
-from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
+from core.estimate import (
+    EstimateError,
+    FitEstimate,
+    Scenario,
+    estimate_of,
+    hardware_on,
+    scenario,
+    varied,
+    workload_of,
+)
 from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
@@ -113,7 +122,7 @@ def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fi
     Each rung is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
     cache and overhead), nothing is placed."""
     hardware, model = s.hardware, s.model
-    workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
+    workload = s.workload if kv is None else workload_of(s, kv)
     usable = usable_bytes(hardware, workload)
     rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
     tight: _Fitted | None = None
@@ -248,8 +257,9 @@ def _bytes_per_weight(q: QuantSpec) -> float:
 def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, ...]:
     """The scenario with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM).
 
-    An option needs memory, verdict and largest context only: each is placed (``fit.place``) and
-    searched (``fit.max_context``), without the speed of a full estimate."""
+    An option needs memory, verdict and largest context only: each is judged on plain numbers
+    (``fit.full_fit``, placed only when it overflows) and searched (``fit.max_context``), without the
+    speed of a full estimate."""
     options: list[KvOption] = []
     for kv in KV_CHOICES[s.engine]:
         if est is not None and kv is s.kv_cache:
@@ -259,12 +269,15 @@ def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, .
                 est.verdict,
                 est.max_context,
             )
-        else:
-            there = varied(s, kv_cache=kv)
-            model, hardware, workload = there.model, there.hardware, there.workload
-            placement = place(model, there.quant, hardware, workload, there.measured)
-            kv_bytes, total, verdict = placement.memory.kv_cache_bytes, placement.memory.total_bytes, placement.verdict
-            longest = max_context(model, there.quant, hardware, workload, there.measured)
+        else:  # ``varied(s, kv_cache=kv)``: only the workload changes
+            model, quant, hardware, workload, measured = s.model, s.quant, s.hardware, workload_of(s, kv), s.measured
+            kv_bytes = memory.kv_cache_bytes(model, workload)
+            if (fit := full_fit(model, quant, hardware, workload, measured)) is not None:
+                total, verdict = fit.total_bytes, fit.verdict
+            else:
+                placement = place(model, quant, hardware, workload, measured)
+                total, verdict = placement.memory.total_bytes, placement.verdict
+            longest = max_context(model, quant, hardware, workload, measured)
         base = options[0] if options else None
         options.append(
             KvOption(
