@@ -29,7 +29,7 @@ from bot.usage import UsageLog
 from bot.user import User
 from catalog.index_lookup import find_in_index, searchable_rows
 from core.estimate import EstimateError
-from core.models import Catalog, Engine, KvCacheType
+from core.models import Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
 from core.quant_ladder import MENU
 from core.query import Query, complete
@@ -153,28 +153,66 @@ class Service:
                 too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
             user, chat_lang = await self.prefs.fill(user)
-            query = await self._parse(text)
-            lang = choose_language(user.lang, chat_lang, query.language, locale)
-            reply = await self._answer(query, lang, user, text)
+            query, lang, first = await self._first_pass(text, user, chat_lang, locale)
+            reply = await self._answer(query, lang, user, text) if first is None else await self._checked(first, user)
         except Exception:
             log.exception("answer failed")
             reply = cards.error_card(lang, t(lang, "error.internal"))
         await self.usage.record(query, reply, user, (time.perf_counter() - started) * 1000)
         return reply
 
-    async def _parse(self, text: str) -> Query:
-        cached: Query | None = self.answers.peek(("parse", text))
-        return cached or await self._off_loop(self.answers.parse, text)
+    async def _first_pass(
+        self, text: str, user: User, chat_lang: Lang | None, locale: str | None
+    ) -> tuple[Query, Lang, Card | None]:
+        """The parse and, for a question about catalog names only, its card, in one trip to the worker (a
+        repeat from the memo, on the loop). No card where the loop awaits something first: a settings
+        command, or a name the catalog lacks."""
+        parsed: Query | None = self.answers.peek(("parse", text))
+        if parsed is not None:
+            lang = choose_language(user.lang, chat_lang, parsed.language, locale)
+            if not self._catalog_only(parsed, text):
+                return parsed, lang, None
+            repeat: Reply | None = self.answers.peek(_reply_key(text, lang, user))
+            if repeat is not None:
+                return parsed, lang, Card(parsed, lang, text, repeat, built=True)
+        first: tuple[Query, Lang, Card | None] = await self._off_loop(
+            self._parse_and_answer, text, user, chat_lang, locale
+        )
+        return first
+
+    def _parse_and_answer(
+        self, text: str, user: User, chat_lang: Lang | None, locale: str | None
+    ) -> tuple[Query, Lang, Card | None]:
+        q = self.answers.parse(text)
+        lang = choose_language(user.lang, chat_lang, q.language, locale)
+        if not self._catalog_only(q, text):
+            return q, lang, None
+        return q, lang, _card(self.answers, q, lang, user, text, cached=True)
+
+    def _catalog_only(self, q: Query, text: str) -> bool:
+        """Whether the card needs the catalog alone: no settings command, no repo or model name it lacks."""
+        if _session(q, text) is not None:
+            return False
+        return not (q.hf_repo and not in_catalog(self.catalog, q.hf_repo)) and _unknown_model(q) is None
+
+    async def _checked(self, card: Card, user: User) -> Reply:
+        """A catalog card, rebuilt where the model's live config.json differs from the catalog's (online)."""
+        q = card.query
+        if self.hub is not None and q.model is not None and q.model.id:
+            answers, live = await self._live_checked(q.model.id, self.answers, None)
+            if live is not None:
+                card = await self._off_loop(_card, answers, q, card.lang, user, card.text)
+                return self._finish(card, "", live, user)
+        return self._finish(card, "", None, user)
 
     async def _answer(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
-        command = commands.read(text)
-        session = command.name if command.session else commands.session_sentence(text) if command.name is None else None
-        if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None):
-            session = None  # "I have a question about qwen3 on a 4090" is a question
+        """The card of a question that needs the loop first: a settings command, or a name the catalog lacks
+        (the Hugging Face hub, then the offline index)."""
+        session = _session(q, text)
         if session in ("help", "start"):
             return cards.help_card(lang)
         if session is not None:
-            return await self.prefs.command(session, command.arg, q, lang, user, self.answers)
+            return await self.prefs.command(session, commands.read(text).arg, q, lang, user, self.answers)
         answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
         phrase = _unknown_model(q) if repo is None else None
@@ -195,33 +233,31 @@ class Service:
             if not isinstance(found, Reply):
                 answers, model, source = found
         if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
-            card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
-            return card
+            memory_card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
+            return memory_card
         if model is None and repo is None and hit is not None and hit[1] is not None:
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})
         if model is None and repo is None and self.hub is not None and q.model and q.model.id:
             answers, indexed = await self._live_checked(q.model.id, answers, indexed)
-        try:
-            if answers is self.answers:  # answers are pure functions of the question, language and saved defaults
-                key = ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
-                reply = self.answers.peek(key) or await self._off_loop(
-                    answers.cached, key, lambda: answers.dispatch(q, lang, user, text)
-                )
-            else:
-                reply = await self._off_loop(answers.dispatch, q, lang, user, text, model)
-            assert isinstance(reply, Reply)
-        except EstimateError as exc:  # e.g. an engine that cannot run the quant: the reason in the user's language
-            return cards.estimate_error_card(lang, exc)
-        except ValidationError as exc:  # a value out of range (a 40M context): its limits, in the user's language
-            return cards.error_card(lang, t(lang, "error.estimate", reason=_out_of_range(exc, lang)))
+        cached = answers is self.answers
+        card: Card = await self._off_loop(_card, answers, q, lang, user, text, None if cached else model, cached)
+        if (searched and repo) and indexed is None:  # the card names the repo it used for a name the catalog lacks
+            indexed = Note(code="hub_lookup", values={"repo": repo or ""})
+        return self._finish(card, source, indexed, user)
+
+    def _finish(self, card: Card, source: str, looked_up: Note | None, user: User) -> Reply:
+        """Where the card's model came from (footer and a note), and its chart only within the limits; a card
+        that could not be built is the reason, as it is."""
+        reply = card.reply
+        if not card.built:
+            return reply
         if source:
             reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
-        if (searched and repo) or indexed:  # the card names the repo it used for a name the catalog lacks
-            looked_up = indexed or Note(code="hub_lookup", values={"repo": repo or ""})
+        if looked_up is not None:
             subjects = tuple(s.model_copy(update={"notes": (*s.notes, looked_up)}) for s in reply.subjects)
-            reply = with_notes(reply, [looked_up], lang).model_copy(update={"subjects": subjects})
+            reply = with_notes(reply, [looked_up], card.lang).model_copy(update={"subjects": subjects})
         if reply.chart is not None and self.limits and not self.limits.expensive.allow(user.id or "anonymous"):
             reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
         return reply
@@ -259,6 +295,59 @@ def choose_language(saved: Lang | None, chat: Lang | None, question: Lang | None
     question's own words, then the client's language (Telegram ``language_code``, Discord ``locale``),
     then English. A bare command has no words, so it follows the settings and then the client."""
     return saved or chat or question or lang_of(client)
+
+
+@dataclasses.dataclass(frozen=True)
+class Card:
+    """A card from ``Answers`` and the question it answers; ``built`` is False for the reason it could not be."""
+
+    query: Query
+    lang: Lang
+    text: str
+    reply: Reply
+    built: bool
+
+
+def _card(
+    answers: Answers,
+    q: Query,
+    lang: Lang,
+    user: User,
+    text: str,
+    model: ModelSpec | None = None,
+    cached: bool = False,
+) -> Card:
+    """On the worker: the card (memoised when ``answers`` is the catalog's: answers are pure functions of the
+    question, language and saved defaults), or the reason it cannot be built, in the user's language."""
+    try:
+        if cached:
+            reply = answers.cached(_reply_key(text, lang, user), lambda: answers.dispatch(q, lang, user, text))
+        else:
+            reply = answers.dispatch(q, lang, user, text, model)
+    except EstimateError as exc:  # e.g. an engine that cannot run the quant
+        return Card(q, lang, text, cards.estimate_error_card(lang, exc), built=False)
+    except ValidationError as exc:  # a value out of range (a 40M context): its limits
+        return Card(
+            q,
+            lang,
+            text,
+            cards.error_card(lang, t(lang, "error.estimate", reason=_out_of_range(exc, lang))),
+            built=False,
+        )
+    return Card(q, lang, text, reply, built=True)
+
+
+def _reply_key(text: str, lang: Lang, user: User) -> tuple[str, ...]:
+    return ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
+
+
+def _session(q: Query, text: str) -> str | None:
+    """The settings command (/mygpu, /lang, ...) or sentence the text is, if any."""
+    command = commands.read(text)
+    session = command.name if command.session else commands.session_sentence(text) if command.name is None else None
+    if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None):
+        return None  # "I have a question about qwen3 on a 4090" is a question
+    return session
 
 
 def _unknown_model(q: Query) -> str | None:

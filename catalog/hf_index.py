@@ -41,13 +41,18 @@ class HfIndexRow(BaseModel):
     pipeline: str | None = None  # "text-generation" or "image-text-to-text"
 
 
-@lru_cache(maxsize=1)
 def load_hf_index(path: Path = INDEX_FILE) -> tuple[HfIndexRow, ...]:
-    """All rows, most downloaded first (read once per process)."""
-    payload = json.loads(gzip.decompress(path.read_bytes()))
-    return tuple(HfIndexRow(**row) for row in payload["rows"])
+    """All rows, most downloaded first."""
+    return _read(path)[1]
 
 
 def index_source(path: Path = INDEX_FILE) -> str:
     """Where the index came from, for provenance lines."""
-    return str(json.loads(gzip.decompress(path.read_bytes()))["source"])
+    return _read(path)[0]
+
+
+@lru_cache(maxsize=1)
+def _read(path: Path) -> tuple[str, tuple[HfIndexRow, ...]]:
+    """The source and the rows, read once per process (every indexed model's provenance names the source)."""
+    payload = json.loads(gzip.decompress(path.read_bytes()))
+    return str(payload["source"]), tuple(HfIndexRow(**row) for row in payload["rows"])

@@ -12,9 +12,10 @@ against Babel and formats thousands of values both ways, so the two cannot drift
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cache
+from math import copysign
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +30,12 @@ class NumberSymbols:
     minus: str
     usd: str  # the US dollar's symbol
     usd_pattern: str  # where it stands: "{sign}{symbol}{number}" ("$9.17") or "{sign}{number} {symbol}" ("9,17 $")
+    # Python's "," and "." as this locale writes them; None where they are the same
+    separators: dict[int, str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        same = (self.group, self.decimal) == (",", ".")
+        object.__setattr__(self, "separators", None if same else str.maketrans({",": self.group, ".": self.decimal}))
 
 
 SYMBOLS: dict[Lang, NumberSymbols] = {
@@ -82,10 +89,21 @@ def t(lang: Lang, key: str, **params: object) -> str:
 
 def _digits(value: float, digits: int, symbols: NumberSymbols) -> tuple[str, str]:
     """(sign, digits with the locale's separators): rounded half to even from the shortest decimal that
-    reads back as ``value``, as Babel rounds."""
-    rounded = Decimal(str(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)
-    text = f"{abs(rounded):,.{digits}f}".translate({ord(","): symbols.group, ord("."): symbols.decimal})
-    return symbols.minus if rounded.is_signed() else "", text
+    reads back as ``value``, as Babel rounds. Formatting the float itself rounds the same way, except
+    where that shortest decimal is a tie at the last place kept (2.675 to two places) or a float's
+    spacing comes near a tie (huge values): Decimal rounds those."""
+    if isinstance(value, int) and digits >= 0:
+        body, negative = f"{abs(value):,}" + ("." + "0" * digits if digits else ""), value < 0
+    else:
+        shortest = repr(value)
+        decimals = shortest.partition(".")[2]
+        tie = len(decimals) == digits + 1 and decimals[-1] == "5"
+        if tie or not (0 <= digits <= 6 and decimals.isdigit() and abs(value) < 1e9):  # beyond: ulps near ties
+            rounded = Decimal(shortest).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_EVEN)
+            body, negative = f"{abs(rounded):,.{digits}f}", rounded.is_signed()
+        else:
+            body, negative = f"{abs(value):,.{digits}f}", copysign(1.0, value) < 0
+    return symbols.minus if negative else "", body if symbols.separators is None else body.translate(symbols.separators)
 
 
 def num(value: float, lang: Lang, digits: int = 2) -> str:
