@@ -16,7 +16,7 @@ from bot import cards
 from bot.reply import Action, Reply
 from bot.saved import generic_saved
 from bot.user import User
-from catalog.index_lookup import find_in_index
+from catalog.index_lookup import indexed_repo
 from catalog.lookup import sized_name
 from core.custom_device import custom_device
 from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
@@ -206,11 +206,11 @@ def related_repo(phrase: str, model: ModelSpec) -> str | None:
     said, entry = typed(phrase), typed(f"{model.name} {model.id}")
     if not set(entry.numbers) - set(said.numbers) or said.numbers:
         return None
-    hit = find_in_index(phrase)
-    if hit is None or hit[0].repo == model.hf_repo:
+    repo = indexed_repo(phrase)
+    if repo is None or repo == model.hf_repo:
         return None
-    other = typed(hit[0].repo.split("/")[-1])
-    return hit[0].repo if not other.numbers and other.size_b == said.size_b else None
+    other = typed(repo.split("/")[-1])
+    return repo if not other.numbers and other.size_b == said.size_b else None
 
 
 def replace_name(text: str, phrase: str, new: str) -> str:

@@ -21,17 +21,28 @@ REQUIRED = ("n_layers", "hidden_size", "n_heads", "vocab_size")
 
 def find_in_index(phrase: str) -> tuple[HfIndexRow, ModelSpec | None] | None:
     """The indexed repo for a typed name, and a spec when the index holds enough to estimate it."""
-    said = N.typed(phrase)
-    if not said.words:
-        return None
-    hits = [
-        r for r in _rows_with(said.words[0]) if not SKIP_REPO.search(r.repo.split("/")[-1]) and agrees(said, r.repo)
-    ]
+    hits = _hits(phrase)
     if not hits:
         return None
     best = hits[0]  # the index is sorted by downloads
     shaped = next((r for r in hits if r.params == best.params and all(getattr(r, f) for f in REQUIRED)), None)
     return best, (_spec(best, shaped) if shaped is not None else None)
+
+
+def indexed_repo(phrase: str) -> str | None:
+    """``find_in_index``'s repo alone (no spec is built)."""
+    hits = _hits(phrase)
+    return hits[0].repo if hits else None
+
+
+def _hits(phrase: str) -> list[HfIndexRow]:
+    """Indexed repos that are the typed model, most downloaded first."""
+    said = N.typed(phrase)
+    if not said.words:
+        return []
+    return [
+        r for r in _rows_with(said.words[0]) if not SKIP_REPO.search(r.repo.split("/")[-1]) and agrees(said, r.repo)
+    ]
 
 
 @lru_cache(maxsize=256)

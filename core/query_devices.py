@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from core.query_lexicon import Found, blank, number
+from core.query_literals import Quick, quick
 
 A = re.ASCII
 
@@ -20,23 +21,23 @@ _VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speic
 # (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
 _NOT_RAM = r"(?!\s*(?:of\s+)?(?:system\s+)?(?:ram|ddr\d?|arbeitsspeicher)\b)"  # "laptop with 16 GB RAM": no VRAM
 # a price is no device ("under $2000" is no RTX 2000): taken out before names are matched
-PRICE = re.compile(r"(?:[$€£]\s*\d[\d,.]*\s*k?\b|\b\d[\d,.]*\s*k?\s*(?:[$€£]|usd|eur|euros?|dollars?|bucks)(?!\w))", A)
-GENERIC_DEVICES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b" + _NOT_RAM + r"(?:\s*(?:of\s+)?vram)?", A), "laptop"),
-    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
-    (re.compile(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
-    (re.compile(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
+PRICE = quick(r"(?:[$€£]\s*\d[\d,.]*\s*k?\b|\b\d[\d,.]*\s*k?\s*(?:[$€£]|usd|eur|euros?|dollars?|bucks)(?!\w))", A)
+GENERIC_DEVICES: tuple[tuple[Quick, str], ...] = (
+    (quick(r"\b(?:laptop|notebook)\s*(?:gpu\s*)?(?:with|mit|has|hat|got)\s*(?:an?\s+|eine?\s+|only\s+|nur\s+)?" + _GB + r"\b" + _NOT_RAM + r"(?:\s*(?:of\s+)?vram)?", A), "laptop"),
+    (quick(r"\b" + _GB + r"\s*(?:of\s+)?(?:vram\s*)?(?:laptop|notebook)\b", A), "laptop"),
+    (quick(r"\b" + _GB + r"\s*(?:of\s+)?" + _VRAM + r"\b", A), "gpu"),
+    (quick(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
      "gpu"),
-    (re.compile(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
-    (re.compile(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
+    (quick(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
+    (quick(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
                 r"|ohne\s+(?:gpu|grafikkarte)|on\s+(?:the\s+|my\s+)?cpu|auf\s+(?:der\s+)?cpu)\b", A), "cpu"),
 )  # fmt: skip
-MEMORY_ONLY = re.compile(
+MEMORY_ONLY = quick(
     r"\bhow\s+much\s+(?:v?ram|(?:gpu\s+)?memory|vram)\b|\bwie\s*viel\s+(?:v?ram|(?:grafik)?speicher)\b"
     r"|\b(?:v?ram|memory|speicher)[ -]?(?:requirements?|bedarf|needed|required|usage)\b|\bspeicherbedarf\b"
 )
 # engines FitBot does not model: named on the card with what was used instead
-OTHER_ENGINE = re.compile(
+OTHER_ENGINE = quick(
     r"\b(?P<e>exl[23]|exllama(?:v2|v3)?|mlx(?:[ -]lm)?|sglang|tensorrt(?:[ -]llm)?|trt[ -]llm|tgi|aphrodite|ktransformers)\b",
     A,
 )
@@ -44,7 +45,7 @@ OTHER_ENGINE = re.compile(
 
 # "38-core", "40 core GPU", "30c", "40-Kern-GPU", "38 GPU cores": an Apple GPU bin, never a device count;
 # "12-core CPU" is taken out too (it names no device)
-CORES = re.compile(
+CORES = quick(
     r"\b(?P<n>\d{1,2})\s*[- ]?\s*(?:cores?|kerne?n?|c)\b(?P<cpu>\s*[- ]?\s*cpu)?(?:\s*[- ]?\s*gpu)?"
     r"|\b(?P<g>\d{1,2})\s*[- ]?\s*gpu[- ]?(?:cores?|kerne?n?)\b",
     A,
@@ -65,30 +66,30 @@ def read_cores(low: str, found: Found) -> str:
 
 
 # integrated GPUs and single-board computers: shared system RAM, never a discrete card
-SBC = re.compile(
+SBC = quick(
     r"\b(?:raspberry\s*pi|rpi|raspi)\s*(?P<model>[345])?(?:\s*model\s*b\+?)?"
     r"(?:\s*(?:with|mit)?\s*(?P<num>\d{1,2})\s*(?:gb|g)\b(?:\s*(?:of\s+)?ram)?)?",
     A,
 )
-IGPU = re.compile(
+IGPU = quick(
     r"\b(?:(?:intel\s*)?(?:iris\s*xe|iris\s*plus|uhd\s*graphics)"
     r"|integrated\s*(?:gpu|graphics|grafik)|igpu|onboard[- ]?(?:gpu|grafik|graphics)|integrierte\w*\s*grafik)\b",
     A,
 )
 # iGPUs named by their chip: the catalog's row when it has one ("Radeon 780M"), else a generic iGPU (``igpu_hint``)
-IGPU_CHIP = re.compile(r"\b(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|780m|880m|890m)\b", A)
+IGPU_CHIP = quick(r"\b(?:amd\s*)?(?:radeon\s*)?(?:610m|660m|680m|740m|760m|780m|880m|890m)\b", A)
 
 # a CPU named for the machine is never a GPU name: a laptop APU ("ryzen 7 7840u", "core ultra 7 155h",
 # "i7-1165g7", "ryzen ai 9 hx 370") runs models on its iGPU; a desktop CPU ("ryzen 9 7950x", "i9-13900k",
 # "xeon", "epyc") means CPU inference when no GPU is named (``cpu_named``)
-APU = re.compile(
+APU = quick(
     r"\b(?:amd\s*)?ryzen\s*(?:[3579]\s*)?(?:pro\s*)?\d{4}\s*(?:u|hs|h|hx|g|ge)\b"
     r"|\b(?:amd\s*)?ryzen\s*ai\s*[3579]\s*(?:pro\s*)?(?:hx\s*)?\d{3}\b"
     r"|\b(?:intel\s*)?core\s*ultra\s*[3579]\s*\d{3}[hvu]?\b"
     r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:g[1-7]|u|h|hk)\b",
     A,
 )
-CPU = re.compile(
+CPU = quick(
     r"\b(?:amd\s*)?ryzen\s*(?:threadripper\s*)?(?:pro\s*)?(?:[3579]\s*)?\d{4}(?:x3d|wx|x)?\b"
     r"|\b(?:amd\s*)?(?:threadripper|epyc)(?:\s*pro)?\s*\d{4}\w*"
     r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:k|kf|ks|f|t)?\b"
@@ -117,7 +118,7 @@ def read_boards(low: str, found: Found) -> str:
 
 
 # "the biggest/largest model", "größtes Modell": a ranking by size, never a model named "largest"
-BIGGEST = re.compile(
+BIGGEST = quick(
     r"\b(?:biggest|largest|hugest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?|gr(?:ö|oe|o)(?:ß|ss)tm(?:ö|oe)gliche[snrm]?)\b"
     r"(?:\s+(?:possible|möglich\w*|moeglich\w*))?(?:\s+(?:\w+\s+)?(?:modell\w*|models?|llms?)\b)?",
 )
@@ -153,8 +154,8 @@ def read_devices(low: str, found: Found) -> str:
 
 # EXL2/EXL3 at a stated bits per weight ("4.65bpw"), MLX n-bit ("mlx 4bit": group 64 with an fp16
 # scale and bias, so n + 0.5 bpw, mlx.core.quantize): estimated as the GGUF quant nearest in size
-BPW = re.compile(r"\b(?P<bpw>\d{1,2}(?:\.\d{1,3})?)\s*[- ]?(?:bpw|bits?\s+per\s+weight)\b", A)
-MLX_BITS = re.compile(r"\bmlx[- ]?(?P<a>[2-8])[- ]?bits?\b|\b(?P<b>[2-8])[- ]?bits?[- ]?mlx\b", A)
+BPW = quick(r"\b(?P<bpw>\d{1,2}(?:\.\d{1,3})?)\s*[- ]?(?:bpw|bits?\s+per\s+weight)\b", A)
+MLX_BITS = quick(r"\bmlx[- ]?(?P<a>[2-8])[- ]?bits?\b|\b(?P<b>[2-8])[- ]?bits?[- ]?mlx\b", A)
 MLX_OVERHEAD_BPW = 0.5  # fp16 scale + fp16 bias per 64 weights
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.models import Engine, KvCacheType
+from core.query_literals import Quick, quick
 
 A = re.ASCII
 
@@ -64,13 +65,13 @@ STOPWORDS = _words(
     bitte noch auch als dann da hier mal so x via using über ueber"""
 )
 # what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
-RIG_JOINER = re.compile(
+RIG_JOINER = quick(
     r"\s*(?:\+|&|,|and|und|plus|sowie)\s*(?:(?:an?|one|another|eine[rnm]?|ein|noch|zusätzlich|also|auch)\s+)*"
     r"(?:\d{1,2}\s*[x×]\s*|(?:two|three|four|zwei|drei|vier)\s+)?"  # "3090 + 2x 3060": a count of the next card
     r"(?:(?:rtx|gtx|rx|nvidia|geforce|amd|radeon|tesla|intel|arc)[\s-]*)*",
 )
 # "3090 + 3090 (+ 3090)": N of the same card ("2x 3090"), right-aligned so the offsets of the name stay put
-SAME_CARDS = re.compile(
+SAME_CARDS = quick(
     r"\b((?:(?:rtx|gtx|rx)\s*)?[a-z]{0,2}\d{3,4}(?:\s*(?:ti|super|xtx|xt))?(?:\s*\d{1,3}\s*gb)?)"
     r"(?:\s*(?:\+|&|,|and|und|plus)\s*\1\b(?!\s*(?:ti|super|xtx|xt|\d{1,3}\s*gb)\b))+",
     A,
@@ -89,7 +90,7 @@ def same_cards(low: str) -> str:
 
 
 UNIFIED_GROUPS = frozenset({"apple", "apu", "unified"})
-MAC_WORDS = re.compile(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
+MAC_WORDS = quick(r"\b(?:mac|macbook|imac|mac ?studio|mac ?mini|mac ?pro)\b")
 
 # --- name tokens -------------------------------------------------------------------------
 
@@ -204,16 +205,16 @@ def _word_kind(word: str) -> str:
 
 # --- parameters --------------------------------------------------------------------------
 
-HF_URL = re.compile(
+HF_URL = quick(
     r"(?:https?://)?(?:www\.)?(?:hf\.co|huggingface\.co)/(?:models/)?"
     r"([A-Za-z0-9][\w.-]{0,95})/([\w.-]{1,95}?)(?::([\w.-]{1,40}))?(?=[/?#\s]|$)",
     A,
 )
-HF_ID = re.compile(
+HF_ID = quick(
     r"(?<![\w/.:-])([A-Za-z][\w.-]{1,95})/([A-Za-z0-9][\w.-]{2,95})(?::([\w.-]{1,40}))?(?![\w/])",
     A,
 )
-ENGINE = re.compile(r"\b(?P<e>vllm|llama[ .-]?cpp|ollama|lm[ -]?studio|lmstudio)\b", A)
+ENGINE = quick(r"\b(?P<e>vllm|llama[ .-]?cpp|ollama|lm[ -]?studio|lmstudio)\b", A)
 _KV = r"(?P<kv>q8_0|q8|q4_0|q4|fp8|f8|f16|fp16|bf16)"
 KV_TYPES = {
     "q8": "q8_0", "q8_0": "q8_0", "q4": "q4_0", "q4_0": "q4_0", "fp8": "fp8", "f8": "fp8",
@@ -275,32 +276,32 @@ def _kv(m: re.Match[str]) -> KvCacheType:
 Reader = Callable[[re.Match[str]], object]
 # (pattern, Query field, reader); run in this order, each match is blanked once read, so
 # "kv q8" is gone before quants are looked for and "context 16000" before "3090 context"
-READERS: tuple[tuple[re.Pattern[str], str, Reader], ...] = (
+READERS: tuple[tuple[Quick, str, Reader], ...] = (
     (ENGINE, "engine", lambda m: Engine.VLLM if m["e"] == "vllm" else Engine.LLAMA_CPP),
-    (re.compile(r"\b(?:kv[ -]?cache|kv|k/v|cache[ -]?type(?:[ -]?[kv])?)\s*[:=-]?\s*" + _KV + r"\b", A),
+    (quick(r"\b(?:kv[ -]?cache|kv|k/v|cache[ -]?type(?:[ -]?[kv])?)\s*[:=-]?\s*" + _KV + r"\b", A),
      "kv_cache", _kv),
-    (re.compile(r"\b" + _KV + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b", A), "kv_cache", _kv),
-    (re.compile(r"\bprompts?\s*(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(?P<suf>k?)\b(?:\s*tokens?)?", A),
+    (quick(r"\b" + _KV + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b", A), "kv_cache", _kv),
+    (quick(r"\bprompts?\s*(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(?P<suf>k?)\b(?:\s*tokens?)?", A),
      "prompt_tokens", _prompt),
-    (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b", A),
+    (quick(r"\b" + _NUM + r"\s*(?P<suf>k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b", A),
      "prompt_tokens", _prompt),
-    (re.compile(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
-    (re.compile(r"\b(?P<num>\d{1,9})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
+    (quick(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
+    (quick(r"\b(?P<num>\d{1,9})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", _users),
-    (re.compile(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
+    (quick(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
                 r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
-    (re.compile(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
+    (quick(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
                 r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
-    (re.compile(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
+    (quick(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
                 + _BIG + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
-    (re.compile(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
+    (quick(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
      "context", lambda m: token_count(m, keyword=False)),
-    (re.compile(r"\b(?P<num>\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
+    (quick(r"\b(?P<num>\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
 )  # fmt: skip
-QUANT_GGUF = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
+QUANT_GGUF = quick(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
 # anything else shaped like a GGUF quant name ("q7_k_z", "iq3_kt"): named as unknown, never dropped
-QUANT_SHAPED = re.compile(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-][a-z0-9]{1,4}){1,4})\b", A)
-QUANT_WORD = re.compile(
+QUANT_SHAPED = quick(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-][a-z0-9]{1,4}){1,4})\b", A)
+QUANT_WORD = quick(
     r"\b(fp8|f8|w8a8|awq|gptq|mxfp4|nvfp4|bf16|fp16|f16|int4|int8|4[- ]?bits?|8[- ]?bits?"
     r"|native|nativ|unquantized|unquantised|unquantisiert|full precision)\b"
 )
@@ -319,10 +320,10 @@ READ_AS = {
     **{f"q{n}kxl": f"UD-Q{n}_K_XL" for n in (2, 3, 4, 5, 6, 8)},
     "iq1m_ud": "UD-IQ1_M", "q4044": "Q4_0", "q4048": "Q4_0", "q4088": "Q4_0",
 }  # fmt: skip
-FINETUNE = re.compile(r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b")
+FINETUNE = quick(r"\b(qlora|lora|full[ -]?(?:fine[ -]?tun\w*|finetun\w*|ft|parameter)|voll\w*)\b")
 BARE_CONTEXT_MIN = 1024
 # phrases that only say "per time" and must not be read as names ("pro" in "tokens pro sekunde")
-FILLER_PHRASES = re.compile(
+FILLER_PHRASES = quick(
     r"\b(?:tokens?|tok|t)\s*(?:/|per|pro)\s*(?:sekunde|second|sec|s)\b"
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
@@ -333,35 +334,35 @@ VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
 
 # --- intents -----------------------------------------------------------------------------
 
-INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
     (
         "tco",
-        re.compile(
+        quick(
             r"\b(?:buy (?:vs\.?|or|oder) rent|rent (?:vs\.?|or) buy|kaufen oder mieten|mieten oder kaufen"
             r"|tco|lohnt (?:sich|es sich)|worth buying|break[ -]?even|amortis\w*|total cost)\b"
         ),
     ),
     (
         "finetune",
-        re.compile(r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"),
+        quick(r"\b(?:fine[ -]?tun\w*|finetun\w*|q?lora|training|trainieren|train|nachtrainieren)\b"),
     ),
     (
         "compare",
-        re.compile(
+        quick(
             r"\b(?:compare|comparison|compared to|vergleich\w*|vs|versus|gegen|against|or|oder|oder lieber"
             r"|faster than|schneller als|better than|besser als)\b"
         ),
     ),
     (
         "speed",
-        re.compile(
+        quick(
             r"\b(?:wie schnell|how fast|fast enough|speed|geschwindigkeit|tokens? (?:per|pro) s\w*"
             r"|throughput|durchsatz|latency|latenz|ttft|schnell)\b|\btok(?:ens?)?/s|\bt/s"
         ),
     ),
     (
         "gpus",  # "cheapest gpu / hardware for X" is a pick to buy, unless renting is said
-        re.compile(
+        quick(
             r"^(?!.*\b(?:cloud|rent\w*|mieten|miete|per hour|pro stunde|runpod|vast\.ai)\b)"
             r".*\b(?:cheapest|günstigste\w*|billigste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?|hardware"
             r"|setup|rig|computer|pc|mac)\b"
@@ -369,14 +370,14 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "cloud",
-        re.compile(
+        quick(
             r"\b(?:cheapest|günstigste\w*|billigste\w*|was kostet|kostet|how much does|cost\w*|kosten"
             r"|cloud|rent\w*|mieten|miete|price\w*|preis\w*|per hour|pro stunde|runpod|vast\.ai)\b"
         ),
     ),
     (
         "gpus",
-        re.compile(
+        quick(
             r"\b(?:which|what|best|welche\w*|beste\w*) (?:gpus?|graphics cards?|grafikkarten?|karten?"
             r"|hardware)\b"
             r"|\b(?:recommend|suggest|empfiehl|empfehle|empfehlen) (?:me )?(?:an? |some |eine[nm]? |mir eine[nm]? )?"
@@ -386,14 +387,14 @@ INTENT_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "models",
-        re.compile(
+        quick(
             r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
             r"|was (?:kann ich|läuft)|\bbest\w* (?:\w+ )?(?:models?|modell\w*|llms?)\b|what should i run"
             r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),
     ),
-    ("quant", re.compile(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),
+    ("quant", quick(r"\b(?:quant\w*|welche quant\w*|which quant\w*)\b")),
 )
 
 # --- language ----------------------------------------------------------------------------
@@ -424,7 +425,7 @@ FILLER = STOPWORDS | _words(
 
 
 _LETTERS = re.compile(r"[^\W\d_]+")
-_UMLAUT = re.compile("[äöüß]")
+_UMLAUT = quick("[äöüß]")
 
 
 def guess_language(low: str) -> Literal["de", "en"] | None:
@@ -471,7 +472,7 @@ def blank(m: re.Match[str]) -> str:
     return " " * len(m.group())
 
 
-def _read(pattern: re.Pattern[str], text: str, found: Found, field: str, reader: Reader) -> str:
+def _read(pattern: Quick, text: str, found: Found, field: str, reader: Reader) -> str:
     """Stores the first readable match of a pattern in ``found`` and blanks every readable one."""
 
     def one(m: re.Match[str]) -> str:

@@ -11,27 +11,28 @@ from __future__ import annotations
 import re
 
 from core.query_lexicon import Found, blank, number
+from core.query_literals import quick
 from core.speed_device import BACKEND_NAMES
 
 A = re.ASCII
 # "cpu" stays with the device phrases ("CPU only"); "vk" is too short to read in free text
 CHAT_BACKENDS = {name: backend for name, backend in BACKEND_NAMES.items() if name not in ("cpu", "vk")}
 _NUM = r"(?P<num>\d{1,6}(?:[.,]\d{1,3})?)"
-BACKEND = re.compile(
+BACKEND = quick(
     r"\b(?:(?:on|with|via|using|under|in|mit|über|unter|auf|per)\s+)?(?P<b>" + "|".join(CHAT_BACKENDS) + r")\b"
     r"(?:[ -]?(?:backend|build|runtime))?",
 )
-BANDWIDTH = re.compile(
+BANDWIDTH = quick(
     r"(?:\b(?:at|with|mit|bei|and|und|,)\s+)?\b" + _NUM + r"\s*(?P<unit>gb|tb)\s*/\s*s(?:ec|ek|ekunde)?\b"
     r"(?:\s*(?:of\s+)?(?:memory\s+)?(?:bandwidth|bandbreite|speicherbandbreite))?|\b"
     + _NUM.replace("num", "num2")
     + r"\s*(?P<unit2>gbps|tbps)\b",
     A,
 )
-TFLOPS = re.compile(r"(?:\b(?:and|und|with|mit|,)\s+)?\b" + _NUM + r"\s*(?:tflops?|tflop/s|tera[ -]?flops)\b", A)
+TFLOPS = quick(r"(?:\b(?:and|und|with|mit|,)\s+)?\b" + _NUM + r"\s*(?:tflops?|tflop/s|tera[ -]?flops)\b", A)
 # "32 GB" in a question that also gives a bandwidth or TFLOPS: the device's memory (not its RAM)
 _DEVICE_WORD = r"(?:gpu|graphics\s*card|card|grafikkarte|karte|device|gerät)"
-SPEC_MEMORY = re.compile(
+SPEC_MEMORY = quick(
     r"(?:\b(?:my|meine?|a|an|eine?)\s+)?(?:\b" + _DEVICE_WORD + r"\s*(?:has|hat|with|mit|of|von)?\s*)?"
     r"\b" + _NUM + r"\s*(?:gb|gib)\b(?!\s*/)(?!\s*(?:of\s+)?(?:system\s+)?(?:ram|ddr|arbeitsspeicher))"
     r"(?:\s*(?:of\s+)?(?:vram|video\s*memory|grafikspeicher))?"

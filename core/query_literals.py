@@ -1,0 +1,112 @@
+"""Patterns that are not run over text that cannot hold a match: the parser runs some forty regexes over
+each question, and most of them look for words the question does not contain.
+
+``needs`` reads a pattern (with the stdlib's own parser, ``re._parser``) for strings one of which every
+match must contain: a run of literal characters, a set of characters, or one of the choices of a group
+that every match goes through. A ``Quick`` pattern tests those with ``in`` (a few tens of nanoseconds)
+and only then scans with the regex (microseconds). What it finds is what the regex alone finds.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+# the stdlib's own reader of patterns, which has no public name
+C: Any = importlib.import_module("re._constants")
+P: Any = importlib.import_module("re._parser")
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+Needs = frozenset[str]
+
+
+def needs(pattern: re.Pattern[str]) -> Needs | None:
+    """Strings one of which every match of ``pattern`` contains, or None when nothing is certain."""
+    if pattern.flags & re.IGNORECASE:
+        return None
+    return _sequence(P.parse(pattern.pattern, pattern.flags))
+
+
+def _sequence(items: Iterable[tuple[Any, Any]]) -> Needs | None:
+    """Every item of a sequence is in a match, so the most telling one's needs hold for all of it."""
+    best: Needs | None = None
+    run: list[str] = []
+    for op, av in items:
+        if op is C.LITERAL:
+            run.append(chr(av))
+            continue
+        if run:
+            best = _better(best, frozenset(("".join(run),)))
+            run = []
+        best = _better(best, _item(op, av))
+    if run:
+        best = _better(best, frozenset(("".join(run),)))
+    return best
+
+
+def _item(op: Any, av: Any) -> Needs | None:
+    """What one element that consumes text needs; lookarounds, classes and optional parts need nothing."""
+    if op is C.SUBPATTERN:
+        _, add_flags, _, body = av
+        return None if add_flags & re.IGNORECASE else _sequence(body)
+    if op is C.ATOMIC_GROUP:
+        return _sequence(av)
+    if op in _REPEATS:
+        low, _, body = av
+        return _sequence(body) if low >= 1 else None
+    if op is C.BRANCH:
+        union: set[str] = set()
+        for branch in av[1]:
+            choice = _sequence(branch)
+            if choice is None:
+                return None  # a way through the group that needs nothing
+            union |= choice
+        return _minimal(frozenset(union))
+    if op is C.IN and all(o is C.LITERAL for o, _ in av):
+        return frozenset(chr(v) for _, v in av)
+    return None
+
+
+def _better(a: Needs | None, b: Needs | None) -> Needs | None:
+    """The more selective of two needs: longer strings first, then fewer of them."""
+    if a is None or b is None:
+        return a if b is None else b
+    return b if _rank(b) > _rank(a) else a
+
+
+def _rank(n: Needs) -> tuple[int, int]:
+    return min(len(s) for s in n), -len(n)
+
+
+def _minimal(strings: Needs) -> Needs:
+    """Drops a string that holds another of the set: text with "gbps" has "gb"."""
+    return frozenset(s for s in strings if not any(o != s and o in s for o in strings))
+
+
+class Quick:
+    """A compiled pattern whose ``search``, ``fullmatch`` and ``sub`` skip text lacking all its ``needs``."""
+
+    __slots__ = ("needs", "pattern", "regex")
+
+    def __init__(self, regex: re.Pattern[str]) -> None:
+        self.regex = regex
+        self.pattern = regex.pattern
+        self.needs = tuple(sorted(needs(regex) or ()))
+
+    def _may(self, text: str) -> bool:
+        return not self.needs or any(map(text.__contains__, self.needs))
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.regex.search(text) if self._may(text) else None
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self.regex.fullmatch(text) if self._may(text) else None
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], text: str) -> str:
+        return self.regex.sub(repl, text) if self._may(text) else text
+
+
+def quick(pattern: str, flags: int = 0) -> Quick:
+    """``re.compile`` for a pattern run with ``Quick``'s test first."""
+    return Quick(re.compile(pattern, flags))

@@ -1,0 +1,74 @@
+"""Patterns that skip text lacking their literals (``core.query_literals``): every match holds one of the
+strings a pattern is said to need, so skipping a text without them never loses a match."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core import query_devices, query_lexicon, query_specs
+from core.query_literals import Quick, needs
+
+
+def _parser_patterns() -> list[tuple[str, Quick]]:
+    """Every ``Quick`` pattern of the parser's modules, alone or in a table."""
+    found: dict[int, tuple[str, Quick]] = {}
+    for module in (query_lexicon, query_devices, query_specs):
+        for name, value in vars(module).items():
+            rows = value if isinstance(value, tuple) else (value,)
+            for n, row in enumerate(rows):
+                for item in row if isinstance(row, tuple) else (row,):
+                    if isinstance(item, Quick):
+                        found.setdefault(id(item), (f"{module.__name__}.{name}[{n}]", item))
+    return list(found.values())
+
+
+PATTERNS = _parser_patterns()
+
+
+def test_the_parser_runs_its_patterns_quick() -> None:
+    names = {name.split("[")[0].split(".")[-1] for name, _ in PATTERNS}
+    assert {"READERS", "INTENT_WORDS", "GENERIC_DEVICES", "QUANT_GGUF", "BACKEND", "CPU", "SAME_CARDS"} <= names
+    assert sum(bool(q.needs) for _, q in PATTERNS) >= len(PATTERNS) - 2  # nearly all of them name something
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (r"\bkv[ -]?cache\b", {"cache"}),  # the longer of two literal runs
+        (r"\b(?:vllm|llama[ .-]?cpp|ollama)\b", {"vllm", "llama"}),  # "ollama" holds "llama"
+        (r"\d+\s*(?:gb|gbps)", {"gb"}),
+        (r"[$€£]\s*\d+", {"$", "€", "£"}),
+        (r"(?:at\s+)?\d+", None),  # an optional word is never needed
+        (r"(?:a|)\d", None),  # nor a group with an empty way through
+        (r"(?=foo)\w+", None),  # nor a lookahead
+        (r"[^x]y?", None),
+        (r"(?i:cuda)", None),  # a case-blind part: ``in`` would not do
+        (r"(?:ab){2,}c?", {"ab"}),
+    ],
+)
+def test_what_a_pattern_needs(pattern: str, expected: set[str] | None) -> None:
+    got = needs(re.compile(pattern))
+    assert (None if got is None else set(got)) == expected
+    assert needs(re.compile(pattern, re.IGNORECASE)) is None
+
+
+@pytest.mark.parametrize(("name", "quick"), PATTERNS, ids=[name for name, _ in PATTERNS])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_every_match_holds_what_its_pattern_needs(name: str, quick: Quick, data: st.DataObject) -> None:
+    text = data.draw(st.from_regex(quick.regex))
+    match = quick.regex.search(text)
+    assert match is not None
+    assert not quick.needs or any(s in match.group() for s in quick.needs), (name, match.group())
+    assert quick.search(text) is not None and quick.search(text).span() == match.span()  # type: ignore[union-attr]
+    assert quick.sub("", text) == quick.regex.sub("", text)
+
+
+def test_text_without_the_literals_is_not_scanned() -> None:
+    engine = next(q for q, _, _ in query_lexicon.READERS if "vllm" in q.needs)
+    assert engine.search("qwen3 on a 4090") is None and engine.search("qwen3 with vllm").group() == "vllm"  # type: ignore[union-attr]
+    assert engine.sub("", "kein motor") == "kein motor"
