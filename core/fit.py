@@ -91,9 +91,9 @@ def full_fit(
 ) -> FullFit | None:
     """``place`` without its objects where everything stays on the GPU(s); None where it does not (then
     ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
-    parts = _parts(model, quant, hardware, workload, measured, None)
-    verdict = full_fit_verdict(parts.total, parts.usable, hardware.count)
-    return FullFit(verdict, parts.total, parts.usable, parts.host, parts.weights) if verdict is not None else None
+    w, host, _, _, total, usable = _parts(model, quant, hardware, workload, measured, None)
+    verdict = full_fit_verdict(total, usable, hardware.count)
+    return FullFit(verdict, total, usable, host, w) if verdict is not None else None
 
 
 def need_bytes(
@@ -105,8 +105,8 @@ def need_bytes(
     context: int | None = None,
 ) -> tuple[int, int]:
     """``breakdown``'s total and usable bytes, in plain numbers (charts and scans need no more)."""
-    parts = _parts(model, quant, hardware, workload, measured, context)
-    return parts.total, parts.usable
+    _, _, _, _, total, usable = _parts(model, quant, hardware, workload, measured, context)
+    return total, usable
 
 
 def memory_table(
@@ -131,15 +131,6 @@ def memory_table(
     return memory.usable_bytes(hardware, workload), tuple(rows)
 
 
-class _Parts(NamedTuple):
-    weights: WeightEstimate
-    host: int
-    kv: int
-    overhead: int
-    total: int  # GPU memory with everything on the GPU(s)
-    usable: int
-
-
 def _parts(
     model: ModelSpec,
     quant: QuantSpec,
@@ -147,14 +138,17 @@ def _parts(
     workload: Workload,
     measured: QuantSize | None,
     context: int | None,
-) -> _Parts:
-    """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it."""
+) -> tuple[WeightEstimate, int, int, int, int, int]:
+    """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it.
+
+    (weights, host-side weight bytes, KV cache, overhead, total on the GPU(s) with everything there, usable
+    bytes): a plain tuple, since scans call it for every device."""
     w = weights(model, quant, measured)
     kv, per_device, shared = memory.context_bytes(model, workload, context)
     overhead = per_device * hardware.count + shared  # ``memory.overhead_bytes``
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
     total = w.total_bytes - host + kv + overhead
-    return _Parts(w, host, kv, overhead, total, memory.usable_bytes(hardware, workload))
+    return w, host, kv, overhead, total, memory.usable_bytes(hardware, workload)
 
 
 def breakdown(
