@@ -319,20 +319,28 @@ def _max_context(
         w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
     )
 
-    def fits(ctx: int) -> bool:
-        kv = memory.kv_cache_bytes(model, workload, ctx)
-        return kv + memory.overhead_bytes(model, hardware, workload, ctx) <= room
+    def need(units: int) -> int:  # KV cache and overhead at ``units`` x 256 tokens
+        ctx = units * 256
+        return memory.kv_cache_bytes(model, workload, ctx) + memory.overhead_bytes(model, hardware, workload, ctx)
 
     top = model.max_context // 256
-    if top == 0 or fits(top * 256):
+    if top == 0 or (high := need(top)) <= room:
         return top * 256
-    if not fits(256):
+    if (low := need(1)) > room:
         return 0
-    lo, hi = 1, top - 1  # 256 tokens fit, the whole context does not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid * 256):
-            lo = mid
+    # 256 tokens fit (lo), the whole context does not (hi). The probes alternate between where the straight
+    # line through the two crosses the room (KV and buffers grow about linearly with context: it lands next
+    # to the end) and the middle (so never more than twice a bisection's steps); both keep lo fitting and hi
+    # not, so the end is the same as a bisection's.
+    lo, hi, halve = 1, top, False
+    while hi - lo > 1:
+        if halve:
+            mid = (lo + hi) // 2
         else:
-            hi = mid - 1
+            mid = min(max(lo + (room - low) * (hi - lo) // (high - low), lo + 1), hi - 1)
+        if (value := need(mid)) <= room:
+            lo, low = mid, value
+        else:
+            hi, high = mid, value
+        halve = not halve
     return lo * 256
