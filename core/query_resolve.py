@@ -11,14 +11,8 @@ import dataclasses
 from core import names as N
 from core import query_devices as D
 from core import query_lexicon as L
-from core.query_index import (
-    CONFIDENT,
-    MARGIN,
-    SUGGEST_MIN,
-    Candidate,
-    NameIndex,
-    make_span,
-)
+from core.query_index import CONFIDENT, MARGIN, Candidate, NameIndex, make_span
+from core.query_scores import SUGGEST_MIN
 from core.query_types import Match
 
 

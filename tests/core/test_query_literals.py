@@ -48,6 +48,9 @@ def test_the_parser_runs_its_patterns_quick() -> None:
         (r"[^x]y?", None),
         (r"(?i:cuda)", None),  # a case-blind part: ``in`` would not do
         (r"(?:ab){2,}c?", {"ab"}),
+        (r"\bi[3579][- ]?\d{4}", {"i3", "i5", "i7", "i9"}),  # a letter and a small class spell a few strings
+        (r"q[1-8]_k", {"q1_k", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q7_k", "q8_k"}),
+        (r"(?:tok|t)\s*/\s*s", {"/"}),  # a rare sign tells more than a common letter
     ],
 )
 def test_what_a_pattern_needs(pattern: str, expected: set[str] | None) -> None:
