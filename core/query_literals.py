@@ -106,17 +106,25 @@ class Quick:
         self.pattern = regex.pattern
         self.needs = tuple(sorted(needs(regex) or ()))
 
-    def _may(self, text: str) -> bool:
+    def may(self, text: str) -> bool:
+        """Whether ``text`` holds one of the needed strings (a match is possible)."""
         return not self.needs or any(map(text.__contains__, self.needs))
 
+    # each method tests the needs itself: one call less on a path run some forty times a question
     def search(self, text: str) -> re.Match[str] | None:
-        return self.regex.search(text) if self._may(text) else None
+        if self.needs and not any(map(text.__contains__, self.needs)):
+            return None
+        return self.regex.search(text)
 
     def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.regex.fullmatch(text) if self._may(text) else None
+        if self.needs and not any(map(text.__contains__, self.needs)):
+            return None
+        return self.regex.fullmatch(text)
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], text: str) -> str:
-        return self.regex.sub(repl, text) if self._may(text) else text
+        if self.needs and not any(map(text.__contains__, self.needs)):
+            return text
+        return self.regex.sub(repl, text)
 
 
 def quick(pattern: str, flags: int = 0) -> Quick:

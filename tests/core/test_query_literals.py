@@ -69,9 +69,11 @@ def test_every_match_holds_what_its_pattern_needs(name: str, quick: Quick, data:
     assert not quick.needs or any(s in match.group() for s in quick.needs), (name, match.group())
     assert quick.search(text) is not None and quick.search(text).span() == match.span()  # type: ignore[union-attr]
     assert quick.sub("", text) == quick.regex.sub("", text)
+    assert quick.may(text)
 
 
 def test_text_without_the_literals_is_not_scanned() -> None:
     engine = next(q for q, _, _ in query_lexicon.READERS if "vllm" in q.needs)
     assert engine.search("qwen3 on a 4090") is None and engine.search("qwen3 with vllm").group() == "vllm"  # type: ignore[union-attr]
     assert engine.sub("", "kein motor") == "kein motor"
+    assert not engine.may("qwen3 on a 4090") and engine.may("with vllm")
