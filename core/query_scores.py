@@ -16,6 +16,7 @@ from typing import NamedTuple
 from rapidfuzz import fuzz
 
 from core import query_lexicon as L
+from core.query_types import Match
 
 SUGGEST_MIN = 60.0  # below this a candidate is not worth a "did you mean"
 
@@ -183,12 +184,14 @@ def best_scores(
 
 @dataclass(slots=True)
 class Ranked:
-    """What one span's contents rank: the best score of each kind, and each kind's ranking once asked for."""
+    """What one span's contents rank: the best score of each kind, each kind's ranking once asked for, and
+    the entries a chosen span resolves to (``core.query_resolve``: it depends on the ranking and the text)."""
 
     span: Span
     pool: frozenset[int]
     best: dict[str, float]
     rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    matches: dict[tuple[object, ...], Match] = field(default_factory=dict)
 
     def ranking(self, kind: str, aliases: list[Alias], memo: Memo) -> list[tuple[str, float]]:
         ranking = self.rankings.get(kind)
