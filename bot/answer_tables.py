@@ -17,8 +17,8 @@ from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
 from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, full_fit_speed, quick_fit, with_quant
-from core.estimate import DEFAULT_CONTEXT, EstimateError, Request, Scenario, estimate_of, hardware_on, varied
-from core.fit import Verdict, need_bytes
+from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
+from core.fit import Verdict, memory_table
 from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
@@ -181,22 +181,16 @@ def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
 
 
 def memory_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
-    curves = []
-    usable = 0
-    for qid in chart_ids(s.model) if s.engine is Engine.LLAMA_CPP else VLLM_CHART_QUANTS:
-        quant = answers.catalog.quant(qid)
-        if quant is None:
-            continue
-        try:
-            there = with_quant(s, quant, answers.catalog)
-        except EstimateError:
-            continue
-        points = []
-        for ctx in CHART_CONTEXTS:  # the asked setup (its KV cache and overhead at ctx are the same for every quant)
-            total, usable = need_bytes(s.model, quant, s.hardware, s.workload, there.measured, ctx)
-            points.append((ctx, total))
-        curves.append((qid, points))
-    return cards.memory_chart(s.model.name, usable, curves, lang)
+    """Memory against context for the chart's quants (those the engine serves) on the asked setup."""
+    catalog = answers.catalog
+    ids = chart_ids(s.model) if s.engine is Engine.LLAMA_CPP else VLLM_CHART_QUANTS
+    served = [(qid, q) for qid in ids if (q := catalog.quant(qid)) is not None and s.engine in q.engines]
+    quants = [(q, catalog.size(s.model.id, q.id)) for _, q in served]
+    usable, table = memory_table(s.model, quants, s.hardware, s.workload, CHART_CONTEXTS)
+    curves = [
+        (qid, list(zip(CHART_CONTEXTS, totals, strict=True))) for (qid, _), totals in zip(served, table, strict=True)
+    ]
+    return cards.memory_chart(s.model.name, usable if served else 0, curves, lang)
 
 
 def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:

@@ -46,11 +46,17 @@ MAX_QUESTION_CHARS = 2000
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
 # one card of each kind, about a model and a device that no bench asks about first; the list scans fill the
-# per-catalog memo of each model's weights in each quant (they never change with the device asked about)
+# per-catalog memo of each model's weights in each quant (they never change with the device asked about).
+# Then setups of the other kinds, asked in sentences: a MoE on two cards, a Mac, an offload, vLLM serving users
+# (their code paths and per-device memos are otherwise built on a user's first question of that kind).
 WARM_UP_QUESTIONS = (
     *(f"/{kind} qwen3-14b rtx 3060 12gb" for kind in ("fit", "speed", "cloud", "quant", "finetune", "tco")),
     "/models rtx 3060 12gb",
     "/gpus qwen3-14b",
+    "can I run mixtral 8x22b on two rtx a6000?",
+    "passt mistral small 24b auf einen mac mini m4 pro mit 48 gb?",
+    "qwen2.5 72b on an rtx 4080 with 64gb ram",
+    "/fit llama-3.2-3b-instruct h100 vllm 4 users",
 )
 WARM_UP_SPECIAL = (
     "llama-server -hf unsloth/Qwen3-14B-GGUF:Q4_K_M -c 8192 on an rtx 3060 12gb",

@@ -11,6 +11,7 @@ Decode speed under batching comes from ``core.serving.decode_speeds``, the one r
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
 from core.fit import FullFit, Verdict, full_fit
@@ -168,16 +169,12 @@ def quote_offers(
     w = weights(s.model, s.quant, s.measured)
     floor = w.total_bytes - w.embed_bytes  # no placement holds less than this on the GPU(s)
     hours = hours_per_month(hours_per_day)
-    newest = newest_price_date(catalog)
     users = s.cost_users
     quotes: list[OfferQuote] = []
     placed: dict[tuple[str, int], tuple[FullFit, Speeds] | None] = {}  # offers share setups: 105 offers, 42 setups
-    for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider)):
+    for offer, gpu, flags in _listed(catalog):
         if limit is not None and len(quotes) >= limit:
             break
-        gpu = catalog.gpu(offer.gpu_id)
-        if gpu is None or offer.gpu_count > MAX_GPU_COUNT:  # rack-scale (NVL72) offers: not modelled
-            continue
         if gpu.memory_bytes * offer.gpu_count < floor:
             continue
         key = (gpu.id, offer.gpu_count)
@@ -205,11 +202,40 @@ def quote_offers(
                 hours_per_month=hours,
                 monthly_usd=offer.price_per_hour_usd * hours,
                 seen=offer.seen,
-                flags=price_flags(offer, newest),
+                flags=flags,
             )
         )
     quotes.sort(key=lambda q: (q.offer.price_per_hour_usd, q.usd_per_million_tokens, q.offer.provider))
     return tuple(quotes)
+
+
+class _Listed(NamedTuple):
+    offer: CloudOffer
+    gpu: GpuSpec
+    flags: tuple[str, ...]  # ``price_flags`` against the catalog's newest price
+
+
+# The offers ``quote_offers`` walks, per catalog object: cheapest $/h first, each with its device and price
+# flags, none on rack-scale (NVL72) setups, which are not modelled. They depend on the catalog alone, so
+# they are sorted once per catalog; id() keyed with the catalog kept in the entry, as in ``core.weights``.
+_LISTED: dict[int, tuple[Catalog, tuple[_Listed, ...]]] = {}
+_LISTED_ENTRIES = 64
+
+
+def _listed(catalog: Catalog) -> tuple[_Listed, ...]:
+    hit = _LISTED.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    if len(_LISTED) >= _LISTED_ENTRIES:
+        _LISTED.clear()
+    newest = newest_price_date(catalog)
+    listed = tuple(
+        _Listed(offer, gpu, price_flags(offer, newest))
+        for offer in sorted(catalog.offers, key=lambda o: (o.price_per_hour_usd, o.provider))
+        if (gpu := catalog.gpu(offer.gpu_id)) is not None and offer.gpu_count <= MAX_GPU_COUNT
+    )
+    _LISTED[id(catalog)] = (catalog, listed)
+    return listed
 
 
 def _placed_on(s: Scenario, gpu: GpuSpec, count: int) -> tuple[FullFit, Speeds] | None:

@@ -7,6 +7,7 @@ full GPU placement; ``place`` decides what has to move to system RAM and gives t
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Literal, NamedTuple
 
@@ -108,6 +109,28 @@ def need_bytes(
     return parts.total, parts.usable
 
 
+def memory_table(
+    model: ModelSpec,
+    quants: Sequence[tuple[QuantSpec, QuantSize | None]],
+    hardware: Hardware,
+    workload: Workload,
+    contexts: Sequence[int],
+) -> tuple[int, tuple[tuple[int, ...], ...]]:
+    """``need_bytes`` of every quant (with its measured size) at every context: (usable bytes, one row of
+    totals per quant). The weights are worked out once per quant, the KV cache and overhead once per
+    context: they do not depend on the quant (the memory chart draws this table)."""
+    rest = [
+        memory.kv_cache_bytes(model, workload, ctx) + memory.overhead_bytes(model, hardware, workload, ctx)
+        for ctx in contexts
+    ]
+    rows = []
+    for quant, measured in quants:
+        w = weights(model, quant, measured)
+        held = w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
+        rows.append(tuple(held + r for r in rest))
+    return memory.usable_bytes(hardware, workload), tuple(rows)
+
+
 class _Parts(NamedTuple):
     weights: WeightEstimate
     host: int
@@ -127,8 +150,8 @@ def _parts(
 ) -> _Parts:
     """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it."""
     w = weights(model, quant, measured)
-    kv = memory.kv_cache_bytes(model, workload, context)
-    overhead = memory.overhead_bytes(model, hardware, workload, context)
+    kv, per_device, shared = memory.context_bytes(model, workload, context)
+    overhead = per_device * hardware.count + shared  # ``memory.overhead_bytes``
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
     total = w.total_bytes - host + kv + overhead
     return _Parts(w, host, kv, overhead, total, memory.usable_bytes(hardware, workload))

@@ -156,6 +156,26 @@ def overhead_parts(model: ModelSpec, workload: Workload, context: int | None = N
     return per_device, model.vocab_size * 4 * workload.concurrent
 
 
+# ``context_bytes`` per model and workload object: the memory parts besides the weights, which a device scan
+# needs for every device (id() keyed with the objects kept in the entry, as ``_KV``).
+_CONTEXT: dict[tuple[int, int, int | None], tuple[ModelSpec, Workload, tuple[int, int, int]]] = {}
+
+
+def context_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> tuple[int, int, int]:
+    """(KV cache, overhead each device adds, overhead paid once) at ``context`` (default: the workload's):
+    ``kv_cache_bytes`` and ``overhead_parts`` in one memoised look-up, the same on every device."""
+    key = (id(model), id(workload), context)
+    hit = _CONTEXT.get(key)
+    if hit is not None and hit[0] is model and hit[1] is workload:
+        return hit[2]
+    if len(_CONTEXT) >= _KV_ENTRIES:
+        _CONTEXT.clear()
+    per_device, shared = overhead_parts(model, workload, context)
+    parts = (kv_cache_bytes(model, workload, context), per_device, shared)
+    _CONTEXT[key] = (model, workload, parts)
+    return parts
+
+
 def unified_fraction(gpu: GpuSpec) -> float:
     """Share of unified memory the GPU may use by default.
 

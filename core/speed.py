@@ -30,7 +30,7 @@ batches.
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from core import memory
 from core import speed_constants as K
@@ -49,22 +49,24 @@ from core.speed_constants import (
     PCIE_BYTES_PER_S,
     RAM_READ_EFFICIENCY,
     TG_MEAN_DEPTH,
-    TP_ALLREDUCE_S,
-    TP_SCALING,
 )
 from core.speed_device import (
     DeviceRates,
+    SetupRates,
     dense_tflops,
     device_rates,
     kernel_family,
     layer_latency_s,
     ram_bandwidth,
+    setup_rates,
     speed_family,
 )
 from core.speed_model import (
+    DecodeTerms,
     attended_tokens,
     attention_dims,
     decode_attention_flops,
+    decode_terms,
     gemm_params_effective,
     gemm_params_per_token,
     kv_read_bytes,
@@ -176,61 +178,8 @@ def prefill_time_s(
 # --------------------------------------------------------------------------------------------
 
 
-class _System(NamedTuple):
-    """Rates of the whole setup (one GPU, a layer-split group or a TP group) plus system RAM (built for
-    every timing of a setup, so a plain tuple)."""
-
-    rates: DeviceRates
-    devices: int
-    tensor_parallel: bool
-    extra_decode_s: float  # multi-GPU hand-over / all-reduce time per token
-    ram_bytes_per_s: float
-    ram_default: bool
-    notes: tuple[str, ...]
-
-
-def _system(hardware: Hardware, engine: Engine, model: ModelSpec) -> _System:
-    """Combine devices: vLLM tensor parallel adds bandwidth and FLOPs, llama.cpp layer split does not.
-
-    Layer split (llama.cpp ``--split-mode layer``, the default) runs the layers one GPU after the
-    other, so one stream reads the same bytes at one GPU's bandwidth, plus a hand-over per extra
-    GPU. Tensor parallel splits every GEMM over the GPUs: summed bandwidth times ``TP_SCALING`` of
-    the interconnect, plus two all-reduces per layer and token.
-    """
-    base = device_rates(hardware.gpu, engine)
-    notes = list(base.notes)
-    ram_bw, ram_default = ram_bandwidth(hardware)
-    count = hardware.count
-    extra = 0.0
-    rates = base
-    tp = count > 1 and engine is Engine.VLLM
-    if tp:
-        link = hardware.gpu.interconnect
-        scale = count * TP_SCALING[link]
-        rates = base.model_copy(
-            update={
-                "bandwidth_bytes_per_s": base.bandwidth_bytes_per_s * scale,
-                "gemm_flops_per_s": base.gemm_flops_per_s * scale,
-            }
-        )
-        extra = 2 * model.n_layers * TP_ALLREDUCE_S[link]
-        notes.append(f"tensor parallel x{count} over {link}: {TP_SCALING[link]:.0%} scaling, all-reduce per layer")
-    elif count > 1:
-        extra = (count - 1) * K.LAYER_SPLIT_HOP_S
-        notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
-    return _System(
-        rates=rates,
-        devices=count,
-        tensor_parallel=tp,
-        extra_decode_s=extra,
-        ram_bytes_per_s=ram_bw,
-        ram_default=ram_default,
-        notes=tuple(notes),
-    )
-
-
 def _split_bytes(
-    model: ModelSpec, w: WeightEstimate, placement: Placement | None, workload: Workload, context: int
+    model: ModelSpec, w: WeightEstimate, placement: Placement | None, terms: DecodeTerms
 ) -> tuple[float, float, float, float]:
     """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token; ``placement``
     None: everything on the GPU(s).
@@ -240,8 +189,7 @@ def _split_bytes(
     routed experts of the CPU layers do; attention, shared experts and KV stay on the GPU.
     Unified memory has no offload: one pool, one bandwidth.
     """
-    active = token_read_bytes(model, w)
-    kv = kv_read_bytes(model, workload, context)
+    active, kv = terms.weight_bytes, terms.kv_bytes
     if placement is None:
         return active, 0.0, kv, 0.0
     off = placement.offload
@@ -262,7 +210,13 @@ def _bpw(model: ModelSpec, w: WeightEstimate) -> float:
 
 
 def _ubatch_ram_share(
-    model: ModelSpec, w: WeightEstimate, placement: Placement, workload: Workload, ubatch: int, context: int
+    model: ModelSpec,
+    w: WeightEstimate,
+    placement: Placement,
+    workload: Workload,
+    ubatch: int,
+    context: int,
+    quant_id: str | None,
 ) -> float:
     """Share of the weights one ubatch touches that sit in system RAM (and so cross PCIe).
 
@@ -275,8 +229,9 @@ def _ubatch_ram_share(
         experts = touched - (w.dense_bytes + w.output_bytes)
         experts -= w.embed_bytes if model.tied_embeddings else 0
         return min(1.0, experts * off.cpu_moe_layers / off.layers_total / max(touched, 1.0))
-    _, ram_w, _, _ = _split_bytes(model, w, placement, workload, context)
-    return min(1.0, ram_w / max(token_read_bytes(model, w), 1.0))
+    terms = decode_terms(model, w, workload, context, quant_id)
+    _, ram_w, _, _ = _split_bytes(model, w, placement, terms)
+    return min(1.0, ram_w / max(terms.weight_bytes, 1.0))
 
 
 def _decode_time(
@@ -286,19 +241,19 @@ def _decode_time(
     workload: Workload,
     context: int,
     quant_id: str | None,
-    system: _System,
+    system: SetupRates,
 ) -> float:
-    gpu_w, ram_w, gpu_kv, ram_kv = _split_bytes(model, w, placement, workload, context)
-    factor = quant_factors(quant_id, _bpw(model, w))[0]
+    terms = decode_terms(model, w, workload, context, quant_id)
+    gpu_w, ram_w, gpu_kv, ram_kv = _split_bytes(model, w, placement, terms)
     return decode_time_s(
         gpu_weight_bytes=gpu_w,
         kv_bytes=gpu_kv,
-        attention_flops=decode_attention_flops(model, context),
+        attention_flops=terms.attention_flops,
         bandwidth=system.rates.bandwidth_bytes_per_s,
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
-        n_layers=model.n_layers * layer_cost_factor(model),
-        quant_factor=factor,
+        n_layers=terms.layers,
+        quant_factor=terms.quant_factor,
         ram_bytes=ram_w,
         ram_kv_bytes=ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
@@ -315,12 +270,12 @@ def _prompt_time(
     n_tokens: int,
     depth: int,
     quant_id: str | None,
-    system: _System,
+    system: SetupRates,
 ) -> float:
     ubatch = max(1, min(workload.n_ubatch, n_tokens))
     chunks = math.ceil(n_tokens / ubatch)
     touched = touched_weight_bytes(model, w, ubatch)
-    ram_share = _ubatch_ram_share(model, w, placement, workload, ubatch, depth + n_tokens)
+    ram_share = _ubatch_ram_share(model, w, placement, workload, ubatch, depth + n_tokens, quant_id)
     extra = 0.0
     if system.devices > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe
@@ -357,7 +312,7 @@ def decode_tokens_per_s(
 ) -> float:
     """Single-stream tokens/s at ``context`` on any hardware (a cloud offer's own GPU included);
     ``placement`` None for a setup that holds everything on the GPU(s) (judged on plain numbers)."""
-    system = _system(hardware, workload.engine, model)
+    system = setup_rates(hardware, workload.engine, model.n_layers)
     return 1.0 / _decode_time(model, weights, placement, workload, context, quant_id, system)
 
 
@@ -376,7 +331,7 @@ def prompt_time_s(
     Each ubatch streams the weights once (offloaded ones over PCIe) and pays attention over
     everything before it; the attention sum is closed-form because it grows linearly with position.
     """
-    system = _system(hardware, workload.engine, model)
+    system = setup_rates(hardware, workload.engine, model.n_layers)
     return _prompt_time(model, weights, placement, workload, n_tokens, depth, quant_id, system)
 
 
@@ -417,23 +372,20 @@ def concurrency(
     compute-bound. With B = 1 this is exactly the single-stream decode time. Users beyond the batch wait,
     so per-user speed = aggregate / users.
     """
-    system = _system(hardware, workload.engine, model)
+    system = setup_rates(hardware, workload.engine, model.n_layers)
+    terms = decode_terms(model, weights, workload, workload.context, quant_id)
     usable = memory.usable_bytes(hardware, workload)
-    overhead = memory.overhead_bytes(model, hardware, workload)
-    budget = max(0, usable - weights.total_bytes - overhead)
+    _, per_device, shared = memory.context_bytes(model, workload)
+    budget = max(0, usable - weights.total_bytes - (per_device * hardware.count + shared))  # minus the overhead
     per_seq = max(1, memory.kv_cache_bytes(model, workload, concurrent=1))
     fit = budget // per_seq
     batch = max(1, min(users, fit))
-    read = touched_weight_bytes(model, weights, batch) * quant_factors(quant_id, _bpw(model, weights))[0]
-    read += batch * kv_read_bytes(model, workload, workload.context)
+    read = touched_weight_bytes(model, weights, batch) * terms.quant_factor
+    read += batch * terms.kv_bytes
     t_mem = read / system.rates.bandwidth_bytes_per_s
-    t_mem += model.n_layers * layer_cost_factor(model) * system.rates.layer_latency_s + system.extra_decode_s
+    t_mem += terms.layers * system.rates.layer_latency_s + system.extra_decode_s
     t_compute = batch * 2.0 * gemm_params_per_token(model) / system.rates.gemm_flops_per_s
-    t_attention = (
-        batch
-        * decode_attention_flops(model, workload.context)
-        / (system.rates.attention_efficiency * system.rates.gemm_flops_per_s)
-    )
+    t_attention = batch * terms.attention_flops / (system.rates.attention_efficiency * system.rates.gemm_flops_per_s)
     step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
     return Concurrency(
@@ -494,7 +446,7 @@ def estimate_speed(
 ) -> SpeedEstimate:
     """Decode, prefill, TTFT (and vLLM concurrency) for one placement; see the module docstring."""
     engine = workload.engine
-    system = _system(hardware, engine, model)
+    system = setup_rates(hardware, engine, model.n_layers)
     notes = list(system.notes)
     rough = system.rates.rough
     if engine is Engine.VLLM:

@@ -6,6 +6,8 @@ Bandwidth, matrix FLOP/s and the fixed per-layer time of one device after the fi
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import Field
 
 from core import speed_constants as K
@@ -24,7 +26,10 @@ from core.speed_constants import (
     PREFILL_FLOPS_EFFICIENCY,
     RAM_BANDWIDTH_DEFAULTS,
     RAM_READ_EFFICIENCY,
+    TP_ALLREDUCE_S,
+    TP_SCALING,
 )
+from core.speed_model import forget_terms
 
 
 class DeviceRates(Frozen):
@@ -184,8 +189,11 @@ def device_rates(gpu: GpuSpec, engine: Engine = Engine.LLAMA_CPP) -> DeviceRates
 
 
 def forget_rates() -> None:
-    """Drop the memoised ``device_rates``: for code that rewrites the speed constants (the calibration)."""
+    """Drop the memoised ``device_rates`` and ``speed_model.decode_terms``: for code that rewrites the speed
+    constants (the calibration)."""
     _RATES.clear()
+    _SETUPS.clear()
+    forget_terms()
 
 
 def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
@@ -227,3 +235,73 @@ def ram_bandwidth(hardware: Hardware) -> tuple[float, bool]:
     if hardware.ram_bandwidth_bytes_per_s:
         return hardware.ram_bandwidth_bytes_per_s, False
     return RAM_BANDWIDTH_DEFAULTS.get(hardware.gpu.category, 89.6e9), True
+
+
+class SetupRates(NamedTuple):
+    """Rates of the whole setup (one GPU, a layer-split group or a TP group) plus system RAM (read for
+    every timing of a setup, so a plain tuple)."""
+
+    rates: DeviceRates
+    devices: int
+    tensor_parallel: bool
+    extra_decode_s: float  # multi-GPU hand-over / all-reduce time per token
+    ram_bytes_per_s: float
+    ram_default: bool
+    notes: tuple[str, ...]
+
+
+# ``setup_rates`` per hardware object, engine and layer count (a scan times many models on the same devices);
+# keyed by id() with the hardware kept in the entry, as ``_RATES``, and dropped with it by ``forget_rates``.
+_SETUPS: dict[tuple[int, Engine, int], tuple[Hardware, SetupRates]] = {}
+
+
+def setup_rates(hardware: Hardware, engine: Engine, n_layers: int) -> SetupRates:
+    """Combine devices: vLLM tensor parallel adds bandwidth and FLOPs, llama.cpp layer split does not.
+
+    Layer split (llama.cpp ``--split-mode layer``, the default) runs the layers one GPU after the
+    other, so one stream reads the same bytes at one GPU's bandwidth, plus a hand-over per extra
+    GPU. Tensor parallel splits every GEMM over the GPUs: summed bandwidth times ``TP_SCALING`` of
+    the interconnect, plus two all-reduces per layer and token (memoised per hardware object).
+    """
+    key = (id(hardware), engine, n_layers)
+    hit = _SETUPS.get(key)
+    if hit is not None and hit[0] is hardware:
+        return hit[1]
+    if len(_SETUPS) >= _RATES_ENTRIES:
+        _SETUPS.clear()
+    setup = _setup_rates(hardware, engine, n_layers)
+    _SETUPS[key] = (hardware, setup)
+    return setup
+
+
+def _setup_rates(hardware: Hardware, engine: Engine, n_layers: int) -> SetupRates:
+    base = device_rates(hardware.gpu, engine)
+    notes = list(base.notes)
+    ram_bw, ram_default = ram_bandwidth(hardware)
+    count = hardware.count
+    extra = 0.0
+    rates = base
+    tp = count > 1 and engine is Engine.VLLM
+    if tp:
+        link = hardware.gpu.interconnect
+        scale = count * TP_SCALING[link]
+        rates = base.model_copy(
+            update={
+                "bandwidth_bytes_per_s": base.bandwidth_bytes_per_s * scale,
+                "gemm_flops_per_s": base.gemm_flops_per_s * scale,
+            }
+        )
+        extra = 2 * n_layers * TP_ALLREDUCE_S[link]
+        notes.append(f"tensor parallel x{count} over {link}: {TP_SCALING[link]:.0%} scaling, all-reduce per layer")
+    elif count > 1:
+        extra = (count - 1) * K.LAYER_SPLIT_HOP_S
+        notes.append(f"layer split over {count} GPUs: sequential, no single-stream speed-up")
+    return SetupRates(
+        rates=rates,
+        devices=count,
+        tensor_parallel=tp,
+        extra_decode_s=extra,
+        ram_bytes_per_s=ram_bw,
+        ram_default=ram_default,
+        notes=tuple(notes),
+    )

@@ -6,6 +6,8 @@ in ``core/speed.py`` (and the fit in ``bench/speed_calibration.py``) combine the
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from core import memory
 from core import speed_constants as K
 from core.models import AttentionKind, ModelSpec, Workload
@@ -142,3 +144,46 @@ def touched_weight_bytes(model: ModelSpec, w: WeightEstimate, n_tokens: int) -> 
 def kv_read_bytes(model: ModelSpec, workload: Workload, context: int) -> float:
     """KV bytes one sequence reads per generated token at ``context`` (all layers, SWA capped)."""
     return float(memory.kv_cache_bytes(model, workload, context, concurrent=1))
+
+
+class DecodeTerms(NamedTuple):
+    """The model side of one generated token at a context, whatever the device: what a device scan times
+    on every device."""
+
+    weight_bytes: float  # ``token_read_bytes``
+    kv_bytes: float  # ``kv_read_bytes`` at the context
+    attention_flops: float  # ``decode_attention_flops`` at the context
+    layers: float  # n_layers x ``layer_cost_factor``
+    quant_factor: float  # the decode multiplier of ``quant_factors``
+
+
+# ``decode_terms`` per model, weights and workload object (id() keyed with the objects kept in the entry, as
+# in ``core.weights``): a scan times one model on every device with the same three.
+_TERMS: dict[tuple[int, int, int, int, str | None], tuple[ModelSpec, WeightEstimate, Workload, DecodeTerms]] = {}
+_TERMS_ENTRIES = 16384
+
+
+def decode_terms(
+    model: ModelSpec, w: WeightEstimate, workload: Workload, context: int, quant_id: str | None
+) -> DecodeTerms:
+    """Bytes read, attention FLOPs, layers and quant factor of one token at ``context`` (memoised)."""
+    key = (id(model), id(w), id(workload), context, quant_id)
+    hit = _TERMS.get(key)
+    if hit is not None and hit[0] is model and hit[1] is w and hit[2] is workload:
+        return hit[3]
+    if len(_TERMS) >= _TERMS_ENTRIES:
+        _TERMS.clear()
+    terms = DecodeTerms(
+        weight_bytes=token_read_bytes(model, w),
+        kv_bytes=kv_read_bytes(model, workload, context),
+        attention_flops=decode_attention_flops(model, context),
+        layers=model.n_layers * layer_cost_factor(model),
+        quant_factor=quant_factors(quant_id, 8.0 * w.total_bytes / model.total_params)[0],
+    )
+    _TERMS[key] = (model, w, workload, terms)
+    return terms
+
+
+def forget_terms() -> None:
+    """Drop the memoised ``decode_terms`` (their layer and quant factors are fitted constants)."""
+    _TERMS.clear()

@@ -18,9 +18,12 @@ from bot.reply import ChartSpec
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 100  # 800 x 450 pixels
 CACHE_SIZE = 128
+PNG_LEVEL = 3
 DEFAULT_TICKS = tuple(1 << n for n in range(12, 18))  # 4K ... 128K tokens
 LIMIT_COLOUR = "#E74C3C"
 BAR_COLOUR = "#3498DB"
@@ -115,15 +118,26 @@ def render_png(spec: ChartSpec) -> bytes:
 
 
 def draw_png(spec: ChartSpec) -> bytes:
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        # zlib level 3, not 6: the PNG 7 % larger, the chart a tenth faster
+        laid_out(spec).savefig(
+            buf, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs={"compress_level": PNG_LEVEL}
+        )
+    return buf.getvalue()
+
+
+def laid_out(spec: ChartSpec) -> Figure:
+    """The chart's figure, drawn and laid out, not yet rendered."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(WIDTH_IN, HEIGHT_IN), dpi=DPI)
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    buf = io.BytesIO()
-    # A missing glyph (emoji in a label) or a layout that cannot be tightened only warns; a chart
-    # must not fail over either, and the test suite turns warnings into errors.
+    # A missing glyph (emoji in a label) only warns; a chart must not fail over it, and the test suite
+    # turns warnings into errors.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         if spec.kind == "memory_vs_context":
@@ -133,6 +147,32 @@ def draw_png(spec: ChartSpec) -> bytes:
         ax.set_title(_text(spec.title))
         ax.set_xlabel(_text(spec.x_label))
         ax.set_ylabel(_text(spec.y_label))
-        fig.tight_layout()
-        fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return buf.getvalue()
+        _fit_margins(fig, ax)
+    return fig
+
+
+def _fit_margins(fig: Figure, ax: Axes) -> None:
+    """``tight_layout``'s margins from the few texts that decide them: tick labels, axis labels, the title.
+    ``tight_layout`` measures every artist of the figure several times over, which doubled a chart's cost."""
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    px = fig.dpi / 72  # pixels per point
+
+    def extent(texts: list[Text]) -> tuple[float, float]:
+        boxes = [text.get_window_extent(renderer) for text in texts if text.get_visible() and text.get_text()]
+        return max((b.width for b in boxes), default=0.0), max((b.height for b in boxes), default=0.0)
+
+    pad = 1.08 * 10 * px  # tight_layout's: 1.08 font sizes
+    tick = (3.5 + 3.5) * px  # a tick's length and its label's pad
+    gap = 4 * px  # an axis label's pad
+    ytick_w, _ = extent(ax.get_yticklabels())
+    xtick_w, xtick_h = extent(ax.get_xticklabels())
+    ylabel_w, _ = extent([ax.yaxis.label])
+    _, xlabel_h = extent([ax.xaxis.label])
+    _, title_h = extent([ax.title])
+    width, height = fig.bbox.width, fig.bbox.height
+    fig.subplots_adjust(
+        left=(pad + ylabel_w + (gap if ylabel_w else 0) + ytick_w + tick) / width,
+        right=1 - (pad + xtick_w / 2) / width,
+        bottom=(pad + xlabel_h + (gap if xlabel_h else 0) + xtick_h + tick) / height,
+        top=1 - (pad + title_h + 6 * px) / height,
+    )

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from bot.render.charts import DPI, HEIGHT_IN, WIDTH_IN, draw_png, render_png, tokens_label
+from bot.render.charts import DPI, HEIGHT_IN, WIDTH_IN, draw_png, laid_out, render_png, tokens_label
 from bot.reply import ChartSpec, Series
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -103,3 +103,30 @@ def test_cached_png_tells_whether_a_chart_is_ready():
     assert cached_png(spec) is None
     png = render_png(spec)
     assert cached_png(spec) is png
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        speed_spec(bars=(("Radeon AI PRO R9700 32GB", 41.0), ("RTX 4090", 38.2)), y_label="GPU"),
+        memory_spec(title="Mixtral 8x22B Instruct v0.1", y_label="GiB", x_label="Kontext (Tokens)"),
+        memory_spec(series=(Series(name="Q8_0", points=((4096, 1800.0), (1048576, 2400.0))),)),
+    ],
+)
+def test_every_label_stays_inside_the_picture(spec):
+    fig = laid_out(spec)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    frame = fig.bbox
+
+    def shown(axis):  # matplotlib keeps labels of ticks outside the view; it does not draw them
+        low, high = sorted(axis.get_view_interval())
+        return [tick.label1 for tick in axis.get_major_ticks() if low <= tick.get_loc() <= high]
+
+    texts = [*shown(ax.xaxis), *shown(ax.yaxis), ax.xaxis.label, ax.yaxis.label, ax.title]
+    assert len(texts) > 5
+    for text in texts:
+        if text.get_visible() and text.get_text():
+            box = text.get_window_extent()
+            assert box.x0 >= frame.x0 and box.x1 <= frame.x1, text.get_text()
+            assert box.y0 >= frame.y0 and box.y1 <= frame.y1, text.get_text()

@@ -12,7 +12,7 @@ from catalog.facts import load_facts
 from core import memory, speed_constants
 from core.advice import FULL_FIT, kv_savings, quick_fit
 from core.estimate import EstimateError, Request, estimate_of, hardware_on, scenario, varied
-from core.fit import Verdict, breakdown, full_fit, max_context, need_bytes, place
+from core.fit import Verdict, breakdown, full_fit, max_context, memory_table, need_bytes, place
 from core.models import Engine, KvCacheType
 from core.quant_ladder import ladder, ladder_weights
 from core.serving import decode_speeds, single_stream
@@ -74,6 +74,18 @@ def test_the_plain_numbers_are_the_placement():
             assert full == decode_speeds(s.model, placement, s.hardware, s.workload, s.users, s.quant.id)
             assert single_stream(s.model, fit, s.hardware, s.workload, s.quant.id) == full.decode_tokens_per_s
     assert verdicts == set(Verdict)  # every branch of place() was compared
+
+
+def test_the_memory_table_is_need_bytes_of_every_quant_at_every_context():
+    contexts = (4096, 32768, 131072)
+    for s in SCENARIOS[:40]:
+        quants = [(q, CATALOG.size(s.model.id, q.id)) for q in ladder(s.model, s.engine, CATALOG)[:4]]
+        usable, table = memory_table(s.model, quants, s.hardware, s.workload, contexts)
+        assert len(table) == len(quants)
+        for (quant, measured), totals in zip(quants, table, strict=True):
+            need = [need_bytes(s.model, quant, s.hardware, s.workload, measured, ctx) for ctx in contexts]
+            assert list(totals) == [total for total, _ in need]
+            assert {u for _, u in need} == {usable}
 
 
 def test_max_context_is_the_bisection_of_the_breakdown():
@@ -139,8 +151,11 @@ def test_memoised_kv_bytes_and_shared_objects_are_fresh_figures():
 @pytest.fixture
 def restored_constants():
     saved = dict(speed_constants.DECODE_BW_EFFICIENCY)
+    quants, moe = dict(speed_constants.QUANT_DECODE_FACTOR), speed_constants.MOE_EXPERT_EXTRA
     yield
     speed_constants.DECODE_BW_EFFICIENCY.update(saved)
+    speed_constants.QUANT_DECODE_FACTOR.update(quants)
+    speed_constants.MOE_EXPERT_EXTRA = moe
     forget_rates()
 
 
@@ -151,3 +166,14 @@ def test_device_rates_follow_rewritten_constants_once_forgotten(restored_constan
     speed_constants.DECODE_BW_EFFICIENCY["cuda"] *= 2  # what bench/speed_calibration.py does while it fits
     forget_rates()
     assert device_rates(gpu).bandwidth_bytes_per_s == pytest.approx(2 * before.bandwidth_bytes_per_s)
+
+
+def test_decode_speeds_follow_rewritten_constants_once_forgotten(restored_constants):
+    s = next(s for s in SCENARIOS if s.model.is_moe and s.quant.id == "Q8_0" and s.count == 1)
+    placement = place(s.model, s.quant, s.hardware, s.workload, s.measured)
+    before = single_stream(s.model, placement, s.hardware, s.workload, s.quant.id)
+    assert single_stream(s.model, placement, s.hardware, s.workload, s.quant.id) == before  # from the memos
+    speed_constants.QUANT_DECODE_FACTOR["q8_0"] *= 3  # what bench/speed_calibration.py does while it fits
+    speed_constants.MOE_EXPERT_EXTRA *= 3
+    forget_rates()
+    assert single_stream(s.model, placement, s.hardware, s.workload, s.quant.id) < before
