@@ -1,9 +1,8 @@
-"""Where names are in a question: the vocabulary index, span scoring and the choice of spans.
+"""Where names are in a question: the vocabulary index and the choice of spans.
 
-Runs of tokens that hit the index are scored as n-gram spans against every alias they touch;
-numbers inside names ("8b", "3.1", "4090", "m3") are identity and must agree, so they are
-compared apart from the words, and a wrong size costs more than any spelling can earn back. The
-best non-overlapping spans become model and device slots (2–4 each for comparisons).
+Runs of tokens that hit the index are scored as n-gram spans against every alias they touch
+(``core.query_scores``); the best non-overlapping spans become model and device slots (2–4 each for
+comparisons).
 
 The work is the one scoring every span against every alias would do, with what cannot change the
 result left out: names written alike share one alias, spans and aliases with the same words or
@@ -17,40 +16,26 @@ from __future__ import annotations
 import heapq
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any, NamedTuple
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
 from core import names as N
 from core import query_lexicon as L
 from core.models import GIB
+from core.query_scores import Alias, Memo, Ranked, Span, alias_bounds, alias_score, best_scores, num_score
 from core.query_types import VocabEntry, Vocabulary
 
 CONFIDENT = 80.0  # a best score at or above this, with MARGIN to the runner-up, is an answer
 MARGIN = 4.0
-SUGGEST_MIN = 60.0  # below this a candidate is not worth a "did you mean"
 MAX_SPAN = 7
 MAX_NAME_TOKENS = 64  # a question names things early; this bounds the work on a wall of text
 
 
 # --- index -------------------------------------------------------------------------------
-
-
-class Alias(NamedTuple):  # a tuple: every start reads thousands of them back (``index_from_data``)
-    """One way of writing names, shared by every entry written so (an id and a display name often
-    read the same): a span is scored once per alias, not once per entry and name."""
-
-    kind: str  # model, gpu, not
-    words: tuple[str, ...]
-    compact: str
-    nums: tuple[str, ...]
-    has_size: bool
-    memory: int | None
-    unmatched: float  # what its numbers score against a span that states none (``_num_score``)
-    entries: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -74,10 +59,14 @@ class NameIndex:
     primary: dict[str, str] = field(default_factory=dict)  # the same for ids and display names only
     labels: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (id, display name)
     spelled: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # kind -> (compact alias, id)
-    rankings: OrderedDict[tuple[object, ...], _Ranked] = field(
+    rankings: OrderedDict[tuple[object, ...], Ranked] = field(
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
     fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
+    # word ratios and the word and number parts of span scores (``Memo``), kept across questions as well
+    ratios: dict[tuple[str, str], float] = field(default_factory=dict)
+    word_parts: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
+    num_parts: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
 
 
 _INDEXES: OrderedDict[int, tuple[Vocabulary, NameIndex]] = OrderedDict()
@@ -202,7 +191,7 @@ def _make_alias(entry: VocabEntry, kind: str, name: str) -> Alias:
     memory = int(entry.memory_gib) if entry.memory_gib else (mems[0] if mems else None)
     has_size = any(L.SIZE.fullmatch(n) for n in nums)
     alias = Alias(kind, words, "".join(words), nums, has_size, memory, 0.0, (entry.id,))
-    return alias._replace(unmatched=_num_score(_Span(0, 0, (), (), ()), alias))
+    return alias._replace(unmatched=num_score(Span(0, 0, (), (), ()), alias))
 
 
 def _add_alias(idx: NameIndex, alias: Alias, shared: dict[tuple[object, ...], int]) -> None:
@@ -227,103 +216,23 @@ def _add_alias(idx: NameIndex, alias: Alias, shared: dict[tuple[object, ...], in
         idx.keys.setdefault(key, set()).add(pos)
 
 
-# --- scoring -----------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Span:
-    first: int
-    last: int
-    words: tuple[str, ...]
-    nums: tuple[str, ...]
-    mems: tuple[int, ...]
-    compact: str = ""  # the words run together
-
-    def __post_init__(self) -> None:
-        self.compact = "".join(self.words)
-
-
-def _ratio(a: str, b: str, memo: dict[tuple[str, str], float]) -> float:
-    """Spelling similarity of two words, 0 below 60 so that unrelated words earn nothing."""
-    hit = memo.get((a, b))
-    if hit is None:
-        r = fuzz.ratio(a, b)
-        hit = memo[(a, b)] = r if r >= 60 else 0.0
-    return hit
-
-
-def _word_sim(span: _Span, alias: Alias, memo: dict[tuple[str, str], float]) -> float:
-    """How well the span's words cover the alias's words (and the reverse, weighted less)."""
-    qw, aw = span.words, alias.words
-    if not qw:
-        return 100.0 - 25.0 * len(aw)
-    if not aw:
-        return max(0.0, 100.0 - 35.0 * len(qw))
-    # sims[j][i]: span word j against alias word i (the ratio is symmetric: one call per pair)
-    sims = [[_ratio(q, a, memo) for a in aw] for q in qw]
-    q_cov = sum(max(row) for row in sims) / len(qw)
-    best = sims[0] if len(qw) == 1 else [max(col) for col in zip(*sims, strict=True)]
-    a_len = sum(len(a) for a in aw)
-    a_cov = sum(len(a) * b for a, b in zip(aw, best, strict=True)) / a_len
-    return max(fuzz.ratio(span.compact, alias.compact), 0.7 * q_cov + 0.3 * a_cov)
-
-
-def _num_score(span: _Span, alias: Alias) -> float:
-    """Penalties for numbers that disagree; a wrong size ("8b" for "70b") costs the most."""
-    left = list(alias.nums)
-    score = 0.0
-    for t in span.nums:
-        if t in left:
-            left.remove(t)
-        elif t.endswith("s") and t[:-1] in left:  # "h100s"
-            left.remove(t[:-1])
-        elif t.isdecimal() and alias.memory is not None and int(t) == alias.memory:
-            score += 10.0
-        elif (prefix := next((a for a in left if _version_prefix(t, a)), None)) is not None:
-            left.remove(prefix)  # "llama 3 70b" for "llama 3.1 70b": a version left short
-            score -= 8.0
-        elif (alt := _with_or_without_b(t)) and alt in left:
-            left.remove(alt)
-        else:
-            score -= 30.0
-            if alias.has_size and (L.SIZE.fullmatch(t) or (t.isdecimal() and int(t) < 1000)):
-                score -= 30.0
-    for m in span.mems:
-        score += 10.0 if m == alias.memory else -30.0
-    # a GPU is its number ("pro" alone is not an RTX PRO 6000); a model name often omits one, but not an
-    # identifier ("r1", "k2"): every part is a whole number, so the sum is exact in any order
-    if alias.kind != "model":
-        return score - 25.0 * len(left)
-    return score - sum(20.0 if L.SHORT_ID.fullmatch(a) else 10.0 for a in left)
-
-
-def _with_or_without_b(t: str) -> str:
-    """ "70" for "70b" and "70b" for "70": a size written with or without its unit."""
-    return t + "b" if t.isdecimal() else (t[:-1] if t.endswith("b") and t[:-1].isdecimal() else "")
-
-
-def _version_prefix(t: str, a: str) -> bool:
-    """Says whether ``t`` is a version written short ("3" for "3.1", stored as "31")."""
-    return len(a) == len(t) + 1 and a.startswith(t) and t.isdecimal() and a.isdecimal()
-
-
 # --- finding names -----------------------------------------------------------------------
 
 
 @dataclass(slots=True)
 class Candidate:
     score: float
-    span: _Span
+    span: Span
     kind: str
-    ranked: _Ranked
+    ranked: Ranked
     idx: NameIndex
-    memo: _Memo
+    memo: Memo
 
     @property
     def ranking(self) -> list[tuple[str, float]]:
         """The entries of this kind the span's words rank, best first (worked out when first asked for:
         most spans lose to a longer or better one and need only their best score)."""
-        return self.ranked.ranking(self.kind, self.idx, self.memo)
+        return self.ranked.ranking(self.kind, self.idx.aliases, self.memo)
 
 
 def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, set[int]]:
@@ -331,14 +240,14 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, s
     rel: dict[int, set[int]] = {}
     for i in seq:
         t = toks[i]
-        hits: set[int] = set()
         keys = [str(t.value)] if t.kind == "mem" else [t.key]
         if t.kind == "num" and t.key.isdecimal():
             keys.append(t.key + "b")
         if t.kind == "num" and t.key.endswith("s"):
             keys.append(t.key[:-1])  # "h100s"
-        for key in keys:
-            hits |= idx.keys.get(key, set())
+        found = [idx.keys[key] for key in keys if key in idx.keys]
+        # the index's own set when one key hits (these sets are read, never changed)
+        hits = found[0] if len(found) == 1 else set().union(*found)
         if not hits and t.kind == "word" and len(t.key) >= 4:
             hits = _fuzzy_hits(t.key, idx, 75)
         if hits:
@@ -387,36 +296,46 @@ def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Ca
     its turn comes later still. The order is the one sorting every scored candidate would give."""
     seq = [i for i, t in enumerate(toks) if t.kind in ("word", "num", "mem")][:MAX_NAME_TOKENS]
     rel = _relevance(toks, seq, idx)
-    memo = _Memo()
-    # (place, first position, span number, kind number or -1 for a span not scored yet, candidate or span)
-    queue: list[tuple[float, int, int, int, Candidate | tuple[_Span, set[int]]]] = []
+    if len(idx.ratios) > PARTS_KEPT:
+        for parts in (idx.ratios, idx.word_parts, idx.num_parts):
+            parts.clear()
+    memo = Memo(idx.ratios, idx.word_parts, idx.num_parts)
+    # (place, first position, span number, kind number or -1 for a span not made yet, candidate or positions)
+    queue: list[tuple[float, int, int, int, Candidate | list[int]]] = []
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
+        numbered = [toks[i].kind == "num" for i in run]
         for a in range(len(run)):
             for b in range(a, min(len(run), a + MAX_SPAN)):
-                # an alias that misses an edge token scores better on the shorter span
-                pool = rel[run[a]] & rel[run[b]]
-                if not pool:
-                    continue
-                span = make_span(toks, run[a : b + 1])
-                if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
-                    queue.append((_place(100.0, span, "gpu"), span.first, len(queue), -1, (span, pool)))
+                top = _order(100.0, run[b] - run[a], True in numbered[a : b + 1])
+                queue.append((top, run[a], len(queue), -1, run[a : b + 1]))
     heapq.heapify(queue)
     while queue:
         _, first, number, _, item = heapq.heappop(queue)
         if isinstance(item, Candidate):
             yield item
-        elif not any(i in used for i in range(item[0].first, item[0].last + 1)):
-            for k, c in enumerate(_rank(*item, idx, memo)):
+            continue
+        if not used.isdisjoint(range(first, item[-1] + 1)):
+            continue
+        pool = rel[first] & rel[item[-1]]  # an alias that misses an edge token scores better on the shorter span
+        if not pool:
+            continue
+        span = make_span(toks, item)  # made only now: most spans overlap a name taken before their turn
+        if span.words or any(not n.isdecimal() or int(n) >= 100 for n in span.nums):
+            for k, c in enumerate(_rank(span, pool, idx, memo)):
                 heapq.heappush(queue, (_place(c.score, c.span, c.kind), first, number, k, c))
 
 
-def _place(score: float, span: _Span, kind: str) -> float:
+def _place(score: float, span: Span, kind: str) -> float:
     """Orders candidates, lowest first. A longer span wins a near tie: "m3 ultra 512" beats "ultra" alone;
     a device named by its number beats one named by words: "B300" over "Blackwell Ultra"."""
-    return -score - 1.5 * (span.last - span.first) - (1.0 if kind != "model" and span.nums else 0.0)
+    return _order(score, span.last - span.first, kind != "model" and bool(span.nums))
 
 
-def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
+def _order(score: float, width: int, numbered: bool) -> float:
+    return -score - 1.5 * width - (1.0 if numbered else 0.0)
+
+
+def make_span(toks: list[L.Tok], positions: list[int]) -> Span:
     """Collects the words, numbers and GB figures of some token positions."""
     words: list[str] = []
     nums: list[str] = []
@@ -429,136 +348,31 @@ def make_span(toks: list[L.Tok], positions: list[int]) -> _Span:
             nums.append(t.key)
         elif t.kind == "mem":
             mems.append(t.value)
-    return _Span(positions[0], positions[-1], tuple(words), tuple(nums), tuple(mems))
+    return Span(positions[0], positions[-1], tuple(words), tuple(nums), tuple(mems))
 
 
 RANKING_CACHE = 4096
-RANKED = 12  # entries kept per span and kind: the identity check may pass over the closest spellings
+PARTS_KEPT = 1 << 16  # word ratios kept, and with them the score parts (a few MB)
 
 
-Bound = tuple[float, int, float]  # (minus the most an alias can score, its place, the score of its numbers)
-
-
-@dataclass(slots=True)
-class _Memo:
-    """What the spans of one question share: word ratios, the word and number parts of scores, and each
-    span's aliases in the order of the most they can score (``_bounds``), kept for its ranking."""
-
-    ratios: dict[tuple[str, str], float] = field(default_factory=dict)
-    words: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
-    nums: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
-    # id(_Ranked) -> its bounds (unique: a question's candidates keep their _Ranked alive)
-    bounds: dict[int, list[Bound]] = field(default_factory=dict)
-
-
-def _rank(span: _Span, pool: set[int], idx: NameIndex, memo: _Memo) -> list[Candidate]:
+def _rank(span: Span, pool: set[int], idx: NameIndex, memo: Memo) -> list[Candidate]:
     """The best score of each kind for one span (memoised: the result depends on the span's
     contents and the pool only, not on where the span stands in the text)."""
     key = (span.words, span.nums, span.mems, frozenset(pool))
     ranked = idx.rankings.get(key)
     if ranked is None:
-        bounds, kinds = _bounds(span, pool, idx, memo)
-        ranked = idx.rankings[key] = _Ranked(span, key[3], _bests(span, bounds, kinds, idx, memo))
+        bounds, kinds = alias_bounds(span, pool, idx.aliases, memo)
+        ranked = idx.rankings[key] = Ranked(span, key[3], best_scores(span, bounds, kinds, idx.aliases, memo))
         memo.bounds[id(ranked)] = bounds
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
     return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]
 
 
-def _bounds(span: _Span, pool: Iterable[int], idx: NameIndex, memo: _Memo) -> tuple[list[Bound], list[str]]:
-    """The aliases of the pool that may name the span as (minus the most they can score, place, number part),
-    highest first, and their kinds in the order the pool holds them. The words add at most 100, so an
-    alias can score no more than its numbers leave."""
-    # a model is named by a word or an identifier ("k2", "r1"), never by a bare size: "7b" alone is no model
-    model_ok = bool(span.words) or any(not L.SIZE.fullmatch(n) and not n.isdecimal() for n in span.nums)
-    # aliases with the same numbers ("qwen3 8b", "qwen 3 8b") and spans with the same numbers share that part
-    by_nums = memo.nums.setdefault((span.nums, span.mems), {})
-    bare = not span.nums and not span.mems
-    bounds: list[Bound] = []
-    kinds: dict[str, None] = {}
-    for pos in pool:
-        alias = idx.aliases[pos]
-        is_model = alias.kind == "model"
-        if is_model and not model_ok:
-            continue
-        num = alias.unmatched if bare else by_nums.get(key := (alias.nums, alias.memory, is_model))
-        if num is None:
-            num = by_nums[key] = _num_score(span, alias)
-        kinds[alias.kind] = None
-        top = num + 100.0
-        bounds.append((-100.0 if top > 100.0 else -top, pos, num))
-    bounds.sort()
-    return bounds, list(kinds)
-
-
-def _score(span: _Span, alias: Alias, num: float, memo: _Memo) -> float:
-    """Similarity of a span and one alias, roughly 0–100, given the alias's number part; the word part is
-    shared by aliases with the same words and by spans with the same words ("qwen" and "qwen 3")."""
-    if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
-        return num + 100.0
-    by_words = memo.words.setdefault(span.words, {})
-    words = by_words.get(alias.words)
-    if words is None:
-        words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)
-    return min(100.0, words + num)
-
-
-def span_score(span: _Span, alias: Alias) -> float:
+def span_score(span: Span, alias: Alias) -> float:
     """Similarity of a span and one alias, scored afresh: what every ranking orders by (the memoised and
     pruned paths of ``candidates`` must agree with it)."""
-    return _score(span, alias, _num_score(span, alias), _Memo())
-
-
-def _bests(span: _Span, bounds: list[Bound], kinds: list[str], idx: NameIndex, memo: _Memo) -> dict[str, float]:
-    """The best score of each kind that reaches SUGGEST_MIN; an alias that cannot beat its kind's best so
-    far is not scored."""
-    best = dict.fromkeys(kinds, -1e9)
-    for bound, pos, num in bounds:
-        alias = idx.aliases[pos]
-        if -bound > best[alias.kind]:
-            best[alias.kind] = max(best[alias.kind], _score(span, alias, num, memo))
-    return {kind: score for kind, score in best.items() if score >= SUGGEST_MIN}
-
-
-@dataclass(slots=True)
-class _Ranked:
-    """What one span's contents rank: the best score of each kind, and each kind's ranking once asked for."""
-
-    span: _Span
-    pool: frozenset[int]
-    best: dict[str, float]
-    rankings: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
-
-    def ranking(self, kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
-        ranking = self.rankings.get(kind)
-        if ranking is None:
-            bounds = memo.bounds.get(id(self)) or _bounds(self.span, self.pool, idx, memo)[0]
-            ranking = self.rankings[kind] = _ranking(self.span, bounds, kind, idx, memo)
-        return ranking
-
-
-def _ranking(span: _Span, bounds: list[Bound], kind: str, idx: NameIndex, memo: _Memo) -> list[tuple[str, float]]:
-    """The entries of one kind, best first: an entry scores its best alias. Once as many entries as are kept
-    score more than an alias can, the aliases after it are not scored."""
-    # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
-    kept = RANKED if kind == "model" else 4 * RANKED
-    scores: dict[str, float] = {}
-    floor, level = -1e9, 1.0  # the kept-th best score so far; the bound it was taken at
-    for bound, pos, num in bounds:
-        alias = idx.aliases[pos]
-        if alias.kind != kind:
-            continue
-        if bound != level:
-            level = bound
-            if len(scores) >= kept:
-                floor = heapq.nlargest(kept, scores.values())[-1]
-        if -bound < floor:
-            break
-        s = _score(span, alias, num, memo)
-        for entry in alias.entries:
-            if s > scores.get(entry, -1e9):
-                scores[entry] = s
-    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:kept]
+    return alias_score(span, alias, num_score(span, alias), Memo())
 
 
 def select_names(toks: list[L.Tok], idx: NameIndex) -> dict[str, Candidate]:

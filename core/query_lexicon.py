@@ -123,28 +123,38 @@ def tokenize(text: str) -> list[Tok]:
     """Cuts text into name tokens; counts, GB figures and filler words are marked as such."""
     toks: list[Tok] = []
     for m in NAME_SPLIT.finditer(text):
-        if m.start() > 0 and text[m.start() - 1] in "'’" and m.group().lower() in CONTRACTIONS:
-            continue  # the "s" of "what's", the "t" of "can't": no name
         raw, start = m.group(), m.start()
+        if start > 0 and text[start - 1] in "'’" and raw.lower() in CONTRACTIONS:
+            continue  # the "s" of "what's", the "t" of "can't": no name
         if raw in ("gb", "gib") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
             last = toks[-1]  # "24 gb": the number before is a GB figure
             toks[-1] = Tok(last.text, last.key, "mem", last.start, m.end(), int(last.key))
             continue
-        toks.extend(Tok(t, k, kind, start + s, start + e, v) for t, k, kind, s, e, v, _ in _pieces(raw))
+        for t, k, kind, s, e, v, _ in _pieces(raw):
+            toks.append(Tok(t, k, kind, start + s, start + e, v))
+    if "titan" in text:  # a token "titan" is a piece of the text
+        _join_titans(toks)
+    pending = False  # "7900 xtx and 7900 xt", "4060 ti + rtx 4060": two names, never "xtx and 7900"
+    marks = "&" in text or "," in text or "+" in text  # a JOINER_MARK match holds one of them
+    for i in range(1, len(toks)):
+        pending = (
+            pending
+            or toks[i - 1].key in JOINER_WORDS
+            or (marks and bool(JOINER_MARK.search(text, toks[i - 1].end, toks[i].start)))
+        )
+        if pending and toks[i].kind in ("word", "num", "mem"):
+            toks[i].joined, pending = True, False
+    return toks
+
+
+def _join_titans(toks: list[Tok]) -> None:
+    """ "Titan X", "Titan RTX": the word after "titan" is part of one name, not a vendor word."""
     for i in range(len(toks) - 2, -1, -1):
         if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
             gtx = i > 0 and toks[i - 1].key == "gtx"  # "GTX Titan X" is the Maxwell card, "Titan X" the Pascal one
             key = ("gtx" if gtx else "") + "titan" + toks[i + 1].key
             first = i - 1 if gtx else i
             toks[first : i + 2] = [Tok(key, key, "word", toks[first].start, toks[i + 1].end)]
-    pending = False  # "7900 xtx and 7900 xt", "4060 ti + rtx 4060": two names, never "xtx and 7900"
-    for i in range(1, len(toks)):
-        pending = (
-            pending or toks[i - 1].key in JOINER_WORDS or bool(JOINER_MARK.search(text, toks[i - 1].end, toks[i].start))
-        )
-        if pending and toks[i].kind in ("word", "num", "mem"):
-            toks[i].joined, pending = True, False
-    return toks
 
 
 _PIECES: dict[str, tuple[tuple[str, str, str, int, int, int, bool], ...]] = {}
@@ -431,8 +441,8 @@ _UMLAUT = quick("[äöüß]")
 def guess_language(low: str) -> Literal["de", "en"] | None:
     """Guesses German or English from common words; None when unsure."""
     words = _LETTERS.findall(low)
-    de = sum(w in GERMAN_WORDS for w in words) + (2 if _UMLAUT.search(low) else 0)
-    en = sum(w in ENGLISH_WORDS for w in words)
+    de = sum(map(GERMAN_WORDS.__contains__, words)) + (2 if _UMLAUT.search(low) else 0)
+    en = sum(map(ENGLISH_WORDS.__contains__, words))
     return "de" if de > en else "en" if en > de else None
 
 
@@ -474,6 +484,8 @@ def blank(m: re.Match[str]) -> str:
 
 def _read(pattern: Quick, text: str, found: Found, field: str, reader: Reader) -> str:
     """Stores the first readable match of a pattern in ``found`` and blanks every readable one."""
+    if not pattern.may(text):
+        return text
 
     def one(m: re.Match[str]) -> str:
         value = reader(m)

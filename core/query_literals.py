@@ -19,6 +19,7 @@ C: Any = importlib.import_module("re._constants")
 P: Any = importlib.import_module("re._parser")
 _REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 Needs = frozenset[str]
+MAX_SPELLINGS = 16  # strings a run of characters and classes may stand for before it is cut
 
 
 def needs(pattern: re.Pattern[str]) -> Needs | None:
@@ -29,20 +30,32 @@ def needs(pattern: re.Pattern[str]) -> Needs | None:
 
 
 def _sequence(items: Iterable[tuple[Any, Any]]) -> Needs | None:
-    """Every item of a sequence is in a match, so the most telling one's needs hold for all of it."""
+    """Every item of a sequence is in a match, so the most telling one's needs hold for all of it. Adjacent
+    characters and small classes make strings together: "i" then [3579] is one of "i3", "i5", "i7", "i9"."""
     best: Needs | None = None
-    run: list[str] = []
+    run = [""]
     for op, av in items:
-        if op is C.LITERAL:
-            run.append(chr(av))
+        chars = _chars(op, av)
+        if chars is not None and len(run) * len(chars) <= MAX_SPELLINGS:
+            run = [r + c for r in run for c in chars]
             continue
-        if run:
-            best = _better(best, frozenset(("".join(run),)))
-            run = []
-        best = _better(best, _item(op, av))
-    if run:
-        best = _better(best, frozenset(("".join(run),)))
-    return best
+        if run != [""]:
+            best = _better(best, frozenset(run))
+        run = [""] if chars is None else list(chars)
+        if chars is None:
+            best = _better(best, _item(op, av))
+    return best if run == [""] else _better(best, frozenset(run))
+
+
+def _chars(op: Any, av: Any) -> tuple[str, ...] | None:
+    """The characters a literal or a small class of them matches, else None."""
+    if op is C.LITERAL:
+        return (chr(av),)
+    if op is not C.IN or not all(o is C.LITERAL or o is C.RANGE for o, _ in av):
+        return None
+    chars = [chr(v) for o, v in av if o is C.LITERAL]
+    chars += [chr(c) for o, v in av if o is C.RANGE for c in range(v[0], v[1] + 1)]
+    return tuple(chars) if len(chars) <= MAX_SPELLINGS else None
 
 
 def _item(op: Any, av: Any) -> Needs | None:
@@ -63,20 +76,19 @@ def _item(op: Any, av: Any) -> Needs | None:
                 return None  # a way through the group that needs nothing
             union |= choice
         return _minimal(frozenset(union))
-    if op is C.IN and all(o is C.LITERAL for o, _ in av):
-        return frozenset(chr(v) for _, v in av)
     return None
 
 
 def _better(a: Needs | None, b: Needs | None) -> Needs | None:
-    """The more selective of two needs: longer strings first, then fewer of them."""
+    """The more selective of two needs: longer strings first (a rare sign counts as three letters: "/" is
+    rarer than "t"), then fewer of them."""
     if a is None or b is None:
         return a if b is None else b
     return b if _rank(b) > _rank(a) else a
 
 
 def _rank(n: Needs) -> tuple[int, int]:
-    return min(len(s) for s in n), -len(n)
+    return min(sum(1 if c.isalnum() or c in " -_.," else 3 for c in s) for s in n), -len(n)
 
 
 def _minimal(strings: Needs) -> Needs:
@@ -94,17 +106,25 @@ class Quick:
         self.pattern = regex.pattern
         self.needs = tuple(sorted(needs(regex) or ()))
 
-    def _may(self, text: str) -> bool:
+    def may(self, text: str) -> bool:
+        """Whether ``text`` holds one of the needed strings (a match is possible)."""
         return not self.needs or any(map(text.__contains__, self.needs))
 
+    # each method tests the needs itself: one call less on a path run some forty times a question
     def search(self, text: str) -> re.Match[str] | None:
-        return self.regex.search(text) if self._may(text) else None
+        if self.needs and not any(map(text.__contains__, self.needs)):
+            return None
+        return self.regex.search(text)
 
     def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.regex.fullmatch(text) if self._may(text) else None
+        if self.needs and not any(map(text.__contains__, self.needs)):
+            return None
+        return self.regex.fullmatch(text)
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], text: str) -> str:
-        return self.regex.sub(repl, text) if self._may(text) else text
+        if self.needs and not any(map(text.__contains__, self.needs)):
+            return text
+        return self.regex.sub(repl, text)
 
 
 def quick(pattern: str, flags: int = 0) -> Quick:

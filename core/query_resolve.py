@@ -11,14 +11,8 @@ import dataclasses
 from core import names as N
 from core import query_devices as D
 from core import query_lexicon as L
-from core.query_index import (
-    CONFIDENT,
-    MARGIN,
-    SUGGEST_MIN,
-    Candidate,
-    NameIndex,
-    make_span,
-)
+from core.query_index import CONFIDENT, MARGIN, Candidate, NameIndex, make_span
+from core.query_scores import SUGGEST_MIN
 from core.query_types import Match
 
 
@@ -31,6 +25,21 @@ def to_match(
     on a stated facet (size, version, variant, tier, form factor) or has one the user did not state.
     """
     words = text[toks[c.span.first].start : toks[c.span.last].end]
+    whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
+    vendor = _with_vendor(c, text, toks) if c.kind == "gpu" else ""
+    # all the match depends on besides the ranking (names recur in chats)
+    key = (c.kind, words, whole, vendor, c.span.words, memory, cores)
+    match = c.ranked.matches.get(key)
+    if match is None:
+        match = c.ranked.matches[key] = _resolve(c, words, whole, vendor, idx, memory, cores)
+    return match
+
+
+def _resolve(
+    c: Candidate, words: str, whole: str, vendor: str, idx: NameIndex, memory: int | None, cores: int | None
+) -> Match:
+    """``to_match`` for a span written ``words`` (``whole`` with the noise words after it, ``vendor`` with the
+    vendor word hyphenated before it)."""
     score = round(max(0.0, c.ranking[0][1]), 1)
     if c.kind == "not":
         return Match(id=c.ranking[0][0], text=words, score=score)
@@ -41,7 +50,6 @@ def to_match(
     line = idx.lineups.get("".join(c.span.words)) if c.kind == "gpu" else None
     if line and not said.numbers:  # "Mac Studio": a product line, sold with several chips and sizes
         return _lineup_match(line, words, score, memory, idx)
-    whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
     keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
     exact = idx.exact.get(keys[0]) or idx.exact.get(keys[1])
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
@@ -50,7 +58,7 @@ def to_match(
         accepted = literal or accepted
     typed_id = idx.primary.get(keys[0]) or idx.primary.get(keys[1])
     if c.kind == "gpu" and typed_id is None:  # "rtx-3080-laptop": an id whose vendor word the span left out
-        typed = _with_vendor(c, text, toks).lower()
+        typed = vendor.lower()
         typed_id = typed if idx.primary.get(f"gpu:{L.compact(typed)}") == typed else None
     if c.kind == "model" and whole != words:  # "qwen3-4b-instruct" is an alias of its own model
         typed_id = idx.primary.get(keys[0]) or idx.exact.get(keys[0]) or typed_id

@@ -48,6 +48,9 @@ def test_the_parser_runs_its_patterns_quick() -> None:
         (r"[^x]y?", None),
         (r"(?i:cuda)", None),  # a case-blind part: ``in`` would not do
         (r"(?:ab){2,}c?", {"ab"}),
+        (r"\bi[3579][- ]?\d{4}", {"i3", "i5", "i7", "i9"}),  # a letter and a small class spell a few strings
+        (r"q[1-8]_k", {"q1_k", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q7_k", "q8_k"}),
+        (r"(?:tok|t)\s*/\s*s", {"/"}),  # a rare sign tells more than a common letter
     ],
 )
 def test_what_a_pattern_needs(pattern: str, expected: set[str] | None) -> None:
@@ -66,9 +69,11 @@ def test_every_match_holds_what_its_pattern_needs(name: str, quick: Quick, data:
     assert not quick.needs or any(s in match.group() for s in quick.needs), (name, match.group())
     assert quick.search(text) is not None and quick.search(text).span() == match.span()  # type: ignore[union-attr]
     assert quick.sub("", text) == quick.regex.sub("", text)
+    assert quick.may(text)
 
 
 def test_text_without_the_literals_is_not_scanned() -> None:
     engine = next(q for q, _, _ in query_lexicon.READERS if "vllm" in q.needs)
     assert engine.search("qwen3 on a 4090") is None and engine.search("qwen3 with vllm").group() == "vllm"  # type: ignore[union-attr]
     assert engine.sub("", "kein motor") == "kein motor"
+    assert not engine.may("qwen3 on a 4090") and engine.may("with vllm")
