@@ -177,6 +177,10 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
     """Appends the token(s) of one raw piece."""
     if raw in COUNT_WORDS:
         toks.append(Tok(raw, raw, "count", s, e, COUNT_WORDS[raw]))
+    elif raw.isalpha():  # letters only: one word, as the patterns below (each needs a digit or an "x") would find
+        toks.append(Tok(raw, SAME_WORD.get(raw, raw), _word_kind(raw), s, e))
+    elif raw.isdecimal():  # digits only: one number
+        toks.append(Tok(raw, raw, "num", s, e))
     elif m := COUNT_SUFFIX.fullmatch(raw):
         toks.append(Tok(raw, raw, "post", s, e, int(m.group(1))))
     elif MOE_SIZE.fullmatch(raw):

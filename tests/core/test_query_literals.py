@@ -77,3 +77,21 @@ def test_text_without_the_literals_is_not_scanned() -> None:
     assert engine.search("qwen3 on a 4090") is None and engine.search("qwen3 with vllm").group() == "vllm"  # type: ignore[union-attr]
     assert engine.sub("", "kein motor") == "kein motor"
     assert not engine.may("qwen3 on a 4090") and engine.may("with vllm")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.text("abcxyzäßgbm", min_size=1, max_size=8), st.text("0123456789٣", min_size=1, max_size=6)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_word_of_letters_or_of_digits_is_one_token(words: list[str]) -> None:
+    """The tokenizer's shortcut for plain words and numbers gives what its patterns give: one token each."""
+    toks = query_lexicon.tokenize(" ".join(words))
+    plain = [w for w in words if w.isalpha() and w not in query_lexicon.COUNT_WORDS and w not in ("gb", "gib")]
+    if len(plain) == len(words) or all(w.isdecimal() for w in words):
+        assert [t.text for t in toks] == words
+        skip = query_lexicon.VENDOR_WORDS | query_lexicon.NOISE_WORDS | query_lexicon.STOPWORDS
+        assert [t.kind for t in toks] == ["num" if w.isdecimal() else "skip" if w in skip else "word" for w in words]
