@@ -32,7 +32,9 @@ VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla
 NOISE_WORDS = _words(
     "instruct chat it hf gguf the model modell llm gpu gpus grafikkarte"
 )  # "A16 (per GPU)" is no "gpu"
-NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
+# runs of letters and digits, and "3.1", "v3.1b", "1.5.2" across their dots: the same cuts as
+# r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+" without its backtracking (a dotted run needs a digit before the dot)
+NAME_SPLIT = re.compile(r"[^\W_]+(?:(?<=\d)(?:\.\d+)+[^\W_]*)?")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
 PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")

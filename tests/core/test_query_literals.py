@@ -95,3 +95,10 @@ def test_a_word_of_letters_or_of_digits_is_one_token(words: list[str]) -> None:
         assert [t.text for t in toks] == words
         skip = query_lexicon.VENDOR_WORDS | query_lexicon.NOISE_WORDS | query_lexicon.STOPWORDS
         assert [t.kind for t in toks] == ["num" if w.isdecimal() else "skip" if w in skip else "word" for w in words]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text("ab1.2 _ä٣x.9-", max_size=24))
+def test_names_are_cut_as_the_plain_pattern_cuts_them(text: str) -> None:
+    plain = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")  # what NAME_SPLIT does, with backtracking
+    assert [m.span() for m in query_lexicon.NAME_SPLIT.finditer(text)] == [m.span() for m in plain.finditer(text)]
