@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from core import query_devices, query_lexicon, query_specs
 from core.query_literals import Quick, needs
+from core.query_needs import NEEDS
 
 
 def _parser_patterns() -> list[tuple[str, Quick]]:
@@ -22,11 +23,24 @@ def _parser_patterns() -> list[tuple[str, Quick]]:
             for n, row in enumerate(rows):
                 for item in row if isinstance(row, tuple) else (row,):
                     if isinstance(item, Quick):
-                        found.setdefault(id(item), (f"{module.__name__}.{name}[{n}]", item))
+                        where = f"[{n}]" if isinstance(value, tuple) else ""
+                        found.setdefault(id(item), (f"{module.__name__}.{name}{where}", item))
     return list(found.values())
 
 
 PATTERNS = _parser_patterns()
+
+
+def _needs_table() -> str:
+    rows = [f"    # {name}\n    {q.key}: {tuple(sorted(needs(q.regex) or ()))!r}," for name, q in PATTERNS]
+    return "NEEDS: dict[int, tuple[str, ...]] = {\n" + "\n".join(rows) + "\n}\n"
+
+
+def test_the_table_of_needs_is_what_the_patterns_need() -> None:
+    """Start-up reads the needs from ``core.query_needs``; a pattern that changed must be read again there."""
+    table = {q.key: tuple(sorted(needs(q.regex) or ())) for _, q in PATTERNS}
+    assert {q.key: q.needs for _, q in PATTERNS} == table  # what runs is sound, table or not
+    assert table == NEEDS, "write core/query_needs.py's table anew:\n" + _needs_table()
 
 
 def test_the_parser_runs_its_patterns_quick() -> None:
@@ -63,7 +77,7 @@ def test_what_a_pattern_needs(pattern: str, expected: set[str] | None) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_every_match_holds_what_its_pattern_needs(name: str, quick: Quick, data: st.DataObject) -> None:
-    text = data.draw(st.from_regex(quick.regex))
+    text = data.draw(st.from_regex(re.compile(quick.pattern, quick.regex.flags)))
     match = quick.regex.search(text)
     assert match is not None
     assert not quick.needs or any(s in match.group() for s in quick.needs), (name, match.group())
