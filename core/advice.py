@@ -15,7 +15,16 @@ from typing import Literal, NamedTuple
 
 from core import memory
 from core.cost import OfferQuote, quote_offers
-from core.estimate import EstimateError, FitEstimate, Scenario, estimate_of, hardware_on, scenario, varied
+from core.estimate import (
+    EstimateError,
+    FitEstimate,
+    Scenario,
+    estimate_of,
+    hardware_on,
+    scenario,
+    varied,
+    workload_of,
+)
 from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
@@ -113,7 +122,7 @@ def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fi
     Each rung is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
     cache and overhead), nothing is placed."""
     hardware, model = s.hardware, s.model
-    workload = s.workload if kv is None else s.workload.model_copy(update={"kv_cache": kv})
+    workload = s.workload if kv is None else workload_of(s, kv)
     usable = usable_bytes(hardware, workload)
     rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
     tight: _Fitted | None = None
@@ -248,8 +257,9 @@ def _bytes_per_weight(q: QuantSpec) -> float:
 def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, ...]:
     """The scenario with each KV-cache type the engine offers: f16/q8_0/q4_0 (llama.cpp), bf16/fp8 (vLLM).
 
-    An option needs memory, verdict and largest context only: each is placed (``fit.place``) and
-    searched (``fit.max_context``), without the speed of a full estimate."""
+    An option needs memory, verdict and largest context only: each is judged on plain numbers
+    (``fit.full_fit``, placed only when it overflows) and searched (``fit.max_context``), without the
+    speed of a full estimate."""
     options: list[KvOption] = []
     for kv in KV_CHOICES[s.engine]:
         if est is not None and kv is s.kv_cache:
@@ -259,12 +269,15 @@ def kv_savings(s: Scenario, est: FitEstimate | None = None) -> tuple[KvOption, .
                 est.verdict,
                 est.max_context,
             )
-        else:
-            there = varied(s, kv_cache=kv)
-            model, hardware, workload = there.model, there.hardware, there.workload
-            placement = place(model, there.quant, hardware, workload, there.measured)
-            kv_bytes, total, verdict = placement.memory.kv_cache_bytes, placement.memory.total_bytes, placement.verdict
-            longest = max_context(model, there.quant, hardware, workload, there.measured)
+        else:  # ``varied(s, kv_cache=kv)``: only the workload changes
+            model, quant, hardware, workload, measured = s.model, s.quant, s.hardware, workload_of(s, kv), s.measured
+            kv_bytes = memory.kv_cache_bytes(model, workload)
+            if (fit := full_fit(model, quant, hardware, workload, measured)) is not None:
+                total, verdict = fit.total_bytes, fit.verdict
+            else:
+                placement = place(model, quant, hardware, workload, measured)
+                total, verdict = placement.memory.total_bytes, placement.verdict
+            longest = max_context(model, quant, hardware, workload, measured)
         base = options[0] if options else None
         options.append(
             KvOption(
@@ -300,9 +313,10 @@ def _need(s: Scenario) -> _Need:
     return _Need(weights(s.model, s.quant, s.measured), memory.kv_cache_bytes(s.model, s.workload), per_device, shared)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Candidate:
-    """A ``Setup`` while the scan runs: a plain record, since only the few picks become a ``Setup``."""
+    """A ``Setup`` while the scan runs: a plain record, since only the few picks become a ``Setup`` (not
+    frozen: a frozen dataclass sets each field through ``object.__setattr__``, ten times slower)."""
 
     gpu_id: str
     gpu_name: str
@@ -350,6 +364,50 @@ def _built(pick: _Candidate | None) -> Setup | None:
     return Setup(**vars(pick)) if pick is not None else None
 
 
+class _Devices(NamedTuple):
+    """The devices ``recommend_hardware`` scans, which depend on the catalog alone."""
+
+    discrete: tuple[GpuSpec, ...]  # discrete cards, fastest memory first
+    macs: tuple[GpuSpec, ...]  # cheapest first
+    buyable: tuple[GpuSpec, ...]  # priced cards and boxes, in catalog order
+
+
+# ``_devices`` per catalog object and whether restricted parts count; id() keyed with the catalog kept in the
+# entry, as in ``core.weights``
+_DEVICES: dict[tuple[int, bool], tuple[Catalog, _Devices]] = {}
+
+
+def _devices(catalog: Catalog, allow_restricted: bool) -> _Devices:
+    hit = _DEVICES.get((id(catalog), allow_restricted))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    if len(_DEVICES) >= 64:
+        _DEVICES.clear()
+
+    def allowed(gpu: GpuSpec) -> bool:
+        if gpu.backend is Backend.OTHER:
+            return False
+        return allow_restricted or not restricted(gpu)
+
+    discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
+    devices = _Devices(
+        discrete=tuple(sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s)),
+        macs=tuple(
+            sorted(
+                (g for g in catalog.gpus if g.category == "apple"),
+                key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id),
+            )
+        ),
+        buyable=tuple(
+            g
+            for g in catalog.gpus
+            if g.price_usd is not None and g.category in ("consumer", "workstation", "apu", "datacenter") and allowed(g)
+        ),
+    )
+    _DEVICES[(id(catalog), allow_restricted)] = (catalog, devices)
+    return devices
+
+
 def recommend_hardware(
     s: Scenario,
     catalog: Catalog,
@@ -363,12 +421,7 @@ def recommend_hardware(
     model = s.model
     need = _need(s)
     w = need.weights
-
-    def allowed(gpu: GpuSpec) -> bool:
-        if gpu.backend is Backend.OTHER:
-            return False
-        return allow_restricted or not restricted(gpu)
-
+    devices = _devices(catalog, allow_restricted)
     # Fastest single GPU: fastest memory first, and stop once no card left could beat the best so far
     # even at its bandwidth's roofline (every decoded token reads at least the dense weights and the
     # routed experts in use; 25 % margin for efficiency factors), so the answer is exact without placing all 200+ cards.
@@ -377,32 +430,22 @@ def recommend_hardware(
     )
     singles: list[_Candidate] = []
     fastest = 0.0  # the best single-GPU speed so far
-    discrete = [g for g in catalog.gpus if g.category != "apple" and not g.unified_memory and allowed(g)]
-    for gpu in sorted(discrete, key=lambda g: -g.bandwidth_bytes_per_s):
+    for gpu in devices.discrete:
         if singles and 1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0) < fastest:
             break
         if setup := _setup(s, need, gpu, 1):
             singles.append(setup)
             fastest = max(fastest, setup.decode_tokens_per_s)
     apple: list[_Candidate] = []
-    macs = sorted(
-        (g for g in catalog.gpus if g.category == "apple"),
-        key=lambda g: (g.price_usd is None, g.price_usd or 0.0, g.memory_bytes, g.id),
-    )
     # vLLM has no Metal backend: Macs are judged with llama.cpp (and its quant, when the engine changes it).
     on_mac = s if s.engine is Engine.LLAMA_CPP else _llama_cpp(s, catalog)
     if on_mac is not None:
         mac_need = need if on_mac is s else _need(on_mac)
-        for gpu in macs:  # cheapest first: the first Mac that fits is the answer
+        for gpu in devices.macs:  # cheapest first: the first Mac that fits is the answer
             if setup := _setup(on_mac, mac_need, gpu, 1):
                 apple.append(setup)
                 break
     priced: list[_Candidate] = []
-    buyable = [
-        g
-        for g in catalog.gpus
-        if g.price_usd is not None and g.category in ("consumer", "workstation", "apu", "datacenter") and allowed(g)
-    ]
 
     def best_case_usd_per_tps(gpu: GpuSpec) -> float:  # one card at its roofline: no setup of it does better
         return (gpu.price_usd or 0.0) / (1.25 * gpu.bandwidth_bytes_per_s / max(per_token, 1.0))
@@ -410,7 +453,7 @@ def recommend_hardware(
     # cheapest and best tokens per dollar, exact without placing every card: in order of the best case,
     # stop once no card left could beat either on price or on price per token/s
     best = cheapest = 0.0  # the best price per token/s and the lowest price so far
-    for gpu in sorted(buyable, key=best_case_usd_per_tps):
+    for gpu in sorted(devices.buyable, key=best_case_usd_per_tps):
         if priced and best_case_usd_per_tps(gpu) > best and (gpu.price_usd or 0.0) > cheapest:
             continue
         for count in PRICE_PERFORMANCE_COUNTS if not gpu.unified_memory else (1,):

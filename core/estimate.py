@@ -123,18 +123,7 @@ class Scenario(Frozen):
 
     @cached_property
     def workload(self) -> Workload:
-        key = (self.context, self.kv_cache, self.engine, self.users, self.prompt_tokens)
-        if (shared := _WORKLOADS.get(key)) is None:
-            if len(_WORKLOADS) >= _SHARED_ENTRIES:
-                _WORKLOADS.clear()
-            shared = _WORKLOADS[key] = Workload(
-                context=self.context,
-                kv_cache=self.kv_cache,
-                engine=self.engine,
-                concurrent=self.users,
-                prompt_tokens=self.prompt_tokens,
-            )
-        return shared
+        return workload_of(self, self.kv_cache)
 
 
 # Workloads and hardware are immutable, and a few distinct ones serve every scan and question: one object
@@ -143,6 +132,18 @@ class Scenario(Frozen):
 _WORKLOADS: dict[tuple[int, KvCacheType, Engine, int, int], Workload] = {}
 _HARDWARE: dict[tuple[int, int, float, float | None], tuple[GpuSpec, Hardware]] = {}
 _SHARED_ENTRIES = 4096
+
+
+def workload_of(s: Scenario, kv_cache: KvCacheType) -> Workload:
+    """The scenario's workload with ``kv_cache`` (what ``varied(s, kv_cache=...)`` gives): one object per value."""
+    key = (s.context, kv_cache, s.engine, s.users, s.prompt_tokens)
+    if (shared := _WORKLOADS.get(key)) is None:
+        if len(_WORKLOADS) >= _SHARED_ENTRIES:
+            _WORKLOADS.clear()
+        shared = _WORKLOADS[key] = Workload(
+            context=s.context, kv_cache=kv_cache, engine=s.engine, concurrent=s.users, prompt_tokens=s.prompt_tokens
+        )
+    return shared
 
 
 def default_quant(model: ModelSpec, engine: Engine) -> str:
@@ -160,7 +161,7 @@ def default_kv(engine: Engine) -> KvCacheType:
 
 def rope_scaled_context(model: ModelSpec) -> int | None:
     """Context the model reaches with RoPE scaling (YaRN), when the catalog knows it (optional field)."""
-    value = getattr(model, "rope_scaling_max_context", None)
+    value = vars(model).get("rope_scaling_max_context")  # a field only some specs have: no failing look-up
     return int(value) if isinstance(value, int) and value > model.max_context else None
 
 
@@ -366,6 +367,52 @@ class FitEstimate(Frozen):
         return self.memory.usable_bytes - self.gpu_bytes
 
 
+# The references an estimate carries, one object per model and per device setup (immutable, and the same few
+# come back in every scan and question); id() keyed with the spec kept in the entry, as ``_HARDWARE``.
+_MODEL_REFS: dict[int, tuple[ModelSpec, ModelRef]] = {}
+_HARDWARE_REFS: dict[tuple[int, int, int, int], tuple[GpuSpec, HardwareRef]] = {}
+
+
+def model_ref(model: ModelSpec) -> ModelRef:
+    hit = _MODEL_REFS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_MODEL_REFS) >= _SHARED_ENTRIES:
+        _MODEL_REFS.clear()
+    ref = ModelRef(
+        id=model.id,
+        name=model.name,
+        hf_repo=model.hf_repo,
+        gguf_repo=model.gguf_repo,
+        total_params=model.total_params,
+        active_params=model.active_params,
+        max_context=model.max_context,
+    )
+    _MODEL_REFS[id(model)] = (model, ref)
+    return ref
+
+
+def hardware_ref(gpu: GpuSpec, count: int, usable_bytes: int, system_ram_bytes: int) -> HardwareRef:
+    key = (id(gpu), count, usable_bytes, system_ram_bytes)
+    hit = _HARDWARE_REFS.get(key)
+    if hit is not None and hit[0] is gpu:
+        return hit[1]
+    if len(_HARDWARE_REFS) >= _SHARED_ENTRIES:
+        _HARDWARE_REFS.clear()
+    ref = HardwareRef(
+        gpu=gpu.id,
+        gpu_name=gpu.short_name,
+        count=count,
+        memory_bytes=gpu.memory_bytes * count,
+        usable_bytes=usable_bytes,
+        unified_memory=gpu.unified_memory,
+        system_ram_bytes=system_ram_bytes,
+        backend=gpu.backend,
+    )
+    _HARDWARE_REFS[key] = (gpu, ref)
+    return ref
+
+
 def estimate_of(s: Scenario) -> FitEstimate:
     """Memory, placement, verdict and speed of one scenario."""
     model, gpu, hardware, workload = s.model, s.device, s.hardware, s.workload
@@ -374,29 +421,12 @@ def estimate_of(s: Scenario) -> FitEstimate:
     off = placement.offload
     short_gpu, short_ram = shortfall(placement.memory, off, placement.verdict)
     return FitEstimate(
-        model=ModelRef(
-            id=model.id,
-            name=model.name,
-            hf_repo=model.hf_repo,
-            gguf_repo=model.gguf_repo,
-            total_params=model.total_params,
-            active_params=model.active_params,
-            max_context=model.max_context,
-        ),
+        model=model_ref(model),
         quant=s.quant.id,
         context=s.context,
         kv_cache=s.kv_cache,
         engine=s.engine,
-        hardware=HardwareRef(
-            gpu=gpu.id,
-            gpu_name=gpu.short_name,
-            count=s.count,
-            memory_bytes=gpu.memory_bytes * s.count,
-            usable_bytes=placement.memory.usable_bytes,
-            unified_memory=gpu.unified_memory,
-            system_ram_bytes=hardware.system_ram_bytes,
-            backend=gpu.backend,
-        ),
+        hardware=hardware_ref(gpu, s.count, placement.memory.usable_bytes, hardware.system_ram_bytes),
         memory=placement.memory,
         verdict=placement.verdict,
         offload=off,
@@ -443,8 +473,11 @@ __all__ = [
     "estimate",
     "estimate_of",
     "hardware_on",
+    "hardware_ref",
+    "model_ref",
     "on_device",
     "rope_scaled_context",
     "scenario",
     "varied",
+    "workload_of",
 ]

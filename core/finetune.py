@@ -319,11 +319,16 @@ def training_fit(est: FinetuneEstimate, gpu: GpuSpec, count: int = 1) -> Trainin
 
 def _verdict(est: FinetuneEstimate, gpu: GpuSpec, count: int) -> tuple[Verdict, int, int]:
     """(verdict, bytes on each GPU, usable bytes of each GPU): ``training_fit`` in plain numbers."""
-    usable = round(gpu.memory_bytes * unified_fraction(gpu)) if gpu.unified_memory else gpu.memory_bytes
+    usable = usable_per_gpu(gpu)
     need = per_gpu_bytes(est, count)
     reserve = comfortable_reserve(usable * count, count) / count
     verdict = Verdict.NO_FIT if need > usable else Verdict.FITS if usable - need >= reserve else Verdict.TIGHT
     return verdict, need, usable
+
+
+def usable_per_gpu(gpu: GpuSpec) -> int:
+    """Memory one device gives a training run: all of a discrete card, the GPU's share of unified memory."""
+    return round(gpu.memory_bytes * unified_fraction(gpu)) if gpu.unified_memory else gpu.memory_bytes
 
 
 def smallest_hardware(
@@ -346,14 +351,17 @@ def smallest_setups(
     Region-restricted export parts (``core.regions``) only when ``allow_restricted``.
     """
     est = estimate_finetune(model, method, **options)  # type: ignore[arg-type]
+    # ``_verdict`` in plain numbers, for the scan: a setup runs unless each GPU needs more than it has
+    need = {count: per_gpu_bytes(est, count) for count in (1, *MULTI_GPU_COUNTS)}
     fits: list[tuple[GpuSpec, int]] = []
     for gpu in catalog.gpus:
         if gpu.backend not in TRAINING_BACKENDS:
             continue
         if restricted(gpu) and not allow_restricted:
             continue
+        usable = usable_per_gpu(gpu)
         for count in (1, *MULTI_GPU_COUNTS) if gpu.category == "datacenter" else (1,):
-            if _verdict(est, gpu, count)[0] is not Verdict.NO_FIT:  # plain numbers: only the picks get a TrainingFit
+            if need[count] <= usable:  # only the picks get a TrainingFit
                 fits.append((gpu, count))
                 break  # more of the same GPU only adds memory
 

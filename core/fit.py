@@ -288,7 +288,38 @@ def max_context(
 
     Each step is ``breakdown``'s total at that context, in plain numbers (only KV and overhead change).
     KV cache and compute buffers never shrink with context, so the search may look at the ends first:
-    most setups hold the model's whole context, or not even 256 tokens."""
+    most setups hold the model's whole context, or not even 256 tokens. Memoised per model, quant, size and
+    hardware object and the workload's fields other than its context and prompt (/speed asks it at four)."""
+    key = (
+        id(model),
+        id(quant),
+        id(measured),
+        id(hardware),
+        workload.kv_cache,
+        workload.engine,
+        workload.concurrent,
+        workload.n_ubatch,
+        workload.flash_attention,
+        workload.gpu_memory_utilization,
+    )
+    hit = _LONGEST.get(key)
+    if hit is not None and hit[0] is model and hit[1] is quant and hit[2] is measured and hit[3] is hardware:
+        return hit[4]
+    if len(_LONGEST) >= _LONGEST_ENTRIES:
+        _LONGEST.clear()
+    longest = _max_context(model, quant, hardware, workload, measured)
+    _LONGEST[key] = (model, quant, measured, hardware, longest)
+    return longest
+
+
+# ``max_context`` per objects and workload fields, id() keyed with the objects kept in the entry (``core.weights``)
+_LONGEST: dict[tuple[object, ...], tuple[ModelSpec, QuantSpec, QuantSize | None, Hardware, int]] = {}
+_LONGEST_ENTRIES = 4096
+
+
+def _max_context(
+    model: ModelSpec, quant: QuantSpec, hardware: Hardware, workload: Workload, measured: QuantSize | None
+) -> int:
     w = weights(model, quant, measured)
     room = memory.usable_bytes(hardware, workload) - (
         w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)

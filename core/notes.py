@@ -22,8 +22,22 @@ class Note(Frozen):
 
 
 def note(code: str, **values: NoteValue) -> Note:
-    """A note from typed arguments (no validation needed: the signature is the schema)."""
-    return Note.model_construct(code=code, values=values)
+    """A note from typed arguments (no validation needed: the signature is the schema).
+
+    Notes are immutable and the same few come back with every estimate (the engine, backend and RAM
+    defaults, ...): one object per code and values, each value's type in the key so 1, 1.0 and True stay
+    apart."""
+    key = (code, *[(name, value.__class__, value) for name, value in values.items()])
+    shared = _NOTES.get(key)
+    if shared is None:
+        if len(_NOTES) >= _NOTES_ENTRIES:
+            _NOTES.clear()
+        shared = _NOTES[key] = Note.model_construct(code=code, values=values)
+    return shared
+
+
+_NOTES: dict[tuple[object, ...], Note] = {}
+_NOTES_ENTRIES = 4096
 
 
 class CodedError(ValueError):

@@ -214,17 +214,18 @@ def _ubatch_ram_share(
     w: WeightEstimate,
     placement: Placement,
     workload: Workload,
-    ubatch: int,
+    touched: float,
     context: int,
     quant_id: str | None,
 ) -> float:
-    """Share of the weights one ubatch touches that sit in system RAM (and so cross PCIe).
+    """Share of the weights one ubatch touches (``touched`` bytes) that sit in system RAM (and so cross PCIe).
 
     Expert offload: the touched routed experts of the CPU layers, which for a 512-token ubatch are
     nearly all of them. Layer offload: the CPU layers' share of the per-token read.
     """
     off = placement.offload
-    touched = touched_weight_bytes(model, w, ubatch)
+    if off.mode == "none":
+        return 0.0  # everything on the GPU(s): nothing crosses PCIe
     if off.mode == "experts" and model.is_moe and off.layers_total:
         experts = touched - (w.dense_bytes + w.output_bytes)
         experts -= w.embed_bytes if model.tied_embeddings else 0
@@ -275,7 +276,7 @@ def _prompt_time(
     ubatch = max(1, min(workload.n_ubatch, n_tokens))
     chunks = math.ceil(n_tokens / ubatch)
     touched = touched_weight_bytes(model, w, ubatch)
-    ram_share = _ubatch_ram_share(model, w, placement, workload, ubatch, depth + n_tokens, quant_id)
+    ram_share = _ubatch_ram_share(model, w, placement, workload, touched, depth + n_tokens, quant_id)
     extra = 0.0
     if system.devices > 1 and not system.tensor_parallel:
         # layer split: each hand-over moves the ubatch's f32 hidden states over PCIe

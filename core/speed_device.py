@@ -122,11 +122,14 @@ def with_backend(gpu: GpuSpec, backend: Backend | None) -> GpuSpec | None:
 # --------------------------------------------------------------------------------------------
 
 
+CALIBRATED_BACKENDS = frozenset({Backend.CUDA, Backend.ROCM, Backend.METAL, Backend.SYCL})  # a family each
+
+
 def speed_family(gpu: GpuSpec) -> tuple[str, bool]:
     """Speed family whose fitted constants apply, and whether it is a proxy (no calibration rows)."""
     if gpu.backend is Backend.VULKAN:
         return ("vulkan-intel" if gpu.vendor.lower() == "intel" else "vulkan"), False
-    if gpu.backend in (Backend.CUDA, Backend.ROCM, Backend.METAL, Backend.SYCL):
+    if gpu.backend in CALIBRATED_BACKENDS:
         return gpu.backend.value, False
     return FAMILY_PROXY[gpu.backend], True
 
