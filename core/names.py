@@ -130,10 +130,12 @@ def typed(text: str) -> Typed:
 
 def _words_agree(said: tuple[str, ...], entry: Typed) -> bool:
     """Every family word the user wrote is a word of the entry, or that word with one typo ("lama")."""
-    if not said:
-        return True
-    pool = entry.words + tuple(entry.variants) + tuple(entry.tiers)
-    return all(w in pool or any(_typo(w, e) for e in pool) for w in said)
+    for w in said:
+        if w in entry.words or w in entry.variants or w in entry.tiers:
+            continue
+        if not any(_typo(w, e) for e in (*entry.words, *entry.variants, *entry.tiers)):
+            return False
+    return True
 
 
 def _typo(a: str, b: str) -> bool:
@@ -193,9 +195,10 @@ def device_agrees(said: Typed, entry: Typed, laptop: bool) -> bool:
         return False  # a 3090 is not a 3090 Ti, an M3 is not an M3 Max ("mac studio 128gb" names no chip)
     if said.laptop != laptop:
         return False
-    pool = entry.words + tuple(entry.variants) + tuple(entry.tiers)
     said_words = said.words + tuple(said.variants - said.tiers)
-    return all(w in pool or w in MAC_PRODUCT_WORDS for w in said_words)
+    return all(
+        w in entry.words or w in entry.variants or w in entry.tiers or w in MAC_PRODUCT_WORDS for w in said_words
+    )
 
 
 def same_memory(said_gb: float, catalog_gib: float) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -63,6 +64,10 @@ class NameIndex:
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
     fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
+    # the words by length, and those near each length (``near_in_length``): derived, not stored
+    by_length: list[int] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    near: dict[tuple[int, int], list[str]] = field(default_factory=dict)
     # word ratios and the word and number parts of span scores (``Memo``), kept across questions as well
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
     word_parts: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
@@ -266,11 +271,26 @@ def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
     hits = idx.fuzzy.get((word, cutoff))
     if hits is None:
         hits = idx.fuzzy[(word, cutoff)] = set()
-        for key, _, _ in process.extract(word, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+        near = near_in_length(idx, len(word), cutoff)
+        for key, _, _ in process.extract(word, near, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
             hits |= idx.keys[key]
         if len(idx.fuzzy) > RANKING_CACHE:
             idx.fuzzy.popitem(last=False)
     return hits
+
+
+def near_in_length(idx: NameIndex, n: int, cutoff: int) -> list[str]:
+    """The index's words whose length lets them reach ``cutoff`` against a word of ``n`` letters, in the
+    index's order (``fuzz.ratio`` is at most 200·min(n, m) / (n + m): no edit makes up a length apart)."""
+    near = idx.near.get((n, cutoff))
+    if near is None:
+        if not idx.by_length:
+            idx.by_length = sorted(range(len(idx.words)), key=lambda p: len(idx.words[p]))
+            idx.lengths = [len(idx.words[p]) for p in idx.by_length]
+        lo, hi = -(-cutoff * n // (200 - cutoff)), (200 - cutoff) * n // cutoff
+        shown = idx.by_length[bisect_left(idx.lengths, lo) : bisect_right(idx.lengths, hi)]
+        near = idx.near[(n, cutoff)] = [idx.words[p] for p in sorted(shown)]
+    return near
 
 
 def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterator[list[int]]:

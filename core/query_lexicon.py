@@ -32,7 +32,9 @@ VENDOR_WORDS = _words("nvidia geforce amd radeon instinct apple rtx gtx rx tesla
 NOISE_WORDS = _words(
     "instruct chat it hf gguf the model modell llm gpu gpus grafikkarte"
 )  # "A16 (per GPU)" is no "gpu"
-NAME_SPLIT = re.compile(r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+")
+# runs of letters and digits, and "3.1", "v3.1b", "1.5.2" across their dots: the same cuts as
+# r"[^\W_]*\d+(?:\.\d+)+[^\W_]*|[^\W_]+" without its backtracking (a dotted run needs a digit before the dot)
+NAME_SPLIT = re.compile(r"[^\W_]+(?:(?<=\d)(?:\.\d+)+[^\W_]*)?")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
 PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
@@ -177,6 +179,10 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
     """Appends the token(s) of one raw piece."""
     if raw in COUNT_WORDS:
         toks.append(Tok(raw, raw, "count", s, e, COUNT_WORDS[raw]))
+    elif raw.isalpha():  # letters only: one word, as the patterns below (each needs a digit or an "x") would find
+        toks.append(Tok(raw, SAME_WORD.get(raw, raw), _word_kind(raw), s, e))
+    elif raw.isdecimal():  # digits only: one number
+        toks.append(Tok(raw, raw, "num", s, e))
     elif m := COUNT_SUFFIX.fullmatch(raw):
         toks.append(Tok(raw, raw, "post", s, e, int(m.group(1))))
     elif MOE_SIZE.fullmatch(raw):

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import importlib
 import re
+import zlib
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
+
+from core.query_needs import NEEDS
 
 # the stdlib's own reader of patterns, which has no public name
 C: Any = importlib.import_module("re._constants")
@@ -24,33 +28,36 @@ MAX_SPELLINGS = 16  # strings a run of characters and classes may stand for befo
 
 def needs(pattern: re.Pattern[str]) -> Needs | None:
     """Strings one of which every match of ``pattern`` contains, or None when nothing is certain."""
-    if pattern.flags & re.IGNORECASE:
-        return None
-    return _sequence(P.parse(pattern.pattern, pattern.flags))
+    return _needs(P.parse(pattern.pattern, pattern.flags))
+
+
+def _needs(tree: Any) -> Needs | None:
+    return None if tree.state.flags & re.IGNORECASE else _sequence(tree)
 
 
 def _sequence(items: Iterable[tuple[Any, Any]]) -> Needs | None:
     """Every item of a sequence is in a match, so the most telling one's needs hold for all of it. Adjacent
     characters and small classes make strings together: "i" then [3579] is one of "i3", "i5", "i7", "i9"."""
     best: Needs | None = None
-    run = [""]
-    for op, av in items:
+    run, tail = [""], ""  # the strings so far: each of ``run`` followed by the literal ``tail``
+    for op, av in getattr(items, "data", items):  # a parsed pattern's list (its own iteration is slow)
+        if op is C.LITERAL:
+            tail += chr(av)
+            continue
         chars = _chars(op, av)
         if chars is not None and len(run) * len(chars) <= MAX_SPELLINGS:
-            run = [r + c for r in run for c in chars]
+            run, tail = [r + tail + c for r in run for c in chars], ""
             continue
-        if run != [""]:
-            best = _better(best, frozenset(run))
-        run = [""] if chars is None else list(chars)
+        if tail or run != [""]:
+            best = _better(best, frozenset(r + tail for r in run))
+        run, tail = ([""] if chars is None else list(chars)), ""
         if chars is None:
             best = _better(best, _item(op, av))
-    return best if run == [""] else _better(best, frozenset(run))
+    return best if not tail and run == [""] else _better(best, frozenset(r + tail for r in run))
 
 
 def _chars(op: Any, av: Any) -> tuple[str, ...] | None:
-    """The characters a literal or a small class of them matches, else None."""
-    if op is C.LITERAL:
-        return (chr(av),)
+    """The characters a small class matches, else None."""
     if op is not C.IN or not all(o is C.LITERAL or o is C.RANGE for o, _ in av):
         return None
     chars = [chr(v) for o, v in av if o is C.LITERAL]
@@ -87,8 +94,9 @@ def _better(a: Needs | None, b: Needs | None) -> Needs | None:
     return b if _rank(b) > _rank(a) else a
 
 
+@lru_cache(maxsize=1024)
 def _rank(n: Needs) -> tuple[int, int]:
-    return min(sum(1 if c.isalnum() or c in " -_.," else 3 for c in s) for s in n), -len(n)
+    return min(len(s) if s.isalnum() else sum(1 if c.isalnum() or c in " -_.," else 3 for c in s) for s in n), -len(n)
 
 
 def _minimal(strings: Needs) -> Needs:
@@ -99,12 +107,16 @@ def _minimal(strings: Needs) -> Needs:
 class Quick:
     """A compiled pattern whose ``search``, ``fullmatch`` and ``sub`` skip text lacking all its ``needs``."""
 
-    __slots__ = ("needs", "pattern", "regex")
+    __slots__ = ("key", "needs", "pattern", "regex")
 
-    def __init__(self, regex: re.Pattern[str]) -> None:
-        self.regex = regex
-        self.pattern = regex.pattern
-        self.needs = tuple(sorted(needs(regex) or ()))
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.regex = re.compile(pattern, flags)
+        self.pattern = pattern
+        # read from the table the tests keep in step (start-up matters: reading forty patterns again costs
+        # ~15 ms); a pattern not in it yet is read here
+        self.key = pattern_key(pattern, flags)
+        known = NEEDS.get(self.key)
+        self.needs = known if known is not None else tuple(sorted(needs(self.regex) or ()))
 
     def may(self, text: str) -> bool:
         """Whether ``text`` holds one of the needed strings (a match is possible)."""
@@ -127,6 +139,11 @@ class Quick:
         return self.regex.sub(repl, text)
 
 
+def pattern_key(pattern: str, flags: int) -> int:
+    """A pattern's key in ``NEEDS``: its text and flags (a changed pattern misses and is read afresh)."""
+    return zlib.crc32(f"{flags}:{len(pattern)}:{pattern}".encode())
+
+
 def quick(pattern: str, flags: int = 0) -> Quick:
     """``re.compile`` for a pattern run with ``Quick``'s test first."""
-    return Quick(re.compile(pattern, flags))
+    return Quick(pattern, flags)

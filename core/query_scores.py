@@ -162,7 +162,9 @@ def alias_score(span: Span, alias: Alias, num: float, memo: Memo) -> float:
     shared by aliases with the same words and by spans with the same words ("qwen" and "qwen 3")."""
     if num + 100.0 < SUGGEST_MIN:  # wrong numbers: no spelling can lift it to a suggestion, skip the word work
         return num + 100.0
-    by_words = memo.words.setdefault(span.words, {})
+    by_words = memo.words.get(span.words)
+    if by_words is None:
+        by_words = memo.words[span.words] = {}
     words = by_words.get(alias.words)
     if words is None:
         words = by_words[alias.words] = _word_sim(span, alias, memo.ratios)

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rapidfuzz import fuzz, process
+
 from catalog.facts import load_facts
 from catalog.lookup import build_vocabulary
 from core.query import parse
-from core.query_index import adopt, build_index
+from core.query_index import adopt, build_index, index_for, near_in_length
 
 VOCAB = build_vocabulary(load_facts())
 # names recur with other text around them: the same span, other memory sizes, counts, cores and suffixes
@@ -51,3 +55,16 @@ def test_one_index_for_many_questions_reads_each_as_a_fresh_one_does() -> None:
     random.Random(3).shuffle(order)
     for question in order:
         assert parse(question, shared) == expected[question], question
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("abcdeilmnorstuwxyz", min_size=1, max_size=16), st.sampled_from([75, 85]))
+def test_fuzzy_look_ups_over_the_words_near_in_length_find_what_all_words_find(word: str, cutoff: int) -> None:
+    idx = index_for(VOCAB)
+    # the drawn word, and catalog words with their last letter changed to its first (hits above the cutoff)
+    for typed in (word, *(w[:-1] + word[0] for w in idx.words[::40])):
+        everywhere = process.extract(typed, idx.words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6)
+        near = process.extract(
+            typed, near_in_length(idx, len(typed), cutoff), scorer=fuzz.ratio, score_cutoff=cutoff, limit=6
+        )
+        assert [k for k, _, _ in near] == [k for k, _, _ in everywhere]

@@ -1,0 +1,236 @@
+"""What the parser's patterns need (``core.query_literals``), read once and kept here: written by
+tests/core/test_query_literals.py, which fails with the new table when a pattern changes."""
+
+NEEDS: dict[int, tuple[str, ...]] = {
+    # core.query_lexicon.RIG_JOINER
+    3945006239: ("&", "+", ",", "and", "plus", "sowie", "und"),
+    # core.query_lexicon.SAME_CARDS
+    3911474702: ("&", "+", ",", "and", "plus", "und"),
+    # core.query_lexicon.MAC_WORDS
+    41775471: ("mac", "mini", "studio"),
+    # core.query_lexicon.HF_URL
+    2310621375: ("f.co", "uggingface.co"),
+    # core.query_lexicon.HF_ID
+    3604819212: ("/",),
+    # core.query_lexicon.ENGINE
+    1888704972: ("llama", "studio", "vllm"),
+    # core.query_lexicon.READERS[1]
+    2615085141: ("cache", "k/v", "kv"),
+    # core.query_lexicon.READERS[2]
+    2719670930: ("f16", "f8", "fp16", "fp8", "q4", "q8"),
+    # core.query_lexicon.READERS[3]
+    3546116771: ("prompt",),
+    # core.query_lexicon.READERS[4]
+    3978862930: ("eingabe", "prompt"),
+    # core.query_lexicon.READERS[5]
+    2646560853: ("concurrent", "parallel", "users"),
+    # core.query_lexicon.READERS[6]
+    210165286: (
+        "anfragen",
+        "anwender",
+        "client",
+        "concurrent",
+        "gleichzeitig",
+        "nutzer",
+        "parallel",
+        "personen",
+        "request",
+        "session",
+        "simultaneous",
+        "user",
+    ),
+    # core.query_lexicon.READERS[7]
+    2490749185: ("arbeitsspeicher", "ddr", "hauptspeicher", "ram"),
+    # core.query_lexicon.READERS[8]
+    31732298: ("arbeitsspeicher", "ddr", "hauptspeicher", "ram", "system"),
+    # core.query_lexicon.READERS[9]
+    523756586: ("context", "ctx", "kontext"),
+    # core.query_lexicon.READERS[10]
+    2611511517: ("k", "m"),
+    # core.query_lexicon.READERS[11]
+    1044834252: ("context", "ctx", "kontext", "token"),
+    # core.query_lexicon.QUANT_GGUF
+    2650599883: ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"),
+    # core.query_lexicon.QUANT_SHAPED
+    54890886: ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"),
+    # core.query_lexicon.QUANT_WORD
+    1384611478: (
+        "awq",
+        "bit",
+        "f16",
+        "f8",
+        "fp16",
+        "fp8",
+        "full precision",
+        "gptq",
+        "int4",
+        "int8",
+        "mxfp4",
+        "nativ",
+        "nvfp4",
+        "unquantised",
+        "unquantisiert",
+        "unquantized",
+        "w8a8",
+    ),
+    # core.query_lexicon.FINETUNE
+    2859387485: ("full", "lora", "voll"),
+    # core.query_lexicon.FILLER_PHRASES
+    505384902: ("/", "hour", "monat", "month", "per", "pro", "stunde"),
+    # core.query_lexicon.INTENT_WORDS[0]
+    1270941884: (
+        " rent",
+        "amortis",
+        "break",
+        "kaufen oder mieten",
+        "lohnt ",
+        "mieten oder kaufen",
+        "rent ",
+        "tco",
+        "total cost",
+        "worth buying",
+    ),
+    # core.query_lexicon.INTENT_WORDS[1]
+    2768697576: ("fine", "lora", "train"),
+    # core.query_lexicon.INTENT_WORDS[2]
+    2169041904: (
+        "against",
+        "besser als",
+        "better than",
+        "compare",
+        "comparison",
+        "faster than",
+        "gegen",
+        "oder",
+        "or",
+        "schneller als",
+        "vergleich",
+        "versus",
+        "vs",
+    ),
+    # core.query_lexicon.INTENT_WORDS[3]
+    2485552423: (
+        "/s",
+        "durchsatz",
+        "fast enough",
+        "geschwindigkeit",
+        "how fast",
+        "latency",
+        "latenz",
+        "schnell",
+        "speed",
+        "throughput",
+        "token",
+        "ttft",
+    ),
+    # core.query_lexicon.INTENT_WORDS[4]
+    2063412168: ("billigste", "cheapest", "günstigste"),
+    # core.query_lexicon.INTENT_WORDS[5]
+    1495304609: (
+        "billigste",
+        "cheapest",
+        "cloud",
+        "cost",
+        "günstigste",
+        "how much does",
+        "kosten",
+        "kostet",
+        "miete",
+        "per hour",
+        "preis",
+        "price",
+        "pro stunde",
+        "rent",
+        "runpod",
+        "vast.ai",
+    ),
+    # core.query_lexicon.INTENT_WORDS[6]
+    2354871476: (
+        " i need ",
+        "best",
+        "empfehle",
+        "empfehlung",
+        "empfiehl",
+        "recommend",
+        "suggest",
+        "was brauch",
+        "welche",
+        "what",
+        "which",
+    ),
+    # core.query_lexicon.INTENT_WORDS[7]
+    2182438803: (
+        "best",
+        "biggest",
+        "gr",
+        "kann ich",
+        "largest",
+        "llm",
+        "läuft",
+        "model",
+        "was soll ich",
+        "welche",
+        "what can i run",
+        "what should i run",
+    ),
+    # core.query_lexicon.INTENT_WORDS[8]
+    2462723923: ("quant",),
+    # core.query_lexicon._UMLAUT
+    549329040: ("ß", "ä", "ö", "ü"),
+    # core.query_devices.PRICE
+    2827061770: ("$", "bucks", "dollar", "eur", "usd", "£", "€"),
+    # core.query_devices.GENERIC_DEVICES[0]
+    2213083715: ("laptop", "notebook"),
+    # core.query_devices.GENERIC_DEVICES[1]
+    1732151558: ("laptop", "notebook"),
+    # core.query_devices.GENERIC_DEVICES[2]
+    3409314885: ("card", "gpu", "grafikspeicher", "graphics", "karte", "video", "vram"),
+    # core.query_devices.GENERIC_DEVICES[3]
+    3138250739: ("mit", "with"),
+    # core.query_devices.GENERIC_DEVICES[4]
+    2125932713: ("vram",),
+    # core.query_devices.GENERIC_DEVICES[5]
+    543968250: ("auf", "cpu", "gpu", "nur", "ohne", "only", "without"),
+    # core.query_devices.MEMORY_ONLY
+    776260057: ("bedarf", "much", "needed", "required", "requirement", "usage", "viel"),
+    # core.query_devices.OTHER_ENGINE
+    2723106241: (
+        "aphrodite",
+        "exl2",
+        "exl3",
+        "exllama",
+        "ktransformers",
+        "mlx",
+        "sglang",
+        "tensorrt",
+        "tgi",
+        "trt llm",
+        "trt-llm",
+    ),
+    # core.query_devices.CORES
+    2828045656: ("c", "kern"),
+    # core.query_devices.SBC
+    410516: ("aspberry", "pi"),
+    # core.query_devices.IGPU
+    104717662: ("graphics", "igpu", "integrated", "integrierte", "iris", "onboard"),
+    # core.query_devices.IGPU_CHIP
+    2542667893: ("610m", "660m", "680m", "740m", "760m", "780m", "880m", "890m"),
+    # core.query_devices.APU
+    3357614569: ("i3", "i5", "i7", "i9", "ryzen", "ultra"),
+    # core.query_devices.CPU
+    1067430821: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "xeon"),
+    # core.query_devices.BIGGEST
+    3004052862: ("biggest", "gliche", "gr", "hugest", "largest"),
+    # core.query_devices.BPW
+    1394205817: ("pw", "weight"),
+    # core.query_devices.MLX_BITS
+    1124255776: ("bit", "mlx"),
+    # core.query_specs.BACKEND
+    2621982550: ("amdvlk", "cuda", "hip", "metal", "oneapi", "radv", "rocm", "sycl", "vulkan"),
+    # core.query_specs.BANDWIDTH
+    3920764857: ("/", "gbps", "tbps"),
+    # core.query_specs.TFLOPS
+    1604024400: ("flop",),
+    # core.query_specs.SPEC_MEMORY
+    3752747175: ("g",),
+}
