@@ -375,13 +375,14 @@ class _Devices(NamedTuple):
 # ``_devices`` per catalog object and whether restricted parts count; id() keyed with the catalog kept in the
 # entry, as in ``core.weights``
 _DEVICES: dict[tuple[int, bool], tuple[Catalog, _Devices]] = {}
+_DEVICES_ENTRIES = 64
 
 
 def _devices(catalog: Catalog, allow_restricted: bool) -> _Devices:
     hit = _DEVICES.get((id(catalog), allow_restricted))
     if hit is not None and hit[0] is catalog:
         return hit[1]
-    if len(_DEVICES) >= 64:
+    if len(_DEVICES) >= _DEVICES_ENTRIES:
         _DEVICES.clear()
 
     def allowed(gpu: GpuSpec) -> bool:
