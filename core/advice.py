@@ -213,8 +213,11 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
             there = with_quant(s, quant, catalog) if quant is not None else varied(s, catalog, **changes)
         except (EstimateError, ValueError):
             return None
-        if place(there.model, there.quant, there.hardware, there.workload, there.measured).verdict not in want:
-            return None  # memory first: the full estimate only for a change that helps
+        # memory first, on plain numbers (placed only when it overflows): the full estimate only for a change that helps
+        setup = (there.model, there.quant, there.hardware, there.workload, there.measured)
+        fit = full_fit(*setup)
+        if (fit.verdict if fit is not None else place(*setup).verdict) not in want:
+            return None
         e = estimate_of(there)
         return Fix(
             kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, scenario=there, estimate=e
