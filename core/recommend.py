@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from core.advice import quick_fit_on
 from core.estimate import EstimateError, Request, device_on, ram_gb_of, resolved, shared_hardware
@@ -294,7 +294,7 @@ def rank_models(
     return tuple(ModelPick(**_fields(p), reasons=_reasons(p, leaders, quant_bits)) for p in chosen)
 
 
-def _fields(row: _Row) -> dict[str, object]:
+def _fields(row: _Row) -> dict[str, Any]:
     fields = row._asdict()
     del fields["sibling"]
     return fields
