@@ -8,6 +8,7 @@ would not fit.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -24,7 +25,7 @@ from core.estimate import (
     workload_of,
 )
 from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
-from core.memory import RAM_USABLE_FRACTION
+from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import (
     Backend,
     Catalog,
@@ -112,15 +113,6 @@ def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
     """
     picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog)
     return picked.choice() if picked is not None else None
-
-
-def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] | None:
-    """``choose_quant`` with the pick's placement and single-stream speed (list answers: no second placement)."""
-    picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog)
-    if picked is None:
-        return None
-    quant, fit, workload = picked.quant, picked.fit, picked.workload
-    return picked.choice(), _on_gpu(fit, single_stream(s.model, fit, s.hardware, workload, quant.id))
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -436,8 +428,9 @@ def _llama_cpp(s: Scenario, catalog: Catalog) -> Scenario | None:
         return None
 
 
-class QuickFit(Frozen):
-    """A scenario's placement and single-stream decode speed, without the card's other figures (list rows)."""
+class QuickFit(NamedTuple):
+    """A scenario's placement and single-stream decode speed, without the card's other figures (list rows:
+    plain numbers, since scans make one per device)."""
 
     verdict: Verdict
     offload: Literal["none", "layers", "experts"]
@@ -471,17 +464,32 @@ def quick_fit_on(
     """``quick_fit`` on plain parts (a scan over the catalog's models builds no scenario per model)."""
     fit = full_fit(model, quant, hardware, workload, measured)
     if fit is not None:
-        on_gpu = fit.verdict in speed_for
-        return _on_gpu(fit, single_stream(model, fit, hardware, workload, quant.id) if on_gpu else None)
+        speed = single_stream(model, fit, hardware, workload, quant.id) if fit.verdict in speed_for else None
+        return QuickFit(fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed)  # what ``place`` reports
     placement = place(model, quant, hardware, workload, measured)
     speed = single_stream(model, placement, hardware, workload, quant.id) if placement.verdict in speed_for else None
-    return QuickFit(
-        verdict=placement.verdict,
-        offload=placement.offload.mode,
-        gpu_bytes=placement.offload.gpu_bytes,
-        ram_bytes=placement.offload.bytes_in_ram,
-        decode_tokens_per_s=speed,
-    )
+    off = placement.offload
+    return QuickFit(placement.verdict, off.mode, off.gpu_bytes, off.bytes_in_ram, speed)
+
+
+def fits_on(s: Scenario, gpus: Iterable[GpuSpec], speed_for: tuple[Verdict, ...] = RUNS) -> list[QuickFit]:
+    """``quick_fit(s, speed_for, hardware_on(s, gpu))`` on each of ``gpus``, with what does not change with
+    the device (weights, KV cache, overhead: ``_need``) worked out once: the device scans of list answers."""
+    need, model, quant, workload = _need(s), s.model, s.quant, s.workload
+    w, engine = need.weights, workload.engine
+    rows = []
+    for gpu in gpus:
+        hardware = hardware_on(s, gpu)
+        total, usable = need.total_bytes(gpu, 1, engine), usable_bytes(hardware, workload)
+        verdict = full_fit_verdict(total, usable, 1)
+        if verdict is None:  # it overflows: ``place`` plans the offload
+            rows.append(quick_fit_on(model, quant, hardware, workload, s.measured, speed_for))
+            continue
+        host = host_weights_bytes(w, gpu, engine)
+        fit = FullFit(verdict, total, usable, host, w)
+        speed = single_stream(model, fit, hardware, workload, quant.id) if verdict in speed_for else None
+        rows.append(QuickFit(verdict, "none", total, host, speed))
+    return rows
 
 
 def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
@@ -489,17 +497,6 @@ def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
     else None (nothing is placed): ``quick_fit(s, FULL_FIT, hardware).decode_tokens_per_s``."""
     fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
     return single_stream(s.model, fit, hardware, s.workload, s.quant.id) if fit is not None else None
-
-
-def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
-    """The row of a setup that holds everything on the GPU(s): what ``place`` would report for it."""
-    return QuickFit(
-        verdict=fit.verdict,
-        offload="none",
-        gpu_bytes=fit.total_bytes,
-        ram_bytes=fit.host_bytes,
-        decode_tokens_per_s=speed,
-    )
 
 
 __all__ = [
@@ -516,7 +513,7 @@ __all__ = [
     "full_fit_speed",
     "kv_savings",
     "nearest_fix",
-    "quick_choice",
+    "fits_on",
     "quick_fit",
     "quick_fit_on",
     "recommend_hardware",
