@@ -382,8 +382,9 @@ def _rank(span: Span, pool: set[int], idx: NameIndex, memo: Memo) -> list[Candid
     ranked = idx.rankings.get(key)
     if ranked is None:
         bounds, kinds = alias_bounds(span, pool, idx.aliases, memo)
-        ranked = idx.rankings[key] = Ranked(span, key[3], best_scores(span, bounds, kinds, idx.aliases, memo))
-        memo.bounds[id(ranked)] = bounds
+        scored: dict[int, float] = {}
+        ranked = idx.rankings[key] = Ranked(span, key[3], best_scores(span, bounds, kinds, idx.aliases, memo, scored))
+        memo.bounds[id(ranked)], memo.scored[id(ranked)] = bounds, scored
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
     return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]
