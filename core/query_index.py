@@ -6,9 +6,10 @@ comparisons).
 
 The work is the one scoring every span against every alias would do, with what cannot change the
 result left out: names written alike share one alias, spans and aliases with the same words or
-numbers share those parts of the score, spans are scored best first and not at all once a chosen
-name covers them, and an alias whose numbers leave it no chance of the best (or a kept) place is
-not scored. ``span_score`` is that score done plainly; the tests hold the shortcuts to it.
+numbers share those parts of the score (kept on the index across questions, as rankings are),
+spans are made and scored best first and not at all once a chosen name covers them, and an alias
+whose numbers leave it no chance of the best (or a kept) place is not scored. ``span_score`` is that
+score done plainly; the tests hold the shortcuts to it.
 """
 
 from __future__ import annotations
