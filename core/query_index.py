@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import heapq
 import unicodedata
-from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -65,10 +64,8 @@ class NameIndex:
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
     fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
-    # the words by length, and those near each length (``near_in_length``): derived, not stored
-    by_length: list[int] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    near: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    # length -> the words of that length and their places in ``words`` (``near_in_length``): derived, not stored
+    by_length: dict[int, tuple[list[str], list[int]]] = field(default_factory=dict)
     # word ratios and the word and number parts of span scores (``Memo``), kept across questions as well
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
     word_parts: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
@@ -272,26 +269,31 @@ def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
     hits = idx.fuzzy.get((word, cutoff))
     if hits is None:
         hits = idx.fuzzy[(word, cutoff)] = set()
-        near = near_in_length(idx, len(word), cutoff)
-        for key, _, _ in process.extract(word, near, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+        words, places = near_in_length(idx, len(word), cutoff)
+        found = process.extract(word, words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+        # the six best, ties in the index's order: what the same look-up over every word gives
+        for key, _, _ in sorted(found, key=lambda f: (-f[1], places[f[2]]))[:6]:
             hits |= idx.keys[key]
         if len(idx.fuzzy) > RANKING_CACHE:
             idx.fuzzy.popitem(last=False)
     return hits
 
 
-def near_in_length(idx: NameIndex, n: int, cutoff: int) -> list[str]:
-    """The index's words whose length lets them reach ``cutoff`` against a word of ``n`` letters, in the
-    index's order (``fuzz.ratio`` is at most 200·min(n, m) / (n + m): no edit makes up a length apart)."""
-    near = idx.near.get((n, cutoff))
-    if near is None:
-        if not idx.by_length:
-            idx.by_length = sorted(range(len(idx.words)), key=lambda p: len(idx.words[p]))
-            idx.lengths = [len(idx.words[p]) for p in idx.by_length]
-        lo, hi = -(-cutoff * n // (200 - cutoff)), (200 - cutoff) * n // cutoff
-        shown = idx.by_length[bisect_left(idx.lengths, lo) : bisect_right(idx.lengths, hi)]
-        near = idx.near[(n, cutoff)] = [idx.words[p] for p in sorted(shown)]
-    return near
+def near_in_length(idx: NameIndex, n: int, cutoff: int) -> tuple[list[str], list[int]]:
+    """The index's words whose length lets them reach ``cutoff`` against a word of ``n`` letters, and their
+    places in the index (``fuzz.ratio`` is at most 200·min(n, m) / (n + m): no edit makes up a length apart)."""
+    if not idx.by_length:
+        for place, w in enumerate(idx.words):
+            same = idx.by_length.setdefault(len(w), ([], []))
+            same[0].append(w)
+            same[1].append(place)
+    words: list[str] = []
+    places: list[int] = []
+    for m in range(-(-cutoff * n // (200 - cutoff)), (200 - cutoff) * n // cutoff + 1):
+        if bucket := idx.by_length.get(m):
+            words += bucket[0]
+            places += bucket[1]
+    return words, places
 
 
 def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterator[list[int]]:
