@@ -64,7 +64,7 @@ class NameIndex:
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
     fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
-    # length -> the words of that length and their places in ``words`` (``near_in_length``): derived, not stored
+    # length -> the words of that length and their places in ``words`` (``near_in_length``): derived
     by_length: dict[int, tuple[list[str], list[int]]] = field(default_factory=dict)
     # word ratios and the word and number parts of span scores (``Memo``), kept across questions as well
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
@@ -138,14 +138,18 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
         k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
         for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
     }
-    _group_chips(idx)
+    _derive(idx)
     return idx
 
 
-def _group_chips(idx: NameIndex) -> None:
-    """Fills ``by_chip`` from ``chip`` (derived, not stored)."""
+def _derive(idx: NameIndex) -> None:
+    """Fills ``by_chip`` from ``chip`` and ``by_length`` from ``words`` (derived, not stored)."""
     for place, (entry, chip) in enumerate(idx.chip.items()):
         idx.by_chip.setdefault(chip, []).append((place, entry))
+    for place, w in enumerate(idx.words):
+        same = idx.by_length.setdefault(len(w), ([], []))
+        same[0].append(w)
+        same[1].append(place)
 
 
 def build_index(vocab: Vocabulary) -> NameIndex:
@@ -180,7 +184,7 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                     _add_alias(idx, alias, shared)
     idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
     idx.quants = {L.compact(q): q for q in vocab.quants}
-    _group_chips(idx)
+    _derive(idx)
     return idx
 
 
@@ -282,11 +286,6 @@ def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
 def near_in_length(idx: NameIndex, n: int, cutoff: int) -> tuple[list[str], list[int]]:
     """The index's words whose length lets them reach ``cutoff`` against a word of ``n`` letters, and their
     places in the index (``fuzz.ratio`` is at most 200·min(n, m) / (n + m): no edit makes up a length apart)."""
-    if not idx.by_length:
-        for place, w in enumerate(idx.words):
-            same = idx.by_length.setdefault(len(w), ([], []))
-            same[0].append(w)
-            same[1].append(place)
     words: list[str] = []
     places: list[int] = []
     for m in range(-(-cutoff * n // (200 - cutoff)), (200 - cutoff) * n // cutoff + 1):
