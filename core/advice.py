@@ -213,8 +213,11 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
             there = with_quant(s, quant, catalog) if quant is not None else varied(s, catalog, **changes)
         except (EstimateError, ValueError):
             return None
-        if place(there.model, there.quant, there.hardware, there.workload, there.measured).verdict not in want:
-            return None  # memory first: the full estimate only for a change that helps
+        # memory first, on plain numbers (placed only when it overflows): the full estimate only for a change that helps
+        setup = (there.model, there.quant, there.hardware, there.workload, there.measured)
+        fit = full_fit(*setup)
+        if (fit.verdict if fit is not None else place(*setup).verdict) not in want:
+            return None
         e = estimate_of(there)
         return Fix(
             kind=kind, value=value, verdict=e.verdict, reserve_bytes=e.gpu_reserve_bytes, scenario=there, estimate=e
@@ -375,13 +378,14 @@ class _Devices(NamedTuple):
 # ``_devices`` per catalog object and whether restricted parts count; id() keyed with the catalog kept in the
 # entry, as in ``core.weights``
 _DEVICES: dict[tuple[int, bool], tuple[Catalog, _Devices]] = {}
+_DEVICES_ENTRIES = 64
 
 
 def _devices(catalog: Catalog, allow_restricted: bool) -> _Devices:
     hit = _DEVICES.get((id(catalog), allow_restricted))
     if hit is not None and hit[0] is catalog:
         return hit[1]
-    if len(_DEVICES) >= 64:
+    if len(_DEVICES) >= _DEVICES_ENTRIES:
         _DEVICES.clear()
 
     def allowed(gpu: GpuSpec) -> bool:

@@ -5,7 +5,8 @@ every offer is judged on its own GPU model and count (``fit.full_fit``: it must 
 fully), gets its own decode speed and so its own $/Mtok. Prices and the date they were seen are
 arguments; nothing here reads a clock or the network.
 
-Decode speed under batching comes from ``core.serving.decode_speeds``, the one rule every card reads.
+Decode speed under batching comes from ``core.serving.served`` (``decode_speeds`` in plain numbers), the one
+rule every card reads.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
 from core.fit import FullFit, Verdict, full_fit
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
-from core.serving import Speeds, decode_speeds
+from core.serving import Served, served
 from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.notes and can be overridden.
@@ -171,7 +172,7 @@ def quote_offers(
     hours = hours_per_month(hours_per_day)
     users = s.cost_users
     quotes: list[OfferQuote] = []
-    placed: dict[tuple[str, int], tuple[FullFit, Speeds] | None] = {}  # offers share setups: 105 offers, 42 setups
+    placed: dict[tuple[str, int], tuple[FullFit, Served] | None] = {}  # offers share setups: 105 offers, 42 setups
     for offer, gpu, flags in _listed(catalog):
         if limit is not None and len(quotes) >= limit:
             break
@@ -238,14 +239,14 @@ def _listed(catalog: Catalog) -> tuple[_Listed, ...]:
     return listed
 
 
-def _placed_on(s: Scenario, gpu: GpuSpec, count: int) -> tuple[FullFit, Speeds] | None:
+def _placed_on(s: Scenario, gpu: GpuSpec, count: int) -> tuple[FullFit, Served] | None:
     """The scenario on ``count`` x ``gpu`` (memory on plain numbers) and its batched speeds; None unless
     it fits (fits/tight)."""
     hardware = hardware_on(s, gpu, count)
     fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
     if fit is None:
         return None
-    return fit, decode_speeds(s.model, fit, hardware, s.workload, s.cost_users, s.quant.id)
+    return fit, served(s.model, fit, hardware, s.workload, s.cost_users, s.quant.id)
 
 
 def rent_vs_buy(

@@ -91,9 +91,9 @@ def full_fit(
 ) -> FullFit | None:
     """``place`` without its objects where everything stays on the GPU(s); None where it does not (then
     ``place`` plans the offload). Scans over devices and quants judge memory with it first."""
-    parts = _parts(model, quant, hardware, workload, measured, None)
-    verdict = full_fit_verdict(parts.total, parts.usable, hardware.count)
-    return FullFit(verdict, parts.total, parts.usable, parts.host, parts.weights) if verdict is not None else None
+    w, host, _, _, total, usable = _parts(model, quant, hardware, workload, measured, None)
+    verdict = full_fit_verdict(total, usable, hardware.count)
+    return FullFit(verdict, total, usable, host, w) if verdict is not None else None
 
 
 def need_bytes(
@@ -105,8 +105,8 @@ def need_bytes(
     context: int | None = None,
 ) -> tuple[int, int]:
     """``breakdown``'s total and usable bytes, in plain numbers (charts and scans need no more)."""
-    parts = _parts(model, quant, hardware, workload, measured, context)
-    return parts.total, parts.usable
+    _, _, _, _, total, usable = _parts(model, quant, hardware, workload, measured, context)
+    return total, usable
 
 
 def memory_table(
@@ -131,15 +131,6 @@ def memory_table(
     return memory.usable_bytes(hardware, workload), tuple(rows)
 
 
-class _Parts(NamedTuple):
-    weights: WeightEstimate
-    host: int
-    kv: int
-    overhead: int
-    total: int  # GPU memory with everything on the GPU(s)
-    usable: int
-
-
 def _parts(
     model: ModelSpec,
     quant: QuantSpec,
@@ -147,14 +138,17 @@ def _parts(
     workload: Workload,
     measured: QuantSize | None,
     context: int | None,
-) -> _Parts:
-    """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it."""
+) -> tuple[WeightEstimate, int, int, int, int, int]:
+    """The one computation of every memory part: ``breakdown``, ``full_fit`` and ``need_bytes`` read it.
+
+    (weights, host-side weight bytes, KV cache, overhead, total on the GPU(s) with everything there, usable
+    bytes): a plain tuple, since scans call it for every device."""
     w = weights(model, quant, measured)
     kv, per_device, shared = memory.context_bytes(model, workload, context)
     overhead = per_device * hardware.count + shared  # ``memory.overhead_bytes``
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
     total = w.total_bytes - host + kv + overhead
-    return _Parts(w, host, kv, overhead, total, memory.usable_bytes(hardware, workload))
+    return w, host, kv, overhead, total, memory.usable_bytes(hardware, workload)
 
 
 def breakdown(
@@ -325,20 +319,28 @@ def _max_context(
         w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
     )
 
-    def fits(ctx: int) -> bool:
-        kv = memory.kv_cache_bytes(model, workload, ctx)
-        return kv + memory.overhead_bytes(model, hardware, workload, ctx) <= room
+    def need(units: int) -> int:  # KV cache and overhead at ``units`` x 256 tokens
+        ctx = units * 256
+        return memory.kv_cache_bytes(model, workload, ctx) + memory.overhead_bytes(model, hardware, workload, ctx)
 
     top = model.max_context // 256
-    if top == 0 or fits(top * 256):
+    if top == 0 or (high := need(top)) <= room:
         return top * 256
-    if not fits(256):
+    if (low := need(1)) > room:
         return 0
-    lo, hi = 1, top - 1  # 256 tokens fit, the whole context does not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid * 256):
-            lo = mid
+    # 256 tokens fit (lo), the whole context does not (hi). The probes alternate between where the straight
+    # line through the two crosses the room (KV and buffers grow about linearly with context: it lands next
+    # to the end) and the middle (so never more than twice a bisection's steps); both keep lo fitting and hi
+    # not, so the end is the same as a bisection's.
+    lo, hi, halve = 1, top, False
+    while hi - lo > 1:
+        if halve:
+            mid = (lo + hi) // 2
         else:
-            hi = mid - 1
+            mid = min(max(lo + (room - low) * (hi - lo) // (high - low), lo + 1), hi - 1)
+        if (value := need(mid)) <= room:
+            lo, low = mid, value
+        else:
+            hi, high = mid, value
+        halve = not halve
     return lo * 256

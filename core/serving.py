@@ -7,9 +7,11 @@ total`` holds on every card.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from core.fit import FullFit, Placement
 from core.models import Frozen, Hardware, ModelSpec, Workload
-from core.speed import Concurrency, SpeedEstimate, concurrency, decode_tokens_per_s
+from core.speed import Batch, Concurrency, SpeedEstimate, batch_speed, decode_tokens_per_s
 from core.speed_constants import TG_MEAN_DEPTH
 
 
@@ -23,6 +25,16 @@ class Speeds(Frozen):
     per_user_tokens_per_s: float  # aggregate / users: streams beyond the batch wait their turn
 
 
+class Served(NamedTuple):
+    """``Speeds`` in plain numbers, for scans that price many setups (same fields)."""
+
+    decode_tokens_per_s: float
+    users: int
+    users_served: int
+    aggregate_tokens_per_s: float
+    per_user_tokens_per_s: float
+
+
 def decode_speeds(
     model: ModelSpec,
     placement: Placement | FullFit,
@@ -31,6 +43,18 @@ def decode_speeds(
     users: int = 1,
     quant_id: str | None = None,
 ) -> Speeds:
+    """``served`` as the cards read it."""
+    return Speeds(**served(model, placement, hardware, workload, users, quant_id)._asdict())
+
+
+def served(
+    model: ModelSpec,
+    placement: Placement | FullFit,
+    hardware: Hardware,
+    workload: Workload,
+    users: int = 1,
+    quant_id: str | None = None,
+) -> Served:
     """Single-stream and batched decode speed from ``core.speed``: the one place cards and cost ask it.
 
     Single stream: ``speed.decode_tokens_per_s`` at the tg128 mean depth, the same figure
@@ -41,7 +65,7 @@ def decode_speeds(
     judge memory on plain numbers) stands for a placement with everything on the GPU(s).
     """
     single = single_stream(model, placement, hardware, workload, quant_id)
-    batch = concurrency(model, placement.weights, hardware, workload, users, quant_id) if users > 1 else None
+    batch = batch_speed(model, placement.weights, hardware, workload, users, quant_id) if users > 1 else None
     return _combined(single, users, batch)
 
 
@@ -62,27 +86,28 @@ def speeds_of(speed: SpeedEstimate, users: int) -> Speeds:
     the workload's streams), which already holds the single-stream speed and the batch: the same rule,
     without timing the setup again."""
     assert users <= 1 or speed.concurrency is not None, "the estimate was made for one stream"
-    return _combined(speed.decode_tokens_per_s, users, speed.concurrency if users > 1 else None)
+    combined = _combined(speed.decode_tokens_per_s, users, speed.concurrency if users > 1 else None)
+    return Speeds(**combined._asdict())
 
 
-def _combined(single: float, users: int, batch: Concurrency | None) -> Speeds:
+def _combined(single: float, users: int, batch: Concurrency | Batch | None) -> Served:
     if users <= 1 or batch is None:
-        return Speeds(
+        return Served(
             decode_tokens_per_s=single,
             users=1,
             users_served=1,
             aggregate_tokens_per_s=single,
             per_user_tokens_per_s=single,
         )
-    served = batch.batch if batch.batch >= 1 and batch.aggregate_tokens_per_s > 0 else 1
-    total = max(batch.aggregate_tokens_per_s, single) if served > 1 else single
-    return Speeds(
+    at_once = batch.batch if batch.batch >= 1 and batch.aggregate_tokens_per_s > 0 else 1
+    total = max(batch.aggregate_tokens_per_s, single) if at_once > 1 else single
+    return Served(
         decode_tokens_per_s=single,
         users=users,
-        users_served=served,
+        users_served=at_once,
         aggregate_tokens_per_s=total,
         per_user_tokens_per_s=total / users,
     )
 
 
-__all__ = ["Speeds", "decode_speeds", "single_stream", "speeds_of"]
+__all__ = ["Served", "Speeds", "decode_speeds", "served", "single_stream", "speeds_of"]

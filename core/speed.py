@@ -30,7 +30,7 @@ batches.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core import memory
 from core import speed_constants as K
@@ -355,6 +355,19 @@ def prefill_tokens_per_s(
 # --------------------------------------------------------------------------------------------
 
 
+class Batch(NamedTuple):
+    """``Concurrency`` in plain numbers, for scans that price many setups (same fields)."""
+
+    sequences_fit: int
+    users: int
+    kv_budget_bytes: int
+    kv_bytes_per_sequence: int
+    batch: int
+    aggregate_tokens_per_s: float
+    per_user_tokens_per_s: float
+    compute_bound: bool
+
+
 def concurrency(
     model: ModelSpec,
     weights: WeightEstimate,
@@ -363,6 +376,18 @@ def concurrency(
     users: int,
     quant_id: str | None = None,
 ) -> Concurrency:
+    """``batch_speed`` as the estimate reports it."""
+    return Concurrency(**batch_speed(model, weights, hardware, workload, users, quant_id)._asdict())
+
+
+def batch_speed(
+    model: ModelSpec,
+    weights: WeightEstimate,
+    hardware: Hardware,
+    workload: Workload,
+    users: int,
+    quant_id: str | None = None,
+) -> Batch:
     """How many sequences of the requested context fit, and throughput for ``users`` users.
 
     KV budget = usable memory - weights - runtime overhead (vLLM pre-allocates its KV pool the
@@ -389,7 +414,7 @@ def concurrency(
     t_attention = batch * terms.attention_flops / (system.rates.attention_efficiency * system.rates.gemm_flops_per_s)
     step = max(t_mem, t_compute) + t_attention
     aggregate = batch / step if fit > 0 else 0.0
-    return Concurrency(
+    return Batch(
         sequences_fit=int(fit),
         users=users,
         kv_budget_bytes=int(budget),
@@ -500,12 +525,14 @@ def estimate_speed(
 
 
 __all__ = [
+    "Batch",
     "Concurrency",
     "DeviceRates",
     "SpeedEstimate",
     "arch_profile",
     "attended_tokens",
     "attention_dims",
+    "batch_speed",
     "calibration_level",
     "canonical_arch",
     "concurrency",

@@ -93,6 +93,21 @@ def test_max_context_is_the_bisection_of_the_breakdown():
         assert max_context(s.model, s.quant, s.hardware, s.workload, s.measured) == _bisect(s)
 
 
+def test_max_context_is_the_bisection_where_the_answer_lies_inside():
+    inside = 0
+    for model in CATALOG.models[::2]:
+        for gpu_id in ("rtx-3060-12gb", "rtx-4090", "h100-sxm"):
+            for request in (Request(), Request(kv_cache=KvCacheType.Q8_0, concurrent=4), Request(engine=Engine.VLLM)):
+                try:
+                    s = scenario(model, CATALOG.gpu(gpu_id), request, CATALOG)
+                except EstimateError:
+                    continue
+                longest = max_context(s.model, s.quant, s.hardware, s.workload, s.measured)
+                assert longest == _bisect(s), (model.id, gpu_id, request)
+                inside += 0 < longest < model.max_context // 256 * 256
+    assert inside > 100  # the search between the ends ran, not only its shortcuts
+
+
 def test_an_estimate_serves_the_speeds_decode_speeds_gives():
     for s in SCENARIOS[:60]:
         est = estimate_of(s)
