@@ -327,6 +327,8 @@ def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Ca
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         numbered = [toks[i].kind == "num" for i in run]
         for a in range(len(run)):
+            if a + 1 < len(run) and _stray_number(toks, run[a]):
+                continue  # "phi-4 on a mac mini m4 pro": the 4 is the model's, not the Mac's
             for b in range(a, min(len(run), a + MAX_SPAN)):
                 top = _order(100.0, run[b] - run[a], True in numbered[a : b + 1])
                 queue.append((top, run[a], len(queue), -1, run[a : b + 1]))
@@ -351,6 +353,15 @@ def _place(score: float, span: Span, kind: str) -> float:
     """Orders candidates, lowest first. A longer span wins a near tie: "m3 ultra 512" beats "ultra" alone;
     a device named by its number beats one named by words: "B300" over "Blackwell Ultra"."""
     return _order(score, span.last - span.first, kind != "model" and bool(span.nums))
+
+
+def _stray_number(toks: list[L.Tok], i: int) -> bool:
+    """A small bare number followed by a word like "on" or "auf": the end of one name, never the start of
+    a longer one (it still forms a span of its own)."""
+    t = toks[i]
+    return (
+        t.kind == "num" and t.key.isdecimal() and int(t.key) < 100 and i + 1 < len(toks) and toks[i + 1].kind == "skip"
+    )
 
 
 def _order(score: float, width: int, numbered: bool) -> float:
