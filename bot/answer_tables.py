@@ -16,7 +16,7 @@ from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
-from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, full_fit_speed, quick_fit, with_quant
+from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, fits_on, full_fit_speed, quick_fit, with_quant
 from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, memory_table
 from core.models import Backend, Engine, GpuSpec, ModelSpec
@@ -79,12 +79,12 @@ def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[st
     the setups that run."""
 
     def scan() -> list[tuple[GpuSpec, QuickFit]]:
-        found = []
-        for gpu in answers.catalog.gpus:
-            if not more and (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)):
-                continue
-            found.append((gpu, quick_fit(s, RUNS if more else FULL_FIT, hardware_on(s, gpu))))
-        return found
+        gpus = [
+            gpu
+            for gpu in answers.catalog.gpus
+            if more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked))
+        ]
+        return list(zip(gpus, fits_on(s, gpus, RUNS if more else FULL_FIT), strict=True))
 
     key = ("gpus", s.model.id, s.quant.id, s.request.model_dump_json(), str(more), ",".join(sorted(asked)))
     return answers.cached(key, scan)

@@ -8,9 +8,8 @@ would not fit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import partial
 from typing import Literal, NamedTuple
 
 from core import memory
@@ -27,19 +26,28 @@ from core.estimate import (
 )
 from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
-from core.models import Backend, Catalog, Engine, Frozen, GpuSpec, Hardware, KvCacheType, QuantSpec, Workload
+from core.models import (
+    Backend,
+    Catalog,
+    Engine,
+    Frozen,
+    GpuSpec,
+    Hardware,
+    KvCacheType,
+    ModelSpec,
+    QuantSize,
+    QuantSpec,
+    Workload,
+)
 from core.notes import Note, note
-from core.quant_ladder import LOW_BITS, ladder, ladder_weights
+from core.quant_choice import KV_CHOICES, QuantChoice, pick_quant
+from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
-from core.serving import decode_speeds, single_stream
+from core.serving import single_stream
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
-KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
-    Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.Q8_0, KvCacheType.Q4_0),
-    Engine.VLLM: (KvCacheType.BF16, KvCacheType.FP8),
-}
 PRICE_PERFORMANCE_COUNTS = (1, 2, 3, 4, 8)  # rigs of 2, 4 and 8 cards are what people build
 FixKind = Literal["kv", "context", "quant", "ram", "gpus"]
 RAM_STEPS = (32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
@@ -53,15 +61,6 @@ class KvOption(Frozen):
     verdict: Verdict
     verdict_changed: bool  # against the 16-bit cache
     max_context: int  # largest context fully on the GPU(s) with this cache type
-
-
-class QuantChoice(Frozen):
-    """The recommended quant (and KV cache) for one model on one setup, and why."""
-
-    quant: str
-    verdict: Verdict
-    kv_cache: KvCacheType | None  # None: the asked/default cache; else the cache it needs
-    reason: str  # locale code: "ladder", "kv_before_low_bits", "low_bits", "native"
 
 
 class Fix(Frozen):
@@ -106,80 +105,14 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
-_Rungs = Callable[[], Iterator[tuple[QuantSpec, WeightEstimate]]]  # ``quant_ladder.ladder_weights`` of one model
-
-
-class _Fitted(NamedTuple):
-    """A quant that fits, with its memory (plain numbers) and the workload it was judged with."""
-
-    quant: QuantSpec
-    fit: FullFit
-    workload: Workload
-
-
-def _first_fit(s: Scenario, rungs: _Rungs, kv: KvCacheType | None = None) -> _Fitted | None:
-    """The first quant that fits with reserve, else the first that is tight (memory decides).
-    Each rung is judged on plain numbers (``fit.full_fit_verdict``: its weights next to the one KV
-    cache and overhead), nothing is placed."""
-    hardware, model = s.hardware, s.model
-    workload = s.workload if kv is None else workload_of(s, kv)
-    usable = usable_bytes(hardware, workload)
-    rest = memory.kv_cache_bytes(model, workload) + memory.overhead_bytes(model, hardware, workload)
-    tight: _Fitted | None = None
-    for quant, w in rungs():
-        host = host_weights_bytes(w, hardware.gpu, workload.engine)
-        total = w.total_bytes - host + rest
-        verdict = full_fit_verdict(total, usable, hardware.count)
-        if verdict is Verdict.FITS:
-            return _Fitted(quant, FullFit(verdict, total, usable, host, w), workload)
-        if verdict is Verdict.TIGHT and tight is None:
-            tight = _Fitted(quant, FullFit(verdict, total, usable, host, w), workload)
-    return tight
-
-
-def _choose(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, _Fitted] | None:
-    rungs = partial(ladder_weights, s.model, s.engine, catalog)
-    found = _first_fit(s, rungs)
-    usable = usable_bytes(s.hardware, s.workload)
-    # no quant's weights alone (without the token embedding, which no placement keeps off the GPU) fit:
-    # no KV cache type changes that
-    if found is None and all(w.total_bytes - w.embed_bytes > usable for _, w in rungs()):
-        return None
-    if found is None or found.quant.bits < LOW_BITS:
-        kvs = KV_CHOICES[s.engine]
-        asked = s.request.kv_cache
-        start = kvs.index(asked) + 1 if asked in kvs else 1
-        for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
-            with_kv = _first_fit(s, rungs, kv)
-            if with_kv and with_kv.quant.bits >= LOW_BITS and (found is None or with_kv.quant.bits > found.quant.bits):
-                verdict = with_kv.fit.verdict
-                return QuantChoice(
-                    quant=with_kv.quant.id, verdict=verdict, kv_cache=kv, reason="kv_before_low_bits"
-                ), with_kv
-    if found is None:
-        return None
-    quant = found.quant
-    reason = "native" if quant.id == "MXFP4" else "low_bits" if quant.bits < LOW_BITS else "ladder"
-    return QuantChoice(quant=quant.id, verdict=found.fit.verdict, kv_cache=None, reason=reason), found
-
-
 def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
-    """The quant a practitioner would run: the first of the ladder that fits fully.
+    """The quant a practitioner would run: the first of the ladder that fits fully (``quant_choice.pick_quant``).
 
     Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) is tried first, since it costs far
     less quality than 2-bit weights. None when nothing fits fully in GPU memory.
     """
-    found = _choose(s, catalog)
-    return found[0] if found is not None else None
-
-
-def quick_choice(s: Scenario, catalog: Catalog) -> tuple[QuantChoice, QuickFit] | None:
-    """``choose_quant`` with the pick's placement and single-stream speed (list answers: no second placement)."""
-    found = _choose(s, catalog)
-    if found is None:
-        return None
-    choice, (quant, fit, workload) = found
-    return choice, _on_gpu(fit, single_stream(s.model, fit, s.hardware, workload, quant.id))
+    picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog)
+    return picked.choice() if picked is not None else None
 
 
 def chosen_scenario(s: Scenario, catalog: Catalog, choice: QuantChoice) -> Scenario:
@@ -495,8 +428,9 @@ def _llama_cpp(s: Scenario, catalog: Catalog) -> Scenario | None:
         return None
 
 
-class QuickFit(Frozen):
-    """A scenario's placement and single-stream decode speed, without the card's other figures (list rows)."""
+class QuickFit(NamedTuple):
+    """A scenario's placement and single-stream decode speed, without the card's other figures (list rows:
+    plain numbers, since scans make one per device)."""
 
     verdict: Verdict
     offload: Literal["none", "layers", "experts"]
@@ -516,22 +450,46 @@ def quick_fit(s: Scenario, speed_for: tuple[Verdict, ...] = RUNS, hardware: Hard
     """Memory first (``fit.full_fit``, else ``fit.place`` for the offload), the speed only for a verdict in
     ``speed_for``: what list answers rank by. ``hardware`` puts the scenario on other devices
     (``estimate.hardware_on``)."""
-    hardware, workload = hardware or s.hardware, s.workload
-    fit = full_fit(s.model, s.quant, hardware, workload, s.measured)
+    return quick_fit_on(s.model, s.quant, hardware or s.hardware, s.workload, s.measured, speed_for)
+
+
+def quick_fit_on(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None,
+    speed_for: tuple[Verdict, ...] = RUNS,
+) -> QuickFit:
+    """``quick_fit`` on plain parts (a scan over the catalog's models builds no scenario per model)."""
+    fit = full_fit(model, quant, hardware, workload, measured)
     if fit is not None:
-        on_gpu = fit.verdict in speed_for
-        return _on_gpu(fit, single_stream(s.model, fit, hardware, workload, s.quant.id) if on_gpu else None)
-    placement = place(s.model, s.quant, hardware, workload, s.measured)
-    speed = None
-    if placement.verdict in speed_for:
-        speed = decode_speeds(s.model, placement, hardware, workload, 1, s.quant.id).decode_tokens_per_s
-    return QuickFit(
-        verdict=placement.verdict,
-        offload=placement.offload.mode,
-        gpu_bytes=placement.offload.gpu_bytes,
-        ram_bytes=placement.offload.bytes_in_ram,
-        decode_tokens_per_s=speed,
-    )
+        speed = single_stream(model, fit, hardware, workload, quant.id) if fit.verdict in speed_for else None
+        return QuickFit(fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed)  # what ``place`` reports
+    placement = place(model, quant, hardware, workload, measured)
+    speed = single_stream(model, placement, hardware, workload, quant.id) if placement.verdict in speed_for else None
+    off = placement.offload
+    return QuickFit(placement.verdict, off.mode, off.gpu_bytes, off.bytes_in_ram, speed)
+
+
+def fits_on(s: Scenario, gpus: Iterable[GpuSpec], speed_for: tuple[Verdict, ...] = RUNS) -> list[QuickFit]:
+    """``quick_fit(s, speed_for, hardware_on(s, gpu))`` on each of ``gpus``, with what does not change with
+    the device (weights, KV cache, overhead: ``_need``) worked out once: the device scans of list answers."""
+    need, model, quant, workload = _need(s), s.model, s.quant, s.workload
+    w, engine = need.weights, workload.engine
+    rows = []
+    for gpu in gpus:
+        hardware = hardware_on(s, gpu)
+        total, usable = need.total_bytes(gpu, 1, engine), usable_bytes(hardware, workload)
+        verdict = full_fit_verdict(total, usable, 1)
+        if verdict is None:  # it overflows: ``place`` plans the offload
+            rows.append(quick_fit_on(model, quant, hardware, workload, s.measured, speed_for))
+            continue
+        host = host_weights_bytes(w, gpu, engine)
+        fit = FullFit(verdict, total, usable, host, w)
+        speed = single_stream(model, fit, hardware, workload, quant.id) if verdict in speed_for else None
+        rows.append(QuickFit(verdict, "none", total, host, speed))
+    return rows
 
 
 def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
@@ -539,17 +497,6 @@ def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
     else None (nothing is placed): ``quick_fit(s, FULL_FIT, hardware).decode_tokens_per_s``."""
     fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
     return single_stream(s.model, fit, hardware, s.workload, s.quant.id) if fit is not None else None
-
-
-def _on_gpu(fit: FullFit, speed: float | None) -> QuickFit:
-    """The row of a setup that holds everything on the GPU(s): what ``place`` would report for it."""
-    return QuickFit(
-        verdict=fit.verdict,
-        offload="none",
-        gpu_bytes=fit.total_bytes,
-        ram_bytes=fit.host_bytes,
-        decode_tokens_per_s=speed,
-    )
 
 
 __all__ = [
@@ -566,8 +513,9 @@ __all__ = [
     "full_fit_speed",
     "kv_savings",
     "nearest_fix",
-    "quick_choice",
+    "fits_on",
     "quick_fit",
+    "quick_fit_on",
     "recommend_hardware",
     "with_quant",
 ]

@@ -11,6 +11,7 @@ never resolves a default again; a variation ("the same with KV q8_0", "the same 
 from __future__ import annotations
 
 from functools import cached_property
+from typing import NamedTuple
 
 from pydantic import Field
 
@@ -136,12 +137,22 @@ _SHARED_ENTRIES = 4096
 
 def workload_of(s: Scenario, kv_cache: KvCacheType) -> Workload:
     """The scenario's workload with ``kv_cache`` (what ``varied(s, kv_cache=...)`` gives): one object per value."""
-    key = (s.context, kv_cache, s.engine, s.users, s.prompt_tokens)
+    return shared_workload(s.context, kv_cache, s.engine, s.users, s.prompt_tokens)
+
+
+def with_kv(workload: Workload, kv_cache: KvCacheType) -> Workload:
+    """A ``workload_of`` workload with another KV cache type: ``workload_of(s, kv_cache)`` of its scenario."""
+    return shared_workload(workload.context, kv_cache, workload.engine, workload.concurrent, workload.prompt_tokens)
+
+
+def shared_workload(context: int, kv_cache: KvCacheType, engine: Engine, users: int, prompt_tokens: int) -> Workload:
+    """The one ``Workload`` object with these fields (the rest at their defaults)."""
+    key = (context, kv_cache, engine, users, prompt_tokens)
     if (shared := _WORKLOADS.get(key)) is None:
         if len(_WORKLOADS) >= _SHARED_ENTRIES:
             _WORKLOADS.clear()
         shared = _WORKLOADS[key] = Workload(
-            context=s.context, kv_cache=kv_cache, engine=s.engine, concurrent=s.users, prompt_tokens=s.prompt_tokens
+            context=context, kv_cache=kv_cache, engine=engine, concurrent=users, prompt_tokens=prompt_tokens
         )
     return shared
 
@@ -165,6 +176,16 @@ def rope_scaled_context(model: ModelSpec) -> int | None:
     return int(value) if isinstance(value, int) and value > model.max_context else None
 
 
+class Resolved(NamedTuple):
+    """What ``scenario`` resolves from a request before a device comes in, in plain parts: what a scan over
+    the catalog's models reads (the workload holds the context, KV cache, engine, users and prompt)."""
+
+    request: Request  # with a quant handed in recorded as asked
+    quant: QuantSpec
+    measured: QuantSize | None
+    workload: Workload
+
+
 def scenario(
     model: ModelSpec,
     gpu: GpuSpec | None,
@@ -179,6 +200,36 @@ def scenario(
     With ``quant`` given, ``measured`` is its file size (None: the recipe); without it the catalog
     supplies both. Raises ``EstimateError`` for a quant or KV cache the engine cannot run.
     """
+    request, quant, measured, workload = resolved(model, request, catalog, quant=quant, measured=measured)
+    # every part was validated on its way in (catalog rows, the Request): build without revalidating them
+    return Scenario.model_construct(
+        model=model,
+        gpu=device_on(gpu, request) if gpu is not None else None,
+        count=request.gpu_count,
+        quant=quant,
+        measured=measured,
+        context=workload.context,
+        kv_cache=workload.kv_cache,
+        engine=workload.engine,
+        ram_gb=ram_gb_of(request),
+        ram_bandwidth_gbps=request.ram_bandwidth_gbps,
+        users=workload.concurrent,
+        cost_users=request.concurrent or DEFAULT_COST_USERS,
+        prompt_tokens=workload.prompt_tokens,
+        request=request,
+        rig=(),
+    )
+
+
+def resolved(
+    model: ModelSpec,
+    request: Request,
+    catalog: Catalog | None = None,
+    *,
+    quant: QuantSpec | None = None,
+    measured: QuantSize | None = None,
+) -> Resolved:
+    """``scenario``'s defaults, quant and checks without the device (raises ``EstimateError`` as it does)."""
     engine = request.engine or DEFAULT_ENGINE
     if quant is not None and request.quant is None and quant.id.upper() != default_quant(model, engine).upper():
         request = request.model_copy(update={"quant": quant.id})  # a quant handed in is a quant asked for
@@ -202,26 +253,17 @@ def scenario(
             kv=kv.value,
             options=options,
         )
-    if gpu is not None:  # the backend asked for, when llama.cpp has it for this device (else its own)
-        gpu = with_backend(gpu, request.backend) or gpu
-    # every part was validated on its way in (catalog rows, the Request): build without revalidating them
-    return Scenario.model_construct(
-        model=model,
-        gpu=gpu,
-        count=request.gpu_count,
-        quant=quant,
-        measured=measured,
-        context=context,
-        kv_cache=kv,
-        engine=engine,
-        ram_gb=DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb,
-        ram_bandwidth_gbps=request.ram_bandwidth_gbps,
-        users=request.concurrent or 1,
-        cost_users=request.concurrent or DEFAULT_COST_USERS,
-        prompt_tokens=request.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, context),
-        request=request,
-        rig=(),
-    )
+    prompt = request.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, context)
+    return Resolved(request, quant, measured, shared_workload(context, kv, engine, request.concurrent or 1, prompt))
+
+
+def device_on(gpu: GpuSpec, request: Request) -> GpuSpec:
+    """The device with the backend asked for, when llama.cpp has it for this device (else its own)."""
+    return with_backend(gpu, request.backend) or gpu
+
+
+def ram_gb_of(request: Request) -> float:
+    return DEFAULT_RAM_GB if request.ram_gb is None else request.ram_gb
 
 
 def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
@@ -292,7 +334,12 @@ def varied(s: Scenario, catalog: Catalog | None = None, **changes: object) -> Sc
 def hardware_on(s: Scenario, gpu: GpuSpec, count: int = 1) -> Hardware:
     """The scenario's hardware with other devices (same system RAM): what the device scans place on;
     the workload does not change with the device. One object per device, count and RAM."""
-    key = (id(gpu), count, s.ram_gb, s.ram_bandwidth_gbps)
+    return shared_hardware(gpu, count, s.ram_gb, s.ram_bandwidth_gbps)
+
+
+def shared_hardware(gpu: GpuSpec, count: int, ram_gb: float, ram_bandwidth_gbps: float | None) -> Hardware:
+    """The one ``Hardware`` object of ``count`` x ``gpu`` with this system RAM (``hardware_on``)."""
+    key = (id(gpu), count, ram_gb, ram_bandwidth_gbps)
     hit = _HARDWARE.get(key)
     if hit is not None and hit[0] is gpu:
         return hit[1]
@@ -301,8 +348,8 @@ def hardware_on(s: Scenario, gpu: GpuSpec, count: int = 1) -> Hardware:
     hardware = Hardware(
         gpu=gpu,
         count=count,
-        system_ram_bytes=round(s.ram_gb * 1e9),
-        ram_bandwidth_bytes_per_s=s.ram_bandwidth_gbps * 1e9 if s.ram_bandwidth_gbps else None,
+        system_ram_bytes=round(ram_gb * 1e9),
+        ram_bandwidth_bytes_per_s=ram_bandwidth_gbps * 1e9 if ram_bandwidth_gbps else None,
     )
     _HARDWARE[key] = (gpu, hardware)
     return hardware
@@ -476,8 +523,15 @@ __all__ = [
     "hardware_ref",
     "model_ref",
     "on_device",
+    "Resolved",
+    "device_on",
+    "ram_gb_of",
+    "resolved",
     "rope_scaled_context",
     "scenario",
+    "shared_hardware",
+    "shared_workload",
     "varied",
+    "with_kv",
     "workload_of",
 ]

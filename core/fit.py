@@ -61,7 +61,12 @@ def comfortable_reserve(usable: int, count: int) -> int:
 def host_weights_bytes(w: WeightEstimate, gpu: GpuSpec, engine: Engine) -> int:
     """Weights llama.cpp keeps in host memory: the token embedding (a row lookup); on unified memory
     the host is the same pool, so it counts."""
-    return w.embed_bytes if engine is Engine.LLAMA_CPP and not gpu.unified_memory else 0
+    return w.embed_bytes if keeps_embedding(gpu, engine) else 0
+
+
+def keeps_embedding(gpu: GpuSpec, engine: Engine) -> bool:
+    """Whether the token embedding stays in host memory (``host_weights_bytes``): for a scan over weights."""
+    return engine is Engine.LLAMA_CPP and not gpu.unified_memory
 
 
 def full_fit_verdict(total: int, usable: int, count: int) -> Verdict | None:

@@ -24,12 +24,15 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
+from typing import Any, NamedTuple
 
-from core.advice import QuickFit, quick_choice, quick_fit
-from core.estimate import EstimateError, Request, scenario
+from core.advice import quick_fit_on
+from core.estimate import EstimateError, Request, device_on, ram_gb_of, resolved, shared_hardware
 from core.fit import Verdict
-from core.models import Catalog, Engine, Frozen, GpuSpec, ModelSpec
+from core.models import Catalog, Engine, Frozen, GpuSpec, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
 from core.notes import Note, note
+from core.quant_choice import pick_quant
+from core.serving import single_stream
 
 MIN_OFFLOAD_TOKENS_PER_S = 8.0  # an offloaded model is listed only at a usable reading speed
 FAST_TOKENS_PER_S = 40.0
@@ -127,22 +130,101 @@ def speed_points(tokens_per_s: float) -> float:
     return max(-10.0, min(10.0, 10 * math.log2(tokens_per_s / 10)))
 
 
-def _placement(model: ModelSpec, gpu: GpuSpec, request: Request, catalog: Catalog) -> tuple[str, str, QuickFit] | None:
-    """(quant, KV cache, placement and speed) a recommendation is about: the best quant that fits, else a
-    MoE with experts in RAM. Memory decides first (``quick_choice`` places); speed only for the pick."""
-    try:
-        asked = scenario(model, gpu, request, catalog)
-    except EstimateError:
+class _Candidate(NamedTuple):
+    """A catalog model as every device sees it for one request: the ``scenario`` parts and score parts that do
+    not depend on the device (``_candidates``)."""
+
+    model: ModelSpec
+    tags: tuple[str, ...]
+    recency: float
+    popularity: float
+    sibling: str  # ``_sibling_key``
+    quant: QuantSpec  # the asked (or default) quant, for the MoE offload
+    measured: QuantSize | None
+    workload: Workload
+
+
+# ``_candidates`` per catalog object and request; id() keyed with the catalog kept in the entry, as in
+# ``core.weights`` (/models on one device after another asks the same request)
+_CANDIDATES: dict[tuple[int, Request], tuple[Catalog, tuple[_Candidate, ...]]] = {}
+_CANDIDATES_ENTRIES = 64
+
+
+def _candidates(catalog: Catalog, request: Request) -> tuple[_Candidate, ...]:
+    """The catalog's chat models that ``scenario`` resolves ``request`` for, with their device-free parts."""
+    hit = _CANDIDATES.get((id(catalog), request))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    if len(_CANDIDATES) >= _CANDIDATES_ENTRIES:
+        _CANDIDATES.clear()
+    found = []
+    for model in catalog.models:
+        if getattr(model, "variant", "") in NOT_FOR_CHAT:
+            continue
+        try:
+            _, quant, measured, workload = resolved(model, request, catalog)
+        except EstimateError:
+            continue
+        tags, recency, popularity = tags_of(model), recency_points(model), popularity_points(model)
+        spec = catalog.model(model.id)  # siblings by the spec the id names
+        sibling = _sibling_key(spec) if spec else model.id
+        found.append(_Candidate(model, tags, recency, popularity, sibling, quant, measured, workload))
+    candidates = tuple(found)
+    _CANDIDATES[(id(catalog), request)] = (catalog, candidates)
+    return candidates
+
+
+class _Row(NamedTuple):
+    """A ``ModelPick`` while the scan runs (plain: only the listed rows become one)."""
+
+    model_id: str
+    name: str
+    quant: str
+    kv_cache: str
+    verdict: Verdict
+    offload: str
+    decode_tokens_per_s: float
+    gpu_bytes: int
+    ram_bytes: int
+    total_params: int
+    active_params: int
+    capability: float
+    recency: float
+    popularity: float
+    speed: float
+    score: float
+    tags: tuple[str, ...]
+    sibling: str
+
+
+class _Placed(NamedTuple):
+    quant: QuantSpec
+    kv_cache: str
+    verdict: Verdict
+    offload: str
+    gpu_bytes: int
+    ram_bytes: int
+    decode_tokens_per_s: float
+
+
+def _placement(c: _Candidate, hardware: Hardware, request: Request, catalog: Catalog) -> _Placed | None:
+    """The quant, KV cache, placement and speed a recommendation is about: the best quant that fits, else a
+    MoE with experts in RAM. Memory decides first (``quant_choice.pick_quant``); speed only for the pick."""
+    model, workload = c.model, c.workload
+    if (picked := pick_quant(model, hardware, workload, request.kv_cache, catalog)) is not None:
+        quant, fit = picked.quant, picked.fit
+        speed = single_stream(model, fit, hardware, picked.workload, quant.id)
+        kv = (picked.kv_cache or workload.kv_cache).value
+        return _Placed(
+            quant, kv, fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed
+        )  # ``advice.quick_fit``'s row
+    if not model.is_moe or workload.engine is not Engine.LLAMA_CPP or hardware.gpu.unified_memory:
         return None
-    if (found := quick_choice(asked, catalog)) is not None:
-        choice, row = found
-        return choice.quant, (choice.kv_cache or asked.kv_cache).value, row
-    if not model.is_moe or asked.engine is not Engine.LLAMA_CPP or gpu.unified_memory:
-        return None
-    row = quick_fit(asked)
+    row = quick_fit_on(model, c.quant, hardware, workload, c.measured)
     if row.verdict is not Verdict.OFFLOAD or (row.decode_tokens_per_s or 0.0) < MIN_OFFLOAD_TOKENS_PER_S:
         return None
-    return asked.quant.id, asked.kv_cache.value, row
+    speed = row.decode_tokens_per_s or 0.0
+    return _Placed(c.quant, workload.kv_cache.value, row.verdict, row.offload, row.gpu_bytes, row.ram_bytes, speed)
 
 
 def _sibling_key(model: ModelSpec) -> str:
@@ -158,70 +240,67 @@ def rank_models(
     limit: int | None = None,
 ) -> tuple[ModelPick, ...]:
     """Catalog models that fit (or run as MoE with offload) on ``request.gpu_count`` x ``gpu``, best first."""
-    picks: list[ModelPick] = []
-    for model in catalog.models:
-        if getattr(model, "variant", "") in NOT_FOR_CHAT:
-            continue
-        tags = tags_of(model)
+    hardware = shared_hardware(
+        device_on(gpu, request), request.gpu_count, ram_gb_of(request), request.ram_bandwidth_gbps
+    )
+    rows: list[_Row] = []
+    for c in _candidates(catalog, request):
+        model, tags = c.model, c.tags
         if model_filter in ("coding", "reasoning", "vision") and model_filter not in tags:
             continue
         if model_filter == "small" and model.total_params > SMALL_PARAMS:
             continue
-        placed = _placement(model, gpu, request, catalog)
+        placed = _placement(c, hardware, request, catalog)
         if placed is None:
             continue
-        quant_id, kv, row = placed
-        quant = catalog.quant(quant_id)
-        bits = quant.bits if quant else 4.0
-        speed = row.decode_tokens_per_s or 0.0
-        cap, rec, pop, spd = (
-            capability_points(model, bits),
-            recency_points(model),
-            popularity_points(model),
-            speed_points(speed),
-        )
+        speed = placed.decode_tokens_per_s
+        cap, spd = capability_points(model, placed.quant.bits), speed_points(speed)
         if model_filter == "small" and speed < FAST_TOKENS_PER_S:
             continue
-        score = cap + rec + pop + spd * (2 if model_filter == "small" else 1)
-        picks.append(
-            ModelPick(
-                model_id=model.id,
-                name=model.name,
-                quant=quant_id,
-                kv_cache=kv,
-                verdict=row.verdict,
-                offload=row.offload,
-                decode_tokens_per_s=speed,
-                gpu_bytes=row.gpu_bytes,
-                ram_bytes=row.ram_bytes,
-                total_params=model.total_params,
-                active_params=model.active_params,
-                capability=cap,
-                recency=rec,
-                popularity=pop,
-                speed=spd,
-                score=score,
-                tags=tags,
-                reasons=(),
+        score = cap + c.recency + c.popularity + spd * (2 if model_filter == "small" else 1)
+        rows.append(
+            _Row(
+                model.id,
+                model.name,
+                placed.quant.id,
+                placed.kv_cache,
+                placed.verdict,
+                placed.offload,
+                speed,
+                placed.gpu_bytes,
+                placed.ram_bytes,
+                model.total_params,
+                model.active_params,
+                cap,
+                c.recency,
+                c.popularity,
+                spd,
+                score,
+                tags,
+                c.sibling,
             )
         )
-    picks.sort(key=lambda p: (-p.score, p.model_id))
+    rows.sort(key=lambda p: (-p.score, p.model_id))
     seen: set[str] = set()
-    unique: list[ModelPick] = []
-    for pick in picks:
-        spec = catalog.model(pick.model_id)
-        key = _sibling_key(spec) if spec else pick.model_id
-        if key in seen:
+    unique: list[_Row] = []
+    for pick in rows:
+        if pick.sibling in seen:
             continue
-        seen.add(key)
+        seen.add(pick.sibling)
         unique.append(pick)
     chosen = unique[:limit] if limit else unique
     quant_bits = {q.id: q.bits for q in catalog.quants}
     leaders = _leaders(chosen)
-    return tuple(p.model_copy(update={"reasons": _reasons(p, leaders, quant_bits)}) for p in chosen)
+    return tuple(ModelPick(**_fields(p), reasons=_reasons(p, leaders, quant_bits)) for p in chosen)
 
 
-def _leaders(picks: list[ModelPick]) -> dict[str, ModelPick]:
+def _fields(row: _Row) -> dict[str, Any]:
+    fields = row._asdict()
+    del fields["sibling"]
+    return fields
+
+
+def _leaders(picks: list[_Row]) -> dict[str, _Row]:
     """The pick that leads in each part of the score (the first one on a tie)."""
     if not picks:
         return {}
@@ -229,7 +308,7 @@ def _leaders(picks: list[ModelPick]) -> dict[str, ModelPick]:
     return {part: max(picks, key=lambda p, part=part: getattr(p, part)) for part in parts}  # type: ignore[misc]
 
 
-def _reasons(pick: ModelPick, leaders: dict[str, ModelPick], bits: dict[str, float]) -> tuple[Note, ...]:
+def _reasons(pick: _Row, leaders: dict[str, _Row], bits: dict[str, float]) -> tuple[Note, ...]:
     """Why a row is listed: what it leads in, else what stands out about it; offload always said."""
     reasons: list[Note] = []
     if pick.offload != "none":

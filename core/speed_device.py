@@ -266,7 +266,8 @@ def setup_rates(hardware: Hardware, engine: Engine, n_layers: int) -> SetupRates
     GPU. Tensor parallel splits every GEMM over the GPUs: summed bandwidth times ``TP_SCALING`` of
     the interconnect, plus two all-reduces per layer and token (memoised per hardware object).
     """
-    key = (id(hardware), engine, n_layers)
+    # the layer count matters only to tensor parallel's all-reduces: one entry per device for every model else
+    key = (id(hardware), engine, n_layers if hardware.count > 1 and engine is Engine.VLLM else 0)
     hit = _SETUPS.get(key)
     if hit is not None and hit[0] is hardware:
         return hit[1]
