@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol, TypeVar
 
 from bot.card_parts import Flags, flags_of
@@ -45,8 +46,9 @@ class Question:
     generic: GenericDevice | None = None  # the generic device the question is about, if any
     actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.resolve)
 
-    @property
+    @cached_property
     def flags(self) -> Flags:
+        """Read once: the answer modules ask for them again and again."""
         return flags_of(self.query, self.text)
 
     def note(self, note: Note) -> None:

@@ -29,6 +29,9 @@ NAME_MODULES = tuple(
         "core.names",
         "core.query_lexicon",
         "core.query_index",
+        "core.query_scores",  # the number part of a score is stored with the index
+        "core.query_literals",
+        "core.query_needs",
         "core.query_types",
         "core.models",
         "catalog.name_defaults",

@@ -6,16 +6,16 @@ comparisons).
 
 The work is the one scoring every span against every alias would do, with what cannot change the
 result left out: names written alike share one alias, spans and aliases with the same words or
-numbers share those parts of the score, spans are scored best first and not at all once a chosen
-name covers them, and an alias whose numbers leave it no chance of the best (or a kept) place is
-not scored. ``span_score`` is that score done plainly; the tests hold the shortcuts to it.
+numbers share those parts of the score (kept on the index across questions, as rankings are),
+spans are made and scored best first and not at all once a chosen name covers them, and an alias
+whose numbers leave it no chance of the best (or a kept) place is not scored. ``span_score`` is that
+score done plainly; the tests hold the shortcuts to it.
 """
 
 from __future__ import annotations
 
 import heapq
 import unicodedata
-from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -64,10 +64,8 @@ class NameIndex:
         default_factory=OrderedDict
     )  # span contents + candidate pool -> what they rank (names recur in chats)
     fuzzy: OrderedDict[tuple[str, int], set[int]] = field(default_factory=OrderedDict)  # ``_fuzzy_hits``, kept
-    # the words by length, and those near each length (``near_in_length``): derived, not stored
-    by_length: list[int] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)
-    near: dict[tuple[int, int], list[str]] = field(default_factory=dict)
+    # length -> the words of that length and their places in ``words`` (``near_in_length``): derived
+    by_length: dict[int, tuple[list[str], list[int]]] = field(default_factory=dict)
     # word ratios and the word and number parts of span scores (``Memo``), kept across questions as well
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
     word_parts: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
@@ -140,14 +138,18 @@ def index_from_data(data: dict[str, Any]) -> NameIndex:
         k: N.Typed(tuple(w), tuple(n), s, a, frozenset(v), frozenset(t), lap, mem)
         for k, (w, n, s, a, v, t, lap, mem) in data["identity"].items()
     }
-    _group_chips(idx)
+    _derive(idx)
     return idx
 
 
-def _group_chips(idx: NameIndex) -> None:
-    """Fills ``by_chip`` from ``chip`` (derived, not stored)."""
+def _derive(idx: NameIndex) -> None:
+    """Fills ``by_chip`` from ``chip`` and ``by_length`` from ``words`` (derived, not stored)."""
     for place, (entry, chip) in enumerate(idx.chip.items()):
         idx.by_chip.setdefault(chip, []).append((place, entry))
+    for place, w in enumerate(idx.words):
+        same = idx.by_length.setdefault(len(w), ([], []))
+        same[0].append(w)
+        same[1].append(place)
 
 
 def build_index(vocab: Vocabulary) -> NameIndex:
@@ -182,7 +184,7 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                     _add_alias(idx, alias, shared)
     idx.words = sorted(k for k in idx.keys if not any(c.isdecimal() for c in k))
     idx.quants = {L.compact(q): q for q in vocab.quants}
-    _group_chips(idx)
+    _derive(idx)
     return idx
 
 
@@ -271,26 +273,26 @@ def _fuzzy_hits(word: str, idx: NameIndex, cutoff: int) -> set[int]:
     hits = idx.fuzzy.get((word, cutoff))
     if hits is None:
         hits = idx.fuzzy[(word, cutoff)] = set()
-        near = near_in_length(idx, len(word), cutoff)
-        for key, _, _ in process.extract(word, near, scorer=fuzz.ratio, score_cutoff=cutoff, limit=6):
+        words, places = near_in_length(idx, len(word), cutoff)
+        found = process.extract(word, words, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
+        # the six best, ties in the index's order: what the same look-up over every word gives
+        for key, _, _ in sorted(found, key=lambda f: (-f[1], places[f[2]]))[:6]:
             hits |= idx.keys[key]
         if len(idx.fuzzy) > RANKING_CACHE:
             idx.fuzzy.popitem(last=False)
     return hits
 
 
-def near_in_length(idx: NameIndex, n: int, cutoff: int) -> list[str]:
-    """The index's words whose length lets them reach ``cutoff`` against a word of ``n`` letters, in the
-    index's order (``fuzz.ratio`` is at most 200·min(n, m) / (n + m): no edit makes up a length apart)."""
-    near = idx.near.get((n, cutoff))
-    if near is None:
-        if not idx.by_length:
-            idx.by_length = sorted(range(len(idx.words)), key=lambda p: len(idx.words[p]))
-            idx.lengths = [len(idx.words[p]) for p in idx.by_length]
-        lo, hi = -(-cutoff * n // (200 - cutoff)), (200 - cutoff) * n // cutoff
-        shown = idx.by_length[bisect_left(idx.lengths, lo) : bisect_right(idx.lengths, hi)]
-        near = idx.near[(n, cutoff)] = [idx.words[p] for p in sorted(shown)]
-    return near
+def near_in_length(idx: NameIndex, n: int, cutoff: int) -> tuple[list[str], list[int]]:
+    """The index's words whose length lets them reach ``cutoff`` against a word of ``n`` letters, and their
+    places in the index (``fuzz.ratio`` is at most 200·min(n, m) / (n + m): no edit makes up a length apart)."""
+    words: list[str] = []
+    places: list[int] = []
+    for m in range(-(-cutoff * n // (200 - cutoff)), (200 - cutoff) * n // cutoff + 1):
+        if bucket := idx.by_length.get(m):
+            words += bucket[0]
+            places += bucket[1]
+    return words, places
 
 
 def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterator[list[int]]:
@@ -325,6 +327,8 @@ def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Ca
     for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
         numbered = [toks[i].kind == "num" for i in run]
         for a in range(len(run)):
+            if a + 1 < len(run) and _stray_number(toks, run[a]):
+                continue  # "phi-4 on a mac mini m4 pro": the 4 is the model's, not the Mac's
             for b in range(a, min(len(run), a + MAX_SPAN)):
                 top = _order(100.0, run[b] - run[a], True in numbered[a : b + 1])
                 queue.append((top, run[a], len(queue), -1, run[a : b + 1]))
@@ -349,6 +353,15 @@ def _place(score: float, span: Span, kind: str) -> float:
     """Orders candidates, lowest first. A longer span wins a near tie: "m3 ultra 512" beats "ultra" alone;
     a device named by its number beats one named by words: "B300" over "Blackwell Ultra"."""
     return _order(score, span.last - span.first, kind != "model" and bool(span.nums))
+
+
+def _stray_number(toks: list[L.Tok], i: int) -> bool:
+    """A small bare number followed by a word like "on" or "auf": the end of one name, never the start of
+    a longer one (it still forms a span of its own)."""
+    t = toks[i]
+    return (
+        t.kind == "num" and t.key.isdecimal() and int(t.key) < 100 and i + 1 < len(toks) and toks[i + 1].kind == "skip"
+    )
 
 
 def _order(score: float, width: int, numbered: bool) -> float:
@@ -382,8 +395,9 @@ def _rank(span: Span, pool: set[int], idx: NameIndex, memo: Memo) -> list[Candid
     ranked = idx.rankings.get(key)
     if ranked is None:
         bounds, kinds = alias_bounds(span, pool, idx.aliases, memo)
-        ranked = idx.rankings[key] = Ranked(span, key[3], best_scores(span, bounds, kinds, idx.aliases, memo))
-        memo.bounds[id(ranked)] = bounds
+        scored: dict[int, float] = {}
+        ranked = idx.rankings[key] = Ranked(span, key[3], best_scores(span, bounds, kinds, idx.aliases, memo, scored))
+        memo.bounds[id(ranked)], memo.scored[id(ranked)] = bounds, scored
         if len(idx.rankings) > RANKING_CACHE:
             idx.rankings.popitem(last=False)
     return [Candidate(score, span, kind, ranked, idx, memo) for kind, score in ranked.best.items()]

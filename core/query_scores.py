@@ -127,8 +127,9 @@ class Memo:
     ratios: dict[tuple[str, str], float] = field(default_factory=dict)
     words: dict[tuple[str, ...], dict[tuple[str, ...], float]] = field(default_factory=dict)
     nums: dict[tuple[object, ...], dict[tuple[object, ...], float]] = field(default_factory=dict)
-    # id(Ranked) -> its bounds (unique: a question's candidates keep their Ranked alive)
+    # id(Ranked) -> its bounds and the scores taken so far (unique: a question's candidates keep their Ranked alive)
     bounds: dict[int, list[Bound]] = field(default_factory=dict)
+    scored: dict[int, dict[int, float]] = field(default_factory=dict)
 
 
 def alias_bounds(span: Span, pool: Iterable[int], aliases: list[Alias], memo: Memo) -> tuple[list[Bound], list[str]]:
@@ -172,15 +173,16 @@ def alias_score(span: Span, alias: Alias, num: float, memo: Memo) -> float:
 
 
 def best_scores(
-    span: Span, bounds: list[Bound], kinds: list[str], aliases: list[Alias], memo: Memo
+    span: Span, bounds: list[Bound], kinds: list[str], aliases: list[Alias], memo: Memo, scored: dict[int, float]
 ) -> dict[str, float]:
     """The best score of each kind that reaches SUGGEST_MIN; an alias that cannot beat its kind's best so
-    far is not scored."""
+    far is not scored. The scores it takes go into ``scored`` (alias place -> score) for the rankings."""
     best = dict.fromkeys(kinds, -1e9)
     for bound, pos, num in bounds:
         alias = aliases[pos]
         if -bound > best[alias.kind]:
-            best[alias.kind] = max(best[alias.kind], alias_score(span, alias, num, memo))
+            s = scored[pos] = alias_score(span, alias, num, memo)
+            best[alias.kind] = max(best[alias.kind], s)
     return {kind: score for kind, score in best.items() if score >= SUGGEST_MIN}
 
 
@@ -199,11 +201,14 @@ class Ranked:
         ranking = self.rankings.get(kind)
         if ranking is None:
             bounds = memo.bounds.get(id(self)) or alias_bounds(self.span, self.pool, aliases, memo)[0]
-            ranking = self.rankings[kind] = _ranking(self.span, bounds, kind, aliases, memo)
+            scored = memo.scored.setdefault(id(self), {})
+            ranking = self.rankings[kind] = _ranking(self.span, bounds, kind, aliases, memo, scored)
         return ranking
 
 
-def _ranking(span: Span, bounds: list[Bound], kind: str, aliases: list[Alias], memo: Memo) -> list[tuple[str, float]]:
+def _ranking(
+    span: Span, bounds: list[Bound], kind: str, aliases: list[Alias], memo: Memo, scored: dict[int, float]
+) -> list[tuple[str, float]]:
     """The entries of one kind, best first: an entry scores its best alias. Once as many entries as are kept
     score more than an alias can, the aliases after it are not scored."""
     # devices keep a longer list: "mac with 128gb" filters many Macs by memory after ranking
@@ -220,7 +225,9 @@ def _ranking(span: Span, bounds: list[Bound], kind: str, aliases: list[Alias], m
                 floor = heapq.nlargest(kept, scores.values())[-1]
         if -bound < floor:
             break
-        s = alias_score(span, alias, num, memo)
+        s = scored.get(pos)
+        if s is None:
+            s = scored[pos] = alias_score(span, alias, num, memo)
         for entry in alias.entries:
             if s > scores.get(entry, -1e9):
                 scores[entry] = s

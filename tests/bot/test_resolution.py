@@ -209,6 +209,11 @@ def both(*checks: Check) -> Check:
 # --- the table -----------------------------------------------------------------------------------------
 
 ROWS: list[tuple[str, Check]] = [
+    # a small number before "on"/"auf" ends the model's name; it never starts the device's
+    ("passt phi-4 auf einen mac mini m4 pro mit 48 gb?", model("phi-4", "mac-mini-m4-pro-48")),
+    ("can I run phi-4 on a mac mini m4 pro 48gb?", model("phi-4", "mac-mini-m4-pro-48")),
+    ("passt magistral small 1.2 auf 4070 ti mit 64 GB RAM?", model("magistral-small-2509", "rtx-4070-ti", 1)),
+    ("finetune lfm2 with qlora on v100-sxm2-16gb", model("lfm2-1.2b", "v100-sxm2-16gb", 1)),
     # exact ids, names and HF repos always resolve
     ("/fit qwen3-30b-a3b rtx 4090", model("qwen3-30b-a3b", "rtx-4090")),
     ("/fit qwen3-4b rtx 4090", model("qwen3-4b", "rtx-4090")),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from bot.limits import Limits
@@ -277,3 +279,11 @@ async def test_warming_up_logs_nothing_and_uses_up_no_quota(service, store):
     assert (await store.query_log().stats())["questions"] == 0
     charts = [(await service.answer("/fit qwen3-8b 4090", user=ALICE)).chart is not None for _ in range(4)]
     assert charts == [True, True, False, False]  # the same as without the warm-up
+
+
+async def test_warm_up_leaves_start_up_to_the_collector_until_the_service_closes():
+    service = Service(CATALOG)
+    service.warm_up().result()
+    assert gc.get_freeze_count() > 10_000  # the catalog and the warmed memos are no longer walked
+    await service.close()
+    assert gc.get_freeze_count() == 0
