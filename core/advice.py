@@ -24,7 +24,7 @@ from core.estimate import (
     varied,
     workload_of,
 )
-from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
+from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, overflow, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import (
     Backend,
@@ -466,10 +466,12 @@ def quick_fit_on(
     if fit is not None:
         speed = single_stream(model, fit, hardware, workload, quant.id) if fit.verdict in speed_for else None
         return QuickFit(fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed)  # what ``place`` reports
-    placement = place(model, quant, hardware, workload, measured)
-    speed = single_stream(model, placement, hardware, workload, quant.id) if placement.verdict in speed_for else None
-    off = placement.offload
-    return QuickFit(placement.verdict, off.mode, off.gpu_bytes, off.bytes_in_ram, speed)
+    over = overflow(model, quant, hardware, workload, measured)
+    assert over is not None  # ``full_fit`` found that it overflows
+    speed = None
+    if over.verdict in speed_for:  # the speed of an offload reads its placement
+        speed = single_stream(model, place(model, quant, hardware, workload, measured), hardware, workload, quant.id)
+    return QuickFit(over.verdict, over.mode, over.gpu_bytes, over.bytes_in_ram, speed)
 
 
 def fits_on(s: Scenario, gpus: Iterable[GpuSpec], speed_for: tuple[Verdict, ...] = RUNS) -> list[QuickFit]:

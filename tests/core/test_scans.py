@@ -10,7 +10,7 @@ import random
 from catalog.facts import load_facts
 from core.advice import FULL_FIT, RUNS, choose_quant, fits_on, full_fit_speeds, quick_fit
 from core.estimate import EstimateError, Request, estimate_of, hardware_on, on_device, resolved, scenario, varied
-from core.fit import Verdict
+from core.fit import Verdict, overflow, place
 from core.models import Engine, KvCacheType
 from core.quant_choice import pick_quant
 from core.serving import single_stream
@@ -112,3 +112,16 @@ def test_a_rig_row_is_what_the_rigs_estimate_says():
         assert row.verdict is e.verdict
         if e.verdict in FULL_FIT:
             assert (row.gpu_bytes, row.decode_tokens_per_s) == (e.memory.total_bytes, e.speed.decode_tokens_per_s)
+
+
+def test_an_overflow_is_what_its_placement_reports():
+    verdicts = set()
+    for s in _scenarios(400, 13):
+        placement = place(s.model, s.quant, s.hardware, s.workload, s.measured)
+        over = overflow(s.model, s.quant, s.hardware, s.workload, s.measured)
+        assert (over is None) == (placement.verdict in FULL_FIT)
+        if over is not None:
+            off = placement.offload
+            assert over == (placement.verdict, off.mode, off.gpu_bytes, off.bytes_in_ram)
+            verdicts.add((over.verdict, over.mode))
+    assert {(Verdict.OFFLOAD, "experts"), (Verdict.OFFLOAD, "layers"), (Verdict.NO_FIT, "none")} <= verdicts
