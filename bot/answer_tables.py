@@ -16,7 +16,7 @@ from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
-from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, fits_on, full_fit_speed, quick_fit, with_quant
+from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, fits_on, full_fit_speeds, quick_fit, with_quant
 from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, memory_table
 from core.models import Backend, Engine, GpuSpec, ModelSpec
@@ -197,11 +197,12 @@ def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
 
     def bars() -> tuple[tuple[str, float], ...]:
-        found = []
-        for gpu in answers.catalog.gpus:
-            speed = full_fit_speed(s, hardware_on(s, gpu))
-            if speed is not None:
-                found.append((gpu.short_name, round(speed, 1)))
+        gpus = answers.catalog.gpus
+        found = [
+            (gpu.short_name, round(speed, 1))
+            for gpu, speed in zip(gpus, full_fit_speeds(s, gpus), strict=True)
+            if speed is not None
+        ]
         found.sort(key=lambda b: -b[1])
         return tuple(found[:SPEED_CHART_GPUS])
 

@@ -8,7 +8,7 @@ would not fit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -24,7 +24,7 @@ from core.estimate import (
     varied,
     workload_of,
 )
-from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, place
+from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, overflow, place
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import (
     Backend,
@@ -466,37 +466,48 @@ def quick_fit_on(
     if fit is not None:
         speed = single_stream(model, fit, hardware, workload, quant.id) if fit.verdict in speed_for else None
         return QuickFit(fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed)  # what ``place`` reports
-    placement = place(model, quant, hardware, workload, measured)
-    speed = single_stream(model, placement, hardware, workload, quant.id) if placement.verdict in speed_for else None
-    off = placement.offload
-    return QuickFit(placement.verdict, off.mode, off.gpu_bytes, off.bytes_in_ram, speed)
+    over = overflow(model, quant, hardware, workload, measured)
+    assert over is not None  # ``full_fit`` found that it overflows
+    speed = None
+    if over.verdict in speed_for:  # the speed of an offload reads its placement
+        speed = single_stream(model, place(model, quant, hardware, workload, measured), hardware, workload, quant.id)
+    return QuickFit(over.verdict, over.mode, over.gpu_bytes, over.bytes_in_ram, speed)
 
 
 def fits_on(s: Scenario, gpus: Iterable[GpuSpec], speed_for: tuple[Verdict, ...] = RUNS) -> list[QuickFit]:
-    """``quick_fit(s, speed_for, hardware_on(s, gpu))`` on each of ``gpus``, with what does not change with
-    the device (weights, KV cache, overhead: ``_need``) worked out once: the device scans of list answers."""
-    need, model, quant, workload = _need(s), s.model, s.quant, s.workload
-    w, engine = need.weights, workload.engine
+    """``quick_fit(s, speed_for, hardware_on(s, gpu))`` on each of ``gpus``: the device scans of list answers."""
+    model, quant, workload = s.model, s.quant, s.workload
     rows = []
+    for hardware, fit in _full_fits(s, gpus):
+        if fit is None:  # it overflows: ``place`` plans the offload
+            rows.append(quick_fit_on(model, quant, hardware, workload, s.measured, speed_for))
+            continue
+        speed = single_stream(model, fit, hardware, workload, quant.id) if fit.verdict in speed_for else None
+        rows.append(QuickFit(fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed))
+    return rows
+
+
+def full_fit_speeds(s: Scenario, gpus: Iterable[GpuSpec]) -> list[float | None]:
+    """Single-stream decode tok/s on each of ``gpus`` where the scenario holds everything on the GPU(s), else
+    None, nothing placed: ``quick_fit(s, FULL_FIT, hardware_on(s, gpu)).decode_tokens_per_s``."""
+    model, workload, quant_id = s.model, s.workload, s.quant.id
+    return [
+        single_stream(model, fit, hardware, workload, quant_id) if fit is not None else None
+        for hardware, fit in _full_fits(s, gpus)
+    ]
+
+
+def _full_fits(s: Scenario, gpus: Iterable[GpuSpec]) -> Iterator[tuple[Hardware, FullFit | None]]:
+    """Each device's hardware and ``fit.full_fit`` of the scenario on it, with what does not change with the
+    device (weights, KV cache, overhead: ``_need``) worked out once."""
+    need, workload = _need(s), s.workload
+    w, engine = need.weights, workload.engine
     for gpu in gpus:
         hardware = hardware_on(s, gpu)
         total, usable = need.total_bytes(gpu, 1, engine), usable_bytes(hardware, workload)
         verdict = full_fit_verdict(total, usable, 1)
-        if verdict is None:  # it overflows: ``place`` plans the offload
-            rows.append(quick_fit_on(model, quant, hardware, workload, s.measured, speed_for))
-            continue
-        host = host_weights_bytes(w, gpu, engine)
-        fit = FullFit(verdict, total, usable, host, w)
-        speed = single_stream(model, fit, hardware, workload, quant.id) if verdict in speed_for else None
-        rows.append(QuickFit(verdict, "none", total, host, speed))
-    return rows
-
-
-def full_fit_speed(s: Scenario, hardware: Hardware) -> float | None:
-    """Single-stream decode tok/s of the scenario on ``hardware`` when it holds everything on the GPU(s),
-    else None (nothing is placed): ``quick_fit(s, FULL_FIT, hardware).decode_tokens_per_s``."""
-    fit = full_fit(s.model, s.quant, hardware, s.workload, s.measured)
-    return single_stream(s.model, fit, hardware, s.workload, s.quant.id) if fit is not None else None
+        fit = FullFit(verdict, total, usable, host_weights_bytes(w, gpu, engine), w) if verdict is not None else None
+        yield hardware, fit
 
 
 __all__ = [
@@ -510,10 +521,10 @@ __all__ = [
     "best_quant",
     "choose_quant",
     "chosen_scenario",
-    "full_fit_speed",
     "kv_savings",
     "nearest_fix",
     "fits_on",
+    "full_fit_speeds",
     "quick_fit",
     "quick_fit_on",
     "recommend_hardware",

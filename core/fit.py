@@ -216,51 +216,89 @@ def place(
         )
         return Placement(memory=mem, offload=none, verdict=Verdict.NO_FIT, weights=w)
     budget = mem.usable_bytes - mem.comfortable_reserve_bytes
-    plan = _expert_offload(model, mem, w, budget, ram_usable) if model.is_moe else None
-    if plan is None:
-        plan = _layer_offload(model, mem, w, budget, ram_usable)
-    verdict = Verdict.OFFLOAD if plan.fits_ram else Verdict.NO_FIT
-    return Placement(memory=mem, offload=plan, verdict=verdict, weights=w)
+    plan = _offload_plan(
+        model, w, mem.total_bytes, mem.host_weights_bytes, mem.kv_cache_bytes, mem.overhead_bytes, budget
+    )
+    offload = Offload(
+        mode=plan.mode,
+        layers_on_gpu=plan.layers_on_gpu,
+        layers_total=layers,
+        cpu_moe_layers=plan.cpu_moe_layers,
+        gpu_bytes=plan.gpu_bytes,
+        bytes_in_ram=plan.bytes_in_ram,
+        ram_usable_bytes=ram_usable,
+        fits_ram=plan.bytes_in_ram <= ram_usable,
+    )
+    return Placement(
+        memory=mem, offload=offload, verdict=Verdict.OFFLOAD if offload.fits_ram else Verdict.NO_FIT, weights=w
+    )
 
 
-def _expert_offload(
-    model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, budget: int, ram_usable: int
-) -> Offload | None:
+class Overflow(NamedTuple):
+    """``place``'s verdict and placement, in plain numbers, for a setup that does not hold everything on the
+    GPU(s): what a scan lists for it without building the placement."""
+
+    verdict: Verdict  # offload or no_fit
+    mode: Literal["none", "layers", "experts"]
+    gpu_bytes: int
+    bytes_in_ram: int
+
+
+def overflow(
+    model: ModelSpec,
+    quant: QuantSpec,
+    hardware: Hardware,
+    workload: Workload,
+    measured: QuantSize | None = None,
+) -> Overflow | None:
+    """``place`` where the setup overflows the GPU(s), without its objects; None where it fits (``full_fit``)."""
+    w, host, kv, overhead, total, usable = _parts(model, quant, hardware, workload, measured, None)
+    if full_fit_verdict(total, usable, hardware.count) is not None:
+        return None
+    ram_usable = memory.usable_ram_bytes(hardware)
+    if workload.engine is Engine.VLLM or hardware.gpu.unified_memory or ram_usable == 0:
+        return Overflow(Verdict.NO_FIT, "none", total, 0)
+    plan = _offload_plan(model, w, total, host, kv, overhead, usable - comfortable_reserve(usable, hardware.count))
+    verdict = Verdict.OFFLOAD if plan.bytes_in_ram <= ram_usable else Verdict.NO_FIT
+    return Overflow(verdict, plan.mode, plan.gpu_bytes, plan.bytes_in_ram)
+
+
+class _Plan(NamedTuple):
+    mode: Literal["layers", "experts"]
+    layers_on_gpu: int
+    cpu_moe_layers: int
+    gpu_bytes: int
+    bytes_in_ram: int
+
+
+def _offload_plan(
+    model: ModelSpec, w: WeightEstimate, total: int, host: int, kv: int, overhead: int, budget: int
+) -> _Plan:
+    """What moves to system RAM when ``total`` bytes overflow ``budget`` (usable less the reserve): a MoE's
+    experts layer by layer, else whole layers."""
+    plan = _expert_offload(model, w, total, host, budget) if model.is_moe else None
+    return plan if plan is not None else _layer_offload(model, w, kv, overhead, host, budget)
+
+
+def _expert_offload(model: ModelSpec, w: WeightEstimate, total: int, host: int, budget: int) -> _Plan | None:
     """MoE: keep attention, shared weights and KV on the GPU; move whole layers' experts to RAM."""
     per_layer = w.experts_bytes / model.n_layers
-    fixed = mem.total_bytes - w.experts_bytes
+    fixed = total - w.experts_bytes
     if fixed > budget or per_layer <= 0:
         return None
-    cpu_layers = min(model.n_layers, math.ceil((mem.total_bytes - budget) / per_layer))
-    in_ram = round(cpu_layers * per_layer) + mem.host_weights_bytes
-    return Offload(
-        mode="experts",
-        layers_on_gpu=model.n_layers,
-        layers_total=model.n_layers,
-        cpu_moe_layers=cpu_layers,
-        gpu_bytes=mem.total_bytes - round(cpu_layers * per_layer),
-        bytes_in_ram=in_ram,
-        ram_usable_bytes=ram_usable,
-        fits_ram=in_ram <= ram_usable,
-    )
+    cpu_layers = min(model.n_layers, math.ceil((total - budget) / per_layer))
+    moved = round(cpu_layers * per_layer)
+    return _Plan("experts", model.n_layers, cpu_layers, total - moved, moved + host)
 
 
-def _layer_offload(model: ModelSpec, mem: MemoryBreakdown, w: WeightEstimate, budget: int, ram_usable: int) -> Offload:
+def _layer_offload(model: ModelSpec, w: WeightEstimate, kv: int, overhead: int, host: int, budget: int) -> _Plan:
     """Dense (or MoE whose shared part alone overflows): whole layers with their KV go to RAM."""
-    per_layer = (w.dense_bytes + w.experts_bytes + mem.kv_cache_bytes) / model.n_layers
-    room = budget - mem.overhead_bytes
+    per_layer = (w.dense_bytes + w.experts_bytes + kv) / model.n_layers
+    room = budget - overhead
     on_gpu = max(0, min(model.n_layers - 1, math.floor(room / per_layer))) if room > 0 else 0
-    gpu = mem.overhead_bytes + round(on_gpu * per_layer)
-    in_ram = round((model.n_layers - on_gpu) * per_layer) + w.output_bytes + mem.host_weights_bytes
-    return Offload(
-        mode="layers",
-        layers_on_gpu=on_gpu,
-        layers_total=model.n_layers,
-        gpu_bytes=gpu,
-        bytes_in_ram=in_ram,
-        ram_usable_bytes=ram_usable,
-        fits_ram=in_ram <= ram_usable,
-    )
+    gpu = overhead + round(on_gpu * per_layer)
+    in_ram = round((model.n_layers - on_gpu) * per_layer) + w.output_bytes + host
+    return _Plan("layers", on_gpu, 0, gpu, in_ram)
 
 
 def shortfall(mem: MemoryBreakdown, offload: Offload, verdict: Verdict) -> tuple[int, int]:
