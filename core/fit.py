@@ -204,7 +204,7 @@ def place(
             fits_ram=True,  # only the token embedding sits in RAM: a row lookup, mmap'd from the file
         )
         return Placement(memory=mem, offload=full, verdict=verdict, weights=w)
-    if workload.engine is Engine.VLLM or hardware.gpu.unified_memory or ram_usable == 0:
+    if not _offloads(hardware, workload, ram_usable):
         none = Offload(
             mode="none",
             layers_on_gpu=0,
@@ -256,11 +256,17 @@ def overflow(
     if full_fit_verdict(total, usable, hardware.count) is not None:
         return None
     ram_usable = memory.usable_ram_bytes(hardware)
-    if workload.engine is Engine.VLLM or hardware.gpu.unified_memory or ram_usable == 0:
+    if not _offloads(hardware, workload, ram_usable):
         return Overflow(Verdict.NO_FIT, "none", total, 0)
     plan = _offload_plan(model, w, total, host, kv, overhead, usable - comfortable_reserve(usable, hardware.count))
     verdict = Verdict.OFFLOAD if plan.bytes_in_ram <= ram_usable else Verdict.NO_FIT
     return Overflow(verdict, plan.mode, plan.gpu_bytes, plan.bytes_in_ram)
+
+
+def _offloads(hardware: Hardware, workload: Workload, ram_usable: int) -> bool:
+    """Whether weights may move to system RAM: llama.cpp on a discrete card with RAM to spare (vLLM
+    pre-allocates on the GPU; unified memory is one pool)."""
+    return workload.engine is not Engine.VLLM and not hardware.gpu.unified_memory and ram_usable != 0
 
 
 class _Plan(NamedTuple):

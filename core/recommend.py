@@ -215,9 +215,8 @@ def _placement(c: _Candidate, hardware: Hardware, request: Request, catalog: Cat
         quant, fit = picked.quant, picked.fit
         speed = single_stream(model, fit, hardware, picked.workload, quant.id)
         kv = (picked.kv_cache or workload.kv_cache).value
-        return _Placed(
-            quant, kv, fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed
-        )  # ``advice.quick_fit``'s row
+        # ``advice.quick_fit``'s row of a setup that holds everything on the GPU(s)
+        return _Placed(quant, kv, fit.verdict, "none", fit.total_bytes, fit.host_bytes, speed)
     if not model.is_moe or workload.engine is not Engine.LLAMA_CPP or hardware.gpu.unified_memory:
         return None
     row = quick_fit_on(model, c.quant, hardware, workload, c.measured)
