@@ -42,6 +42,12 @@ POSITIONS = (
     ("ollama", "OLLAMA_CONTEXT_LENGTH=131072 ollama run 'hf.co/unsloth/Qwen3-32B-GGUF:Q4_K_M{p}' on my rtx 4060"),
     ("ollama", "OLLAMA_KV_CACHE_TYPE='q8_0{p}' OLLAMA_CONTEXT_LENGTH=65536 ollama run qwen3:8b on my rtx 4060"),
     ("ollama", "FROM 'qwen3:32b{p}'\nPARAMETER num_ctx 131072\non my rtx 4060"),
+    # questions whose cards build launch commands from a name the user typed
+    ("fit", "/fit Qwen/Qwen3-8B{p} rtx 4090"),
+    ("fit", "vllm command for Qwen/Qwen3-14B-AWQ{p} on an rtx 4090"),
+    ("fit", "ollama command for hf.co/unsloth/Qwen3-8B-GGUF:Q4_K_M{p} on a 3060"),
+    ("fit", "llama.cpp command for unsloth/Qwen3-30B-A3B-GGUF{p} on my rtx 4090 with 32k context"),
+    ("fit", "qwen3 8b{p} with qwen3 0.6b as draft model on a 4090"),
 )
 PROGRAMS = ("llama-server", "llama-cli", "vllm", "ollama", "python", "python3", "docker", "./", "/")
 MODELFILE = ("FROM ", "PARAMETER ")
