@@ -98,7 +98,9 @@ async def payload(work: Path, template: Path, args: argparse.Namespace) -> str:
             await until(lambda: answered(api) >= set(chats), 180)
         finally:
             await bot.stop()
-    lines = [line for chat in chats for line in command_lines(_sent_commands(api, chat)) if not line.startswith("FROM ")]
+    lines = [
+        line for chat in chats for line in command_lines(_sent_commands(api, chat)) if not line.startswith("FROM ")
+    ]
     live = [line for line in lines if live_shell_syntax(line)]
     carrying = sum("evil.example" in line for line in lines)
     return (
