@@ -21,6 +21,7 @@ from bot import cards, commands
 from bot.answer_multi import with_notes
 from bot.answer_special import special_answer, special_kind, special_language
 from bot.answers import Answers, feel_rate
+from bot.button_lang import stamp, unstamp
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
 from bot.memory_only import memory_only_card, with_variants
@@ -173,7 +174,10 @@ class Service:
         return len(self._set_aside)
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
-        """Answer one question; never raises."""
+        """Answer one question; never raises. Every button of the reply carries its language (``button_lang``)."""
+        return stamp(await self._answer_text(*unstamp(text), locale, user))
+
+    async def _answer_text(self, text: str, card_lang: Lang | None, locale: str | None, user: User | None) -> Reply:
         started = time.perf_counter()
         user = user or User()
         lang = choose_language(user.lang, None, None, locale)
@@ -184,7 +188,7 @@ class Service:
                 return cards.slow_down_card(lang, int(wait) + 1)
             if special_kind(text):  # a pasted command or log, several models at once (issue 26)
                 user, chat_lang = await self.prefs.fill(user)
-                lang = choose_language(user.lang, chat_lang, special_language(self.answers, text), locale)
+                lang = choose_language(user.lang, chat_lang, card_lang or special_language(self.answers, text), locale)
                 special: Reply = await self._off_loop(special_answer, self.answers, text, lang, user)
                 await self.usage.record(None, special, user, (time.perf_counter() - started) * 1000)
                 return special
@@ -192,7 +196,7 @@ class Service:
                 too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
             user, chat_lang = await self.prefs.fill(user)
-            query, lang, first = await self._first_pass(text, user, chat_lang, locale)
+            query, lang, first = await self._first_pass(text, user, chat_lang, card_lang, locale)
             reply = await self._answer(query, lang, user, text) if first is None else await self._checked(first, user)
         except AnswerTimedOut:
             log.warning("answer set aside after %.0f s", self.answer_deadline_s, extra={"event": "answer_deadline"})
@@ -206,29 +210,29 @@ class Service:
         return reply
 
     async def _first_pass(
-        self, text: str, user: User, chat_lang: Lang | None, locale: str | None
+        self, text: str, user: User, chat_lang: Lang | None, card_lang: Lang | None, locale: str | None
     ) -> tuple[Query, Lang, Card | None]:
         """The parse and, for a question about catalog names only, its card, in one trip to the worker (a
         repeat from the memo, on the loop). No card where the loop awaits something first: a settings
         command, or a name the catalog lacks."""
         parsed: Query | None = self.answers.peek(("parse", text))
         if parsed is not None:
-            lang = choose_language(user.lang, chat_lang, parsed.language, locale)
+            lang = choose_language(user.lang, chat_lang, card_lang or parsed.language, locale)
             if not self._catalog_only(parsed, text):
                 return parsed, lang, None
             repeat: Reply | None = self.answers.peek(_reply_key(text, lang, user))
             if repeat is not None:
                 return parsed, lang, Card(parsed, lang, text, repeat, built=True)
         first: tuple[Query, Lang, Card | None] = await self._off_loop(
-            self._parse_and_answer, text, user, chat_lang, locale
+            self._parse_and_answer, text, user, chat_lang, card_lang, locale
         )
         return first
 
     def _parse_and_answer(
-        self, text: str, user: User, chat_lang: Lang | None, locale: str | None
+        self, text: str, user: User, chat_lang: Lang | None, card_lang: Lang | None, locale: str | None
     ) -> tuple[Query, Lang, Card | None]:
         q = self.answers.parse(text)
-        lang = choose_language(user.lang, chat_lang, q.language, locale)
+        lang = choose_language(user.lang, chat_lang, card_lang or q.language, locale)
         if not self._catalog_only(q, text):
             return q, lang, None
         return q, lang, _card(self.answers, q, lang, user, text, cached=True)
@@ -322,7 +326,7 @@ class Service:
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""
-        result: float | None = await self._off_loop(feel_rate, self.answers, text)
+        result: float | None = await self._off_loop(feel_rate, self.answers, unstamp(text)[0])
         return result
 
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:

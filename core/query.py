@@ -159,11 +159,32 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         explicit.add("intent")
     return Query(
         intent=intent,
-        language=L.guess_language(low),
+        language=L.guess_language(_without(low, toks, used)),
         leftovers=_leftovers(toks, used, unknown),
         explicit=frozenset(explicit),
         **fields,  # type: ignore[arg-type]
     )
+
+
+def _without(low: str, toks: list[L.Tok], used: set[int]) -> str:
+    """The text without the names read from it and without a leading /command: a model id's "it"
+    or "a3b" is no English, and neither is "/fit"."""
+    command = (
+        len(low) - len(low.lstrip()) + (len(low.lstrip().split(maxsplit=1)[0]) if low.lstrip().startswith("/") else 0)
+    )
+    cut = list(" " * command + low[command:])
+    named = set(used)
+    for i in sorted(used):  # the suffixes a name's text runs on with ("gemma-3-27b-it", "command-a")
+        j = i + 1
+        while j < len(toks) and j not in named and toks[j].key in _ID_SUFFIXES and toks[j].start - toks[j - 1].end <= 1:
+            named.add(j)
+            j += 1
+    for i in named:
+        cut[toks[i].start : toks[i].end] = " " * (toks[i].end - toks[i].start)
+    return "".join(cut)
+
+
+_ID_SUFFIXES = frozenset(["it", "instruct", "chat", "gguf", "hf", "a", "e"])
 
 
 _PUNCTUATION = frozenset(":;,?!")  # not brackets: display names hold them ("Gemma 3 1B (base)")
