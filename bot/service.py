@@ -7,12 +7,11 @@ here raises: every failure becomes a friendly, localized card.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import gc
 import logging
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from bot import cards, commands
 from bot.answer_multi import with_notes
 from bot.answer_special import special_answer, special_kind, special_language
+from bot.answer_worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
 from bot.answers import Answers, feel_rate
 from bot.button_lang import stamp, unstamp
 from bot.hub_models import hub_answers, in_catalog
@@ -44,9 +44,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
-# The most one answer may take on the worker thread. The heaviest card (a table over every device) takes
-# well under a second; past this the answer is set aside and the next question gets a fresh worker.
-ANSWER_DEADLINE_S = 10.0
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
@@ -80,10 +77,6 @@ def build_validators() -> None:
             cls.model_rebuild()
 
 
-class AnswerTimedOut(Exception):
-    """An answer ran past ``Service.answer_deadline_s`` and was set aside."""
-
-
 class Service:
     """Answers questions for every adapter; owns the worker thread, the stores and the limits."""
 
@@ -100,14 +93,9 @@ class Service:
         self.answers = Answers(catalog)
         self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
-        self.answer_deadline_s = answer_deadline_s
-        self._set_aside: list[asyncio.Future[Any]] = []  # answers past their deadline, perhaps still running
         self.prefs = Preferences(store.prefs if store is not None else None)
         self.usage = UsageLog(store)
-        # One worker thread computes answers, so the event loop keeps serving heartbeats, deferrals and
-        # I/O while a heavy card (a table over every device) is built; one thread also means the caches
-        # are only ever changed by that thread (the loop only reads them for the fast path).
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers")
+        self.worker = AnswerWorker(answer_deadline_s)  # the one answer thread, with a deadline per answer
 
     @property
     def catalog(self) -> Catalog:
@@ -128,7 +116,7 @@ class Service:
         languages' messages and Babel's number data, and one card of each kind in each language (the
         models' validators and each card's parts are built on first use). The chat adapters call it when
         they start; a one-shot ``fitbot ask`` does not."""
-        return self._worker.submit(self._warm_up)
+        return self.worker.submit(self._warm_up)
 
     def _warm_up(self) -> None:
         preload_locales()
@@ -147,31 +135,18 @@ class Service:
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""
         await self.usage.close()
-        self._worker.shutdown(wait=False)
+        self.worker.shutdown()
         gc.unfreeze()  # what the warm-up froze may now go (tests and embedders open many services)
         if self.store is not None:
             await self.store.close()
 
     async def _off_loop(self, fn: Any, *args: Any) -> Any:
-        """Runs CPU work on the service's worker thread, within the answer deadline.
-
-        A Python thread cannot be stopped, so an answer past its deadline is set aside: it may finish in
-        the background, the questions after it go to a new worker thread, and ``stuck_answers`` (which
-        ``fitbot health`` reports) counts it until it ends. The caches are then briefly shared by two
-        threads; each of their operations is a single dict operation, atomic under the GIL."""
-        future = asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), self.answer_deadline_s)
-        except TimeoutError:
-            self._set_aside.append(future)
-            stuck, self._worker = self._worker, ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers")
-            stuck.shutdown(wait=False)
-            raise AnswerTimedOut from None
+        """Runs CPU work on the answer worker, within the answer deadline."""
+        return await self.worker.run(fn, *args)
 
     def stuck_answers(self) -> int:
-        """Answers set aside at their deadline that are still running."""
-        self._set_aside = [f for f in self._set_aside if not f.done()]
-        return len(self._set_aside)
+        """Answers set aside at their deadline that are still running (``fitbot health`` fails)."""
+        return self.worker.stuck()
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
         """Answer one question; never raises. Every button of the reply carries its language (``button_lang``)."""
@@ -199,10 +174,9 @@ class Service:
             query, lang, first = await self._first_pass(text, user, chat_lang, card_lang, locale)
             reply = await self._answer(query, lang, user, text) if first is None else await self._checked(first, user)
         except AnswerTimedOut:
-            log.warning("answer set aside after %.0f s", self.answer_deadline_s, extra={"event": "answer_deadline"})
-            reply = cards.error_card(
-                lang, t(lang, "error.deadline", seconds=integer(round(self.answer_deadline_s), lang))
-            )
+            seconds = self.worker.deadline_s
+            log.warning("answer set aside after %.0f s", seconds, extra={"event": "answer_deadline"})
+            reply = cards.error_card(lang, t(lang, "error.deadline", seconds=integer(round(seconds), lang)))
         except Exception:
             log.exception("answer failed")
             reply = cards.error_card(lang, t(lang, "error.internal"))

@@ -18,7 +18,7 @@ async def test_an_answer_past_its_deadline_is_set_aside_and_the_next_is_answered
     try:
         late = await service.answer("/gpus qwen3-14b 23k")  # a question no other test asks: not memoised
         assert late.kind == "error" and "set it aside" in late.summary
-        service.answer_deadline_s = 30.0
+        service.worker.deadline_s = 30.0
         reply = await service.answer("/fit qwen3-8b rtx 4090")
         assert reply.kind != "error" and reply.subjects
         german = Service(load_facts(), answer_deadline_s=1e-4)
