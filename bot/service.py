@@ -23,6 +23,7 @@ from bot.answer_special import special_answer, special_kind, special_language
 from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
+from bot.listing import GpuRow, ModelRow, gpu_rows, model_rows
 from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
 from bot.reply import Reply
@@ -30,7 +31,7 @@ from bot.usage import UsageLog
 from bot.user import User
 from catalog.index_lookup import find_in_index, searchable_rows
 from core.estimate import EstimateError
-from core.models import Catalog, Engine, KvCacheType, ModelSpec
+from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
 from core.quant_ladder import MENU
 from core.query import Query, complete
@@ -46,6 +47,7 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+BACKEND_CHOICES = tuple(b.value for b in Backend if b is not Backend.OTHER)  # the ones a question can name
 # one card of each kind, about a model and a device that no bench asks about first; the list scans fill the
 # per-catalog memo of each model's weights in each quant (they never change with the device asked about).
 # Then setups of the other kinds, asked in sentences: a MoE on two cards, a Mac, an offload, vLLM serving users
@@ -296,6 +298,14 @@ class Service:
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:
         """(id, name) choices for a name being typed, from the one name matcher (Discord autocomplete)."""
         return complete(typed, self.answers.vocab, kind, limit)
+
+    def gpu_rows(self) -> tuple[GpuRow, ...]:
+        """Every catalog GPU as a plain row with its source (the MCP server's catalog resource)."""
+        return gpu_rows(self.catalog)
+
+    def model_rows(self) -> tuple[ModelRow, ...]:
+        """Every catalog model as a plain row with its source."""
+        return model_rows(self.catalog)
 
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""

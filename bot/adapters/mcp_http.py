@@ -1,0 +1,65 @@
+"""The MCP server over streamable HTTP: the SDK's Starlette app behind a bearer token, served by uvicorn.
+
+The SDK's app refuses bodies over ``max_body_bytes`` with 413 before parsing them; ``BearerGate`` refuses
+every request without ``Authorization: Bearer <the token>`` with 401 before it reaches the app. The token
+is compared in constant time and never logged (nor is any header: uvicorn's access log is off).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+PATH = "/mcp"
+
+
+class BearerGate:
+    """ASGI middleware: an HTTP request passes only with the bearer token; others get 401."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        if not token:
+            raise ValueError("the MCP HTTP server needs a bearer token")
+        self.app, self.token = app, token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.allowed(Headers(scope=scope).get("authorization", "")):
+            refusal = JSONResponse(
+                {"error": "unauthorized", "error_description": "send the header Authorization: Bearer <token>"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="fitbot"'},
+            )
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def allowed(self, header: str) -> bool:
+        scheme, _, given = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token)
+
+
+def http_app(server: MCPServer, token: str, host: str, max_body_bytes: int) -> ASGIApp:
+    """The SDK's streamable HTTP app (DNS-rebinding protection on for a loopback host), behind the token."""
+    app = server.streamable_http_app(streamable_http_path=PATH, max_request_body_size=max_body_bytes, host=host)
+    return BearerGate(app, token)
+
+
+async def serve_http(server: MCPServer, token: str, host: str, port: int, max_body_bytes: int) -> None:
+    """Serve until SIGINT/SIGTERM (uvicorn's own handling); logs go through the root logger's redaction."""
+    config = uvicorn.Config(
+        http_app(server, token, host, max_body_bytes),
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        proxy_headers=True,  # X-Forwarded-For from a reverse proxy on this host names the client
+        server_header=False,
+    )
+    log.info("MCP server on http://%s:%d%s", host, port, PATH)
+    await uvicorn.Server(config).serve()
