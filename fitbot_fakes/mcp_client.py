@@ -65,8 +65,8 @@ async def _stdio(env: dict[str, str], errlog: Any) -> AsyncIterator[ClientSessio
 
 
 @asynccontextmanager
-async def _http(url: str, token: str | None) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+async def _http(url: str, token: str | None, headers: dict[str, str]) -> AsyncIterator[ClientSession]:
+    headers = headers | ({"Authorization": f"Bearer {token}"} if token else {})
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as client,
         streamable_http_client(url, http_client=client) as (read, write),
@@ -84,9 +84,10 @@ def stdio_remote(env: dict[str, str], errlog: Any = sys.stderr) -> Iterator[Remo
 
 
 @contextmanager
-def http_remote(url: str, token: str | None) -> Iterator[Remote]:
-    """The SDK's streamable HTTP client on ``url`` with the bearer token, connected and initialized."""
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(_http(url, token)) as session:
+def http_remote(url: str, token: str | None, headers: dict[str, str] | None = None) -> Iterator[Remote]:
+    """The SDK's streamable HTTP client on ``url`` with the bearer token (and ``headers``), connected."""
+    connect = _http(url, token, headers or {})
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(connect) as session:
         yield Remote(portal, session)
 
 
