@@ -15,6 +15,7 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.limits import Limits
 from bot.render.text import to_console
 from bot.reply import CodeBlock, Reply, Subject, Table
 from bot.service import BACKEND_CHOICES, ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service, User
@@ -115,18 +116,26 @@ def tool_answer(reply: Reply) -> ToolAnswer:
     )
 
 
+STDIO = "mcp:stdio"  # the one local user of a stdio server (a desktop client starts its own)
+
+
 def client_of(ctx: Context | None) -> str:
-    """Who calls, for the service's per-user limits: the HTTP client's address ("mcp:10.0.0.7"), or nobody
-    (stdio: one local user, not limited)."""
+    """Who calls, as a user id: the HTTP client's address ("mcp:10.0.0.7"; behind a reverse proxy on this host,
+    the address it forwards), or the local user of a stdio server."""
     request = ctx.request_context.request if ctx is not None else None
     client = getattr(request, "client", None)
-    return f"mcp:{client.host}" if client is not None and getattr(client, "host", None) else ""
+    return f"mcp:{client.host}" if client is not None and getattr(client, "host", None) else STDIO
 
 
 async def answer(service: Service, text: str, language: str | None, ctx: Context | None) -> CallToolResult:
-    """The tool's result for a question: the card as text and structured content, or a tool error."""
+    """The tool's result for a question: the card as text and structured content, or a tool error. HTTP clients
+    get the service's per-user limits; the stdio user is the machine's owner and is not limited."""
     user = User(id=client_of(ctx), lang=language)  # type: ignore[arg-type]
-    reply = await service.answer(text, user=user)
+    if user.id == STDIO:
+        with Limits.free_of_charge():
+            reply = await service.answer(text, user=user)
+    else:
+        reply = await service.answer(text, user=user)
     result = tool_answer(reply)
     return CallToolResult(
         content=[TextContent(type="text", text=result.text)],
