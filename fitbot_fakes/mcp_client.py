@@ -44,13 +44,16 @@ class Remote:
         self.portal, self.session = portal, session
 
     def tools(self) -> ListToolsResult:
-        return self.portal.call(self.session.list_tools)
+        listed: ListToolsResult = self.portal.call(self.session.list_tools)
+        return listed
 
     def call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        return self.portal.call(self.session.call_tool, name, arguments)
+        result: CallToolResult = self.portal.call(self.session.call_tool, name, arguments)
+        return result
 
     def read(self, uri: str) -> ReadResourceResult:
-        return self.portal.call(self.session.read_resource, uri)
+        contents: ReadResourceResult = self.portal.call(self.session.read_resource, uri)
+        return contents
 
     def resources(self) -> Any:
         return self.portal.call(self.session.list_resources)
