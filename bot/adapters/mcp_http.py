@@ -50,15 +50,19 @@ def http_app(server: MCPServer, token: str, host: str, max_body_bytes: int) -> A
     return BearerGate(app, token)
 
 
-async def serve_http(server: MCPServer, token: str, host: str, port: int, max_body_bytes: int) -> None:
-    """Serve until SIGINT/SIGTERM (uvicorn's own handling); logs go through the root logger's redaction."""
+async def serve_http(
+    server: MCPServer, token: str, host: str, port: int, max_body_bytes: int, trusted_proxies: str
+) -> None:
+    """Serve until SIGINT/SIGTERM (uvicorn's own handling); logs go through the root logger's redaction. A client
+    is its address, or the X-Forwarded-For address a trusted reverse proxy (``trusted_proxies``) sends."""
     config = uvicorn.Config(
         http_app(server, token, host, max_body_bytes),
         host=host,
         port=port,
         log_config=None,
         access_log=False,
-        proxy_headers=True,  # X-Forwarded-For from a reverse proxy on this host names the client
+        proxy_headers=True,
+        forwarded_allow_ips=trusted_proxies,
         server_header=False,
     )
     log.info("MCP server on http://%s:%d%s", host, port, PATH)

@@ -55,6 +55,7 @@ async def serve(args: argparse.Namespace, settings: Settings, open_service: Call
         from bot.adapters.mcp_http import serve_http
 
         host, port = args.host or settings.fitbot_mcp_host, args.port or settings.fitbot_mcp_port
-        await serve_http(server, settings.mcp_token() or "", host, port, settings.fitbot_mcp_max_body_bytes)
+        limit, proxies = settings.fitbot_mcp_max_body_bytes, settings.fitbot_mcp_trusted_proxies
+        await serve_http(server, settings.mcp_token() or "", host, port, limit, proxies)
     finally:
         await service.close()

@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     fitbot_mcp_host: str = "127.0.0.1"
     fitbot_mcp_port: int = Field(default=8765, ge=1, le=65535)
     fitbot_mcp_max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=4 * 1024 * 1024)  # larger: HTTP 413
+    # reverse proxies whose X-Forwarded-For names the client (per-client limits); "*" = any (container behind one)
+    fitbot_mcp_trusted_proxies: str = "127.0.0.1"
 
     @model_validator(mode="after")
     def _shards_fit(self) -> Settings:
