@@ -12,6 +12,7 @@ import logging
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -44,9 +45,17 @@ class BearerGate:
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token)
 
 
-def http_app(server: MCPServer, token: str, host: str, max_body_bytes: int) -> ASGIApp:
-    """The SDK's streamable HTTP app (DNS-rebinding protection on for a loopback host), behind the token."""
-    app = server.streamable_http_app(streamable_http_path=PATH, max_request_body_size=max_body_bytes, host=host)
+# The token is what protects the server. The SDK's DNS-rebinding check (Host and Origin must be loopback names
+# when it listens on loopback) guards servers without one, and would refuse a reverse proxy that passes on the
+# public Host (Caddy does): a page in a browser can neither read the token nor send it across origins.
+BY_TOKEN = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def http_app(server: MCPServer, token: str, max_body_bytes: int) -> ASGIApp:
+    """The SDK's streamable HTTP app, bodies limited, behind the token."""
+    app = server.streamable_http_app(
+        streamable_http_path=PATH, max_request_body_size=max_body_bytes, transport_security=BY_TOKEN
+    )
     return BearerGate(app, token)
 
 
@@ -56,7 +65,7 @@ async def serve_http(
     """Serve until SIGINT/SIGTERM (uvicorn's own handling); logs go through the root logger's redaction. A client
     is its address, or the X-Forwarded-For address a trusted reverse proxy (``trusted_proxies``) sends."""
     config = uvicorn.Config(
-        http_app(server, token, host, max_body_bytes),
+        http_app(server, token, max_body_bytes),
         host=host,
         port=port,
         log_config=None,

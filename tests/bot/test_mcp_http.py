@@ -14,6 +14,7 @@ import urllib.request
 import pytest
 
 from bot.app.cli import main
+from bot.app.settings import Settings
 from fitbot_fakes.mcp_client import free_port, http_remote, http_server, server_env
 
 TOKEN = "mcp-test-token-3f9a7c1e5b"
@@ -110,12 +111,31 @@ def test_each_client_is_rate_limited_with_a_slow_down_answer(server):
     assert not calm.is_error
 
 
+def test_a_reverse_proxy_passing_on_the_public_host_is_served(server):
+    url, _ = server
+    parts = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        conn.request("POST", parts.path, INITIALIZE, {
+            "Host": "fitbot.example.org", "X-Forwarded-For": "203.0.113.9", "Authorization": f"Bearer {TOKEN}",
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        })  # fmt: skip
+        response = conn.getresponse()
+        assert response.status == 200 and "fitbot" in response.read().decode()
+    finally:
+        conn.close()
+
+
 def test_the_token_is_never_logged(server):
     url, log = server
     post(url, INITIALIZE, TOKEN)
     post(url, INITIALIZE, "wrong-token")
     text = log.read_text(errors="replace")
     assert text and TOKEN not in text and "wrong-token" not in text
+
+
+def test_the_token_is_one_of_the_secrets_the_logs_redact():
+    assert TOKEN in Settings(_env_file=None, fitbot_mcp_token=TOKEN).secrets()
 
 
 def test_http_mode_refuses_to_start_without_a_token(capsys, monkeypatch):
