@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from importlib import metadata
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -43,19 +44,19 @@ INSTRUCTIONS = (
     "returns the numbers as structured `subjects[].figures` plus the answer as text; prefer the typed tools, "
     "use `ask` for anything else in the user's own words. Numbers are estimates from a catalog of facts."
 )
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 Result = Annotated[CallToolResult, ToolAnswer]
 
 
 def build_server(service: Service) -> MCPServer:
     """The MCP server over ``service``: its tools and resources (no transport yet)."""
-    server = MCPServer("fitbot", title="FitBot", instructions=INSTRUCTIONS, version="0.1.0")
+    server = MCPServer("fitbot", title="FitBot", instructions=INSTRUCTIONS, version=_version())
 
     def tool(description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return server.tool(description=description, annotations=READ_ONLY, structured_output=True)
 
-    def on(hardware: str | None, count: int | None) -> str | None:
-        return setup_label(hardware, count) if hardware and count else hardware
+    def on(hardware: str, count: int | None) -> str:
+        return setup_label(hardware, count) if count else hardware
 
     @tool("Does a model fit this hardware, and how fast does it run? Memory breakdown (weights, KV cache, "
           "overhead, GPU and system RAM), fit verdict (fits, tight, offload, no_fit), decode and prefill speed "
@@ -229,6 +230,14 @@ def build_server(service: Service) -> MCPServer:
         server.resource(f"fitbot://formulas/{lang}", name=f"formulas-{lang}", mime_type="text/markdown",
                         description=t(lang, "mcp.formulas_title"))(_page(lang))  # fmt: skip
     return server
+
+
+def _version() -> str:
+    """FitBot's installed version, as the server tells clients (empty when run from a tree not installed)."""
+    try:
+        return metadata.version("fitbot")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def _page(lang: Literal["en", "de"]) -> Callable[[], str]:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the one-shot commands import this module for its parser onl
     from bot.service import Service
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mcp = sub.add_parser("mcp", help="serve the tools to MCP clients (Claude, LM Studio, Open WebUI); see README")
     mcp.add_argument("--http", action="store_true", help="streamable HTTP (needs FITBOT_MCP_TOKEN); default stdio")
     mcp.add_argument("--host", help="HTTP address (default FITBOT_MCP_HOST, 127.0.0.1)")
