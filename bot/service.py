@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
+# The most one answer may take on the worker thread. The heaviest card (a table over every device) takes
+# well under a second; past this the answer is set aside and the next question gets a fresh worker.
+ANSWER_DEADLINE_S = 10.0
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
@@ -78,6 +81,10 @@ def build_validators() -> None:
             cls.model_rebuild()
 
 
+class AnswerTimedOut(Exception):
+    """An answer ran past ``Service.answer_deadline_s`` and was set aside."""
+
+
 class Service:
     """Answers questions for every adapter; owns the worker thread, the stores and the limits."""
 
@@ -89,10 +96,13 @@ class Service:
         limits: Limits | None = None,
         max_question_chars: int = MAX_QUESTION_CHARS,
         search: HubSearch | None = None,
+        answer_deadline_s: float = ANSWER_DEADLINE_S,
     ) -> None:
         self.answers = Answers(catalog)
         self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
+        self.answer_deadline_s = answer_deadline_s
+        self._set_aside: list[asyncio.Future[Any]] = []  # answers past their deadline, perhaps still running
         self.prefs = Preferences(store.prefs if store is not None else None)
         self.usage = UsageLog(store)
         # One worker thread computes answers, so the event loop keeps serving heartbeats, deferrals and
@@ -144,8 +154,25 @@ class Service:
             await self.store.close()
 
     async def _off_loop(self, fn: Any, *args: Any) -> Any:
-        """Runs CPU work on the service's worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        """Runs CPU work on the service's worker thread, within the answer deadline.
+
+        A Python thread cannot be stopped, so an answer past its deadline is set aside: it may finish in
+        the background, the questions after it go to a new worker thread, and ``stuck_answers`` (which
+        ``fitbot health`` reports) counts it until it ends. The caches are then briefly shared by two
+        threads; each of their operations is a single dict operation, atomic under the GIL."""
+        future = asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), self.answer_deadline_s)
+        except TimeoutError:
+            self._set_aside.append(future)
+            stuck, self._worker = self._worker, ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers")
+            stuck.shutdown(wait=False)
+            raise AnswerTimedOut from None
+
+    def stuck_answers(self) -> int:
+        """Answers set aside at their deadline that are still running."""
+        self._set_aside = [f for f in self._set_aside if not f.done()]
+        return len(self._set_aside)
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
         """Answer one question; never raises."""
@@ -169,6 +196,11 @@ class Service:
             user, chat_lang = await self.prefs.fill(user)
             query, lang, first = await self._first_pass(text, user, chat_lang, locale)
             reply = await self._answer(query, lang, user, text) if first is None else await self._checked(first, user)
+        except AnswerTimedOut:
+            log.warning("answer set aside after %.0f s", self.answer_deadline_s, extra={"event": "answer_deadline"})
+            reply = cards.error_card(
+                lang, t(lang, "error.deadline", seconds=integer(round(self.answer_deadline_s), lang))
+            )
         except Exception:
             log.exception("answer failed")
             reply = cards.error_card(lang, t(lang, "error.internal"))
