@@ -36,7 +36,17 @@ class ModelRow(_Row):
     as_of: str
 
 
-def gpu_rows(catalog: Catalog) -> tuple[GpuRow, ...]:
+class CatalogRows(_Row):
+    gpus: tuple[GpuRow, ...]
+    models: tuple[ModelRow, ...]
+
+
+def catalog_rows(catalog: Catalog) -> CatalogRows:
+    """Every GPU and model of ``catalog`` as a plain row with the source of its facts."""
+    return CatalogRows(gpus=_gpu_rows(catalog), models=_model_rows(catalog))
+
+
+def _gpu_rows(catalog: Catalog) -> tuple[GpuRow, ...]:
     return tuple(
         GpuRow(
             id=g.id,
@@ -53,7 +63,7 @@ def gpu_rows(catalog: Catalog) -> tuple[GpuRow, ...]:
     )
 
 
-def model_rows(catalog: Catalog) -> tuple[ModelRow, ...]:
+def _model_rows(catalog: Catalog) -> tuple[ModelRow, ...]:
     return tuple(
         ModelRow(
             id=m.id,

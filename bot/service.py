@@ -23,7 +23,6 @@ from bot.answer_special import special_answer, special_kind, special_language
 from bot.answers import Answers, feel_rate
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
-from bot.listing import GpuRow, ModelRow, gpu_rows, model_rows
 from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
 from bot.reply import Reply
@@ -330,14 +329,6 @@ class Service:
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:
         """(id, name) choices for a name being typed, from the one name matcher (Discord autocomplete)."""
         return complete(typed, self.answers.vocab, kind, limit)
-
-    def gpu_rows(self) -> tuple[GpuRow, ...]:
-        """Every catalog GPU as a plain row with its source (the MCP server's catalog resource)."""
-        return gpu_rows(self.catalog)
-
-    def model_rows(self) -> tuple[ModelRow, ...]:
-        """Every catalog model as a plain row with its source."""
-        return model_rows(self.catalog)
 
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""

@@ -33,6 +33,7 @@ from bot.adapters.mcp_tools import (
     answer,
 )
 from bot.commands import backend_part, context_part, kv_part, ram_part, users_part
+from bot.listing import CatalogRows
 from bot.reply import setup_label
 from bot.service import Service
 from locales import t
@@ -48,8 +49,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
 Result = Annotated[CallToolResult, ToolAnswer]
 
 
-def build_server(service: Service) -> MCPServer:
-    """The MCP server over ``service``: its tools and resources (no transport yet)."""
+def build_server(service: Service, rows: CatalogRows) -> MCPServer:
+    """The MCP server over ``service``, with the catalog's ``rows`` as resources (no transport yet)."""
     server = MCPServer("fitbot", title="FitBot", instructions=INSTRUCTIONS, version=_version())
 
     def tool(description: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -219,12 +220,12 @@ def build_server(service: Service) -> MCPServer:
     @server.resource("fitbot://catalog/gpus", name="gpus", mime_type="application/json",
                      description="Every GPU, Mac and APU in the catalog: id, name, memory (GiB), bandwidth, source.")  # fmt: skip
     def gpus() -> str:
-        return json.dumps([r.model_dump(mode="json") for r in service.gpu_rows()], ensure_ascii=False)
+        return json.dumps([r.model_dump(mode="json") for r in rows.gpus], ensure_ascii=False)
 
     @server.resource("fitbot://catalog/models", name="models", mime_type="application/json",
                      description="Every model in the catalog: id, name, repo, parameters (B), max context, source.")  # fmt: skip
     def models() -> str:
-        return json.dumps([r.model_dump(mode="json") for r in service.model_rows()], ensure_ascii=False)
+        return json.dumps([r.model_dump(mode="json") for r in rows.models], ensure_ascii=False)
 
     for lang in ("en", "de"):
         server.resource(f"fitbot://formulas/{lang}", name=f"formulas-{lang}", mime_type="text/markdown",

@@ -44,11 +44,12 @@ def main(args: argparse.Namespace, open_service: Callable[[], Awaitable[Service]
 
 async def serve(args: argparse.Namespace, settings: Settings, open_service: Callable[[], Awaitable[Service]]) -> None:
     from bot.adapters.mcp_server import build_server
+    from bot.listing import catalog_rows
 
     service = await open_service()
     service.warm_up()  # on the worker thread, while the client connects
     try:
-        server = build_server(service)
+        server = build_server(service, catalog_rows(service.catalog))
         if not args.http:
             await server.run_stdio_async()
             return
