@@ -19,6 +19,7 @@ from bot.limits import Limits
 from bot.render.text import to_console
 from bot.reply import CodeBlock, Reply, Subject, Table
 from bot.service import BACKEND_CHOICES, ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service, User
+from locales import Lang
 
 if TYPE_CHECKING:  # the closed sets are the service's own tuples; a type checker sees plain strings
     QuantName = str
@@ -127,10 +128,10 @@ def client_of(ctx: Context | None) -> str:
     return f"mcp:{client.host}" if client is not None and getattr(client, "host", None) else STDIO
 
 
-async def answer(service: Service, text: str, language: str | None, ctx: Context | None) -> CallToolResult:
+async def answer(service: Service, text: str, language: Lang | None, ctx: Context | None) -> CallToolResult:
     """The tool's result for a question: the card as text and structured content, or a tool error. HTTP clients
     get the service's per-user limits; the stdio user is the machine's owner and is not limited."""
-    user = User(id=client_of(ctx), lang=language)  # type: ignore[arg-type]
+    user = User(id=client_of(ctx), lang=language)
     if user.id == STDIO:
         with Limits.free_of_charge():
             reply = await service.answer(text, user=user)
