@@ -134,8 +134,12 @@ def test_out_of_range_and_closed_sets_are_refused_clearly(remote):
     wrong = remote.call("fit", {"model": "qwen3-32b", "hardware": "rtx 4090", "engine": "exllama"})
     assert wrong.is_error and "engine" in wrong.content[0].text and "'llama.cpp' or 'vllm'" in wrong.content[0].text
     huge = remote.call("fit", {"model": "qwen3-32b", "hardware": "rtx 4090", "users": 1_000_000})
-    assert huge.is_error and "less than or equal to 4096" in huge.content[0].text
-    assert "Traceback" not in wrong.content[0].text + huge.content[0].text
+    assert huge.is_error and "Users must be between 1 and 4,096" in huge.content[0].text  # the estimator's limit
+    german = remote.call("fit", {"model": "qwen3-32b", "hardware": "rtx 4090", "context": 10**9, "language": "de"})
+    assert german.is_error and "16.777.216" in german.content[0].text
+    negative = remote.call("fit", {"model": "qwen3-32b", "hardware": "rtx 4090", "gpu_count": 0})
+    assert negative.is_error and "greater than or equal to 1" in negative.content[0].text
+    assert "Traceback" not in wrong.content[0].text + huge.content[0].text + german.content[0].text
 
 
 def test_a_one_megabyte_input_is_refused_with_its_limit(remote):
