@@ -128,8 +128,9 @@ def client_of(ctx: Context | None) -> str:
 
 async def answer(service: Service, text: str, language: Lang | None, ctx: Context | None) -> CallToolResult:
     """The tool's result for a question: the card as text and structured content, or a tool error. HTTP clients
-    get the service's per-user limits; the stdio user is the machine's owner and is not limited."""
-    user = User(id=client_of(ctx), lang=language)
+    get the service's per-user limits; the stdio user is the machine's owner and is not limited. Nothing is
+    saved for either (/mygpu, /lang say so): each tool call names its whole setup."""
+    user = User(id=client_of(ctx), lang=language, anonymous=True)
     with Limits.free_of_charge() if user.id == STDIO else nullcontext():
         reply = await service.answer(text, user=user)
     result = tool_answer(reply)
