@@ -33,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fault_harness import Child, answered, ask, catalog_template, data_dir, first_answer_at, telegram_env, until
-from tests.bot.test_command_safety import PAYLOADS, POSITIONS, command_lines, live_shell_syntax
+from fitbot_fakes.hostile_pastes import PAYLOADS, POSITIONS, command_lines, live_shell_syntax
 
 REDOS = (
     'llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 8192 -ot "(.|.)*Z=CPU" on my rtx 4090',
@@ -98,7 +98,9 @@ async def payload(work: Path, template: Path, args: argparse.Namespace) -> str:
             await until(lambda: answered(api) >= set(chats), 180)
         finally:
             await bot.stop()
-    lines = [line for chat in chats for line in command_lines(_sent_commands(api, chat)) if not line.startswith("FROM ")]
+    lines = [
+        line for chat in chats for line in command_lines(_sent_commands(api, chat)) if not line.startswith("FROM ")
+    ]
     live = [line for line in lines if live_shell_syntax(line)]
     carrying = sum("evil.example" in line for line in lines)
     return (

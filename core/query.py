@@ -106,7 +106,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
         low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
     toks = L.tokenize(low)
-    chosen = select_names(toks, idx)
+    after_engine, breaks = _gaps(toks, full_low, low)
+    chosen = select_names(toks, idx, after_engine, breaks)
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
         intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"
@@ -114,7 +115,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
     used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
     cores = found.get("gpu_cores")
-    fields = _name_fields(chosen, clean, toks, used, idx, full_low, cores if isinstance(cores, int) else None)
+    fields = _name_fields(chosen, clean, toks, used, idx, full_low, breaks, cores if isinstance(cores, int) else None)
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
@@ -165,6 +166,29 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     )
 
 
+_PUNCTUATION = frozenset(":;,?!")  # not brackets: display names hold them ("Gemma 3 1B (base)")
+
+
+def _gaps(toks: list[L.Tok], full_low: str, low: str) -> tuple[frozenset[int], frozenset[int]]:
+    """What stood between each token and the one before, in the question as typed: (the positions
+    right after an engine's name, where a word is the engine's: "ollama command"; the positions no
+    name runs across: after punctuation or a word the parser read as something else)."""
+    after_engine: set[int] = set()
+    breaks: set[int] = set()
+    for i, t in enumerate(toks):
+        start = toks[i - 1].end if i else 0
+        gap = full_low[start : t.start]
+        if not gap.strip():
+            continue
+        if L.ENGINE.search(gap):
+            after_engine.add(i)
+        if i and (
+            _PUNCTUATION.intersection(gap) or (any(c.isalpha() for c in gap) and not low[start : t.start].strip())
+        ):
+            breaks.add(i)
+    return frozenset(after_engine), frozenset(breaks)
+
+
 GPU_SLOTS = ("gpu", "gpu2", "gpu3", "gpu4")
 MODEL_SLOTS = ("model", "model2", "model3", "model4")
 
@@ -189,6 +213,7 @@ def _name_fields(
     used: set[int],
     idx: NameIndex,
     low: str,
+    breaks: frozenset[int],
     cores: int | None = None,
 ) -> dict[str, object]:
     """Builds the model/GPU fields, GPU counts and a unified-memory size from the chosen spans."""
@@ -197,7 +222,7 @@ def _name_fields(
     join_split_name(chosen, toks)
     for slot in slots:
         if slot in chosen:
-            extend_name(chosen[slot], toks, used)
+            extend_name(chosen[slot], toks, used, breaks)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
     loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
     if isinstance(loose, float):
