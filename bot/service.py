@@ -31,7 +31,7 @@ from bot.usage import UsageLog
 from bot.user import User
 from catalog.index_lookup import find_in_index, searchable_rows
 from core.estimate import EstimateError
-from core.models import Catalog, Engine, KvCacheType, ModelSpec
+from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
 from core.quant_ladder import MENU
 from core.query import Query, complete
@@ -47,6 +47,7 @@ MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+BACKEND_CHOICES = tuple(b.value for b in Backend if b is not Backend.OTHER)  # the ones a question can name
 # one card of each kind, about a model and a device that no bench asks about first; the list scans fill the
 # per-catalog memo of each model's weights in each quant (they never change with the device asked about).
 # Then setups of the other kinds, asked in sentences: a MoE on two cards, a Mac, an offload, vLLM serving users

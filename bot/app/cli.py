@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
+from bot.app import mcp_serve
 from bot.app.datadir import CATALOG_FILE, PRICES_FILE, from_environment
 from bot.card_parts import note_text
 from bot.reply import setup_label
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = sub.add_parser("chat", help="interactive session in the terminal")
     chat.add_argument("--lang", choices=["de", "en"])
 
+    mcp_serve.add_parser(sub)
     sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example)")
     sub.add_parser("health", help="exit 0 when the data directory is FitBot's, its databases open and an adapter runs")
     sub.add_parser("migrate", help="apply pending user-database migrations (SQLite or FITBOT_DATABASE_URL)")
@@ -522,6 +524,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bot.adapters.console import ask
 
             print(ask(_hub_service(catalog), " ".join(args.question), args.lang, args.json))
+        elif args.command == "mcp":
+            return mcp_serve.main(args, _hub_service(catalog))
         elif args.command == "chat":
             from bot.adapters.console import chat
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from bot.adapters import discord_bot
-from bot.adapters.discord_bot import CardButton, build_bot, question
+from bot.adapters.discord_bot import CardButton, build_bot
+from bot.commands import question
 from bot.render.discord_embed import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
