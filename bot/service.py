@@ -21,12 +21,11 @@ from bot.answer_multi import with_notes
 from bot.answer_special import special_answer, special_kind, special_language
 from bot.answer_worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
 from bot.answers import Answers, feel_rate
-from bot.button_lang import stamp, unstamp
 from bot.hub_models import hub_answers, in_catalog
 from bot.limits import Limits
 from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
-from bot.reply import Reply
+from bot.reply import Reply, untagged
 from bot.usage import UsageLog
 from bot.user import User
 from catalog.index_lookup import find_in_index, searchable_rows
@@ -150,8 +149,9 @@ class Service:
         return self.worker.stuck()
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
-        """Answer one question; never raises. Every button of the reply carries its language (``button_lang``)."""
-        return stamp(await self._answer_text(*unstamp(text), locale, user))
+        """Answer one question; never raises. Every button of the reply carries its language (``Action``)."""
+        reply = await self._answer_text(*untagged(text), locale, user)
+        return reply.with_language_tags()
 
     async def _answer_text(self, text: str, card_lang: Lang | None, locale: str | None, user: User | None) -> Reply:
         started = time.perf_counter()
@@ -301,7 +301,7 @@ class Service:
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""
-        result: float | None = await self._off_loop(feel_rate, self.answers, unstamp(text)[0])
+        result: float | None = await self._off_loop(feel_rate, self.answers, untagged(text)[0])
         return result
 
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:

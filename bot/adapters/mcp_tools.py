@@ -111,7 +111,7 @@ def tool_answer(reply: Reply) -> ToolAnswer:
         table=reply.table,
         commands=reply.code,
         suggestions=reply.suggestions,
-        follow_ups=tuple(a.query for a in reply.actions),
+        follow_ups=tuple(a.question for a in reply.actions),
     )
 
 
