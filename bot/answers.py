@@ -148,9 +148,13 @@ class Answers:
     def _on(self, ask: Question, model: ModelSpec, hw: GpuSpec, count: int) -> Reply:
         """The card of the question's kind for ``model`` on ``count`` x ``hw``."""
         q = ask.query
-        if q.intent is Intent.QUANT:
-            return self._about(
-                tables.quant_matrix(self, self.scenario(ask, model, hw, count), ask), ask, model, hw, count
+        if q.intent is Intent.QUANT:  # its figures: the quant it recommends
+            s = self.scenario(ask, model, hw, count)
+            card = tables.quant_matrix(self, s, ask)
+            return (
+                card
+                if card.kind in ("suggest", "error")
+                else self.about(card, ask, self.analyse(tables.recommended(self, s), ask))
             )
         if q.intent is Intent.FINETUNE:
             return self._about(self._finetune(model, hw, count, ask), ask, model, hw, count)
