@@ -27,7 +27,7 @@ from core.analysis import Advice, Analysis, Cost
 from core.estimate import FitEstimate
 from core.figures import offer_price
 from core.fit import Verdict
-from core.models import Catalog
+from core.models import Catalog, Engine
 from core.notes import note
 from core.serving import Speeds
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
@@ -88,7 +88,7 @@ def fix_line(est: FitEstimate, fix: Fix | None, lang: Lang) -> str:
         if fix.verdict is not Verdict.OFFLOAD
         else t(lang, "fix.outcome_offload", in_ram=gib(fix.estimate.ram_bytes, lang))
     )
-    speed = fix.estimate.speed.decode_tokens_per_s
+    speed = fix.estimate.speed.decode_tokens_per_s_at_context  # as the speed rows: at its context
     return f"➜ {change} → {outcome} · {tokens_per_s(speed, lang)}"
 
 
@@ -168,17 +168,20 @@ def memory_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
 
 
 def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
+    """Decode at the asked context (the KV cache of that context read for every token, the figure /speed's
+    table shows for it), prefill and time to first token, per-user speed for several users on the same
+    placement; the details page adds the short-context (llama-bench tg128) figure."""
     sp = est.speed
-    low, high = sp.decode_range
+    low, high = sp.decode_range_at_context
     decode = t(
         lang,
         "value.range",
-        value=tokens_per_s(sp.decode_tokens_per_s, lang),
+        value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang),
         low=num(low, lang, 0),
         high=num(high, lang, 0),
     )
     rows = [
-        Row(label=t(lang, "row.decode"), value=decode),
+        Row(label=t(lang, "row.decode_at_ctx", context=context_label(est.context)), value=decode),
         Row(
             label=t(lang, "row.prefill"),
             value=t(
@@ -191,29 +194,44 @@ def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
         ),
     ]
     if full:
-        rows.insert(
-            1,
-            Row(
-                label=t(lang, "row.decode_at_ctx", context=context_label(est.context)),
-                value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang),
-            ),
-        )
+        rows.insert(1, Row(label=t(lang, "row.decode_short"), value=tokens_per_s(sp.decode_tokens_per_s, lang)))
     if est.serving.users > 1:
-        rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est.serving, lang)))
+        rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est, lang)))
+    if full and (pool := pool_row(est, lang)) is not None:
+        rows.append(pool)
     if sp.confidence == "rough":
         rows.append(Row(label="⚠", value=t(lang, "value.rough")))
     return rows
 
 
-def users_value(serving: Speeds, lang: Lang) -> str:
-    """ "68.1 tok/s together, 17.0 tok/s each (2 at once)": the one way every card says it (``core.serving``)."""
+def users_value(est: FitEstimate, lang: Lang) -> str:
+    """ "68.1 tok/s together, 17.0 tok/s each (2 at once)": the one way every card says it (``core.serving``);
+    users beyond those at once wait their turn, which the card says."""
+    serving = est.serving
+    key = "value.users_queued" if serving.users_served < serving.users else "value.users_at_once"
     return t(
         lang,
-        "value.users_at_once",
+        key,
         total=tokens_per_s(serving.aggregate_tokens_per_s, lang),
         per_user=tokens_per_s(serving.per_user_tokens_per_s, lang),
         at_once=integer(serving.users_served, lang),
     )
+
+
+def pool_row(est: FitEstimate, lang: Lang) -> Row | None:
+    """vLLM's paged KV pool: what ``gpu_memory_utilization`` leaves after weights and activations, and how
+    many sequences of the asked context it holds (``speed.batch_speed``)."""
+    conc = est.speed.concurrency
+    if est.engine is not Engine.VLLM or conc is None or est.verdict is Verdict.NO_FIT:
+        return None
+    value = t(
+        lang,
+        "value.kv_pool",
+        pool=gib(conc.kv_budget_bytes, lang),
+        seqs=integer(conc.sequences_fit, lang),
+        context=context_label(est.context),
+    )
+    return Row(label=t(lang, "row.kv_pool"), value=value)
 
 
 def quant_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
