@@ -375,13 +375,19 @@ def cost_rows(cost: Cost, lang: Lang, monthly: bool = False) -> list[Row]:
     return rows
 
 
-def command_blocks(advice: Advice, lang: Lang, first_only: bool = False) -> tuple[CodeBlock, ...]:
-    """The launch commands; a no-fit card gets the nearest setup's command, labelled as such."""
-    if not advice.commands and advice.fix_command is not None:
+def command_blocks(advice: Advice, lang: Lang, engine: Engine, first_only: bool = False) -> tuple[CodeBlock, ...]:
+    """The launch commands, the asked engine's first: a card about vLLM leads with a ``vllm serve`` line,
+    never another engine's. Where the asked engine's setup does not run, the nearest setup that does
+    (``advice.fix_command``, same engine) comes first, labelled as such; the phone card shows one."""
+    own = [c for c in advice.commands if c.engine is engine]
+    blocks = [CodeBlock(label=c.engine.value, text=c.shell) for c in own]
+    if not own and advice.fix_command is not None:
         cmd = advice.fix_command
-        return (CodeBlock(label=t(lang, "cmd.nearest", engine=cmd.engine.value), text=cmd.shell),)
-    commands = advice.commands[:1] if first_only else advice.commands
-    return tuple(CodeBlock(label=c.engine.value, text=c.shell) for c in commands)
+        blocks.append(CodeBlock(label=t(lang, "cmd.nearest", engine=cmd.engine.value), text=cmd.shell))
+    others = [CodeBlock(label=c.engine.value, text=c.shell) for c in advice.commands if c.engine is not engine]
+    if first_only:
+        return tuple(blocks[:1])  # another engine's line is on the details page, after this one's
+    return (*blocks, *others)
 
 
 def assumptions_line(est: FitEstimate, lang: Lang, full: bool = False) -> str:
@@ -476,7 +482,7 @@ def fit_card(
         tone=VERDICT_TONE[est.verdict],
         summary=_summary(est, advice, lang),
         sections=tuple(sections),
-        code=command_blocks(advice, lang, first_only=not details),
+        code=command_blocks(advice, lang, est.engine, first_only=not details),
         # The details page goes without the picture: Telegram cannot fit it into a photo caption, and a
         # page without a chart is sent as text in full instead of a shortened caption.
         chart=None if details else chart,
