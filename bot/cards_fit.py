@@ -29,7 +29,6 @@ from core.figures import offer_price
 from core.fit import Verdict
 from core.models import Catalog, Engine
 from core.notes import note
-from core.serving import Speeds
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}

@@ -60,6 +60,7 @@ from core.speed_device import (
     ram_bandwidth,
     setup_rates,
     speed_family,
+    vllm_max_num_seqs,
 )
 from core.speed_model import (
     DecodeTerms,
@@ -185,9 +186,8 @@ def _split_bytes(
     """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) one decode step of ``batch``
     sequences reads (KV per sequence); ``placement`` None: everything on the GPU(s).
 
-    A batch reads the weights once: dense and output as for one token, and every routed expert that at
-    least one of its tokens uses (``touched_weight_bytes``), which for ``batch`` 1 is the one token's
-    read. Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
+    A batch reads the weights once, every routed expert one of its tokens uses (``touched_weight_bytes``;
+    ``batch`` 1: the one token's read). Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
     it on the CPU unless ngl > n_layers), come from RAM. Expert offload (``--n-cpu-moe``): only the
     routed experts of the CPU layers do; attention, shared experts and KV stay on the GPU.
     Unified memory has no offload: one pool, one bandwidth.
@@ -404,16 +404,14 @@ def batch_speed(
       fit hold one ``max_model_len`` sequence. Sequences at once = min(users, ``max_num_seqs``
       (``vllm_max_num_seqs``), pool // one sequence's KV at the context); the rest queue (vLLM preempts
       and recomputes when the pool runs out), they do not make it "not fit".
-    * llama.cpp: ``--parallel N`` slots share ``--ctx-size N x context``; the placement holds all N
-      caches (or offloads layers to make room), and every slot decodes in the same batch. A scan that
-      prices more users than the workload's slots (``core.cost``) gets as many as fit next to the weights.
+    * llama.cpp: ``--parallel N`` slots share ``--ctx-size N x context``, all N caches in the placement
+      (offloading layers to make room), every slot in the batch; a scan pricing more users than the
+      workload's slots (``core.cost``) gets as many as fit next to the weights.
 
-    One decode step of B sequences reads the weights once (MoE: every expert any of the B tokens routes
-    to) and the B caches, from VRAM and, for an offloaded part, from system RAM, as the single-stream
-    ``decode_time_s``; the GPU GEMMs (B x 2 x P_active FLOPs) may take longer than its VRAM read
-    (roofline), and the B sequences' attention arithmetic adds. Every term is at least the one-stream
-    term, so a step of B takes at least one stream's time at the same context on the same placement.
-    Users beyond the batch wait, so per-user speed = aggregate / users.
+    A step of B sequences is ``decode_time_s`` with the weights read once (MoE: every expert one of the B
+    tokens uses), B caches and B x the attention FLOPs, VRAM and RAM parts as placed; the GPU GEMMs (B x 2
+    x P_active) may outlast the VRAM read (roofline). No term is below one stream's, so no user is faster
+    than one stream on the same placement; users beyond the batch wait (per user = aggregate / users).
     """
     system = setup_rates(hardware, workload.engine, model.n_layers)
     terms = decode_terms(model, weights, workload, workload.context, quant_id)
@@ -460,12 +458,6 @@ def batch_speed(
         per_user_tokens_per_s=aggregate / users,
         compute_bound=t_compute > vram_read,
     )
-
-
-def vllm_max_num_seqs(gpu: GpuSpec) -> int:
-    """vLLM's default ``--max-num-seqs`` for ``vllm serve`` on this GPU (``VLLM_MAX_NUM_SEQS``)."""
-    large = gpu.memory_bytes >= K.VLLM_LARGE_DEVICE_BYTES and "a100" not in gpu.id.lower()
-    return K.VLLM_MAX_NUM_SEQS_LARGE if large else K.VLLM_MAX_NUM_SEQS
 
 
 # --------------------------------------------------------------------------------------------
@@ -605,5 +597,4 @@ __all__ = [
     "speed_family",
     "token_read_bytes",
     "touched_weight_bytes",
-    "vllm_max_num_seqs",
 ]

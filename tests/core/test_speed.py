@@ -301,7 +301,8 @@ def test_aggregate_grows_with_users_per_user_falls():
     hardware, base = Hardware(gpu=H100), Workload(engine=Engine.VLLM, kv_cache=KvCacheType.BF16, context=4096)
     placement = place(LLAMA3_8B, BF16, hardware, base)
     results = [
-        speed.concurrency(LLAMA3_8B, placement.weights, placement, hardware, base, users=n, quant_id="BF16") for n in (1, 2, 8, 32)
+        speed.concurrency(LLAMA3_8B, placement.weights, placement, hardware, base, users=n, quant_id="BF16")
+        for n in (1, 2, 8, 32)
     ]
     aggregates = [r.aggregate_tokens_per_s for r in results]
     per_user = [r.per_user_tokens_per_s for r in results]
