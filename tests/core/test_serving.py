@@ -16,16 +16,19 @@ one to a few hundred users x short to long contexts:
 
 from __future__ import annotations
 
+import csv
 import itertools
+from pathlib import Path
 
 import pytest
 
 from catalog.facts import load_facts
 from core import memory
 from core.estimate import EstimateError, Request, estimate_of, scenario
-from core.fit import Verdict
+from core.fit import Verdict, place
 from core.launch import launch_commands
-from core.models import Engine
+from core.models import Engine, Hardware, KvCacheType, Workload
+from core.speed import batch_speed
 from core.speed_device import vllm_max_num_seqs
 from core.weights import weights
 
@@ -157,3 +160,34 @@ def test_every_running_vllm_setup_gets_a_vllm_serve_command():
             assert "--parallel" not in argv and "--ctx-size" not in argv
             seen += 1
     assert seen > 50
+
+
+POOL_ROWS = Path(__file__).resolve().parents[2] / "bench" / "calibration" / "vllm_pool.csv"
+POOL_TOLERANCE = 0.15  # the pool is what is left after weights and a measured-on-average overhead
+
+
+def test_the_pool_rule_against_vllm_start_up_logs():
+    """Whether vLLM started at that --max-model-len, and the KV pool in tokens its log reports."""
+    rows = list(csv.DictReader(POOL_ROWS.read_text(encoding="utf-8").splitlines()))
+    assert len(rows) >= 3 and all(r["source"].startswith("https://") for r in rows)
+    for row in rows:
+        model, gpu = CATALOG.model(row["model_id"]), CATALOG.gpu(row["gpu_id"])
+        assert model is not None and gpu is not None
+        bf16 = next(q for q in CATALOG.quants if q.id == "BF16")
+        count, ctx = int(row["gpu_count"]), int(row["max_model_len"])
+        workload = Workload(
+            context=ctx,
+            engine=Engine.VLLM,
+            kv_cache=KvCacheType.BF16,
+            gpu_memory_utilization=float(row["gpu_memory_utilization"]),
+            concurrent=64,  # many users: vLLM still only needs one sequence to start
+        )
+        hardware = Hardware(gpu=gpu, count=count)
+        placement = place(model, bf16, hardware, workload)
+        assert (placement.verdict is not Verdict.NO_FIT) == (row["starts"] == "yes"), row["note"]
+        batch = batch_speed(model, placement.weights, placement, hardware, workload, 64, "BF16")
+        per_token = memory.kv_cache_bytes(model, workload, context=16, concurrent=1) / 16
+        pool_tokens = batch.kv_budget_bytes / per_token
+        assert pool_tokens == pytest.approx(int(row["pool_tokens"]), rel=POOL_TOLERANCE), row["note"]
+        if row["starts"] == "yes":  # as many at once as whole max_model_len sequences in the measured pool
+            assert batch.batch == min(64, int(row["pool_tokens"]) // ctx), row["note"]
