@@ -24,6 +24,7 @@ import pytest
 
 from catalog.facts import load_facts
 from core import memory
+from core.cost import quote_offers
 from core.estimate import EstimateError, Request, estimate_of, scenario
 from core.fit import Verdict, place
 from core.launch import launch_commands
@@ -191,3 +192,24 @@ def test_the_pool_rule_against_vllm_start_up_logs():
         assert pool_tokens == pytest.approx(int(row["pool_tokens"]), rel=POOL_TOLERANCE), row["note"]
         if row["starts"] == "yes":  # as many at once as whole max_model_len sequences in the measured pool
             assert batch.batch == min(64, int(row["pool_tokens"]) // ctx), row["note"]
+
+
+@pytest.mark.parametrize("engine", ENGINES, ids=lambda e: e.value)
+def test_cloud_offers_follow_the_same_rule(engine):
+    """/cloud prices every offer on its own GPUs with the same rule: no user above one stream, and vLLM
+    never needs more than one sequence of KV to hold the model."""
+    priced = 0
+    for model_id, users, ctx in itertools.product(("qwen3-32b", "gpt-oss-120b", "deepseek-v3"), (1, 64), CONTEXTS):
+        model = CATALOG.model(model_id)
+        assert model is not None
+        try:
+            s = scenario(model, None, Request(engine=engine, concurrent=users, context=ctx), CATALOG)
+        except EstimateError:
+            continue
+        for q in quote_offers(s, CATALOG, limit=6):
+            assert q.per_user_tokens_per_s <= q.decode_tokens_per_s * (1 + 1e-9), (model_id, q.offer.instance)
+            assert 1 <= q.users_served <= q.users == s.cost_users
+            if engine is Engine.VLLM:
+                assert q.users_served <= vllm_max_num_seqs(q.gpu)
+            priced += 1
+    assert priced > 20
