@@ -132,17 +132,12 @@ def memory_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
     rows: list[Row] = []
     weights_key = "value.weights_measured" if mem.weights_measured else "value.weights_estimated"
     weights = t(lang, weights_key, bytes=gib(mem.weights_bytes, lang))
+    kv = gib(mem.kv_cache_bytes, lang)
+    if est.engine is Engine.VLLM:  # vLLM needs one sequence's cache; what is spare becomes its KV pool
+        kv = t(lang, "value.kv_one_sequence", kv=kv)
+    rows += [Row(label=t(lang, "row.weights"), value=weights), Row(label=t(lang, "row.kv"), value=kv)]
     if full:
-        rows += [
-            Row(label=t(lang, "row.weights"), value=weights),
-            Row(label=t(lang, "row.kv"), value=gib(mem.kv_cache_bytes, lang)),
-            Row(label=t(lang, "row.overhead"), value=gib(mem.overhead_bytes, lang)),
-        ]
-    else:
-        rows += [
-            Row(label=t(lang, "row.weights"), value=weights),
-            Row(label=t(lang, "row.kv"), value=gib(mem.kv_cache_bytes, lang)),
-        ]
+        rows.append(Row(label=t(lang, "row.overhead"), value=gib(mem.overhead_bytes, lang)))
     gpu_value = t(lang, "value.of", part=gib(est.gpu_bytes, lang), whole=gib(mem.usable_bytes, lang))
     if est.verdict is not Verdict.NO_FIT:
         gpu_value += " · " + t(lang, "value.reserve", reserve=gib(max(est.gpu_reserve_bytes, 0), lang))
