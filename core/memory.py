@@ -84,8 +84,9 @@ def kv_cache_bytes(
     model: ModelSpec, workload: Workload, context: int | None = None, concurrent: int | None = None
 ) -> int:
     """KV cache the engine must hold at ``context`` tokens (default: the workload's context): the
-    ``reserved_sequences`` of the workload, or ``concurrent`` sequences instead (one sequence's cache without copying the workload). Memoised
-    per model and workload object (``_kv_cache_bytes`` has the formula)."""
+    ``reserved_sequences`` of the workload, or ``concurrent`` sequences instead (one sequence's cache
+    without copying the workload). Memoised per model and workload object (``_kv_cache_bytes`` has the
+    formula)."""
     key = (id(model), id(workload), context, concurrent)
     hit = _KV.get(key)
     if hit is not None and hit[0] is model and hit[1] is workload:

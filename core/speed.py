@@ -187,10 +187,10 @@ def _split_bytes(
     sequences reads (KV per sequence); ``placement`` None: everything on the GPU(s).
 
     A batch reads the weights once, every routed expert one of its tokens uses (``touched_weight_bytes``;
-    ``batch`` 1: the one token's read). Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
-    it on the CPU unless ngl > n_layers), come from RAM. Expert offload (``--n-cpu-moe``): only the
-    routed experts of the CPU layers do; attention, shared experts and KV stay on the GPU.
-    Unified memory has no offload: one pool, one bandwidth.
+    ``batch`` 1: the one token's read). Layer offload (``-ngl``): the CPU layers' weights and KV, and the
+    output head (llama.cpp keeps it on the CPU unless ngl > n_layers), come from RAM. Expert offload
+    (``--n-cpu-moe``): only the routed experts of the CPU layers do; attention, shared experts and KV stay
+    on the GPU. Unified memory has no offload: one pool, one bandwidth.
     """
     active, kv = terms.weight_bytes, terms.kv_bytes
     if batch > 1:
