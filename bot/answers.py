@@ -288,7 +288,8 @@ class Answers:
 
 
 def feel_rate(answers: Answers, text: str) -> float | None:
-    """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
+    """Tokens/s one user gets for a fit question (the "feel the speed" buttons): the fit card's figure, at
+    the asked context and, with several users, each user's share (``core.serving``)."""
     ask = Question(answers.parse(text), "en", User(), text)
     try:
         model = answers.model(ask)
@@ -296,4 +297,4 @@ def feel_rate(answers: Answers, text: str) -> float | None:
         est = answers.analyse(answers.scenario(ask, model, gpu, count), ask).estimate
     except (AskBack, EstimateError):
         return None
-    return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
+    return est.serving.per_user_tokens_per_s if est.verdict is not Verdict.NO_FIT else None

@@ -44,6 +44,9 @@ class Figures(Frozen):
     verdict: str | None = None
     decode_tokens_per_s: float | None = None
     decode_band: tuple[float, float] | None = None
+    context: int | None = None  # tokens per sequence the figures at the context are for
+    decode_at_context_tokens_per_s: float | None = None  # one user with the KV cache of the context filled
+    decode_at_context_band: tuple[float, float] | None = None
     prefill_tokens_per_s: float | None = None
     prefill_band: tuple[float, float] | None = None
     ttft_s: float | None = None
@@ -107,6 +110,11 @@ def figures_of(analysis: Analysis) -> Figures:
         verdict=est.verdict.value,
         decode_tokens_per_s=round(sp.decode_tokens_per_s, 3) if runs else None,
         decode_band=(round(sp.decode_range[0], 3), round(sp.decode_range[1], 3)) if runs else None,
+        context=sp.context,
+        decode_at_context_tokens_per_s=round(sp.decode_tokens_per_s_at_context, 3) if runs else None,
+        decode_at_context_band=(
+            (round(sp.decode_range_at_context[0], 3), round(sp.decode_range_at_context[1], 3)) if runs else None
+        ),
         prefill_tokens_per_s=round(sp.prefill_tokens_per_s, 3) if runs else None,
         prefill_band=(round(sp.prefill_range[0], 3), round(sp.prefill_range[1], 3)) if runs else None,
         ttft_s=round(sp.ttft_s, 3) if runs else None,

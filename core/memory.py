@@ -83,9 +83,10 @@ _KV_ENTRIES = 16384
 def kv_cache_bytes(
     model: ModelSpec, workload: Workload, context: int | None = None, concurrent: int | None = None
 ) -> int:
-    """KV cache for all sequences at ``context`` tokens (default: the workload's context); ``concurrent``
-    sequences instead of the workload's (one sequence's cache without copying the workload). Memoised
-    per model and workload object (``_kv_cache_bytes`` has the formula)."""
+    """KV cache the engine must hold at ``context`` tokens (default: the workload's context): the
+    ``reserved_sequences`` of the workload, or ``concurrent`` sequences instead (one sequence's cache
+    without copying the workload). Memoised per model and workload object (``_kv_cache_bytes`` has the
+    formula)."""
     key = (id(model), id(workload), context, concurrent)
     hit = _KV.get(key)
     if hit is not None and hit[0] is model and hit[1] is workload:
@@ -117,8 +118,21 @@ def _kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None, c
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)
         swa = model.n_sliding_layers * min(ctx, padded_context(window, workload)) * elems * per_elem
     state = model.n_linear_layers * model.linear_state_bytes
-    n = workload.concurrent if concurrent is None else concurrent
+    n = reserved_sequences(workload) if concurrent is None else concurrent
     return round((full + swa) * n + state * n)
+
+
+def reserved_sequences(workload: Workload) -> int:
+    """Sequences whose whole KV cache the engine must hold before it serves a request.
+
+    llama.cpp: ``--parallel N`` slots share ``--ctx-size N x context``, one cache allocated up front
+    (tools/server: the context is split between the slots), so N full sequences. vLLM pages its cache:
+    the pool is whatever ``gpu_memory_utilization`` leaves after weights and activations, and the engine
+    refuses to start only when the pool cannot hold one ``max_model_len`` sequence (vllm/v1/core/
+    kv_cache_utils.py ``check_enough_kv_cache_memory``); further users share the pool or queue
+    (``core.speed.batch_speed``). So one sequence, whatever the users.
+    """
+    return 1 if workload.engine is Engine.VLLM else workload.concurrent
 
 
 def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:

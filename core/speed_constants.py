@@ -240,3 +240,12 @@ TP_ALLREDUCE_S: dict[str, float] = {"nvlink": 10e-6, "xgmi": 15e-6, "pcie": 30e-
 LLAMA_BENCH_PP = 512  # llama-bench pp512
 LLAMA_BENCH_TG = 128  # llama-bench tg128
 TG_MEAN_DEPTH = LLAMA_BENCH_TG // 2  # the average KV depth while generating tg128: the short-context figure
+
+# vLLM's default ``--max-num-seqs`` for ``vllm serve`` (the OPENAI_API_SERVER usage context), set in
+# ``EngineArgs._set_default_args`` (vllm/engine/arg_utils.py at vllm-project/vllm@99d7eb5d, v0.11 line):
+# a GPU with at least 70 GiB whose name does not contain "a100" (H100, H200, B200, MI300X) gets 1024
+# sequences (and 8192 batched tokens), any other GPU 256 (and 2048); the default is then capped at
+# ``max_num_batched_tokens``, which is larger in both cases (README, "How the numbers are computed").
+VLLM_LARGE_DEVICE_BYTES = 70 * 2**30
+VLLM_MAX_NUM_SEQS_LARGE = 1024
+VLLM_MAX_NUM_SEQS = 256

@@ -370,6 +370,15 @@ def print_estimate(analysis: Analysis) -> None:
         f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
         f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})"
     )
+    serving, conc = est.serving, sp.concurrency
+    if serving.users > 1 and est.verdict.value != "no_fit":
+        wait = ", the rest queue" if serving.users_served < serving.users else ""
+        print(
+            f"{serving.users} users: {serving.aggregate_tokens_per_s:,.1f} tok/s together,"
+            f" {serving.per_user_tokens_per_s:,.1f} each ({serving.users_served} at once{wait})"
+        )
+    if conc is not None and est.engine.value == "vllm" and est.verdict.value != "no_fit":
+        print(f"vLLM KV pool: {_gib(conc.kv_budget_bytes)}, holds {conc.sequences_fit} x {est.context:,} tokens")
     advice, cost = analysis.advice, analysis.cost
     assert advice is not None and cost is not None
     if advice.best_quant and advice.best_quant_verdict is not None:
