@@ -492,3 +492,47 @@ def test_deepseek_mtp_layer_is_one_moe_layer_and_dropped_from_the_gguf() -> None
     assert gguf_mtp_layers(stored_config("Qwen/Qwen3-8B")) == 0  # no MTP layer at all
     terminus = CATALOG.model("deepseek-v3.1-terminus")
     assert terminus is not None and round(terminus.total_params / 1e9, 1) == 671.0  # as its siblings, MTP left out
+
+
+def _stored_with(key: str) -> list[str]:
+    return [
+        r
+        for r in sources()
+        if key in text_config(stored_config(r))
+        and model_type(text_config(stored_config(r))) not in BLOCK_TYPES | {LFM2}
+    ]
+
+
+@pytest.mark.parametrize("repo", _stored_with("layer_types"))
+def test_every_layer_types_list_is_counted_layer_by_layer(repo: str) -> None:
+    """Every stored config that lists its layer kinds: full, sliding and linear counts as the list says (layers that
+    reuse an earlier layer's cache, Gemma 4's ``num_kv_shared_layers``, keep none of their own)."""
+    cfg = text_config(stored_config(repo))
+    types = [str(t) for t in cfg["layer_types"]][: len(cfg["layer_types"]) - (cfg.get("num_kv_shared_layers") or 0)]
+    g = config_geometry(repo)
+    sliding = sum("sliding" in t or "chunked" in t for t in types)
+    linear = sum("linear" in t or "mamba" in t for t in types)
+    full = len(types) - sliding - linear
+    assert (g.get("n_full_attention_layers", full), g.get("n_sliding_layers", 0), g.get("n_linear_layers", 0)) == (
+        full,
+        sliding,
+        linear,
+    )
+    if sliding:
+        assert g["sliding_window"] == cfg["sliding_window"]
+
+
+@pytest.mark.parametrize("repo", _stored_with("full_attention_interval"))
+def test_every_full_attention_interval_gives_one_full_layer_per_interval(repo: str) -> None:
+    cfg = text_config(stored_config(repo))
+    g = config_geometry(repo)
+    assert g["n_full_attention_layers"] == cfg["num_hidden_layers"] // cfg["full_attention_interval"]
+    assert g["n_linear_layers"] == cfg["num_hidden_layers"] - g["n_full_attention_layers"]
+
+
+@pytest.mark.parametrize("repo", _stored_with("cross_attention_layers"))
+def test_every_cross_attention_layer_keeps_no_text_kv(repo: str) -> None:
+    cfg = text_config(stored_config(repo))
+    assert config_geometry(repo)["n_full_attention_layers"] == cfg["num_hidden_layers"] - len(
+        cfg["cross_attention_layers"]
+    )
