@@ -19,6 +19,8 @@ from typing import Generic, TypeVar
 from telegram import Update
 from telegram.error import RetryAfter
 
+from bot.adapters.telegram_flood import retry_seconds
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -108,7 +110,7 @@ class Retries:
         first, attempts = self._tries.get(update.update_id, (now, 0))
         wait = self.backoff_s[min(attempts, len(self.backoff_s) - 1)]
         if isinstance(error, RetryAfter):
-            wait = max(wait, _seconds(error.retry_after))
+            wait = max(wait, retry_seconds(error))
         if now + wait - first > self.budget_s:
             log.warning(
                 "gave up answering update %s after %.0f s of network errors (%s)",
@@ -141,9 +143,3 @@ class Retries:
             timer.cancel()
         count, self._timers = len(self._timers), set()
         return count
-
-
-def _seconds(value: object) -> float:
-    """``RetryAfter.retry_after``: an int in PTB 22, a timedelta with PTB_TIMEDELTA=1 (and later)."""
-    total = getattr(value, "total_seconds", None)
-    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]
