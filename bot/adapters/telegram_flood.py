@@ -11,9 +11,11 @@ private chat for about 35 s. Telegram's flood control for a chat is about that c
   one at a time in the order they reached it (an ``asyncio.Lock`` is first come, first served), so
   nothing is lost or reordered and only one send probes a window that may still be closed. Other
   chats go on at once; the gate is gone when its last waiter has sent and the window is over.
-* Each send waits at most ``budget_s`` (60 s, as the transport's retries); a send whose wait would
-  exceed it raises ``RetryAfter``, which the poller treats as a network failure: the update is
-  answered again after the wait (``telegram_queue.Retries``). The global pause is never set for it.
+* A wait at the gate may last up to ``max_wait_s`` (60 s, the transport's longest retry_after); a
+  send that would wait longer raises ``RetryAfter`` instead of holding its worker, and the poller
+  answers the update again after the wait (``telegram_queue.Retries``). The bound is per wait, not
+  per send: a chat whose window is renewed is still served in order, one wait after the other.
+  The global pause is never set for a chat.
 * A 429 without a chat (``answerCallbackQuery``, ``setMyCommands``, ...) keeps the library's
   behaviour: retried ``max_retries`` times, pausing every request meanwhile. ``getUpdates`` does not
   pass a rate limiter at all (``ExtBot``).
@@ -36,7 +38,7 @@ from telegram.ext import AIORateLimiter
 
 log = logging.getLogger(__name__)
 
-BUDGET_S = 60.0  # the longest a send waits for its chat's flood control before the poller takes over
+MAX_WAIT_S = 60.0  # the longest wait at a chat's gate; a longer retry_after goes to the poller
 MARGIN_S = 0.1  # added to every retry_after, as the library does
 SWEEP_AT = 512  # this many gates are swept for closed, idle ones (the library's group limiters do the same)
 
@@ -83,12 +85,12 @@ class ChatFloodLimiter(AIORateLimiter):
     messages); the flood control per chat and the retries stay.
     """
 
-    def __init__(self, *, paced: bool = True, max_retries: int = 3, budget_s: float = BUDGET_S) -> None:
+    def __init__(self, *, paced: bool = True, max_retries: int = 3, max_wait_s: float = MAX_WAIT_S) -> None:
         if paced:
             super().__init__(max_retries=max_retries)
         else:
             super().__init__(overall_max_rate=0, group_max_rate=0, max_retries=max_retries)
-        self.budget_s = budget_s
+        self.max_wait_s = max_wait_s
         self._gates: dict[str, _Gate] = {}
 
     async def process_request(
@@ -104,26 +106,15 @@ class ChatFloodLimiter(AIORateLimiter):
         if chat is None:
             return await super().process_request(callback, args, kwargs, endpoint, data, rate_limit_args)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.budget_s
         gate = self._gate(chat, loop.time())
-        refused: RetryAfter | None = None
         if gate is None:
             try:
                 return await self._send(callback, args, kwargs, endpoint, data, rate_limit_args)
             except _ChatRefused as exc:
-                refused, gate = exc.error, self._close(chat, exc.error)
-        return await self._through(
-            gate, chat, deadline, refused, callback, args, kwargs, endpoint, data, rate_limit_args
-        )
+                gate = self._close(chat, exc.error)
+        return await self._through(gate, chat, callback, args, kwargs, endpoint, data, rate_limit_args)
 
-    async def _through(
-        self,
-        gate: _Gate,
-        chat: str,
-        deadline: float,
-        refused: RetryAfter | None,
-        *request: Any,
-    ) -> Any:
+    async def _through(self, gate: _Gate, chat: str, *request: Any) -> Any:
         """Waits for the gate's turn and window, then sends; a new 429 keeps the turn and waits again."""
         loop = asyncio.get_running_loop()
         gate.waiting += 1
@@ -131,20 +122,19 @@ class ChatFloodLimiter(AIORateLimiter):
             async with gate.lock:  # taken at once by the send the 429 answered: nothing can come between
                 while True:
                     wait = gate.until - loop.time()
-                    if loop.time() + wait > deadline:
+                    if wait > self.max_wait_s:
                         log.warning(
                             "chat %s stays under Telegram flood control for %.0f s more; the answer is sent later",
                             chat,
                             wait,
                             extra={"event": "flood_control_handed_on", "chat": chat},
                         )
-                        raise refused or RetryAfter(math.ceil(wait))
+                        raise RetryAfter(math.ceil(wait))
                     if wait > 0:
                         await asyncio.sleep(wait)
                     try:
                         return await self._send(*request)
                     except _ChatRefused as exc:
-                        refused = exc.error
                         self._close(chat, exc.error)
         finally:
             gate.waiting -= 1

@@ -117,13 +117,13 @@ async def test_a_group_under_flood_control_holds_up_its_own_answers_only(
     assert not [f for f in tally.failed if f[1] != GROUP]
 
 
-async def test_flood_control_longer_than_a_send_may_wait_is_answered_later_and_holds_up_nobody(
+async def test_flood_control_longer_than_a_send_may_wait_is_answered_after_it_and_holds_up_nobody(
     telegram_api: FakeTelegramAPI, service: Service, catalog: Catalog
 ) -> None:
-    """A window beyond the limiter's budget: the group's updates are answered again after it (the poller's
-    retries), never through the library's pause of every chat."""
+    """A window longer than a send may wait at the gate: the group's updates are answered again after it
+    (the poller's retries), never through the library's pause of every chat."""
     async with running(telegram_api, service) as app:
         limiter = app.bot.rate_limiter
         assert isinstance(limiter, ChatFloodLimiter)
-        limiter.budget_s = 1.0
+        limiter.max_wait_s = 1.0
         await flood_then_check(telegram_api, catalog)
