@@ -52,6 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fault_harness import (
+    SENDS,
     Child,
     answered,
     ask,
@@ -296,7 +297,7 @@ async def flood(work: Path, template: Path, args: argparse.Namespace) -> str:
                 chats = list(range(33_000 + n * 1_000, 33_000 + n * 1_000 + args.others))
                 waves.append((at, chats, ask(api, chats)))
                 await until(lambda chats=chats: answered(api) >= set(chats), 300)
-            await until(lambda: len(group_sends(api, group, 200)) >= 3, args.flood_s + 200)
+            await until(lambda: len(group_sends(api, group, 200)) >= 3, args.flood_s + 120)
             await asyncio.sleep(1.0)  # a late duplicate would arrive now
         finally:
             await bot.stop()
@@ -305,19 +306,20 @@ async def flood(work: Path, template: Path, args: argparse.Namespace) -> str:
         return (
             f"flood: one group under flood control (429 retry_after {args.retry_after} for {args.flood_s:g} s); "
             f"private users asking {'; '.join(lines)}; on a quiet bot {summary(waits(api, alone, since_alone))}."
-            f" The group: {len(set(sent))} of 3 answered, the first {min(sent.values()) - started:.1f} s after"
+            f" The group: {len({text for text, _ in sent})} of 3 answered, the first"
+            f" {min((at for _, at in sent), default=float('nan')) - started:.1f} s after"
             f" its questions, {len(group_sends(api, group, 429))} sends refused,"
             f" {duplicated(api, {group})} chats got a message twice"
         )
 
 
-def group_sends(api: Any, chat: int, status: int) -> dict[str, float]:
-    """The texts sent to ``chat`` that the fake answered ``status``, with when (the last such answer)."""
-    return {
-        str(e.params.get("text")): e.at
+def group_sends(api: Any, chat: int, status: int) -> list[tuple[str, float]]:
+    """The sends to ``chat`` (text or caption, and when) that the fake answered ``status``."""
+    return [
+        (str(e.params.get("text") or e.params.get("caption")), e.at)
         for e in list(api.exchanges)
-        if e.method == "sendMessage" and e.status == status and str(e.params.get("chat_id")) == str(chat)
-    }
+        if e.method in SENDS and e.status == status and str(e.params.get("chat_id")) == str(chat)
+    ]
 
 
 async def poison(work: Path, template: Path, args: argparse.Namespace) -> str:
