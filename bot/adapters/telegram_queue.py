@@ -97,7 +97,12 @@ class FairQueue(Generic[T]):
 
 
 class Retries:
-    """Answers that failed on the network, queued again after a back-off until their time budget is spent."""
+    """Answers that failed on the network, queued again after a back-off until their time budget is spent.
+
+    The time an update waits for its chat's flood control (``RetryAfter``, from ``telegram_flood``
+    when the wait is too long to hold a worker for) is not counted: a window of five minutes would
+    otherwise lose the answer, which Telegram will take once the window is over.
+    """
 
     def __init__(self, queue: FairQueue[Update], budget_s: float, backoff_s: tuple[float, ...]) -> None:
         self.queue, self.budget_s, self.backoff_s = queue, budget_s, backoff_s
@@ -109,8 +114,9 @@ class Retries:
         now = time.monotonic()
         first, attempts = self._tries.get(update.update_id, (now, 0))
         wait = self.backoff_s[min(attempts, len(self.backoff_s) - 1)]
-        if isinstance(error, RetryAfter):
+        if isinstance(error, RetryAfter):  # Telegram said when: waiting out flood control spends no budget
             wait = max(wait, retry_seconds(error))
+            first += wait
         if now + wait - first > self.budget_s:
             log.warning(
                 "gave up answering update %s after %.0f s of network errors (%s)",

@@ -17,11 +17,14 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from telegram import Update
+from telegram.error import NetworkError, RetryAfter
 
 from bot.adapters.telegram_bot import build_application, serve
 from bot.adapters.telegram_flood import ChatFloodLimiter
 from bot.adapters.telegram_parts import TelegramApp
 from bot.adapters.telegram_poller import PER_CHAT
+from bot.adapters.telegram_queue import FairQueue, Retries
 from bot.app.run import open_service
 from bot.app.settings import Settings
 from bot.service import Service
@@ -127,3 +130,15 @@ async def test_flood_control_longer_than_a_send_may_wait_is_answered_after_it_an
         assert isinstance(limiter, ChatFloodLimiter)
         limiter.max_wait_s = 1.0
         await flood_then_check(telegram_api, catalog)
+
+
+async def test_waiting_out_flood_control_spends_none_of_the_send_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update handed on for a long window is answered after it; the budget is for network failures."""
+    monkeypatch.setenv("PTB_TIMEDELTA", "1")
+    retries = Retries(FairQueue(), budget_s=1.0, backoff_s=(2.0,))
+    try:
+        assert not retries.later(Update(1), NetworkError("reset"))  # 2 s of back-off: past the budget
+        assert retries.later(Update(2), RetryAfter(300))  # five minutes of flood control: not
+        assert retries.later(Update(2), RetryAfter(300))  # nor a window renewed
+    finally:
+        retries.cancel()
