@@ -9,8 +9,9 @@ private chat for about 35 s. Telegram's flood control for a chat is about that c
 * A 429 for a request that names a ``chat_id`` closes that chat's gate until its ``retry_after``
   (+0.1 s) has passed. The refused send and every later send to that chat wait at the gate, then go
   one at a time in the order they reached it (an ``asyncio.Lock`` is first come, first served), so
-  nothing is lost or reordered and only one send probes a window that may still be closed. Other
-  chats go on at once; the gate is gone when its last waiter has sent and the window is over.
+  nothing is lost, a card's messages keep their order, and only one send probes a window that may
+  still be closed. Other chats go on at once; the gate is gone when its last waiter has sent and
+  the window is over.
 * A wait at the gate may last up to ``max_wait_s`` (60 s, the transport's longest retry_after); a
   send that would wait longer raises ``RetryAfter`` instead of holding its worker, and the poller
   answers the update again after the wait (``telegram_queue.Retries``). The bound is per wait, not
@@ -39,8 +40,9 @@ from telegram.ext import AIORateLimiter
 log = logging.getLogger(__name__)
 
 MAX_WAIT_S = 60.0  # the longest wait at a chat's gate; a longer retry_after goes to the poller
+MAX_RETRIES = 3  # a 429 that names no chat: the library's tries, each pausing every send
 MARGIN_S = 0.1  # added to every retry_after, as the library does
-SWEEP_AT = 512  # this many gates are swept for closed, idle ones (the library's group limiters do the same)
+SWEEP_AT = 512  # from this many gates on, idle ones are swept (the library does so for its group limiters)
 
 Callback = Callable[..., Coroutine[Any, Any, Any]]
 
@@ -85,12 +87,12 @@ class ChatFloodLimiter(AIORateLimiter):
     messages); the flood control per chat and the retries stay.
     """
 
-    def __init__(self, *, paced: bool = True, max_retries: int = 3, max_wait_s: float = MAX_WAIT_S) -> None:
+    def __init__(self, *, paced: bool = True) -> None:
         if paced:
-            super().__init__(max_retries=max_retries)
+            super().__init__(max_retries=MAX_RETRIES)
         else:
-            super().__init__(overall_max_rate=0, group_max_rate=0, max_retries=max_retries)
-        self.max_wait_s = max_wait_s
+            super().__init__(overall_max_rate=0, group_max_rate=0, max_retries=MAX_RETRIES)
+        self.max_wait_s = MAX_WAIT_S  # an attribute: a test shortens it
         self._gates: dict[str, _Gate] = {}
 
     async def process_request(
