@@ -142,3 +142,14 @@ async def test_waiting_out_flood_control_spends_none_of_the_send_budget(monkeypa
         assert retries.later(Update(2), RetryAfter(300))  # nor a window renewed
     finally:
         retries.cancel()
+
+
+async def test_a_429_naming_no_chat_is_waited_out_as_before(telegram_api: FakeTelegramAPI, service: Service) -> None:
+    """``answerCallbackQuery`` names no chat: the transport waits its retry_after and sends it again."""
+    async with running(telegram_api, service):
+        card = telegram_api.add_bot_message(777, "an old card")
+        telegram_api.fail_next("answerCallbackQuery", status=429, retry_after=1)
+        telegram_api.push_update(telegram_api.make_callback("q:/help", card["message_id"]))
+        await telegram_api.wait_call("editMessageText", timeout=10)
+    answers = [e for e in telegram_api.exchanges if e.method == "answerCallbackQuery"]
+    assert [e.status for e in answers] == [429, 200]
