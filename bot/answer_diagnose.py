@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from bot.cards_diagnose import diagnosis_card, failure_card
-from bot.reply import Reply
+from bot.reply import Reply, Subject
 from bot.resolve import Resolver
 from bot.special_questions import PASTE_PREFIX
 from bot.user import User
@@ -28,7 +28,8 @@ from core.diagnose_flags import (
 )
 from core.diagnose_log import LogFacts, log_settings, looks_like_log, read_log
 from core.estimate import DEFAULT_RAM_GB, default_quant
-from core.models import Engine, ModelSpec
+from core.figures import outcome_figures
+from core.models import GIB, Engine, ModelSpec
 from core.notes import Note
 from core.query import parse
 from locales import Lang
@@ -84,7 +85,24 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
         if not gpu.unified_memory:
             notes.append(Note(code="dx_ram_default", values={"ram": f"{ram_gb:g}"}))
     result = diagnose(flags, model, quant, answers.catalog.size(model.id, quant.id), gpu, count, round(ram_gb * 1e9))
-    return diagnosis_card(result, facts, answers.catalog, lang, [*resolver.notes, *notes], echo=_echo(body))
+    card = diagnosis_card(result, facts, answers.catalog, lang, [*resolver.notes, *notes], echo=_echo(body))
+    subject = Subject(
+        model_id=model.id,
+        model_name=model.name,
+        hf_repo=model.hf_repo,
+        total_params_b=round(model.total_params / 1e9, 2),
+        gpu_id=gpu.id,
+        gpu_name=gpu.short_name,
+        gpu_count=count,
+        gpu_memory_gb=float(round(gpu.memory_bytes / GIB)),
+        ram_gb=ram_gb,
+        quant=result.quant,
+        context=result.context,
+        engine=result.engine,
+        notes=(*resolver.notes, *notes, *result.problems, *result.assumptions),
+        figures=outcome_figures(result.outcome),
+    )
+    return card.model_copy(update={"subjects": (subject,)})
 
 
 def paste_language(answers: Answers, text: str) -> Lang | None:

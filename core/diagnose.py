@@ -15,7 +15,7 @@ more than it must gets the smaller offload, with the speed it gains.
 
 from __future__ import annotations
 
-from core.diagnose_argv import apply_changes
+from core.diagnose_argv import corrected_command
 from core.diagnose_flags import LaunchFlags
 from core.diagnose_place import ALL, KV_TYPE_BYTES, Layout, Settings, layout
 from core.diagnose_types import CTX_STEP, FIT_CTX_MIN, Diagnosis, FlagChange, Outcome
@@ -250,7 +250,9 @@ def _llama(
         fixed = _outcome(layout(model, quant, measured, gpu, count, ram, fixed_settings), fixed_settings.context)
     if lay.over:
         problems.insert(0, note("oom", devices=", ".join(lay.over)))
-    corrected = apply_changes(flags, changes) if changes else ()
+    corrected, refused = corrected_command(flags, changes)
+    if refused is not None:
+        problems.append(refused)
     return Diagnosis(
         engine=flags.engine,
         model_id=model.id,

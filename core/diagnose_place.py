@@ -25,6 +25,7 @@ from core import memory
 from core.fit import Offload, Placement, Verdict, breakdown, comfortable_reserve
 from core.models import Engine, Frozen, GpuSpec, Hardware, KvCacheType, ModelSpec, QuantSize, QuantSpec, Workload
 from core.speed import SpeedEstimate, estimate_speed
+from core.tensor_patterns import Matcher, compile_overrides
 from core.weights import attention_params, param_groups, weights
 
 # Bytes per cached element of each llama.cpp cache type (ggml-common.h block sizes: 32 values per block).
@@ -41,7 +42,6 @@ KV_TYPE_BYTES: dict[str, float] = {
 }
 CORE_KV = {"f16": KvCacheType.F16, "bf16": KvCacheType.BF16, "q8_0": KvCacheType.Q8_0, "q4_0": KvCacheType.Q4_0}
 ALL = 999
-_NESTED_QUANTIFIER = re.compile(r"\([^)]*[+*][^)]*\)\s*[+*{]")
 _EXPERT_TENSORS = ("ffn_up_exps", "ffn_gate_exps", "ffn_down_exps")
 _FFN_TENSORS = ("ffn_up", "ffn_gate", "ffn_down")
 _ATTN_TENSORS = ("attn_q", "attn_k", "attn_v", "attn_output")
@@ -89,7 +89,7 @@ class Layout(Frozen):
     tight: bool = False  # a GPU keeps less than the comfortable reserve (5 %, at least 0.5 GiB)
     speed: SpeedEstimate | None = None
     experts_in_ram_layers: float = 0.0  # layer-equivalents of routed experts in RAM
-    bad_patterns: tuple[str, ...] = ()  # -ot patterns refused (unsafe or invalid regex)
+    bad_patterns: tuple[str, ...] = ()  # -ot patterns refused (not linear-time, invalid, too long)
 
 
 def kv_bytes(model: ModelSpec, s: Settings) -> int:
@@ -107,24 +107,9 @@ def kv_bytes(model: ModelSpec, s: Settings) -> int:
     return round(f16 * (k_share * kb + (1 - k_share) * vb) / 2.0)
 
 
-def _compile(patterns: tuple[tuple[str, str], ...]) -> tuple[list[tuple[re.Pattern[str], str]], list[str]]:
-    """-ot patterns as regexes; nested quantifiers and invalid regexes are refused (never run)."""
-    out: list[tuple[re.Pattern[str], str]] = []
-    bad: list[str] = []
-    for pattern, buffer in patterns:
-        if _NESTED_QUANTIFIER.search(pattern):
-            bad.append(pattern)
-            continue
-        try:
-            out.append((re.compile(pattern), buffer))
-        except re.error:
-            bad.append(pattern)
-    return out, bad
-
-
-def _target(name: str, rules: list[tuple[re.Pattern[str], str]]) -> str | None:
-    for regex, buffer in rules:
-        if regex.search(name):
+def _target(name: str, rules: list[tuple[Matcher, str]]) -> str | None:
+    for matches, buffer in rules:
+        if matches(name):
             return buffer
     return None
 
@@ -162,7 +147,7 @@ def layout(
     dense_l = w.dense_bytes / layers
     experts_l = w.experts_bytes / layers
     kv_l = kv_bytes(model, s) / layers
-    rules, bad = _compile(s.overrides)
+    rules, bad = compile_overrides(s.overrides)
     offloaded = min(s.gpu_layers, layers + 1)
     first_gpu = layers + 1 - offloaded  # layer index (0..layers, layers = output head) of the first GPU layer
     shares = _shares(s.tensor_split, count)

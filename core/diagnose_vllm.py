@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from core.diagnose_argv import apply_changes
+from core.diagnose_argv import corrected_command
 from core.diagnose_flags import LaunchFlags
 from core.diagnose_place import DeviceLoad
 from core.diagnose_types import CTX_STEP, FIT_CTX_MIN, VLLM_DEFAULT_GMU, Diagnosis, FlagChange, Outcome
@@ -73,7 +73,9 @@ def diagnose_vllm(
             fixed, _ = _vllm_outcome(model, quant, measured, gpu, usable_tp, ram, cut, kv, gmu, offload)
         else:
             problems.append(note("no_fix"))
-    corrected = apply_changes(flags, changes) if changes else ()
+    corrected, refused = corrected_command(flags, changes)
+    if refused is not None:
+        problems.append(refused)
     assumed.append(note("vllm_gmu", share=gmu))
     return Diagnosis(
         engine="vllm",

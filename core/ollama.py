@@ -12,14 +12,13 @@ repository the llama.cpp command loads (the same file, said so on the card).
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
+from core.command_safety import is_repo_id
 from core.models import GIB, Frozen, KvCacheType, ModelSpec, Provenance, QuantSize
 
 OLLAMA_CTX_BY_VRAM = ((24 * GIB, 4096), (48 * GIB, 32768))  # (below this VRAM, this default context)
 OLLAMA_CTX_LARGE = 262144
-_REPO = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 class OllamaTag(Frozen):
@@ -60,9 +59,15 @@ def ollama_tag(model: ModelSpec, quant: str, tags: tuple[OllamaTag, ...], size: 
             return TagChoice(
                 tag=row.tag, kind="library", source=row.provenance.source, unverified=row.provenance.unverified
             )
-    if size is not None and size.repo and _REPO.match(size.repo) and size.quant_id.upper() == quant.upper():
+    if (
+        size is not None
+        and size.repo
+        and "/" in size.repo
+        and is_repo_id(size.repo)
+        and size.quant_id.upper() == quant.upper()
+    ):
         return TagChoice(tag=f"hf.co/{size.repo}:{quant.upper()}", kind="hf", source=size.provenance.source)
-    if model.gguf_repo and _REPO.match(model.gguf_repo):
+    if model.gguf_repo and "/" in model.gguf_repo and is_repo_id(model.gguf_repo):
         return TagChoice(tag=f"hf.co/{model.gguf_repo}:{quant.upper()}", kind="gguf_repo", source=model.gguf_repo)
     return TagChoice(tag=None, kind="unknown")
 

@@ -27,6 +27,7 @@ from rapidfuzz import fuzz, process
 from core import names as N
 from core import query_lexicon as L
 from core.models import GIB
+from core.ordinary_words import ORDINARY_WORDS
 from core.query_scores import Alias, Memo, Ranked, Span, alias_bounds, alias_score, best_scores, num_score
 from core.query_types import VocabEntry, Vocabulary
 
@@ -309,7 +310,44 @@ def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterato
         yield run
 
 
-def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Candidate]:
+# words no name holds, that end one ("vl for qwen3 8b" is "vl", then "qwen3 8b")
+NAME_BREAKS = frozenset(
+    [
+        "for",
+        "für",
+        "fuer",
+        "on",
+        "auf",
+        "with",
+        "mit",
+        "in",
+        "im",
+        "at",
+        "bei",
+        "to",
+        "zu",
+        "from",
+        "using",
+        "as",
+        "als",
+        "than",
+    ]
+)
+
+
+def _after_break(toks: list[L.Tok], seq: list[int], breaks: frozenset[int]) -> set[int]:
+    """Name tokens with one of ``NAME_BREAKS``, or a break the parser found, between them and the
+    name token before."""
+    out: set[int] = set()
+    for before, i in pairwise(seq):
+        if any(toks[j].key in NAME_BREAKS or j in breaks for j in range(before + 1, i + 1)):
+            out.add(i)
+    return out
+
+
+def candidates(
+    toks: list[L.Tok], idx: NameIndex, used: set[int], breaks: frozenset[int] = frozenset()
+) -> Iterator[Candidate]:
     """Yields one candidate per span and kind, best first (``_place``).
 
     A span is scored only when its turn may have come: no candidate of it can be placed better than a
@@ -324,7 +362,7 @@ def candidates(toks: list[L.Tok], idx: NameIndex, used: set[int]) -> Iterator[Ca
     memo = Memo(idx.ratios, idx.word_parts, idx.num_parts)
     # (place, first position, span number, kind number or -1 for a span not made yet, candidate or positions)
     queue: list[tuple[float, int, int, int, Candidate | list[int]]] = []
-    for run in _runs(seq, rel, {i for i in seq if toks[i].joined}):
+    for run in _runs(seq, rel, {i for i in seq if toks[i].joined} | _after_break(toks, seq, breaks)):
         numbered = [toks[i].kind == "num" for i in run]
         for a in range(len(run)):
             if a + 1 < len(run) and _stray_number(toks, run[a]):
@@ -409,12 +447,20 @@ def span_score(span: Span, alias: Alias) -> float:
     return alias_score(span, alias, num_score(span, alias), Memo())
 
 
-def select_names(toks: list[L.Tok], idx: NameIndex) -> dict[str, Candidate]:
-    """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device)."""
+def select_names(
+    toks: list[L.Tok], idx: NameIndex, after_tool: frozenset[int] = frozenset(), breaks: frozenset[int] = frozenset()
+) -> dict[str, Candidate]:
+    """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device).
+
+    A model name made only of everyday words ("command", "air", "dev setup", "step by step") is a
+    name only where the sentence uses it as one: never beside another model name, only when it is a
+    whole alias (not one word of a longer name), and not right after an engine ("ollama command").
+    ``after_tool`` holds the positions an engine's name stood right before; no name runs across
+    ``breaks`` (punctuation or a word the parser read as something else stood there)."""
     chosen: dict[str, Candidate] = {}
     used: set[int] = set()
     slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
-    for c in candidates(toks, idx, used):
+    for c in candidates(toks, idx, used, breaks):
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
             continue
@@ -425,11 +471,52 @@ def select_names(toks: list[L.Tok], idx: NameIndex) -> dict[str, Candidate]:
             continue
         chosen[free[0]] = c
         used |= span_pos
+    for kind in ("model", "gpu"):
+        taken = [chosen.pop(s) for s in slots[kind] if s in chosen]
+        real = any(not _everyday(c, toks, idx) for c in taken)
+        kept = [c for c in taken if not _not_a_name(c, real, toks, idx, after_tool)]
+        chosen.update(zip(slots[kind], kept, strict=False))
     for kind in ("model", "gpu"):  # slots in the order the names were written
         names = [s for s in slots[kind] if s in chosen]
         ordered = sorted((chosen[s] for s in names), key=lambda c: c.span.first)
         chosen.update(zip(names, ordered, strict=True))
     return chosen
+
+
+COMPARE_WORDS = frozenset(["vs", "versus", "or", "oder", "gegen", "gegenüber", "and", "und"])
+
+
+def _not_a_name(c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameIndex, after: frozenset[int]) -> bool:
+    """An everyday-word span the sentence does not use as a name: beside a real name of its kind, one
+    word from the middle of a longer name ("air", "dev"), or right after an engine's name."""
+    if not _everyday(c, toks, idx) or _listed_name(c, toks):
+        return False
+    return beside_real or not (c.score >= 100.0 or _family_word(c, toks, idx)) or c.span.first in after
+
+
+def _listed_name(c: Candidate, toks: list[L.Tok]) -> bool:
+    """A name set against another ("granite vs qwen3 8b", "qwen3 8b oder phi"); a comma is not enough."""
+    around = toks[max(c.span.first - 1, 0) : c.span.first] + toks[c.span.last + 1 : c.span.last + 2]
+    return any(t.key in COMPARE_WORDS for t in around)
+
+
+def _family_word(c: Candidate, toks: list[L.Tok], idx: NameIndex) -> bool:
+    """The span starts with the family word its best entries' names start with ("granite", "phi"):
+    a family named, asked about by size; not one word from the middle of a name ("dev", "air")."""
+    first = toks[c.span.first].key
+    best = [entry for entry, score in c.ranking[:3] if score >= c.score - 1.0]
+    return any((typed := idx.identity.get(entry)) is not None and typed.words[:1] == (first,) for entry in best)
+
+
+def _everyday(c: Candidate, toks: list[L.Tok], idx: NameIndex) -> bool:
+    """A model or device span of everyday words only: one or more of ``ORDINARY_WORDS`` and otherwise
+    words no name has ("by" in "step by step"); a number, or any word only a name has, makes it a name."""
+    if c.kind == "not":
+        return False
+    named = [t for t in toks[c.span.first : c.span.last + 1] if t.kind in ("word", "num", "mem")]
+    return any(t.key in ORDINARY_WORDS for t in named) and all(
+        t.kind == "word" and (t.key in ORDINARY_WORDS or t.key not in idx.keys) for t in named
+    )
 
 
 def _second_ok(c: Candidate, first: Candidate) -> bool:

@@ -64,7 +64,7 @@ STOPWORDS = _words(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x via using über ueber"""
+    bitte noch auch als dann da hier mal so x via using über ueber as"""
 )
 # what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
 RIG_JOINER = quick(

@@ -120,17 +120,30 @@ def _whole_name(c: Candidate, text: str, toks: list[L.Tok]) -> str:
     return text[toks[c.span.first].start : toks[end].end]
 
 
-def extend_name(c: Candidate, toks: list[L.Tok], used: set[int]) -> None:
+def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozenset[int] = frozenset()) -> None:
     """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
-    "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"."""
+    "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"; never across a
+    break ("4090? pro")."""
     i = c.span.last + 1
-    while i < len(toks) and i not in used and toks[i].start - toks[i - 1].end <= 2 and N.name_token(toks[i], c.kind):
+    while (
+        i < len(toks)
+        and i not in used
+        and i not in breaks
+        and toks[i].start - toks[i - 1].end <= 2
+        and N.name_token(toks[i], c.kind)
+    ):
         used.add(i)
         i += 1
     if c.kind == "gpu" and not c.span.nums:  # "jetson" + "orin nano": a name matched by a word alone goes on
         tail = []
         j = i
-        while j < len(toks) and j not in used and toks[j].kind in ("word", "num") and toks[j].key not in L.FILLER:
+        while (
+            j < len(toks)
+            and j not in used
+            and j not in breaks
+            and toks[j].kind in ("word", "num")
+            and toks[j].key not in L.FILLER
+        ):
             tail.append(j)
             j += 1
         if tail and not any(N.MODEL_SIZE.fullmatch(toks[k].text.lower()) for k in tail):

@@ -309,3 +309,9 @@ def _setup_rates(hardware: Hardware, engine: Engine, n_layers: int) -> SetupRate
         ram_default=ram_default,
         notes=tuple(notes),
     )
+
+
+def vllm_max_num_seqs(gpu: GpuSpec) -> int:
+    """vLLM's default ``--max-num-seqs`` for ``vllm serve`` on this GPU (``VLLM_MAX_NUM_SEQS``)."""
+    large = gpu.memory_bytes >= K.VLLM_LARGE_DEVICE_BYTES and "a100" not in gpu.id.lower()
+    return K.VLLM_MAX_NUM_SEQS_LARGE if large else K.VLLM_MAX_NUM_SEQS

@@ -54,7 +54,6 @@ from bot.adapters.discord_commands import (
     Suggester,
     apologise,
     fit_client,
-    question,
     text,
 )
 from bot.adapters.discord_stop import StopMixin
@@ -476,6 +475,5 @@ __all__ = [
     "build_bot",
     "discord",  # discord.py, imported here with its audioop warning silenced (the benches use it)
     "intents",
-    "question",
     "run_discord",
 ]

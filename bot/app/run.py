@@ -86,6 +86,13 @@ class Health:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.adapters: dict[str, dict[str, Any]] = {}
+        self.stuck_answers = 0  # answers past their deadline still running: `fitbot health` fails
+
+    def set_stuck(self, count: int) -> None:
+        if count != self.stuck_answers:
+            self.stuck_answers = count
+            log.warning("%d answer(s) past the deadline still running", count, extra={"event": "answers_stuck"})
+            self.write()
 
     def set(self, name: str, state: str, **detail: Any) -> None:
         previous = self.adapters.get(name, {})
@@ -98,7 +105,12 @@ class Health:
     def write(self) -> None:
         if self.path is None:
             return
-        body = {"pid": os.getpid(), "updated": round(time.time(), 1), "adapters": self.adapters}
+        body = {
+            "pid": os.getpid(),
+            "updated": round(time.time(), 1),
+            "adapters": self.adapters,
+            "stuck_answers": self.stuck_answers,
+        }
         try:
             tmp = self.path.with_suffix(".tmp")
             tmp.write_text(json.dumps(body), encoding="utf-8")
@@ -157,7 +169,9 @@ async def _run(
         tasks.append(asyncio.create_task(price_schedule(service, settings, stop), name="prices"))
     log.info("fitbot running", extra={"adapters": adapters, "data_dir": str(settings.data_dir())})
     tasks += shared_jobs(service, stop)
+    watch = asyncio.create_task(watch_answers(service, health, stop), name="answers")
     await stop.wait()
+    await watch
     log.info("shutting down")
     if service.hub is not None:
         service.hub.client.cut_short()  # answers waiting on a slow hub finish now, not in 30 s
@@ -168,7 +182,23 @@ async def _run(
     failed = [r for r in results if isinstance(r, BaseException)]
     for error in failed:
         log.error("adapter failed while stopping: %s", error.__class__.__name__, exc_info=error)
-    return 1 if failed else 0
+    code = 1 if failed else 0
+    if service.stuck_answers():  # the interpreter would wait for that thread at exit: stop now, all is saved
+        log.warning("exiting with an answer still running past its deadline", extra={"event": "exit_stuck"})
+        logging.shutdown()
+        os._exit(code)
+    return code
+
+
+async def watch_answers(service: Service, health: Health, stop: asyncio.Event, every_s: float = 1.0) -> None:
+    """Keeps the count of answers past their deadline in the health file, so `fitbot health` fails while
+    one still runs."""
+    while not stop.is_set():
+        health.set_stuck(service.stuck_answers())
+        try:
+            await asyncio.wait_for(stop.wait(), every_s)
+        except TimeoutError:
+            pass
 
 
 def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None]]:
@@ -340,7 +370,10 @@ def adapter_health(path: Path, expected: list[str]) -> int:
         attempt = f", attempt {info['attempt']}" if info.get("attempt") else ""
         extra = f" ({info['error']}{attempt})" if alive and info.get("error") else ""
         print(f"{name}: {state} since {since} UTC{extra}")
-    return 0 if running or not expected else 1
+    stuck = body.get("stuck_answers", 0) if alive else 0
+    if stuck:
+        print(f"answers: {stuck} past the deadline and still running (see the log, event answer_deadline)")
+    return 0 if (running or not expected) and not stuck else 1
 
 
 def _alive(pid: Any) -> bool:
