@@ -28,8 +28,8 @@ gate, which sees every send to the chat, is the one place that waits for it.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
-import math
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +131,7 @@ class ChatFloodLimiter(AIORateLimiter):
                             wait,
                             extra={"event": "flood_control_handed_on", "chat": chat},
                         )
-                        raise RetryAfter(math.ceil(wait))
+                        raise RetryAfter(dt.timedelta(seconds=wait))
                     if wait > 0:
                         await asyncio.sleep(wait)
                     try:
