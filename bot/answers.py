@@ -245,7 +245,7 @@ class Answers:
         reply = cards.fit_card(
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
-        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.text, flags.details)  # issue 26
+        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query, ask.text, flags.details)  # issue 26
         return self.about(reply, ask, analysis)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:

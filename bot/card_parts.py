@@ -84,6 +84,8 @@ def percent(share: float, lang: Lang) -> str:
 
 def _value(name: str, value: NoteValue, lang: Lang) -> str:
     """One note value, formatted by what its name says it is."""
+    if name == "doubts" and isinstance(value, str):  # catalog field names (core.notes.unverified_note)
+        return ", ".join(t(lang, f"fact_field.{f}") for f in value.split(",") if f)
     if isinstance(value, str):
         return value
     if name in ("share",):

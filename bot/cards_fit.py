@@ -28,7 +28,7 @@ from core.estimate import FitEstimate
 from core.figures import offer_price
 from core.fit import Verdict
 from core.models import Catalog, Engine
-from core.notes import note
+from core.notes import UNVERIFIED_CODES, note
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
@@ -118,6 +118,11 @@ def context_warning(est: FitEstimate, lang: Lang) -> str:
     if rope and est.context <= rope:
         return "⚠ " + note_text(note("context_rope", value=est.context, max=est.model.max_context, rope=rope), lang)
     return "⚠ " + note_text(note("context_over_max", value=est.context, max=est.model.max_context), lang)
+
+
+def unverified_warning(est: FitEstimate, lang: Lang) -> str:
+    """A visible line when the model row rests on facts nobody checked against a primary source, naming them."""
+    return "\n".join("⚠ " + note_text(n, lang) for n in est.notes if n.code in UNVERIFIED_CODES)
 
 
 def max_context_value(est: FitEstimate, lang: Lang) -> str:
@@ -386,7 +391,7 @@ def command_blocks(advice: Advice, lang: Lang, engine: Engine, first_only: bool 
 
 def assumptions_line(est: FitEstimate, lang: Lang, full: bool = False) -> str:
     """The defaults and modelling choices behind the card (``est.notes``), in the user's language."""
-    skip = {"context_over_max", "context_rope"}  # shown as a warning at the top instead
+    skip = {"context_over_max", "context_rope", *UNVERIFIED_CODES}  # shown as a warning at the top instead
     notes = [n for n in est.notes if n.code not in skip and (full or not n.code.startswith("weights_"))]
     return notes_line(notes, lang, limit=600 if full else 200)
 
@@ -432,6 +437,8 @@ def _summary(est: FitEstimate, advice: Advice, lang: Lang) -> str:
         lines.append(fix)
     if warning := context_warning(est, lang):
         lines.append(warning)
+    if doubt := unverified_warning(est, lang):
+        lines.append(doubt)
     return "\n".join(lines)
 
 
@@ -510,6 +517,7 @@ def memory_chart(
 
 __all__ = [
     "assumptions_line",
+    "unverified_warning",
     "fit_card",
     "follow_up",
     "memory_chart",

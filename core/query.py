@@ -22,6 +22,7 @@ from typing import Literal
 from core import names as N
 from core import query_devices as D
 from core import query_lexicon as L
+from core.query_draft import asks_speculative, take_draft
 from core.query_index import Candidate, NameIndex, index_for, select_names
 from core.query_resolve import (
     extend_name,
@@ -108,14 +109,20 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     after_engine, breaks = _gaps(toks, full_low, low)
     chosen = select_names(toks, idx, after_engine, breaks)
+    draft = take_draft(
+        chosen, {i: t.start for i, t in enumerate(toks)}, {i: t.end for i, t in enumerate(toks)}, full_low, idx
+    )
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
         intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"
     if found.get("biggest") and "model" not in chosen and "command" not in found:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
-    used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
+    used = {i for c in (*chosen.values(), *([draft] if draft else [])) for i in range(c.span.first, c.span.last + 1)}
     cores = found.get("gpu_cores")
     fields = _name_fields(chosen, clean, toks, used, idx, full_low, breaks, cores if isinstance(cores, int) else None)
+    if draft is not None:
+        fields["draft"] = to_match(draft, clean, toks, idx)
+    fields["speculative"] = asks_speculative(full_low)
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)

@@ -18,89 +18,89 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8805,
-    "rocm": 0.9081,
-    "metal": 0.8622,
-    "vulkan": 0.9517,
-    "vulkan-intel": 0.5779,
-    "sycl": 0.6934,
+    "cuda": 0.8782,
+    "rocm": 0.9113,
+    "metal": 0.8597,
+    "vulkan": 0.9518,
+    "vulkan-intel": 0.5793,
+    "sycl": 0.6923,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5525,
-    "rocm": 0.3943,
-    "metal": 0.8221,
-    "vulkan": 0.3961,
-    "sycl": 0.4014,
+    "cuda": 0.5529,
+    "rocm": 0.3939,
+    "metal": 0.8241,
+    "vulkan": 0.3962,
+    "sycl": 0.3973,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 96880.0,
-    "rocm": 272000.0,
-    "metal": 178800.0,
-    "vulkan": 183500.0,
-    "vulkan-intel": 286900.0,
+    "cuda": 97680.0,
+    "rocm": 278600.0,
+    "metal": 178400.0,
+    "vulkan": 188500.0,
+    "vulkan-intel": 298600.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5518,
-    "rocm": 0.34,
-    "metal": 0.5294,
-    "vulkan": 0.2947,
-    "sycl": 0.4208,
+    "cuda": 0.5456,
+    "rocm": 0.3393,
+    "metal": 0.5272,
+    "vulkan": 0.2937,
+    "sycl": 0.4206,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 61.13,
-    "rocm": 12.31,
-    "metal": 11.8,
-    "vulkan": 20.6,
+    "cuda": 64.55,
+    "rocm": 12.96,
+    "metal": 12.59,
+    "vulkan": 21.8,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.183
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7051
-PRE_AMPERE_MATRIX_FACTOR = 0.6172
-IGPU_BANDWIDTH_FACTOR = 0.9475
-IGPU_MATRIX_FACTOR = 0.5964
-AMD_APU_MATRIX_FACTOR = 0.8598
-HBM_BANDWIDTH_FACTOR = 0.7126
-MOE_EXPERT_EXTRA = 0.08232
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.965, "q4_0": 0.991, "k": 1.023, "mxfp4": 1.008}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.046, "k": 1.473, "mxfp4": 1.35}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.11
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.696
-LAYER_SPLIT_HOP_S = 0.000228
+CONSUMER_CLOCK_FACTOR = 1.193
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.704
+PRE_AMPERE_MATRIX_FACTOR = 0.6125
+IGPU_BANDWIDTH_FACTOR = 0.9503
+IGPU_MATRIX_FACTOR = 0.6191
+AMD_APU_MATRIX_FACTOR = 0.8649
+HBM_BANDWIDTH_FACTOR = 0.7148
+MOE_EXPERT_EXTRA = 0.07633
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9635, "q4_0": 0.9876, "k": 1.022, "mxfp4": 1.016}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.097, "q4_0": 1.053, "k": 1.468, "mxfp4": 1.335}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.686
+LAYER_SPLIT_HOP_S = 0.0002229
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.879, 1.199),
-    "rocm": (0.83, 1.199),
-    "metal": (0.879, 1.265),
-    "vulkan": (0.827, 1.2),
-    "vulkan-intel": (0.879, 1.199),
-    "sycl": (0.879, 1.199),
+    "cuda": (0.878, 1.198),
+    "rocm": (0.833, 1.202),
+    "metal": (0.878, 1.265),
+    "vulkan": (0.827, 1.198),
+    "vulkan-intel": (0.878, 1.198),
+    "sycl": (0.878, 1.198),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.747, 1.397),
-    "rocm": (0.724, 1.397),
-    "metal": (0.747, 1.397),
-    "vulkan": (0.683, 1.397),
-    "vulkan-intel": (0.579, 2.333),
-    "sycl": (0.747, 1.397),
+    "cuda": (0.746, 1.393),
+    "rocm": (0.733, 1.393),
+    "metal": (0.746, 1.393),
+    "vulkan": (0.685, 1.393),
+    "vulkan-intel": (0.579, 2.334),
+    "sycl": (0.746, 1.393),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.822, 1.312),
+    "cuda": (0.82, 1.312),
     "rocm": (0.458, 1.312),
-    "metal": (0.822, 1.312),
-    "vulkan": (0.809, 2.013),
-    "vulkan-intel": (0.822, 1.312),
-    "sycl": (0.822, 1.312),
+    "metal": (0.82, 1.312),
+    "vulkan": (0.812, 2.004),
+    "vulkan-intel": (0.82, 1.312),
+    "sycl": (0.82, 1.312),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.603, 1.58),
-    "rocm": (0.458, 1.827),
-    "metal": (0.603, 1.58),
-    "vulkan": (0.58, 2.013),
-    "vulkan-intel": (0.231, 1.58),
-    "sycl": (0.603, 1.58),
+    "cuda": (0.6, 1.575),
+    "rocm": (0.458, 1.82),
+    "metal": (0.6, 1.575),
+    "vulkan": (0.583, 2.004),
+    "vulkan-intel": (0.23, 1.575),
+    "sycl": (0.6, 1.575),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.731, 1.208)
-MOE_PREFILL_BAND: tuple[float, float] = (0.675, 1.596)
+MOE_DECODE_BAND: tuple[float, float] = (0.74, 1.207)
+MOE_PREFILL_BAND: tuple[float, float] = (0.679, 1.586)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",

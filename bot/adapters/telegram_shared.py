@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from telegram import Update
-from telegram.error import Conflict, InvalidToken, TelegramError
+from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 
 from bot.adapters.telegram_bot import ALLOWED_UPDATES, CONCURRENT_UPDATES, build_application
+from bot.adapters.telegram_flood import retry_seconds
 from bot.adapters.telegram_poller import FINISH_S, GRACE_S, PER_CHAT, SEND_BACKOFF_S, retryable
 from bot.adapters.telegram_queue import FairQueue, queue_key
 from bot.shared import TELEGRAM_POLL, shared_database, shared_inbox
@@ -117,7 +118,8 @@ class SharedConsumer:
                 log.exception("update %s failed outside its handler", uid)
                 error = exc
             if error is not None and retryable(error):  # the answer may not have gone out: any worker tries again
-                await self.inbox.retry_later(uid, SEND_BACKOFF_S[-1])
+                flood = retry_seconds(error) if isinstance(error, RetryAfter) else 0.0  # not inside the chat's window
+                await self.inbox.retry_later(uid, max(SEND_BACKOFF_S[-1], flood))
             else:
                 reason = None if error is None else f"handler: {error.__class__.__name__}"
                 await self.inbox.done([uid], failed=reason)
