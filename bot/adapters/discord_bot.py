@@ -259,7 +259,14 @@ class FitBotMixin(MentionMixin, StopMixin):
             async def defer() -> None:
                 await interaction.response.defer(thinking=not edit)
 
-            await persist(defer, callback_budget(interaction), "a defer", callback=True)
+            try:
+                await persist(defer, callback_budget(interaction), "a defer", callback=True)
+            except Exception as error:
+                if not transient(error):
+                    raise
+                # past the 3 s with the defer's fate unknown (its answer cut off): follow up as if it
+                # landed; if it did not, Discord refuses the follow-up (404) and the asker sees "did not respond"
+                log.info("a defer's answer was lost; following up as if it landed")
             if interaction.id in self._answering:
                 self._answering[interaction.id] = (interaction, True)
         return True
