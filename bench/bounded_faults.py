@@ -199,7 +199,7 @@ async def main_async(args: argparse.Namespace) -> None:
         elif name == "loop":
             from bench.message_cost import loop_cost
 
-            print(loop_cost(repeats=3 if args.quick else 20), flush=True)
+            print(await loop_cost(repeats=3 if args.quick else 20), flush=True)
         elif name == "memory":
             from bench.message_cost import memory_growth
 
