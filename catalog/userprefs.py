@@ -147,14 +147,13 @@ class QueryLog:
             (_now(), q.platform, q.intent, q.model_id, q.gpu_id, q.quant, q.context, int(q.understood), q.latency_ms)
             for q in queries
         ]
-        for start in range(0, len(rows), 500):
-            chunk = rows[start : start + 500]
-            marks = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
-            await self._db.execute(
-                "INSERT INTO query_log (ts, platform, intent, model_id, gpu_id, quant, context, understood, latency_ms)"
-                f" VALUES {marks}",
-                [v for row in chunk for v in row],
-            )
+        async with self._db.transaction() as db:  # one commit for the batch
+            start = 0
+            while start < len(rows):
+                size = _chunk(len(rows) - start)
+                chunk = rows[start : start + size]
+                await db.execute(_insert_rows(size), [v for row in chunk for v in row])
+                start += size
 
     async def prune(self, now: datetime | None = None) -> int:
         cutoff = ((now or datetime.now(UTC)) - self.retention).isoformat(timespec="seconds")
@@ -189,3 +188,18 @@ class QueryLog:
                 "SELECT platform, COUNT(*) n FROM query_log GROUP BY platform ORDER BY n DESC LIMIT ?"
             ),
         }
+
+
+def _chunk(left: int) -> int:
+    """Rows in the next INSERT: 256, else the largest power of two not above ``left``. So only nine
+    statement texts ever occur: a driver's statement cache holds each prepared once (one text per batch
+    size, up to 500, filled it with large statements and grew the process by megabytes)."""
+    return 256 if left >= 256 else 1 << (left.bit_length() - 1)
+
+
+def _insert_rows(count: int) -> str:
+    marks = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in range(count))
+    return (
+        "INSERT INTO query_log (ts, platform, intent, model_id, gpu_id, quant, context, understood, latency_ms)"
+        f" VALUES {marks}"
+    )

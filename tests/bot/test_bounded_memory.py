@@ -115,3 +115,32 @@ async def test_no_module_level_container_grows_with_questions_unless_capped(cata
     grew = {key for key, value in module_containers().items() if len(value) > before.get(key, len(value))}
     assert grew <= capped, f"uncapped memos grow with distinct questions: {sorted(grew - capped)}"
     await service.close()
+
+
+async def test_the_usage_log_writes_batches_of_any_size_with_nine_statement_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One INSERT text per batch size (up to 500) filled SQLite's statement cache: +8 MiB over 9k questions."""
+    import catalog.db.sqlite as sqlite_db
+    from catalog.userdata import UserDataStore
+    from catalog.userprefs import LoggedQuery
+
+    texts: set[str] = set()
+    for cls in (sqlite_db.SqliteDatabase, sqlite_db.SqliteConnection):
+        execute = cls.execute
+
+        async def recording(self: Any, sql: str, args: Any = (), execute: Any = execute) -> int:
+            texts.add(sql)
+            return int(await execute(self, sql, args))
+
+        monkeypatch.setattr(cls, "execute", recording)
+    row = LoggedQuery("tg", "fit", "qwen3-8b", "rtx-4090", None, 8192, True, 1.0)
+    async with UserDataStore(tmp_path / "user.sqlite") as store:
+        log = store.query_log()
+        total = 0
+        for size in (*range(1, 40), 255, 256, 257, 499, 500, 613):
+            await log.record(*[row] * size)
+            total += size
+        inserts = {sql for sql in texts if sql.startswith("INSERT INTO query_log")}
+        assert 1 < len(inserts) <= 9
+        assert await store.database.fetchval("SELECT COUNT(*) FROM query_log") == total
