@@ -468,7 +468,8 @@ def _quant_id(text: str) -> str:
     return "MXFP4" if "mxfp4" in text.lower() else text.strip().upper()
 
 
-def _read() -> list[tuple[str, dict[str, str]]]:
+def raw_rows() -> list[tuple[str, dict[str, str]]]:
+    """Every CSV row of the calibration files, keyed "file:line" as ``Row.index`` is."""
     out = []
     for name in DATA_FILES:
         with open(DATA_DIR / name, encoding="utf-8") as handle:
@@ -484,7 +485,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
     rows: list[Row] = []
     skipped: dict[str, int] = {}
     missing: set[str] = set()
-    for index, r in _read():
+    for index, r in raw_rows():
         model = next((spec for prefix, spec in MODELS if r["model"].lower().startswith(prefix)), None)
         backend = BACKENDS.get(r["backend"])
         test = _test(r["test"])

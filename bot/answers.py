@@ -17,6 +17,7 @@ from bot import answer_tables as tables
 from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_extras import extend_fit
 from bot.answer_launch import with_quantized_repos
+from bot.answer_measured import runs_for, with_measured
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.question import AskBack, Question
 from bot.reply import Reply, setup_label
@@ -246,7 +247,7 @@ class Answers:
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
         reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query, ask.text, flags.details)  # issue 26
-        return self.about(reply, ask, analysis)
+        return with_measured(self.about(reply, ask, analysis), runs_for(analysis, self.catalog), ask.lang)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:
         s = self.scenario(ask, model, None)

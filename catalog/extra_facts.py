@@ -13,6 +13,7 @@ from pathlib import Path
 
 from catalog.facts import FACTS_DIR
 from core.launch_tools import QuantRepo
+from core.measured import Measurement
 from core.models import Provenance
 from core.multi_model import SideModel
 from core.ollama import OllamaTag
@@ -31,6 +32,26 @@ def _provenance(row: dict[str, object]) -> Provenance:
         source=str(row["source"]),
         as_of=str(row["as_of"]),
         unverified=tuple(str(f) for f in row.get("unverified", ())),  # type: ignore[attr-defined]
+    )
+
+
+@cache
+def measurements(directory: Path = FACTS_DIR) -> tuple[Measurement, ...]:
+    """Published llama-bench runs of catalog models on catalog devices (``measurements.toml``)."""
+    return tuple(
+        Measurement(
+            model_id=str(r["model"]),
+            quant=str(r["quant"]),
+            gpu_id=str(r["gpu"]),
+            gpu_count=int(r["gpus"]),  # type: ignore[call-overload]
+            backend=str(r["backend"]),
+            kind=r["kind"],  # type: ignore[arg-type]
+            test=str(r["test"]),
+            tokens_per_s=float(r["tokens_per_s"]),  # type: ignore[arg-type]
+            build=str(r["build"]),
+            provenance=_provenance(r),
+        )
+        for r in _table("measurements.toml", "measurement", directory)
     )
 
 
