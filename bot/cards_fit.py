@@ -393,7 +393,7 @@ def assumptions_line(est: FitEstimate, lang: Lang, full: bool = False) -> str:
     """The defaults and modelling choices behind the card (``est.notes``), in the user's language."""
     skip = {"context_over_max", "context_rope", *UNVERIFIED_CODES}  # shown as a warning at the top instead
     notes = [n for n in est.notes if n.code not in skip and (full or not n.code.startswith("weights_"))]
-    return notes_line(notes, lang, limit=600 if full else 200)
+    return notes_line(notes, lang, limit=600 if full else 200, compact=not full)
 
 
 def fit_actions(est: FitEstimate, advice: Advice | None, lang: Lang, details: bool) -> tuple[Action, ...]:
