@@ -344,6 +344,23 @@ FILLER_PHRASES = quick(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
+# display resolutions ("1080p", "1920x1080", "4k gaming", "zocken in 4k"): no GTX 1080 and no 4K context
+_SCREEN = (
+    r"(?:gaming|games?|monitors?|displays?|screens?|videos?|bildschirm\w*|auflösung|resolution|tvs?|fernseher"
+    r"|spielen|zocken|texturen|textures?|fps|hz)"
+)
+DISPLAY = quick(
+    r"\b(?:\d{3,4}p(?:\d{2,3})?|(?:6[4-9]\d|[7-9]\d\d|[1-7]\d{3})\s?[x×]\s?(?:[4-9]\d\d|[1-4]\d{3}))\b"  # 640x480 up, no "100x 4090"
+    r"|\b(?:[2458]k|uhd|qhd|fhd)(?=\s*(?:@|\d{2,3}\s*(?:hz|fps)\b|(?:in |at |auf )?" + _SCREEN + r"\b))"
+    r"|\b" + _SCREEN + r"\s+(?:in|at|auf|mit|on|@)\s+(?:[2458]k|uhd|qhd|fhd)\b",
+    A,
+)
+# words "super", "ultra", "max" intensify ("super slow", "ultra schnell"): then they are no tier of the card before
+DEGREE_WORDS = _words(
+    "slow fast quick laggy sluggish snappy smooth good bad cool fine long short langsam schnell lahm flott träge gut"
+    " schlecht lang kurz"
+)
+
 # quants only vLLM (or another checkpoint server) serves: asking for one switches the engine
 VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
 
@@ -550,6 +567,7 @@ def read_repo(text: str, found: Found) -> str:
 def read_params(low: str, found: Found, quants: dict[str, str], unknown: list[str]) -> str:
     """Takes every fixed-shape parameter out of the text."""
     low = FILLER_PHRASES.sub(blank, low)
+    low = DISPLAY.sub(blank, low)
     for pattern, field_name, reader in READERS:
         low = _read(pattern, low, found, field_name, reader)
     if isinstance(tag := found.get("repo_tag"), str) and (qid := quant_id(tag, quants)):

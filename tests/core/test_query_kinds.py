@@ -1,0 +1,141 @@
+"""Kinds of question people ask that are not a model and a device by name (issue 34): generated from the
+catalog's own names, in both languages and many phrasings, so a class is fixed rather than one example.
+
+- a card's plural ("zwei 4090er", "2x 3090s") is that card, counted;
+- display resolutions ("1080p", "4k gaming") are no GTX 1080 and no 4K context;
+- "super" / "ultra" before an adjective ("super slow") is no tier of the card before it;
+- a model named only by its size ("ein 8b modell", "a 70b") is a model of that size;
+- "what fits in 24 gb", "was kann ich laufen lassen" are /models questions; "welche Grafikkarte für 70B",
+  "minimum gpu for X" are hardware picks.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from catalog.facts import load_facts
+from catalog.lookup import vocabulary
+from core.query import Query, parse
+
+VOCAB = vocabulary(load_facts())
+# every catalog card name that is a number, with or without its vendor word ("4090", "rtx 4090", "rx 7900")
+_CARD_NUMBER = re.compile(r"(?:(?:rtx|gtx|rx|radeon|geforce|nvidia)\s+)*\d{3,5}")
+CARD_NAMES = sorted({n.lower() for g in VOCAB.gpus for n in g.names if _CARD_NUMBER.fullmatch(n.lower())})
+MODEL = ("qwen3 8b", "qwen3-8b")
+
+
+def _device(q: Query) -> tuple[object, ...]:
+    """What a question's device resolved to: the entry, its other readings, whether it asks, and the count."""
+    g = q.gpu
+    return (g.id, g.choices, g.ambiguous, g.unknown, q.gpu_count) if g is not None else (None, q.gpu_count)
+
+
+# --- a card's plural ---------------------------------------------------------------------------------
+
+PLURALS = (
+    ("zwei {g}er für {m}", "zwei {g} für {m}"),
+    ("2x {g}er mit {m}", "2x {g} mit {m}"),
+    ("passt {m} auf drei {g}er?", "passt {m} auf drei {g}?"),
+    ("{m} mit vier {g}ern", "{m} mit vier {g}"),
+    ("can two {g}s run {m}", "can two {g} run {m}"),
+    ("{m} on 3x {g}s", "{m} on 3x {g}"),
+    ("ich habe 2 {g}er, läuft {m}?", "ich habe 2 {g}, läuft {m}?"),
+)
+
+
+def test_there_are_cards_to_try():
+    assert len(CARD_NAMES) > 40
+
+
+@pytest.mark.parametrize(("plural", "singular"), PLURALS)
+def test_a_cards_plural_is_that_card_counted(plural, singular):
+    for card in CARD_NAMES:
+        said = parse(plural.format(g=card, m=MODEL[0]), VOCAB)
+        meant = parse(singular.format(g=card, m=MODEL[0]), VOCAB)
+        assert _device(said) == _device(meant), (plural, card, said.gpu, meant.gpu)
+        assert said.gpu_count > 1, (plural, card)
+        assert said.model is not None and said.model.id == MODEL[1], (plural, card, said.model)
+
+
+# --- display resolutions -------------------------------------------------------------------------------
+
+RESOLUTIONS = ("720p", "1080p", "1440p", "2160p", "1080p60", "1920x1080", "2560 x 1440", "3840×2160")
+SCREEN_4K = ("4k gaming", "4k monitor", "4k@60", "4k 144hz", "gaming in 4k", "zocken in 4k", "2k display", "8k video")
+SCREEN_TEMPLATES = (
+    "{m} on my {g} while gaming at {r}",
+    "can I run {m} on a {g} and still play at {r}?",
+    "{r} and {m} on my {g}",
+    "läuft {m} auf meiner {g} neben {r}?",
+    "{m} auf der {g}, nebenbei {r}",
+)
+SCREEN_CARDS = ("rtx 4090", "rtx 3060", "rx 7900 xtx", "rtx 4060 ti 16gb", "m2 max 96gb")
+
+
+@pytest.mark.parametrize("template", SCREEN_TEMPLATES)
+@pytest.mark.parametrize("screen", RESOLUTIONS + SCREEN_4K)
+def test_a_display_resolution_is_no_device_and_no_context(template, screen):
+    for card in SCREEN_CARDS:
+        said = parse(template.format(m=MODEL[0], g=card, r=screen), VOCAB)
+        meant = parse(template.format(m=MODEL[0], g=card, r=""), VOCAB)
+        assert _device(said) == _device(meant), (screen, card, said.gpu)
+        assert said.context is None, (screen, said.context)
+        assert said.model is not None and said.model.id == MODEL[1], (screen, said.model)
+
+
+@pytest.mark.parametrize("screen", RESOLUTIONS + SCREEN_4K)
+@pytest.mark.parametrize("template", ("{m} at {r}", "{m} bei {r} auf dem pc"))
+def test_a_display_resolution_alone_names_no_device(screen, template):
+    q = parse(template.format(m=MODEL[0], r=screen), VOCAB)
+    assert q.gpu is None and q.gpu_text is None and q.context is None, (screen, q.gpu, q.gpu_text, q.context)
+
+
+@pytest.mark.parametrize("text", ["qwen3 8b 4k context on a 4090", "qwen3 8b mit 4k kontext auf 4090", "qwen3 8b 4k"])
+def test_4k_without_a_screen_word_is_still_a_context(text):
+    assert parse(text, VOCAB).context == 4096
+
+
+@pytest.mark.parametrize(("text", "count"), [("qwen3 8b on 100x 4090", 100), ("qwen3 8b on 200 x 3090", 200)])
+def test_a_count_times_a_card_is_no_resolution(text, count):
+    q = parse(text, VOCAB)
+    assert q.gpu is not None and q.gpu.id is not None and q.gpu_count == count
+
+
+# --- "super slow": a word of degree, no tier -----------------------------------------------------------
+
+DEGREE = ("super slow", "super fast", "ultra slow", "super langsam", "super schnell", "ultra fast", "max slow")
+DEGREE_TEMPLATES = (
+    "{m} on my {g} {d}",
+    "{m} on my {g} {d} why",
+    "my {g} {d} with {m}",
+    "{m} auf meiner {g} {d}?",
+    "meine {g} {d} bei {m}",
+)
+
+
+def _tiered(card: str, tier: str) -> bool:
+    """Whether "<card> <tier>" is a catalog device of its own ("4070 super"): then the words name it."""
+    q, bare = parse(f"{card} {tier}", VOCAB), parse(card, VOCAB)
+    return q.gpu is not None and q.gpu.id is not None and (bare.gpu is None or q.gpu.id != bare.gpu.id)
+
+
+@pytest.mark.parametrize("template", DEGREE_TEMPLATES)
+@pytest.mark.parametrize("degree", DEGREE)
+def test_super_before_a_word_of_degree_is_no_tier(template, degree):
+    tried = 0
+    for card in CARD_NAMES:
+        if _tiered(card, degree.split()[0]):
+            continue
+        tried += 1
+        said = parse(template.format(m=MODEL[0], g=card, d=degree), VOCAB)
+        meant = parse(template.format(m=MODEL[0], g=card, d=""), VOCAB)
+        assert _device(said) == _device(meant), (degree, card, said.gpu)
+        assert said.gpu_text is None, (degree, card, said.gpu_text)
+    assert tried > 40
+
+
+@pytest.mark.parametrize("card", ["4070 super", "rtx 4080 super", "4070 ti super"])
+def test_a_card_named_with_its_tier_keeps_it(card):
+    q = parse(f"qwen3 8b on my {card} super slow", VOCAB)
+    assert q.gpu is not None and q.gpu.id is not None and "super" in q.gpu.id, q.gpu
