@@ -48,7 +48,7 @@ def _intent(low: str, found: L.Found, chosen: dict[str, Candidate]) -> tuple[Int
     needs = {
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
-        "models": (has["gpu"] or "device_kind" in found) and not has["model"],
+        "models": not has["model"],  # "what can I run": on the named, the saved or an asked-for device
     }
     for name, pattern in L.INTENT_WORDS:
         if needs.get(name, True) and pattern.search(low):

@@ -415,14 +415,19 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
             r"|hardware)\b"
             r"|\b(?:recommend|suggest|empfiehl|empfehle|empfehlen) (?:me )?(?:an? |some |eine[nm]? |mir eine[nm]? )?"
             r"(?:gpus?|graphics cards?|grafikkarten?|karten?|hardware|card)\b|\b(?:gpu|hardware)[ -]?(?:recommendation|empfehlung)"
-            r"|\bwhat (?:do|would|will|should) i need (?:to run|for)\b|\bwas brauche? ich,? (?:für|um)\b"
+            r"|\bwhat (?:do|would|will|should) i (?:\w+ )?need (?:to run|for)\b|\bwas brauche? ich,? (?:\w+ )?(?:für|um)\b"
+            # "minimum gpu for X", "mindestens", "smallest card that runs X": the cheapest hardware that holds it
+            r"|\b(?:minimum|minimal|min|mindest\w*|kleinste\w*|smallest|least) (?:\w+ )?(?:gpus?|graphics cards?"
+            r"|grafikkarten?|karten?|cards?|hardware|setup|rig|vram|requirements?|anforderung\w*|specs?)\b"
+            r"|\b(?:minimum|mindestens|at least) (?:for|to run|needed|required|für|um)\b|\bmindestanforderung"
         ),
     ),
     (
         "models",
         quick(
             r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
-            r"|was (?:kann ich|läuft)|\bbest\w* (?:\w+ )?(?:models?|modell\w*|llms?)\b|what should i run"
+            r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
+            r"|\bwhat(?:'?s| is)? (?:\w+ )?(?:fits?|runs?|will (?:fit|run)|would (?:fit|run)|can (?:fit|run))\b"
             r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),

@@ -147,13 +147,16 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "vast.ai",
     ),
     # core.query_lexicon.INTENT_WORDS[6]
-    2354871476: (
-        " i need ",
+    2102994919: (
         "best",
         "empfehle",
         "empfehlung",
         "empfiehl",
+        "kleinste",
+        "least",
+        "min",
         "recommend",
+        "smallest",
         "suggest",
         "was brauch",
         "welche",
@@ -161,7 +164,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "which",
     ),
     # core.query_lexicon.INTENT_WORDS[7]
-    2182438803: (
+    4266730816: (
         "best",
         "biggest",
         "gr",
@@ -170,10 +173,10 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "llm",
         "läuft",
         "model",
+        "passt",
         "was soll ich",
         "welche",
-        "what can i run",
-        "what should i run",
+        "what",
     ),
     # core.query_lexicon.INTENT_WORDS[8]
     2462723923: ("quant",),

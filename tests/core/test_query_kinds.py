@@ -17,7 +17,7 @@ import pytest
 
 from catalog.facts import load_facts
 from catalog.lookup import vocabulary
-from core.query import Query, parse
+from core.query import Intent, Query, parse
 
 VOCAB = vocabulary(load_facts())
 # every catalog card name that is a number, with or without its vendor word ("4090", "rtx 4090", "rx 7900")
@@ -139,3 +139,103 @@ def test_super_before_a_word_of_degree_is_no_tier(template, degree):
 def test_a_card_named_with_its_tier_keeps_it(card):
     q = parse(f"qwen3 8b on my {card} super slow", VOCAB)
     assert q.gpu is not None and q.gpu.id is not None and "super" in q.gpu.id, q.gpu
+
+
+# --- "what can I run": a /models question, on the named, the saved or an asked-for device ----------------
+
+WHAT_RUNS = (
+    "what can I run on my {g}",
+    "what can I run on this {g}",
+    "which models fit my {g}",
+    "what fits on a {g}",
+    "what will run on my {g}?",
+    "whats the best all-round model for my {g}",
+    "best model for my {g}",
+    "was kann ich auf meiner {g} laufen lassen",
+    "was passt auf meine {g}?",
+    "was läuft auf einer {g}",
+    "welche modelle passen auf meine {g}",
+    "bestes modell für meine {g}",
+)
+NO_DEVICE = ("gpu", "graphics card", "card", "rig", "grafikkarte", "karte", "")
+MEMORY = ("16gb card", "24 gb gpu", "12gb", "8 gb vram", "16 GB Grafikkarte", "24gb karte")
+
+
+def _resolving_cards() -> list[str]:
+    """The card names that, alone, are one catalog device (with or without other readings)."""
+    return [c for c in CARD_NAMES if (g := parse(f"on a {c}", VOCAB).gpu) is not None and g.id is not None]
+
+
+@pytest.mark.parametrize("template", WHAT_RUNS)
+def test_what_runs_on_a_named_card_is_a_models_question(template):
+    for card in _resolving_cards():
+        q = parse(template.format(g=card), VOCAB)
+        meant = parse(f"on a {card}", VOCAB)
+        assert q.intent is Intent.MODELS and q.model is None, (template, card, q.intent, q.model)
+        assert q.gpu is not None and meant.gpu is not None and q.gpu.id == meant.gpu.id, (template, card, q.gpu)
+
+
+@pytest.mark.parametrize("template", WHAT_RUNS)
+@pytest.mark.parametrize("memory", MEMORY)
+def test_what_runs_in_a_memory_size_is_a_models_question_on_a_generic_device(template, memory):
+    q = parse(template.format(g=memory), VOCAB)
+    gb = float(re.match(r"\d+", memory).group())  # type: ignore[union-attr]
+    assert q.intent is Intent.MODELS and q.model is None, (template, memory, q.intent)
+    assert q.gpu is None and q.device_kind == "gpu" and q.device_memory_gib == gb, (template, memory, q)
+
+
+@pytest.mark.parametrize("template", (*WHAT_RUNS, "what can I run", "was kann ich laufen lassen", "what fits in {g}"))
+@pytest.mark.parametrize("word", NO_DEVICE)
+def test_what_runs_without_a_device_is_a_models_question_for_the_saved_one(template, word):
+    q = parse(template.format(g=word).strip(), VOCAB)
+    assert q.intent is Intent.MODELS and q.model is None and q.gpu is None, (template, word, q.intent, q.gpu)
+
+
+@pytest.mark.parametrize(
+    "template",
+    ("what can I run {m} on", "which gpu fits {m}", "was passt besser, {m} oder llama 3.1 8b", "what fits {m} best"),
+)
+def test_a_question_naming_a_model_is_no_models_list(template):
+    q = parse(template.format(m=MODEL[0]), VOCAB)
+    assert q.intent is not Intent.MODELS and q.model is not None and q.model.id == MODEL[1], (template, q.intent)
+
+
+# --- the least hardware that holds a model: a hardware pick -------------------------------------------
+
+HARDWARE_FOR = (
+    "minimum gpu for {m}",
+    "what's the minimum vram for {m}",
+    "minimum requirements for {m}",
+    "smallest card that runs {m}",
+    "which gpu for {m}",
+    "what do I actually need to run {m}",
+    "was brauche ich mindestens für {m}",
+    "welche Grafikkarte für {m}",
+    "mindestanforderungen für {m}",
+    "welche gpu brauche ich mindestens für {m}",
+)
+
+
+def _named_models() -> list[tuple[str, str]]:
+    """(display name, id) of every catalog model whose display name alone is that model."""
+    out = []
+    for entry in VOCAB.models:
+        q = parse(entry.names[0], VOCAB)
+        if q.model is not None and q.model.id == entry.id:
+            out.append((entry.names[0], entry.id))
+    return out
+
+
+NAMED_MODELS = _named_models()
+
+
+def test_most_models_are_named_by_their_display_name():
+    assert len(NAMED_MODELS) > 0.8 * len(VOCAB.models)
+
+
+@pytest.mark.parametrize("template", HARDWARE_FOR)
+def test_the_least_hardware_for_a_model_is_a_hardware_pick(template):
+    for name, mid in NAMED_MODELS:
+        q = parse(template.format(m=name), VOCAB)
+        assert q.intent is Intent.GPUS, (template, name, q.intent)
+        assert q.model is not None and q.model.id == mid and q.gpu is None, (template, name, q.model, q.gpu)
