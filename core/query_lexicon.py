@@ -175,9 +175,21 @@ def _pieces(raw: str) -> tuple[tuple[str, str, str, int, int, int, bool], ...]:
     return hit
 
 
+# words that say no more of a model than its size ("a 70b dense model", "best 8b model", "ein gutes 8b")
+SIZE_WORDS = _words(
+    """dense moe param params parameter parameters parametern sized class best good decent solid strong smart
+    great top nice general allround all round purpose beste bestes besten bester gutes guter gute gutem
+    ordentliches starkes schlaues"""
+)
+# "n 8b modell", "'n 70b": the colloquial German article, a word of its own ("gemma 3n" keeps its "n")
+COLLOQUIAL_ARTICLES = frozenset({"n", "ne", "nen"})
+
+
 def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
     """Appends the token(s) of one raw piece."""
-    if raw in COUNT_WORDS:
+    if raw in COLLOQUIAL_ARTICLES:
+        toks.append(Tok(raw, raw, "skip", s, e))
+    elif raw in COUNT_WORDS:
         toks.append(Tok(raw, raw, "count", s, e, COUNT_WORDS[raw]))
     elif raw.isalpha():  # letters only: one word, as the patterns below (each needs a digit or an "x") would find
         toks.append(Tok(raw, SAME_WORD.get(raw, raw), _word_kind(raw), s, e))
@@ -425,8 +437,9 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
     (
         "models",
         quick(
-            r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
-            r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
+            r"\b(?:which|what) (?:\d+(?:\.\d+)?b )?(?:models?|llms?)\b|\bwelche\w* (?:\d+(?:\.\d+)?b[ -])?(?:modelle?|llms?)\b"
+            r"|what can i run"
+            r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w.-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
             r"|\bwhat(?:'?s| is)? (?:\w+ )?(?:fits?|runs?|will (?:fit|run)|would (?:fit|run)|can (?:fit|run))\b"
             r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"

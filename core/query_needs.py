@@ -164,7 +164,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "which",
     ),
     # core.query_lexicon.INTENT_WORDS[7]
-    4266730816: (
+    4053155428: (
         "best",
         "biggest",
         "gr",

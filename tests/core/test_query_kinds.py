@@ -17,6 +17,7 @@ import pytest
 
 from catalog.facts import load_facts
 from catalog.lookup import vocabulary
+from core import names as N
 from core.query import Intent, Query, parse
 
 VOCAB = vocabulary(load_facts())
@@ -239,3 +240,52 @@ def test_the_least_hardware_for_a_model_is_a_hardware_pick(template):
         q = parse(template.format(m=name), VOCAB)
         assert q.intent is Intent.GPUS, (template, name, q.intent)
         assert q.model is not None and q.model.id == mid and q.gpu is None, (template, name, q.model, q.gpu)
+
+
+# --- a model named only by its size -------------------------------------------------------------------
+
+
+def _catalog_sizes() -> list[str]:
+    """Every size a catalog model's name states, as people type it ("8b", "0.6b", "70B")."""
+    sizes = {N.typed(f"{e.names[0]} {e.id}").size_b for e in VOCAB.models}
+    return sorted(f"{s:g}b" for s in sizes if s)
+
+
+SIZES = _catalog_sizes()
+SIZED = (
+    ("ein {s} modell auf meiner {g}", Intent.FIT),
+    ("n {s} modell auf der {g}?", Intent.FIT),
+    ("passt ein {s} auf meine {g}", Intent.FIT),
+    ("can my {g} run a {s} model", Intent.FIT),
+    ("a {s} on my {g}", Intent.FIT),
+    ("a {s} dense model on 2x {g}", Intent.FIT),
+    ("how fast is a {s} model on a {g}", Intent.SPEED),
+    ("welche Grafikkarte für {s}", Intent.GPUS),
+    ("welche Grafikkarte brauche ich für ein {s} modell", Intent.GPUS),
+    ("which gpu for a {s} model", Intent.GPUS),
+    ("minimum gpu for a {s}", Intent.GPUS),
+    ("best {s} model for my {g}", Intent.MODELS),
+    ("which {s} model fits my {g}", Intent.MODELS),
+    ("welche {s} modelle laufen auf meiner {g}", Intent.MODELS),
+)
+
+
+def test_the_catalog_has_sizes_to_try():
+    assert len(SIZES) > 30 and "8b" in SIZES and "70b" in SIZES
+
+
+@pytest.mark.parametrize(("template", "intent"), SIZED)
+def test_a_model_named_by_its_size_is_a_model_of_that_size(template, intent):
+    for size in SIZES:
+        for typed in (size, size.upper()):
+            q = parse(template.format(s=typed, g="rtx 3090"), VOCAB)
+            assert q.model is None and q.model_text is None, (template, typed, q.model, q.model_text)
+            assert q.model_size is not None and N.typed(q.model_size).size_b == float(size[:-1]), (template, q)
+            assert q.intent is intent, (template, typed, q.intent)
+            if "{g}" in template:
+                assert q.gpu is not None and q.gpu.id == "rtx-3090", (template, typed, q.gpu)
+
+
+@pytest.mark.parametrize("text", ["olmo 2 7b on a 4090", "foobar 7b on a 4090", "qwen3 8b on a 4090", "llama 70b"])
+def test_a_size_with_a_name_is_that_name_not_a_size(text):
+    assert parse(text, VOCAB).model_size is None
