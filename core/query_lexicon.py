@@ -64,7 +64,9 @@ STOPWORDS = _words(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x via using über ueber"""
+    bitte noch auch als dann da hier mal so x via using über ueber
+    recommend recommended recommendation recommendations suggest suggestion suggestions empfiehl empfehle
+    empfehlen empfehlung empfehlungen vorschlag vorschläge"""
 )
 # what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
 RIG_JOINER = quick(
@@ -441,6 +443,11 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
             r"|what can i run"
             r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w.-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
             r"|\bwhat(?:'?s| is)? (?:\w+ )?(?:fits?|runs?|will (?:fit|run)|would (?:fit|run)|can (?:fit|run))\b"
+            r"|\bwas geht (?:mit|auf|bei)\b"
+            # "suggest a model for my 4060", "empfehlung für 16gb", "good model for coding on 16gb": no model
+            # named, so a model is what is asked for (a device asked for is a /gpus question, read before)
+            r"|\b(?:recommend|suggest|empfiehl|empfehl|vorschl)\w*"
+            r"|\b(?:good|decent|solid|great|nice|strong|gute[nrs]?|ordentliche[nrs]?) (?:[\w.-]+ )?(?:models?|modell\w*|llms?)\b"
             r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),

@@ -67,3 +67,20 @@ def test_what_runs_in_a_memory_size_is_a_generic_device_even_with_one_saved(text
         assert reply.kind == "models", (reply.kind, reply.summary[:200])
         s = reply.subjects[0]
         assert s.gpu_id == f"generic-gpu-{gb}" and s.gpu_memory_gb == gb, s
+
+
+@pytest.mark.parametrize(
+    ("template", "lang"),
+    [
+        ("ich hab zwei {g}er, was kann ich laufen lassen?", "de"),
+        ("ich habe 2x {g}, welche modelle passen?", "de"),
+        ("I have two {g}s, what can I run?", "en"),
+        ("i got 2 {g}, which models fit?", "en"),
+    ],
+)
+def test_what_runs_on_the_hardware_i_have_is_answered_not_saved(template, lang):
+    for card in ("3090", "4090", "5090", "3060"):
+        reply = answer(template.format(g=card), lang)
+        assert reply.kind == "models" and reply.locale == lang, (card, reply.kind, reply.summary[:200])
+        s = reply.subjects[0]
+        assert s.gpu_count == 2 and card in (s.gpu_id or ""), s

@@ -157,6 +157,13 @@ WHAT_RUNS = (
     "was läuft auf einer {g}",
     "welche modelle passen auf meine {g}",
     "bestes modell für meine {g}",
+    "suggest a model for my {g}",
+    "any model recommendations for a {g}?",
+    "what's a good model for my {g}",
+    "empfiehl mir ein modell für meine {g}",
+    "was empfiehlst du für meine {g}",
+    "gutes modell für die {g}?",
+    "was geht mit einer {g}",
 )
 NO_DEVICE = ("gpu", "graphics card", "card", "rig", "grafikkarte", "karte", "")
 MEMORY = ("16gb card", "24 gb gpu", "12gb", "8 gb vram", "16 GB Grafikkarte", "24gb karte")
