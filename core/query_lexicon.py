@@ -117,6 +117,8 @@ TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 
 
 SAME_WORD = {"notebook": "laptop"}  # words names use in one spelling only ("RTX 4060 Laptop")
+# "two 4060 tis", "2x 4070 supers", "dual 7900 xtxs": the plural of a card named with its tier is that tier
+SAME_WORD |= {"tis": "ti", "supers": "super", "xts": "xt", "xtxs": "xtx", "gres": "gre"}
 JOINER_WORDS = _words("and und plus sowie or oder vs versus gegen against")
 # "+" joins two names unless it ends one ("Ryzen AI Max+ 395", "Command R+ on"): after a letter, before a space
 JOINER_MARK = re.compile(r"[&,]|(?<![^\W\d_])\+|\+(?!\s)")
@@ -358,17 +360,6 @@ FILLER_PHRASES = quick(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
-# display resolutions ("1080p", "1920x1080", "4k gaming", "zocken in 4k"): no GTX 1080 and no 4K context
-_SCREEN = (
-    r"(?:gaming|games?|monitors?|displays?|screens?|videos?|bildschirm\w*|auflösung|resolution|tvs?|fernseher"
-    r"|spielen|zocken|texturen|textures?|fps|hz)"
-)
-DISPLAY = quick(
-    r"\b(?:\d{3,4}p(?:\d{2,3})?|(?:6[4-9]\d|[7-9]\d\d|[1-7]\d{3})\s?[x×]\s?(?:[4-9]\d\d|[1-4]\d{3}))\b"  # 640x480 up, no "100x 4090"
-    r"|\b(?:[2458]k|uhd|qhd|fhd)(?=\s*(?:@|\d{2,3}\s*(?:hz|fps)\b|(?:in |at |auf )?" + _SCREEN + r"\b))"
-    r"|\b" + _SCREEN + r"\s+(?:in|at|auf|mit|on|@)\s+(?:[2458]k|uhd|qhd|fhd)\b",
-    A,
-)
 # words "super", "ultra", "max" intensify ("super slow", "ultra schnell"): then they are no tier of the card before
 DEGREE_WORDS = _words(
     "slow fast quick laggy sluggish snappy smooth good bad cool fine long short langsam schnell lahm flott träge gut"
@@ -592,7 +583,6 @@ def read_repo(text: str, found: Found) -> str:
 def read_params(low: str, found: Found, quants: dict[str, str], unknown: list[str]) -> str:
     """Takes every fixed-shape parameter out of the text."""
     low = FILLER_PHRASES.sub(blank, low)
-    low = DISPLAY.sub(blank, low)
     for pattern, field_name, reader in READERS:
         low = _read(pattern, low, found, field_name, reader)
     if isinstance(tag := found.get("repo_tag"), str) and (qid := quant_id(tag, quants)):

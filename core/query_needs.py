@@ -77,8 +77,6 @@ NEEDS: dict[int, tuple[str, ...]] = {
     2859387485: ("full", "lora", "voll"),
     # core.query_lexicon.FILLER_PHRASES
     505384902: ("/", "hour", "monat", "month", "per", "pro", "stunde"),
-    # core.query_lexicon.DISPLAY
-    307444200: ("2k", "4k", "5k", "8k", "@", "at", "auf", "fhd", "in", "mit", "on", "p", "qhd", "uhd", "x", "×"),
     # core.query_lexicon.INTENT_WORDS[0]
     1270941884: (
         " rent",
@@ -251,4 +249,6 @@ NEEDS: dict[int, tuple[str, ...]] = {
     1604024400: ("flop",),
     # core.query_specs.SPEC_MEMORY
     3752747175: ("g",),
+    # core.query_specs.DISPLAY
+    307444200: ("2k", "4k", "5k", "8k", "@", "at", "auf", "fhd", "in", "mit", "on", "p", "qhd", "uhd", "x", "×"),
 }

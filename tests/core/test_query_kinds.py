@@ -60,6 +60,39 @@ def test_a_cards_plural_is_that_card_counted(plural, singular):
         assert said.model is not None and said.model.id == MODEL[1], (plural, card, said.model)
 
 
+_TIERED = re.compile(r"(?:(?:rtx|gtx|rx|radeon|geforce|nvidia)\s+)*\d{3,5}\s+(?:ti|super|xt|xtx|gre)")
+_VENDOR = re.compile(r"(?:rtx|gtx|rx|radeon|geforce|nvidia)\s+")
+_NAMES = {re.sub(r"[^a-z0-9]", "", n.lower()) for g in VOCAB.gpus for n in (g.id, *g.names)}
+
+
+def _plural_is_a_name(card: str) -> bool:
+    """ "4070 tis" is the catalog's own name of the 4070 Ti Super ("TiS"): that name is what it means."""
+    return re.sub(r"[^a-z0-9]", "", _VENDOR.sub("", card) + "s") in _NAMES
+
+
+TIERED_NAMES = sorted(
+    n
+    for n in {n.lower() for g in VOCAB.gpus for n in g.names if _TIERED.fullmatch(n.lower())}
+    if not _plural_is_a_name(n)
+)
+TIERED_PLURALS = (
+    ("two {g}s for {m}", "two {g} for {m}"),
+    ("2x {g}s with {m}", "2x {g} with {m}"),
+    ("can 3 {g}s run {m}?", "can 3 {g} run {m}?"),
+    ("zwei {g}s für {m}", "zwei {g} für {m}"),
+)
+
+
+@pytest.mark.parametrize(("plural", "singular"), TIERED_PLURALS)
+def test_the_plural_of_a_card_named_with_its_tier_keeps_the_tier(plural, singular):
+    assert len(TIERED_NAMES) > 10
+    for card in TIERED_NAMES:
+        said = parse(plural.format(g=card, m=MODEL[0]), VOCAB)
+        meant = parse(singular.format(g=card, m=MODEL[0]), VOCAB)
+        assert _device(said) == _device(meant), (plural, card, said.gpu, meant.gpu)
+        assert said.gpu_count > 1, (plural, card)
+
+
 # --- display resolutions -------------------------------------------------------------------------------
 
 RESOLUTIONS = ("720p", "1080p", "1440p", "2160p", "1080p60", "1920x1080", "2560 x 1440", "3840×2160")
