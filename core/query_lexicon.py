@@ -65,6 +65,7 @@ STOPWORDS = _words(
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
     bitte noch auch als dann da hier mal so x via using über ueber
+    thing things anything something everything stuff etwas alles irgendwas
     recommend recommended recommendation recommendations suggest suggestion suggestions empfiehl empfehle
     empfehlen empfehlung empfehlungen vorschlag vorschläge"""
 )
@@ -434,7 +435,8 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
             r"|what can i run"
             r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w.-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
             r"|\bwhat(?:'?s| is)? (?:\w+ )?(?:fits?|runs?|will (?:fit|run)|would (?:fit|run)|can (?:fit|run))\b"
-            r"|\bwas geht (?:mit|auf|bei)\b"
+            r"|\bwas geht\b|\bwas für (?:\w+ )?(?:modelle?|llms?)\b|\b(?:can|could) (?:i|we) run\b|\b(?:i|we) can run\b"
+            r"|\b(?:llms|models|modelle) (?:for|für|on|auf)\b"  # plural: "ein 8b modell auf meiner 4090" is one model
             # "suggest a model for my 4060", "empfehlung für 16gb", "good model for coding on 16gb": no model
             # named, so a model is what is asked for (a device asked for is a /gpus question, read before)
             r"|\b(?:recommend|suggest|empfiehl|empfehl|vorschl)\w*"

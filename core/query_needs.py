@@ -162,7 +162,8 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "which",
     ),
     # core.query_lexicon.INTENT_WORDS[7]
-    3583040898: (
+    2555665545: (
+        " run",
         "best",
         "biggest",
         "decent",
@@ -184,7 +185,8 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "strong",
         "suggest",
         "vorschl",
-        "was geht ",
+        "was für ",
+        "was geht",
         "was soll ich",
         "welche",
         "what",
@@ -236,7 +238,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query_devices.CPU
     1067430821: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "xeon"),
     # core.query_devices.BIGGEST
-    3004052862: ("biggest", "gliche", "gr", "hugest", "largest"),
+    570823786: ("biggest", "gliche", "gr", "how ", "hugest", "largest", "size"),
     # core.query_devices.BPW
     1394205817: ("pw", "weight"),
     # core.query_devices.MLX_BITS

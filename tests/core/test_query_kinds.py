@@ -197,6 +197,17 @@ WHAT_RUNS = (
     "was empfiehlst du für meine {g}",
     "gutes modell für die {g}?",
     "was geht mit einer {g}",
+    "hab ne {g}, was geht?",
+    "was für modelle kann ich mit meiner {g} betreiben",
+    "what's the best thing I can run on my {g}",
+    "can I run anything on my {g}?",
+    "llms for a {g}?",
+    "models for my {g}",
+)
+BIGGEST = (
+    "how big a model can I run on my {g}",
+    "what model size fits my {g}",
+    "welche modellgröße passt auf meine {g}",
 )
 NO_DEVICE = ("gpu", "graphics card", "card", "rig", "grafikkarte", "karte", "")
 MEMORY = ("16gb card", "24 gb gpu", "12gb", "8 gb vram", "16 GB Grafikkarte", "24gb karte")
@@ -214,6 +225,13 @@ def test_what_runs_on_a_named_card_is_a_models_question(template):
         meant = parse(f"on a {card}", VOCAB)
         assert q.intent is Intent.MODELS and q.model is None, (template, card, q.intent, q.model)
         assert q.gpu is not None and meant.gpu is not None and q.gpu.id == meant.gpu.id, (template, card, q.gpu)
+
+
+@pytest.mark.parametrize("template", BIGGEST)
+def test_how_big_a_model_runs_is_the_biggest_models_list(template):
+    for card in _resolving_cards():
+        q = parse(template.format(g=card), VOCAB)
+        assert q.intent is Intent.MODELS and q.biggest and q.model is None, (template, card, q.intent, q.biggest)
 
 
 @pytest.mark.parametrize("template", WHAT_RUNS)
