@@ -122,7 +122,7 @@ class Answers:
                 reply = biggest.biggest_models(self, hw, count, request, ask.lang, ask.text)
             else:
                 reply = tables.recommend_models(
-                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text
+                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text, q.model_size
                 )
             return self._about(reply, ask, None, hw, count)
         model = model_override or self.model(ask)
@@ -189,6 +189,7 @@ class Answers:
         resolver = Resolver(self.catalog)
         found = resolver.model(ask.query, ask.lang, ask.text, match)
         ask.notes.extend(resolver.notes)
+        ask.actions.extend(a for a in resolver.actions if a not in ask.actions)  # "an 8b model": the other 8Bs
         if isinstance(found, Reply):
             raise AskBack(found)
         return found

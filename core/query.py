@@ -49,7 +49,7 @@ def _intent(low: str, found: L.Found, chosen: dict[str, Candidate]) -> tuple[Int
     needs = {
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
-        "models": (has["gpu"] or "device_kind" in found) and not has["model"],
+        "models": not has["model"],  # "what can I run": on the named, the saved or an asked-for device
     }
     for name, pattern in L.INTENT_WORDS:
         if needs.get(name, True) and pattern.search(low):
@@ -131,6 +131,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         fields["model"] = Match(id=known, text=repo, score=100.0)  # a catalog model's own repo id
     known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
+    if "model" not in fields and "hf_repo" not in found and (size := _size_only(toks, used, clean, fields)):
+        fields["model_size"] = size  # "ein 8b modell", "which gpu for a 70b": a model of that size
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
         fields["gpu"] = g.model_copy(update={"text": joined_text(clean, phrase, g.text)})  # "rx 5500" + "xt"
     g = fields.get("gpu")
@@ -366,6 +368,27 @@ def _phrase_kind(ts: list[L.Tok]) -> str:
     if words and any(t.kind == "num" for t in ts):
         return "model"
     return ""
+
+
+def _size_only(toks: list[L.Tok], used: set[int], text: str, fields: dict[str, object]) -> str | None:
+    """A model size no name took ("8b", "30b-a3b"), as typed, when nothing else names the model: a lone
+    size, or an unknown phrase that is a size and words that only say so ("70b dense")."""
+    phrase = fields.get("model_text")
+    if isinstance(phrase, str):
+        said = N.typed(phrase)
+        if said.size_b is None or not set(said.words) <= L.SIZE_WORDS or said.numbers:
+            return None
+        del fields["model_text"]
+        start = text.find(phrase)
+        used.update(i for i, t in enumerate(toks) if start <= t.start and t.end <= start + len(phrase))
+        return phrase
+    for i, t in enumerate(toks):
+        if i in used or t.kind != "num" or not (N.MODEL_SIZE.fullmatch(t.text) or N.MOE_TOTAL.fullmatch(t.text)):
+            continue
+        last = i + 1 if i + 1 < len(toks) and i + 1 not in used and N.ACTIVE.fullmatch(toks[i + 1].text) else i
+        used.update(range(i, last + 1))
+        return text[t.start : toks[last].end]
+    return None
 
 
 def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[str, ...]:
