@@ -125,8 +125,10 @@ class UserDataStore:
     """
 
     def __init__(self, path: Path, busy_timeout_ms: int = 250, url: str | None = None) -> None:
+        if url and not is_postgres_url(url):
+            raise ValueError("the user database URL must start with postgresql:// (or be empty: the SQLite file)")
         self.path = path
-        self.url = url if is_postgres_url(url) else None
+        self.url = url or None
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
         self._database: Database | None = None
