@@ -29,6 +29,7 @@ import aiosqlite
 from pydantic import ValidationError
 
 from catalog.db.base import Database, is_postgres_url, process_name
+from catalog.db.leader import m105_leader_beats
 from catalog.db.queue import m101_inbox_leases, m104_inbox_fences
 from catalog.db.shared import m102_shared_state
 from catalog.db.sqlite import SqliteDatabase
@@ -69,6 +70,7 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m102_shared_state,
     m103_live_prices,
     m104_inbox_fences,
+    m105_leader_beats,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most

@@ -27,7 +27,7 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -240,12 +240,25 @@ class SharedConsumer:
                 log.info("released %d claimed updates to the other workers", released, extra={"event": "inbox"})
 
 
-async def poll_into_inbox(app: TelegramApp, inbox: SharedInbox, stop: asyncio.Event, poll_timeout: int = 10) -> None:
-    """The leader's job: ``getUpdates`` into the shared inbox; a batch is confirmed only once stored."""
+async def poll_into_inbox(
+    app: TelegramApp,
+    inbox: SharedInbox,
+    stop: asyncio.Event,
+    poll_timeout: int = 10,
+    beat: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """The leader's job: ``getUpdates`` into the shared inbox; a batch is confirmed only once stored.
+
+    Each poll is a step of progress (``beat``, the election's heartbeat): a poller that was stalled
+    past its lease finds its lead broken and stops before it polls (and confirms) again.
+    """
     await app.bot.delete_webhook()
     last = await inbox.last_update_id()
     offset = last + 1 if last is not None else None
     while not stop.is_set():
+        if beat is not None and not await beat():
+            log.warning("no longer the poller (the lead was lost); stopping", extra={"event": "leader_lost"})
+            return
         fetch = asyncio.ensure_future(
             app.bot.get_updates(offset=offset, timeout=poll_timeout, allowed_updates=ALLOWED_UPDATES, limit=100)
         )
@@ -351,11 +364,10 @@ async def run_shared_telegram(
             await app.bot.set_webhook(webhook_url, secret_token=webhook_secret, allowed_updates=ALLOWED_UPDATES)
             ingest = asyncio.ensure_future(stop.wait())
         else:
+            elect = election(database, TELEGRAM_POLL)
             ingest = asyncio.ensure_future(
                 while_leader(
-                    election(database, TELEGRAM_POLL),
-                    stop,
-                    lambda job_stop: poll_into_inbox(app, inbox, job_stop, poll_timeout),
+                    elect, stop, lambda job_stop: poll_into_inbox(app, inbox, job_stop, poll_timeout, elect.beat)
                 )
             )
         cleanup.push_async_callback(_finish, ingest)

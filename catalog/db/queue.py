@@ -44,10 +44,13 @@ async def m104_inbox_fences(db: Database) -> None:
     await db.execute("ALTER TABLE tg_inbox ADD COLUMN fence INTEGER NOT NULL DEFAULT 0")
 
 
+POSTGRES_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+
+
 def now_sql(db: Database) -> str:
-    """The database's clock as Unix seconds (with fractions), in its dialect."""
+    """The database's clock as Unix seconds (with fractions), in its dialect: the only clock leases use."""
     if db.dialect == "postgresql":
-        return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+        return POSTGRES_NOW
     return "((julianday('now') - 2440587.5) * 86400.0)"
 
 
