@@ -85,7 +85,8 @@ async def fault(scenario: str, pg: Any, workers: list[asyncio.subprocess.Process
     in_flight = await held_by(pg.url, None)
     started = time.monotonic()
     if scenario == "pgrestart":
-        await asyncio.to_thread(pg._run, "pg_ctl", "-D", str(pg.data), "-m", "fast", "-w", "restart")
+        log = str(pg.root / "server.log")  # the new server's output goes there, not into pg_ctl's pipes
+        await asyncio.to_thread(pg._run, "pg_ctl", "-D", str(pg.data), "-m", "fast", "-l", log, "-w", "restart")
         return {"in_flight": in_flight, "restart_s": round(time.monotonic() - started, 2)}
     await step_clock(pg.url)
     return {"in_flight": in_flight, "step_s": STEP_S}

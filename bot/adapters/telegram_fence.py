@@ -8,6 +8,12 @@ before every Bot API call that changes something a user sees (every method but `
 guard asks the database in one statement that compares the claim's fencing token and extends the
 lease (``SharedInbox.hold``); a claim that is gone, or a database that cannot say, raises
 ``LeaseLost`` instead of sending, and the consumer drops the update (its new holder answers it).
+
+The fence stands before the answer's first message only. Once that is out (``Guard.delivered``
+records it, ``SharedInbox.began``) the answer is this worker's to finish: the rest of the card
+(the chart after the text, paced a second apart in a private chat) follows unfenced, and a worker
+that claims the row later closes it without answering again. So a pause or a clock jump in the
+middle of a card neither cuts it short nor sends its first part twice.
 """
 
 from __future__ import annotations
@@ -27,19 +33,26 @@ class LeaseLost(TelegramError):
 
 
 class Guard:
-    """One update's fence: ``check`` says whether its claim still holds (True also extends the lease)."""
+    """One update's fence: ``check`` says whether its claim still holds (True also extends the lease);
+    ``began`` records that its first message went out."""
 
-    def __init__(self, check: Callable[[], Awaitable[bool]]) -> None:
-        self.check = check
+    def __init__(self, check: Callable[[], Awaitable[bool]], began: Callable[[], Awaitable[None]]) -> None:
+        self.check, self.began = check, began
         self.lost = False
+        self.sending = False  # the first message went out: the rest of the answer follows unfenced
         self.settled = False  # marked done: a send after that (a feel stream's edits) is no longer fenced
 
     async def admit(self) -> None:
-        if self.settled:
+        if self.settled or self.sending:
             return
         if self.lost or not await self.check():
             self.lost = True
             raise LeaseLost("the update's lease is no longer this worker's; not sending")
+
+    async def delivered(self) -> None:
+        if not self.sending and not self.settled:
+            self.sending = True
+            await self.began()
 
 
 GUARD: ContextVar[Guard | None] = ContextVar("fitbot_telegram_guard", default=None)
@@ -77,8 +90,12 @@ class FencedRequest(BaseRequest):
         pool_timeout: Any = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
         guard = GUARD.get()
-        if guard is not None and changes_something(url):
+        fenced = guard is not None and changes_something(url)
+        if guard is not None and fenced:
             await guard.admit()
-        return await self.inner.do_request(
+        status, payload = await self.inner.do_request(
             url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
         )
+        if guard is not None and fenced and 200 <= status < 300:
+            await guard.delivered()
+        return status, payload

@@ -69,7 +69,7 @@ class SharedConsumer:
         self, app: TelegramApp, inbox: SharedInbox, *, workers: int = CONCURRENT_UPDATES, grace_s: float = GRACE_S
     ):
         self.app, self.inbox, self.workers, self.grace_s = app, inbox, workers, grace_s
-        self.queue: FairQueue[tuple[Lease, Update]] = FairQueue(per_chat=PER_CHAT)
+        self.queue: FairQueue[tuple[Lease, bool, Update]] = FairQueue(per_chat=PER_CHAT)  # (lease, begun, update)
         self.failed: dict[int, BaseException] = {}  # filled by the adapter's error handler (``on_error``)
         self.held: dict[int, int] = {}  # update_id -> fence of this worker's claim, until done (or lost)
         self.in_flight: set[int] = set()
@@ -106,7 +106,7 @@ class SharedConsumer:
                 self.held[item.update_id] = item.fence
                 chat, _, user = item.user_key.partition("|")
                 update = Update.de_json(json.loads(item.data), self.app.bot)
-                self.queue.put(user or chat, ((item.update_id, item.fence), update), chat)
+                self.queue.put(user or chat, ((item.update_id, item.fence), item.begun, update), chat)
             if not batch:
                 self.wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -152,14 +152,14 @@ class SharedConsumer:
 
     async def _work(self) -> None:
         while True:
-            chat, (lease, update) = await self.queue.take()
+            chat, (lease, begun, update) = await self.queue.take()
             try:
                 if self._closing:
                     return  # left held: released in ``stop``
                 if lease in self.lost or self.held.get(lease[0]) != lease[1]:
                     self._drop(lease)
                     continue
-                await self._answer(lease, update)
+                await self._answer(lease, update, begun)
             finally:
                 self.queue.release(chat)
 
@@ -175,13 +175,24 @@ class SharedConsumer:
             extra={"event": "lease_lost", "update_id": lease[0]},
         )
 
-    async def _answer(self, lease: Lease, update: Update) -> None:
+    async def _began(self, lease: Lease) -> None:
+        """Records that this claim's answer started going out (a later claim then only closes the row)."""
+        try:
+            await self.inbox.began(lease)
+        except Exception as exc:  # the done mark that follows is kept and retried all the same
+            log.warning("could not record that update %s is being answered (%s)", lease[0], exc.__class__.__name__)
+
+    async def _answer(self, lease: Lease, update: Update, begun: bool = False) -> None:
+        """Answers ``update`` under ``lease``; one an earlier claim began answering (``begun``) is only closed."""
         uid = lease[0]
         self.in_flight.add(uid)  # until marked: a stop must not release it
-        guard = Guard(lambda: self._hold(lease))
+        guard = Guard(lambda: self._hold(lease), lambda: self._began(lease))
         token = GUARD.set(guard)
         try:
-            await self.app.process_update(update)  # handler errors reach ``failed`` through on_error
+            if begun:
+                log.info("update %s was answered under an earlier claim; closing it", uid, extra={"event": "inbox"})
+            else:
+                await self.app.process_update(update)  # handler errors reach ``failed`` through on_error
             error = self.failed.pop(uid, None)
         except Exception as exc:
             log.exception("update %s failed outside its handler", uid)

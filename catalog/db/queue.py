@@ -14,6 +14,9 @@ Fencing: every claim numbers the row anew (``fence``, never decreasing). A worke
 update only while ``hold`` finds that number and its name still on the row, in the statement that
 also extends the lease; a worker paused past its lease (SIGSTOP, a long GC, a frozen loop) then
 finds the row claimed again by someone else and drops the update instead of answering it twice.
+Once the first message of an answer is out, ``began`` records which claim sent it (``sent_fence``):
+that claim finishes the answer, and a later claim of the row (its sender stalled past the lease,
+or the database's clock jumped) closes it without sending the answer again (``Claimed.begun``).
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ async def m101_inbox_leases(db: Database) -> None:
 
 
 async def m104_inbox_fences(db: Database) -> None:
-    """The fencing token: raised by every claim, compared before every send."""
+    """The fencing token (raised by every claim, compared before a send) and the claim whose answer went out."""
     await db.execute("ALTER TABLE tg_inbox ADD COLUMN fence INTEGER NOT NULL DEFAULT 0")
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN sent_fence INTEGER")
 
 
 POSTGRES_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
@@ -65,6 +69,12 @@ class Claimed:
     data: str
     claims: int  # 1 the first time; more means an earlier worker died holding it
     fence: int  # this claim's number: sends are allowed only while the row still carries it
+    sent_fence: int | None = None  # the earlier claim that began sending the answer, if one did
+
+    @property
+    def begun(self) -> bool:
+        """An earlier claim sent (part of) the answer and finishes it: close this one, do not answer again."""
+        return self.sent_fence is not None
 
 
 Lease = tuple[int, int]  # (update_id, fence)
@@ -143,7 +153,7 @@ class SharedInbox:
             " fence = fence + 1"
             " WHERE update_id IN (SELECT update_id FROM tg_inbox WHERE done_at IS NULL AND claims < ?"
             f" AND (lease_until IS NULL OR lease_until < {self._now}) ORDER BY update_id LIMIT ?{skip_locked})"
-            " RETURNING update_id, user_key, data, claims, fence",
+            " RETURNING update_id, user_key, data, claims, fence, sent_fence",
             (self.worker, self.lease_s, MAX_CLAIMS, limit),
         )
         return sorted((Claimed(*row) for row in rows), key=lambda c: c.update_id)
@@ -155,6 +165,10 @@ class SharedInbox:
         update was given back or closed: the caller must not send for it.
         """
         return bool(await self._mine(f"lease_until = {self._now} + ?", (self.lease_s,), [lease]))
+
+    async def began(self, lease: Lease) -> int:
+        """The answer's first message went out under this claim: no later claim sends it again."""
+        return await self._mine("sent_fence = fence", (), [lease])
 
     async def renew(self, leases: Sequence[Lease]) -> set[int]:
         """Extend this worker's leases; returns the ids still held (the others are lost: drop them)."""

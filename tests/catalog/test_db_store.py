@@ -155,6 +155,19 @@ async def test_a_worker_whose_lease_was_taken_over_may_not_send(tmp_path, store_
         assert not await other.hold((1, taken[0].fence))  # closed: nothing more to send for it
 
 
+async def test_an_answer_begun_under_one_claim_is_not_sent_again_under_the_next(tmp_path, store_url):
+    async with open_store(tmp_path, store_url) as store:
+        stalled = SharedInbox(store.database, "stalled", lease_s=-1.0)
+        other = SharedInbox(store.database, "other")
+        await stalled.add([(1, "u", "a"), (2, "u", "b")])
+        first = await stalled.claim(10)
+        assert not any(c.begun for c in first)
+        assert await stalled.began((1, first[0].fence)) == 1  # the first message of 1's answer went out
+        again = {c.update_id: c for c in await other.claim(10)}
+        assert again[1].begun and again[1].sent_fence == first[0].fence  # close it, do not answer again
+        assert not again[2].begun  # nothing of 2 went out: answer it
+
+
 async def test_inbox_release_on_stop_and_poison_set_aside(tmp_path, store_url):
     async with open_store(tmp_path, store_url) as store:
         w = SharedInbox(store.database, "w", lease_s=-1.0)  # every lease is over at once
