@@ -1,7 +1,7 @@
 """``fitbot run | health | stats``: every adapter whose token is set, in one process, sharing one service.
 
-Wiring only: settings → logging → catalog and user data → service → adapters. SIGTERM/SIGINT
-set a stop event; adapters finish in-flight answers and close their connections before exit.
+Wiring only: settings → logging → catalog and user data → service → adapters. SIGTERM, SIGINT
+and SIGHUP (a closed terminal, a supervisor's reload) set a stop event; adapters finish in-flight answers and close their connections before exit.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ log = logging.getLogger("fitbot")
 BACKOFF_S = (2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)  # an adapter that keeps failing is retried this often
 HEALTH_FILE = "health.json"
 HUB_CACHE_KEEP = 4  # cached look-ups are kept this many refresh periods (stale answers when the hub is down)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # each drains, as described in OPERATIONS.md
 
 __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
@@ -133,7 +134,7 @@ async def run(
     """Starts every adapter under its own supervisor; returns the exit code once stopped by a signal.
 
     Adapters are independent: one that fails (bad token, platform unreachable) is logged and
-    retried with back-off while the others keep serving; the process stops only on SIGTERM/SIGINT.
+    retried with back-off while the others keep serving; the process stops only on a signal in ``STOP_SIGNALS``.
     """
     adapters = settings.adapters()
     if not adapters:
@@ -166,7 +167,7 @@ async def _run(
     if stop is None:  # tests pass their own
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, stop.set)
     service = await build_service(settings, stop)
     if service is None:  # stopped while waiting for PostgreSQL
