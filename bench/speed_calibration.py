@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.speed_data import Row, load_rows
+from bench.speed_data import Row, kept_out_devices, load_rows
 from bench.speed_validation import (
     FAMILIES,
     KERNEL_FAMILIES,
@@ -53,6 +53,7 @@ from bench.speed_validation import (
     derive_bands,
     hold_out,
     markdown_table,
+    missed_archs,
     sources_by_arch,
     summary,
 )
@@ -97,6 +98,10 @@ PRIORS: dict[str, tuple[float, float]] = {
     **{f"q_pre:{q}": (1.0, 0.5) for q in QFAMS},
     **{f"bw_eff:{f}": (0.75, 0.1) for f in FAMILIES},
     **{f"pp_eff:{f}": (0.4, 0.05) for f in KERNEL_FAMILIES},
+    # SYCL has no upstream prompt rows (FORK_BUILD_NOTES): its FP32 oneMKL GEMM reaches 16.46 TFLOPS on an A770
+    # at 4096^3 (ollama/ollama PR #2458), 0.81 of the FP32 rate the model gives the card (32 Xe cores x 256
+    # FLOP/clk x 2.1 GHz x CONSUMER_CLOCK_FACTOR); a firm prior, since no row moves it
+    "pp_eff:sycl": (0.81, 1.0),
     **{f"cycles:{f}": (100e3, 0.1) for f in FAMILIES},
     **{f"attn_eff:{f}": (0.5, 0.1) for f in KERNEL_FAMILIES},
     **{f"moe_tile:{f}": (16.0, 0.1) for f in KERNEL_FAMILIES},
@@ -340,6 +345,10 @@ def _calibrate(quick: bool) -> dict[str, Any]:
             lambda train: mat.predict(fit(mat, train, theta, iters=30)) - mat.y, [key(r) for r in rows]
         )
     derive_bands(result)
+    # a segment whose held-out rows miss its calibrated band is not calibrated: rough, and the card says why
+    result["missed_archs"] = sorted(missed_archs(result))
+    result["calibrated_archs"] = [a for a in result["calibrated_archs"] if a not in result["missed_archs"]]
+    result["kept_out_devices"] = sorted(kept_out_devices())
     apply_params(theta)
     result["production_gap"] = production_check(rows, result["resid"] + mat.y)
     return result
@@ -428,9 +437,12 @@ def constants_block(result: dict[str, Any]) -> str:
     for name, bands in result["bands"].items():
         lines.append(f"{name}: dict[str, tuple[float, float]] = {{")
         lines += [f'    "{f}": ({lo!r}, {hi!r}),' for f, (lo, hi) in bands.items()] + ["}"]
+    for name, bands in result["segment_bands"].items():
+        lines.append(f"{name}: dict[str, tuple[float, float]] = {{")
+        lines += [f'    "{f}": ({lo!r}, {hi!r}),' for f, (lo, hi) in bands.items()] + ["}"]
     for kind, (lo, hi) in result["moe_bands"].items():
         lines.append(f"MOE_{kind}_BAND: tuple[float, float] = ({lo!r}, {hi!r})")
-    for name in ("calibrated_archs", "thin_archs"):
+    for name in ("calibrated_archs", "thin_archs", "missed_archs", "kept_out_devices"):
         lines += [f"{name.upper()}: frozenset[str] = frozenset(", "    {"]
         lines += [f'        "{a}",' for a in result[name]] + ["    }", ")"]
     return "\n".join(lines) + "\n"

@@ -106,7 +106,8 @@ class SpeedEstimate(Frozen):
     prompt_tokens: int
     context: int
     confidence: Literal["calibrated", "rough"]
-    calibration: Literal["calibrated", "thin", "none"] = "calibrated"  # rows behind the band (``calibration_level``)
+    # rows behind the band (``calibration_level``)
+    calibration: Literal["calibrated", "thin", "missed", "excluded", "none"] = "calibrated"
     basis: tuple[str, ...] = ()
     concurrency: Concurrency | None = None
 
@@ -465,27 +466,35 @@ def batch_speed(
 # --------------------------------------------------------------------------------------------
 
 
-def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "none"]:
-    """How well llama-bench rows cover this generation on this speed family: rows from at least two
-    sources ("calibrated"), from one source only ("thin": the band of an unseen generation, and the
-    card says so), or none."""
+def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "missed", "excluded", "none"]:
+    """How well llama-bench rows cover this generation on this speed family (the segment): rows from at least
+    two sources whose held-out rows sit inside the calibrated band ("calibrated"); from one source only
+    ("thin"); from several sources but held out they miss the band ("missed"); a device whose own rows are
+    kept out of the fit ("excluded", ``KEPT_OUT_DEVICES``: never calibrated, whatever its generation has);
+    or none. Only "calibrated" gets the calibrated band and label; the others the rough band, and the card
+    says why."""
     family, proxy = speed_family(gpu)
     key = f"{canonical_arch(gpu)}/{family}"
     if proxy:
         return "none"
+    if gpu.id in K.KEPT_OUT_DEVICES:
+        return "excluded"
     if key in K.CALIBRATED_ARCHS:
         return "calibrated"
+    if key in K.MISSED_ARCHS:
+        return "missed"
     return "thin" if key in K.THIN_ARCHS else "none"
 
 
 def _band(
-    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False
+    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False, segment: str = ""
 ) -> tuple[float, float]:
     """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
     (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
     backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
-    if level == 0:
+    if level == 0:  # the family's calibrated band, or the segment's own where its held-out spread is wider
         lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
+        lo, hi = (K.SEGMENT_DECODE_BAND if kind == "decode" else K.SEGMENT_PREFILL_BAND).get(segment, (lo, hi))
     else:
         lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
     if moe:  # routing and expert GEMMs: the least certain part of the model
@@ -523,13 +532,19 @@ def estimate_speed(
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
     family = speed_family(hardware.gpu)[0]
+    segment = f"{canonical_arch(hardware.gpu)}/{family}"
     level = 2 if rough else 0
     coverage = calibration_level(hardware.gpu)
     arch = canonical_arch(hardware.gpu) or "this chip"
     band_level = level
-    if level == 0 and coverage == "thin":  # calibrated rates, but one source: the unseen-generation band
-        band_level = 1
-        notes.append(f"llama-bench rows for {arch} on {family} from one source only: wider band")
+    if level == 0 and coverage in ("thin", "missed", "excluded"):  # the unseen-generation band, labelled rough
+        level = band_level = 1
+        why = {
+            "thin": "from one source only",
+            "missed": "miss the calibrated band when their source is held out",
+            "excluded": "of this device are kept out of the fit",
+        }[coverage]
+        notes.append(f"llama-bench rows for {arch} on {family} {why}: wider band")
     elif level == 0 and coverage == "none":
         level = band_level = 1
         notes.append(f"no llama-bench rows for {arch}: band from other generations")
@@ -545,10 +560,10 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", family, band_level, model.is_moe),
-        decode_range_at_context=_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe),
+        decode_range=_band(decode, "decode", family, band_level, model.is_moe, segment),
+        decode_range_at_context=_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe, segment),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe),
+        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe, segment),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,

@@ -23,35 +23,35 @@ DECODE_BW_EFFICIENCY: dict[str, float] = {
     "metal": 0.8622,
     "vulkan": 0.9517,
     "vulkan-intel": 0.5779,
-    "sycl": 0.6934,
+    "sycl": 0.6936,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
     "cuda": 0.5525,
-    "rocm": 0.3943,
-    "metal": 0.8221,
-    "vulkan": 0.3961,
-    "sycl": 0.4014,
+    "rocm": 0.3944,
+    "metal": 0.8222,
+    "vulkan": 0.3962,
+    "sycl": 0.81,
 }
 LAYER_CYCLES: dict[str, float] = {
     "cuda": 96880.0,
-    "rocm": 272000.0,
+    "rocm": 272100.0,
     "metal": 178800.0,
     "vulkan": 183500.0,
     "vulkan-intel": 286900.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5518,
-    "rocm": 0.34,
+    "cuda": 0.5517,
+    "rocm": 0.3399,
     "metal": 0.5294,
     "vulkan": 0.2947,
-    "sycl": 0.4208,
+    "sycl": 0.4999,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 61.13,
-    "rocm": 12.31,
-    "metal": 11.8,
-    "vulkan": 20.6,
+    "cuda": 61.12,
+    "rocm": 12.3,
+    "metal": 11.79,
+    "vulkan": 20.59,
     "sycl": 16.0,
 }
 CONSUMER_CLOCK_FACTOR = 1.183
@@ -63,44 +63,55 @@ AMD_APU_MATRIX_FACTOR = 0.8598
 HBM_BANDWIDTH_FACTOR = 0.7126
 MOE_EXPERT_EXTRA = 0.08232
 QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.965, "q4_0": 0.991, "k": 1.023, "mxfp4": 1.008}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.046, "k": 1.473, "mxfp4": 1.35}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.046, "k": 1.474, "mxfp4": 1.35}
 PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.11
 NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.696
 LAYER_SPLIT_HOP_S = 0.000228
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.879, 1.199),
-    "rocm": (0.83, 1.199),
-    "metal": (0.879, 1.265),
+    "cuda": (0.878, 1.2),
+    "rocm": (0.829, 1.2),
+    "metal": (0.878, 1.265),
     "vulkan": (0.827, 1.2),
-    "vulkan-intel": (0.879, 1.199),
-    "sycl": (0.879, 1.199),
+    "vulkan-intel": (0.878, 1.2),
+    "sycl": (0.878, 1.2),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.747, 1.397),
-    "rocm": (0.724, 1.397),
-    "metal": (0.747, 1.397),
-    "vulkan": (0.683, 1.397),
-    "vulkan-intel": (0.579, 2.333),
-    "sycl": (0.747, 1.397),
+    "cuda": (0.746, 1.398),
+    "rocm": (0.724, 1.398),
+    "metal": (0.746, 1.398),
+    "vulkan": (0.682, 1.398),
+    "vulkan-intel": (0.578, 2.333),
+    "sycl": (0.746, 1.398),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.822, 1.312),
-    "rocm": (0.458, 1.312),
-    "metal": (0.822, 1.312),
-    "vulkan": (0.809, 2.013),
-    "vulkan-intel": (0.822, 1.312),
-    "sycl": (0.822, 1.312),
+    "cuda": (0.822, 1.326),
+    "rocm": (0.458, 1.326),
+    "metal": (0.822, 1.326),
+    "vulkan": (0.809, 2.014),
+    "vulkan-intel": (0.822, 1.326),
+    "sycl": (0.822, 1.326),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.603, 1.58),
-    "rocm": (0.458, 1.827),
-    "metal": (0.603, 1.58),
-    "vulkan": (0.58, 2.013),
-    "vulkan-intel": (0.231, 1.58),
-    "sycl": (0.603, 1.58),
+    "cuda": (0.601, 1.59),
+    "rocm": (0.458, 1.828),
+    "metal": (0.601, 1.59),
+    "vulkan": (0.58, 2.014),
+    "vulkan-intel": (0.23, 1.59),
+    "sycl": (0.601, 1.59),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.731, 1.208)
-MOE_PREFILL_BAND: tuple[float, float] = (0.675, 1.596)
+SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
+    "ampere-dc/cuda": (0.86, 1.2),
+    "apple-m1/metal": (0.767, 1.265),
+    "apple-m3/metal": (0.846, 1.265),
+    "rdna3.5/rocm": (0.794, 1.224),
+}
+SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
+    "ada/cuda": (0.758, 1.557),
+    "apple-m1/metal": (0.822, 1.418),
+    "rdna3.5/rocm": (0.458, 1.706),
+}
+MOE_DECODE_BAND: tuple[float, float] = (0.73, 1.208)
+MOE_PREFILL_BAND: tuple[float, float] = (0.675, 1.597)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -111,13 +122,9 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
         "apple-m2/metal",
         "apple-m3/metal",
         "blackwell/cuda",
-        "gcn5/rocm",
-        "hopper/cuda",
-        "pascal-hbm/cuda",
         "rdna3.5/rocm",
         "rdna3.5/vulkan",
         "rdna3/rocm",
-        "xe-hpg/vulkan-intel",
     }
 )
 THIN_ARCHS: frozenset[str] = frozenset(
@@ -139,6 +146,19 @@ THIN_ARCHS: frozenset[str] = frozenset(
         "volta/cuda",
         "xe2/sycl",
         "xe2/vulkan-intel",
+    }
+)
+MISSED_ARCHS: frozenset[str] = frozenset(
+    {
+        "gcn5/rocm",
+        "hopper/cuda",
+        "pascal-hbm/cuda",
+        "xe-hpg/vulkan-intel",
+    }
+)
+KEPT_OUT_DEVICES: frozenset[str] = frozenset(
+    {
+        "arc-pro-b70",
     }
 )
 # END FITTED

@@ -123,7 +123,7 @@ def test_bands_hold_per_vendor_on_held_out_sources(result):
     for name, sel in val.groups(result["rows"]):
         for kind in ("decode", "prefill"):
             cover, n = val.split_stats(result, "loso", kind, sel)[2:]
-            assert cover >= 0.8, (name, kind, cover, n)
+            assert not n or cover >= 0.8, (name, kind, cover, n)  # SYCL has no upstream prompt rows
 
 
 def test_multi_gpu_rows_meet_the_bars_with_their_source_held_out(result):
