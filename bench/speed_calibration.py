@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.speed_data import Row, kept_out_devices, load_rows
+from bench.speed_data import UNSOURCED_SPECS, Row, load_rows
 from bench.speed_validation import (
     FAMILIES,
     KERNEL_FAMILIES,
@@ -352,6 +352,21 @@ def _calibrate(quick: bool) -> dict[str, Any]:
     apply_params(theta)
     result["production_gap"] = production_check(rows, result["resid"] + mat.y)
     return result
+
+
+def kept_out_devices() -> set[str]:
+    """Catalog ids of the devices whose rows stay out of the fit for want of a sourced spec (``UNSOURCED_SPECS``):
+    the product never calls their speed calibrated (``core.speed_constants.KEPT_OUT_DEVICES``)."""
+    from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row
+
+    catalog = {g.id: g for g in converted_rows(FACTS_DIR, "gpus.toml", "gpu", gpu_from_row)}
+    out = set()
+    for label in UNSOURCED_SPECS:
+        for spec in catalog.values():
+            names = {spec.name.lower(), spec.short_name.lower(), *(a.lower() for a in spec.aliases)}
+            if label in names:
+                out.add(spec.id)
+    return out
 
 
 def production_check(rows: list[Row], log_pred: np.ndarray) -> float:

@@ -38,7 +38,6 @@ from core.fit import Placement
 from core.models import (
     Engine,
     Frozen,
-    GpuSpec,
     Hardware,
     ModelSpec,
     Workload,
@@ -53,6 +52,7 @@ from core.speed_constants import (
 from core.speed_device import (
     DeviceRates,
     SetupRates,
+    calibration_level,
     dense_tflops,
     device_rates,
     kernel_family,
@@ -464,26 +464,6 @@ def batch_speed(
 # --------------------------------------------------------------------------------------------
 # Entry point
 # --------------------------------------------------------------------------------------------
-
-
-def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "missed", "excluded", "none"]:
-    """How well llama-bench rows cover this generation on this speed family (the segment): rows from at least
-    two sources whose held-out rows sit inside the calibrated band ("calibrated"); from one source only
-    ("thin"); from several sources but held out they miss the band ("missed"); a device whose own rows are
-    kept out of the fit ("excluded", ``KEPT_OUT_DEVICES``: never calibrated, whatever its generation has);
-    or none. Only "calibrated" gets the calibrated band and label; the others the rough band, and the card
-    says why."""
-    family, proxy = speed_family(gpu)
-    key = f"{canonical_arch(gpu)}/{family}"
-    if proxy:
-        return "none"
-    if gpu.id in K.KEPT_OUT_DEVICES:
-        return "excluded"
-    if key in K.CALIBRATED_ARCHS:
-        return "calibrated"
-    if key in K.MISSED_ARCHS:
-        return "missed"
-    return "thin" if key in K.THIN_ARCHS else "none"
 
 
 def _band(

@@ -6,7 +6,7 @@ Bandwidth, matrix FLOP/s and the fixed per-layer time of one device after the fi
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ from core.models import Backend, Engine, Frozen, GpuSpec, Hardware
 from core.speed_arch import (
     FLOP_PER_BYTE_BY_CATEGORY,
     arch_profile,
+    canonical_arch,
     consumer_board,
     is_igpu,
     matrix_tflops,
@@ -315,3 +316,23 @@ def vllm_max_num_seqs(gpu: GpuSpec) -> int:
     """vLLM's default ``--max-num-seqs`` for ``vllm serve`` on this GPU (``VLLM_MAX_NUM_SEQS``)."""
     large = gpu.memory_bytes >= K.VLLM_LARGE_DEVICE_BYTES and "a100" not in gpu.id.lower()
     return K.VLLM_MAX_NUM_SEQS_LARGE if large else K.VLLM_MAX_NUM_SEQS
+
+
+def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "missed", "excluded", "none"]:
+    """How well llama-bench rows cover this generation on this speed family (the segment): rows from at least
+    two sources whose held-out rows sit inside the calibrated band ("calibrated"); from one source only
+    ("thin"); from several sources but held out they miss the band ("missed"); a device whose own rows are
+    kept out of the fit ("excluded", ``KEPT_OUT_DEVICES``: never calibrated, whatever its generation has);
+    or none. Only "calibrated" gets the calibrated band and label; the others the rough band, and the card
+    says why."""
+    family, proxy = speed_family(gpu)
+    key = f"{canonical_arch(gpu)}/{family}"
+    if proxy:
+        return "none"
+    if gpu.id in K.KEPT_OUT_DEVICES:
+        return "excluded"
+    if key in K.CALIBRATED_ARCHS:
+        return "calibrated"
+    if key in K.MISSED_ARCHS:
+        return "missed"
+    return "thin" if key in K.THIN_ARCHS else "none"
