@@ -253,13 +253,37 @@ CASES: tuple[tuple[str, Callable[[Row], bool]], ...] = (
 )
 
 
+def _apu(row: Row) -> bool:
+    return row.gpu.category == "apu" or row.gpu.unified_memory
+
+
+# Segments of issue 37 (vendor x backend x device class, and huge models on datacenter GPUs): the README reports each.
+SEGMENTS: tuple[tuple[str, Callable[[Row], bool]], ...] = (
+    ("NVIDIA CUDA", lambda r: r.gpu.vendor == "NVIDIA" and r.backend == "CUDA"),
+    ("NVIDIA Vulkan", lambda r: r.gpu.vendor == "NVIDIA" and r.backend == "Vulkan"),
+    ("AMD ROCm/HIP, discrete", lambda r: r.gpu.vendor == "AMD" and r.backend == "ROCm/HIP" and not _apu(r)),
+    ("AMD ROCm/HIP, APU", lambda r: r.gpu.vendor == "AMD" and r.backend == "ROCm/HIP" and _apu(r)),
+    ("AMD Vulkan, discrete", lambda r: r.gpu.vendor == "AMD" and r.backend == "Vulkan" and not _apu(r)),
+    ("AMD Vulkan, APU", lambda r: r.gpu.vendor == "AMD" and r.backend == "Vulkan" and _apu(r)),
+    ("Intel Vulkan", lambda r: r.gpu.vendor == "Intel" and r.backend == "Vulkan"),
+    ("Intel SYCL", lambda r: r.gpu.vendor == "Intel" and r.backend == "SYCL"),
+    ("Apple Metal", lambda r: r.backend == "Metal"),
+    ("datacenter GPUs", lambda r: r.gpu.category == "datacenter"),
+    (
+        "huge models (60B+) on datacenter GPUs",
+        lambda r: r.gpu.category == "datacenter" and r.model.total_params >= 60e9,
+    ),
+)
+
+
 def groups(rows: list[Row], cases: bool = False) -> list[tuple[str, np.ndarray]]:
-    """All rows, then per backend, then per vendor (then the failure cases): (label, row mask)."""
+    """All rows, then per backend, then per vendor (then the failure cases and the segments): (label, row mask)."""
     out = [("all", np.ones(len(rows), dtype=bool))]
     out += [(b, np.array([r.backend == b for r in rows])) for b in BACKENDS]
     out += [(v, np.array([r.gpu.vendor == v for r in rows])) for v in VENDORS]
     if cases:
         out += [(name, np.array([test(r) for r in rows])) for name, test in CASES]
+        out += [(f"segment {name}", np.array([test(r) for r in rows])) for name, test in SEGMENTS]
     return [(name, mask) for name, mask in out if mask.any()]
 
 

@@ -88,3 +88,38 @@ def test_a_gtx_16_is_turing_without_tensor_cores_and_its_cuda_prompts_take_the_s
     cuda, vulkan = matrix_tflops(gtx)[0], matrix_tflops(with_backend(gtx, Backend.VULKAN) or gtx)[0]
     assert cuda == pytest.approx(vulkan * 2.2 / 7.0)  # issue #15233: 2.2 TFLOPS under CUDA, 7 under Vulkan
     assert matrix_tflops(rtx)[0] == pytest.approx(vulkan)
+
+
+ARC = RTX_4090.model_copy(
+    update={"id": "arc-a770", "name": "Intel Arc A770", "vendor": "Intel", "backend": Backend.SYCL, "arch": "xe-hpg"}
+)
+
+
+def test_intel_prompts_run_the_rate_their_backend_reaches():
+    """Issue 37: upstream ggml-sycl runs prompt GEMMs in FP32 on the vector ALUs (1/8 of XMX), ggml-vulkan without
+    cooperative matrices at the FP16 vector rate (1/4 of XMX); the listed figure is the XMX rate."""
+    from core.speed_arch import SYCL_INTEL_MATRIX_SHARE, VULKAN_INTEL_MATRIX_SHARE
+
+    sycl = matrix_tflops(ARC)[0]
+    vulkan = matrix_tflops(with_backend(ARC, Backend.VULKAN) or ARC)[0]
+    assert SYCL_INTEL_MATRIX_SHARE == 1 / 8 and VULKAN_INTEL_MATRIX_SHARE == 1 / 4
+    assert sycl == pytest.approx(vulkan / 2)
+
+
+def test_cdna_prompts_count_the_vector_rate_not_the_matrix_cores():
+    """MI300X: 1307 TFLOPS listed (MFMA); llama.cpp's MMQ runs the dot-product path at the packed-FP16 vector rate,
+    163.4 (AMD data sheet), as the calibrated MI50 does."""
+    mi300x = XTX.model_copy(update={"id": "mi300x", "category": "datacenter", "arch": "cdna3", "fp16_tflops": 1307.0})
+    tflops, rough = matrix_tflops(mi300x)
+    assert tflops == pytest.approx(163.4, rel=0.01) and rough
+
+
+def test_a_device_kept_out_of_the_fit_is_never_calibrated_and_the_card_says_why():
+    from core.speed_constants import KEPT_OUT_DEVICES
+
+    assert "arc-pro-b70" in KEPT_OUT_DEVICES
+    b70 = ARC.model_copy(update={"id": "arc-pro-b70", "name": "Intel Arc Pro B70", "arch": "xe2"})
+    for backend in (Backend.SYCL, Backend.VULKAN):
+        est = estimate(LLAMA3_8B, with_backend(b70, backend) or b70, Q4_K_M, Request(backend=backend))
+        assert est.speed.confidence == "rough" and est.speed.calibration == "excluded"
+        assert any(n.code == "speed_excluded" for n in est.notes)
