@@ -369,6 +369,31 @@ def kept_out_devices() -> set[str]:
     return out
 
 
+def kept_out_check(theta: np.ndarray) -> list[str]:
+    """The rows kept out for an unsourced spec (``UNSOURCED_SPECS``), predicted with the fitted constants and the spec
+    they would have: graded, never fitted (a check out of sample, not a figure the bars apply to)."""
+    import bench.speed_data as data
+
+    saved = data.UNSOURCED_SPECS
+    data.UNSOURCED_SPECS = frozenset()
+    try:
+        rows = [r for r in data.load_rows()[0] if r.gpu_key.lower().startswith(tuple(f"intel {s}" for s in saved))]
+    finally:
+        data.UNSOURCED_SPECS = saved
+    if not rows:
+        return []
+    err = 100.0 * (np.exp(Matrix(rows).predict(theta)) / np.array([r.measured for r in rows]) - 1.0)
+    out = []
+    for kind in ("decode", "prefill"):
+        for backend in sorted({r.backend for r in rows}):
+            sel = np.array([r.kind == kind and r.backend == backend for r in rows])
+            cells = " ".join(f"{e:+.0f}%" for e in err[sel])
+            out.append(
+                f"  {kind:<8} {backend:<7} n={int(sel.sum())}  median {np.median(np.abs(err[sel])):.0f}%  ({cells})"
+            )
+    return out
+
+
 def production_check(rows: list[Row], log_pred: np.ndarray) -> float:
     """Re-predict every row through core/speed.py's public functions; the largest relative gap."""
     worst = 0.0
@@ -505,6 +530,9 @@ def _print(result: dict[str, Any], show_rows: bool) -> None:
         print(f"  {name:<20} {band}")
     print(f"production path agrees with the fit to {result['production_gap']:.1e} (max relative gap)")
     for line in summary(result):
+        print(line)
+    print(f"kept out of the fit ({', '.join(sorted(UNSOURCED_SPECS))}: spec without a primary source), graded only:")
+    for line in kept_out_check(result["theta"]):
         print(line)
     if show_rows:
         for row, r, g, f in zip(rows, result["resid"], result["loso"], result["loao"], strict=True):
