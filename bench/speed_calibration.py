@@ -82,6 +82,7 @@ SCALARS = [
     "early_vulkan_pp",
     "early_amd_bw",
     "hop",
+    "xehpg_bw",
 ]
 PER_FAMILY = ["bw_eff", "cycles"]  # per speed family (decode mat-vec paths and fixed costs differ on Intel Vulkan)
 PER_KERNELS = ["pp_eff", "attn_eff", "moe_tile"]  # per kernel family (Vulkan on Intel runs Vulkan's shaders)
@@ -120,6 +121,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "early_vulkan_pp": (1.0, 0.3),
     "early_amd_bw": (1.0, 0.3),
     "hop": (0.2e-3, 0.1),
+    "xehpg_bw": (1.0, 0.3),
 }
 EFFICIENCY_CAP = 0.95  # no kernel reaches the full peak
 HUBER = 0.15  # ~15 %: beyond it a row's pull grows like sqrt, not linearly
@@ -150,6 +152,7 @@ def current_params() -> np.ndarray:
             1.0,  # early_vulkan_pp (fit-only)
             1.0,  # early_amd_bw (fit-only)
             K.LAYER_SPLIT_HOP_S,
+            K.XE_HPG_BANDWIDTH_FACTOR,
         ]
     )
     theta: np.ndarray = np.log(np.array(vals))
@@ -181,6 +184,7 @@ def apply_params(theta: np.ndarray) -> None:
     K.PREFILL_NO_FLASH_ATTENTION_FACTOR = p["no_fa"]
     K.NO_CUDA_GRAPHS_LATENCY_FACTOR = p["no_graphs"]
     K.LAYER_SPLIT_HOP_S = p["hop"]
+    K.XE_HPG_BANDWIDTH_FACTOR = p["xehpg_bw"]
     forget_rates()  # core/speed_device memoises rates computed from the constants
 
 
@@ -221,6 +225,7 @@ class Matrix:
         self.hbm = np.array([speed.arch_profile(r.gpu).hbm for r in rows])
         self.old = np.array([speed.arch_profile(r.gpu).pre_ampere for r in rows])
         self.old_decode = np.array([speed.arch_profile(r.gpu).pre_ampere_decode for r in rows])
+        self.xehpg = np.array([speed.arch_profile(r.gpu).xe_hpg for r in rows])
         self.y = np.log(np.array([r.measured for r in rows]))
         self.w = np.array([r.weight for r in rows])
         self.no_fa = np.array([not r.workload.flash_attention for r in rows])
@@ -248,7 +253,7 @@ class Matrix:
         lat = cycles / (f["clock"] * clock) * np.where(self.no_graphs, s["no_graphs"], 1.0)
         lat = lat * (1.0 + s["moe_expert"] * f["moe"])
         bw = f["bw"] * bw_eff * np.where(igpu, s["igpu_bw"], 1.0) * np.where(self.hbm, s["hbm_bw"], 1.0)
-        bw = bw * np.where(self.old_decode, s["old_bw"], 1.0)
+        bw = bw * np.where(self.old_decode, s["old_bw"], 1.0) * np.where(self.xehpg, s["xehpg_bw"], 1.0)
         bw = bw * np.where(self.early_rocm | self.early_vulkan, s["early_amd_bw"], 1.0)
         # pre-b3000 builds ran prompt GEMMs through cuBLAS (full tensor rate, dequantize first)
         tf = np.where(self.legacy, f["tf_cublas"] * s["legacy_pp"], f["tf"])
@@ -473,6 +478,7 @@ def constants_block(result: dict[str, Any]) -> str:
         f"PREFILL_NO_FLASH_ATTENTION_FACTOR = {_g(p['no_fa'])}",
         f"NO_CUDA_GRAPHS_LATENCY_FACTOR = {_g(p['no_graphs'])}",
         f"LAYER_SPLIT_HOP_S = {_g(p['hop'])}",
+        f"XE_HPG_BANDWIDTH_FACTOR = {_g(p['xehpg_bw'])}",
     ]
     for name, bands in result["bands"].items():
         lines.append(f"{name}: dict[str, tuple[float, float]] = {{")

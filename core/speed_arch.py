@@ -63,6 +63,8 @@ class ArchProfile:
     use_listed: bool = True
     # False: before Ampere, where ggml-cuda runs without CUDA graphs (``NO_CUDA_GRAPHS_LATENCY_FACTOR``)
     cuda_graphs: bool = True
+    # Intel Xe-HPG (Alchemist): decode reaches ``XE_HPG_BANDWIDTH_FACTOR`` of what Xe2 reaches, whatever the backend
+    xe_hpg: bool = False
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -115,7 +117,10 @@ ARCH: dict[str, ArchProfile] = {
     "cdna3": ArchProfile(2.1, matrix_share=0.125, known=False, hbm=True),
     "cdna4": ArchProfile(2.4, matrix_share=0.0625, known=False, hbm=True),
     # Intel (listed XMX FP16 rate)
-    "xe-hpg": ArchProfile(2.1, matrix_share=1.0),
+    # Alchemist decodes at a lower share of its bandwidth than Battlemage under both backends: Llama-2-7B Q4_0 at
+    # 52.6 t/s on an A770 under Vulkan (discussion #10879) and 55 under SYCL (llama.cpp docs/backend/SYCL.md, 2025.2
+    # table), 0.36-0.38 of 560 GB/s, where a B580 reaches 0.58 (#10879) and 0.68 (intel/ipex-llm#12991)
+    "xe-hpg": ArchProfile(2.1, matrix_share=1.0, xe_hpg=True),
     "xe2": ArchProfile(2.67, matrix_share=1.0),
     # Apple: FLOP per byte of the generation (see module docstring)
     "apple-m1": ArchProfile(1.28, flop_per_byte=26.0, use_listed=False),

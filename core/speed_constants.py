@@ -18,100 +18,101 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8805,
-    "rocm": 0.9081,
-    "metal": 0.8622,
-    "vulkan": 0.9517,
-    "vulkan-intel": 0.5779,
-    "sycl": 0.6936,
+    "cuda": 0.8811,
+    "rocm": 0.8991,
+    "metal": 0.8649,
+    "vulkan": 0.9515,
+    "vulkan-intel": 0.6148,
+    "sycl": 0.6946,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5525,
-    "rocm": 0.3944,
-    "metal": 0.8222,
-    "vulkan": 0.3962,
+    "cuda": 0.5494,
+    "rocm": 0.3957,
+    "metal": 0.8192,
+    "vulkan": 0.3947,
     "sycl": 0.81,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 96880.0,
-    "rocm": 272100.0,
-    "metal": 178800.0,
-    "vulkan": 183500.0,
-    "vulkan-intel": 286900.0,
+    "cuda": 95810.0,
+    "rocm": 260800.0,
+    "metal": 178400.0,
+    "vulkan": 179900.0,
+    "vulkan-intel": 163100.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5517,
-    "rocm": 0.3399,
-    "metal": 0.5294,
-    "vulkan": 0.2947,
+    "cuda": 0.5566,
+    "rocm": 0.3397,
+    "metal": 0.5324,
+    "vulkan": 0.2931,
     "sycl": 0.4999,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 61.12,
-    "rocm": 12.3,
-    "metal": 11.79,
-    "vulkan": 20.59,
+    "cuda": 59.83,
+    "rocm": 11.99,
+    "metal": 11.24,
+    "vulkan": 17.82,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.183
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7051
-PRE_AMPERE_MATRIX_FACTOR = 0.6172
-IGPU_BANDWIDTH_FACTOR = 0.9475
-IGPU_MATRIX_FACTOR = 0.5964
-AMD_APU_MATRIX_FACTOR = 0.8598
-HBM_BANDWIDTH_FACTOR = 0.7126
-MOE_EXPERT_EXTRA = 0.08232
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.965, "q4_0": 0.991, "k": 1.023, "mxfp4": 1.008}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.046, "k": 1.474, "mxfp4": 1.35}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.11
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.696
-LAYER_SPLIT_HOP_S = 0.000228
+CONSUMER_CLOCK_FACTOR = 1.185
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7068
+PRE_AMPERE_MATRIX_FACTOR = 0.6171
+IGPU_BANDWIDTH_FACTOR = 0.9487
+IGPU_MATRIX_FACTOR = 0.5975
+AMD_APU_MATRIX_FACTOR = 0.8547
+HBM_BANDWIDTH_FACTOR = 0.7116
+MOE_EXPERT_EXTRA = 0.09213
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9681, "q4_0": 0.9948, "k": 1.025, "mxfp4": 1.003}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.097, "q4_0": 1.042, "k": 1.475, "mxfp4": 1.358}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.107
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.708
+LAYER_SPLIT_HOP_S = 0.0002356
+XE_HPG_BANDWIDTH_FACTOR = 0.6155
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.878, 1.2),
-    "rocm": (0.829, 1.2),
-    "metal": (0.878, 1.265),
-    "vulkan": (0.827, 1.2),
-    "vulkan-intel": (0.878, 1.2),
-    "sycl": (0.878, 1.2),
+    "cuda": (0.877, 1.206),
+    "rocm": (0.822, 1.206),
+    "metal": (0.877, 1.264),
+    "vulkan": (0.826, 1.206),
+    "vulkan-intel": (0.877, 1.206),
+    "sycl": (0.877, 1.206),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.746, 1.398),
-    "rocm": (0.724, 1.398),
-    "metal": (0.746, 1.398),
-    "vulkan": (0.682, 1.398),
-    "vulkan-intel": (0.578, 2.333),
-    "sycl": (0.746, 1.398),
+    "cuda": (0.747, 1.346),
+    "rocm": (0.719, 1.346),
+    "metal": (0.747, 1.346),
+    "vulkan": (0.68, 1.346),
+    "vulkan-intel": (0.578, 2.13),
+    "sycl": (0.747, 1.346),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.822, 1.326),
-    "rocm": (0.458, 1.326),
-    "metal": (0.822, 1.326),
-    "vulkan": (0.809, 2.014),
-    "vulkan-intel": (0.822, 1.326),
-    "sycl": (0.822, 1.326),
+    "cuda": (0.819, 1.333),
+    "rocm": (0.457, 1.333),
+    "metal": (0.819, 1.333),
+    "vulkan": (0.812, 2.013),
+    "vulkan-intel": (0.819, 1.333),
+    "sycl": (0.819, 1.333),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.601, 1.59),
-    "rocm": (0.458, 1.828),
-    "metal": (0.601, 1.59),
-    "vulkan": (0.58, 2.014),
-    "vulkan-intel": (0.23, 1.59),
-    "sycl": (0.601, 1.59),
+    "cuda": (0.605, 1.585),
+    "rocm": (0.457, 1.829),
+    "metal": (0.605, 1.585),
+    "vulkan": (0.587, 2.013),
+    "vulkan-intel": (0.23, 1.585),
+    "sycl": (0.605, 1.585),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.86, 1.2),
-    "apple-m1/metal": (0.767, 1.265),
-    "apple-m3/metal": (0.846, 1.265),
-    "rdna3.5/rocm": (0.794, 1.224),
+    "ampere-dc/cuda": (0.857, 1.206),
+    "apple-m1/metal": (0.766, 1.264),
+    "apple-m3/metal": (0.845, 1.264),
+    "rdna3.5/rocm": (0.798, 1.229),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.758, 1.557),
-    "apple-m1/metal": (0.822, 1.418),
-    "rdna3.5/rocm": (0.458, 1.706),
+    "ada/cuda": (0.762, 1.56),
+    "apple-m1/metal": (0.819, 1.415),
+    "rdna3.5/rocm": (0.457, 1.709),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.73, 1.208)
-MOE_PREFILL_BAND: tuple[float, float] = (0.675, 1.597)
+MOE_DECODE_BAND: tuple[float, float] = (0.725, 1.217)
+MOE_PREFILL_BAND: tuple[float, float] = (0.677, 1.598)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -210,6 +211,8 @@ KEPT_OUT_DEVICES: frozenset[str] = frozenset(
 #   ggml-vulkan flash_attn shaders, scalar or cooperative-matrix by device; Metal's; SYCL's), and at long
 #   depth this is what sets prompt and decode speed (kyuz0's R9700: 2048 tokens after 32768 run 567 t/s
 #   under ROCm, 430 under Vulkan RADV, on the same card and build).
+# XE_HPG_BANDWIDTH_FACTOR: Intel Xe-HPG (Alchemist: A770, A750, A770M, ...) decode reaches this share of the
+#   bandwidth Xe2 reaches on the same backend; the same share under Vulkan and SYCL (``speed_arch.ARCH["xe-hpg"]``).
 # LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
 #   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
 # *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:

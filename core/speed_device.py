@@ -217,6 +217,8 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
         bw_eff *= K.HBM_BANDWIDTH_FACTOR
     if profile.pre_ampere_decode:
         bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
+    if profile.xe_hpg:
+        bw_eff *= K.XE_HPG_BANDWIDTH_FACTOR
     if profile.pre_ampere:
         pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
     if is_igpu(gpu):
