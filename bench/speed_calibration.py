@@ -222,6 +222,8 @@ class Matrix:
         self.kern = np.array([KERNEL_FAMILIES.index(speed.kernel_family(r.family)) for r in rows])
         self.q = np.array([QFAMS.index("k" if r.qfam == "iq" else r.qfam) if r.qfam != "f16" else -1 for r in rows])
         self.iq = np.array([K.IQ_EXTRA_FACTOR if r.qfam == "iq" else 1.0 for r in rows])
+        slow = [r.family == "sycl" and r.qfam in K.SYCL_NO_REORDER_FAMILIES for r in rows]
+        self.slow_decode = np.where(slow, K.SYCL_NO_REORDER_DECODE_FACTOR, 1.0)  # SYCL without the reorder path
         self.hbm = np.array([speed.arch_profile(r.gpu).hbm for r in rows])
         self.old = np.array([speed.arch_profile(r.gpu).pre_ampere for r in rows])
         self.old_decode = np.array([speed.arch_profile(r.gpu).pre_ampere_decode for r in rows])
@@ -244,7 +246,7 @@ class Matrix:
         bw_eff, cycles = (p[i * nf : (i + 1) * nf][self.fam] for i in range(2))
         pp_eff, attn_eff, moe_tile = (p[2 * nf + i * nk : 2 * nf + (i + 1) * nk][self.kern] for i in range(3))
         k = 2 * nf + 3 * nk
-        q_dec = np.append(p[k : k + nq], 1.0)[self.q] * self.iq
+        q_dec = np.append(p[k : k + nq], 1.0)[self.q] * self.iq * self.slow_decode
         q_pre = np.append(p[k + nq : k + 2 * nq], 1.0)[self.q] * self.iq
         s = dict(zip(SCALARS, p[k + 2 * nq :], strict=True))
         f = self.f

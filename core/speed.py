@@ -53,6 +53,7 @@ from core.speed_device import (
     DeviceRates,
     SetupRates,
     calibration_level,
+    decode_quant_factor,
     dense_tflops,
     device_rates,
     kernel_family,
@@ -261,7 +262,7 @@ def _decode_time(
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
         n_layers=terms.layers,
-        quant_factor=terms.quant_factor,
+        quant_factor=decode_quant_factor(system.rates, terms.quant_factor, terms.quant_family),
         ram_bytes=ram_w,
         ram_kv_bytes=ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
@@ -437,14 +438,14 @@ def batch_speed(
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
         n_layers=terms.layers,
-        quant_factor=terms.quant_factor,
+        quant_factor=(qf := decode_quant_factor(system.rates, terms.quant_factor, terms.quant_family)),
         ram_bytes=ram_w,
         ram_kv_bytes=batch * ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
         attention_efficiency=system.rates.attention_efficiency,
     )
-    vram_read = (gpu_w * terms.quant_factor + batch * gpu_kv) / system.rates.bandwidth_bytes_per_s
+    vram_read = (gpu_w * qf + batch * gpu_kv) / system.rates.bandwidth_bytes_per_s
     gpu_share = min(1.0, gpu_w / terms.weight_bytes) if terms.weight_bytes and ram_w else 1.0
     t_compute = batch * 2.0 * gemm_params_per_token(model) * gpu_share / system.rates.gemm_flops_per_s
     step = t_mem + max(0.0, t_compute - vram_read)  # the VRAM read or the GEMMs, whichever is longer

@@ -222,6 +222,13 @@ KEPT_OUT_DEVICES: frozenset[str] = frozenset(
 #   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
 
 IQ_EXTRA_FACTOR = 1.15
+# SYCL decode of a quant type without ggml-sycl's "reorder" layout (the scales split from the quants for coalesced
+# reads; Q4_0, Q4_K, Q6_K, and Q8_0 since PR #21527): PR #21527 measured Q8_0 decode on an Arc Pro B70 at 21 % of
+# the bandwidth before its reorder path and 66 % after (4.88 -> 15.24 t/s, Qwen3.5-27B). MXFP4 mat-vec came with PR
+# #17826 as a generic path ("performance ... decreased", "need to optimize on GPU") and the IQ types have no
+# reorder path either, so their decode time is this multiple of a reordered type's.
+SYCL_NO_REORDER_DECODE_FACTOR = 66.0 / 21.0
+SYCL_NO_REORDER_FAMILIES = frozenset({"mxfp4", "iq"})
 # A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
 # widens the rough band this much (exponent on its factors).
 ROUGH_BAND_WIDEN = 1.5

@@ -41,6 +41,8 @@ class DeviceRates(Frozen):
     layer_latency_s: float = Field(ge=0)
     attention_efficiency: float = Field(gt=0)  # share of the GEMM rate the backend's attention kernels reach
     moe_tile_tokens: float = Field(ge=0)  # the backend's expert-GEMM tile: see ``speed_model.moe_tile_factor``
+    slow_decode_quants: frozenset[str] = frozenset()  # quant families without the backend's fast mat-vec path
+    slow_decode_factor: float = 1.0  # their decode time multiple (``SYCL_NO_REORDER_DECODE_FACTOR``)
     rough: bool
     notes: tuple[str, ...] = ()
 
@@ -231,6 +233,8 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
         layer_latency_s=layer_latency_s(gpu, family),
         attention_efficiency=K.ATTENTION_EFFICIENCY[kernel_family(family)],
         moe_tile_tokens=K.MOE_TILE_TOKENS[kernel_family(family)],
+        slow_decode_quants=K.SYCL_NO_REORDER_FAMILIES if family == "sycl" else frozenset(),
+        slow_decode_factor=K.SYCL_NO_REORDER_DECODE_FACTOR if family == "sycl" else 1.0,
         rough=proxy or flops_rough,
         notes=tuple(notes),
     )
@@ -338,3 +342,9 @@ def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "missed", "
     if key in K.MISSED_ARCHS:
         return "missed"
     return "thin" if key in K.THIN_ARCHS else "none"
+
+
+def decode_quant_factor(rates: DeviceRates, quant_factor: float, quant_family: str) -> float:
+    """The weights' decode time multiplier on this device: the quant family's, times the backend's slow-path factor
+    where it has no fast mat-vec kernel for the family (SYCL without the reorder layout)."""
+    return quant_factor * (rates.slow_decode_factor if quant_family in rates.slow_decode_quants else 1.0)

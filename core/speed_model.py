@@ -155,6 +155,7 @@ class DecodeTerms(NamedTuple):
     attention_flops: float  # ``decode_attention_flops`` at the context
     layers: float  # n_layers x ``layer_cost_factor``
     quant_factor: float  # the decode multiplier of ``quant_factors``
+    quant_family: str = ""  # ``quant_family`` of the weights (a backend may lack a fast kernel for it)
 
 
 # ``decode_terms`` per model, weights and workload object (id() keyed with the objects kept in the entry, as
@@ -179,6 +180,7 @@ def decode_terms(
         attention_flops=decode_attention_flops(model, context),
         layers=model.n_layers * layer_cost_factor(model),
         quant_factor=quant_factors(quant_id, 8.0 * w.total_bytes / model.total_params)[0],
+        quant_family=quant_family(quant_id, 8.0 * w.total_bytes / model.total_params),
     )
     _TERMS[key] = (model, w, workload, terms)
     return terms

@@ -123,3 +123,15 @@ def test_a_device_kept_out_of_the_fit_is_never_calibrated_and_the_card_says_why(
         est = estimate(LLAMA3_8B, with_backend(b70, backend) or b70, Q4_K_M, Request(backend=backend))
         assert est.speed.confidence == "rough" and est.speed.calibration == "excluded"
         assert any(n.code == "speed_excluded" for n in est.notes)
+
+
+def test_sycl_decodes_quants_without_its_reorder_path_at_the_measured_share():
+    """ggml-sycl's fast mat-vec needs the reorder layout (Q4_0, Q4_K, Q6_K, Q8_0); PR #21527 measured 21 % of the
+    bandwidth without it and 66 % with it, so MXFP4 and IQ weights decode 66/21 times slower under SYCL only."""
+    from core.speed_constants import SYCL_NO_REORDER_DECODE_FACTOR
+    from core.speed_device import decode_quant_factor, device_rates
+
+    sycl, vulkan = device_rates(ARC), device_rates(with_backend(ARC, Backend.VULKAN) or ARC)
+    assert decode_quant_factor(sycl, 1.0, "mxfp4") == pytest.approx(SYCL_NO_REORDER_DECODE_FACTOR)
+    assert decode_quant_factor(sycl, 1.0, "iq") == pytest.approx(66 / 21)
+    assert decode_quant_factor(sycl, 1.0, "k") == decode_quant_factor(vulkan, 1.0, "mxfp4") == 1.0
