@@ -61,7 +61,8 @@ from core import speed
 from core import speed_constants as K
 from core.fit import Offload, Placement, breakdown
 from core.models import Hardware
-from core.speed_device import forget_rates
+from core.speed_device import dequant_seconds, forget_rates
+from core.speed_model import grid_weights
 
 CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed_constants.py"
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -222,6 +223,15 @@ class Matrix:
         self.kern = np.array([KERNEL_FAMILIES.index(speed.kernel_family(r.family)) for r in rows])
         self.q = np.array([QFAMS.index("k" if r.qfam == "iq" else r.qfam) if r.qfam != "f16" else -1 for r in rows])
         self.iq = np.array([K.IQ_EXTRA_FACTOR if r.qfam == "iq" else 1.0 for r in rows])
+        # codebook-quant dequantisation on CUDA (speed_device.dequant_seconds), decode rows only
+        self.dequant = np.array(
+            [
+                dequant_seconds(speed.device_rates(r.gpu), grid_weights(r.model, r.w, r.quant_id))
+                if r.kind == "decode"
+                else 0.0
+                for r in rows
+            ]
+        )
         slow = [r.family == "sycl" and r.qfam in K.SYCL_NO_REORDER_FAMILIES for r in rows]
         self.slow_decode = np.where(slow, K.SYCL_NO_REORDER_DECODE_FACTOR, 1.0)  # SYCL without the reorder path
         self.hbm = np.array([speed.arch_profile(r.gpu).hbm for r in rows])
@@ -264,7 +274,8 @@ class Matrix:
         flops = flops * np.where(self.early_rocm, s["early_rocm_pp"], 1.0)
         flops = flops * np.where(self.early_vulkan, s["early_vulkan_pp"], 1.0)
         attn = f["attn"] / (attn_eff * flops)
-        t_dec = (f["weights"] * q_dec + f["kv"]) / bw + attn + f["layers"] * lat + f["hops"] * s["hop"]
+        t_dec = np.maximum((f["weights"] * q_dec + f["kv"]) / bw, self.dequant)
+        t_dec = t_dec + attn + f["layers"] * lat + f["hops"] * s["hop"]
         gemm = f["gemm_dense"] + f["gemm_routed"] * (1.0 + moe_tile / f["per_expert"])
         t_pre = 2.0 * gemm * f["tokens"] * q_pre / flops + attn
         hop = f["hops"] * (s["hop"] + f["hop_bytes"] / K.PCIE_BYTES_PER_S)

@@ -55,6 +55,7 @@ from core.speed_device import (
     calibration_level,
     decode_quant_factor,
     dense_tflops,
+    dequant_seconds,
     device_rates,
     kernel_family,
     layer_latency_s,
@@ -133,15 +134,16 @@ def decode_time_s(
     ram_bandwidth: float = 1.0,
     extra_s: float = 0.0,
     attention_efficiency: float,
+    dequant_s: float = 0.0,
 ) -> float:
-    """Seconds per generated token (formula in the module docstring).
+    """Seconds per generated token (module docstring): the VRAM read or, where longer, ``dequant_s`` (codebooks).
 
     ``bandwidth`` and ``gemm_flops`` are effective rates (after the backend efficiencies);
     ``ram_bytes`` (weights) and ``ram_kv_bytes`` (their layers' cache) sit in system RAM and are read
     at ``ram_bandwidth * RAM_READ_EFFICIENCY``; the quant factor applies to weights only; attention
     runs at ``attention_efficiency`` (the backend's ``ATTENTION_EFFICIENCY``) of the GEMM rate.
     """
-    t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
+    t = max((gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth, dequant_s)
     if ram_bytes or ram_kv_bytes:
         t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
     t += attention_flops / (attention_efficiency * gemm_flops)
@@ -268,6 +270,7 @@ def _decode_time(
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
         attention_efficiency=system.rates.attention_efficiency,
+        dequant_s=dequant_seconds(system.rates, terms.grid_weights, gpu_w / max(terms.weight_bytes, 1.0)),
     )
 
 
@@ -444,6 +447,7 @@ def batch_speed(
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
         attention_efficiency=system.rates.attention_efficiency,
+        dequant_s=dequant_seconds(system.rates, terms.grid_weights, gpu_w / max(terms.weight_bytes, 1.0)),
     )
     vram_read = (gpu_w * qf + batch * gpu_kv) / system.rates.bandwidth_bytes_per_s
     gpu_share = min(1.0, gpu_w / terms.weight_bytes) if terms.weight_bytes and ram_w else 1.0

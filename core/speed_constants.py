@@ -229,6 +229,15 @@ IQ_EXTRA_FACTOR = 1.15
 # reorder path either, so their decode time is this multiple of a reordered type's.
 SYCL_NO_REORDER_DECODE_FACTOR = 66.0 / 21.0
 SYCL_NO_REORDER_FAMILIES = frozenset({"mxfp4", "iq"})
+# Codebook quants (IQ1/IQ2/IQ3: each group of weights decoded through a lattice grid and sign table) make a CUDA
+# mat-vec ALU-bound where bandwidth per SM is high: SM clock cycles per weight, from ggml-org/llama.cpp PR #8215's
+# microbatch-1 rows (MMVQ, the decode kernel) of Llama-3-8B on an RTX 3090, 151.5 t/s at IQ2_S and 143.5 at IQ3_XXS
+# where its bandwidth allows ~200: 6.6-7.0 ms per token, less the model's own per-layer time (~1.5 ms), x the 3090's
+# SM cycles (its mma basis / 1024 = 139e9/s) over the ~7.5e9 weights a token reads = 0.100 (both rows within 2.2 %;
+# the RTX 4090 of the same table, 2.3x the SM cycles, stays bandwidth-bound, as the max() says). A decode step takes
+# the longer of the weight read and this dequantisation; an H200 (132 SMs, 4.8 TB/s) is dequantisation-bound on them.
+IQ_GRID_SM_CYCLES_PER_WEIGHT = 0.100
+IQ_GRID_PREFIXES = ("IQ1", "IQ2", "IQ3")
 # A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
 # widens the rough band this much (exponent on its factors).
 ROUGH_BAND_WIDEN = 1.5

@@ -43,6 +43,7 @@ class DeviceRates(Frozen):
     moe_tile_tokens: float = Field(ge=0)  # the backend's expert-GEMM tile: see ``speed_model.moe_tile_factor``
     slow_decode_quants: frozenset[str] = frozenset()  # quant families without the backend's fast mat-vec path
     slow_decode_factor: float = 1.0  # their decode time multiple (``SYCL_NO_REORDER_DECODE_FACTOR``)
+    sm_cycles_per_s: float = 0.0  # CUDA: SMs x clock (the mma basis / 1024 FLOP per SM and clock); 0 elsewhere
     rough: bool
     notes: tuple[str, ...] = ()
 
@@ -233,6 +234,7 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
         layer_latency_s=layer_latency_s(gpu, family),
         attention_efficiency=K.ATTENTION_EFFICIENCY[kernel_family(family)],
         moe_tile_tokens=K.MOE_TILE_TOKENS[kernel_family(family)],
+        sm_cycles_per_s=tflops * 1e12 / 1024.0 if family == "cuda" and engine is Engine.LLAMA_CPP else 0.0,
         slow_decode_quants=K.SYCL_NO_REORDER_FAMILIES if family == "sycl" else frozenset(),
         slow_decode_factor=K.SYCL_NO_REORDER_DECODE_FACTOR if family == "sycl" else 1.0,
         rough=proxy or flops_rough,
@@ -348,3 +350,11 @@ def decode_quant_factor(rates: DeviceRates, quant_factor: float, quant_family: s
     """The weights' decode time multiplier on this device: the quant family's, times the backend's slow-path factor
     where it has no fast mat-vec kernel for the family (SYCL without the reorder layout)."""
     return quant_factor * (rates.slow_decode_factor if quant_family in rates.slow_decode_quants else 1.0)
+
+
+def dequant_seconds(rates: DeviceRates, grid_weights: float, gpu_share: float = 1.0) -> float:
+    """Seconds a CUDA mat-vec spends decoding codebook-quant weights (``IQ_GRID_SM_CYCLES_PER_WEIGHT``), for the
+    share of them on the GPU; 0 where no such weights or no CUDA rate."""
+    if not grid_weights or not rates.sm_cycles_per_s:
+        return 0.0
+    return grid_weights * gpu_share * K.IQ_GRID_SM_CYCLES_PER_WEIGHT / rates.sm_cycles_per_s
