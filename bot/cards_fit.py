@@ -198,8 +198,9 @@ def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
         rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est, lang)))
     if full and (pool := pool_row(est, lang)) is not None:
         rows.append(pool)
-    if sp.confidence == "rough":
-        rows.append(Row(label="⚠", value=t(lang, "value.rough")))
+    if sp.confidence == "rough":  # why, where the backend has rows (issue 37): one source, missed band, kept out
+        why = sp.calibration if sp.calibration in ("thin", "missed", "excluded") else ""
+        rows.append(Row(label="⚠", value=t(lang, f"value.rough_{why}" if why else "value.rough")))
     return rows
 
 

@@ -460,6 +460,10 @@ def hardware_ref(gpu: GpuSpec, count: int, usable_bytes: int, system_ram_bytes: 
     return ref
 
 
+# Why a card's speed is rough although its backend has rows (``speed.calibration_level``): the card line says it.
+SPEED_COVERAGE_NOTES = {"thin": "speed_thin", "missed": "speed_missed", "excluded": "speed_excluded"}
+
+
 def estimate_of(s: Scenario) -> FitEstimate:
     """Memory, placement, verdict and speed of one scenario."""
     model, gpu, hardware, workload = s.model, s.device, s.hardware, s.workload
@@ -487,7 +491,8 @@ def estimate_of(s: Scenario) -> FitEstimate:
         serving=speeds_of(speed, s.users),
         concurrent=s.users,
         defaults_used=s.defaults_used,
-        notes=s.notes + ((note("speed_thin"),) if speed.calibration == "thin" else ()),
+        notes=s.notes
+        + ((note(SPEED_COVERAGE_NOTES[speed.calibration]),) if speed.calibration in SPEED_COVERAGE_NOTES else ()),
     )
 
 
