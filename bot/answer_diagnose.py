@@ -24,6 +24,7 @@ from core.diagnose_flags import (
     LaunchFlags,
     ParseFailure,
     find_command,
+    join_lines,
     model_words,
     parse_command,
     split_paste,
@@ -171,11 +172,12 @@ def _ollama_tag(answers: Answers, flags: LaunchFlags) -> ModelSpec | None:
 
 
 def _prose(body: str, facts: LogFacts | None) -> str:
-    """The user's own words: what is neither the command nor log output."""
-    found = split_paste(body)
-    text = found[2] if found else body
-    lines = [line for line in text.splitlines() if facts is None or not looks_like_log(line)]
-    return " ".join(lines)[:500]
+    """The user's own words: what is neither the command nor log output (log lines go first, so a log
+    pasted under the command does not hide the words next to it)."""
+    lines = [line for line in join_lines(body).splitlines() if facts is None or not looks_like_log(line)]
+    text = "\n".join(lines)
+    found = split_paste(text)
+    return " ".join((found[2] if found else text).splitlines())[:500]
 
 
 def _count(notes: list[Note], flags: LaunchFlags, named: bool, count: int) -> int:

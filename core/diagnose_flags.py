@@ -441,7 +441,7 @@ def _ollama(tokens: list[str], env: list[tuple[str, str]], text: str) -> LaunchF
         program="ollama",
         argv=tuple(f"{k}={v}" for k, v in env) + tuple(tokens),
         model_ref=ref,
-        quant=quant_of(tag) if tag else None,
+        quant=quant_of(tag) if tag else quant_of(ref) if ref.lower().endswith(".gguf") else None,
         context=context,
         gpu_layers=params.get("num_gpu"),
         cache_k=kv.lower() if kv else None,

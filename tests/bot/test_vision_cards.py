@@ -129,3 +129,14 @@ def test_text_only_model_says_so(service):
 def test_german_image_card(service):
     reply = ask(service, "mistral small 3.1 mit 2 bildern auf einer 4090")
     assert reply.locale == "de" and any(s.title.startswith("Mit Bildern") for s in reply.sections)
+
+
+@pytest.mark.parametrize("model", CATALOG.models, ids=[m.id for m in CATALOG.models])
+def test_image_question_answers_per_model_as_models_tags_it(service, model):
+    """The card agrees with /models: image input -> a vision section with tokens; text only -> says so."""
+    reply = ask(service, f"{model.id} on 8x h200 with 2 images")
+    vision = [s for s in reply.sections if s.title.startswith("With images") or s.title == "Images"]
+    if not vision:  # the model does not fit even there: no vision section at all
+        return
+    text_only = any("reads text only" in r.value for s in vision for r in s.rows)
+    assert text_only is ("vision" not in tags_of(model)), model.id

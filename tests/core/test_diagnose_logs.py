@@ -131,3 +131,17 @@ def test_german_words_get_a_german_log_card(service: Service) -> None:
     reply = ask(service, paste, prefix="mein vllm startet nicht, was mache ich falsch:\n")
     assert reply.locale == "de" and reply.title.startswith("Was das vLLM-Log sagt")
     assert "--gpu-memory-utilization" in (reply.summary or "")
+
+
+def test_a_modelfile_reads_the_quant_of_its_gguf_file() -> None:
+    paste = next(p for p in DOCKER if p["id"] == "modelfile_gguf_num_gpu")
+    flags = parse_command(paste["text"])
+    assert isinstance(flags, LaunchFlags) and flags.quant == "Q4_K_M"
+
+
+def test_a_torch_oom_with_model_and_gpu_shows_no_ram_it_does_not_state(service: Service) -> None:
+    """issue 35: a torch OOM showed "System RAM 0.00 GiB of 158.32 GiB" with no RAM given."""
+    paste = next(p for p in LOGS if p["id"] == "torch_oom_vllm_worker")
+    reply = ask(service, paste, prefix="vllm serve Qwen/Qwen3-8B on 2x rtx 4090\n")
+    text = to_console(reply)
+    assert reply.kind == "diagnose" and "System RAM" not in text
