@@ -86,7 +86,7 @@ def with_vision(
             label=t(lang, "vision.tokens"),
             value=t(
                 lang,
-                "vision.tokens_value",
+                "vision.tokens_value_cross" if fact.cross_attention else "vision.tokens_value",
                 n=images,
                 per=integer(per_image, lang),
                 tokens=integer(tokens, lang),
@@ -106,8 +106,6 @@ def with_vision(
         *_engine_rows(fact, lang),
         Row(label=t(lang, "quality.source"), value=fact.provenance.source),
     ]
-    if fact.cross_attention:
-        rows.append(Row(label="–", value=t(lang, "vision.cross_attention")))
     if in_context + est.speed.prompt_tokens > est.context:
         rows.append(
             Row(

@@ -140,3 +140,12 @@ def test_image_question_answers_per_model_as_models_tags_it(service, model):
         return
     text_only = any("reads text only" in r.value for s in vision for r in s.rows)
     assert text_only is ("vision" not in tags_of(model)), model.id
+
+
+def test_llama_3_2_vision_in_german_and_its_image_tokens_stay_out_of_the_context(service):
+    reply = ask(service, "llama 3.2 11b vision mit 2 bildern auf einer 4090")
+    assert reply.locale == "de"
+    rows = [r.value for s in reply.sections for r in s.rows]
+    assert any("keinen Projektor" in v and "vLLM" in v for v in rows)
+    assert any("Cross-Attention" in v and "nicht im Kontext" in v for v in rows)
+    assert not any("-c erhöhen" in v for v in rows)  # 12,808 image tokens, but none of them in the 8K context
