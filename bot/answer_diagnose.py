@@ -94,6 +94,9 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
         quant = answers.catalog.quant(fallback)
     assert quant is not None
     ram_gb = q.ram_gb if q.ram_gb is not None else user.ram_gb
+    if ram_gb is None and facts is not None and facts.system_total_bytes:  # the RAM the log states
+        ram_gb = round(facts.system_total_bytes / 1e9, 1)
+        notes.append(Note(code="dx_log_ram", values={"ram": f"{ram_gb:g}"}))
     if ram_gb is None:
         ram_gb = DEFAULT_RAM_GB
         if not gpu.unified_memory:
@@ -156,8 +159,12 @@ def _model_from_words(answers: Answers, body: str, facts: LogFacts | None) -> Mo
 
 
 def _flags_for(facts: LogFacts, model: ModelSpec) -> LaunchFlags | None:
-    """The settings a log implies, for the model the user named next to it."""
+    """The settings a log implies, for the model the user named next to it (an Ollama log: its library tag,
+    else the GGUF repository Ollama pulls with hf.co/)."""
     ref = model.hf_repo or model.id
+    if facts.engine == "ollama":
+        tag = next((x.tag for x in ollama_tags() if x.model_id == model.id), None)
+        ref = tag or (f"hf.co/{model.gguf_repo}" if model.gguf_repo else model.id)
     named = facts.model_copy(
         update={"model_name": ref, "engine": facts.engine if facts.engine != "pytorch" else "vllm"}
     )

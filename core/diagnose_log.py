@@ -84,6 +84,8 @@ _FAILED_PART: tuple[tuple[Literal["kv", "compute", "model"], re.Pattern[str]], .
 _UNITS = {"GiB": GIB, "MiB": MIB, "KiB": 1024, "B": 1}
 _TORCH_OOM = re.compile(r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)")
 _O_SYSMEM = re.compile(r"model requires more system memory \(([\d.]+) GiB\) than is available \(([\d.]+) GiB\)")
+# any Ollama server log line: 'time=... level=INFO source=server.go:438 msg="starting llama server"'
+_O_LINE = re.compile(r"level=(?:INFO|WARN|ERROR|DEBUG) source=[\w./-]+\.go:\d+")
 _O_CTX = re.compile(r"--ctx-size[\" ,]+(\d+)")
 _OOM = re.compile(
     r"out of memory|OutOfMemoryError|failed to allocate|requires more system memory|No available memory", re.I
@@ -140,7 +142,7 @@ class LogFacts(Frozen):
 def looks_like_log(text: str) -> bool:
     """Whether ``text`` carries any line this module reads."""
     probes = (_DEVICE, _FILE, _FTYPE, _OFFLOADED, _BUFFER, _CUDA_FAIL, _ALLOC_FAIL, _V_KV_NEED, _V_CAPACITY)
-    more = (_V_KV_TOKENS, _O_OFFLOAD, _O_SYSMEM, _V_NO_BLOCKS, _TORCH_OOM, _KV_SELF, _FAILED_PART[0][1])
+    more = (_V_KV_TOKENS, _O_OFFLOAD, _O_SYSMEM, _V_NO_BLOCKS, _TORCH_OOM, _KV_SELF, _FAILED_PART[0][1], _O_LINE)
     return any(p.search(text) for p in (*probes, *more))
 
 

@@ -145,3 +145,12 @@ def test_a_torch_oom_with_model_and_gpu_shows_no_ram_it_does_not_state(service: 
     reply = ask(service, paste, prefix="vllm serve Qwen/Qwen3-8B on 2x rtx 4090\n")
     text = to_console(reply)
     assert reply.kind == "diagnose" and "System RAM" not in text
+
+
+def test_an_ollama_log_with_the_model_named_uses_the_logs_ram_and_the_library_tag(service: Service) -> None:
+    paste = next(p for p in LOGS if p["id"] == "ollama_offload_library_cuda")
+    reply = ask(service, paste, prefix="gemma 3 12b on my rtx 3080 ti, ollama says:\n")
+    text = to_console(reply)
+    assert reply.title.startswith("Diagnosis: Gemma 3 12B") and "system RAM read from the log: 33.2 GB" in text
+    assert "ollama run gemma3:12b" in text and "64 GB system RAM" not in text
+    assert "25.40 GiB free of 30.90 GiB" in text  # the log's own line, next to the placement
