@@ -19,7 +19,6 @@ from core.multi_model import SideModel
 from core.ollama import OllamaTag
 from core.quant_quality import QualityRow
 from core.speculative import Acceptance, MtpFact
-from core.vision import VisionFact
 
 
 def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
@@ -117,21 +116,6 @@ def mtp_facts(directory: Path = FACTS_DIR) -> tuple[MtpFact, ...]:
 
 
 @cache
-def vision_facts(directory: Path = FACTS_DIR) -> tuple[VisionFact, ...]:
-    return tuple(
-        VisionFact(
-            family=str(r["family"]),
-            tokens=r["tokens"],  # type: ignore[arg-type]
-            tokens_per_image=int(r.get("tokens_per_image", 0)),  # type: ignore[call-overload]
-            pixels_per_token=int(r.get("pixels_per_token", 0)),  # type: ignore[call-overload]
-            encoder_params=int(r["encoder_params"]) if "encoder_params" in r else None,  # type: ignore[call-overload]
-            provenance=_provenance(r),
-        )
-        for r in _table("vision.toml", "vision", directory)
-    )
-
-
-@cache
 def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
     return tuple(
         SideModel(
@@ -149,4 +133,4 @@ def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
     )
 
 
-__all__ = ["side_models", "vision_facts", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
+__all__ = ["side_models", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
