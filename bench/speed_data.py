@@ -470,7 +470,6 @@ def _quant_id(text: str) -> str:
 
 
 def raw_rows() -> list[tuple[str, dict[str, str]]]:
-    """Every CSV row of the calibration files, keyed "file:line" as ``Row.index`` is."""
     out = []
     for name in DATA_FILES:
         with open(DATA_DIR / name, encoding="utf-8") as handle:
