@@ -188,7 +188,7 @@ SIZE_WORDS = _words(
     image bild small klein kleines fast schnell schnelles tiny light"""
 )
 # "n 8b modell", "'n 70b": the colloquial German article, a word of its own ("gemma 3n" keeps its "n")
-COLLOQUIAL_ARTICLES = frozenset({"n", "ne", "nen"})
+COLLOQUIAL_ARTICLES = frozenset({"n", "ne", "nen", "ner", "nem"})
 
 
 def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
