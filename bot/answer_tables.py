@@ -16,12 +16,23 @@ from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.user import User
-from core.advice import FULL_FIT, RUNS, QuickFit, choose_quant, fits_on, full_fit_speeds, quick_fit, with_quant
+from core.advice import (
+    FULL_FIT,
+    RUNS,
+    QuickFit,
+    choose_quant,
+    chosen_scenario,
+    fits_on,
+    full_fit_speeds,
+    quick_fit,
+    with_quant,
+)
 from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, memory_table
 from core.model_sizes import of_size
 from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.names import typed
+from core.quant_choice import QuantChoice
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
@@ -54,9 +65,7 @@ def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
             continue
         row = quick_fit(with_quant(s, quant, answers.catalog))
         rows.append((quant.id, row.need_bytes, row.decode_tokens_per_s, row.verdict))
-    choice = answers.cached(
-        ("choose", model.id, s.device.id, s.request.model_dump_json()), lambda: choose_quant(s, answers.catalog)
-    )
+    choice = _choice(answers, s)
     if choice is None:
         recommended = t(lang, "quant.none")
     else:
@@ -74,6 +83,18 @@ def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
     more_query = "" if more else f"/quant {model.id} {setup_label(s.device.id, s.count)} more"
     card = cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
     return with_quality(card, model, rows, lang, more)  # published KLD/perplexity per quant (issue 26)
+
+
+def _choice(answers: Answering, s: Scenario) -> QuantChoice | None:
+    return answers.cached(
+        ("choose", s.model.id, s.device.id, s.request.model_dump_json()), lambda: choose_quant(s, answers.catalog)
+    )
+
+
+def recommended(answers: Answering, s: Scenario) -> Scenario:
+    """The scenario with the quant the /quant card recommends (the asked one where it recommends none)."""
+    choice = _choice(answers, s)
+    return chosen_scenario(s, answers.catalog, choice) if choice is not None else s
 
 
 def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[str]) -> list[tuple[GpuSpec, QuickFit]]:

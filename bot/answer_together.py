@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from bot.answer_multi import subject_of
 from bot.cards_diagnose import failure_card
 from bot.reply import Reply, Row, Section, Tone
 from bot.resolve import Resolver
 from bot.user import User
 from catalog.extra_facts import side_models
-from core.estimate import DEFAULT_RAM_GB, EstimateError, Request, estimate
+from core.estimate import DEFAULT_RAM_GB, EstimateError, Request, estimate, scenario
+from core.figures import figures_of
 from core.fit import Verdict, comfortable_reserve
 from core.memory import usable_bytes
 from core.models import GpuSpec, Hardware, Workload
@@ -66,20 +68,21 @@ def together_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
     if isinstance(model, Reply):
         return model
     rows: list[Row] = []
+    subject = subject_of(None, gpu, count, request, ())
     if model is not None:
         quant = answers.catalog.quant(q.quant or DEFAULT_QUANT)
         if quant is None:
             return failure_card(lang, "no_command")
+        asked = request.model_copy(update={"quant": quant.id, "context": q.context})
         try:
-            est = estimate(
-                model,
-                gpu,
-                quant,
-                request.model_copy(update={"quant": quant.id, "context": q.context}),
-                answers.catalog.size(model.id, quant.id),
-            )
+            settled = scenario(model, gpu, asked, answers.catalog)
+            analysis = answers.analyse(settled)
         except EstimateError:
             return failure_card(lang, "no_command")
+        est = analysis.estimate
+        subject = subject_of(model, gpu, count, asked, (), settled).model_copy(
+            update={"figures": figures_of(analysis)}  # the LLM's own numbers; the card adds the side models
+        )
         other = est.memory.kv_cache_bytes + est.memory.overhead_bytes
         llm_part = Part(
             name=f"{model.name} {quant.id}",
@@ -141,6 +144,7 @@ def together_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
         sections=tuple(sections),
         assumptions=f"{t(lang, 'assumptions.prefix')}: " + "; ".join(assumed),
         echo=text[:300],
+        subjects=(subject.model_copy(update={"notes": tuple(notes)}),),
     )
 
 

@@ -17,6 +17,7 @@ from bot import answer_tables as tables
 from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_extras import extend_fit
 from bot.answer_launch import with_quantized_repos
+from bot.answer_measured import runs_for, with_measured
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.question import AskBack, Question
 from bot.reply import Reply, setup_label
@@ -148,9 +149,13 @@ class Answers:
     def _on(self, ask: Question, model: ModelSpec, hw: GpuSpec, count: int) -> Reply:
         """The card of the question's kind for ``model`` on ``count`` x ``hw``."""
         q = ask.query
-        if q.intent is Intent.QUANT:
-            return self._about(
-                tables.quant_matrix(self, self.scenario(ask, model, hw, count), ask), ask, model, hw, count
+        if q.intent is Intent.QUANT:  # its figures: the quant it recommends
+            s = self.scenario(ask, model, hw, count)
+            card = tables.quant_matrix(self, s, ask)
+            return (
+                card
+                if card.kind in ("suggest", "error")
+                else self.about(card, ask, self.analyse(tables.recommended(self, s), ask))
             )
         if q.intent is Intent.FINETUNE:
             return self._about(self._finetune(model, hw, count, ask), ask, model, hw, count)
@@ -242,8 +247,8 @@ class Answers:
         reply = cards.fit_card(
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
-        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.text, flags.details)  # issue 26
-        return self.about(reply, ask, analysis)
+        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query, ask.text, flags.details)  # issue 26
+        return with_measured(self.about(reply, ask, analysis), runs_for(analysis, self.catalog), ask.lang)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:
         s = self.scenario(ask, model, None)
@@ -285,7 +290,8 @@ class Answers:
 
 
 def feel_rate(answers: Answers, text: str) -> float | None:
-    """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons)."""
+    """Tokens/s one user gets for a fit question (the "feel the speed" buttons): the fit card's figure, at
+    the asked context and, with several users, each user's share (``core.serving``)."""
     ask = Question(answers.parse(text), "en", User(), text)
     try:
         model = answers.model(ask)
@@ -293,4 +299,4 @@ def feel_rate(answers: Answers, text: str) -> float | None:
         est = answers.analyse(answers.scenario(ask, model, gpu, count), ask).estimate
     except (AskBack, EstimateError):
         return None
-    return est.speed.decode_tokens_per_s if est.verdict is not Verdict.NO_FIT else None
+    return est.serving.per_user_tokens_per_s if est.verdict is not Verdict.NO_FIT else None

@@ -27,9 +27,8 @@ from core.analysis import Advice, Analysis, Cost
 from core.estimate import FitEstimate
 from core.figures import offer_price
 from core.fit import Verdict
-from core.models import Catalog
-from core.notes import note
-from core.serving import Speeds
+from core.models import Catalog, Engine
+from core.notes import UNVERIFIED_CODES, note
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
@@ -88,7 +87,7 @@ def fix_line(est: FitEstimate, fix: Fix | None, lang: Lang) -> str:
         if fix.verdict is not Verdict.OFFLOAD
         else t(lang, "fix.outcome_offload", in_ram=gib(fix.estimate.ram_bytes, lang))
     )
-    speed = fix.estimate.speed.decode_tokens_per_s
+    speed = fix.estimate.speed.decode_tokens_per_s_at_context  # as the speed rows: at its context
     return f"➜ {change} → {outcome} · {tokens_per_s(speed, lang)}"
 
 
@@ -121,6 +120,11 @@ def context_warning(est: FitEstimate, lang: Lang) -> str:
     return "⚠ " + note_text(note("context_over_max", value=est.context, max=est.model.max_context), lang)
 
 
+def unverified_warning(est: FitEstimate, lang: Lang) -> str:
+    """A visible line when the model row rests on facts nobody checked against a primary source, naming them."""
+    return "\n".join("⚠ " + note_text(n, lang) for n in est.notes if n.code in UNVERIFIED_CODES)
+
+
 def max_context_value(est: FitEstimate, lang: Lang) -> str:
     """Both limits: what fits in GPU memory and what the model was trained for."""
     memory = context_label(est.max_context) if est.max_context else "–"
@@ -133,17 +137,12 @@ def memory_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
     rows: list[Row] = []
     weights_key = "value.weights_measured" if mem.weights_measured else "value.weights_estimated"
     weights = t(lang, weights_key, bytes=gib(mem.weights_bytes, lang))
+    kv = gib(mem.kv_cache_bytes, lang)
+    if est.engine is Engine.VLLM:  # vLLM needs one sequence's cache; what is spare becomes its KV pool
+        kv = t(lang, "value.kv_one_sequence", kv=kv)
+    rows += [Row(label=t(lang, "row.weights"), value=weights), Row(label=t(lang, "row.kv"), value=kv)]
     if full:
-        rows += [
-            Row(label=t(lang, "row.weights"), value=weights),
-            Row(label=t(lang, "row.kv"), value=gib(mem.kv_cache_bytes, lang)),
-            Row(label=t(lang, "row.overhead"), value=gib(mem.overhead_bytes, lang)),
-        ]
-    else:
-        rows += [
-            Row(label=t(lang, "row.weights"), value=weights),
-            Row(label=t(lang, "row.kv"), value=gib(mem.kv_cache_bytes, lang)),
-        ]
+        rows.append(Row(label=t(lang, "row.overhead"), value=gib(mem.overhead_bytes, lang)))
     gpu_value = t(lang, "value.of", part=gib(est.gpu_bytes, lang), whole=gib(mem.usable_bytes, lang))
     if est.verdict is not Verdict.NO_FIT:
         gpu_value += " · " + t(lang, "value.reserve", reserve=gib(max(est.gpu_reserve_bytes, 0), lang))
@@ -168,17 +167,20 @@ def memory_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
 
 
 def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
+    """Decode at the asked context (the KV cache of that context read for every token, the figure /speed's
+    table shows for it), prefill and time to first token, per-user speed for several users on the same
+    placement; the details page adds the short-context (llama-bench tg128) figure."""
     sp = est.speed
-    low, high = sp.decode_range
+    low, high = sp.decode_range_at_context
     decode = t(
         lang,
         "value.range",
-        value=tokens_per_s(sp.decode_tokens_per_s, lang),
+        value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang),
         low=num(low, lang, 0),
         high=num(high, lang, 0),
     )
     rows = [
-        Row(label=t(lang, "row.decode"), value=decode),
+        Row(label=t(lang, "row.decode_at_ctx", context=context_label(est.context)), value=decode),
         Row(
             label=t(lang, "row.prefill"),
             value=t(
@@ -191,29 +193,45 @@ def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
         ),
     ]
     if full:
-        rows.insert(
-            1,
-            Row(
-                label=t(lang, "row.decode_at_ctx", context=context_label(est.context)),
-                value=tokens_per_s(sp.decode_tokens_per_s_at_context, lang),
-            ),
-        )
+        rows.insert(1, Row(label=t(lang, "row.decode_short"), value=tokens_per_s(sp.decode_tokens_per_s, lang)))
     if est.serving.users > 1:
-        rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est.serving, lang)))
-    if sp.confidence == "rough":
-        rows.append(Row(label="⚠", value=t(lang, "value.rough")))
+        rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est, lang)))
+    if full and (pool := pool_row(est, lang)) is not None:
+        rows.append(pool)
+    if sp.confidence == "rough":  # why, where the backend has rows (issue 37): one source, missed band, kept out
+        why = sp.calibration if sp.calibration in ("thin", "missed", "excluded") else ""
+        rows.append(Row(label="⚠", value=t(lang, f"value.rough_{why}" if why else "value.rough")))
     return rows
 
 
-def users_value(serving: Speeds, lang: Lang) -> str:
-    """ "68.1 tok/s together, 17.0 tok/s each (2 at once)": the one way every card says it (``core.serving``)."""
+def users_value(est: FitEstimate, lang: Lang) -> str:
+    """ "68.1 tok/s together, 17.0 tok/s each (2 at once)": the one way every card says it (``core.serving``);
+    users beyond those at once wait their turn, which the card says."""
+    serving = est.serving
+    key = "value.users_queued" if serving.users_served < serving.users else "value.users_at_once"
     return t(
         lang,
-        "value.users_at_once",
+        key,
         total=tokens_per_s(serving.aggregate_tokens_per_s, lang),
         per_user=tokens_per_s(serving.per_user_tokens_per_s, lang),
         at_once=integer(serving.users_served, lang),
     )
+
+
+def pool_row(est: FitEstimate, lang: Lang) -> Row | None:
+    """vLLM's paged KV pool: what ``gpu_memory_utilization`` leaves after weights and activations, and how
+    many sequences of the asked context it holds (``speed.batch_speed``)."""
+    conc = est.speed.concurrency
+    if est.engine is not Engine.VLLM or conc is None or est.verdict is Verdict.NO_FIT:
+        return None
+    value = t(
+        lang,
+        "value.kv_pool",
+        pool=gib(conc.kv_budget_bytes, lang),
+        seqs=integer(conc.sequences_fit, lang),
+        context=context_label(est.context),
+    )
+    return Row(label=t(lang, "row.kv_pool"), value=value)
 
 
 def quant_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
@@ -357,20 +375,26 @@ def cost_rows(cost: Cost, lang: Lang, monthly: bool = False) -> list[Row]:
     return rows
 
 
-def command_blocks(advice: Advice, lang: Lang, first_only: bool = False) -> tuple[CodeBlock, ...]:
-    """The launch commands; a no-fit card gets the nearest setup's command, labelled as such."""
-    if not advice.commands and advice.fix_command is not None:
+def command_blocks(advice: Advice, lang: Lang, engine: Engine, first_only: bool = False) -> tuple[CodeBlock, ...]:
+    """The launch commands, the asked engine's first: a card about vLLM leads with a ``vllm serve`` line,
+    never another engine's. Where the asked engine's setup does not run, the nearest setup that does
+    (``advice.fix_command``, same engine) comes first, labelled as such; the phone card shows one."""
+    own = [c for c in advice.commands if c.engine is engine]
+    blocks = [CodeBlock(label=c.engine.value, text=c.shell) for c in own]
+    if not own and advice.fix_command is not None:
         cmd = advice.fix_command
-        return (CodeBlock(label=t(lang, "cmd.nearest", engine=cmd.engine.value), text=cmd.shell),)
-    commands = advice.commands[:1] if first_only else advice.commands
-    return tuple(CodeBlock(label=c.engine.value, text=c.shell) for c in commands)
+        blocks.append(CodeBlock(label=t(lang, "cmd.nearest", engine=cmd.engine.value), text=cmd.shell))
+    others = [CodeBlock(label=c.engine.value, text=c.shell) for c in advice.commands if c.engine is not engine]
+    if first_only:
+        return tuple(blocks[:1])  # another engine's line is on the details page, after this one's
+    return (*blocks, *others)
 
 
 def assumptions_line(est: FitEstimate, lang: Lang, full: bool = False) -> str:
     """The defaults and modelling choices behind the card (``est.notes``), in the user's language."""
-    skip = {"context_over_max", "context_rope"}  # shown as a warning at the top instead
+    skip = {"context_over_max", "context_rope", *UNVERIFIED_CODES}  # shown as a warning at the top instead
     notes = [n for n in est.notes if n.code not in skip and (full or not n.code.startswith("weights_"))]
-    return notes_line(notes, lang, limit=600 if full else 200)
+    return notes_line(notes, lang, limit=600 if full else 200, compact=not full)
 
 
 def fit_actions(est: FitEstimate, advice: Advice | None, lang: Lang, details: bool) -> tuple[Action, ...]:
@@ -414,6 +438,8 @@ def _summary(est: FitEstimate, advice: Advice, lang: Lang) -> str:
         lines.append(fix)
     if warning := context_warning(est, lang):
         lines.append(warning)
+    if doubt := unverified_warning(est, lang):
+        lines.append(doubt)
     return "\n".join(lines)
 
 
@@ -458,7 +484,7 @@ def fit_card(
         tone=VERDICT_TONE[est.verdict],
         summary=_summary(est, advice, lang),
         sections=tuple(sections),
-        code=command_blocks(advice, lang, first_only=not details),
+        code=command_blocks(advice, lang, est.engine, first_only=not details),
         # The details page goes without the picture: Telegram cannot fit it into a photo caption, and a
         # page without a chart is sent as text in full instead of a shortened caption.
         chart=None if details else chart,
@@ -492,6 +518,7 @@ def memory_chart(
 
 __all__ = [
     "assumptions_line",
+    "unverified_warning",
     "fit_card",
     "follow_up",
     "memory_chart",

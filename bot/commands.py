@@ -82,3 +82,31 @@ def read(text: str) -> Command:
 def session_sentence(text: str) -> str | None:
     """A session command written as a sentence ("vergiss mich", "ich habe 2x 3090"), if any."""
     return next((name for name, pattern in SENTENCES if pattern.search(text)), None)
+
+
+def question(command: str, *parts: object) -> str:
+    """ "/fit qwen3-32b rtx-4090 ctx 32768 kv q8_0": a command and its given options as the one question
+    grammar the cards' buttons write (``bot.cards_fit.follow_up``), blanks dropped. Typed options (Discord's
+    slash commands, the MCP tools) become this text, so they are answered like any typed question."""
+    return " ".join([f"/{command}", *(str(p) for p in parts if p not in (None, ""))])
+
+
+def context_part(context: int | None) -> str | None:
+    """A context option as "ctx N": a bare number could read as a GPU or a size."""
+    return f"ctx {context}" if context else None
+
+
+def kv_part(kv: str | None) -> str | None:
+    return f"kv {kv}" if kv else None
+
+
+def ram_part(ram_gb: float | None) -> str | None:
+    return f"ram {ram_gb:g}gb" if ram_gb else None
+
+
+def users_part(users: int | None) -> str | None:
+    return f"{users} users" if users and users > 1 else None
+
+
+def backend_part(backend: str | None) -> str | None:
+    return f"on {backend}" if backend else None

@@ -30,14 +30,15 @@ RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
 
 
 class Preferences:
-    """Reads and changes saved defaults; without a store (the console) every command says so."""
+    """Reads and changes saved defaults; without a store or a known person (the console, an MCP client) every
+    command says so."""
 
     def __init__(self, store: PreferenceStore | None) -> None:
         self.store = store
 
     async def fill(self, user: User) -> tuple[User, Lang | None]:
         """The user with saved defaults filled in, and the chat's language if one was chosen."""
-        if self.store is None or not user.id:
+        if self.store is None or not user.id or user.anonymous:
             return user, None
         try:
             saved = await self.store.user(user.id)
@@ -57,7 +58,7 @@ class Preferences:
 
     async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
-        if self.store is None or not user.id:
+        if self.store is None or not user.id or user.anonymous:
             return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
         try:
             return await self._change(name, arg, q, lang, user, answers)

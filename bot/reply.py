@@ -7,6 +7,7 @@ always be escaped.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Literal
 
@@ -60,10 +61,29 @@ class CodeBlock(_Frozen):
 
 
 class Action(_Frozen):
-    """A follow-up button: ``query`` is the question to answer when it is pressed."""
+    """A follow-up button: ``query`` is the question to answer when it is pressed.
+
+    The service ends each query with a tag naming the card's language (" |de"): the question of a
+    button has no words of its own, so on its own it would follow the client's language and a German
+    card's buttons could answer in English. ``question`` is the query without it."""
 
     label: str
     query: str
+
+    @property
+    def question(self) -> str:
+        return untagged(self.query)[0]
+
+
+_LANG_TAG = re.compile(r" \|(de|en)$")
+
+
+def untagged(text: str) -> tuple[str, Literal["de", "en"] | None]:
+    """(the question without its language tag, the language of the card its button sat on, if any)."""
+    m = _LANG_TAG.search(text)
+    if m is None:
+        return text, None
+    return text[: m.start()], "de" if m[1] == "de" else "en"
 
 
 class Series(_Frozen):
@@ -119,6 +139,13 @@ class Reply(_Frozen):
     footer: str = ""
     echo: str = ""  # the user's words, shown back; untrusted
     subjects: tuple[Subject, ...] = ()
+
+    def with_language_tags(self) -> Reply:
+        """The reply with each button's question tagged with the reply's language (see ``Action``)."""
+        if not self.actions:
+            return self
+        tagged = tuple(a.model_copy(update={"query": f"{a.question} |{self.locale}"}) for a in self.actions)
+        return self.model_copy(update={"actions": tagged})
 
     @property
     def emoji(self) -> str:

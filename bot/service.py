@@ -7,12 +7,11 @@ here raises: every failure becomes a friendly, localized card.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import gc
 import logging
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -20,17 +19,18 @@ from pydantic import BaseModel, ValidationError
 from bot import cards, commands
 from bot.answer_multi import with_notes
 from bot.answer_special import special_answer, special_kind, special_language
+from bot.answer_worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
 from bot.answers import Answers, feel_rate
-from bot.hub_models import hub_answers, in_catalog
+from bot.hub_models import hub_answers, in_catalog, repo_base
 from bot.limits import Limits
 from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
-from bot.reply import Reply
+from bot.reply import Reply, untagged
 from bot.usage import UsageLog
 from bot.user import User
 from catalog.index_lookup import find_in_index, searchable_rows
 from core.estimate import EstimateError
-from core.models import Catalog, Engine, KvCacheType, ModelSpec
+from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
 from core.quant_ladder import MENU
 from core.query import Query, complete
@@ -43,12 +43,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
-# The most one answer may take on the worker thread. The heaviest card (a table over every device) takes
-# well under a second; past this the answer is set aside and the next question gets a fresh worker.
-ANSWER_DEADLINE_S = 10.0
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
+BACKEND_CHOICES = tuple(b.value for b in Backend if b is not Backend.OTHER)  # the ones a question can name
 # one card of each kind, about a model and a device that no bench asks about first; the list scans fill the
 # per-catalog memo of each model's weights in each quant (they never change with the device asked about).
 # Then setups of the other kinds, asked in sentences: a MoE on two cards, a Mac, an offload, vLLM serving users
@@ -79,10 +77,6 @@ def build_validators() -> None:
             cls.model_rebuild()
 
 
-class AnswerTimedOut(Exception):
-    """An answer ran past ``Service.answer_deadline_s`` and was set aside."""
-
-
 class Service:
     """Answers questions for every adapter; owns the worker thread, the stores and the limits."""
 
@@ -99,14 +93,9 @@ class Service:
         self.answers = Answers(catalog)
         self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
-        self.answer_deadline_s = answer_deadline_s
-        self._set_aside: list[asyncio.Future[Any]] = []  # answers past their deadline, perhaps still running
         self.prefs = Preferences(store.prefs if store is not None else None)
         self.usage = UsageLog(store)
-        # One worker thread computes answers, so the event loop keeps serving heartbeats, deferrals and
-        # I/O while a heavy card (a table over every device) is built; one thread also means the caches
-        # are only ever changed by that thread (the loop only reads them for the fast path).
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers")
+        self.worker = AnswerWorker(answer_deadline_s)  # the one answer thread, with a deadline per answer
 
     @property
     def catalog(self) -> Catalog:
@@ -127,7 +116,7 @@ class Service:
         languages' messages and Babel's number data, and one card of each kind in each language (the
         models' validators and each card's parts are built on first use). The chat adapters call it when
         they start; a one-shot ``fitbot ask`` does not."""
-        return self._worker.submit(self._warm_up)
+        return self.worker.submit(self._warm_up)
 
     def _warm_up(self) -> None:
         preload_locales()
@@ -146,34 +135,25 @@ class Service:
     async def close(self) -> None:
         """Write the pending usage log, stop the worker and close the user database."""
         await self.usage.close()
-        self._worker.shutdown(wait=False)
+        self.worker.shutdown()
         gc.unfreeze()  # what the warm-up froze may now go (tests and embedders open many services)
         if self.store is not None:
             await self.store.close()
 
     async def _off_loop(self, fn: Any, *args: Any) -> Any:
-        """Runs CPU work on the service's worker thread, within the answer deadline.
-
-        A Python thread cannot be stopped, so an answer past its deadline is set aside: it may finish in
-        the background, the questions after it go to a new worker thread, and ``stuck_answers`` (which
-        ``fitbot health`` reports) counts it until it ends. The caches are then briefly shared by two
-        threads; each of their operations is a single dict operation, atomic under the GIL."""
-        future = asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), self.answer_deadline_s)
-        except TimeoutError:
-            self._set_aside.append(future)
-            stuck, self._worker = self._worker, ThreadPoolExecutor(1, thread_name_prefix="fitbot-answers")
-            stuck.shutdown(wait=False)
-            raise AnswerTimedOut from None
+        """Runs CPU work on the answer worker, within the answer deadline."""
+        return await self.worker.run(fn, *args)
 
     def stuck_answers(self) -> int:
-        """Answers set aside at their deadline that are still running."""
-        self._set_aside = [f for f in self._set_aside if not f.done()]
-        return len(self._set_aside)
+        """Answers set aside at their deadline that are still running (``fitbot health`` fails)."""
+        return self.worker.stuck()
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
-        """Answer one question; never raises."""
+        """Answer one question; never raises. Every button of the reply carries its language (``Action``)."""
+        reply = await self._answer_text(*untagged(text), locale, user)
+        return reply.with_language_tags()
+
+    async def _answer_text(self, text: str, card_lang: Lang | None, locale: str | None, user: User | None) -> Reply:
         started = time.perf_counter()
         user = user or User()
         lang = choose_language(user.lang, None, None, locale)
@@ -184,7 +164,7 @@ class Service:
                 return cards.slow_down_card(lang, int(wait) + 1)
             if special_kind(text):  # a pasted command or log, several models at once (issue 26)
                 user, chat_lang = await self.prefs.fill(user)
-                lang = choose_language(user.lang, chat_lang, special_language(self.answers, text), locale)
+                lang = choose_language(user.lang, chat_lang, card_lang or special_language(self.answers, text), locale)
                 special: Reply = await self._off_loop(special_answer, self.answers, text, lang, user)
                 await self.usage.record(None, special, user, (time.perf_counter() - started) * 1000)
                 return special
@@ -192,13 +172,12 @@ class Service:
                 too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
             user, chat_lang = await self.prefs.fill(user)
-            query, lang, first = await self._first_pass(text, user, chat_lang, locale)
+            query, lang, first = await self._first_pass(text, user, chat_lang, card_lang, locale)
             reply = await self._answer(query, lang, user, text) if first is None else await self._checked(first, user)
         except AnswerTimedOut:
-            log.warning("answer set aside after %.0f s", self.answer_deadline_s, extra={"event": "answer_deadline"})
-            reply = cards.error_card(
-                lang, t(lang, "error.deadline", seconds=integer(round(self.answer_deadline_s), lang))
-            )
+            seconds = self.worker.deadline_s
+            log.warning("answer set aside after %.0f s", seconds, extra={"event": "answer_deadline"})
+            reply = cards.error_card(lang, t(lang, "error.deadline", seconds=integer(round(seconds), lang)))
         except Exception:
             log.exception("answer failed")
             reply = cards.error_card(lang, t(lang, "error.internal"))
@@ -206,29 +185,29 @@ class Service:
         return reply
 
     async def _first_pass(
-        self, text: str, user: User, chat_lang: Lang | None, locale: str | None
+        self, text: str, user: User, chat_lang: Lang | None, card_lang: Lang | None, locale: str | None
     ) -> tuple[Query, Lang, Card | None]:
         """The parse and, for a question about catalog names only, its card, in one trip to the worker (a
         repeat from the memo, on the loop). No card where the loop awaits something first: a settings
         command, or a name the catalog lacks."""
         parsed: Query | None = self.answers.peek(("parse", text))
         if parsed is not None:
-            lang = choose_language(user.lang, chat_lang, parsed.language, locale)
+            lang = choose_language(user.lang, chat_lang, card_lang or parsed.language, locale)
             if not self._catalog_only(parsed, text):
                 return parsed, lang, None
             repeat: Reply | None = self.answers.peek(_reply_key(text, lang, user))
             if repeat is not None:
                 return parsed, lang, Card(parsed, lang, text, repeat, built=True)
         first: tuple[Query, Lang, Card | None] = await self._off_loop(
-            self._parse_and_answer, text, user, chat_lang, locale
+            self._parse_and_answer, text, user, chat_lang, card_lang, locale
         )
         return first
 
     def _parse_and_answer(
-        self, text: str, user: User, chat_lang: Lang | None, locale: str | None
+        self, text: str, user: User, chat_lang: Lang | None, card_lang: Lang | None, locale: str | None
     ) -> tuple[Query, Lang, Card | None]:
         q = self.answers.parse(text)
-        lang = choose_language(user.lang, chat_lang, q.language, locale)
+        lang = choose_language(user.lang, chat_lang, card_lang or q.language, locale)
         if not self._catalog_only(q, text):
             return q, lang, None
         return q, lang, _card(self.answers, q, lang, user, text, cached=True)
@@ -273,9 +252,13 @@ class Service:
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
             found = await hub_answers(self.hub, self.answers, repo, q.quant, lang)
             if isinstance(found, Reply) and sized_only is None:
-                return found
-            if not isinstance(found, Reply):
+                if (base := repo_base(self.answers, repo, text)) is None:
+                    return found
+                (q, indexed), repo = base, None  # the hub unreachable: the catalog model the repo is a copy of
+            elif not isinstance(found, Reply):
                 answers, model, source = found
+        elif repo and not searched and (base := repo_base(self.answers, repo, text)) is not None:
+            (q, indexed), repo = base, None  # no hub at all: the same
         if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
             memory_card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
             return memory_card
@@ -322,7 +305,7 @@ class Service:
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""
-        result: float | None = await self._off_loop(feel_rate, self.answers, text)
+        result: float | None = await self._off_loop(feel_rate, self.answers, untagged(text)[0])
         return result
 
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:

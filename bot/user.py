@@ -24,3 +24,6 @@ class User:
     # Set by the adapter from the platform (Telegram group admins, Discord "Manage Server");
     # None = not known, which counts as no.
     is_admin: bool | None = None
+    # No person stands behind the id (an MCP client, known by its address): the limits count it, but nothing
+    # is saved about it or read for it, so clients behind one address never change each other's answers.
+    anonymous: bool = False

@@ -61,7 +61,7 @@ def cost_of(s: Scenario, catalog: Catalog, est: FitEstimate, quotes: tuple[Offer
         quotes = quote_offers(s, catalog)
     # Buying only pays off for hardware that runs the model: no rent-vs-buy for a no-fit setup.
     runs = est.verdict is not Verdict.NO_FIT
-    owned = est.speed.decode_tokens_per_s if runs else None
+    owned = est.speed.decode_tokens_per_s_at_context if runs else None  # as each offer: at the context
     rvb = rent_vs_buy(s.device, s.count, quotes[0], owned_tokens_per_s=owned) if quotes and runs else None
     return Cost(offers=quotes[:MAX_OFFERS], rent_vs_buy=rvb, users=s.cost_users, notes=cost_notes(s.cost_users))
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.measured import MeasuredSpeed
 from core.models import GIB, Frozen
 
 if TYPE_CHECKING:  # read only: the models stay importable without the estimator (``bot.reply`` carries them)
     from core.analysis import Analysis, Cost
     from core.cost import OfferQuote
+    from core.diagnose_types import Outcome
 
 
 class MemoryFigures(Frozen):
@@ -43,6 +45,9 @@ class Figures(Frozen):
     verdict: str | None = None
     decode_tokens_per_s: float | None = None
     decode_band: tuple[float, float] | None = None
+    context: int | None = None  # tokens per sequence the figures at the context are for
+    decode_at_context_tokens_per_s: float | None = None  # one user with the KV cache of the context filled
+    decode_at_context_band: tuple[float, float] | None = None
     prefill_tokens_per_s: float | None = None
     prefill_band: tuple[float, float] | None = None
     ttft_s: float | None = None
@@ -54,6 +59,7 @@ class Figures(Frozen):
     cost_users: int | None = None
     usd_per_million_tokens: float | None = None  # the cheapest offer's batched price
     offers: tuple[OfferFigures, ...] = ()
+    measured: tuple[MeasuredSpeed, ...] = ()  # published runs of this setup, beside the estimate (``core.measured``)
 
 
 def _gib(value: int) -> float:
@@ -106,6 +112,11 @@ def figures_of(analysis: Analysis) -> Figures:
         verdict=est.verdict.value,
         decode_tokens_per_s=round(sp.decode_tokens_per_s, 3) if runs else None,
         decode_band=(round(sp.decode_range[0], 3), round(sp.decode_range[1], 3)) if runs else None,
+        context=sp.context,
+        decode_at_context_tokens_per_s=round(sp.decode_tokens_per_s_at_context, 3) if runs else None,
+        decode_at_context_band=(
+            (round(sp.decode_range_at_context[0], 3), round(sp.decode_range_at_context[1], 3)) if runs else None
+        ),
         prefill_tokens_per_s=round(sp.prefill_tokens_per_s, 3) if runs else None,
         prefill_band=(round(sp.prefill_range[0], 3), round(sp.prefill_range[1], 3)) if runs else None,
         ttft_s=round(sp.ttft_s, 3) if runs else None,
@@ -121,4 +132,43 @@ def figures_of(analysis: Analysis) -> Figures:
     )
 
 
-__all__ = ["Figures", "MemoryFigures", "OfferFigures", "cost_figures", "figures_of", "offer_figures", "offer_price"]
+def outcome_figures(outcome: Outcome) -> Figures:
+    """A pasted command's placement (``core.diagnose``): the memory summed over its device rows (the
+    GPUs, then system RAM), the verdict and the speed it gives."""
+    gpus = [d for d in outcome.devices if d.name != "RAM"]
+    ram = next((d for d in outcome.devices if d.name == "RAM"), None)
+    held = sum(d.total_bytes for d in gpus)
+    usable = sum(d.usable_bytes for d in gpus)
+    sp = outcome.speed
+    return Figures(
+        memory=MemoryFigures(
+            weights_gib=_gib(sum(d.weights_bytes for d in outcome.devices)),
+            kv_cache_gib=_gib(sum(d.kv_bytes for d in outcome.devices)),
+            overhead_gib=_gib(sum(d.overhead_bytes for d in outcome.devices)),
+            total_gib=_gib(sum(d.total_bytes for d in outcome.devices)),
+            gpu_gib=_gib(held),
+            ram_gib=_gib(ram.total_bytes if ram else 0),
+            usable_gib=_gib(usable),
+            ram_usable_gib=_gib(ram.usable_bytes if ram else 0),
+            reserve_gib=_gib(usable - held),
+        ),
+        verdict=outcome.verdict.value,
+        decode_tokens_per_s=round(sp.decode_tokens_per_s, 3) if sp else None,
+        decode_band=(round(sp.decode_range[0], 3), round(sp.decode_range[1], 3)) if sp else None,
+        prefill_tokens_per_s=round(sp.prefill_tokens_per_s, 3) if sp else None,
+        prefill_band=(round(sp.prefill_range[0], 3), round(sp.prefill_range[1], 3)) if sp else None,
+        ttft_s=round(sp.ttft_s, 3) if sp else None,
+        prompt_tokens=sp.prompt_tokens if sp else None,
+    )
+
+
+__all__ = [
+    "Figures",
+    "MemoryFigures",
+    "OfferFigures",
+    "cost_figures",
+    "figures_of",
+    "offer_figures",
+    "offer_price",
+    "outcome_figures",
+]

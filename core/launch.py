@@ -15,7 +15,7 @@ from core.estimate import ENGINE_KV_TYPES, EstimateError, FitEstimate, Scenario,
 from core.fit import Placement, Verdict, place
 from core.models import Catalog, Engine, Frozen, KvCacheType, Workload
 from core.notes import Note, note
-from core.speed_device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS
+from core.speed_device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS, vllm_max_num_seqs
 
 VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
 ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
@@ -80,8 +80,8 @@ def launch_command(s: Scenario, est: FitEstimate | Placement) -> LaunchCommand |
         if count > 1:
             argv += ["--tensor-parallel-size", str(count)]
         argv += ["--gpu-memory-utilization", f"{VLLM_GPU_MEMORY_UTILIZATION:g}"]
-        if concurrent > 1:
-            argv += ["--max-num-seqs", str(concurrent)]
+        if concurrent > 1:  # never above vLLM's default for the GPU: the card's users at once assume it
+            argv += ["--max-num-seqs", str(min(concurrent, vllm_max_num_seqs(s.device)))]
         if kv is KvCacheType.FP8:
             argv += ["--kv-cache-dtype", "fp8"]
         native = model.native_dtype == quant.id.lower()

@@ -74,6 +74,17 @@ def kv_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
     return model.n_kv_heads * (model.head_dim + v_dim)
 
 
+def sliding_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
+    """Cached K+V elements for one token in one sliding-window layer: the full layers' layout unless the
+    config gives the window layers their own KV heads or head sizes (``sliding_kv_heads``, MiMo's ``swa_*``)."""
+    if not (model.sliding_kv_heads or model.sliding_head_dim or model.sliding_v_head_dim):
+        return kv_elements_per_token_layer(model, engine)
+    heads = model.sliding_kv_heads or model.n_kv_heads
+    k_dim = model.sliding_head_dim or model.head_dim
+    v_dim = model.sliding_v_head_dim or model.v_head_dim or k_dim
+    return heads * (k_dim + v_dim)
+
+
 # ``kv_cache_bytes`` per model and workload object: a device scan asks it for every device with the same
 # two. id() keyed with the objects kept in the entry, as in ``core.weights``.
 _KV: dict[tuple[int, int, int | None, int | None], tuple[ModelSpec, Workload, int]] = {}
@@ -83,9 +94,10 @@ _KV_ENTRIES = 16384
 def kv_cache_bytes(
     model: ModelSpec, workload: Workload, context: int | None = None, concurrent: int | None = None
 ) -> int:
-    """KV cache for all sequences at ``context`` tokens (default: the workload's context); ``concurrent``
-    sequences instead of the workload's (one sequence's cache without copying the workload). Memoised
-    per model and workload object (``_kv_cache_bytes`` has the formula)."""
+    """KV cache the engine must hold at ``context`` tokens (default: the workload's context): the
+    ``reserved_sequences`` of the workload, or ``concurrent`` sequences instead (one sequence's cache
+    without copying the workload). Memoised per model and workload object (``_kv_cache_bytes`` has the
+    formula)."""
     key = (id(model), id(workload), context, concurrent)
     hit = _KV.get(key)
     if hit is not None and hit[0] is model and hit[1] is workload:
@@ -115,10 +127,24 @@ def _kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None, c
     swa = 0.0
     if model.n_sliding_layers and model.sliding_window:
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)
-        swa = model.n_sliding_layers * min(ctx, padded_context(window, workload)) * elems * per_elem
+        cells = min(ctx, padded_context(window, workload))
+        swa = model.n_sliding_layers * cells * sliding_elements_per_token_layer(model, workload.engine) * per_elem
     state = model.n_linear_layers * model.linear_state_bytes
-    n = workload.concurrent if concurrent is None else concurrent
+    n = reserved_sequences(workload) if concurrent is None else concurrent
     return round((full + swa) * n + state * n)
+
+
+def reserved_sequences(workload: Workload) -> int:
+    """Sequences whose whole KV cache the engine must hold before it serves a request.
+
+    llama.cpp: ``--parallel N`` slots share ``--ctx-size N x context``, one cache allocated up front
+    (tools/server: the context is split between the slots), so N full sequences. vLLM pages its cache:
+    the pool is whatever ``gpu_memory_utilization`` leaves after weights and activations, and the engine
+    refuses to start only when the pool cannot hold one ``max_model_len`` sequence (vllm/v1/core/
+    kv_cache_utils.py ``check_enough_kv_cache_memory``); further users share the pool or queue
+    (``core.speed.batch_speed``). So one sequence, whatever the users.
+    """
+    return 1 if workload.engine is Engine.VLLM else workload.concurrent
 
 
 def compute_buffer_bytes(model: ModelSpec, workload: Workload, context: int | None = None) -> int:

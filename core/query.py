@@ -22,6 +22,7 @@ from typing import Literal
 from core import names as N
 from core import query_devices as D
 from core import query_lexicon as L
+from core.query_draft import asks_speculative, take_draft
 from core.query_index import Candidate, NameIndex, index_for, select_names
 from core.query_resolve import (
     extend_name,
@@ -110,14 +111,20 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     after_engine, breaks = _gaps(toks, full_low, low)
     chosen = select_names(toks, idx, after_engine, breaks)
+    draft = take_draft(
+        chosen, {i: t.start for i, t in enumerate(toks)}, {i: t.end for i, t in enumerate(toks)}, full_low, idx
+    )
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
         intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"
     if found.get("biggest") and "model" not in chosen and "command" not in found:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
-    used = {i for c in chosen.values() for i in range(c.span.first, c.span.last + 1)}
+    used = {i for c in (*chosen.values(), *([draft] if draft else [])) for i in range(c.span.first, c.span.last + 1)}
     cores = found.get("gpu_cores")
     fields = _name_fields(chosen, clean, toks, used, idx, full_low, breaks, cores if isinstance(cores, int) else None)
+    if draft is not None:
+        fields["draft"] = to_match(draft, clean, toks, idx)
+    fields["speculative"] = asks_speculative(full_low)
     if fm and (intent is Intent.FINETUNE or "lora" in fm.group(1)):
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
@@ -165,11 +172,32 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         explicit.add("intent")
     return Query(
         intent=intent,
-        language=L.guess_language(low),
+        language=L.guess_language(_without(low, toks, used)),
         leftovers=_leftovers(toks, used, unknown),
         explicit=frozenset(explicit),
         **fields,  # type: ignore[arg-type]
     )
+
+
+def _without(low: str, toks: list[L.Tok], used: set[int]) -> str:
+    """The text without the names read from it and without a leading /command: a model id's "it"
+    or "a3b" is no English, and neither is "/fit"."""
+    command = (
+        len(low) - len(low.lstrip()) + (len(low.lstrip().split(maxsplit=1)[0]) if low.lstrip().startswith("/") else 0)
+    )
+    cut = list(" " * command + low[command:])
+    named = set(used)
+    for i in sorted(used):  # the suffixes a name's text runs on with ("gemma-3-27b-it", "command-a")
+        j = i + 1
+        while j < len(toks) and j not in named and toks[j].key in _ID_SUFFIXES and toks[j].start - toks[j - 1].end <= 1:
+            named.add(j)
+            j += 1
+    for i in named:
+        cut[toks[i].start : toks[i].end] = " " * (toks[i].end - toks[i].start)
+    return "".join(cut)
+
+
+_ID_SUFFIXES = frozenset(["it", "instruct", "chat", "gguf", "hf", "a", "e"])
 
 
 _PUNCTUATION = frozenset(":;,?!")  # not brackets: display names hold them ("Gemma 3 1B (base)")

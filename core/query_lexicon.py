@@ -64,7 +64,7 @@ STOPWORDS = _words(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x via using über ueber
+    bitte noch auch als dann da hier mal so x via using über ueber as
     thing things anything something everything stuff etwas alles irgendwas more mehr details detail
     recommend recommended recommendation recommendations suggest suggestion suggestions empfiehl empfehle
     empfehlen empfehlung empfehlungen vorschlag vorschläge"""
@@ -120,7 +120,7 @@ TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 SAME_WORD = {"notebook": "laptop"}  # words names use in one spelling only ("RTX 4060 Laptop")
 # "two 4060 tis", "2x 4070 supers", "dual 7900 xtxs": the plural of a card named with its tier is that tier
 SAME_WORD |= {"tis": "ti", "supers": "super", "xts": "xt", "xtxs": "xtx", "gres": "gre"}
-JOINER_WORDS = _words("and und plus sowie or oder vs versus gegen against")
+JOINER_WORDS = _words("and und plus sowie or oder vs versus gegen gegenüber gegenueber against")
 # "+" joins two names unless it ends one ("Ryzen AI Max+ 395", "Command R+ on"): after a letter, before a space
 JOINER_MARK = re.compile(r"[&,]|(?<![^\W\d_])\+|\+(?!\s)")
 CONTRACTIONS = frozenset({"s", "t", "re", "ll", "ve", "d", "m"})
@@ -389,7 +389,7 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
     (
         "compare",
         quick(
-            r"\b(?:compare|comparison|compared to|vergleich\w*|vs|versus|gegen|against|or|oder|oder lieber"
+            r"\b(?:compare|comparison|compared (?:to|with)|vergleich\w*|vs|versus|gegen|gegenüber|gegenueber|against|or|oder|oder lieber"
             r"|faster than|schneller als|better than|besser als)\b"
         ),
     ),
@@ -466,7 +466,7 @@ ENGLISH_WORDS = _words(
 )
 # words that are understood without being a parameter (never reported as leftovers)
 FILLER = STOPWORDS | _words(
-    """vs versus gegen against compare vergleich vergleiche cheapest cloud rent mieten kaufen buy
+    """vs versus gegen gegenüber gegenueber against compare vergleich vergleiche cheapest cloud rent mieten kaufen buy
     kostet kosten cost price preis speed schnell fast wie how tokens token tok per pro second
     sekunde gpu gpus grafikkarte grafikkarten karte card hardware modelle models llms welche
     which lohnt sich tco worth fine tune tuning finetune finetuning training quant quants

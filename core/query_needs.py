@@ -93,7 +93,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query_lexicon.INTENT_WORDS[1]
     2768697576: ("fine", "lora", "train"),
     # core.query_lexicon.INTENT_WORDS[2]
-    2169041904: (
+    4169948414: (
         "against",
         "besser als",
         "better than",

@@ -73,6 +73,8 @@ class Query(Frozen):
     intent: Intent = Intent.FIT
     model: Match | None = None
     model2: Match | None = None
+    draft: Match | None = None  # the draft model the user named for speculative decoding
+    speculative: bool = False  # asks for speculative decoding (a draft, MTP, EAGLE)
     gpu: Match | None = None
     gpu2: Match | None = None
     gpu_count: int = 1

@@ -1,5 +1,10 @@
 """One rule for speed under batching: how many streams run at once, per-user and total tokens/s.
 
+Every figure is at the asked context, on the one placement the card shows: one user's speed is
+``speed.decode_tokens_per_s`` at that context, the batch follows the engine (``speed.batch_speed``:
+vLLM's paged pool and ``max_num_seqs``, llama.cpp's ``--parallel`` slots), and per user is never
+above one user's speed.
+
 Every card that shows users (/fit, /speed, /cloud, the $/Mtok figures) reads ``Speeds`` from
 ``decode_speeds``; nothing else combines single-stream and batched speed, so ``users x per_user =
 total`` holds on every card.
@@ -18,9 +23,9 @@ from core.speed_constants import TG_MEAN_DEPTH
 class Speeds(Frozen):
     """Single-stream and batched decode speed on one setup."""
 
-    decode_tokens_per_s: float  # one user alone
+    decode_tokens_per_s: float  # one user alone, at the context
     users: int  # concurrent streams asked for
-    users_served: int  # streams decoded together: those whose KV cache fits next to the weights (<= users)
+    users_served: int  # streams decoded together (<= users; the engine's rule, ``speed.batch_speed``)
     aggregate_tokens_per_s: float  # all streams together
     per_user_tokens_per_s: float  # aggregate / users: streams beyond the batch wait their turn
 
@@ -57,15 +62,17 @@ def served(
 ) -> Served:
     """Single-stream and batched decode speed from ``core.speed``: the one place cards and cost ask it.
 
-    Single stream: ``speed.decode_tokens_per_s`` at the tg128 mean depth, the same figure
-    ``estimate_speed`` reports. Batched: ``speed.concurrency`` (roofline over a batch of
-    min(users, sequences whose KV fits)); when not even one more full-context sequence fits, the
-    streams take turns on the single stream. Serving the streams one after another is always
-    possible, so the total is never below one stream's speed. A ``FullFit`` (``fit.full_fit``: scans
-    judge memory on plain numbers) stands for a placement with everything on the GPU(s).
+    Both at the workload's context on the one placement the card shows (a ``FullFit``, which scans
+    judge memory with, stands for everything on the GPU(s)). Single stream: ``speed.decode_tokens_per_s``
+    at the context, the figure ``estimate_speed`` reports as ``decode_tokens_per_s_at_context`` and
+    /speed's table shows. Batched: ``speed.batch_speed`` (the engine's rule for how many sequences run
+    at once, and the roofline over that batch). Serving the streams one after another is always
+    possible, so the total is never below one stream's speed, and a step of a batch is never shorter
+    than one stream's, so no user gets more than one stream's speed.
     """
-    single = single_stream(model, placement, hardware, workload, quant_id)
-    batch = batch_speed(model, placement.weights, hardware, workload, users, quant_id) if users > 1 else None
+    on = placement if isinstance(placement, Placement) else None  # None: everything on the GPU(s)
+    single = decode_tokens_per_s(model, placement.weights, on, hardware, workload, workload.context, quant_id)
+    batch = batch_speed(model, placement.weights, on, hardware, workload, users, quant_id) if users > 1 else None
     return _combined(single, users, batch)
 
 
@@ -76,17 +83,18 @@ def single_stream(
     workload: Workload,
     quant_id: str | None = None,
 ) -> float:
-    """One stream's decode tokens/s: ``decode_speeds(...).decode_tokens_per_s``."""
+    """One stream's decode tokens/s at a short context (llama-bench tg128): the figure scans rank
+    devices and quants by (``SpeedEstimate.decode_tokens_per_s``)."""
     on = placement if isinstance(placement, Placement) else None  # None: everything on the GPU(s)
     return decode_tokens_per_s(model, placement.weights, on, hardware, workload, TG_MEAN_DEPTH, quant_id)
 
 
 def speeds_of(speed: SpeedEstimate, users: int) -> Speeds:
     """``decode_speeds`` from an estimate of the same setup (``speed.estimate_speed`` with ``users`` as
-    the workload's streams), which already holds the single-stream speed and the batch: the same rule,
-    without timing the setup again."""
+    the workload's streams), which already holds the single-stream speed at the context and the batch:
+    the same rule, without timing the setup again."""
     assert users <= 1 or speed.concurrency is not None, "the estimate was made for one stream"
-    combined = _combined(speed.decode_tokens_per_s, users, speed.concurrency if users > 1 else None)
+    combined = _combined(speed.decode_tokens_per_s_at_context, users, speed.concurrency if users > 1 else None)
     return Speeds(**combined._asdict())
 
 

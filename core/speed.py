@@ -38,7 +38,6 @@ from core.fit import Placement
 from core.models import (
     Engine,
     Frozen,
-    GpuSpec,
     Hardware,
     ModelSpec,
     Workload,
@@ -53,13 +52,17 @@ from core.speed_constants import (
 from core.speed_device import (
     DeviceRates,
     SetupRates,
+    calibration_level,
+    decode_quant_factor,
     dense_tflops,
+    dequant_seconds,
     device_rates,
     kernel_family,
     layer_latency_s,
     ram_bandwidth,
     setup_rates,
     speed_family,
+    vllm_max_num_seqs,
 )
 from core.speed_model import (
     DecodeTerms,
@@ -82,13 +85,13 @@ from core.weights import WeightEstimate, param_groups
 
 
 class Concurrency(Frozen):
-    """vLLM serving N users at the requested context."""
+    """N users served at the requested context (``batch_speed``)."""
 
-    sequences_fit: int  # sequences of the requested context the KV budget holds
+    sequences_fit: int  # sequences of the requested context the KV pool holds (llama.cpp: its slots)
     users: int
     kv_budget_bytes: int
     kv_bytes_per_sequence: int
-    batch: int  # sequences decoded together: min(users, sequences_fit)
+    batch: int  # sequences decoded together: min(users, sequences_fit, vLLM max_num_seqs)
     aggregate_tokens_per_s: float
     per_user_tokens_per_s: float
     compute_bound: bool
@@ -96,15 +99,17 @@ class Concurrency(Frozen):
 
 class SpeedEstimate(Frozen):
     decode_tokens_per_s: float  # llama-bench tg128: short context
-    decode_tokens_per_s_at_context: float  # with the KV cache of the requested context
+    decode_tokens_per_s_at_context: float  # with the KV cache of the requested context (the fit card's figure)
     decode_range: tuple[float, float]
+    decode_range_at_context: tuple[float, float]  # the same band around the figure at the context
     prefill_tokens_per_s: float  # llama-bench pp512
     prefill_range: tuple[float, float]
     ttft_s: float  # time to first token for prompt_tokens
     prompt_tokens: int
     context: int
     confidence: Literal["calibrated", "rough"]
-    calibration: Literal["calibrated", "thin", "none"] = "calibrated"  # rows behind the band (``calibration_level``)
+    # rows behind the band (``calibration_level``)
+    calibration: Literal["calibrated", "thin", "missed", "excluded", "none"] = "calibrated"
     basis: tuple[str, ...] = ()
     concurrency: Concurrency | None = None
 
@@ -129,15 +134,16 @@ def decode_time_s(
     ram_bandwidth: float = 1.0,
     extra_s: float = 0.0,
     attention_efficiency: float,
+    dequant_s: float = 0.0,
 ) -> float:
-    """Seconds per generated token (formula in the module docstring).
+    """Seconds per generated token (module docstring): the VRAM read or, where longer, ``dequant_s`` (codebooks).
 
     ``bandwidth`` and ``gemm_flops`` are effective rates (after the backend efficiencies);
     ``ram_bytes`` (weights) and ``ram_kv_bytes`` (their layers' cache) sit in system RAM and are read
     at ``ram_bandwidth * RAM_READ_EFFICIENCY``; the quant factor applies to weights only; attention
     runs at ``attention_efficiency`` (the backend's ``ATTENTION_EFFICIENCY``) of the GEMM rate.
     """
-    t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
+    t = max((gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth, dequant_s)
     if ram_bytes or ram_kv_bytes:
         t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
     t += attention_flops / (attention_efficiency * gemm_flops)
@@ -179,17 +185,20 @@ def prefill_time_s(
 
 
 def _split_bytes(
-    model: ModelSpec, w: WeightEstimate, placement: Placement | None, terms: DecodeTerms
+    model: ModelSpec, w: WeightEstimate, placement: Placement | None, terms: DecodeTerms, batch: int = 1
 ) -> tuple[float, float, float, float]:
-    """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) read per token; ``placement``
-    None: everything on the GPU(s).
+    """(GPU weight bytes, RAM weight bytes, GPU KV bytes, RAM KV bytes) one decode step of ``batch``
+    sequences reads (KV per sequence); ``placement`` None: everything on the GPU(s).
 
-    Layer offload (``-ngl``): the CPU layers' weights and KV, and the output head (llama.cpp keeps
-    it on the CPU unless ngl > n_layers), come from RAM. Expert offload (``--n-cpu-moe``): only the
-    routed experts of the CPU layers do; attention, shared experts and KV stay on the GPU.
-    Unified memory has no offload: one pool, one bandwidth.
+    A batch reads the weights once, every routed expert one of its tokens uses (``touched_weight_bytes``;
+    ``batch`` 1: the one token's read). Layer offload (``-ngl``): the CPU layers' weights and KV, and the
+    output head (llama.cpp keeps it on the CPU unless ngl > n_layers), come from RAM. Expert offload
+    (``--n-cpu-moe``): only the routed experts of the CPU layers do; attention, shared experts and KV stay
+    on the GPU. Unified memory has no offload: one pool, one bandwidth.
     """
     active, kv = terms.weight_bytes, terms.kv_bytes
+    if batch > 1:
+        active += touched_weight_bytes(model, w, batch) - touched_weight_bytes(model, w, 1)
     if placement is None:
         return active, 0.0, kv, 0.0
     off = placement.offload
@@ -199,7 +208,8 @@ def _split_bytes(
         return body * gpu_share, body * (1 - gpu_share) + w.output_bytes, kv * gpu_share, kv * (1 - gpu_share)
     if off.mode == "experts" and model.is_moe and off.layers_total:
         assert model.n_experts and model.experts_per_token
-        used_experts = w.experts_bytes * model.experts_per_token / model.n_experts
+        share = model.experts_per_token / model.n_experts
+        used_experts = w.experts_bytes * (1.0 - (1.0 - share) ** batch) if batch > 1 else w.experts_bytes * share
         in_ram = used_experts * off.cpu_moe_layers / off.layers_total
         return active - in_ram, in_ram, kv, 0.0
     return active, 0.0, kv, 0.0
@@ -254,12 +264,13 @@ def _decode_time(
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
         n_layers=terms.layers,
-        quant_factor=terms.quant_factor,
+        quant_factor=decode_quant_factor(system.rates, terms.quant_factor, terms.quant_family),
         ram_bytes=ram_w,
         ram_kv_bytes=ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
         attention_efficiency=system.rates.attention_efficiency,
+        dequant_s=dequant_seconds(system.rates, terms.grid_weights, gpu_w / max(terms.weight_bytes, 1.0)),
     )
 
 
@@ -371,58 +382,87 @@ class Batch(NamedTuple):
 def concurrency(
     model: ModelSpec,
     weights: WeightEstimate,
+    placement: Placement | None,
     hardware: Hardware,
     workload: Workload,
     users: int,
     quant_id: str | None = None,
 ) -> Concurrency:
     """``batch_speed`` as the estimate reports it."""
-    return Concurrency(**batch_speed(model, weights, hardware, workload, users, quant_id)._asdict())
+    return Concurrency(**batch_speed(model, weights, placement, hardware, workload, users, quant_id)._asdict())
 
 
 def batch_speed(
     model: ModelSpec,
     weights: WeightEstimate,
+    placement: Placement | None,
     hardware: Hardware,
     workload: Workload,
     users: int,
     quant_id: str | None = None,
 ) -> Batch:
-    """How many sequences of the requested context fit, and throughput for ``users`` users.
+    """How many of ``users`` sequences at the requested context decode together, and their throughput,
+    on ``placement`` (None: everything on the GPU(s)); engine by engine:
 
-    KV budget = usable memory - weights - runtime overhead (vLLM pre-allocates its KV pool the
-    same way, ``determine_available_memory``). A decode step for a batch of B sequences reads the
-    weights once (MoE: every expert any of the B tokens routes to) plus B KV caches, and does
-    B x 2 x P_active GEMM FLOPs; the step takes the longer of the two (roofline) plus the B
-    sequences' attention arithmetic, so aggregate throughput grows with B until the GEMMs become
-    compute-bound. With B = 1 this is exactly the single-stream decode time. Users beyond the batch wait,
-    so per-user speed = aggregate / users.
+    * vLLM pages its KV cache: the pool is usable memory (``gpu_memory_utilization``) less weights and
+      activations/CUDA graphs (``determine_available_memory``); ``memory.reserved_sequences`` makes the
+      fit hold one ``max_model_len`` sequence. Sequences at once = min(users, ``max_num_seqs``
+      (``vllm_max_num_seqs``), pool // one sequence's KV at the context); the rest queue (vLLM preempts
+      and recomputes when the pool runs out), they do not make it "not fit".
+    * llama.cpp: ``--parallel N`` slots share ``--ctx-size N x context``, all N caches in the placement
+      (offloading layers to make room), every slot in the batch; a scan pricing more users than the
+      workload's slots (``core.cost``) gets as many as fit next to the weights.
+
+    A step of B sequences is ``decode_time_s`` with the weights read once (MoE: every expert one of the B
+    tokens uses), B caches and B x the attention FLOPs, VRAM and RAM parts as placed; the GPU GEMMs (B x 2
+    x P_active) may outlast the VRAM read (roofline). No term is below one stream's, so no user is faster
+    than one stream on the same placement; users beyond the batch wait (per user = aggregate / users).
     """
     system = setup_rates(hardware, workload.engine, model.n_layers)
     terms = decode_terms(model, weights, workload, workload.context, quant_id)
+    per_seq = max(1, memory.kv_cache_bytes(model, workload, concurrent=1))
     usable = memory.usable_bytes(hardware, workload)
     _, per_device, shared = memory.context_bytes(model, workload)
-    budget = max(0, usable - weights.total_bytes - (per_device * hardware.count + shared))  # minus the overhead
-    per_seq = max(1, memory.kv_cache_bytes(model, workload, concurrent=1))
-    fit = budget // per_seq
-    batch = max(1, min(users, fit))
-    read = touched_weight_bytes(model, weights, batch) * terms.quant_factor
-    read += batch * terms.kv_bytes
-    t_mem = read / system.rates.bandwidth_bytes_per_s
-    t_mem += terms.layers * system.rates.layer_latency_s + system.extra_decode_s
-    t_compute = batch * 2.0 * gemm_params_per_token(model) / system.rates.gemm_flops_per_s
-    t_attention = batch * terms.attention_flops / (system.rates.attention_efficiency * system.rates.gemm_flops_per_s)
-    step = max(t_mem, t_compute) + t_attention
+    pool = max(0, usable - weights.total_bytes - (per_device * hardware.count + shared))  # minus the overhead
+    if workload.engine is Engine.VLLM:
+        fit = pool // per_seq
+        cap = vllm_max_num_seqs(hardware.gpu)
+    elif users <= workload.concurrent:  # the slots are in the placement (offloaded where they did not fit)
+        pool, fit, cap = memory.kv_cache_bytes(model, workload), users, users
+    else:
+        fit, cap = max(workload.concurrent, pool // per_seq), users
+    batch = max(1, min(users, fit, cap))
+    gpu_w, ram_w, gpu_kv, ram_kv = _split_bytes(model, weights, placement, terms, batch)
+    t_mem = decode_time_s(
+        gpu_weight_bytes=gpu_w,
+        kv_bytes=batch * gpu_kv,
+        attention_flops=batch * terms.attention_flops,
+        bandwidth=system.rates.bandwidth_bytes_per_s,
+        gemm_flops=system.rates.gemm_flops_per_s,
+        layer_latency_s=system.rates.layer_latency_s,
+        n_layers=terms.layers,
+        quant_factor=(qf := decode_quant_factor(system.rates, terms.quant_factor, terms.quant_family)),
+        ram_bytes=ram_w,
+        ram_kv_bytes=batch * ram_kv,
+        ram_bandwidth=system.ram_bytes_per_s,
+        extra_s=system.extra_decode_s,
+        attention_efficiency=system.rates.attention_efficiency,
+        dequant_s=dequant_seconds(system.rates, terms.grid_weights, gpu_w / max(terms.weight_bytes, 1.0)),
+    )
+    vram_read = (gpu_w * qf + batch * gpu_kv) / system.rates.bandwidth_bytes_per_s
+    gpu_share = min(1.0, gpu_w / terms.weight_bytes) if terms.weight_bytes and ram_w else 1.0
+    t_compute = batch * 2.0 * gemm_params_per_token(model) * gpu_share / system.rates.gemm_flops_per_s
+    step = t_mem + max(0.0, t_compute - vram_read)  # the VRAM read or the GEMMs, whichever is longer
     aggregate = batch / step if fit > 0 else 0.0
     return Batch(
         sequences_fit=int(fit),
         users=users,
-        kv_budget_bytes=int(budget),
+        kv_budget_bytes=int(pool),
         kv_bytes_per_sequence=int(per_seq),
         batch=batch if fit > 0 else 0,
         aggregate_tokens_per_s=aggregate,
         per_user_tokens_per_s=aggregate / users,
-        compute_bound=t_compute > t_mem,
+        compute_bound=t_compute > vram_read,
     )
 
 
@@ -431,27 +471,15 @@ def batch_speed(
 # --------------------------------------------------------------------------------------------
 
 
-def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "none"]:
-    """How well llama-bench rows cover this generation on this speed family: rows from at least two
-    sources ("calibrated"), from one source only ("thin": the band of an unseen generation, and the
-    card says so), or none."""
-    family, proxy = speed_family(gpu)
-    key = f"{canonical_arch(gpu)}/{family}"
-    if proxy:
-        return "none"
-    if key in K.CALIBRATED_ARCHS:
-        return "calibrated"
-    return "thin" if key in K.THIN_ARCHS else "none"
-
-
 def _band(
-    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False
+    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False, segment: str = ""
 ) -> tuple[float, float]:
     """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
     (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
     backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
-    if level == 0:
+    if level == 0:  # the family's calibrated band, or the segment's own where its held-out spread is wider
         lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
+        lo, hi = (K.SEGMENT_DECODE_BAND if kind == "decode" else K.SEGMENT_PREFILL_BAND).get(segment, (lo, hi))
     else:
         lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
     if moe:  # routing and expert GEMMs: the least certain part of the model
@@ -489,13 +517,19 @@ def estimate_speed(
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
     family = speed_family(hardware.gpu)[0]
+    segment = f"{canonical_arch(hardware.gpu)}/{family}"
     level = 2 if rough else 0
     coverage = calibration_level(hardware.gpu)
     arch = canonical_arch(hardware.gpu) or "this chip"
     band_level = level
-    if level == 0 and coverage == "thin":  # calibrated rates, but one source: the unseen-generation band
-        band_level = 1
-        notes.append(f"llama-bench rows for {arch} on {family} from one source only: wider band")
+    if level == 0 and coverage in ("thin", "missed", "excluded"):  # the unseen-generation band, labelled rough
+        level = band_level = 1
+        why = {
+            "thin": "from one source only",
+            "missed": "miss the calibrated band when their source is held out",
+            "excluded": "of this device are kept out of the fit",
+        }[coverage]
+        notes.append(f"llama-bench rows for {arch} on {family} {why}: wider band")
     elif level == 0 and coverage == "none":
         level = band_level = 1
         notes.append(f"no llama-bench rows for {arch}: band from other generations")
@@ -507,13 +541,14 @@ def estimate_speed(
     ttft = _prompt_time(model, weights, placement, workload, workload.prompt_tokens, 0, quant_id, system)
     conc = None
     if engine is Engine.VLLM or workload.concurrent > 1:  # llama-server -np batches the same way
-        conc = concurrency(model, weights, hardware, workload, workload.concurrent, quant_id)
+        conc = concurrency(model, weights, placement, hardware, workload, workload.concurrent, quant_id)
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", family, band_level, model.is_moe),
+        decode_range=_band(decode, "decode", family, band_level, model.is_moe, segment),
+        decode_range_at_context=_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe, segment),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe),
+        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe, segment),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,

@@ -3,7 +3,7 @@
 Layers:
 - core/ is pure: no I/O layers, templating, databases, chat libraries, clock or environment;
 - catalog/ reads no environment and knows no chat (settings arrive as arguments);
-- only bot/adapters/ imports the chat libraries;
+- only bot/adapters/ imports the chat libraries and the MCP server's (the SDK, its types, its HTTP stack);
 - adapters and renderers talk to the service and the reply model only, never to core or catalog
   (the one exception: adapters keep their own transport's work in ``catalog.inbox``, or with a
   shared database in its inbox and elections, ``catalog.db.queue`` and ``catalog.db.leader``);
@@ -34,8 +34,10 @@ PACKAGES = ("core", "catalog", "bot", "locales", "fitbot_fakes", "bench", "tests
 FORBIDDEN_IN_CORE = {
     "bot", "catalog", "locales", "jinja2", "aiosqlite", "sqlite3", "discord", "telegram", "huggingface_hub",
     "matplotlib", "httpx", "aiohttp", "requests", "os", "socket", "subprocess", "time", "datetime", "gguf",
+    "mcp", "mcp_types", "starlette", "uvicorn",
 }  # fmt: skip
-PLATFORM_LIBS = {"discord", "telegram"}
+# the chat platforms, and the MCP SDK with the HTTP stack it serves on (bot/adapters/mcp_*.py)
+PLATFORM_LIBS = {"discord", "telegram", "mcp", "mcp_types", "starlette", "uvicorn"}
 # the durable hand-over of updates and interactions (README, Layout); with a shared database, its inbox and election
 ADAPTER_STORAGE = {"catalog.inbox", "catalog.db.queue", "catalog.db.leader"}
 CHAT_WORDS = re.compile(r"mygpu|@BotName|@\\w\{1,64\}|bot_username|<@|allowed_mentions|/settings|/forget", re.I)

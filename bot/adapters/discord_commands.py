@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+import aiohttp
+
 with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
@@ -16,6 +18,7 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.app_commands import locale_str
     from discord.ext import commands
 
+from bot.commands import context_part, kv_part, question, ram_part
 from bot.reply import setup_label
 from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service
 from locales import Lang, lang_of, t
@@ -137,24 +140,6 @@ def _options(*names: str) -> Callable[[Any], Any]:
     return wrap
 
 
-def question(command: str, *parts: object) -> str:
-    """ "/fit qwen3-32b rtx-4090 32768 kv q8_0": the command and its given options, blanks dropped."""
-    return " ".join([f"/{command}", *(str(p) for p in parts if p not in (None, ""))])
-
-
-def _ctx(context: int | None) -> str | None:
-    """The context option as "ctx N": a bare number could read as a GPU or a size."""
-    return f"ctx {context}" if context else None
-
-
-def _kv(kv: str | None) -> str | None:
-    return f"kv {kv}" if kv else None
-
-
-def _ram(ram: int | None) -> str | None:
-    return f"ram {ram}gb" if ram else None
-
-
 class FitCommands(commands.Cog):
     """The slash commands; each builds a question and hands it to the bot's one answer path."""
 
@@ -176,7 +161,7 @@ class FitCommands(commands.Cog):
         ram: RamGb | None = None,
         engine: str | None = None,
     ) -> None:
-        asked = question("fit", model, gpu, _ctx(context), quant, _kv(kv), _ram(ram), engine)
+        asked = question("fit", model, gpu, context_part(context), quant, kv_part(kv), ram_part(ram), engine)
         await self.bot.respond(interaction, asked)
 
     @app_commands.command(name=_T("cmd.speed"), description=_T("cmd.speed.desc"))
@@ -192,7 +177,7 @@ class FitCommands(commands.Cog):
         quant: str | None = None,
         engine: str | None = None,
     ) -> None:
-        await self.bot.respond(interaction, question("speed", model, gpu, _ctx(context), quant, engine))
+        await self.bot.respond(interaction, question("speed", model, gpu, context_part(context), quant, engine))
 
     @app_commands.command(name=_T("cmd.cloud"), description=_T("cmd.cloud.desc"))
     @_options("model", "context", "quant")
@@ -201,7 +186,7 @@ class FitCommands(commands.Cog):
     async def cloud(
         self, interaction: discord.Interaction, model: str, context: Context | None = None, quant: str | None = None
     ) -> None:
-        await self.bot.respond(interaction, question("cloud", model, _ctx(context), quant))
+        await self.bot.respond(interaction, question("cloud", model, context_part(context), quant))
 
     @app_commands.command(name=_T("cmd.quant"), description=_T("cmd.quant.desc"))
     @_options("model", "gpu", "context", "kv", "engine")
@@ -216,7 +201,7 @@ class FitCommands(commands.Cog):
         kv: str | None = None,
         engine: str | None = None,
     ) -> None:
-        await self.bot.respond(interaction, question("quant", model, gpu, _ctx(context), _kv(kv), engine))
+        await self.bot.respond(interaction, question("quant", model, gpu, context_part(context), kv_part(kv), engine))
 
     @app_commands.command(name=_T("cmd.gpus"), description=_T("cmd.gpus.desc"))
     @_options("model", "quant")
@@ -232,7 +217,7 @@ class FitCommands(commands.Cog):
     async def models(
         self, interaction: discord.Interaction, gpu: str, context: Context | None = None, quant: str | None = None
     ) -> None:
-        await self.bot.respond(interaction, question("models", gpu, _ctx(context), quant))
+        await self.bot.respond(interaction, question("models", gpu, context_part(context), quant))
 
     @app_commands.command(name=_T("cmd.finetune"), description=_T("cmd.finetune.desc"))
     @_options("model", "gpu", "method")
@@ -257,7 +242,7 @@ class FitCommands(commands.Cog):
     @_options("gpu", "ram")
     @app_commands.autocomplete(gpu=complete_gpu)
     async def mygpu(self, interaction: discord.Interaction, gpu: str, ram: RamGb | None = None) -> None:
-        await self.bot.respond(interaction, question("mygpu", gpu, _ram(ram)))
+        await self.bot.respond(interaction, question("mygpu", gpu, ram_part(ram)))
 
     @app_commands.command(name=_T("cmd.lang"), description=_T("cmd.lang.desc"))
     @app_commands.default_permissions(manage_guild=True)  # on a server it sets the server's language
@@ -300,5 +285,5 @@ async def apologise(interaction: discord.Interaction, key: str = "error") -> Non
             await interaction.followup.send(message, ephemeral=True)
         else:
             await interaction.response.send_message(message, ephemeral=True)
-    except discord.HTTPException:
+    except (discord.HTTPException, OSError, aiohttp.ClientError):  # OSError, ClientError: Discord unreachable
         log.warning("could not send the apology for interaction %s", interaction.id, exc_info=True)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
+from bot.app import mcp_serve
 from bot.app.datadir import CATALOG_FILE, PRICES_FILE, from_environment
 from bot.card_parts import note_text
 from bot.reply import setup_label
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = sub.add_parser("chat", help="interactive session in the terminal")
     chat.add_argument("--lang", choices=["de", "en"])
 
+    mcp_serve.add_parser(sub)
     sub.add_parser("run", help="start every chat adapter whose token is set (see deploy/settings.example)")
     sub.add_parser("health", help="exit 0 when the data directory is FitBot's, its databases open and an adapter runs")
     sub.add_parser("migrate", help="apply pending user-database migrations (SQLite or FITBOT_DATABASE_URL)")
@@ -171,21 +173,22 @@ def print_refresh(catalog: Catalog) -> int:
     from datetime import UTC, datetime
 
     from bot.app.settings import Settings
+    from catalog.prices.plausible import PriceBounds
     from catalog.prices.refresh import ProviderResult, refresh
     from catalog.prices.sources import default_sources
     from catalog.prices.store import PriceStore, PriceTables
 
     settings = Settings()
-    sources, keys, known = default_sources(settings.price_endpoint), settings.price_keys(), {g.id for g in catalog.gpus}
+    sources, keys, bounds = default_sources(settings.price_endpoint), settings.price_keys(), PriceBounds.of(catalog)
 
     async def into_store() -> list[ProviderResult]:
         if settings.database_url() is None:
-            return await refresh(PriceStore(settings.prices_path()), sources, keys, known)
+            return await refresh(PriceStore(settings.prices_path()), sources, keys, bounds)
         from bot.app.scale import user_store
 
         async with user_store(settings) as store:  # the shared database: every worker applies it next
             tables = PriceTables(store.database)
-            results = await refresh(tables, sources, keys, known)
+            results = await refresh(tables, sources, keys, bounds)
             await tables.mark_attempt(datetime.now(UTC))
             return results
 
@@ -368,6 +371,15 @@ def print_estimate(analysis: Analysis) -> None:
         f" {sp.decode_tokens_per_s_at_context:,.1f} at {est.context:,} tokens; prefill {sp.prefill_tokens_per_s:,.0f} tok/s;"
         f" TTFT {sp.ttft_s:,.2f} s for {sp.prompt_tokens:,} tokens ({sp.confidence})"
     )
+    serving, conc = est.serving, sp.concurrency
+    if serving.users > 1 and est.verdict.value != "no_fit":
+        wait = ", the rest queue" if serving.users_served < serving.users else ""
+        print(
+            f"{serving.users} users: {serving.aggregate_tokens_per_s:,.1f} tok/s together,"
+            f" {serving.per_user_tokens_per_s:,.1f} each ({serving.users_served} at once{wait})"
+        )
+    if conc is not None and est.engine.value == "vllm" and est.verdict.value != "no_fit":
+        print(f"vLLM KV pool: {_gib(conc.kv_budget_bytes)}, holds {conc.sequences_fit} x {est.context:,} tokens")
     advice, cost = analysis.advice, analysis.cost
     assert advice is not None and cost is not None
     if advice.best_quant and advice.best_quant_verdict is not None:
@@ -522,6 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from bot.adapters.console import ask
 
             print(ask(_hub_service(catalog), " ".join(args.question), args.lang, args.json))
+        elif args.command == "mcp":
+            return mcp_serve.main(args, _hub_service(catalog))
         elif args.command == "chat":
             from bot.adapters.console import chat
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.app import datadir
+from catalog.db import DATABASE_SCHEMES
 
 
 class Settings(BaseSettings):
@@ -59,6 +60,29 @@ class Settings(BaseSettings):
     lambda_api_key: SecretStr | None = None
     digitalocean_token: SecretStr | None = None
 
+    # `fitbot mcp --http` (the MCP server for remote clients): the bearer token every request must carry
+    fitbot_mcp_token: SecretStr | None = None
+    fitbot_mcp_host: str = "127.0.0.1"
+    fitbot_mcp_port: int = Field(default=8765, ge=1, le=65535)
+    fitbot_mcp_max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=4 * 1024 * 1024)  # larger: HTTP 413
+    # reverse proxies whose X-Forwarded-For names the client (per-client limits); "*" = any (container behind one)
+    fitbot_mcp_trusted_proxies: str = "127.0.0.1"
+
+    @field_validator("fitbot_database_url")
+    @classmethod
+    def _known_scheme(cls, url: SecretStr | None) -> SecretStr | None:
+        """A misspelt scheme (``postgress://``, ``mysql://``) is refused, not quietly a per-process SQLite
+        file; the message names the scheme only (the URL holds the password)."""
+        if url is None or not url.get_secret_value().strip():
+            return None
+        scheme = url.get_secret_value().split("://", 1)[0] if "://" in url.get_secret_value() else ""
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError(
+                f"unknown scheme {scheme[:20]!r}: use postgresql://user:password@host/db, or leave it empty for"
+                " the SQLite file in the data directory"
+            )
+        return url
+
     @model_validator(mode="after")
     def _shards_fit(self) -> Settings:
         self.shard_ids()  # DISCORD_SHARD_IDS without a count above each id fails at start-up, not later
@@ -90,6 +114,11 @@ class Settings(BaseSettings):
             raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT above every id")
         return sorted(ids)
 
+    def mcp_token(self) -> str | None:
+        """The MCP server's bearer token, or None when unset (then HTTP mode refuses to start)."""
+        token = self.fitbot_mcp_token.get_secret_value().strip() if self.fitbot_mcp_token else ""
+        return token or None
+
     def prices_path(self) -> Path:
         return self.data_dir() / datadir.PRICES_FILE
 
@@ -120,6 +149,7 @@ class Settings(BaseSettings):
             self.runpod_api_key,
             self.lambda_api_key,
             self.digitalocean_token,
+            self.fitbot_mcp_token,
         ):
             if secret is not None and secret.get_secret_value():
                 found.append(secret.get_secret_value())

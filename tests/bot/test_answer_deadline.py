@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from bot.app.run import Health, adapter_health
 from bot.service import Service
@@ -13,27 +14,33 @@ REDOS_PASTE = 'llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 8192 -ot "(.|.)*Z=CP
 OTHERS = [f"/fit qwen3-{size}b rtx 4090" for size in (4, 8, 14, 32)] + ["can I run gpt-oss-20b on a 3060?"] * 6
 
 
+def _hold(service: Service, seconds: float) -> None:
+    """Keeps the one answer thread busy, as a stuck answer would (the next answer queues behind it)."""
+    service.worker.submit(lambda: time.sleep(seconds))
+
+
 async def test_an_answer_past_its_deadline_is_set_aside_and_the_next_is_answered():
-    service = Service(load_facts(), answer_deadline_s=1e-4)  # no card is built in 0.1 ms
+    service = Service(load_facts(), answer_deadline_s=0.2)
     try:
+        _hold(service, 1.0)
         late = await service.answer("/gpus qwen3-14b 23k")  # a question no other test asks: not memoised
         assert late.kind == "error" and "set it aside" in late.summary
-        service.answer_deadline_s = 30.0
-        reply = await service.answer("/fit qwen3-8b rtx 4090")
+        assert service.stuck_answers() == 1
+        reply = await service.answer("/fit qwen3-8b rtx 4090 12k")  # a fresh thread: not behind the held one
         assert reply.kind != "error" and reply.subjects
-        german = Service(load_facts(), answer_deadline_s=1e-4)
-        try:
-            assert "beiseitegelegt" in (await german.answer("/modelle rtx 4070 ti 19k", locale="de")).summary
-        finally:
-            await german.close()
+        _hold(service, 1.0)
+        german = await service.answer("/modelle rtx 4070 ti 19k", locale="de")
+        assert "beiseitegelegt" in german.summary
     finally:
         await service.close()
 
 
 async def test_set_aside_answers_are_counted_until_they_end():
-    service = Service(load_facts(), answer_deadline_s=1e-4)
+    service = Service(load_facts(), answer_deadline_s=0.2)
     try:
+        _hold(service, 0.5)
         await service.answer("/models rtx 3090 21k")
+        assert service.stuck_answers() == 1
         while service.stuck_answers():  # it finishes in the background; the count follows it
             await asyncio.sleep(0.05)
         assert service.stuck_answers() == 0

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from bot.adapters import discord_bot
-from bot.adapters.discord_bot import CardButton, build_bot, question
+from bot.adapters.discord_bot import CardButton, build_bot
+from bot.commands import question
 from bot.render.discord_embed import to_discord
 from bot.reply import Action, Reply
 from bot.service import Service, User
@@ -248,7 +249,7 @@ async def test_fit_colour_and_buttons_follow_the_verdict(discord_api: FakeDiscor
     assert embed(bad)["color"] == RED and embed(bad)["title"].startswith("🔴")
     fields = {f["name"] for f in embed(good)["fields"]}
     assert "Memory" in fields
-    assert "fitbot:q:/quant qwen3-32b rtx-4090 ctx 8k" in custom_ids(good.json["data"])
+    assert "fitbot:q:/quant qwen3-32b rtx-4090 ctx 8k |en" in custom_ids(good.json["data"])
 
 
 # --------------------------------------------------------------------------------------------- autocomplete
@@ -295,10 +296,10 @@ async def test_autocomplete_is_fast(bot: Any) -> None:
 async def test_button_press_edits_the_same_message(discord_api: FakeDiscord, bot: Any) -> None:
     first = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}))
     message = discord_api.messages[first.response["resource"]["message"]["id"]]
-    press = discord_api.make_component("fitbot:q:/quant qwen3-32b rtx-4090 ctx 8k", message=message, locale="de")
+    press = discord_api.make_component("fitbot:q:/quant qwen3-32b rtx-4090 ctx 8k |en", message=message, locale="de")
     update = await interact(discord_api, press)
     assert update.json["type"] == 7
-    assert embed(update)["title"].startswith("ℹ️ Quantisierungen von Qwen3-32B")  # the presser's language
+    assert embed(update)["title"].startswith("ℹ️ Quants of Qwen3-32B")  # the card's language, not the presser's
     assert discord_api.messages[message["id"]]["embeds"][0]["title"] == embed(update)["title"]
     assert len(discord_api.requests_to("POST", "/messages")) == 0  # edited, not re-sent
 
@@ -416,7 +417,7 @@ async def test_chart_card_defers_then_follows_up(discord_api: FakeDiscord, servi
         followup = await discord_api.wait_request("POST", f"/webhooks/{APP_ID}/{payload['token']}", timeout=10)
         again = await interact(discord_api, discord_api.make_slash("fit", {"model": "qwen3-32b", "gpu": "rtx-4090"}))
         press = discord_api.make_component(
-            "fitbot:q:/fit qwen3-32b rtx-4090 ctx 32k", message=discord_api.messages[followup.response["id"]]
+            "fitbot:q:/fit qwen3-32b rtx-4090 ctx 32k |en", message=discord_api.messages[followup.response["id"]]
         )
         update = await interact(discord_api, press)
     assert again.json["type"] == 4 and again.files[0]["filename"] == "chart.png"  # cached PNG: no defer

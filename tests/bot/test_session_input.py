@@ -58,7 +58,7 @@ async def test_mygpu_apple_core_count_is_not_a_device_count(service):
 async def test_mygpu_dominant_variant_is_saved_and_the_other_offered(service):
     reply = await service.answer("/mygpu 3060", user=ALICE)
     assert reply.kind == "settings" and "RTX 3060 12GB" in reply.summary
-    assert [a.query for a in reply.actions] == ["/mygpu rtx-3060-8gb"]
+    assert [a.question for a in reply.actions] == ["/mygpu rtx-3060-8gb"]
 
 
 @pytest.mark.parametrize("text", ["/mygpu blorp", "/mygpu qwen3 32b", "/mygpu rx 5500 xt", "/mygpu 4090 + 3090"])
