@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from bot import cards
+from bot.card_parts import flags_of
 from bot.reply import Action, Reply
 from bot.saved import generic_saved
 from bot.user import User
@@ -27,9 +28,15 @@ from core.names import same_memory, typed
 from core.notes import Note, NoteValue
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
+from core.recommend import tags_of
 from locales import Lang, t
 
-GENERIC_SIZES = (8, 12, 16, 24)  # buttons for "how much VRAM does it have?"
+GENERIC_SIZES = (8, 12, 16, 24)
+SIZE_KINDS = (
+    "coding",
+    "reasoning",
+    "vision",
+)  # "an 8b coding model": the kinds a model of a size is picked by  # buttons for "how much VRAM does it have?"
 BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}
 _NAME = re.compile(r"\s+")
 _MENTION = re.compile(r"<[@#][!&]?\d+>|@(?:everyone|here)\b", re.IGNORECASE)
@@ -64,14 +71,16 @@ class Resolver:
         if phrase:
             return self.unknown_model(lang, phrase, match.suggestions if match else (), text)
         if q.model_size:
-            return self.sized_model(q.model_size, lang, text)
+            return self.sized_model(q.model_size, lang, text, flags_of(q, text).model_filter)
         return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
 
-    def sized_model(self, size: str, lang: Lang, text: str) -> ModelSpec | Reply:
-        """ "ein 8b modell": answered for the likeliest catalog model of that size (``core.model_sizes``),
-        said so, the other models of the size a button each; "I don't know" when the catalog has none."""
+    def sized_model(self, size: str, lang: Lang, text: str, kind: str | None = None) -> ModelSpec | Reply:
+        """ "ein 8b modell": answered for the likeliest catalog model of that size (``core.model_sizes``; of
+        the ``kind`` asked for first: "an 8b coding model"), said so, the other models of the size a button
+        each; "I don't know" when the catalog has none."""
         said = typed(size)
-        found = of_size(self.catalog, said.size_b, said.active_b) if said.size_b else ()
+        kind = kind if kind in SIZE_KINDS else None
+        found = of_size(self.catalog, said.size_b, said.active_b, kind) if said.size_b else ()
         if not found:
             return self.unknown_model(lang, size, (), text)
         first, others = found[0], found[1 : 1 + OFFERED]
@@ -79,7 +88,10 @@ class Resolver:
         values: dict[str, NoteValue] = {"text": size, "size": label, "model": first.name}
         if others:
             values["others"] = ", ".join(m.name for m in others)
-        self.notes.append(Note(code="size_model" if others else "size_model_only", values=values))
+        code = "size_model" if others else "size_model_only"
+        if kind is not None and kind in tags_of(first):  # "an 7b coding model": the likeliest coder of the size
+            code = f"size_model_{kind}"
+        self.notes.append(Note(code=code, values={"others": "–", **values}))
         self.actions.extend(Action(label=m.name, query=replace_name(text, size, m.id)) for m in others)
         return first
 

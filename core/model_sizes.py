@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from core import names as N
 from core.models import Catalog, ModelSpec
+from core.recommend import tags_of
 
 NOT_CHAT = frozenset({"base", "safety", "embedding", "reward"})  # variants nobody chats with
 GENERAL = frozenset({"", "instruct", "thinking", "chat"})  # the variants a bare size means
@@ -42,12 +43,17 @@ def _fits(model: ModelSpec, size_b: float, active_b: float | None) -> tuple[bool
     return same, stated
 
 
-def of_size(catalog: Catalog, size_b: float, active_b: float | None = None) -> tuple[ModelSpec, ...]:
+def of_size(
+    catalog: Catalog, size_b: float, active_b: float | None = None, kind: str | None = None
+) -> tuple[ModelSpec, ...]:
     """The catalog's chat models of ``size_b`` billion parameters (``active_b`` active, when stated), the
-    likeliest meant first; empty when the catalog has none of that size."""
-    ranked: list[tuple[tuple[bool, bool, int, str], ModelSpec]] = []
+    likeliest meant first; empty when the catalog has none of that size. ``kind`` (coding, reasoning,
+    vision: "an 8b coding model") puts the models of that kind first."""
+    ranked: list[tuple[tuple[bool, bool, bool, int, str], ModelSpec]] = []
     for m in catalog.models:
         same, stated = _fits(m, size_b, active_b)
         if same and m.variant not in NOT_CHAT:
-            ranked.append(((not stated, m.variant not in GENERAL, -(m.hf_downloads or 0), m.id), m))
+            other = kind is not None and kind not in tags_of(m)
+            general = m.variant in GENERAL or (kind is not None and not other)
+            ranked.append(((not stated, other, not general, -(m.hf_downloads or 0), m.id), m))
     return tuple(m for _, m in sorted(ranked, key=lambda r: r[0]))

@@ -65,7 +65,7 @@ STOPWORDS = _words(
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
     bitte noch auch als dann da hier mal so x via using über ueber as
-    thing things anything something everything stuff etwas alles irgendwas
+    thing things anything something everything stuff etwas alles irgendwas more mehr details detail
     recommend recommended recommendation recommendations suggest suggestion suggestions empfiehl empfehle
     empfehlen empfehlung empfehlungen vorschlag vorschläge"""
 )
@@ -184,10 +184,11 @@ def _pieces(raw: str) -> tuple[tuple[str, str, str, int, int, int, bool], ...]:
 SIZE_WORDS = _words(
     """dense moe param params parameter parameters parametern sized class best good decent solid strong smart
     great top nice general allround all round purpose beste bestes besten bester gutes guter gute gutem
-    ordentliches starkes schlaues"""
+    ordentliches starkes schlaues coding code coder programming programmieren reasoning thinking denken vision
+    image bild small klein kleines fast schnell schnelles tiny light"""
 )
 # "n 8b modell", "'n 70b": the colloquial German article, a word of its own ("gemma 3n" keeps its "n")
-COLLOQUIAL_ARTICLES = frozenset({"n", "ne", "nen"})
+COLLOQUIAL_ARTICLES = frozenset({"n", "ne", "nen", "ner", "nem"})
 
 
 def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
@@ -435,7 +436,8 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
             r"|what can i run"
             r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w.-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
             r"|\bwhat(?:'?s| is)? (?:\w+ )?(?:fits?|runs?|will (?:fit|run)|would (?:fit|run)|can (?:fit|run))\b"
-            r"|\bwas geht\b|\bwas für (?:\w+ )?(?:modelle?|llms?)\b|\b(?:can|could) (?:i|we) run\b|\b(?:i|we) can run\b"
+            r"|\bwas geht\b|\bwas für (?:\w+ )?(?:modelle?|llms?)\b|\b(?:can|could) (?:i|we) run (?:anything|something|on|with|in)\b"
+            r"|\b(?:i|we) can run\b"
             r"|\b(?:llms|models|modelle) (?:for|für|on|auf)\b"  # plural: "ein 8b modell auf meiner 4090" is one model
             # "suggest a model for my 4060", "empfehlung für 16gb", "good model for coding on 16gb": no model
             # named, so a model is what is asked for (a device asked for is a /gpus question, read before)

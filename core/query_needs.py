@@ -162,8 +162,9 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "which",
     ),
     # core.query_lexicon.INTENT_WORDS[7]
-    2555665545: (
-        " run",
+    3087188192: (
+        " can run",
+        " run ",
         "best",
         "biggest",
         "decent",

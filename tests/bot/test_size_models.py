@@ -15,6 +15,7 @@ from bot.service import Service, User
 from catalog.facts import load_facts
 from core import names as N
 from core.model_sizes import OFFERED, of_size
+from core.recommend import tags_of
 
 CATALOG = load_facts()
 SERVICE = Service(CATALOG)
@@ -79,3 +80,33 @@ def test_a_size_no_catalog_model_has_is_not_answered_for_another(template):
         reply = answer(template.format(s=f"{size:g}"))
         assert reply.kind == "suggest" and not reply.subjects, (size, reply.kind, reply.subjects)
         assert f"{size:g}b" in reply.summary, (size, reply.summary)
+
+
+@pytest.mark.parametrize(
+    ("template", "kind", "lang"),
+    [
+        ("a {s}b coding model on my 4090", "coding", "en"),
+        ("ein {s}b modell zum programmieren auf meiner 4090", "coding", "de"),
+        ("a {s}b reasoning model on a 4090", "reasoning", "en"),
+        ("ein {s}b vision modell auf meiner 4090", "vision", "de"),
+    ],
+)
+def test_a_size_of_a_kind_is_the_likeliest_model_of_that_kind(template, kind, lang):
+    picked = 0
+    for size in SIZES:
+        expected = of_size(CATALOG, size, None, kind)[0]
+        reply = answer(template.format(s=f"{size:g}"), lang)
+        assert reply.kind == "fit" and reply.subjects[0].model_id == expected.id, (size, reply.subjects[0].model_id)
+        # "an 11b vision model" is the catalog's own name of Llama 3.2 11B Vision: a name, no size note
+        sized = [c for c in _codes(reply) if c.startswith("size_model")]
+        if kind in tags_of(expected) and sized:
+            assert sized == [f"size_model_{kind}"], (size, sized)
+            picked += 1
+    assert picked >= 3
+
+
+@pytest.mark.parametrize("extra", ["more", "coding", "reasoning"])
+def test_the_buttons_of_a_sized_models_list_keep_the_size(extra):
+    for size in SIZES:
+        reply = answer(f"/models rtx-4090 {size:g}b {extra}")
+        assert reply.kind == "models" and f"{size:g}B" in reply.title, (size, extra, reply.title)

@@ -347,3 +347,19 @@ def test_a_model_named_by_its_size_is_a_model_of_that_size(template, intent):
 @pytest.mark.parametrize("text", ["olmo 2 7b on a 4090", "foobar 7b on a 4090", "qwen3 8b on a 4090", "llama 70b"])
 def test_a_size_with_a_name_is_that_name_not_a_size(text):
     assert parse(text, VOCAB).model_size is None
+
+
+@pytest.mark.parametrize("article", ["n", "ne", "nen", "ner", "nem", "'n"])
+@pytest.mark.parametrize("template", ["passt {a} {s} modell auf {a} {g}?", "hab {a} {g}, läuft da {a} {s}?"])
+def test_the_colloquial_german_article_is_no_name(article, template):
+    for size in ("8b", "14b", "70b"):
+        for card in ("rtx 4090", "rtx 3090", "rtx 5090"):
+            q = parse(template.format(a=article, s=size, g=card), VOCAB)
+            assert q.model_size == size and q.model is None, (article, template, q.model, q.model_size)
+            assert q.gpu is not None and q.gpu.id == card.replace(" ", "-"), (article, q.gpu)
+
+
+@pytest.mark.parametrize("name", ["gemma 3n e4b", "gemma-3n-e2b", "Gemma 3n E4B IT"])
+def test_a_names_own_n_stays_in_the_name(name):
+    q = parse(f"{name} auf ner 4090", VOCAB)
+    assert q.model is not None and q.model.id is not None and q.model.id.startswith("gemma-3n"), q.model
