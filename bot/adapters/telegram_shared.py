@@ -79,6 +79,7 @@ class SharedConsumer:
         self.wake = asyncio.Event()
         self.answered = 0
         self._stop = asyncio.Event()
+        self._draining = False  # stop() began: nothing new is claimed
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -90,7 +91,7 @@ class SharedConsumer:
 
     @property
     def claiming(self) -> bool:
-        return not (self._stop.is_set() or self._closing)
+        return not (self._stop.is_set() or self._draining)
 
     async def _claim(self) -> None:
         while True:
@@ -226,7 +227,7 @@ class SharedConsumer:
     async def stop(self) -> None:
         """Answers what was claimed for up to the grace period, then releases what is left to the others."""
         loop = asyncio.get_running_loop()
-        self._stop.set()  # claims nothing new (already so since SIGTERM, when ``start`` got the stop event)
+        self._draining = True  # claims nothing new (so since SIGTERM already, when ``start`` got the stop event)
         deadline = loop.time() + self.grace_s - FINISH_S
         while (self.in_flight or len(self.queue) or self.unmarked) and loop.time() < deadline:
             await asyncio.sleep(0.05)
