@@ -214,3 +214,18 @@ async def test_a_stopping_worker_claims_nothing_new(
         claimed = await inboxes[0].db.fetchval("SELECT COUNT(*) FROM tg_inbox WHERE claims > 0 AND done_at IS NULL")
         assert claimed == 0
     assert sends(telegram_api) == Counter({3000: 1})
+
+
+async def test_an_update_whose_answer_began_under_an_earlier_claim_is_closed_not_answered_again(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path, postgres_url: str
+) -> None:
+    """Its first message went out before the sender stalled (or the clock jumped): the sender finishes the card."""
+    async with UserDataStore(tmp_path / "p.sqlite", url=postgres_url) as probe:
+        stalled = SharedInbox(probe.database, "stalled-sender", lease_s=-1.0)  # its lease is over at once
+        await stalled.add(questions(telegram_api, 1, first_chat=4000) + questions(telegram_api, 1, first_chat=4100))
+        begun, untouched = await stalled.claim(10)
+        await stalled.began((begun.update_id, begun.fence))
+        async with consumer(catalog, tmp_path / "b", postgres_url, telegram_api, lambda db: SharedInbox(db, "b")):
+            await until(lambda: all_closed(postgres_url, tmp_path))
+        assert await probe.database.fetchval("SELECT claims FROM tg_inbox WHERE update_id = ?", (begun.update_id,)) == 2
+    assert sends(telegram_api) == Counter({4100: 1})  # the other one is answered; the begun one only closed
