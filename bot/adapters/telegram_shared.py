@@ -142,14 +142,22 @@ class SharedConsumer:
                     self.lost.add(lease)
 
     async def _hold(self, lease: Lease) -> bool:
-        """The guard's question: is this claim still ours? (One statement; it extends the lease too.)"""
+        """The guard's question: is this claim still ours? (One statement; it extends the lease too.)
+
+        A yes that took longer than a third of the lease to arrive is not trusted: the process may have
+        been paused after the database said it (the monotonic clock runs on under SIGSTOP), and the
+        lease it extended may have run out and been taken over since.
+        """
         if lease in self.lost or self.held.get(lease[0]) != lease[1]:
             return False
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
         try:
-            return await self.inbox.hold(lease)
+            held = await self.inbox.hold(lease)
         except Exception as exc:
             log.warning("could not confirm the lease of update %s (%s); not sending", lease[0], exc.__class__.__name__)
             return False
+        return held and loop.time() - asked < self.inbox.lease_s / 3
 
     async def _work(self) -> None:
         while True:
