@@ -80,6 +80,7 @@ class SharedConsumer:
         self.wake = asyncio.Event()
         self.answered = 0
         self._stop = asyncio.Event()
+        self._draining = False  # stop() began: nothing new is claimed
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -91,7 +92,7 @@ class SharedConsumer:
 
     @property
     def claiming(self) -> bool:
-        return not (self._stop.is_set() or self._closing)
+        return not (self._stop.is_set() or self._draining)
 
     async def _claim(self) -> None:
         while True:
@@ -142,14 +143,22 @@ class SharedConsumer:
                     self.lost.add(lease)
 
     async def _hold(self, lease: Lease) -> bool:
-        """The guard's question: is this claim still ours? (One statement; it extends the lease too.)"""
+        """The guard's question: is this claim still ours? (One statement; it extends the lease too.)
+
+        A yes that took longer than a third of the lease to arrive is not trusted: the process may have
+        been paused after the database said it (the monotonic clock runs on under SIGSTOP), and the
+        lease it extended may have run out and been taken over since.
+        """
         if lease in self.lost or self.held.get(lease[0]) != lease[1]:
             return False
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
         try:
-            return await self.inbox.hold(lease)
+            held = await self.inbox.hold(lease)
         except Exception as exc:
             log.warning("could not confirm the lease of update %s (%s); not sending", lease[0], exc.__class__.__name__)
             return False
+        return held and loop.time() - asked < self.inbox.lease_s / 3
 
     async def _work(self) -> None:
         while True:
@@ -228,7 +237,7 @@ class SharedConsumer:
     async def stop(self) -> None:
         """Answers what was claimed for up to the grace period, then releases what is left to the others."""
         loop = asyncio.get_running_loop()
-        self._stop.set()  # claims nothing new (already so since SIGTERM, when ``start`` got the stop event)
+        self._draining = True  # claims nothing new (so since SIGTERM already, when ``start`` got the stop event)
         deadline = loop.time() + self.grace_s - FINISH_S
         while (self.in_flight or len(self.queue) or self.unmarked) and loop.time() < deadline:
             await asyncio.sleep(0.05)

@@ -10,17 +10,9 @@ The read-only fact catalog is not here: it stays a shipped SQLite file in every 
 
 from __future__ import annotations
 
-from catalog.db.base import DATABASE_SCHEMES, Database, Row, is_postgres_url, store_errors, unreachable_errors
+from catalog.db.base import DATABASE_SCHEMES, Database, Row, is_postgres_url, store_errors
 
-__all__ = [
-    "DATABASE_SCHEMES",
-    "Database",
-    "Row",
-    "is_postgres_url",
-    "open_database",
-    "store_errors",
-    "unreachable_errors",
-]
+__all__ = ["DATABASE_SCHEMES", "Database", "Row", "is_postgres_url", "open_database", "store_errors"]
 
 
 async def open_database(url: str, application_name: str = "fitbot") -> Database:

@@ -41,8 +41,8 @@ def catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
 
 
 class PausedInbox(SharedInbox):
-    """A worker frozen, once it claimed, before its next claim, lease check or renewal until ``resume``
-    is set (SIGSTOP, a long GC)."""
+    """A worker frozen, once it claimed, before its next claim or renewal until ``resume`` is set
+    (SIGSTOP, a long GC); ``PausedRequest`` freezes its sends just before their fence."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -56,13 +56,20 @@ class PausedInbox(SharedInbox):
         self.claimed = self.claimed or bool(batch)
         return batch
 
-    async def hold(self, lease: Lease) -> bool:
-        await self.resume.wait()
-        return await super().hold(lease)
-
     async def renew(self, leases: list[Lease]) -> set[int]:  # type: ignore[override]
         await self.resume.wait()
         return await super().renew(leases)
+
+
+class PausedRequest(FencedRequest):
+    def __init__(self, resume: asyncio.Event) -> None:
+        super().__init__(AiohttpRequest())
+        self.resume = resume
+
+    async def do_request(self, url, method, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if "/getMe" not in url:
+            await self.resume.wait()
+        return await super().do_request(url, method, *args, **kwargs)
 
 
 class CutAtDone(SharedInbox):
@@ -81,15 +88,21 @@ class CutAtDone(SharedInbox):
 
 @contextlib.asynccontextmanager
 async def consumer(
-    catalog: Catalog, tmp: Path, url: str, api: FakeTelegramAPI, make_inbox, stop: asyncio.Event | None = None
+    catalog: Catalog,
+    tmp: Path,
+    url: str,
+    api: FakeTelegramAPI,
+    make_inbox,  # type: ignore[no-untyped-def]
+    stop: asyncio.Event | None = None,
+    request: FencedRequest | None = None,
 ) -> AsyncIterator[SharedConsumer]:
     """The production consumer of one worker (its own pool, as a process has), answering from the inbox."""
     store = await UserDataStore(tmp / "user.sqlite", url=url).open()
     service = Service(catalog, store=store)
-    app = build_application(
-        service, TOKEN, base_url=api.base_url, charts=False, webhook=True, request=FencedRequest(AiohttpRequest())
-    )
-    worker = SharedConsumer(app, make_inbox(store.database), grace_s=2.0)
+    request = request or FencedRequest(AiohttpRequest())
+    app = build_application(service, TOKEN, base_url=api.base_url, charts=False, webhook=True, request=request)
+    inbox = make_inbox(store.database)
+    worker = SharedConsumer(app, inbox, grace_s=2.0)
     app.bot_data["poller"] = worker
     await app.initialize()
     try:
@@ -145,18 +158,22 @@ async def test_a_worker_paused_past_its_lease_does_not_answer_what_another_took_
     telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path, postgres_url: str
 ) -> None:
     paused: list[PausedInbox] = []
+    resume = asyncio.Event()
 
     def frozen(db):  # type: ignore[no-untyped-def]
         paused.append(PausedInbox(db, "paused-worker", lease_s=0.6))
+        paused[0].resume = resume
         return paused[0]
 
-    async with consumer(catalog, tmp_path / "a", postgres_url, telegram_api, frozen) as a:
+    async with consumer(
+        catalog, tmp_path / "a", postgres_url, telegram_api, frozen, request=PausedRequest(resume)
+    ) as a:
         await paused[0].add(questions(telegram_api, 4, first_chat=1000))
         await until(lambda: len(a.in_flight) == 4)  # all four answered up to their send, then frozen
         await asyncio.sleep(0.8)  # past the lease
         async with consumer(catalog, tmp_path / "b", postgres_url, telegram_api, lambda db: SharedInbox(db, "b")):
             await until(lambda: sum(sends(telegram_api).values()) == 4)  # the other worker took over
-            paused[0].resume.set()  # the paused one wakes up and goes on with its sends
+            resume.set()  # the paused one wakes up and goes on with its sends: the fence says no
             await until(lambda: a.dropped == 4)
             await until(lambda: not a.in_flight)
             await until(lambda: all_closed(postgres_url, tmp_path))
@@ -214,3 +231,39 @@ async def test_a_stopping_worker_claims_nothing_new(
         claimed = await inboxes[0].db.fetchval("SELECT COUNT(*) FROM tg_inbox WHERE claims > 0 AND done_at IS NULL")
         assert claimed == 0
     assert sends(telegram_api) == Counter({3000: 1})
+
+
+async def test_an_update_whose_answer_began_under_an_earlier_claim_is_closed_not_answered_again(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path, postgres_url: str
+) -> None:
+    """Its first message went out before the sender stalled (or the clock jumped): the sender finishes the card."""
+    async with UserDataStore(tmp_path / "p.sqlite", url=postgres_url) as probe:
+        stalled = SharedInbox(probe.database, "stalled-sender", lease_s=-1.0)  # its lease is over at once
+        await stalled.add(questions(telegram_api, 1, first_chat=4000) + questions(telegram_api, 1, first_chat=4100))
+        begun, untouched = await stalled.claim(10)
+        await stalled.began((begun.update_id, begun.fence))
+        async with consumer(catalog, tmp_path / "b", postgres_url, telegram_api, lambda db: SharedInbox(db, "b")):
+            await until(lambda: all_closed(postgres_url, tmp_path))
+        assert await probe.database.fetchval("SELECT claims FROM tg_inbox WHERE update_id = ?", (begun.update_id,)) == 2
+    assert sends(telegram_api) == Counter({4100: 1})  # the other one is answered; the begun one only closed
+
+
+class SlowYes(SharedInbox):
+    async def hold(self, lease: Lease) -> bool:
+        held = await super().hold(lease)
+        await asyncio.sleep(0.3)  # the answer arrives late: paused after the database said it
+        return held
+
+
+async def test_a_yes_from_the_fence_that_arrived_late_is_not_trusted(tmp_path: Path, postgres_url: str) -> None:
+    async with UserDataStore(tmp_path / "p.sqlite", url=postgres_url) as store:
+        for inbox, trusted in (
+            (SharedInbox(store.database, "w", lease_s=0.6), True),
+            (SlowYes(store.database, "w", lease_s=0.6), False),
+        ):
+            await inbox.add([(1, "u", "{}")])
+            (claimed,) = await inbox.claim(1)
+            worker = SharedConsumer(None, inbox)  # type: ignore[arg-type]
+            worker.held[1] = claimed.fence
+            assert await worker._hold((1, claimed.fence)) is trusted
+            await inbox.release([(1, claimed.fence)])
