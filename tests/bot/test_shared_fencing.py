@@ -139,7 +139,7 @@ def sends(api: FakeTelegramAPI) -> Counter[int]:
     return Counter(e.params["chat_id"] for e in api.exchanges if e.method == "sendMessage" and e.status == 200)
 
 
-async def until(condition, timeout: float = 15) -> None:  # type: ignore[no-untyped-def]
+async def until(condition, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
     """Wait until ``condition()`` (a bool, or an awaitable of one) holds."""
     async with asyncio.timeout(timeout):
         while True:
