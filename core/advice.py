@@ -45,6 +45,7 @@ from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import single_stream
+from core.vllm_hardware import vllm_quant_problem
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -164,7 +165,12 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
     shorter = est.max_context >= 4096 and est.max_context < est.context and est.verdict is not Verdict.NO_FIT
     if shorter and (fix := attempt("context", str(est.max_context), context=est.max_context)):
         return fix
-    smaller = [q for q in ladder(s.model, s.engine, catalog) if _bytes_per_weight(q) < _bytes_per_weight(s.quant)]
+    smaller = [
+        q
+        for q in ladder(s.model, s.engine, catalog)
+        if _bytes_per_weight(q) < _bytes_per_weight(s.quant)
+        and (s.engine is not Engine.VLLM or vllm_quant_problem(q.id, s.device) is None)
+    ]
     for q in smaller:
         if q.bits < LOW_BITS and est.verdict is not Verdict.NO_FIT:
             break  # never trade a running setup for 2-bit weights

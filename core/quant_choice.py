@@ -17,6 +17,7 @@ from core.fit import FullFit, Verdict, comfortable_reserve, keeps_embedding
 from core.memory import usable_bytes
 from core.models import Catalog, Engine, Frozen, Hardware, KvCacheType, ModelSpec, QuantSpec, Workload
 from core.quant_ladder import LOW_BITS, ladder_weights
+from core.vllm_hardware import vllm_quant_problem
 
 KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.Q8_0, KvCacheType.Q4_0),
@@ -60,6 +61,8 @@ def _first_fit(model: ModelSpec, hardware: Hardware, workload: Workload, catalog
     keeps = keeps_embedding(hardware.gpu, workload.engine)
     tight: _Fitted | None = None
     for quant, w in ladder_weights(model, workload.engine, catalog):
+        if workload.engine is Engine.VLLM and vllm_quant_problem(quant.id, hardware.gpu) is not None:
+            continue  # e.g. NVFP4 on a GPU without FP4 tensor cores (core.vllm_hardware)
         host = w.embed_bytes if keeps else 0  # ``fit.host_weights_bytes``
         total = w.total_bytes - host + rest
         if total <= roomy:
