@@ -54,15 +54,19 @@ AMD_RUNS = {"cdna3": {"FP8", "MXFP4", "BF16", ""}, "cdna4": {"FP8", "MXFP4", "BF
 def option_table(path: Path) -> dict[str, frozenset[str] | None]:
     """Option name -> the values it accepts (None: any), from a stored argument list."""
     table: dict[str, frozenset[str] | None] = {}
+    removed: set[str] = set()
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#") or line.startswith("["):
+            continue
+        if line.startswith("!"):  # a spelling the newer commit removed
+            removed.add(line[1:].split()[0])
             continue
         words = line.split()
         values = next((frozenset(w[1:].split(",")) for w in words if w.startswith("=")), None)
         for w in words:
             if not w.startswith("="):
                 table[w] = values
-    return table
+    return {name: values for name, values in table.items() if name not in removed}
 
 
 def ollama_settings() -> tuple[dict[str, frozenset[str] | None], set[str]]:
@@ -235,6 +239,21 @@ def check_card(card: Card, reply: object, model: object, gpu: object, vision: bo
     return card
 
 
+# the same model and device asked the other ways people ask (several GPUs and users, a KV cache type, a
+# long context, llama.cpp's own fitting, LM Studio, a draft model, images, German)
+VARIANTS = (
+    ("/fit {model} 2x {device} 8 users details", "llama.cpp"),
+    ("/fit {model} 2x {device} 8 users vllm details", "vllm"),
+    ("/fit {model} {device} ctx 32k kv q8_0 details", "llama.cpp"),
+    ("/fit {model} {device} ctx 32k kv fp8 vllm details", "vllm"),
+    ("{model} on {device} with llama.cpp auto fit", "llama.cpp"),
+    ("{model} on {device} in lm studio", "llama.cpp"),
+    ("{model} with a draft model on {device}", "llama.cpp"),
+    ("{model} with 2 images on {device}", "llama.cpp"),
+    ("läuft {model} mit ollama auf {device}?", "ollama"),
+)
+
+
 def questions(models: Iterable[str], devices: Iterable[str]) -> list[tuple[str, str, str, str]]:
     """(question, asked engine, model id, device id) for the generator's product."""
     out = []
@@ -243,6 +262,8 @@ def questions(models: Iterable[str], devices: Iterable[str]) -> list[tuple[str, 
             out.append((f"/fit {model} {device}{word} details", word.strip() or "llama.cpp", model, device))
         for quant in VLLM_QUANTS:
             out.append((f"/fit {model} {device} {quant} vllm details", "vllm", model, device))
+        for text, engine in VARIANTS:
+            out.append((text.format(model=model, device=device), engine, model, device))
     return out
 
 
