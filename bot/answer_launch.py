@@ -8,6 +8,7 @@ pre-quantized repository (``catalog/facts/quant_repos.toml``), or say that none 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from bot.reply import CodeBlock, Reply
 from catalog.extra_facts import ollama_tags, quant_repos, vision_facts
@@ -32,6 +33,13 @@ def asks_ollama(text: str) -> bool:
 
 def asks_lm_studio(text: str) -> bool:
     return bool(_LM_STUDIO.search(text))
+
+
+@cache
+def checkpoints() -> frozenset[tuple[str, str]]:
+    """(model id, QUANT) of every pre-quantized repository known (``quant_repos.toml``): the vLLM fixes that
+    need a checkpoint are offered only where one exists."""
+    return frozenset((r.model_id, r.quant.upper()) for r in quant_repos())
 
 
 def with_quantized_repos(analysis: Analysis) -> Analysis:
@@ -152,4 +160,4 @@ def _fit_block(cmd: LaunchCommand, lang: Lang) -> CodeBlock | None:
     return CodeBlock(label=t(lang, "tools.fit_label"), text="\n".join(lines))
 
 
-__all__ = ["asks_lm_studio", "asks_ollama", "with_quantized_repos", "with_tools"]
+__all__ = ["asks_lm_studio", "asks_ollama", "checkpoints", "with_quantized_repos", "with_tools"]

@@ -129,7 +129,9 @@ def best_quant(s: Scenario, catalog: Catalog) -> FitEstimate | None:
     return estimate_of(chosen_scenario(s, catalog, choice)) if choice is not None else None
 
 
-def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
+def nearest_fix(
+    s: Scenario, catalog: Catalog, est: FitEstimate, checkpoints: frozenset[tuple[str, str]] | None = None
+) -> Fix | None:
     """The smallest change that improves the verdict: KV cache, context, quant, RAM, a second GPU.
 
     Tight -> fits; offload -> fits fully; no-fit -> runs (with offload if need be). Changes are tried
@@ -170,6 +172,7 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
         for q in ladder(s.model, s.engine, catalog)
         if _bytes_per_weight(q) < _bytes_per_weight(s.quant)
         and (s.engine is not Engine.VLLM or vllm_quant_problem(q.id, s.device) is None)
+        and (checkpoints is None or s.engine is not Engine.VLLM or has_checkpoint(s.model, q.id, checkpoints))
     ]
     for q in smaller:
         if q.bits < LOW_BITS and est.verdict is not Verdict.NO_FIT:
@@ -190,6 +193,16 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
             if fix := attempt("gpus", str(more), gpu_count=more):
                 return fix
     return None
+
+
+PREQUANTIZED = frozenset({"AWQ", "GPTQ", "NVFP4"})  # vLLM loads these only from a checkpoint in that format
+
+
+def has_checkpoint(model: ModelSpec, quant_id: str, checkpoints: frozenset[tuple[str, str]]) -> bool:
+    """vLLM can load this quant: the model ships in it, it is quantized at load time (FP8), or a
+    pre-quantized repository of it is known."""
+    q = quant_id.upper()
+    return q not in PREQUANTIZED or model.native_dtype == q.lower() or (model.id, q) in checkpoints
 
 
 def _bytes_per_weight(q: QuantSpec) -> float:
