@@ -268,21 +268,19 @@ def questions(models: Iterable[str], devices: Iterable[str]) -> list[tuple[str, 
 
 
 async def run(devices: Iterable[str], limit: int | None = None) -> list[Card]:
+    from bot.answer_launch import takes_images
     from bot.service import Service
-    from catalog.extra_facts import vision_facts
     from catalog.facts import load_facts
-    from core.vision import vision_fact
 
     catalog = load_facts().model_copy(update={"version": "bench"})
     service = Service(catalog)
     lists = Lists.load()
-    facts = vision_facts()
     models = [m.id for m in catalog.models][:limit]
     cards: list[Card] = []
     for question, engine, model_id, device_id in questions(models, devices):
         model, gpu = catalog.model(model_id), catalog.gpu(device_id)
         reply = await service.answer(question, locale="en")
-        vision = model is not None and (model.vision_params is not None or vision_fact(model, facts) is not None)
+        vision = model is not None and takes_images(model)
         cards.append(check_card(Card(question, engine), reply, model, gpu, vision, lists))
     return cards
 

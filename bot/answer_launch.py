@@ -42,6 +42,13 @@ def checkpoints() -> frozenset[tuple[str, str]]:
     return frozenset((r.model_id, r.quant.upper()) for r in quant_repos())
 
 
+def takes_images(model: ModelSpec) -> bool:
+    """A vision model: a vision tower in the catalog row, the vision variant, or its family's vision rule."""
+    return (
+        model.vision_params is not None or model.variant == "vision" or vision_fact(model, vision_facts()) is not None
+    )
+
+
 def with_quantized_repos(analysis: Analysis) -> Analysis:
     """vLLM commands of a pre-quantized format load that checkpoint, not the full-precision repository;
     one for which no checkpoint is known is dropped (the card says so instead: ``with_tools``)."""
@@ -122,8 +129,7 @@ def _lacks_checkpoint(quant: str, model: ModelSpec) -> bool:
 
 
 def _ollama_block(est: FitEstimate, model: ModelSpec, catalog: Catalog, lang: Lang) -> CodeBlock:
-    vision = model.vision_params is not None or vision_fact(model, vision_facts()) is not None
-    blocked = hf_blocked(model, vision)
+    blocked = hf_blocked(model, takes_images(model))
     choice = ollama_tag(model, est.quant, ollama_tags(), catalog.size(model.id, est.quant), blocked=blocked)
     cmd = ollama_command(est.context, est.kv_cache, choice)
     lines = list(cmd.lines)
@@ -160,4 +166,4 @@ def _fit_block(cmd: LaunchCommand, lang: Lang) -> CodeBlock | None:
     return CodeBlock(label=t(lang, "tools.fit_label"), text="\n".join(lines))
 
 
-__all__ = ["asks_lm_studio", "asks_ollama", "checkpoints", "with_quantized_repos", "with_tools"]
+__all__ = ["asks_lm_studio", "asks_ollama", "checkpoints", "takes_images", "with_quantized_repos", "with_tools"]

@@ -119,10 +119,11 @@ def test_every_ollama_tag_cites_an_ollama_source_or_is_marked_unverified():
     """Issue 26: a tag comes from Ollama's own list (README at a pinned commit, or an ollama.com page);
     where that source does not show the quant, the row says so."""
     readme = "https://github.com/ollama/ollama/blob/379fd64fa/README.md"
-    tree = "https://github.com/ollama/ollama/blob/fb3076099/"  # the repo's tests and app (issue 35)
+    # the repo's tests and app (issue 35): the tags they pull or list
+    tree = ("https://github.com/ollama/ollama/blob/fb3076099/", "https://github.com/ollama/ollama/blob/f8a6e8881/")
     for row in ollama_tags():
         source = row.provenance.source
-        assert source.startswith((readme, tree, "https://ollama.com/library/")), row
+        assert source.startswith((readme, *tree, "https://ollama.com/library/")), row
         if source.startswith(readme):
             assert row.provenance.unverified == (), row
         elif source.startswith(tree) and "convert_gptoss.go" in source:
