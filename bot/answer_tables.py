@@ -34,6 +34,7 @@ from core.quant_choice import QuantChoice
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
+from core.vllm_hardware import engine_runs
 from locales import Lang, context_label, gib, t, tokens_per_s
 
 SPEED_CHART_GPUS = 12
@@ -103,7 +104,8 @@ def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[st
         gpus = [
             gpu
             for gpu in answers.catalog.gpus
-            if more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked))
+            if (more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)))
+            and engine_runs(s.engine, s.quant.id, gpu)
         ]
         return list(zip(gpus, fits_on(s, gpus, RUNS if more else FULL_FIT), strict=True))
 
@@ -218,7 +220,7 @@ def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
 
     def bars() -> tuple[tuple[str, float], ...]:
-        gpus = answers.catalog.gpus
+        gpus = [gpu for gpu in answers.catalog.gpus if engine_runs(s.engine, s.quant.id, gpu)]
         found = [
             (gpu.short_name, round(speed, 1))
             for gpu, speed in zip(gpus, full_fit_speeds(s, gpus), strict=True)

@@ -45,7 +45,7 @@ from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import single_stream
-from core.vllm_hardware import vllm_quant_problem
+from core.vllm_hardware import engine_runs, vllm_quant_problem
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -292,6 +292,8 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> _Candidate | N
     Memory on plain numbers (``need``, ``fit.full_fit_verdict``), then the speed of a setup that holds it.
     """
     workload = s.workload
+    if not engine_runs(workload.engine, s.quant.id, gpu):
+        return None  # e.g. NVFP4 in vLLM below Blackwell
     total, usable = need.total_bytes(gpu, count, workload.engine), memory.usable_device_bytes(gpu, workload) * count
     verdict = full_fit_verdict(total, usable, count)
     if verdict is None:

@@ -20,7 +20,7 @@ source (the vLLM tree as stored in ``catalog/engines/vllm_quant_hardware.md``):
 
 from __future__ import annotations
 
-from core.models import Backend, GpuSpec
+from core.models import Backend, Engine, GpuSpec
 from core.notes import Note, note
 
 # compute capability per chip generation of ``GpuSpec.arch`` (developer.nvidia.com/cuda-gpus, as of 2026-12)
@@ -66,10 +66,18 @@ def vllm_quant_problem(quant_id: str, gpu: GpuSpec) -> Note | None:
         if cap < (needs := QUANT_MIN_CAPABILITY.get(q, 0.0)):
             return note("vllm_quant_hardware", quant=q, gpu=gpu.name, has=f"{cap:.1f}", needs=f"{needs:.1f}")
         return None
+    if q == "NVFP4" and gpu.backend not in (Backend.CUDA, Backend.ROCM):
+        return note("vllm_nvfp4_nvidia", gpu=gpu.name)  # FP4 tensor cores: NVIDIA Blackwell only
     rocm_lacks = q in ROCM_NO_QUANTS or (q in ("FP8", "MXFP4") and gpu.arch not in ROCM_FP8_ARCHS)
     if gpu.backend is Backend.ROCM and rocm_lacks:
         return note("vllm_quant_rocm", quant=q, gpu=gpu.name)
     return None
+
+
+def engine_runs(engine: Engine, quant_id: str, gpu: GpuSpec) -> bool:
+    """The engine runs this quant on this device: always for llama.cpp, for vLLM per ``vllm_quant_problem``
+    (the device scans of /gpus, /cloud and the hardware picks leave the others out)."""
+    return engine is not Engine.VLLM or vllm_quant_problem(quant_id, gpu) is None
 
 
 def needs_half(quant_id: str, native_dtype: str, gpu: GpuSpec) -> bool:
@@ -88,6 +96,7 @@ __all__ = [
     "CUDA_CAPABILITY",
     "QUANT_MIN_CAPABILITY",
     "capability",
+    "engine_runs",
     "fp8_weight_only",
     "needs_half",
     "vllm_quant_problem",

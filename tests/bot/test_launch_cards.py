@@ -120,3 +120,12 @@ def test_gpt_oss_quant_table_lists_only_the_published_mxfp4_file(service):
 def test_bf16_on_a_t4_is_served_as_half(service):
     reply = ask(service, "/fit qwen3-4b t4 vllm")
     assert reply.code[0].text.startswith("vllm serve Qwen/Qwen3-4B ") and "--dtype half" in reply.code[0].text
+
+
+def test_device_scans_leave_out_gpus_vllm_cannot_run_the_quant_on(service):
+    gpus = ask(service, "/gpus qwen3-32b nvfp4 vllm")
+    listed = " ".join(r[0] for r in gpus.table.rows) if gpus.table else ""
+    assert "RTX 5090" in listed and "RTX 4090" not in listed and "H100" not in listed
+    assert not any("3090" in r.label for s in gpus.sections for r in s.rows)  # no 2x RTX 3090 rig either
+    cloud = ask(service, "/cloud qwen3-32b nvfp4 vllm")
+    assert cloud.table is not None and not any("A100" in r[0] or "H100" in r[0] for r in cloud.table.rows)
