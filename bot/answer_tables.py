@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot import cards
+from bot.answer_launch import checkpoints
 from bot.answer_quality import with_quality
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
@@ -86,7 +87,8 @@ def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
 
 def _choice(answers: Answering, s: Scenario) -> QuantChoice | None:
     return answers.cached(
-        ("choose", s.model.id, s.device.id, s.request.model_dump_json()), lambda: choose_quant(s, answers.catalog)
+        ("choose", s.model.id, s.device.id, s.request.model_dump_json()),
+        lambda: choose_quant(s, answers.catalog, checkpoints()),
     )
 
 
@@ -169,7 +171,7 @@ def recommend_models(
     req = request.model_copy(update={"gpu_count": count})
     picks = answers.cached(
         ("rank", gpu.model_dump_json(), req.model_dump_json(), str(chosen)),
-        lambda: rank_models(answers.catalog, gpu, req, chosen),
+        lambda: rank_models(answers.catalog, gpu, req, chosen, checkpoints=checkpoints()),
     )
     shown = picks if more else picks[:LIST_TOP]
     title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context_label(req.context or DEFAULT_CONTEXT))

@@ -45,7 +45,7 @@ from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import single_stream
-from core.vllm_hardware import engine_runs, vllm_quant_problem
+from core.vllm_hardware import engine_runs, has_checkpoint, vllm_quant_problem
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -106,13 +106,15 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
-def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
+def choose_quant(
+    s: Scenario, catalog: Catalog, checkpoints: frozenset[tuple[str, str]] | None = None
+) -> QuantChoice | None:
     """The quant a practitioner would run: the first of the ladder that fits fully (``quant_choice.pick_quant``).
 
     Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) is tried first, since it costs far
     less quality than 2-bit weights. None when nothing fits fully in GPU memory.
     """
-    picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog)
+    picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog, checkpoints)
     return picked.choice() if picked is not None else None
 
 
@@ -172,7 +174,7 @@ def nearest_fix(
         for q in ladder(s.model, s.engine, catalog)
         if _bytes_per_weight(q) < _bytes_per_weight(s.quant)
         and (s.engine is not Engine.VLLM or vllm_quant_problem(q.id, s.device) is None)
-        and (checkpoints is None or s.engine is not Engine.VLLM or has_checkpoint(s.model, q.id, checkpoints))
+        and (s.engine is not Engine.VLLM or has_checkpoint(s.model, q.id, checkpoints))
     ]
     for q in smaller:
         if q.bits < LOW_BITS and est.verdict is not Verdict.NO_FIT:
@@ -193,16 +195,6 @@ def nearest_fix(
             if fix := attempt("gpus", str(more), gpu_count=more):
                 return fix
     return None
-
-
-PREQUANTIZED = frozenset({"AWQ", "GPTQ", "NVFP4"})  # vLLM loads these only from a checkpoint in that format
-
-
-def has_checkpoint(model: ModelSpec, quant_id: str, checkpoints: frozenset[tuple[str, str]]) -> bool:
-    """vLLM can load this quant: the model ships in it, it is quantized at load time (FP8), or a
-    pre-quantized repository of it is known."""
-    q = quant_id.upper()
-    return q not in PREQUANTIZED or model.native_dtype == q.lower() or (model.id, q) in checkpoints
 
 
 def _bytes_per_weight(q: QuantSpec) -> float:

@@ -77,7 +77,7 @@ def advice_for(
 ) -> Advice:
     """Best quant, KV options, the nearest fix, hardware and commands; ``hardware`` may come from a cache,
     and without ``picks`` there are none."""
-    choice = choose_quant(s, catalog)
+    choice = choose_quant(s, catalog, checkpoints)
     fix = nearest_fix(s, catalog, est, checkpoints)
     fix_command = None
     if fix is not None and est.verdict is Verdict.NO_FIT:

@@ -20,7 +20,7 @@ source (the vLLM tree as stored in ``catalog/engines/vllm_quant_hardware.md``):
 
 from __future__ import annotations
 
-from core.models import Backend, Engine, GpuSpec
+from core.models import Backend, Engine, GpuSpec, ModelSpec
 from core.notes import Note, note
 
 # compute capability per chip generation of ``GpuSpec.arch`` (developer.nvidia.com/cuda-gpus, as of 2026-12)
@@ -80,6 +80,18 @@ def engine_runs(engine: Engine, quant_id: str, gpu: GpuSpec) -> bool:
     return engine is not Engine.VLLM or vllm_quant_problem(quant_id, gpu) is None
 
 
+PREQUANTIZED = frozenset({"AWQ", "GPTQ", "NVFP4"})  # vLLM loads these only from a checkpoint in that format
+
+
+def has_checkpoint(model: ModelSpec, quant_id: str, checkpoints: frozenset[tuple[str, str]] | None) -> bool:
+    """vLLM can load this quant of the model: it ships in it, it is quantized at load time (FP8), or a
+    pre-quantized repository of it is known (``checkpoints``: (model id, QUANT) pairs; None: no list, no
+    claim)."""
+    q = quant_id.upper()
+    known = checkpoints is None or (model.id, q) in checkpoints
+    return q not in PREQUANTIZED or model.native_dtype == q.lower() or known
+
+
 def needs_half(quant_id: str, native_dtype: str, gpu: GpuSpec) -> bool:
     """A BF16 checkpoint on a GPU without BF16 (below 8.0): vLLM refuses it unless told ``--dtype half``."""
     cap = capability(gpu)
@@ -97,6 +109,7 @@ __all__ = [
     "QUANT_MIN_CAPABILITY",
     "capability",
     "engine_runs",
+    "has_checkpoint",
     "fp8_weight_only",
     "needs_half",
     "vllm_quant_problem",
