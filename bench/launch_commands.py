@@ -294,9 +294,8 @@ def main() -> None:
     cards = asyncio.run(run(devices, 40 if args.quick else None))
     with_commands = [c for c in cards if c.commands or c.problems]
     passed = [c for c in with_commands if not c.problems]
-    print(
-        f"{len(passed)}/{len(with_commands)} cards with commands pass ({100 * len(passed) / max(len(with_commands), 1):.1f} %)"
-    )
+    share = 100 * len(passed) / max(len(with_commands), 1)
+    print(f"{len(cards)} generated cards; {len(passed)}/{len(with_commands)} with commands pass ({share:.1f} %)")
     for engine in ("llama.cpp", "vllm", "ollama"):
         mine = [c for c in with_commands if c.engine == engine]
         ok = [c for c in mine if not c.problems]
