@@ -1,8 +1,10 @@
 """The launch commands people use, beside llama.cpp's and vLLM's: Ollama, LM Studio, llama.cpp ``--fit``.
 
 A question that names Ollama or LM Studio gets that tool's settings first (the phone card shows only
-the first command); the details page shows all of them. vLLM commands for AWQ/GPTQ/FP8 load the
-pre-quantized repository (``catalog/facts/quant_repos.toml``), or say that none is known.
+the first command); the details page shows all of them. vLLM commands for AWQ/GPTQ/NVFP4 load the
+pre-quantized repository (``catalog/facts/quant_repos.toml``) or are not written (the card says that none
+is known); FP8 loads a published FP8 checkpoint where one is known. Ollama gets a library tag, else
+``hf.co/<repo>`` only for a model whose Hugging Face GGUF works in Ollama (``core.ollama.hf_blocked``).
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from core.launch_tools import fit_command, lm_studio_settings, manual_flags, qua
 from core.models import Catalog, Engine, ModelSpec
 from core.ollama import hf_blocked, ollama_command, ollama_default_context, ollama_tag
 from core.vision import vision_fact
+from core.vllm_hardware import PREQUANTIZED
 from locales import Lang, context_label, t
 
 _OLLAMA = re.compile(r"\bollama\b", re.I)
 _LM_STUDIO = re.compile(r"\blm[ -]?studio\b", re.I)
 _AUTO_FIT = re.compile(r"--fit\b|\bauto[ -]?fit\b|\bfit on\b|\bautomatic\b|\bautomatisch\b", re.I)
-_CHECKPOINT_QUANTS = frozenset({"AWQ", "GPTQ", "NVFP4"})
 
 
 def asks_ollama(text: str) -> bool:
@@ -122,7 +124,7 @@ def _lacks_checkpoint(quant: str, model: ModelSpec) -> bool:
     """AWQ, GPTQ or NVFP4 of a model that does not ship in it, with no repository known to hold it (FP8 is
     quantized online where none is known)."""
     return (
-        quant.upper() in _CHECKPOINT_QUANTS
+        quant.upper() in PREQUANTIZED
         and model.native_dtype != quant.lower()
         and quantized_repo(model.id, quant, quant_repos()) is None
     )

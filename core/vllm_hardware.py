@@ -106,6 +106,7 @@ def fp8_weight_only(gpu: GpuSpec) -> bool:
 
 __all__ = [
     "CUDA_CAPABILITY",
+    "PREQUANTIZED",
     "QUANT_MIN_CAPABILITY",
     "capability",
     "engine_runs",
