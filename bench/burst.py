@@ -9,11 +9,11 @@ charts off. Every user has a private chat and asks ``--per-user`` questions, a m
 cloud, speed, table and help questions in English and German, popular ones repeated; all are queued
 at once, interleaved.
 
-The production ``AIORateLimiter(max_retries=3)`` is in the path, but with its pacing switched off
-(overall and group rate 0): its defaults let out 30 messages a second, Telegram's own broadcast
-limit, so a burst of 5,000 takes three minutes by design. ``--paced`` keeps the production pacing
-(give it ``--timeout 300``); bench/fairness.py measures what one user's flood does to the others
-under that pacing.
+The production rate limiter (``telegram_flood.ChatFloodLimiter``: PTB's ``AIORateLimiter`` with flood
+control per chat) is in the path, but with its pacing switched off: its defaults let out 30 messages
+a second, Telegram's own broadcast limit, so a burst of 5,000 takes three minutes by design.
+``--paced`` keeps the production pacing (give it ``--timeout 300``); bench/fairness.py measures what
+one user's flood does to the others under that pacing.
 
 Exactly once: the texts the bot got accepted in each chat are compared with the cards the same
 ``Service`` renders for that chat's questions (a card of two or three messages counts once, by its
@@ -94,26 +94,6 @@ def vm_kib(pid: int, field_name: str) -> int:
     return 0
 
 
-def lifted_rate_limiter() -> None:
-    """Production's ``AIORateLimiter(max_retries=...)`` with the 30/s and 20/min-per-group pacing off."""
-    from telegram.ext import AIORateLimiter
-
-    import bot.adapters.telegram_bot as telegram_app
-
-    class Unpaced(AIORateLimiter):
-        def __init__(
-            self,
-            overall_max_rate: float = 0,
-            overall_time_period: float = 1,
-            group_max_rate: float = 0,
-            group_time_period: float = 60,
-            max_retries: int = 0,
-        ) -> None:
-            super().__init__(overall_max_rate, overall_time_period, group_max_rate, group_time_period, max_retries)
-
-    telegram_app.AIORateLimiter = Unpaced  # type: ignore[attr-defined]  # a monkeypatch of the adapter's import
-
-
 async def child(base_url: str, paced: bool, log_path: str) -> None:
     """The bot: production wiring and Settings defaults; prints CPU time and max RSS on SIGTERM."""
     handler = logging.FileHandler(log_path)
@@ -121,8 +101,7 @@ async def child(base_url: str, paced: bool, log_path: str) -> None:
     logging.getLogger().addHandler(handler)
     logging.getLogger().setLevel(logging.WARNING)
     logging.getLogger("telegram.ext.AIORateLimiter").setLevel(logging.INFO)
-    if not paced:
-        lifted_rate_limiter()
+    logging.getLogger("bot.adapters.telegram_flood").setLevel(logging.INFO)
     from bot.adapters.telegram_bot import run_telegram
     from bot.app.run import open_service
     from bot.app.settings import Settings
@@ -135,7 +114,7 @@ async def child(base_url: str, paced: bool, log_path: str) -> None:
         service = await open_service(catalog, settings)
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        await run_telegram(service, token=TOKEN, base_url=base_url, charts=False, stop=stop)
+        await run_telegram(service, token=TOKEN, base_url=base_url, rate_limiter=paced, charts=False, stop=stop)
         await service.close()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(json.dumps({"maxrss_kib": usage.ru_maxrss, "cpu_s": usage.ru_utime + usage.ru_stime}), flush=True)
@@ -250,6 +229,7 @@ def report(
     print(
         f"  retries seen         {tally.retried} (a refused message sent again); bot log: "
         f"{bot_log.count('Rate limit hit. Retrying')} limiter retries, "
+        f"{bot_log.count('is under Telegram flood control')} chats under flood control, "
         f"{bot_log.count('Rate limit hit after maximum')} given up, {bot_log.count('failed')} failed updates"
     )
     lost = [(s, c, t[:40]) for s, c, t in tally.failed if s != 429]

@@ -181,6 +181,10 @@ def check_vllm(line: str, model: object, gpu: object, lists: Lists) -> list[str]
     else:
         return [*out, f"vllm: {ref} is not a stored repository of {model_id}"]
     loaded = "" if loaded in ("BF16", "FP16", "F16") else loaded
+    if "--tensor-parallel-size" in argv:  # vLLM: attention heads must divide by it
+        tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+        if getattr(model, "n_heads", tp) % tp:
+            out.append(f"vllm: --tensor-parallel-size {tp} does not divide {getattr(model, 'n_heads', '?')} heads")
     if gpu is not None and not vllm_runs(loaded or "", gpu):
         out.append(f"vllm: {loaded or 'the checkpoint'} does not run in vLLM on {getattr(gpu, 'name', '?')}")
     old_gpu = gpu is not None and CAPABILITY.get(getattr(gpu, "arch", ""), 9.0) < 8.0
@@ -244,6 +248,7 @@ def check_card(card: Card, reply: object, model: object, gpu: object, vision: bo
 VARIANTS = (
     ("/fit {model} 2x {device} 8 users details", "llama.cpp"),
     ("/fit {model} 2x {device} 8 users vllm details", "vllm"),
+    ("/fit {model} 3x {device} vllm details", "vllm"),
     ("/fit {model} {device} ctx 32k kv q8_0 details", "llama.cpp"),
     ("/fit {model} {device} ctx 32k kv fp8 vllm details", "vllm"),
     ("{model} on {device} with llama.cpp auto fit", "llama.cpp"),

@@ -114,8 +114,9 @@ async def telegram_round(backlog: int, how: signal.Signals, timeout: float) -> d
 # --------------------------------------------------------------------------- Discord
 
 
-async def discord_child(port: int, data_dir: Path, grace: float) -> None:
-    """The production Discord adapter pointed at the fake on ``port``; SIGTERM stops it gracefully."""
+async def discord_child(port: int, data_dir: Path, grace: float, rest_port: int | None = None) -> None:
+    """The production Discord adapter pointed at the fake on ``port`` (REST on ``rest_port``, a proxy, when
+    given); SIGTERM stops it gracefully."""
     import discord
     import yarl
 
@@ -124,7 +125,7 @@ async def discord_child(port: int, data_dir: Path, grace: float) -> None:
     from bot.app.settings import Settings
     from catalog.store import CatalogStore
 
-    discord.http.Route.BASE = f"http://127.0.0.1:{port}/api/v10"
+    discord.http.Route.BASE = f"http://127.0.0.1:{rest_port or port}/api/v10"
     discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(f"ws://127.0.0.1:{port}/")
     # _env_file: a pydantic-settings option mypy can't see (pydantic's dataclass_transform hides it)
     settings = Settings(_env_file=None, fitbot_data_dir=data_dir, hf_hub_offline=True)  # type: ignore[call-arg]
@@ -259,11 +260,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a short smoke run: 30 questions, 2 s Discord grace")
     parser.add_argument("--discord-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--rest-port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.backlog, args.timeout, args.grace = 30, 60.0, 2.0
     if args.discord_child:
-        asyncio.run(discord_child(args.discord_child, args.data, args.grace))
+        asyncio.run(discord_child(args.discord_child, args.data, args.grace, args.rest_port))
     else:
         asyncio.run(main_async(args))
 

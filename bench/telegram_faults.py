@@ -18,6 +18,11 @@ against the fake Bot API in this one, on a fresh data directory, and prints one 
   marks of what was answered while read-only must land once the disk recovers).
 * ``biggroup``: 60 askers in one supergroup, 2 s later 30 private users: the private users' wait
   (question -> first message of the answer), median and max; first the same 30 on a quiet bot.
+* ``flood``: one supergroup under Telegram flood control (every call naming it answered 429 with
+  ``retry_after`` 40 for 60 s, as in issue 40's attack) asks 3 questions; private users ask 1 s later
+  and again 45 s later (when, before, the transport had given up and PTB's limiter paused every
+  chat): their wait per wave, median and max, against a quiet bot; when the group's answers came,
+  how many of its sends were refused, lost or sent twice.
 * ``poison``: an update python-telegram-bot cannot parse, then 20 questions: their wait, against 20
   questions without it just before.
 * ``crashpill``: one question kills the process (emulated with ``os._exit`` in a sitecustomize), 30
@@ -26,7 +31,7 @@ against the fake Bot API in this one, on a fresh data directory, and prints one 
 * ``twoproc``: a second ``fitbot run`` on the data directory of a running one: refused? (exit code,
   seconds, message).
 
-``--quick`` runs smaller versions of partition, locked, poison and twoproc for CI. Prints figures;
+``--quick`` runs smaller versions of partition, locked, flood, poison and twoproc for CI. Prints figures;
 asserts nothing (the CI-sized checks are tests/bot/test_telegram_faults.py and tests/bot/test_datadir.py).
 """
 
@@ -47,6 +52,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fault_harness import (
+    SENDS,
     Child,
     answered,
     ask,
@@ -54,11 +60,23 @@ from bench.fault_harness import (
     data_dir,
     duplicated,
     first_answer_at,
+    question,
     telegram_env,
     until,
 )
 
-SCENARIOS = ("partition", "locked", "deleted", "full", "readonly", "biggroup", "poison", "crashpill", "twoproc")
+SCENARIOS = (
+    "partition",
+    "locked",
+    "deleted",
+    "full",
+    "readonly",
+    "biggroup",
+    "flood",
+    "poison",
+    "crashpill",
+    "twoproc",
+)
 PILL_SITE = """
 import os
 import bot.service as _service
@@ -255,6 +273,55 @@ async def biggroup(work: Path, template: Path, args: argparse.Namespace) -> str:
         )
 
 
+async def flood(work: Path, template: Path, args: argparse.Namespace) -> str:
+    from fitbot_fakes.telegram_api import FakeTelegramAPI
+
+    async with FakeTelegramAPI() as api:
+        bot = await Child(telegram_env(api.base_url, data_dir(work, "flood", template)), work / "flood.log").start()
+        try:
+            await api.wait_call("getUpdates", timeout=90)
+            await warm_up(api)
+            alone = list(range(32_000, 32_000 + args.others))  # the baseline: private users on a quiet bot
+            since_alone = ask(api, alone)
+            await until(lambda: answered(api) >= set(alone), 120)
+            group = -100_777
+            api.flood_control(group, args.flood_s, args.retry_after)
+            started = time.monotonic()
+            for i in range(3):
+                api.push_update(
+                    api.make_message(question(i), chat_id=group, chat_type="supergroup", user_id=62_000 + i)
+                )
+            waves = []
+            for n, at in enumerate(args.waves):
+                await asyncio.sleep(max(0.0, started + at - time.monotonic()))
+                chats = list(range(33_000 + n * 1_000, 33_000 + n * 1_000 + args.others))
+                waves.append((at, chats, ask(api, chats)))
+                await until(lambda chats=chats: answered(api) >= set(chats), 300)
+            await until(lambda: len(group_sends(api, group, 200)) >= 3, args.flood_s + 120)
+            await asyncio.sleep(1.0)  # a late duplicate would arrive now
+        finally:
+            await bot.stop()
+        sent = group_sends(api, group, 200)
+        lines = [f"{at:g} s after it: {summary(waits(api, chats, since))}" for at, chats, since in waves]
+        return (
+            f"flood: one group under flood control (429 retry_after {args.retry_after} for {args.flood_s:g} s); "
+            f"private users asking {'; '.join(lines)}; on a quiet bot {summary(waits(api, alone, since_alone))}."
+            f" The group: {len({text for text, _ in sent})} of 3 answered, the first"
+            f" {min((at for _, at in sent), default=float('nan')) - started:.1f} s after"
+            f" its questions, {len(group_sends(api, group, 429))} sends refused,"
+            f" {duplicated(api, {group})} chats got a message twice"
+        )
+
+
+def group_sends(api: Any, chat: int, status: int) -> list[tuple[str, float]]:
+    """The sends to ``chat`` (text or caption, and when) that the fake answered ``status``."""
+    return [
+        (str(e.params.get("text") or e.params.get("caption")), e.at)
+        for e in list(api.exchanges)
+        if e.method in SENDS and e.status == status and str(e.params.get("chat_id")) == str(chat)
+    ]
+
+
 async def poison(work: Path, template: Path, args: argparse.Namespace) -> str:
     from fitbot_fakes.telegram_api import FakeTelegramAPI
 
@@ -347,7 +414,9 @@ def main() -> None:
     parser.add_argument(
         "scenarios", nargs="*", metavar="SCENARIO", help=f"any of {', '.join(SCENARIOS)} (default: all)"
     )
-    parser.add_argument("--quick", action="store_true", help="small versions of partition, locked, poison, twoproc")
+    parser.add_argument(
+        "--quick", action="store_true", help="small versions of partition, locked, flood, poison, twoproc"
+    )
     parser.add_argument("--users", type=int, default=120, help="partition: questions")
     parser.add_argument("--seconds", type=float, default=8.0, help="partition: how long the network is cut")
     parser.add_argument("--backlog", type=int, default=300, help="locked/deleted/full: questions")
@@ -355,15 +424,21 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=60, help="biggroup: askers in the group")
     parser.add_argument("--others", type=int, default=30, help="biggroup/crashpill: other users")
     parser.add_argument("--after", type=int, default=20, help="poison: questions after the poison")
+    parser.add_argument("--flood-s", type=float, default=60.0, help="flood: how long the group is refused")
+    parser.add_argument("--retry-after", type=int, default=40, help="flood: the retry_after of each refusal")
+    parser.add_argument(
+        "--waves", type=float, nargs="+", default=[1.0, 45.0], help="flood: when private users ask (s after the group)"
+    )
     args = parser.parse_args()
     unknown = set(args.scenarios) - set(SCENARIOS)
     if unknown:
         parser.error(f"unknown scenario {', '.join(sorted(unknown))}; choose from {', '.join(SCENARIOS)}")
     if args.quick:
-        args.scenarios = args.scenarios or ["partition", "locked", "poison", "twoproc"]
+        args.scenarios = args.scenarios or ["partition", "locked", "flood", "poison", "twoproc"]
     args.scenarios = args.scenarios or list(SCENARIOS)
     if args.quick:
         args.users, args.seconds, args.backlog, args.lock_s, args.after = 20, 2.0, 30, 3.0, 5
+        args.others, args.flood_s, args.retry_after, args.waves = 10, 8.0, 5, [1.0, 6.0]
     asyncio.run(main_async(args))
 
 

@@ -9,15 +9,18 @@ from bot.answer_vision import with_vision
 from bot.reply import Reply
 from core.analysis import Analysis
 from core.models import Catalog
+from core.query import Query
 from locales import Lang
 
 
-def extend_fit(card: Reply, analysis: Analysis, catalog: Catalog, lang: Lang, text: str, details: bool) -> Reply:
+def extend_fit(
+    card: Reply, analysis: Analysis, catalog: Catalog, lang: Lang, q: Query, text: str, details: bool
+) -> Reply:
     advice, est, s = analysis.advice, analysis.estimate, analysis.scenario
     if advice is None or s.gpu is None:
         return card
     card = with_tools(card, est, advice, s.model, catalog, lang, text, details)
-    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, text)
+    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, q, text)
     return with_vision(card, est, advice, s.model, s.gpu, catalog, lang, text)
 
 

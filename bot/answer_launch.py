@@ -13,14 +13,14 @@ import re
 from functools import cache
 
 from bot.reply import CodeBlock, Reply
-from catalog.extra_facts import ollama_tags, quant_repos, vision_facts
+from catalog.extra_facts import ollama_tags, quant_repos
+from catalog.vision_config import vision_of
 from core.analysis import Advice, Analysis
 from core.estimate import FitEstimate
 from core.launch import LaunchCommand
 from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.models import Catalog, Engine, ModelSpec
 from core.ollama import hf_blocked, ollama_command, ollama_default_context, ollama_tag
-from core.vision import vision_fact
 from core.vllm_hardware import PREQUANTIZED
 from locales import Lang, context_label, t
 
@@ -45,10 +45,9 @@ def checkpoints() -> frozenset[tuple[str, str]]:
 
 
 def takes_images(model: ModelSpec) -> bool:
-    """A vision model: a vision tower in the catalog row, the vision variant, or its family's vision rule."""
-    return (
-        model.vision_params is not None or model.variant == "vision" or vision_fact(model, vision_facts()) is not None
-    )
+    """A vision model: a vision tower in its config (``catalog.vision_config.vision_of``), in the catalog
+    row, or the vision variant."""
+    return model.vision_params is not None or model.variant == "vision" or vision_of(model) is not None
 
 
 def with_quantized_repos(analysis: Analysis) -> Analysis:

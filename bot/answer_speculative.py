@@ -18,18 +18,14 @@ from core.analysis import Advice
 from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
+from core.query import Query
 from core.speculative import DraftMemory, draft_memory, mtp_memory, mtp_speed, spec_speeds, verification_time
 from locales import Lang, gib, num, t, tokens_per_s
 
-_ASKS = re.compile(r"\b(?:draft|speculative|spekulativ\w*|mtp|multi[- ]token)\b", re.I)
 _MTP = re.compile(r"\b(?:mtp|multi[- ]token)\b", re.I)
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*b\b(?=[^.?!]{0,40}\bdraft)|\bdraft\b[^.?!]{0,40}?(\d+(?:\.\d+)?)\s*b\b", re.I)
 WORTH_IT = 1.2  # a speed-up below 20 % is not worth a second model's memory
 SMALL_DRAFT = 2e9  # drafts up to 2B parameters run at Q8_0, larger ones at Q4_K_M
-
-
-def asks_speculative(text: str) -> bool:
-    return bool(_ASKS.search(text))
 
 
 def pick_draft(model: ModelSpec, catalog: Catalog, text: str) -> ModelSpec | None:
@@ -52,6 +48,12 @@ def pick_draft(model: ModelSpec, catalog: Catalog, text: str) -> ModelSpec | Non
     return min(candidates, key=lambda m: (m.total_params, m.variant == "base", m.id))  # instruct before base
 
 
+def same_tokenizer(model: ModelSpec, draft: ModelSpec) -> bool:
+    """llama.cpp drafts only with a model of the target's vocabulary (``common/speculative.cpp``,
+    ``common_speculative_are_compatible``: same vocab type and special tokens, sizes within 128)."""
+    return model.family == draft.family and abs(model.vocab_size - draft.vocab_size) <= 128
+
+
 def with_speculative(
     reply: Reply,
     est: FitEstimate,
@@ -60,14 +62,28 @@ def with_speculative(
     gpu: GpuSpec,
     catalog: Catalog,
     lang: Lang,
+    q: Query,
     text: str,
 ) -> Reply:
-    if not asks_speculative(text) or est.verdict is Verdict.NO_FIT:
+    """The draft section of a fit card that asks for speculative decoding: the draft the user named
+    (when it shares the model's tokenizer), else the smallest same-family model, else MTP layers."""
+    if not q.speculative or est.verdict is Verdict.NO_FIT:
         return reply
     quant = catalog.quant(est.quant)
     assert quant is not None
     mtp = next((f for f in mtp_facts() if model.id in f.models), None)
-    draft = None if (mtp and _MTP.search(text)) else pick_draft(model, catalog, text)
+    named = catalog.model(q.draft.id) if q.draft is not None and q.draft.id else None
+    refused = named is not None and not same_tokenizer(model, named)
+    if mtp and _MTP.search(text):
+        draft = None
+    elif named is not None and not refused:
+        draft = named
+    else:
+        draft = pick_draft(model, catalog, text)
+    if refused and named is not None:
+        reply = reply.model_copy(
+            update={"summary": f"{reply.summary}\n{t(lang, 'spec.named_refused', draft=named.name, model=model.name)}"}
+        )
     target_tps = est.speed.decode_tokens_per_s
     verify = verification_time(target_tps, est.speed.prefill_tokens_per_s)
     rows: list[Row] = []
@@ -160,4 +176,4 @@ def _mtp_command(advice: Advice) -> list[CodeBlock]:
     ]
 
 
-__all__ = ["asks_speculative", "pick_draft", "with_speculative"]
+__all__ = ["pick_draft", "same_tokenizer", "with_speculative"]

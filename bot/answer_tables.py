@@ -30,7 +30,9 @@ from core.advice import (
 )
 from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, memory_table
+from core.model_sizes import of_size
 from core.models import Backend, Engine, GpuSpec, ModelSpec
+from core.names import typed
 from core.quant_choice import QuantChoice
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
@@ -164,19 +166,32 @@ def recommend_models(
     model_filter: str | None = None,
     more: bool = False,
     echo: str = "",
+    size: str | None = None,
 ) -> Reply:
     """Models ranked for ``count`` x ``gpu`` (``core.recommend.rank_models``); filter: coding, reasoning,
-    vision or small (anything else is ignored). Works with a generic "N GB" GpuSpec as well."""
+    vision or small (anything else is ignored); ``size`` ("8b", "best 8b model for my 4090"): only the
+    models of that size (``core.model_sizes``). Works with a generic "N GB" GpuSpec as well."""
     chosen = model_filter if model_filter in FILTERS else None
     req = request.model_copy(update={"gpu_count": count})
     picks = answers.cached(
         ("rank", gpu.model_dump_json(), req.model_dump_json(), str(chosen)),
         lambda: rank_models(answers.catalog, gpu, req, chosen, checkpoints=checkpoints()),
     )
+    said = typed(size) if size else None
+    if said is not None and said.size_b:
+        sized = {m.id for m in of_size(answers.catalog, said.size_b, said.active_b)}
+        picks = tuple(p for p in picks if p.model_id in sized)
     shown = picks if more else picks[:LIST_TOP]
-    title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context_label(req.context or DEFAULT_CONTEXT))
+    context = context_label(req.context or DEFAULT_CONTEXT)
+    if said is not None and said.size_b:
+        title = t(lang, "models.title_sized", size=f"{said.size_b:g}B", gpu=_gpu_label(gpu, count), context=context)
+    else:
+        title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context)
     target = setup_label(gpu.id, count)
-    base = f"/models {target}" + (f" {chosen}" if chosen else "")
+    sized_words = (
+        f" {said.size_b:g}b" + (f"-a{said.active_b:g}b" if said.active_b else "") if said and said.size_b else ""
+    )
+    base = f"/models {target}" + (f" {chosen}" if chosen else "") + sized_words
     more_query = "" if more or len(picks) <= LIST_TOP else f"{base} more"
     return cards.models_card(
         title, shown, answers.catalog, lang, more_query=more_query, model_filter=chosen, echo=echo, base_query=base

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.card_parts import footer, hardware_label, notes_line, verdict_label
-from bot.cards_fit import VERDICT_TONE, assumptions_line, follow_up
+from bot.cards_fit import VERDICT_TONE, assumptions_line, follow_up, unverified_warning
 from bot.commands import FEEL
 from bot.reply import Action, ChartSpec, Reply, Row, Section, Table, Tone
 from core.advice import QuickFit
@@ -80,6 +80,8 @@ def speed_card(
     )
     if est.verdict is Verdict.NO_FIT:
         summary = verdict_label(est.verdict, lang) + " · " + t(lang, "speed.no_fit")
+    if doubt := unverified_warning(est, lang):
+        summary += "\n" + doubt
     return Reply(
         kind="speed",
         locale=lang,
@@ -136,6 +138,8 @@ def compare_card(title: str, estimates: Sequence[FitEstimate], catalog: Catalog,
         if best and len(estimates) > 1
         else ""
     )
+    doubts = dict.fromkeys(line for e in estimates if (line := unverified_warning(e, lang)))  # once per model
+    summary = "\n".join([summary, *doubts] if summary else doubts)
     return Reply(
         kind="compare",
         locale=lang,

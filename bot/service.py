@@ -21,7 +21,7 @@ from bot.answer_multi import with_notes
 from bot.answer_special import special_answer, special_kind, special_language
 from bot.answer_worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
 from bot.answers import Answers, feel_rate
-from bot.hub_models import hub_answers, in_catalog
+from bot.hub_models import hub_answers, in_catalog, repo_base
 from bot.limits import Limits
 from bot.memory_only import memory_only_card, with_variants
 from bot.prefs import Preferences
@@ -252,9 +252,13 @@ class Service:
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
             found = await hub_answers(self.hub, self.answers, repo, q.quant, lang)
             if isinstance(found, Reply) and sized_only is None:
-                return found
-            if not isinstance(found, Reply):
+                if (base := repo_base(self.answers, repo, text)) is None:
+                    return found
+                (q, indexed), repo = base, None  # the hub unreachable: the catalog model the repo is a copy of
+            elif not isinstance(found, Reply):
                 answers, model, source = found
+        elif repo and not searched and (base := repo_base(self.answers, repo, text)) is not None:
+            (q, indexed), repo = base, None  # no hub at all: the same
         if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
             memory_card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
             return memory_card
@@ -368,8 +372,8 @@ def _session(q: Query, text: str) -> str | None:
     """The settings command (/mygpu, /lang, ...) or sentence the text is, if any."""
     command = commands.read(text)
     session = command.name if command.session else commands.session_sentence(text) if command.name is None else None
-    if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None):
-        return None  # "I have a question about qwen3 on a 4090" is a question
+    if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None or "intent" in q.explicit):
+        return None  # "I have a question about qwen3 on a 4090", "ich hab zwei 3090er, was kann ich laufen lassen?"
     return session
 
 

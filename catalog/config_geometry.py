@@ -14,6 +14,7 @@ What it reads beyond the plain GQA keys:
   next to its experts (``enable_moe_block``) counts as one shared expert;
 - per-layer-type heads: Gemma 4's full-attention layers have their own KV heads and head size
   (``num_global_key_value_heads``, ``global_head_dim``; ``attention_k_eq_v``: no V projection there);
+  sliding-window layers theirs (``swa_num_key_value_heads``, ``swa_head_dim``, ``swa_v_head_dim``: MiMo);
 - keys a config leaves to transformers' defaults: Google's Gemma 3 4B/12B/27B configs give no heads,
   vocabulary, context or layer pattern (``gemma3_defaults``);
 - Phi-2's December 2023 config (``phi-msft``: ``n_embd``, ``n_head``, ``n_layer``, ``n_inner`` null = 4 x hidden,
@@ -24,6 +25,8 @@ What it reads beyond the plain GQA keys:
   of their kind and keep no cache of their own (``kv_shared_mix``); per-layer embeddings
   (``hidden_size_per_layer_input``) and the double-wide FFN of the shared layers (``use_double_wide_mlp``)
   add weights the per-layer formula does not see (``small_gemma_params``);
+- next-n (MTP) layers (``num_nextn_predict_layers``, ``mtp_num_hidden_layers``) are not decoder layers:
+  ``mtp_layers`` counts them, ``gguf_mtp_layers`` says whether llama.cpp's converter keeps them (``GGUF_KEEPS_MTP``);
 - context: ``max_position_embeddings`` as written. ``rope_scaling.factor`` is NOT multiplied in:
   the config length is what the checkpoint was set up for; YaRN is a serving choice;
 - per-block layouts, where a block is not attention + FFN (``block_mix``):
@@ -198,6 +201,7 @@ def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, 
     if integer(cfg, "global_head_dim") or integer(cfg, "num_global_key_value_heads"):  # Gemma 4 full layers
         out["global_head_dim"] = integer(cfg, "global_head_dim") or head_dim
         out["global_kv_heads"] = integer(cfg, "num_global_key_value_heads") or kv_heads
+    out.update(sliding_heads(cfg))
     if kind in MLA_TYPES:
         rope = integer(cfg, "qk_rope_head_dim", default=64) or 0
         out.update(
@@ -220,6 +224,52 @@ def geometry(config: dict[str, Any], layout: Layout | None = None) -> dict[str, 
     if kind in MIXED_TYPES:
         out.update(config_mixed.mixed_geometry(cfg, kind, layers))
     return {k: v for k, v in out.items() if v is not None}
+
+
+MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")  # next-n prediction layers after the decoder's own
+# Does llama.cpp's GGUF converter write a model type's MTP layers into the GGUF? Read in ggml-org/llama.cpp's
+# conversion/ modules: DeepseekV2Model (registered for DeepseekV2/V3ForCausalLM and Kimi K2/K2.5) sets
+# ``skip_mtp = True`` and drops every ``model.layers.N`` with N >= num_hidden_layers ("skip Multi-Token Prediction
+# (MTP) layers", conversion/deepseek.py); DeepseekV4Model drops the ``mtp.`` tensors; DeepseekV32Model and
+# GlmMoeDsaModel set ``skip_mtp = False`` and Glm4MoeModel (conversion/glm.py) writes num_hidden_layers +
+# num_nextn_predict_layers blocks. Model types not listed here were not checked.
+GGUF_KEEPS_MTP = {
+    "deepseek_v3": False,
+    "kimi_k2": False,
+    "deepseek_v4": False,
+    "deepseek_v32": True,
+    "glm_moe_dsa": True,
+    "glm4_moe": True,
+}
+
+
+def mtp_layers(config: dict[str, Any]) -> int:
+    """Next-n (MTP) prediction layers a config declares after its ``num_hidden_layers`` (0 when none)."""
+    cfg = text_config(config)
+    return integer(cfg, *MTP_KEYS, default=0) or 0
+
+
+def gguf_mtp_layers(config: dict[str, Any]) -> int | None:
+    """MTP layers a GGUF made by llama.cpp's converter holds: all, none, or None where the converter of this
+    model type was not checked (``GGUF_KEEPS_MTP``)."""
+    layers = mtp_layers(config)
+    keeps = GGUF_KEEPS_MTP.get(model_type(text_config(config)))
+    if not layers:
+        return 0
+    return None if keeps is None else layers if keeps else 0
+
+
+SLIDING_HEAD_KEYS = {  # config key of a sliding-window layer's own KV layout -> ModelSpec field
+    "swa_num_key_value_heads": "sliding_kv_heads",
+    "swa_head_dim": "sliding_head_dim",
+    "swa_v_head_dim": "sliding_v_head_dim",
+}
+
+
+def sliding_heads(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The KV heads and head sizes of the sliding-window layers where the config gives them apart (``swa_*``:
+    MiMo-V2-Flash has 8 KV heads on its window layers and 4 on the full ones); none when it does not."""
+    return {field: integer(cfg, key) for key, field in SLIDING_HEAD_KEYS.items() if integer(cfg, key)}
 
 
 def _tied(cfg: dict[str, Any], kind: str) -> bool:

@@ -80,6 +80,27 @@ def check_bounds(cfg: dict[str, Any], source: str = "config.json") -> None:
         got = first.get("input")
         shown = repr(got) if len(repr(got)) <= 40 else repr(got)[:37] + "..."
         raise ConfigError(f"{source} is out of bounds at {key}: {first['msg']} (got {shown})") from None
+    check_consistency(cfg, source)
+
+
+# (part, whole): a config whose part exceeds its whole describes no model that can exist
+_AT_MOST = (
+    (("num_experts_per_tok",), ("num_local_experts", "num_experts", "n_routed_experts")),
+    (("num_key_value_heads",), ("num_attention_heads", "n_head")),
+    (("first_k_dense_replace",), ("num_hidden_layers", "n_layer", "num_layers")),
+)
+
+
+def check_consistency(cfg: dict[str, Any], source: str = "config.json") -> None:
+    """Raise ``ConfigError`` for values that are each in bounds but impossible together (more experts
+    used per token than exist, more KV heads than attention heads, more dense layers than layers)."""
+    for part_keys, whole_keys in _AT_MOST:
+        part = next((cfg[k] for k in part_keys if isinstance(cfg.get(k), int)), None)
+        whole_key = next((k for k in whole_keys if isinstance(cfg.get(k), int) and cfg[k] > 0), None)
+        if part is not None and whole_key is not None and part > cfg[whole_key]:
+            raise ConfigError(
+                f"{source} is impossible: {part_keys[0]} = {part} is more than {whole_key} = {cfg[whole_key]}"
+            )
 
 
 def spec_from_config(

@@ -123,8 +123,19 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
         g_head, g_kv, h = spec.global_head_dim, spec.global_kv_heads, spec.hidden_size
         full = 2 * h * spec.n_heads * g_head + h * g_kv * g_head * (1 if cfg.get("attention_k_eq_v") else 2)
         fix += _full_attention_layers(cfg, spec) * (full - attention_params(spec))
+    if spec.n_sliding_layers and (spec.sliding_kv_heads or spec.sliding_head_dim or spec.sliding_v_head_dim):
+        fix += spec.n_sliding_layers * (_sliding_attention_params(cfg, spec) - attention_params(spec))
     extra_total, extra_active = small_gemma_params(cfg, spec.n_layers, spec.hidden_size)
     return total + fix + extra_total, active + fix + extra_active
+
+
+def _sliding_attention_params(cfg: dict[str, Any], spec: ModelSpec) -> int:
+    """Weights of one sliding-window attention block with its own heads (MiMo's ``swa_*`` keys)."""
+    h, heads = spec.hidden_size, integer(cfg, "swa_num_attention_heads") or spec.n_heads
+    kv = spec.sliding_kv_heads or spec.n_kv_heads
+    k_dim = spec.sliding_head_dim or spec.head_dim
+    v_dim = spec.sliding_v_head_dim or spec.v_head_dim or k_dim
+    return h * heads * k_dim + h * kv * (k_dim + v_dim) + heads * v_dim * h
 
 
 def _full_attention_layers(cfg: dict[str, Any], spec: ModelSpec) -> int:
@@ -226,6 +237,23 @@ def kimi_linear_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int
     fixed += dense * 3 * h * int(g.get("intermediate_size") or 0)
     moe_layers = int(g["n_layers"]) - dense
     return fixed + moe_layers * moe_all, fixed + moe_layers * moe_active
+
+
+def mtp_layer_params(config: dict[str, Any], geometry: dict[str, Any]) -> int:
+    """Weights of one next-n (MTP) layer: a decoder layer like the model's last (a MoE layer after its leading
+    dense ones) plus the projection joining the hidden state and the next token's embedding (2 x hidden -> hidden).
+    Copies of the embedding and output head some checkpoints store inside the MTP layer are not counted.
+    """
+    total, _ = config_params(config, geometry)
+    h, layers = int(geometry["hidden_size"]), int(geometry["n_layers"])
+    dense = int(geometry.get("n_dense_layers") or 0) if geometry.get("n_experts") else 0
+    body = total - embedding_params(geometry)
+    if dense and geometry.get("intermediate_size") and geometry.get("attention") is not None:
+        spec = ModelSpec(
+            id="count", name="count", family="count", total_params=1, active_params=1, provenance=_COUNTING, **geometry
+        )
+        body -= dense * (attention_params(spec) + 3 * h * int(geometry["intermediate_size"]))
+    return body // (layers - dense) + 2 * h * h
 
 
 _COUNTING = Provenance(source="parameter count", as_of="computed")

@@ -6,7 +6,8 @@ Three checks, each a ``Finding`` with the row id, what kind of disagreement and 
   reader cannot parse (an architecture it does not model yet);
 - ``params``: the publisher's total/active parameters differ from what the stored config implies by
   more than the tolerance (3 % total unless the row explains it in ``params_note``; 20 % active,
-  counted with or without the embeddings, as publishers do either);
+  counted with or without the embeddings, as publishers do either), or the total counts next-n (MTP)
+  layers that llama.cpp's converter leaves out of the GGUF (nearer the count with them than without);
 - ``live``: the config.json on the hub today differs from the row (only with a hub, ``--live``).
 """
 
@@ -16,11 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from catalog.config_geometry import gguf_mtp_layers, mtp_layers
 from catalog.facts import FACTS_DIR, raw_rows
 from catalog.hf_config import ConfigError
 from catalog.importers.model_configs import ConfigSourceError, config_geometry, sources, stored_config
 from catalog.live_models import HubLookup, live_row
-from catalog.params import config_params, embedding_params
+from catalog.params import config_params, embedding_params, mtp_layer_params
 from core.models import Catalog
 
 TOTAL_TOLERANCE = 0.03
@@ -52,6 +54,12 @@ def stored_findings(catalog: Catalog) -> list[Finding]:
             continue
         counts = (total, active, active - embedding_params(geometry))
         out.extend(_param_findings(model.id, model.total_params, model.active_params, counts, model.params_note))
+        config = stored_config(repo)
+        if mtp_layers(config) and gguf_mtp_layers(config) == 0:  # the GGUF holds no MTP weights
+            with_mtp = total + mtp_layers(config) * mtp_layer_params(config, geometry)
+            if abs(model.total_params - with_mtp) < abs(model.total_params - total):
+                detail = f"total {model.total_params / 1e9:.2f}B counts the MTP layers; the GGUF has {total / 1e9:.2f}B"
+                out.append(Finding(model=model.id, kind="params", detail=detail))
     return out
 
 

@@ -31,7 +31,7 @@ from core.models import (
     QuantSpec,
     Workload,
 )
-from core.notes import CodedError, Note, note
+from core.notes import CodedError, Note, note, unverified_note
 from core.serving import Speeds, speeds_of
 from core.speed import SpeedEstimate, estimate_speed
 from core.speed_device import BACKEND_LABELS, with_backend
@@ -308,8 +308,8 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     if s.count > 1:
         coded.append(note("split" if s.engine is Engine.LLAMA_CPP else "tensor_parallel", n=s.count))
     coded.append(note("weights_measured" if s.measured is not None else "weights_recipe", quant=s.quant.id))
-    if "geometry" in model.provenance.unverified:  # no stored config.json behind the row (catalog/importers)
-        coded.append(note("geometry_unverified", model=model.name))
+    if (doubt := unverified_note(model)) is not None:  # no primary source behind some of the row's facts
+        coded.insert(0, doubt)  # first: a short footnote keeps it
     return tuple(used), tuple(coded)
 
 
@@ -465,6 +465,10 @@ def hardware_ref(gpu: GpuSpec, count: int, usable_bytes: int, system_ram_bytes: 
     return ref
 
 
+# Why a card's speed is rough although its backend has rows (``speed.calibration_level``): the card line says it.
+SPEED_COVERAGE_NOTES = {"thin": "speed_thin", "missed": "speed_missed", "excluded": "speed_excluded"}
+
+
 def estimate_of(s: Scenario) -> FitEstimate:
     """Memory, placement, verdict and speed of one scenario."""
     model, gpu, hardware, workload = s.model, s.device, s.hardware, s.workload
@@ -492,7 +496,8 @@ def estimate_of(s: Scenario) -> FitEstimate:
         serving=speeds_of(speed, s.users),
         concurrent=s.users,
         defaults_used=s.defaults_used,
-        notes=s.notes + ((note("speed_thin"),) if speed.calibration == "thin" else ()),
+        notes=s.notes
+        + ((note(SPEED_COVERAGE_NOTES[speed.calibration]),) if speed.calibration in SPEED_COVERAGE_NOTES else ()),
     )
 
 

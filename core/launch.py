@@ -81,7 +81,13 @@ def launch_command(s: Scenario, est: FitEstimate | Placement) -> LaunchCommand |
         ref_repo = model.hf_repo or f"./{model.id}"
         argv = ["vllm", "serve", ref_repo, "--max-model-len", str(ctx)]
         if count > 1:
-            argv += ["--tensor-parallel-size", str(count)]
+            # vLLM: "Total number of attention heads must be divisible by tensor parallel size"
+            # (ModelConfig.verify_with_parallel_config); the rest of the GPUs form pipeline stages
+            tp = max(d for d in range(1, count + 1) if count % d == 0 and model.n_heads % d == 0)
+            if tp > 1:
+                argv += ["--tensor-parallel-size", str(tp)]
+            if count // tp > 1:
+                argv += ["--pipeline-parallel-size", str(count // tp)]
         argv += ["--gpu-memory-utilization", f"{VLLM_GPU_MEMORY_UTILIZATION:g}"]
         if concurrent > 1:  # never above vLLM's default for the GPU: the card's users at once assume it
             argv += ["--max-num-seqs", str(min(concurrent, vllm_max_num_seqs(s.device)))]

@@ -74,6 +74,17 @@ def kv_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
     return model.n_kv_heads * (model.head_dim + v_dim)
 
 
+def sliding_elements_per_token_layer(model: ModelSpec, engine: Engine) -> int:
+    """Cached K+V elements for one token in one sliding-window layer: the full layers' layout unless the
+    config gives the window layers their own KV heads or head sizes (``sliding_kv_heads``, MiMo's ``swa_*``)."""
+    if not (model.sliding_kv_heads or model.sliding_head_dim or model.sliding_v_head_dim):
+        return kv_elements_per_token_layer(model, engine)
+    heads = model.sliding_kv_heads or model.n_kv_heads
+    k_dim = model.sliding_head_dim or model.head_dim
+    v_dim = model.sliding_v_head_dim or model.v_head_dim or k_dim
+    return heads * (k_dim + v_dim)
+
+
 # ``kv_cache_bytes`` per model and workload object: a device scan asks it for every device with the same
 # two. id() keyed with the objects kept in the entry, as in ``core.weights``.
 _KV: dict[tuple[int, int, int | None, int | None], tuple[ModelSpec, Workload, int]] = {}
@@ -116,7 +127,8 @@ def _kv_cache_bytes(model: ModelSpec, workload: Workload, context: int | None, c
     swa = 0.0
     if model.n_sliding_layers and model.sliding_window:
         window = model.sliding_window + (workload.n_ubatch if workload.engine is Engine.LLAMA_CPP else 0)
-        swa = model.n_sliding_layers * min(ctx, padded_context(window, workload)) * elems * per_elem
+        cells = min(ctx, padded_context(window, workload))
+        swa = model.n_sliding_layers * cells * sliding_elements_per_token_layer(model, workload.engine) * per_elem
     state = model.n_linear_layers * model.linear_state_bytes
     n = reserved_sequences(workload) if concurrent is None else concurrent
     return round((full + swa) * n + state * n)

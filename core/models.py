@@ -110,6 +110,10 @@ class ModelSpec(Frozen):
     # full-attention layers with their own KV layout (Gemma 4: 2 global KV heads of 512 next to 8 x 256 sliding ones)
     global_kv_heads: int | None = Field(default=None, gt=0, le=4096)
     global_head_dim: int | None = Field(default=None, gt=0, le=4096)
+    # sliding-window layers with their own KV layout (MiMo-V2-Flash: 8 KV heads there, 4 on its full layers)
+    sliding_kv_heads: int | None = Field(default=None, gt=0, le=4096)
+    sliding_head_dim: int | None = Field(default=None, gt=0, le=4096)
+    sliding_v_head_dim: int | None = Field(default=None, gt=0, le=4096)
     attention: AttentionKind = AttentionKind.GQA
     kv_lora_rank: int | None = Field(default=None, gt=0)
     q_lora_rank: int | None = Field(default=None, gt=0)  # MLA query compression (DeepSeek V3: 1536)

@@ -60,6 +60,8 @@ SOFT_VARIANTS = frozenset(["small", "medium", "large", "plus", "pro", "max"])
 # words that make a device a different device (a 3090 Ti is not a 3090)
 DEVICE_TIERS = frozenset(["ti", "super", "xt", "xtx", "gre", "d", "pro", "max", "ultra"])
 LAPTOP_WORDS = frozenset(["laptop", "mobile", "notebook", "max-q"])
+# a card with more memory soldered on than it shipped with ("4090 48gb modded"): the memory says which
+MOD_WORDS = frozenset(["modded", "mod", "modified", "gemoddet", "umgebaut"])
 # datacenter board forms: the catalog's alias picks the usual one, and the card says so
 DEVICE_FORMS = frozenset(["sxm", "pcie", "nvl", "sxm5", "sxm4", "oam"])
 MODEL_SIZE = re.compile(r"(\d+(?:\.\d+)?)([bm])", re.A)
@@ -123,7 +125,7 @@ def typed(text: str) -> Typed:
             variants.add(key)
         if key in DEVICE_TIERS and (i > 0 and toks[i - 1].kind == "num"):
             tiers.add(key)
-        elif key not in MODEL_VARIANTS and key not in DEVICE_FORMS:
+        elif key not in MODEL_VARIANTS and key not in DEVICE_FORMS and key not in MOD_WORDS:
             words.append(key)
     return Typed(tuple(words), tuple(numbers), size, active, frozenset(variants), frozenset(tiers), laptop, memory)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from core.models import Frozen
+from core.models import Frozen, ModelSpec
 
 NoteValue = str | int | float
 
@@ -39,6 +39,31 @@ def note(code: str, **values: NoteValue) -> Note:
 _NOTES: dict[tuple[object, ...], Note] = {}
 _NOTES_ENTRIES = 4096
 
+GEOMETRY_MARK = "geometry"  # a row's unverified marker: no stored config.json behind its layer numbers
+# unverified fields that change no answer, so a card need not name them
+NOT_IN_ANSWER = frozenset({"release", "license", "gguf_repo", "hf_repo", "hf_downloads", "architecture", "variant"})
+
+
+def answer_doubts(model: ModelSpec) -> tuple[str, ...]:
+    """The row's unverified fields that an answer is built on (``provenance.unverified``, marker and
+    bookkeeping fields left out), in the row's order."""
+    return tuple(f for f in model.provenance.unverified if f not in NOT_IN_ANSWER and f != GEOMETRY_MARK)
+
+
+def unverified_note(model: ModelSpec) -> Note | None:
+    """What a card must say about a catalog row without a primary source: no checked config.json
+    (``geometry_unverified``), and which of the fields its answer uses nobody could check (``doubts``: comma-joined field names; the card names each in its language). None for a fully sourced row."""
+    fields = answer_doubts(model)
+    typed = GEOMETRY_MARK in model.provenance.unverified
+    if not fields:
+        return note("geometry_unverified", model=model.name) if typed else None
+    return note(
+        "geometry_fields_unverified" if typed else "fields_unverified", model=model.name, doubts=",".join(fields)
+    )
+
+
+UNVERIFIED_CODES = frozenset({"geometry_unverified", "geometry_fields_unverified", "fields_unverified"})
+
 
 class CodedError(ValueError):
     """An error with a locale code: ``str(exc)`` stays a readable English line for logs and ``--json``."""
@@ -50,4 +75,14 @@ class CodedError(ValueError):
         self.note = Note(code=code, values=values)
 
 
-__all__ = ["CodedError", "Note", "NoteValue", "note"]
+__all__ = [
+    "GEOMETRY_MARK",
+    "NOT_IN_ANSWER",
+    "UNVERIFIED_CODES",
+    "CodedError",
+    "Note",
+    "NoteValue",
+    "answer_doubts",
+    "note",
+    "unverified_note",
+]

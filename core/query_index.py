@@ -311,7 +311,28 @@ def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterato
 
 
 # words no name holds, that end one ("vl for qwen3 8b" is "vl", then "qwen3 8b")
-NAME_BREAKS = frozenset(["for", "für", "fuer", "on", "auf", "with", "mit", "in", "im", "at", "bei", "to", "zu", "from"])
+NAME_BREAKS = frozenset(
+    [
+        "for",
+        "für",
+        "fuer",
+        "on",
+        "auf",
+        "with",
+        "mit",
+        "in",
+        "im",
+        "at",
+        "bei",
+        "to",
+        "zu",
+        "from",
+        "using",
+        "as",
+        "als",
+        "than",
+    ]
+)
 
 
 def _after_break(toks: list[L.Tok], seq: list[int], breaks: frozenset[int]) -> set[int]:

@@ -5,6 +5,10 @@ its name (``/azure/api/retail/prices``, ``/vast/api/v0/bundles/``, ``/runpod/gra
 ``/lambda/api/v1/instance-types``, ``/digitalocean/v2/sizes``) with the answers in
 ``price_responses/``. ``fake.broken[name] = "format"`` answers that provider in a shape nobody
 documents, ``"down"`` with HTTP 503; the key-protected ones answer 401 without a Bearer token.
+Hostile answers: ``"huge"`` streams ``huge_mb`` MiB of JSON whitespace (no Content-Length; what
+was sent is counted in ``sent``), ``"deep"`` is JSON nested 100,000 deep, ``"hang"`` never
+answers, and for Azure ``"offsite"`` links its next page to another host and ``"absurd"`` prices
+the 8x H100 VM at $0.001/h.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ KEYED = ("runpod", "lambda", "digitalocean")
 class FakePriceApis:
     def __init__(self) -> None:
         self.broken: dict[str, str] = {}
+        self.huge_mb = 200
+        self.sent: dict[str, int] = {}  # bytes of a "huge" answer written before the client hung up
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, query)
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -69,28 +75,54 @@ class FakePriceApis:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = self._runner.addresses[0][1]
 
-    def _answer(self, request: web.Request, name: str, body: Any) -> web.Response:
+    async def _answer(self, request: web.Request, name: str, body: Any) -> web.StreamResponse:
         self.requests.append((request.method, request.path, dict(request.query)))
         if name in KEYED and not request.headers.get("Authorization", "").startswith("Bearer "):
             return web.json_response({"error": "unauthorized"}, status=401)
         state = self.broken.get(name)
+        if state == "huge":
+            return await self._huge(request, name)
+        if state == "deep":
+            return web.Response(body=b"[" * 100_000 + b"]" * 100_000, content_type="application/json")
+        if state == "hang":
+            await asyncio.sleep(3600)
         if state == "down":
             return web.json_response({"error": "maintenance"}, status=503)
         if state == "format":
             return web.json_response({"result": {"rows": [["H100", "3.00"]]}, "version": 2})
         return web.json_response(body)
 
+    async def _huge(self, request: web.Request, name: str) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        self.sent[name] = 0
+        chunk = b" " * (1 << 20)
+        try:
+            await response.write(b'{"Items": [')
+            for _ in range(self.huge_mb):
+                await response.write(chunk)
+                self.sent[name] += len(chunk)
+            await response.write(b"]}")
+            await response.write_eof()
+        except (ConnectionError, RuntimeError):
+            pass  # the client stopped reading
+        return response
+
     def _file(self, name: str, file: str) -> Any:
-        async def handler(request: web.Request) -> web.Response:
-            return self._answer(request, name, json.loads((RESPONSES / file).read_text(encoding="utf-8")))
+        async def handler(request: web.Request) -> web.StreamResponse:
+            return await self._answer(request, name, json.loads((RESPONSES / file).read_text(encoding="utf-8")))
 
         return handler
 
-    async def _azure(self, request: web.Request) -> web.Response:
+    async def _azure(self, request: web.Request) -> web.StreamResponse:
         page = "azure_page2.json" if "$skip" in request.query else "azure_page1.json"
         text = (RESPONSES / page).read_text(encoding="utf-8").replace("{endpoint}", self.endpoint)
-        return self._answer(request, "azure", json.loads(text))
+        state = self.broken.get("azure")
+        if state == "offsite":
+            text = text.replace(self.endpoint, "http://prices.evil.example")
+        if state == "absurd":
+            text = text.replace('"retailPrice": 98.32, "unitPrice": 98.32', '"retailPrice": 0.001, "unitPrice": 0.001')
+        return await self._answer(request, "azure", json.loads(text))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Callable
 from typing import Any, Self
 
@@ -37,7 +38,7 @@ from aiohttp import web
 
 from fitbot_fakes.telegram_checks import BOT_USERNAME, DEFAULT_TOKEN_ID, MAX_CAPTION, MAX_TEXT, ApiError
 from fitbot_fakes.telegram_messages import TelegramMessages
-from fitbot_fakes.telegram_state import Call, Exchange, Failure, UploadedFile
+from fitbot_fakes.telegram_state import Call, Exchange, Failure, Flood, UploadedFile
 from fitbot_fakes.telegram_text import parse_html, parse_markdown_v2, parse_text
 
 
@@ -73,6 +74,7 @@ class FakeTelegramAPI(TelegramMessages):
         self._callback_queries: dict[str, bool] = {}
         self._inline_queries: dict[str, bool] = {}
         self._failures: dict[str, list[Failure]] = {}
+        self._floods: dict[str, Flood] = {}
         self._parked: list[asyncio.Future[Any]] = []
         self._changed = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -148,6 +150,16 @@ class FakeTelegramAPI(TelegramMessages):
         """Answers the next ``times`` calls of ``method`` with an error (429 carries retry_after)."""
         failure = Failure(status, retry_after if status == 429 else None, description, times)
         self._failures.setdefault(method.lower(), []).append(failure)
+
+    def flood_control(self, chat_id: int, seconds: float, retry_after: int | None = None) -> None:
+        """Puts ``chat_id`` under flood control: for ``seconds`` from now every call naming it is answered
+        429, with ``retry_after`` the seconds left (rounded up, as Telegram counts them) or the one given."""
+        self._floods[str(chat_id)] = Flood(time.monotonic() + seconds, retry_after)
+
+    def under_flood_control(self, chat_id: int) -> bool:
+        """Whether calls naming ``chat_id`` are refused now."""
+        flood = self._floods.get(str(chat_id))
+        return flood is not None and time.monotonic() < flood.until
 
     def push_update(self, update: dict[str, Any]) -> dict[str, Any]:
         """Queues an update for getUpdates (assigning update_id) and wakes parked polls."""

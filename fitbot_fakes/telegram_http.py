@@ -1,9 +1,12 @@
-"""The fake Bot API's HTTP side: form, JSON and multipart bodies decoded as PTB sends them; injected failures."""
+"""The fake Bot API's HTTP side: form, JSON and multipart bodies decoded as PTB sends them; injected failures
+and flood control."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
+import time
 from typing import Any
 
 from aiohttp import BodyPartReader, web
@@ -78,6 +81,7 @@ class TelegramHttp(TelegramStore):
             if handler is None:
                 raise ApiError(404, "Not Found")
             self._inject_failure(name)
+            self._flood_control(params)
             result = handler(params)
             if asyncio.iscoroutine(result):
                 result = await result
@@ -106,6 +110,17 @@ class TelegramHttp(TelegramStore):
             )
         default = {400: "Bad Request", 403: "Forbidden: bot was blocked by the user", 409: "Conflict"}
         raise ApiError(failure.status, failure.description or default.get(failure.status, "Internal Server Error"))
+
+    def _flood_control(self, params: dict[str, Any]) -> None:
+        """A call naming a chat under flood control (``flood_control``) is refused with 429."""
+        flood = self._floods.get(str(params.get("chat_id")))
+        if flood is None:
+            return
+        left = flood.until - time.monotonic()
+        if left <= 0:
+            return
+        retry_after = flood.retry_after if flood.retry_after is not None else math.ceil(left)
+        raise ApiError(429, f"Too Many Requests: retry after {retry_after}", {"retry_after": retry_after})
 
     async def _handle_file(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]

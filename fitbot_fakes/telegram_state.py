@@ -1,4 +1,4 @@
-"""What the fake Bot API records (calls, exchanges, uploads, injected failures) and the state its parts share."""
+"""What the fake Bot API records (calls, exchanges, uploads, injected failures, floods) and the state its parts share."""
 
 from __future__ import annotations
 
@@ -49,6 +49,14 @@ class Failure:
     times: int
 
 
+@dataclass
+class Flood:
+    """One chat under flood control until ``until`` (monotonic); ``retry_after`` None: the time left."""
+
+    until: float
+    retry_after: int | None
+
+
 class TelegramState:
     """What every part of the fake shares (set up by ``FakeTelegramAPI.__init__``)."""
 
@@ -70,6 +78,7 @@ class TelegramState:
     _callback_queries: dict[str, bool]
     _inline_queries: dict[str, bool]
     _failures: dict[str, list[Failure]]
+    _floods: dict[str, Flood]
     _parked: list[asyncio.Future[Any]]
     _changed: asyncio.Event
     _runner: web.AppRunner | None

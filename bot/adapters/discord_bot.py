@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import io
 import json
 import logging
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,10 +55,12 @@ from bot.adapters.discord_commands import (
     fit_client,
     text,
 )
+from bot.adapters.discord_mentions import MentionMixin, chart_file, user_of
+from bot.adapters.discord_retry import FOLLOWUP_BUDGET_S, callback_budget, persist, transient
 from bot.adapters.discord_stop import StopMixin
 from bot.adapters.feel import feel_question, reveal
 from bot.render.charts import cached_png
-from bot.render.discord_embed import CHART_FILENAME, to_discord
+from bot.render.discord_embed import to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
 from bot.shared import shared_buttons
@@ -78,7 +79,6 @@ CARD_PREFIX = "fitbot"
 FEEL_SECONDS = 10.0
 FEEL_EDIT_EVERY_S = 1.0  # Discord allows about 5 message edits per 5 s per channel
 MAX_CONTENT = 2000
-_BOT_MENTION = re.compile(r"<@!?(\d+)>")
 
 
 # --------------------------------------------------------------------------------------------- buttons
@@ -112,10 +112,6 @@ class CardButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], tem
 # --------------------------------------------------------------------------------------------- the bot
 
 
-def user_of(author: discord.abc.User, guild: discord.Guild | None, is_admin: bool | None = None) -> User:
-    return User(id=f"dc:{author.id}", chat=f"dc:{guild.id}" if guild else "", is_admin=is_admin)
-
-
 def interaction_user(interaction: discord.Interaction) -> User:
     """The asker; on a server ``is_admin`` is their resolved "Manage Server" permission (the runtime check
     behind the commands' ``default_member_permissions``, which server owners can override)."""
@@ -123,7 +119,7 @@ def interaction_user(interaction: discord.Interaction) -> User:
     return user_of(interaction.user, interaction.guild, admin)
 
 
-class FitBotMixin(StopMixin):
+class FitBotMixin(MentionMixin, StopMixin):
     """Shared by the plain and the sharded bot: setup, the answer path, buttons and mentions."""
 
     service: Service
@@ -135,7 +131,7 @@ class FitBotMixin(StopMixin):
     feel_seconds: float
     feel_every_s: float
     _feeling: set[int]
-    _tasks: set[asyncio.Task[None]]
+    _tasks: set[asyncio.Task[Any]]  # feel-the-speed streams and answers being sent: cancelled by ``close``
     _answering: dict[int, tuple[discord.Interaction, bool]]
     _mentioning: set[int]
     _held: set[int]
@@ -195,19 +191,30 @@ class FitBotMixin(StopMixin):
 
         Every interaction being answered is tracked until its answer went out, so a stop can
         finish it or tell the asker to ask again (``drain``); a deferred one is also held in the
-        database, for the next start to fix after a crash (``recover_pending``).
+        journal until its answer was delivered: one whose send failed past the retry budget (or
+        never ran: a crash, a stop) stays held, for the next start to fix (``recover_pending``).
         """
         if self.closing:
             await apologise(interaction, "restarting")
             return
         self._answering[interaction.id] = (interaction, False)
+        current = asyncio.current_task()
+        if current is not None:  # ``close`` cancels it: a send still being tried would meet a closed session
+            self._tasks.add(current)
+        settled = False  # delivered, or refused by Discord itself (the error handler then tells the asker)
         try:
             await self._respond(interaction, query, edit)
-        finally:
+            settled = True
+        except Exception as error:
+            settled = not transient(error)
+            raise
+        finally:  # a cancelled answer (a stop, a crash) is not settled either
             self._answering.pop(interaction.id, None)
+            self._tasks.discard(current)
             if interaction.id in self._held:
                 self._held.discard(interaction.id)
-                await self._release(interaction.id)
+                if settled:
+                    await self._release(interaction.id)
 
     async def _respond(self, interaction: discord.Interaction, query: str, edit: bool) -> None:
         deferred = bool(HUB_REPO.search(query)) and await self._defer(interaction, edit)
@@ -217,26 +224,49 @@ class FitBotMixin(StopMixin):
             deferred = not done and await self._defer(interaction, edit)
         reply = await task
         kwargs, chart = self.message_parts(reply)
+        png: bytes | None = None
         if chart is not None:
             if cached_png(chart) is None:
                 deferred = deferred or await self._defer(interaction, edit)
-            kwargs["attachments" if edit else "files"] = [await self.chart_file(chart)]
+            png = await render_chart(chart)
         elif edit:
             kwargs["attachments"] = []
         if kwargs["view"] is None and not edit:
             del kwargs["view"]
+        send: Callable[..., Awaitable[Any]]
         if edit:
             send = interaction.edit_original_response if deferred else interaction.response.edit_message
-            await send(content=None, **kwargs)
         elif deferred:
-            await interaction.followup.send(**kwargs)
+            send = interaction.followup.send
         else:
-            await interaction.response.send_message(**kwargs)
+            send = interaction.response.send_message
+
+        def once() -> Awaitable[Any]:  # a file is consumed by a send: each try gets its own
+            parts: dict[str, Any] = {"content": None, **kwargs} if edit else dict(kwargs)
+            if png is not None:
+                parts["attachments" if edit else "files"] = [chart_file(png)]
+            return send(**parts)
+
+        budget = FOLLOWUP_BUDGET_S if deferred else callback_budget(interaction)
+        await persist(
+            once, budget, "a deferred answer" if deferred else "an answer", callback=not deferred and not edit
+        )
 
     async def _defer(self, interaction: discord.Interaction, edit: bool) -> bool:
         if not interaction.response.is_done():
             self._hold(interaction)  # on disk before "thinking…" shows, for the next start after a crash
-            await interaction.response.defer(thinking=not edit)
+
+            async def defer() -> None:
+                await interaction.response.defer(thinking=not edit)
+
+            try:
+                await persist(defer, callback_budget(interaction), "a defer", callback=True)
+            except Exception as error:
+                if not transient(error):
+                    raise
+                # past the 3 s with the defer's fate unknown (its answer cut off): follow up as if it
+                # landed; if it did not, Discord refuses the follow-up (404) and the asker sees "did not respond"
+                log.info("a defer's answer was lost; following up as if it landed")
             if interaction.id in self._answering:
                 self._answering[interaction.id] = (interaction, True)
         return True
@@ -265,11 +295,6 @@ class FitBotMixin(StopMixin):
         if message.content:
             kwargs["content"] = message.content
         return kwargs, reply.chart
-
-    async def chart_file(self, spec: ChartSpec) -> discord.File:
-        """The chart as ``chart.png``; rendered in a thread (matplotlib takes 0.1–1 s), cached by ``charts``."""
-        png = await render_chart(spec)
-        return discord.File(io.BytesIO(png), filename=CHART_FILENAME)
 
     def view_for(self, reply: Reply, buttons: tuple[tuple[str, int], ...]) -> discord.ui.View | None:
         """Follow-up buttons; a question that fits the custom_id travels in it, a longer one by key."""
@@ -336,37 +361,6 @@ class FitBotMixin(StopMixin):
         finally:
             if interaction.message is not None:
                 self._feeling.discard(interaction.message.id)
-
-    # ---- mentions
-
-    async def on_message(self, message: discord.Message) -> None:
-        """Answers a message that mentions the bot (or any DM) as a reply; never pings anyone."""
-        me = self.user  # type: ignore[attr-defined]
-        if message.author.bot or me is None:
-            return
-        if message.guild is not None and not any(u.id == me.id for u in message.mentions):
-            return
-        self._mentioning.add(message.id)  # a stop waits for it (``drain``), as for slash commands
-        try:
-            await self._answer_mention(message, me.id)
-        except Exception:
-            log.exception("mention reply failed")
-        finally:
-            self._mentioning.discard(message.id)
-
-    async def _answer_mention(self, message: discord.Message, me: int) -> None:
-        user = user_of(message.author, message.guild)
-        if message.guild is not None and not await self.service.answers_mentions(user.chat):
-            return  # the server switched plain mentions off (/settings mentions off); commands still work
-        query = _BOT_MENTION.sub(lambda m: "" if int(m.group(1)) == me else m.group(0), message.content)
-        locale = str(message.guild.preferred_locale) if message.guild else None
-        reply = await self.service.answer(query.strip() or "/help", locale, user)
-        kwargs, chart = self.message_parts(reply)
-        if chart is not None:
-            kwargs["files"] = [await self.chart_file(chart)]
-        if kwargs.get("view") is None:
-            kwargs.pop("view", None)
-        await message.reply(mention_author=False, **kwargs)
 
     async def close(self) -> None:
         for task in list(self._tasks):

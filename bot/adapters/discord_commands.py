@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
+import aiohttp
+
 with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
@@ -283,5 +285,5 @@ async def apologise(interaction: discord.Interaction, key: str = "error") -> Non
             await interaction.followup.send(message, ephemeral=True)
         else:
             await interaction.response.send_message(message, ephemeral=True)
-    except discord.HTTPException:
+    except (discord.HTTPException, OSError, aiohttp.ClientError):  # OSError, ClientError: Discord unreachable
         log.warning("could not send the apology for interaction %s", interaction.id, exc_info=True)

@@ -10,6 +10,8 @@ import time
 import warnings
 from typing import TYPE_CHECKING
 
+import aiohttp
+
 with warnings.catch_warnings():  # discord.py's voice module imports audioop (deprecated, unused here)
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
@@ -93,7 +95,7 @@ class StopMixin:
         for interaction, deferred in list(self._answering.values()):
             lang = lang_of(str(interaction.locale))
             try:
-                if deferred:
+                if deferred or interaction.id in self._held:  # held: a defer was sent, perhaps unconfirmed
                     await interaction.edit_original_response(
                         content=text(lang, "restarting"), embeds=[], attachments=[], view=None
                     )
@@ -101,7 +103,7 @@ class StopMixin:
                     await apologise(interaction, "restarting")
                 told += 1
                 await self._release(interaction.id)
-            except discord.HTTPException:
+            except (discord.HTTPException, OSError, aiohttp.ClientError):  # still held: the next start edits it
                 log.warning("could not tell interaction %s about the restart", interaction.id)
         if told:
             log.warning("%d answers did not finish before the stop; asked to ask again", told)

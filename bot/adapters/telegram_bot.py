@@ -17,7 +17,8 @@ Design decisions:
   limit; otherwise the card goes out as text (with its buttons) and the chart follows as a photo with
   a short caption. A pressed button edits the card it sits on (the caption of a photo card); the
   picture of a photo card is not replaced.
-* HTTP goes through ``telegram_transport.AiohttpRequest`` (aiohttp, retries budgeted by time).
+* HTTP goes through ``telegram_transport.AiohttpRequest`` (aiohttp, retries budgeted by time), sends
+  through ``telegram_flood.ChatFloodLimiter`` (Telegram's pacing; a 429 for a chat holds that chat only).
   Polling goes through ``telegram_poller.Poller``: a durable inbox, so nothing fetched is lost on a
   restart or crash, and round-robin dispatch across users.
 * Fair limits: a user over the limit gets one slow-down card per window, not one per message;
@@ -55,7 +56,6 @@ from telegram import (
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
-    AIORateLimiter,
     ApplicationBuilder,
     CallbackQueryHandler,
     CommandHandler,
@@ -70,6 +70,8 @@ from bot import commands
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.chart_workers import render_chart, warm_up_charts
 from bot.adapters.feel import feel_question
+from bot.adapters.telegram_fence import LeaseLost
+from bot.adapters.telegram_flood import ChatFloodLimiter
 from bot.adapters.telegram_parts import (
     AddressedToBot,
     FeelStreams,
@@ -343,14 +345,14 @@ class TelegramAdapter(FeelStreams):
         )
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Logs the failure first, then apologises in the chat (if there is one); the bot keeps running.
-
-        Under the durable poller the failure is also handed to it: a network failure is sent again
-        later (no apology, no traceback), any other is recorded as failed.
-        """
+        """Logs the failure, then apologises in the chat (if any); the bot keeps running. The poller is told
+        too: a network failure is sent again later (no apology, no traceback), a shared worker's lost lease
+        is dropped (another worker answers), any other failure is recorded as failed."""
         poller: Poller | None = context.application.bot_data.get("poller")
         if poller is not None and isinstance(update, Update) and context.error is not None:
             poller.failed[update.update_id] = context.error
+            if isinstance(context.error, LeaseLost):
+                return
             if retryable(context.error):
                 log.warning("answer to update %s failed on the network (%s)", update.update_id, context.error)
                 return
@@ -391,7 +393,8 @@ def build_application(
 ) -> TelegramApp:
     """The bot with every handler and the error handler registered; production and tests both use it.
 
-    ``charts=False`` sends cards without their chart image (no matplotlib).
+    ``charts=False`` sends cards without their chart image (no matplotlib). ``rate_limiter=False``
+    switches Telegram's send pacing off (tests, benches); flood control per chat stays on.
     """
     adapter = TelegramAdapter(service, charts=charts)
     service.warm_up()  # while the bot connects, so that neither the first answer nor the first chart waits
@@ -410,7 +413,7 @@ def build_application(
         builder = builder.get_updates_request(requests[-1])
     if base_url:
         builder = builder.base_url(base_url).base_file_url(base_file_url or file_url_for(base_url))
-    app: TelegramApp = (builder.rate_limiter(AIORateLimiter(max_retries=3)) if rate_limiter else builder).build()
+    app: TelegramApp = builder.rate_limiter(ChatFloodLimiter(paced=rate_limiter)).build()
     app.bot_data["adapter"] = adapter
     app.bot_data["requests"] = requests  # closed by ``serve`` when start-up fails (PTB does not)
     app.add_handlers(

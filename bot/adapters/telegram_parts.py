@@ -28,7 +28,7 @@ from bot.reply import Reply
 from bot.service import Service
 from locales import Lang, lang_of, num, t, tokens_per_s
 
-# The application ``build_application`` makes; its bot is ExtBot[int] with the rate limiter, ExtBot[None] without.
+# The application ``build_application`` makes (its bot is an ExtBot[int]: it has a rate limiter; tests' may not).
 TelegramApp = Application[
     ExtBot[Any],
     ContextTypes.DEFAULT_TYPE,

@@ -19,6 +19,8 @@ from typing import Generic, TypeVar
 from telegram import Update
 from telegram.error import RetryAfter
 
+from bot.adapters.telegram_flood import retry_seconds
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -95,7 +97,12 @@ class FairQueue(Generic[T]):
 
 
 class Retries:
-    """Answers that failed on the network, queued again after a back-off until their time budget is spent."""
+    """Answers that failed on the network, queued again after a back-off until their time budget is spent.
+
+    The time an update waits for its chat's flood control (``RetryAfter``, from ``telegram_flood``
+    when the wait is too long to hold a worker for) is not counted: a window of five minutes would
+    otherwise lose the answer, which Telegram will take once the window is over.
+    """
 
     def __init__(self, queue: FairQueue[Update], budget_s: float, backoff_s: tuple[float, ...]) -> None:
         self.queue, self.budget_s, self.backoff_s = queue, budget_s, backoff_s
@@ -107,8 +114,9 @@ class Retries:
         now = time.monotonic()
         first, attempts = self._tries.get(update.update_id, (now, 0))
         wait = self.backoff_s[min(attempts, len(self.backoff_s) - 1)]
-        if isinstance(error, RetryAfter):
-            wait = max(wait, _seconds(error.retry_after))
+        if isinstance(error, RetryAfter):  # Telegram said when: waiting out flood control spends no budget
+            wait = max(wait, retry_seconds(error))
+            first += wait
         if now + wait - first > self.budget_s:
             log.warning(
                 "gave up answering update %s after %.0f s of network errors (%s)",
@@ -141,9 +149,3 @@ class Retries:
             timer.cancel()
         count, self._timers = len(self._timers), set()
         return count
-
-
-def _seconds(value: object) -> float:
-    """``RetryAfter.retry_after``: an int in PTB 22, a timedelta with PTB_TIMEDELTA=1 (and later)."""
-    total = getattr(value, "total_seconds", None)
-    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

@@ -12,6 +12,11 @@ end of them. Network errors (refused, reset, timed out) are raised as PTB's ``Ne
 ``TimedOut``: the durable poller answers such an update again with back-off (``telegram_poller``),
 without holding a worker meanwhile. getUpdates is not retried here either (the poller's back-off).
 
+A 429 for a request that names a chat (``chat_id``) is passed on at once: it is that chat's flood
+control, and the rate limiter (``telegram_flood``), which sees every send to the chat, holds that
+chat's sends in order until it is over. Retried here, each send to the chat waited on its own, and
+once this budget was spent the 429 reached PTB's limiter, which paused every chat.
+
 No exception raised here carries a URL: Bot API URLs contain the bot token.
 """
 
@@ -44,6 +49,14 @@ def retry_after_of(payload: bytes) -> float | None:
     except (ValueError, AttributeError):
         return None
     return float(value) if isinstance(value, int | float) and value >= 0 else None
+
+
+def _chat_flood(status: int, payload: bytes, request_data: RequestData | None) -> bool:
+    """A 429 for one chat that PTB raises as ``RetryAfter`` (its retry_after is not 0): the rate limiter's
+    to wait for (see the module docstring)."""
+    if status != 429 or request_data is None or "chat_id" not in request_data.parameters:
+        return False
+    return bool(retry_after_of(payload))
 
 
 class AiohttpRequest(BaseRequest):
@@ -91,7 +104,7 @@ class AiohttpRequest(BaseRequest):
         connect_timeout: Any = BaseRequest.DEFAULT_NONE,
         pool_timeout: Any = BaseRequest.DEFAULT_NONE,
     ) -> tuple[int, bytes]:
-        """One Bot API call; a 429 or 5xx is tried again until the time budget is spent (not getUpdates)."""
+        """One Bot API call; a 5xx or a chat-less 429 is tried again until the budget is spent (not getUpdates)."""
         deadline = time.monotonic() + self.retry_budget_s
         backoff = FIRST_BACKOFF_S
         api_method = url.rsplit("/", 1)[-1]
@@ -99,7 +112,7 @@ class AiohttpRequest(BaseRequest):
             status, payload = await self._attempt(
                 url, method, request_data, read_timeout, write_timeout, connect_timeout
             )
-            if status not in RETRY_STATUSES or api_method == "getUpdates":
+            if status not in RETRY_STATUSES or api_method == "getUpdates" or _chat_flood(status, payload, request_data):
                 return status, payload
             wait = retry_after_of(payload) if status == 429 else None
             if wait is None:

@@ -173,21 +173,22 @@ def print_refresh(catalog: Catalog) -> int:
     from datetime import UTC, datetime
 
     from bot.app.settings import Settings
+    from catalog.prices.plausible import PriceBounds
     from catalog.prices.refresh import ProviderResult, refresh
     from catalog.prices.sources import default_sources
     from catalog.prices.store import PriceStore, PriceTables
 
     settings = Settings()
-    sources, keys, known = default_sources(settings.price_endpoint), settings.price_keys(), {g.id for g in catalog.gpus}
+    sources, keys, bounds = default_sources(settings.price_endpoint), settings.price_keys(), PriceBounds.of(catalog)
 
     async def into_store() -> list[ProviderResult]:
         if settings.database_url() is None:
-            return await refresh(PriceStore(settings.prices_path()), sources, keys, known)
+            return await refresh(PriceStore(settings.prices_path()), sources, keys, bounds)
         from bot.app.scale import user_store
 
         async with user_store(settings) as store:  # the shared database: every worker applies it next
             tables = PriceTables(store.database)
-            results = await refresh(tables, sources, keys, known)
+            results = await refresh(tables, sources, keys, bounds)
             await tables.mark_attempt(datetime.now(UTC))
             return results
 

@@ -1,7 +1,7 @@
 """``fitbot run | health | stats``: every adapter whose token is set, in one process, sharing one service.
 
-Wiring only: settings → logging → catalog and user data → service → adapters. SIGTERM/SIGINT
-set a stop event; adapters finish in-flight answers and close their connections before exit.
+Wiring only: settings → logging → catalog and user data → service → adapters. SIGTERM, SIGINT
+and SIGHUP (a closed terminal, a supervisor's reload) set a stop event; adapters finish in-flight answers and close their connections before exit.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.app import datadir
 from bot.app.datadir import DataDirBusy, DataDirUnwritable
@@ -30,17 +30,21 @@ from bot.service import Service
 from catalog.store import CatalogStore
 from core.models import Catalog
 
+if TYPE_CHECKING:
+    from catalog.userdata import UserDataStore
+
 log = logging.getLogger("fitbot")
 
 BACKOFF_S = (2.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0)  # an adapter that keeps failing is retried this often
 HEALTH_FILE = "health.json"
 HUB_CACHE_KEEP = 4  # cached look-ups are kept this many refresh periods (stale answers when the hub is down)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # each drains, as described in OPERATIONS.md
 
 __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
 
-async def open_service(catalog: Catalog, settings: Settings) -> Service:
-    """The production service: user data, hub cache and limits from the settings."""
+async def open_service(catalog: Catalog, settings: Settings, store: UserDataStore | None = None) -> Service:
+    """The production service: user data (``store``, else opened here), hub cache and limits from the settings."""
     from bot.app.scale import user_store
     from bot.shared import shared_database
     from catalog.db.shared import RateWindows
@@ -48,7 +52,7 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     from catalog.hub_search import HubSearch
     from catalog.userdata import CachedHubClient
 
-    store = await user_store(settings).open()
+    store = store or await user_store(settings).open()
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
     if pruned:
         log.info("pruned %d old hub look-ups", pruned)
@@ -71,9 +75,14 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     return service
 
 
-async def build_service(settings: Settings) -> Service:
-    """The shared service: catalog, user data, hub cache and limits."""
-    return await open_service(await CatalogStore(settings.catalog_path()).load(), settings)
+async def build_service(settings: Settings, stop: asyncio.Event | None = None) -> Service | None:
+    """The shared service: catalog, user data, hub cache and limits; an unreachable PostgreSQL is waited
+    for (``scale.open_user_store``), and None comes back when ``stop`` is set meanwhile."""
+    from bot.app.scale import open_user_store
+
+    catalog = await CatalogStore(settings.catalog_path()).load()
+    store = await open_user_store(settings, stop)
+    return None if store is None else await open_service(catalog, settings, store)
 
 
 class Health:
@@ -125,7 +134,7 @@ async def run(
     """Starts every adapter under its own supervisor; returns the exit code once stopped by a signal.
 
     Adapters are independent: one that fails (bad token, platform unreachable) is logged and
-    retried with back-off while the others keep serving; the process stops only on SIGTERM/SIGINT.
+    retried with back-off while the others keep serving; the process stops only on a signal in ``STOP_SIGNALS``.
     """
     adapters = settings.adapters()
     if not adapters:
@@ -155,12 +164,14 @@ def claim_data_dir(settings: Settings) -> IO[str]:
 async def _run(
     settings: Settings, adapters: list[str], *, runner: Callable[..., Any], stop: asyncio.Event | None
 ) -> int:
-    service = await build_service(settings)
     if stop is None:  # tests pass their own
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, stop.set)
+    service = await build_service(settings, stop)
+    if service is None:  # stopped while waiting for PostgreSQL
+        return 0
     health = Health(settings.data_dir() / HEALTH_FILE)
     tasks = [
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters

@@ -178,7 +178,7 @@ def to_console(reply: Reply) -> str:
         (one_line(c.label, MAX_TITLE), [ln.rstrip() for ln in clean(c.text).strip("\n").split("\n")])
         for c in reply.code
     ]
-    actions = [(one_line(a.label, MAX_TITLE), one_line(a.query, MAX_VALUE)) for a in reply.actions]
+    actions = [(one_line(a.label, MAX_TITLE), one_line(a.question, MAX_VALUE)) for a in reply.actions]
     text = (
         environment()
         .get_template("console.txt.j2")

@@ -21,13 +21,14 @@ from typing import Any, Protocol
 from catalog.db.base import Database, store_errors
 from catalog.db.leader import Election, while_leader
 from catalog.offers import OFFER_TYPES
+from catalog.prices.fetch import fetch
+from catalog.prices.plausible import PriceBounds
 from catalog.prices.sources import PriceFormatError, PriceSource, default_sources
 from catalog.prices.store import PriceStore, PriceTables
 from core.models import Catalog, CloudOffer
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 20.0
-MAX_PAGES = 40
 RETRY_S = 300.0  # a price store that could not be reached is asked again after this
 FOLLOW_S = 60.0  # with a shared database, how often a worker looks for a newer refresh
 
@@ -40,42 +41,18 @@ class ProviderResult:
     detail: str = ""
 
 
-async def _fetch(session: Any, source: PriceSource, key: str | None) -> Any:
-    """The decoded JSON answer, all pages of it."""
-    import aiohttp
-
-    headers = source.auth(key) if key else {}
-    url: str | None = source.url
-    params: dict[str, str] | None = source.request.params or None
-    pages: list[Any] = []
-    while url and len(pages) < MAX_PAGES:
-        async with session.request(
-            source.request.method, url, params=params, json=source.request.json, headers=headers
-        ) as response:
-            if response.status >= 400:
-                raise aiohttp.ClientResponseError(response.request_info, (), status=response.status)
-            try:
-                pages.append(await response.json(content_type=None))
-            except ValueError as exc:
-                raise PriceFormatError("the answer is not JSON") from exc
-        url, params = source.next_page(pages[-1]), None
-    if len(pages) == 1 or not source.pages_key:
-        return pages[0]
-    items: list[Any] = []
-    for page in pages:
-        found = page.get(source.pages_key) if isinstance(page, dict) else None
-        items.extend(found if isinstance(found, list) else [])
-    return {source.pages_key: items}
-
-
 async def refresh(
     store: PriceTables,
     sources: list[PriceSource],
     keys: dict[str, str],
-    known_gpus: set[str],
+    bounds: PriceBounds,
     now: datetime | None = None,
 ) -> list[ProviderResult]:
-    """Ask every provider once; store what parsed, keep the last good prices of the rest."""
+    """Ask every provider once; store what parsed and is plausible, keep the last good prices of the rest.
+
+    Whatever one provider answers (too large, not JSON, nested too deep, a shape its parser does not
+    know, pages elsewhere) costs that provider only.
+    """
     import aiohttp
 
     now = now or datetime.now(UTC)
@@ -89,15 +66,14 @@ async def refresh(
                 results.append(ProviderResult(source.name, "no key", detail=f"set {source.key_env}"))
                 continue
             try:
-                offers = source.parse(await _fetch(session, source, key), seen)
-                offers = [o for o in offers if o.gpu_id in known_gpus]
+                offers = bounds.keep(source.name, source.parse(await fetch(session, source, key), seen))
                 if not offers:
-                    raise PriceFormatError("no price for any GPU the catalog knows")
-            except (PriceFormatError, KeyError, TypeError, ValueError) as exc:
-                results.append(await _failed(store, source.name, "format", exc, now))
-                continue
+                    raise PriceFormatError("no plausible price for any GPU the catalog knows")
             except (aiohttp.ClientError, TimeoutError) as exc:
                 results.append(await _failed(store, source.name, "unreachable", exc, now))
+                continue
+            except Exception as exc:  # whatever else the answer breaks in its parser: a format problem
+                results.append(await _failed(store, source.name, "format", exc, now))
                 continue
             await store.replace(source.name, offers, now)
             results.append(ProviderResult(source.name, "ok", len(offers)))
@@ -140,14 +116,14 @@ async def run_schedule(
     async def reapply() -> None:
         apply(merge(snapshot, await store.offers()))
 
-    await refresh_when_due(store, sources, keys, {g.id for g in snapshot.gpus}, every, stop, reapply)
+    await refresh_when_due(store, sources, keys, PriceBounds.of(snapshot), every, stop, reapply)
 
 
 async def refresh_when_due(
     store: PriceTables,
     sources: list[PriceSource],
     keys: dict[str, str],
-    known_gpus: set[str],
+    bounds: PriceBounds,
     every: timedelta,
     stop: asyncio.Event,
     after: Callable[[], Awaitable[None]],
@@ -155,14 +131,18 @@ async def refresh_when_due(
     """Refresh when the last attempt (by any process) is ``every`` old, then ``after()``, until ``stop``.
 
     With a shared database this is the elected worker's job: the last attempt is in the database,
-    so a worker taking over after a failover waits out the period its predecessor started.
+    so a worker taking over after a failover waits out the period its predecessor started. A
+    ``stop`` during a refresh cancels it at once (its providers keep their last good prices, and the
+    attempt is not recorded, so the next start refreshes).
     """
     while not stop.is_set():
         try:
             last = await store.last_attempt()
             wait = (last + every - datetime.now(UTC)).total_seconds() if last else 0.0
             if wait <= 0:
-                await _refresh_once(store, sources, keys, known_gpus)
+                if not await _unless_stopped(_refresh_once(store, sources, keys, bounds), stop):
+                    log.info("price refresh cancelled by the stop", extra={"event": "price_refresh_cancelled"})
+                    return
                 await after()
                 continue
         except store_errors():  # the store is out of reach (a database restarting): try again soon
@@ -172,9 +152,28 @@ async def refresh_when_due(
             await asyncio.wait_for(stop.wait(), wait)
 
 
-async def _refresh_once(store: PriceTables, sources: list[PriceSource], keys: dict[str, str], known: set[str]) -> None:
+async def _unless_stopped(work: Coroutine[Any, Any, None], stop: asyncio.Event) -> bool:
+    """Runs ``work`` until it ends (True) or ``stop`` is set (False: it is cancelled)."""
+    task = asyncio.ensure_future(work)
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        results = await refresh(store, sources, keys, known)
+        await asyncio.wait({task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if task.done():
+        task.result()
+        return True
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return False
+
+
+async def _refresh_once(
+    store: PriceTables, sources: list[PriceSource], keys: dict[str, str], bounds: PriceBounds
+) -> None:
+    try:
+        results = await refresh(store, sources, keys, bounds)
         log.info("prices refreshed: %s", ", ".join(f"{r.provider} {r.status} {r.prices}" for r in results))
     except Exception:  # a refresh must never take the bot down; the next one tries again
         log.exception("price refresh failed")
@@ -233,10 +232,10 @@ async def schedule_prices(
         await run_schedule(snapshot, PriceStore(settings.prices_path()), sources, keys, every, apply, stop)
         return
     database, elect = shared
-    store, known = PriceTables(database), {g.id for g in snapshot.gpus}
+    store, bounds = PriceTables(database), PriceBounds.of(snapshot)
 
     def job(job_stop: asyncio.Event) -> Coroutine[Any, Any, None]:
-        return refresh_when_due(store, sources, keys, known, every, job_stop, _nothing)
+        return refresh_when_due(store, sources, keys, bounds, every, job_stop, _nothing)
 
     await asyncio.gather(while_leader(elect, stop, job), follow(snapshot, store, apply, stop, follow_s))
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import socket
 import sqlite3
 from collections import Counter
@@ -21,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from telegram.ext import AIORateLimiter, Application
+from telegram.ext import Application
 
-import bot.adapters.telegram_bot as telegram_app
 from bot import cards
 from bot.adapters.telegram_bot import build_application, serve
 from bot.app.run import open_service
@@ -71,7 +69,7 @@ async def service(catalog: Catalog, tmp_path: Path) -> AsyncIterator[Service]:
 
 @contextlib.asynccontextmanager
 async def running(api: FakeTelegramAPI, service: Service, **kwargs: Any) -> AsyncIterator[Application]:
-    kwargs.setdefault("rate_limiter", False)  # AIORateLimiter paces at 30/s; only the retry test needs it
+    kwargs.setdefault("rate_limiter", False)  # no 30/s pacing; the limiter's retries and flood control stay
     app = build_application(
         service, TOKEN, base_url=api.base_url, base_file_url=api.base_file_url, charts=False, **kwargs
     )
@@ -153,27 +151,18 @@ async def inject(api: FakeTelegramAPI, tally: Tally, plan: list[tuple[int, int, 
         api.fail_next("sendMessage", status=status, retry_after=1, times=times)
 
 
-@pytest.fixture
-def production_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The production ``AIORateLimiter(max_retries=...)`` with its 30/s pacing off (it would take 20 s)."""
-    monkeypatch.setattr(
-        telegram_app, "AIORateLimiter", functools.partial(AIORateLimiter, overall_max_rate=0, group_max_rate=0)
-    )
-
-
 async def test_429s_and_500s_mid_burst_are_retried_and_nothing_is_duplicated(
     telegram_api: FakeTelegramAPI,
     service: Service,
     catalog: Catalog,
     caplog: pytest.LogCaptureFixture,
-    production_retries: None,
 ) -> None:
     asks = with_long_cards(make_plan(60, 10, seed=2, first_chat=FIRST))
     expected = await expectations(catalog, asks)
     # One 500 at a time, so the apology that follows cannot meet the next 500 (it would be lost too,
     # see the report); the long cards are among the first 40 questions, so no 500 cuts one short.
     plan = [(100, 429, 3), (250, 500, 1), (330, 429, 3), (420, 500, 1), (500, 429, 2)]
-    async with running(telegram_api, service, rate_limiter=True):
+    async with running(telegram_api, service):
         since = len(telegram_api.exchanges)
         tally = Tally(telegram_api, pos=since)
         injector = asyncio.create_task(inject(telegram_api, tally, plan))
@@ -202,10 +191,9 @@ async def test_a_500_on_send_is_retried_and_the_answer_still_arrives(
     telegram_api: FakeTelegramAPI,
     service: Service,
     catalog: Catalog,
-    production_retries: None,
 ) -> None:
     asks = make_plan(5, 2, seed=3, first_chat=FIRST)
-    async with running(telegram_api, service, rate_limiter=True):
+    async with running(telegram_api, service):
         telegram_api.fail_next("sendMessage", status=500, times=1)
         verdict, _ = await burst(telegram_api, catalog, asks, timeout=10)
     assert verdict.answered == 10 and verdict.apologies == 0

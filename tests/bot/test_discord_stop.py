@@ -1,4 +1,4 @@
-"""Discord: permissions for shared settings, and stops that leave nobody on "thinking…".
+"""Discord: permissions for shared settings, and stops and REST outages that leave nobody on "thinking…".
 
 Real discord.py against the loopback fake. ``SlowService`` holds answers until the test lets
 them go, so interactions are deferred and in flight when the stop comes.
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import bot.adapters.discord_bot as discord_bot
-from bot.adapters.discord_bot import build_bot, run_discord
+from bot.adapters.discord_bot import build_bot, discord, run_discord
 from bot.reply import Reply
 from bot.service import Service, User
 from catalog.store import CatalogStore
@@ -23,6 +23,7 @@ from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.discord_api import GUILD_ID, TOKEN, FakeDiscord
+from fitbot_fakes.proxy import Proxy
 from locales import t
 
 discord_api = fixtures.discord_api
@@ -35,13 +36,15 @@ class SlowService(Service):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.release = asyncio.Event()
-        self.started = 0
+        self.started = self.answered = 0
 
     async def answer(self, text: str, locale: str | None = None, user: User | None = None) -> Reply:
         if text.startswith("/fit"):
             self.started += 1
             await self.release.wait()
-        return await super().answer(text, locale, user)
+        reply = await super().answer(text, locale, user)
+        self.answered += 1
+        return reply
 
 
 @pytest.fixture(scope="module")
@@ -210,3 +213,74 @@ async def test_mentions_in_flight_at_a_stop_are_all_answered(
         if r.status == 200
     }
     assert {m["id"] for m in mentions} <= replied
+
+
+# --------------------------------------------------------------------------- REST outages
+
+
+@contextlib.asynccontextmanager
+async def behind_proxy(fake: FakeDiscord, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Proxy]:
+    """discord.py's REST (and the interaction webhooks) through a proxy that can go down; the gateway direct."""
+    proxy = await Proxy(fake.port).up()
+    monkeypatch.setattr(discord.http.Route, "BASE", f"http://127.0.0.1:{proxy.port}/api/v10")
+    try:
+        yield proxy
+    finally:
+        await proxy.down()
+
+
+async def test_follow_ups_that_fail_in_a_rest_outage_are_sent_once_it_ends(
+    discord_api: FakeDiscord, catalog: Catalog, store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """40 deferred answers sent into a REST outage (refused, reset): all 40 delivered after it (8 of 40 were)."""
+    monkeypatch.setattr(discord_bot, "DEFER_AFTER_S", 0.05)
+    service = SlowService(catalog, store=store)
+    async with behind_proxy(discord_api, monkeypatch) as proxy, started(discord_api, service, grace_s=5):
+        payloads = [slash_fit(discord_api, i) for i in range(40)]
+        for p in payloads:
+            await discord_api.dispatch("INTERACTION_CREATE", p)
+        await discord_api.wait_request("POST", "/callback", count=40, timeout=10)
+        await proxy.down()
+        service.release.set()  # every answer is sent while Discord cannot be reached
+        async with asyncio.timeout(30):
+            while service.started < 40 or not store.deferred.open:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)  # the outage: the sends fail and wait
+        assert len(discord_api.thinking()) == 40
+        await proxy.up()
+        async with asyncio.timeout(30):  # the next tries (at most 8 s apart) deliver them
+            while discord_api.thinking():
+                await asyncio.sleep(0.05)
+    cards = discord_api.requests_to("POST", "/webhooks/")
+    delivered = {r.path for r in cards if r.status == 200 and r.json["embeds"]}
+    assert len(delivered) == 40  # one card per interaction (each webhook path is its token)
+    assert store.deferred.held() == []
+
+
+async def test_a_follow_up_given_up_stays_held_and_the_next_start_repairs_it(
+    discord_api: FakeDiscord, catalog: Catalog, store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the retry budget the hold stays in the journal (it was released in ``finally``), for the next start."""
+    monkeypatch.setattr(discord_bot, "DEFER_AFTER_S", 0.05)
+    monkeypatch.setattr(discord_bot, "FOLLOWUP_BUDGET_S", 0.3)
+    service = SlowService(catalog, store=store)
+    async with behind_proxy(discord_api, monkeypatch) as proxy:
+        async with started(discord_api, service, grace_s=0.5):
+            for i in range(5):
+                await discord_api.dispatch("INTERACTION_CREATE", slash_fit(discord_api, i, "de"))
+            await discord_api.wait_request("POST", "/callback", count=5, timeout=10)
+            await proxy.down()
+            service.release.set()
+            async with asyncio.timeout(30):
+                while service.started < 5 or service.answered < 5:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(0.6)  # past the budget: given up
+            assert len(store.deferred.held()) == 5
+        await proxy.up()
+        async with started(discord_api, Service(catalog, store=store)):
+            async with asyncio.timeout(30):
+                while discord_api.thinking():
+                    await asyncio.sleep(0.05)
+    texts = [r.json.get("content") for r in discord_api.requests_to("PATCH", "/messages/@original") if r.status == 200]
+    assert texts == [t("de", "discord.restarting")] * 5
+    assert store.deferred.held() == []

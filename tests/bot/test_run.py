@@ -9,13 +9,17 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from fitbot_fakes.telegram_api import FakeTelegramAPI
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "424242:RUN-test-secret-token"
 
 
-async def test_run_answers_on_telegram_and_stops_cleanly_on_sigterm(tmp_path, monkeypatch):
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGHUP])
+async def test_run_answers_on_telegram_and_stops_cleanly_on_a_stop_signal(tmp_path, monkeypatch, stop_signal):
+    """SIGHUP drains like SIGTERM (it had no handler: the process died with answers in flight)."""
     monkeypatch.setenv("PTB_TIMEDELTA", "1")
     async with FakeTelegramAPI(token=TOKEN) as api:
         env = {
@@ -41,7 +45,7 @@ async def test_run_answers_on_telegram_and_stops_cleanly_on_sigterm(tmp_path, mo
             api.push_update(api.make_message("/quant qwen3-8b rtx 4090", chat_id=777))  # a card without a chart
             call = await api.wait_call("sendMessage", timeout=30, where=lambda p: p.get("chat_id") == 777)
             assert "Qwen3-8B" in call.params["text"]
-            proc.send_signal(signal.SIGTERM)
+            proc.send_signal(stop_signal)
             code = await asyncio.wait_for(proc.wait(), timeout=30)
         finally:
             if proc.returncode is None:
@@ -63,7 +67,6 @@ async def test_run_answers_on_telegram_and_stops_cleanly_on_sigterm(tmp_path, mo
 import contextlib  # noqa: E402
 import logging  # noqa: E402
 
-import pytest  # noqa: E402
 from aiohttp import web  # noqa: E402
 
 from bot.app import run as run_module  # noqa: E402

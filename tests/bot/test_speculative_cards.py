@@ -69,3 +69,39 @@ def test_no_room_for_a_draft(service):
 def test_plain_question_has_no_speculative_section(service):
     reply = ask(service, "qwen3 32b on my 4090")
     assert not any("Speculative" in s.title for s in reply.sections)
+
+
+# --- the draft the user names (issue 33: one reading; issue 35: never replaced by another) ---------
+
+NAMED_DRAFTS = (
+    "{m} with {d} as draft model on {g}",
+    "{m} + {d} draft on {g}",
+    "{d} as draft for {m} on {g}",
+    "speculative decoding for {m} using {d} on {g}",
+    "{m} mit {d} als Entwurfsmodell auf {g}",
+    "passt {m} mit {d} als draft auf {g}?",
+)
+PAIRS = (("qwen3 32b", "qwen3 0.6b", "Qwen3-0.6B"), ("llama 3.3 70b", "llama 3.2 1b", "Llama-3.2-1B"))
+
+
+@pytest.mark.parametrize("template", NAMED_DRAFTS)
+@pytest.mark.parametrize(("target", "draft", "draft_name"), PAIRS)
+async def test_the_named_draft_is_the_one_used(template, target, draft, draft_name):
+    service = Service(load_facts())
+    try:
+        reply = await service.answer(template.format(m=target, d=draft, g="2x rtx 3090"))
+    finally:
+        await service.close()
+    assert reply.kind == "fit", reply.title
+    titles = [s.title for s in reply.sections]
+    assert any(draft_name in title for title in titles), titles
+
+
+async def test_a_named_draft_of_another_tokenizer_is_refused_and_said():
+    service = Service(load_facts())
+    try:
+        reply = await service.answer("qwen3 32b with llama 3.2 1b as draft on a 4090")
+    finally:
+        await service.close()
+    assert "cannot draft for Qwen3-32B" in reply.summary
+    assert not any("Llama-3.2-1B" in s.title for s in reply.sections)

@@ -13,6 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.adapters import telegram_flood
 from bot.adapters.telegram_shared import run_shared_telegram
 from bot.service import Service
 from bot.shared import TELEGRAM_POLL
@@ -126,3 +127,20 @@ async def test_webhook_workers_check_the_secret_and_store_before_the_200(
         await wait_answered(telegram_api, 1)
         await asyncio.sleep(0.5)
         assert answered(telegram_api) == 1
+
+
+async def test_a_flood_window_longer_than_a_send_may_wait_is_given_back_until_it_is_over(
+    telegram_api: FakeTelegramAPI, catalog: Catalog, tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker gives the update back for the chat's whole ``retry_after``: claimed once more, after the
+    window, and answered once (given back for the usual 8 s, each try inside the window cost a claim,
+    and five claims set an update aside)."""
+    monkeypatch.setattr(telegram_flood, "MAX_WAIT_S", 1.0)
+    telegram_api.flood_control(1500, 10.0)
+    async with Worker(catalog, tmp_path / "a", postgres_url, base_url=telegram_api.base_url) as a:
+        telegram_api.push_update(telegram_api.make_message("/fit qwen3 8b 4090", chat_id=1500))
+        await wait_answered(telegram_api, 1, timeout=40)
+        assert not telegram_api.under_flood_control(1500)
+        claims = await a.store.database.fetchval("SELECT claims FROM tg_inbox")
+    assert claims == 2
+    assert answered(telegram_api) == 1

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog.config_geometry import BLOCK_TYPES, geometry, model_type, text_config
+from catalog.config_geometry import BLOCK_TYPES, geometry, gguf_mtp_layers, model_type, mtp_layers, text_config
 from catalog.config_layers import LFM2
 from catalog.config_values import GeometryError
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
@@ -22,7 +22,7 @@ from catalog.importers.model_configs import (
     sources,
     stored_config,
 )
-from catalog.params import config_params, embedding_params
+from catalog.params import config_params, embedding_params, mtp_layer_params
 
 ROWS = raw_rows(FACTS_DIR, "models.toml", "model")
 WITH_CONFIG = [r for r in ROWS if "config" in r]
@@ -404,3 +404,135 @@ def test_phi_2_december_2023_config_is_read() -> None:
     total, _ = config_params(stored_config("microsoft/phi-2"), g)
     assert round(total / 1e7) == 278  # the checkpoint's 2.78B
     assert geometry(stored_config("microsoft/phi-2") | {"n_inner": 8192})["intermediate_size"] == 8192
+
+
+def test_olmo_3_sliding_layers_come_from_layer_types() -> None:
+    """Olmo 3 32B: layer_types lists 3 sliding (4,096) : 1 full; at 32K the KV is 16 full + 48 windowed layers."""
+    from core.memory import kv_cache_bytes
+    from core.models import Workload
+
+    g = config_geometry("allenai/Olmo-3.1-32B-Instruct")
+    assert (g["n_full_attention_layers"], g["n_sliding_layers"], g["sliding_window"]) == (16, 48, 4096)
+    for row_id in ("olmo-3.1-32b-think", "olmo-3-32b-think"):
+        model = CATALOG.model(row_id)
+        assert model is not None and model.kv_layers == 16 and UNVERIFIED_GEOMETRY not in model.provenance.unverified
+        work = Workload(context=32768)
+        all_full = model.model_copy(update={"n_sliding_layers": 0, "n_full_attention_layers": 64})
+        window = 4096 + work.n_ubatch  # llama.cpp keeps the window plus one batch
+        saved = kv_cache_bytes(all_full, work) - kv_cache_bytes(model, work)
+        assert saved == 48 * (32768 - window) * 2 * 8 * 128 * 2
+
+
+SWA_CONFIGS = [r for r in sources() if any(k.startswith("swa_") for k in text_config(stored_config(r)))]
+
+
+@pytest.mark.parametrize("repo", SWA_CONFIGS)
+def test_sliding_layers_keep_their_own_kv_heads(repo: str) -> None:
+    """Every stored config with ``swa_*`` keys: the window layers cache with their own KV heads and head sizes."""
+    from core.memory import kv_cache_bytes
+    from core.models import Workload
+
+    cfg = text_config(stored_config(repo))
+    g = config_geometry(repo)
+    assert g["n_sliding_layers"] > 0
+    assert g["sliding_kv_heads"] == cfg["swa_num_key_value_heads"]
+    assert g.get("sliding_head_dim") == cfg.get("swa_head_dim")
+    assert g.get("sliding_v_head_dim") == cfg.get("swa_v_head_dim")
+    rows = [m for m in CATALOG.models if m.hf_repo == repo]
+    assert rows, repo
+    for model in rows:
+        work = Workload(context=32768)
+        same = model.model_copy(update={"sliding_kv_heads": None, "sliding_head_dim": None, "sliding_v_head_dim": None})
+        k_dim = cfg.get("swa_head_dim", model.head_dim)
+        v_dim = cfg.get("swa_v_head_dim", model.v_head_dim or k_dim)
+        own = cfg["swa_num_key_value_heads"] * (k_dim + v_dim)
+        full = model.n_kv_heads * (model.head_dim + (model.v_head_dim or model.head_dim))
+        cells = (kv_cache_bytes(model, work) - kv_cache_bytes(same, work)) / (g["n_sliding_layers"] * (own - full) * 2)
+        assert cells == int(cells) and g["sliding_window"] <= cells <= 32768  # the window (plus a batch), f16
+
+
+def test_mimo_v2_flash_window_layers_have_8_kv_heads() -> None:
+    g = config_geometry("XiaomiMiMo/MiMo-V2-Flash")
+    assert (g["n_kv_heads"], g["sliding_kv_heads"], g["n_sliding_layers"]) == (4, 8, 39)
+    total, _ = config_params(stored_config("XiaomiMiMo/MiMo-V2-Flash"), g)
+    assert round(total / 1e9) == 309  # the publisher's 309B: window layers' K and V projections are 8 heads wide
+
+
+def test_a_config_without_swa_keys_reads_no_window_heads() -> None:
+    oss = config_geometry("openai/gpt-oss-120b")  # sliding layers, one head layout for all layers
+    assert oss["n_sliding_layers"] == 18 and not {"sliding_kv_heads", "sliding_head_dim"} & set(oss)
+
+
+MTP_ROWS = [r for r in WITH_CONFIG if mtp_layers(stored_config(r["config"]))]
+
+
+@pytest.mark.parametrize("row", MTP_ROWS, ids=[r["id"] for r in MTP_ROWS])
+def test_mtp_layers_are_counted_as_the_gguf_converter_does(row: dict[str, Any]) -> None:
+    """Where llama.cpp's converter drops the next-n (MTP) layers, the GGUF has no MTP weights: the row's total is
+    the count without them (nearer it than the count with them)."""
+    config = stored_config(row["config"])
+    kept = gguf_mtp_layers(config)
+    if kept is None:
+        pytest.skip(f"{model_type(text_config(config))}: the converter's MTP handling was not checked")
+    g = config_geometry(row["config"])
+    without, _ = config_params(config, g)
+    with_mtp = without + mtp_layers(config) * mtp_layer_params(config, g)
+    model = CATALOG.model(row["id"])
+    assert model is not None
+    if kept == 0:
+        assert abs(model.total_params - without) < abs(model.total_params - with_mtp), (model.id, without, with_mtp)
+
+
+def test_deepseek_mtp_layer_is_one_moe_layer_and_dropped_from_the_gguf() -> None:
+    config = stored_config("deepseek-ai/DeepSeek-V3.1")
+    g = config_geometry("deepseek-ai/DeepSeek-V3.1")
+    assert (mtp_layers(config), gguf_mtp_layers(config)) == (1, 0)  # DeepseekV2Model: skip_mtp = True
+    assert round(mtp_layer_params(config, g) / 1e8) == 116  # 257 experts + MLA + eh_proj 2 x 7168 -> 7168
+    assert gguf_mtp_layers(stored_config("zai-org/GLM-5")) == 1  # GlmMoeDsaModel writes the next-n layer
+    assert gguf_mtp_layers(stored_config("Qwen/Qwen3-8B")) == 0  # no MTP layer at all
+    terminus = CATALOG.model("deepseek-v3.1-terminus")
+    assert terminus is not None and round(terminus.total_params / 1e9, 1) == 671.0  # as its siblings, MTP left out
+
+
+def _stored_with(key: str) -> list[str]:
+    return [
+        r
+        for r in sources()
+        if key in text_config(stored_config(r))
+        and model_type(text_config(stored_config(r))) not in BLOCK_TYPES | {LFM2}
+    ]
+
+
+@pytest.mark.parametrize("repo", _stored_with("layer_types"))
+def test_every_layer_types_list_is_counted_layer_by_layer(repo: str) -> None:
+    """Every stored config that lists its layer kinds: full, sliding and linear counts as the list says (layers that
+    reuse an earlier layer's cache, Gemma 4's ``num_kv_shared_layers``, keep none of their own)."""
+    cfg = text_config(stored_config(repo))
+    types = [str(t) for t in cfg["layer_types"]][: len(cfg["layer_types"]) - (cfg.get("num_kv_shared_layers") or 0)]
+    g = config_geometry(repo)
+    sliding = sum("sliding" in t or "chunked" in t for t in types)
+    linear = sum("linear" in t or "mamba" in t for t in types)
+    full = len(types) - sliding - linear
+    assert (g.get("n_full_attention_layers", full), g.get("n_sliding_layers", 0), g.get("n_linear_layers", 0)) == (
+        full,
+        sliding,
+        linear,
+    )
+    if sliding:
+        assert g["sliding_window"] == cfg["sliding_window"]
+
+
+@pytest.mark.parametrize("repo", _stored_with("full_attention_interval"))
+def test_every_full_attention_interval_gives_one_full_layer_per_interval(repo: str) -> None:
+    cfg = text_config(stored_config(repo))
+    g = config_geometry(repo)
+    assert g["n_full_attention_layers"] == cfg["num_hidden_layers"] // cfg["full_attention_interval"]
+    assert g["n_linear_layers"] == cfg["num_hidden_layers"] - g["n_full_attention_layers"]
+
+
+@pytest.mark.parametrize("repo", _stored_with("cross_attention_layers"))
+def test_every_cross_attention_layer_keeps_no_text_kv(repo: str) -> None:
+    cfg = text_config(stored_config(repo))
+    assert config_geometry(repo)["n_full_attention_layers"] == cfg["num_hidden_layers"] - len(
+        cfg["cross_attention_layers"]
+    )

@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from catalog.facts import load_facts
+from catalog.prices.plausible import PriceBounds
 from catalog.prices.refresh import merge, refresh, run_schedule
 from catalog.prices.sources import default_sources
 from catalog.prices.store import PriceStore
 from fitbot_fakes.price_apis import FakePriceApis
 
 CATALOG = load_facts()
-GPUS = {g.id for g in CATALOG.gpus}
+BOUNDS = PriceBounds.of(CATALOG)
 KEYS = {"RUNPOD_API_KEY": "rp", "LAMBDA_API_KEY": "lb", "DIGITALOCEAN_TOKEN": "do"}
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
@@ -27,7 +28,7 @@ def fake():
 
 
 def _refresh(store: PriceStore, fake: FakePriceApis, keys: dict[str, str] = KEYS, now: datetime = NOW):
-    return asyncio.run(refresh(store, default_sources(fake.endpoint), keys, GPUS, now))
+    return asyncio.run(refresh(store, default_sources(fake.endpoint), keys, BOUNDS, now))
 
 
 def test_every_provider_parses_its_recorded_answer(tmp_path, fake) -> None:
@@ -115,6 +116,78 @@ def test_the_schedule_applies_stored_prices_then_refreshes_and_stops(tmp_path, f
     lam = [o for o in applied[1].offers if o.provider == "Lambda"]
     assert lam and all("live" in o.provenance.source for o in lam)
     assert asyncio.run(store.last_attempt()) is not None
+
+
+def test_an_absurd_price_is_dropped_before_any_card(tmp_path, fake, caplog) -> None:
+    """ "Azure 8x H100 at $0.00/h" (a $0.001 meter) used to reach the cards; the other rows stay."""
+    fake.broken["azure"] = "absurd"
+    store = PriceStore(tmp_path / "prices.sqlite")
+    with caplog.at_level(logging.WARNING, logger="catalog.prices.refresh"):
+        results = {r.provider: (r.status, r.prices) for r in _refresh(store, fake)}
+    assert results["azure"] == ("ok", 2) and results["lambda"] == ("ok", 2)
+    azure = [o for o, _ in asyncio.run(store.offers()) if o.provider == "Azure"]
+    assert {(o.instance, o.pricing_type) for o in azure} == {
+        ("Standard_ND96isr_H100_v5", "spot"),
+        ("Standard_NC24ads_A100_v4", "on-demand"),
+    }
+    assert [r.event for r in caplog.records if getattr(r, "event", "") == "price_implausible"] == ["price_implausible"]
+
+
+def test_prices_far_from_the_snapshot_or_below_the_floor_are_doubted() -> None:
+    h100 = next(o for o in CATALOG.offers if o.gpu_id == "h100-sxm" and o.gpu_count == 8)
+    median = BOUNDS.median["h100-sxm"]
+    for price, doubted in ((median * 8, False), (median * 8 * 11, True), (median * 8 / 11, True), (0.08 * 8, True)):
+        row = h100.model_copy(update={"price_per_hour_usd": price})
+        assert (BOUNDS.doubt(row) is not None) is doubted, price
+    assert all(BOUNDS.doubt(o) is None for o in CATALOG.offers)  # the band keeps every snapshot row
+    unpriced = h100.model_copy(update={"gpu_id": "no-snapshot-gpu", "price_per_hour_usd": 8 * 0.06})  # floor only
+    assert BOUNDS.doubt(unpriced) is None and BOUNDS.doubt(unpriced.model_copy(update={"price_per_hour_usd": 8 * 0.04}))
+
+
+@pytest.mark.parametrize(
+    ("provider", "state", "detail"),
+    [
+        ("vast", "huge", "byte cap"),
+        ("vast", "deep", "nested too deep"),
+        ("azure", "offsite", "another origin (prices.evil.example)"),
+        ("lambda", "format", "no object under 'data'"),
+    ],
+)
+def test_a_hostile_answer_costs_that_provider_only(tmp_path, fake, provider, state, detail) -> None:
+    """A 200 MB answer, JSON 100,000 deep, a next page elsewhere: each used to abort the whole refresh or be read."""
+    store = PriceStore(tmp_path / "prices.sqlite")
+    _refresh(store, fake)
+    shown = {"vast": "Vast.ai", "azure": "Azure", "lambda": "Lambda"}[provider]
+    before = [o for o, _ in asyncio.run(store.offers()) if o.provider == shown]
+    fake.broken[provider] = state
+    results = {r.provider: r for r in _refresh(store, fake, now=NOW + timedelta(days=1))}
+    assert results[provider].status == "format" and detail in results[provider].detail
+    assert all(r.status == "ok" for name, r in results.items() if name != provider)
+    assert before and [o for o, _ in asyncio.run(store.offers()) if o.provider == shown] == before  # its last good
+    if state == "huge":
+        assert fake.sent[provider] < 64 * (1 << 20)  # cut off near the 20 MB cap, not read to 200 MiB
+
+
+def test_a_stop_cancels_a_refresh_that_is_under_way(tmp_path, fake) -> None:
+    """A provider that never answers held SIGTERM for its 20 s timeout (past 60 s with several)."""
+    fake.broken["vast"] = "hang"
+    store = PriceStore(tmp_path / "prices.sqlite")
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(
+            run_schedule(
+                CATALOG, store, default_sources(fake.endpoint), KEYS, timedelta(hours=24), lambda c: None, stop
+            )
+        )
+        async with asyncio.timeout(30):
+            while not any(path.startswith("/vast") for _, path, _ in fake.requests):
+                await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(task, 5)  # well inside the 20 s request timeout the hang would run into
+
+    asyncio.run(go())
+    assert asyncio.run(store.last_attempt()) is None  # not recorded: the next start refreshes
 
 
 def test_cli_refresh_then_offers_show_live_prices_with_type_and_age(fake, monkeypatch, capsys) -> None:

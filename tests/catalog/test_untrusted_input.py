@@ -89,11 +89,31 @@ def test_wrong_types_and_nan_in_a_config_are_clear_config_errors(key, value):
         spec_from_config({**LLAMA, key: value}, "a/b", PROV)
 
 
+MIXTRAL = {**LLAMA, "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "num_local_experts": 8}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({**MIXTRAL, "num_experts_per_tok": 16}, "num_experts_per_tok = 16 is more than num_local_experts = 8"),
+        ({**LLAMA, "num_key_value_heads": 64}, "num_key_value_heads = 64 is more than num_attention_heads = 32"),
+        ({**LLAMA, "num_attention_heads": 0}, "num_attention_heads"),
+    ],
+)
+def test_impossible_configs_are_refused_by_name(config, message):
+    """Each value in bounds, together impossible: an internal error in the estimate used to be cached for 7 days."""
+    with pytest.raises(ConfigError, match=message):
+        spec_from_config(config, "a/b", PROV)
+    assert spec_from_config({**MIXTRAL, "num_experts_per_tok": 2}, "a/b", PROV).total_params > 0
+
+
 @pytest.fixture(scope="module")
 def hub():
     bad = json.dumps({**LLAMA, "sliding_window": float("nan"), "architectures": 5}).encode()
+    impossible = json.dumps({**MIXTRAL, "num_experts_per_tok": 16}).encode()
     repos = [
         FakeRepo("fitbot-test/nan-config", {"config.json": FakeFile(bad)}),
+        FakeRepo("fitbot-test/impossible-moe", {"config.json": FakeFile(impossible)}),
         FakeRepo("fitbot-test/crawl", {"config.json": FakeFile(json.dumps(LLAMA).encode())}, delay_s=1.5),
     ]
     with FakeHub(repos) as fake:
@@ -140,15 +160,16 @@ def test_a_hostile_per_block_config_is_a_clear_config_error(change, message):
         spec_from_config(NEMOTRON_H | change, "x/bad", PROV)
 
 
-async def test_bad_hub_data_is_a_clear_message_and_never_cached(hub, tmp_path):
+@pytest.mark.parametrize("repo", ["fitbot-test/nan-config", "fitbot-test/impossible-moe"])
+async def test_bad_hub_data_is_a_clear_message_and_never_cached(hub, tmp_path, repo):
     async with UserDataStore(tmp_path / "user.sqlite") as store:
         cached = CachedHubClient(HubClient(timeout_s=2.0, endpoint=hub.endpoint), store.hub_cache)
         for _ in range(2):
             with pytest.raises(HubBadData) as info:
-                await cached.lookup("fitbot-test/nan-config")
+                await cached.lookup(repo)
             assert info.value.key == "hub.bad_config"
-        assert await store.hub_cache.get("fitbot-test/nan-config") is None
-    assert len(hub.requests_for("fitbot-test/nan-config")) >= 4  # asked again, not served from a cache
+        assert await store.hub_cache.get(repo) is None
+    assert len(hub.requests_for(repo)) >= 4  # asked again, not served from a cache
 
 
 async def test_a_slow_hub_neither_fills_the_default_executor_nor_is_asked_forever(hub):

@@ -32,6 +32,18 @@ def test_a_row_whose_total_drifts_from_its_config_is_reported() -> None:
     assert [f.kind for f in drift] == ["params", "params"] and "12.00B" in drift[0].detail
 
 
+def test_a_total_that_counts_mtp_layers_the_gguf_drops_is_reported() -> None:
+    """DeepSeek V3.1 Terminus was typed with the Hugging Face count (684.5B, MTP layer included): within the 3 %
+    tolerance, yet llama.cpp's converter drops that layer, so verify names it."""
+    row = CATALOG.model("deepseek-v3.1-terminus")
+    assert row is not None
+    bad = row.model_copy(update={"total_params": 684_531_000_000})
+    catalog = CATALOG.model_copy(update={"models": tuple(bad if m.id == row.id else m for m in CATALOG.models)})
+    drift = [f for f in stored_findings(catalog) if f.model == row.id]
+    assert [f.kind for f in drift] == ["params"] and "MTP" in drift[0].detail
+    assert not [f for f in stored_findings(CATALOG) if f.model == row.id]
+
+
 @dataclass
 class Found:
     spec: ModelSpec
