@@ -129,3 +129,11 @@ def test_device_scans_leave_out_gpus_vllm_cannot_run_the_quant_on(service):
     assert not any("3090" in r.label for s in gpus.sections for r in s.rows)  # no 2x RTX 3090 rig either
     cloud = ask(service, "/cloud qwen3-32b nvfp4 vllm")
     assert cloud.table is not None and not any("A100" in r[0] or "H100" in r[0] for r in cloud.table.rows)
+
+
+def test_vllm_splits_over_gpus_the_heads_divide_by(service):
+    reply = ask(service, "/fit qwen3-32b 3x rtx 3090 vllm")  # 64 attention heads: no tensor parallel of 3
+    line = next(c.text for c in reply.code if c.text.startswith("vllm serve"))
+    assert "--pipeline-parallel-size 3" in line and "--tensor-parallel-size" not in line
+    two = ask(service, "/fit qwen3-32b 2x rtx 3090 vllm")
+    assert "--tensor-parallel-size 2" in next(c.text for c in two.code if c.text.startswith("vllm serve"))
