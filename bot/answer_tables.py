@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot import cards
+from bot.answer_launch import checkpoints
 from bot.answer_quality import with_quality
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
@@ -36,6 +37,7 @@ from core.quant_choice import QuantChoice
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
+from core.vllm_hardware import engine_runs
 from locales import Lang, context_label, gib, t, tokens_per_s
 
 SPEED_CHART_GPUS = 12
@@ -87,7 +89,8 @@ def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
 
 def _choice(answers: Answering, s: Scenario) -> QuantChoice | None:
     return answers.cached(
-        ("choose", s.model.id, s.device.id, s.request.model_dump_json()), lambda: choose_quant(s, answers.catalog)
+        ("choose", s.model.id, s.device.id, s.request.model_dump_json()),
+        lambda: choose_quant(s, answers.catalog, checkpoints()),
     )
 
 
@@ -105,7 +108,8 @@ def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[st
         gpus = [
             gpu
             for gpu in answers.catalog.gpus
-            if more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked))
+            if (more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)))
+            and engine_runs(s.engine, s.quant.id, gpu)
         ]
         return list(zip(gpus, fits_on(s, gpus, RUNS if more else FULL_FIT), strict=True))
 
@@ -171,7 +175,7 @@ def recommend_models(
     req = request.model_copy(update={"gpu_count": count})
     picks = answers.cached(
         ("rank", gpu.model_dump_json(), req.model_dump_json(), str(chosen)),
-        lambda: rank_models(answers.catalog, gpu, req, chosen),
+        lambda: rank_models(answers.catalog, gpu, req, chosen, checkpoints=checkpoints()),
     )
     said = typed(size) if size else None
     if said is not None and said.size_b:
@@ -233,7 +237,7 @@ def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
 
     def bars() -> tuple[tuple[str, float], ...]:
-        gpus = answers.catalog.gpus
+        gpus = [gpu for gpu in answers.catalog.gpus if engine_runs(s.engine, s.quant.id, gpu)]
         found = [
             (gpu.short_name, round(speed, 1))
             for gpu, speed in zip(gpus, full_fit_speeds(s, gpus), strict=True)

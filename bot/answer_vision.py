@@ -15,6 +15,7 @@ from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
 from core.vision import DEFAULT_IMAGE_SIDE, VisionFact, image_tokens, mmproj_bytes
+from core.vllm_hardware import needs_half, vllm_quant_problem
 from locales import Lang, context_label, gib, integer, num, t
 
 _ASKS = re.compile(r"\b(?:images?|pictures?|photos?|screenshots?|bilder?n?|fotos?|vision)\b", re.I)
@@ -121,7 +122,7 @@ def with_vision(
     return reply.model_copy(
         update={
             "sections": (*reply.sections, section),
-            "code": (*_commands(advice, images, lang, fact, model), *reply.code),
+            "code": (*_commands(advice, images, lang, fact, model, gpu), *reply.code),
             "assumptions": assumptions,
         }
     )
@@ -136,12 +137,16 @@ def _engine_rows(fact: VisionFact, lang: Lang) -> list[Row]:
     return [Row(label="⚠", value=t(lang, "vision.llama_cannot", kind=fact.family, engine=runs_instead()))]
 
 
-def _commands(advice: Advice, images: int, lang: Lang, fact: VisionFact, model: ModelSpec) -> list[CodeBlock]:
+def _commands(
+    advice: Advice, images: int, lang: Lang, fact: VisionFact, model: ModelSpec, gpu: GpuSpec
+) -> list[CodeBlock]:
     out = []
     limit = f'{{"image": {images}}}'
     llama_runs = fact.projector is not None or not fact.projector_known
-    if not llama_runs and model.hf_repo and not any(c.engine is Engine.VLLM for c in advice.commands):
-        argv = ["vllm", "serve", model.hf_repo, "--limit-mm-per-prompt", limit]
+    runs = vllm_quant_problem("BF16", gpu) is None and not gpu.unified_memory  # core.vllm_hardware (issue 35)
+    if not llama_runs and model.hf_repo and runs and not any(c.engine is Engine.VLLM for c in advice.commands):
+        half = ["--dtype", "half"] if needs_half("BF16", model.native_dtype, gpu) else []
+        argv = ["vllm", "serve", model.hf_repo, *half, "--limit-mm-per-prompt", limit]
         out.append(CodeBlock(label="vllm + images", text=shlex.join(argv)))
     for cmd in advice.commands:
         if cmd.engine is Engine.LLAMA_CPP and llama_runs:

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 from bot import answer_tables as tables
 from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_extras import extend_fit
-from bot.answer_launch import with_quantized_repos
+from bot.answer_launch import checkpoints, with_quantized_repos
 from bot.answer_measured import runs_for, with_measured
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.question import AskBack, Question
@@ -234,7 +234,8 @@ class Answers:
             return analyse(s, self.catalog, full=False, estimate=est)
         picks = est.verdict in picks_for
         hardware = self.hardware(s) if picks else None
-        return analyse(s, self.catalog, quotes=self.offers(s, 1), hardware=hardware, estimate=est, picks=picks)
+        quotes, known = self.offers(s, 1), checkpoints()
+        return analyse(s, self.catalog, quotes=quotes, hardware=hardware, estimate=est, picks=picks, checkpoints=known)
 
     def _fit(self, s: Scenario, ask: Question) -> Reply:
         flags = ask.flags

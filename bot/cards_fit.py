@@ -384,6 +384,9 @@ def command_blocks(advice: Advice, lang: Lang, engine: Engine, first_only: bool 
     if not own and advice.fix_command is not None:
         cmd = advice.fix_command
         blocks.append(CodeBlock(label=t(lang, "cmd.nearest", engine=cmd.engine.value), text=cmd.shell))
+    elif not own and engine is Engine.VLLM and advice.commands:
+        # another engine's line must not stand first on a vLLM card: say why there is no vllm serve line
+        blocks.append(CodeBlock(label=engine.value, text=t(lang, "cmd.vllm_none")))
     others = [CodeBlock(label=c.engine.value, text=c.shell) for c in advice.commands if c.engine is not engine]
     if first_only:
         return tuple(blocks[:1])  # another engine's line is on the details page, after this one's

@@ -35,6 +35,7 @@ from core.notes import CodedError, Note, note, unverified_note
 from core.serving import Speeds, speeds_of
 from core.speed import SpeedEstimate, estimate_speed
 from core.speed_device import BACKEND_LABELS, with_backend
+from core.vllm_hardware import vllm_quant_problem
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -201,6 +202,10 @@ def scenario(
     supplies both. Raises ``EstimateError`` for a quant or KV cache the engine cannot run.
     """
     request, quant, measured, workload = resolved(model, request, catalog, quant=quant, measured=measured)
+    if gpu is not None and workload.engine is Engine.VLLM:
+        problem = vllm_quant_problem(quant.id, device_on(gpu, request))
+        if problem is not None:  # e.g. NVFP4 on an H100: no FP4 tensor cores (core.vllm_hardware)
+            raise EstimateError(problem.code, f"vllm cannot run {quant.id} on {gpu.name}", **problem.values)
     # every part was validated on its way in (catalog rows, the Request): build without revalidating them
     return Scenario.model_construct(
         model=model,

@@ -62,7 +62,9 @@ async def test_generated_cards_keep_one_placement_and_the_engines_command(servic
         rows = speed_rows(reply)
         vllm = question.endswith("vllm")
         if vllm and reply.code:
-            assert reply.code[0].label.startswith("vllm") and reply.code[0].text.startswith("vllm serve "), question
+            # a vllm serve line, or (no vLLM setup runs, or no checkpoint of its quant is known) why there is none
+            first = reply.code[0]
+            assert first.label.startswith("vllm") and first.text.startswith(("vllm serve ", "# ")), question
             assert "llama-server" not in reply.code[0].text
             vllm_cards += 1
         if not rows or reply.tone.value == "bad":
