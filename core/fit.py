@@ -357,7 +357,7 @@ def max_context(
 
 # ``max_context`` per objects and workload fields, id() keyed with the objects kept in the entry (``core.weights``)
 _LONGEST: dict[tuple[object, ...], tuple[ModelSpec, QuantSpec, QuantSize | None, Hardware, int]] = {}
-_LONGEST_ENTRIES = 4096
+_LONGEST_ENTRIES = 1024
 
 
 def _max_context(

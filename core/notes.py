@@ -37,7 +37,7 @@ def note(code: str, **values: NoteValue) -> Note:
 
 
 _NOTES: dict[tuple[object, ...], Note] = {}
-_NOTES_ENTRIES = 4096
+_NOTES_ENTRIES = 1024
 
 GEOMETRY_MARK = "geometry"  # a row's unverified marker: no stored config.json behind its layer numbers
 # unverified fields that change no answer, so a card need not name them

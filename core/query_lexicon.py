@@ -165,7 +165,7 @@ def _join_titans(toks: list[Tok]) -> None:
 
 
 _PIECES: dict[str, tuple[tuple[str, str, str, int, int, int, bool], ...]] = {}
-PIECES_KEPT = 16384
+PIECES_KEPT = 2048  # tokenised texts: keyed by the whole question, so distinct questions fill it (issue 40: RSS flat)
 
 
 def _pieces(raw: str) -> tuple[tuple[str, str, str, int, int, int, bool], ...]:

@@ -162,7 +162,7 @@ class DecodeTerms(NamedTuple):
 # ``decode_terms`` per model, weights and workload object (id() keyed with the objects kept in the entry, as
 # in ``core.weights``): a scan times one model on every device with the same three.
 _TERMS: dict[tuple[int, int, int, int, str | None], tuple[ModelSpec, WeightEstimate, Workload, DecodeTerms]] = {}
-_TERMS_ENTRIES = 16384
+_TERMS_ENTRIES = 4096
 
 
 def decode_terms(
