@@ -114,11 +114,44 @@ async def kill_and_restart(
     return failover_s, code
 
 
+def card_tally(api: Any, cards: set[str], slow: Any) -> Any:
+    """A tally of the cards from now on: chart photos sent after a card (bare, or with the short caption
+    ``caption_for_photo`` gives them) are left out; a card sent as a photo's caption counts."""
+    from fitbot_fakes.burst_plan import PHOTO, Tally
+
+    class CardTally(Tally):
+        def update(self) -> None:
+            super().update()
+            for chat, sent in self.sent.items():
+                self.sent[chat] = [s for s in sent if s.text != PHOTO and (s.text in cards or slow.fullmatch(s.text))]
+
+    return CardTally(api, pos=len(api.exchanges))
+
+
+async def start_worker(data: Path, catalog_file: Path, base_url: str, database_url: str) -> asyncio.subprocess.Process:
+    """A production ``fitbot run`` (Telegram only) on its own data directory and the shared database."""
+    data.mkdir()
+    shutil.copy(catalog_file, data / "catalog.sqlite")
+    env = {
+        **os.environ,
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "TELEGRAM_BASE_URL": base_url,
+        "FITBOT_DATABASE_URL": database_url,
+        "FITBOT_DATA_DIR": str(data),
+        "FITBOT_ADAPTERS": "telegram",
+        "FITBOT_LOG_LEVEL": "WARNING",
+        "PTB_TIMEDELTA": "1",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": str(ROOT),
+    }
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.app.cli", "run", cwd=ROOT, env=env, stderr=asyncio.subprocess.DEVNULL
+    )
+
+
 async def telegram_round(updates: int, timeout: float, faults: bool = True) -> dict[str, Any]:
     from catalog.store import CatalogStore
     from fitbot_fakes.burst_plan import (
-        PHOTO,
-        Tally,
         apology_texts,
         expectations,
         make_plan,
@@ -131,15 +164,6 @@ async def telegram_round(updates: int, timeout: float, faults: bool = True) -> d
 
     asks = make_plan(max(1, updates // 5), 5, seed=25)[:updates]
 
-    class CardTally(Tally):
-        """The accounting is about the cards: chart photos sent after a card (bare, or with the short
-        caption ``caption_for_photo`` gives them) are left out; a card sent as a photo's caption counts."""
-
-        def update(self) -> None:
-            super().update()
-            for chat, sent in self.sent.items():
-                self.sent[chat] = [s for s in sent if s.text != PHOTO and (s.text in cards or slow.fullmatch(s.text))]
-
     with tempfile.TemporaryDirectory() as tmp, TempPostgres() as pg:
         root = Path(tmp)
         catalog_file = root / "catalog.sqlite"
@@ -151,24 +175,7 @@ async def telegram_round(updates: int, timeout: float, faults: bool = True) -> d
             workers: list[asyncio.subprocess.Process] = []
 
             async def start(n: int) -> asyncio.subprocess.Process:
-                data = root / f"worker{n}"
-                data.mkdir()
-                shutil.copy(catalog_file, data / "catalog.sqlite")
-                env = {
-                    **os.environ,
-                    "TELEGRAM_BOT_TOKEN": TOKEN,
-                    "TELEGRAM_BASE_URL": api.base_url,
-                    "FITBOT_DATABASE_URL": pg.url,
-                    "FITBOT_DATA_DIR": str(data),
-                    "FITBOT_ADAPTERS": "telegram",
-                    "FITBOT_LOG_LEVEL": "WARNING",
-                    "PTB_TIMEDELTA": "1",
-                    "HF_HUB_OFFLINE": "1",
-                    "PYTHONPATH": str(ROOT),
-                }
-                proc = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "bot.app.cli", "run", cwd=ROOT, env=env, stderr=asyncio.subprocess.DEVNULL
-                )
+                proc = await start_worker(root / f"worker{n}", catalog_file, api.base_url, pg.url)
                 workers.append(proc)
                 return proc
 
@@ -178,7 +185,7 @@ async def telegram_round(updates: int, timeout: float, faults: bool = True) -> d
                 first_leader, _ = await wait_leader(pg.url, None, 60)
                 await api.wait_call("getUpdates", timeout=60)
                 await asyncio.sleep(1.0)  # every worker up (setMyCommands)
-                tally = CardTally(api, pos=len(api.exchanges))
+                tally = card_tally(api, cards, slow)
                 pushed: dict[int, list[float]] = {}
                 for a in asks:
                     api.push_update(api.make_message(a.text, chat_id=a.chat, language_code=a.lang))

@@ -296,14 +296,12 @@ EXTRA_SPECS: list[tuple[str, str, str, str, float, float | None, bool, str]] = [
     ("arc a770", "Arc A770 16GB", "Intel", "consumer", 560.0, 138.0, False, "xe-hpg"),
     ("arc a750", "Arc A750", "Intel", "consumer", 512.0, 123.0, False, "xe-hpg"),
 ]
-# Calibration GPUs whose spec has no primary source yet: their rows stay in the CSV but out of the fit and
-# the validation (a row graded against a guessed spec grades the guess). The Arc Pro B70's 608 GB/s and
-# 367 TOPS come from a blog and a benchmark repository's hardware notes, not from Intel.
+# GPUs whose spec has no primary source yet (B70: 608 GB/s, 367 TOPS from a blog and a repository's notes): their
+# rows stay in the CSV, out of the fit and the validation (a row graded against a guessed spec grades the guess).
 UNSOURCED_SPECS = frozenset({"arc pro b70"})
-# Rows run on AMDVLK, AMD's second Vulkan driver: AMD supports Mesa's RADV officially since its 25.10.1 Linux
-# release (https://www.amd.com/en/resources/support-articles/release-notes/RN-AMDGPU-UNIFIED-LINUX-25-10-1.html;
-# AMDVLK's end: GPUOpen-Drivers/AMDVLK#405, 2025-09). The product predicts RADV, and the same card differs by
-# up to 3x between the two drivers at long context (kyuz0/amd-r9700-ai-toolboxes), so these rows stay out.
+# Rows run on AMDVLK, AMD's second Vulkan driver, ended 2025-09 (GPUOpen-Drivers/AMDVLK#405; RADV is supported since
+# https://www.amd.com/en/resources/support-articles/release-notes/RN-AMDGPU-UNIFIED-LINUX-25-10-1.html): the product
+# predicts RADV, and one card differs by up to 3x between them at long context (kyuz0/amd-r9700-ai-toolboxes).
 OTHER_DRIVER_NOTES = ("vulkan_amdvlk",)
 # Rows whose source says the build crashed on the model's default path: a build from the first days of a model's
 # support, not the kernels the product predicts. geerlingguy/ai-benchmarks#21: gpt-oss-20b on Strix Halo under
@@ -312,6 +310,9 @@ OTHER_DRIVER_NOTES = ("vulkan_amdvlk",)
 # AMD Vulkan era factor (``AMD_KERNEL_ERA``) accounts for 1.3x. Each such row is its own source, so no held-out
 # fit can learn a first-days factor for it.
 CRASHED_BUILD_NOTES = ("segfault",)
+# Prompt rows of a fork's own GEMMs: IPEX-LLM (intel/ipex-llm#12991, B580) runs them on XMX, 35 TFLOPS on a Qwen2-7B
+# pp512, above the FP32 vector peak (20 Xe2 cores x 256 x 2.85 GHz = 14.6) bounding upstream ggml-sycl; decode stays.
+FORK_BUILD_NOTES = ("IPEX-LLM",)
 BACKENDS = {
     "CUDA": Backend.CUDA,
     "Metal": Backend.METAL,
@@ -468,7 +469,7 @@ def _quant_id(text: str) -> str:
     return "MXFP4" if "mxfp4" in text.lower() else text.strip().upper()
 
 
-def _read() -> list[tuple[str, dict[str, str]]]:
+def raw_rows() -> list[tuple[str, dict[str, str]]]:
     out = []
     for name in DATA_FILES:
         with open(DATA_DIR / name, encoding="utf-8") as handle:
@@ -484,7 +485,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
     rows: list[Row] = []
     skipped: dict[str, int] = {}
     missing: set[str] = set()
-    for index, r in _read():
+    for index, r in raw_rows():
         model = next((spec for prefix, spec in MODELS if r["model"].lower().startswith(prefix)), None)
         backend = BACKENDS.get(r["backend"])
         test = _test(r["test"])
@@ -498,6 +499,8 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
             reason = "gpu spec without a primary source"
         elif any(note in r["notes"] for note in CRASHED_BUILD_NOTES):
             reason = "build that crashed on the model's default path"
+        elif test and test[0] == "prefill" and any(note in r["build"] for note in FORK_BUILD_NOTES):
+            reason = "prompt rows of a fork's own GEMMs (IPEX-LLM)"
         elif any(note in r["notes"] for note in OTHER_DRIVER_NOTES):
             reason = "AMDVLK driver (the product predicts RADV)"
         elif gpu is None:

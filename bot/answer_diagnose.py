@@ -12,16 +12,19 @@ import re
 from typing import TYPE_CHECKING
 
 from bot.cards_diagnose import diagnosis_card, failure_card
+from bot.cards_log import has_figures, log_card
 from bot.reply import Reply, Subject
 from bot.resolve import Resolver
 from bot.special_questions import PASTE_PREFIX
 from bot.user import User
+from catalog.extra_facts import ollama_tags
 from core.diagnose import diagnose
 from core.diagnose_flags import (
     MAX_PASTE_CHARS,
     LaunchFlags,
     ParseFailure,
     find_command,
+    join_lines,
     model_words,
     parse_command,
     split_paste,
@@ -50,13 +53,22 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
     flags: LaunchFlags | ParseFailure | None = parse_command(body) if find_command(body) else None
     if flags is None or (isinstance(flags, ParseFailure) and facts is not None):
         flags = log_settings(facts) if facts is not None else None
-    if flags is None:
-        return failure_card(lang, "no_command")
-    if isinstance(flags, ParseFailure):
+    prose_model = _model_from_words(answers, body, facts) if flags is None and facts is not None else None
+    if flags is None and prose_model is not None and facts is not None:
+        flags = _flags_for(facts, prose_model)
+    if flags is None or isinstance(flags, ParseFailure):
+        if facts is not None and has_figures(facts):  # a log without a model FitBot can place: what it says
+            return log_card(facts, answers.catalog, lang)
+        if flags is None:
+            return failure_card(lang, "no_command")
         return failure_card(lang, flags.reason, limit=MAX_PASTE_CHARS)
     resolver = Resolver(answers.catalog)
-    model = _model(answers, resolver, flags, facts, lang, text)
+    model = prose_model or _model(answers, resolver, flags, facts, lang, text)
+    if isinstance(model, Reply) and (from_words := _model_from_words(answers, body, facts)) is not None:
+        model = from_words  # the command's file says no name FitBot knows; the user's words name the model
     if isinstance(model, Reply):
+        if facts is not None and has_figures(facts):
+            return log_card(facts, answers.catalog, lang, model=flags.model_ref)
         return model
     prose = _prose(body, facts)
     q = parse(prose, answers.vocab)
@@ -68,6 +80,8 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
         )
     device = resolver.device(q, lang, user, text)
     if isinstance(device, Reply):
+        if facts is not None and has_figures(facts):  # a log without hardware: what it says, and what to add
+            return log_card(facts, answers.catalog, lang, known=model.name)
         return device
     gpu, count = device
     count = _count(notes, flags, named, count)
@@ -80,6 +94,9 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
         quant = answers.catalog.quant(fallback)
     assert quant is not None
     ram_gb = q.ram_gb if q.ram_gb is not None else user.ram_gb
+    if ram_gb is None and facts is not None and facts.system_total_bytes:  # the RAM the log states
+        ram_gb = round(facts.system_total_bytes / 1e9, 1)
+        notes.append(Note(code="dx_log_ram", values={"ram": f"{ram_gb:g}"}))
     if ram_gb is None:
         ram_gb = DEFAULT_RAM_GB
         if not gpu.unified_memory:
@@ -115,6 +132,8 @@ def _model(
     answers: Answers, resolver: Resolver, flags: LaunchFlags, facts: LogFacts | None, lang: Lang, text: str
 ) -> ModelSpec | Reply:
     """The catalog model the command names: its repo exactly, else its words through the name matcher."""
+    if flags.engine == "ollama" and (tagged := _ollama_tag(answers, flags)) is not None:
+        return tagged
     ref = (flags.model_ref or "").removeprefix("hf.co/").split(":", 1)[0]
     for m in answers.catalog.models:
         if ref and ref.lower() in {(m.hf_repo or "").lower(), (m.gguf_repo or "").lower()}:
@@ -128,12 +147,44 @@ def _model(
     return resolver.model(q, lang, text)
 
 
+def _model_from_words(answers: Answers, body: str, facts: LogFacts | None) -> ModelSpec | None:
+    """The catalog model the user's own words around a log name ("gpt-oss-120b on an h100"), if any."""
+    words = _prose(body, facts)
+    if not words.strip():
+        return None
+    q = parse(words, answers.vocab)
+    if q.model is None or not q.model.id:
+        return None
+    return answers.catalog.model(q.model.id)
+
+
+def _flags_for(facts: LogFacts, model: ModelSpec) -> LaunchFlags | None:
+    """The settings a log implies, for the model the user named next to it (an Ollama log: its library tag,
+    else the GGUF repository Ollama pulls with hf.co/)."""
+    ref = model.hf_repo or model.id
+    if facts.engine == "ollama":
+        tag = next((x.tag for x in ollama_tags() if x.model_id == model.id), None)
+        ref = tag or (f"hf.co/{model.gguf_repo}" if model.gguf_repo else model.id)
+    named = facts.model_copy(
+        update={"model_name": ref, "engine": facts.engine if facts.engine != "pytorch" else "vllm"}
+    )
+    return log_settings(named)
+
+
+def _ollama_tag(answers: Answers, flags: LaunchFlags) -> ModelSpec | None:
+    """An Ollama library tag ("llama3.2", "qwen3:30b") of a catalog model, from the stored tag list."""
+    ref = (flags.model_ref or "").lower().removesuffix(":latest")
+    tag = next((x for x in ollama_tags() if x.tag.lower() == ref), None)
+    return answers.catalog.model(tag.model_id) if tag else None
+
+
 def _prose(body: str, facts: LogFacts | None) -> str:
-    """The user's own words: what is neither the command nor log output."""
-    found = split_paste(body)
-    text = found[2] if found else body
-    lines = [line for line in text.splitlines() if facts is None or not looks_like_log(line)]
-    return " ".join(lines)[:500]
+    """The user's own words: what is neither the command nor log output (log lines go first, so a log
+    pasted under the command does not hide the words next to it)."""
+    lines = [line for line in join_lines(body).splitlines() if facts is None or not looks_like_log(line)]
+    text = "\n".join(lines)
+    found = split_paste(text)
+    return " ".join((found[2] if found else text).splitlines())[:500]
 
 
 def _count(notes: list[Note], flags: LaunchFlags, named: bool, count: int) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot import cards
+from bot.answer_launch import checkpoints
 from bot.answer_quality import with_quality
 from bot.card_parts import LIST_TOP, VERDICT_EMOJI
 from bot.question import Answering, Question
@@ -29,11 +30,14 @@ from core.advice import (
 )
 from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, memory_table
+from core.model_sizes import of_size
 from core.models import Backend, Engine, GpuSpec, ModelSpec
+from core.names import typed
 from core.quant_choice import QuantChoice
 from core.quant_ladder import chart_ids, table_ids
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
+from core.vllm_hardware import engine_runs
 from locales import Lang, context_label, gib, t, tokens_per_s
 
 SPEED_CHART_GPUS = 12
@@ -85,7 +89,8 @@ def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
 
 def _choice(answers: Answering, s: Scenario) -> QuantChoice | None:
     return answers.cached(
-        ("choose", s.model.id, s.device.id, s.request.model_dump_json()), lambda: choose_quant(s, answers.catalog)
+        ("choose", s.model.id, s.device.id, s.request.model_dump_json()),
+        lambda: choose_quant(s, answers.catalog, checkpoints()),
     )
 
 
@@ -103,7 +108,8 @@ def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[st
         gpus = [
             gpu
             for gpu in answers.catalog.gpus
-            if more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked))
+            if (more or not (gpu.backend is Backend.OTHER or (restricted(gpu) and gpu.id not in asked)))
+            and engine_runs(s.engine, s.quant.id, gpu)
         ]
         return list(zip(gpus, fits_on(s, gpus, RUNS if more else FULL_FIT), strict=True))
 
@@ -160,19 +166,32 @@ def recommend_models(
     model_filter: str | None = None,
     more: bool = False,
     echo: str = "",
+    size: str | None = None,
 ) -> Reply:
     """Models ranked for ``count`` x ``gpu`` (``core.recommend.rank_models``); filter: coding, reasoning,
-    vision or small (anything else is ignored). Works with a generic "N GB" GpuSpec as well."""
+    vision or small (anything else is ignored); ``size`` ("8b", "best 8b model for my 4090"): only the
+    models of that size (``core.model_sizes``). Works with a generic "N GB" GpuSpec as well."""
     chosen = model_filter if model_filter in FILTERS else None
     req = request.model_copy(update={"gpu_count": count})
     picks = answers.cached(
         ("rank", gpu.model_dump_json(), req.model_dump_json(), str(chosen)),
-        lambda: rank_models(answers.catalog, gpu, req, chosen),
+        lambda: rank_models(answers.catalog, gpu, req, chosen, checkpoints=checkpoints()),
     )
+    said = typed(size) if size else None
+    if said is not None and said.size_b:
+        sized = {m.id for m in of_size(answers.catalog, said.size_b, said.active_b)}
+        picks = tuple(p for p in picks if p.model_id in sized)
     shown = picks if more else picks[:LIST_TOP]
-    title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context_label(req.context or DEFAULT_CONTEXT))
+    context = context_label(req.context or DEFAULT_CONTEXT)
+    if said is not None and said.size_b:
+        title = t(lang, "models.title_sized", size=f"{said.size_b:g}B", gpu=_gpu_label(gpu, count), context=context)
+    else:
+        title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context)
     target = setup_label(gpu.id, count)
-    base = f"/models {target}" + (f" {chosen}" if chosen else "")
+    sized_words = (
+        f" {said.size_b:g}b" + (f"-a{said.active_b:g}b" if said.active_b else "") if said and said.size_b else ""
+    )
+    base = f"/models {target}" + (f" {chosen}" if chosen else "") + sized_words
     more_query = "" if more or len(picks) <= LIST_TOP else f"{base} more"
     return cards.models_card(
         title, shown, answers.catalog, lang, more_query=more_query, model_filter=chosen, echo=echo, base_query=base
@@ -218,7 +237,7 @@ def speed_chart(answers: Answering, s: Scenario, lang: Lang) -> ChartSpec:
     """The model's decode speed on the fastest catalog devices that hold it (memoised per question)."""
 
     def bars() -> tuple[tuple[str, float], ...]:
-        gpus = answers.catalog.gpus
+        gpus = [gpu for gpu in answers.catalog.gpus if engine_runs(s.engine, s.quant.id, gpu)]
         found = [
             (gpu.short_name, round(speed, 1))
             for gpu, speed in zip(gpus, full_fit_speeds(s, gpus), strict=True)

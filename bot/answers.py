@@ -16,7 +16,8 @@ from typing import Any, Literal, TypeVar
 from bot import answer_tables as tables
 from bot import biggest, cards, commands, rig_picks, rigs, variants, wording
 from bot.answer_extras import extend_fit
-from bot.answer_launch import with_quantized_repos
+from bot.answer_launch import checkpoints, with_quantized_repos
+from bot.answer_measured import runs_for, with_measured
 from bot.answer_multi import compare, subject_of, with_notes
 from bot.question import AskBack, Question
 from bot.reply import Reply, setup_label
@@ -121,7 +122,7 @@ class Answers:
                 reply = biggest.biggest_models(self, hw, count, request, ask.lang, ask.text)
             else:
                 reply = tables.recommend_models(
-                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text
+                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text, q.model_size
                 )
             return self._about(reply, ask, None, hw, count)
         model = model_override or self.model(ask)
@@ -188,6 +189,7 @@ class Answers:
         resolver = Resolver(self.catalog)
         found = resolver.model(ask.query, ask.lang, ask.text, match)
         ask.notes.extend(resolver.notes)
+        ask.actions.extend(a for a in resolver.actions if a not in ask.actions)  # "an 8b model": the other 8Bs
         if isinstance(found, Reply):
             raise AskBack(found)
         return found
@@ -232,7 +234,8 @@ class Answers:
             return analyse(s, self.catalog, full=False, estimate=est)
         picks = est.verdict in picks_for
         hardware = self.hardware(s) if picks else None
-        return analyse(s, self.catalog, quotes=self.offers(s, 1), hardware=hardware, estimate=est, picks=picks)
+        quotes, known = self.offers(s, 1), checkpoints()
+        return analyse(s, self.catalog, quotes=quotes, hardware=hardware, estimate=est, picks=picks, checkpoints=known)
 
     def _fit(self, s: Scenario, ask: Question) -> Reply:
         flags = ask.flags
@@ -246,7 +249,7 @@ class Answers:
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
         reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query, ask.text, flags.details)  # issue 26
-        return self.about(reply, ask, analysis)
+        return with_measured(self.about(reply, ask, analysis), runs_for(analysis, self.catalog), ask.lang)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:
         s = self.scenario(ask, model, None)

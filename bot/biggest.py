@@ -9,6 +9,7 @@ biggest first, with its speed.
 from __future__ import annotations
 
 from bot import cards
+from bot.answer_launch import checkpoints
 from bot.question import Answering
 from bot.reply import Reply, setup_label
 from core.estimate import DEFAULT_CONTEXT, Request
@@ -28,7 +29,7 @@ def biggest_models(answers: Answering, gpu: GpuSpec, count: int, request: Reques
     req = request.model_copy(update={"gpu_count": count})
     picks = answers.cached(
         ("rank", gpu.model_dump_json(), req.model_dump_json(), "None"),  # the /models scan, shared
-        lambda: rank_models(answers.catalog, gpu, req, None),
+        lambda: rank_models(answers.catalog, gpu, req, None, checkpoints=checkpoints()),
     )
     runs = sorted(
         (p for p in picks if p.decode_tokens_per_s >= ACCEPTABLE_TOKENS_PER_S and _bits(answers, p.quant) >= LOW_BITS),

@@ -111,11 +111,26 @@ def note_text(note: Note, lang: Lang) -> str:
     return t(lang, key, **{k: _value(k, v, lang) for k, v in note.values.items()})
 
 
-def notes_line(notes: Iterable[Note], lang: Lang, limit: int = MAX_FOOTNOTE, prefix: bool = True) -> str:
+# the defaults a setup was filled with: on a phone's first page one short list ("llama.cpp · Q4_K_M · 8K
+# (defaults)"), the sentences on the details page
+DEFAULT_CODES = ("engine_default", "backend_default", "quant_default", "context_default", "kv_default", "ram_default")
+
+
+def notes_line(
+    notes: Iterable[Note], lang: Lang, limit: int = MAX_FOOTNOTE, prefix: bool = True, compact: bool = False
+) -> str:
     """Notes joined into one footnote of at most ``limit`` characters; what does not fit is left out
-    whole (the details page has room for all of them), never cut mid-sentence."""
+    whole (the details page has room for all of them), never cut mid-sentence. ``compact`` lists the
+    defaults by their values alone, in one part."""
     head = f"{t(lang, 'assumptions.prefix')}: " if prefix else ""
     parts: list[str] = []
+    notes = list(notes)
+    if compact and (defaults := [n for n in notes if n.code in DEFAULT_CODES]):
+        items = " · ".join(
+            t(lang, f"note.compact.{n.code}", **{k: _value(k, v, lang) for k, v in n.values.items()}) for n in defaults
+        )
+        parts.append(t(lang, "note.compact.defaults", items=items))
+        notes = [n for n in notes if n.code not in DEFAULT_CODES]
     for n in notes:
         text = note_text(n, lang)
         if len(head) + len("; ".join([*parts, text])) > limit:
@@ -134,6 +149,7 @@ def short_lines(texts: Sequence[str], limit: int = MAX_FOOTNOTE) -> str:
 
 
 __all__ = [
+    "DEFAULT_CODES",
     "LIST_TOP",
     "MAX_FOOTNOTE",
     "VERDICT_EMOJI",

@@ -10,12 +10,13 @@ from collections.abc import Iterable
 
 from bot.answer_multi import with_notes
 from bot.card_parts import footer
+from bot.cards_log import log_findings, log_rows
 from bot.reply import CodeBlock, Reply, Row, Section, Tone, setup_label
 from core.diagnose import Diagnosis, FlagChange, Outcome
 from core.diagnose_log import LogFacts
 from core.diagnose_place import DeviceLoad
 from core.fit import Verdict
-from core.models import MIB, Catalog
+from core.models import Catalog
 from core.notes import Note, NoteValue
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s
 
@@ -68,7 +69,8 @@ def _device_row(d: DeviceLoad, lang: Lang) -> Row:
 
 
 def _rows(outcome: Outcome, lang: Lang) -> tuple[Row, ...]:
-    rows = [_device_row(d, lang) for d in outcome.devices if d.name != "RAM" or d.total_bytes or d.usable_bytes]
+    # system RAM only where something is placed there: a card never shows RAM the paste did not use or state
+    rows = [_device_row(d, lang) for d in outcome.devices if d.name != "RAM" or d.total_bytes]
     if outcome.kv_tokens is not None:
         rows.append(
             Row(
@@ -104,57 +106,6 @@ def _change_rows(changes: Iterable[FlagChange], lang: Lang) -> tuple[Row, ...]:
         flag = c.flag if c.value is None else f"{c.flag} {c.value}"
         what = t(lang, "diagnose.remove", flag=c.flag) if c.value is None and c.reason != "renamed" else flag
         rows.append(Row(label=what, value=t(lang, f"diagnose.reason.{c.reason}")))
-    return tuple(rows)
-
-
-def _log_rows(facts: LogFacts, lang: Lang) -> tuple[Row, ...]:
-    rows = []
-    for b in facts.buffers:
-        rows.append(
-            Row(
-                label=b.device,
-                value=t(
-                    lang,
-                    "diagnose.log_buffers",
-                    model=gib(b.model_mib * MIB, lang),
-                    kv=gib(b.kv_mib * MIB, lang),
-                    compute=gib(b.compute_mib * MIB, lang),
-                ),
-            )
-        )
-    if facts.failed_device and facts.failed_bytes:
-        rows.append(
-            Row(
-                label=t(lang, "diagnose.log_failed"),
-                value=t(
-                    lang, "diagnose.log_failed_value", size=gib(facts.failed_bytes, lang), device=facts.failed_device
-                ),
-            )
-        )
-    if facts.kv_needed_bytes and facts.kv_available_bytes:
-        rows.append(
-            Row(
-                label=t(lang, "diagnose.log_kv"),
-                value=t(
-                    lang,
-                    "diagnose.log_kv_value",
-                    need=gib(facts.kv_needed_bytes, lang),
-                    have=gib(facts.kv_available_bytes, lang),
-                ),
-            )
-        )
-    if facts.system_ram_needed_bytes and facts.system_ram_available_bytes:
-        rows.append(
-            Row(
-                label=t(lang, "diagnose.log_ram"),
-                value=t(
-                    lang,
-                    "diagnose.log_kv_value",
-                    need=gib(facts.system_ram_needed_bytes, lang),
-                    have=gib(facts.system_ram_available_bytes, lang),
-                ),
-            )
-        )
     return tuple(rows)
 
 
@@ -210,8 +161,9 @@ def diagnosis_card(
     if d.fixed is not None:
         rows = (*_rows(d.fixed, lang), *_speed_rows(d.fixed, lang))
         sections.append(Section(title=t(lang, "diagnose.with_change"), rows=rows))
-    if facts is not None and (rows := _log_rows(facts, lang)):
-        sections.append(Section(title=t(lang, "diagnose.log"), rows=rows))
+    if facts is not None and (rows := log_rows(facts, lang)):
+        findings = tuple(Row(label="⚠", value=f) for f in log_findings(facts, lang))
+        sections.append(Section(title=t(lang, "diagnose.log"), rows=(*rows, *findings)))
     if d.unknown_flags:
         unknown = ", ".join(d.unknown_flags[:20])
         sections.append(

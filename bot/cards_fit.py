@@ -198,8 +198,9 @@ def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
         rows.append(Row(label=t(lang, "row.users", users=est.serving.users), value=users_value(est, lang)))
     if full and (pool := pool_row(est, lang)) is not None:
         rows.append(pool)
-    if sp.confidence == "rough":
-        rows.append(Row(label="⚠", value=t(lang, "value.rough")))
+    if sp.confidence == "rough":  # why, where the backend has rows (issue 37): one source, missed band, kept out
+        why = sp.calibration if sp.calibration in ("thin", "missed", "excluded") else ""
+        rows.append(Row(label="⚠", value=t(lang, f"value.rough_{why}" if why else "value.rough")))
     return rows
 
 
@@ -383,6 +384,9 @@ def command_blocks(advice: Advice, lang: Lang, engine: Engine, first_only: bool 
     if not own and advice.fix_command is not None:
         cmd = advice.fix_command
         blocks.append(CodeBlock(label=t(lang, "cmd.nearest", engine=cmd.engine.value), text=cmd.shell))
+    elif not own and engine is Engine.VLLM and advice.commands:
+        # another engine's line must not stand first on a vLLM card: say why there is no vllm serve line
+        blocks.append(CodeBlock(label=engine.value, text=t(lang, "cmd.vllm_none")))
     others = [CodeBlock(label=c.engine.value, text=c.shell) for c in advice.commands if c.engine is not engine]
     if first_only:
         return tuple(blocks[:1])  # another engine's line is on the details page, after this one's
@@ -393,7 +397,7 @@ def assumptions_line(est: FitEstimate, lang: Lang, full: bool = False) -> str:
     """The defaults and modelling choices behind the card (``est.notes``), in the user's language."""
     skip = {"context_over_max", "context_rope", *UNVERIFIED_CODES}  # shown as a warning at the top instead
     notes = [n for n in est.notes if n.code not in skip and (full or not n.code.startswith("weights_"))]
-    return notes_line(notes, lang, limit=600 if full else 200)
+    return notes_line(notes, lang, limit=600 if full else 200, compact=not full)
 
 
 def fit_actions(est: FitEstimate, advice: Advice | None, lang: Lang, details: bool) -> tuple[Action, ...]:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from bot import cards
+from bot.card_parts import flags_of
 from bot.reply import Action, Reply
 from bot.saved import generic_saved
 from bot.user import User
@@ -21,14 +22,21 @@ from catalog.lookup import sized_name
 from core.custom_device import custom_device
 from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
+from core.model_sizes import OFFERED, of_size
 from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
 from core.names import same_memory, typed
 from core.notes import Note, NoteValue
 from core.query import Match, Query
 from core.query_lexicon import VLLM_QUANTS
+from core.recommend import tags_of
 from locales import Lang, t
 
-GENERIC_SIZES = (8, 12, 16, 24)  # buttons for "how much VRAM does it have?"
+GENERIC_SIZES = (8, 12, 16, 24)
+SIZE_KINDS = (
+    "coding",
+    "reasoning",
+    "vision",
+)  # "an 8b coding model": the kinds a model of a size is picked by  # buttons for "how much VRAM does it have?"
 BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}
 _NAME = re.compile(r"\s+")
 _MENTION = re.compile(r"<[@#][!&]?\d+>|@(?:everyone|here)\b", re.IGNORECASE)
@@ -62,7 +70,30 @@ class Resolver:
         phrase = match.text if match else q.model_text
         if phrase:
             return self.unknown_model(lang, phrase, match.suggestions if match else (), text)
+        if q.model_size:
+            return self.sized_model(q.model_size, lang, text, flags_of(q, text).model_filter)
         return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
+
+    def sized_model(self, size: str, lang: Lang, text: str, kind: str | None = None) -> ModelSpec | Reply:
+        """ "ein 8b modell": answered for the likeliest catalog model of that size (``core.model_sizes``; of
+        the ``kind`` asked for first: "an 8b coding model"), said so, the other models of the size a button
+        each; "I don't know" when the catalog has none."""
+        said = typed(size)
+        kind = kind if kind in SIZE_KINDS else None
+        found = of_size(self.catalog, said.size_b, said.active_b, kind) if said.size_b else ()
+        if not found:
+            return self.unknown_model(lang, size, (), text)
+        first, others = found[0], found[1 : 1 + OFFERED]
+        label = f"{said.size_b:g}B" + (f"-A{said.active_b:g}B" if said.active_b else "")
+        values: dict[str, NoteValue] = {"text": size, "size": label, "model": first.name}
+        if others:
+            values["others"] = ", ".join(m.name for m in others)
+        code = "size_model" if others else "size_model_only"
+        if kind is not None and kind in tags_of(first):  # "an 7b coding model": the likeliest coder of the size
+            code = f"size_model_{kind}"
+        self.notes.append(Note(code=code, values={"others": "–", **values}))
+        self.actions.extend(Action(label=m.name, query=replace_name(text, size, m.id)) for m in others)
+        return first
 
     def unknown_model(self, lang: Lang, phrase: str, family: tuple[str, ...], text: str) -> Reply:
         """ "I don't know X": quotes the whole phrase, offers same-family entries and the repo-id hint."""
@@ -99,7 +130,8 @@ class Resolver:
             return self.generic_device(q.model_copy(update=update), lang, text)
         if not need:
             return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
-        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=q.model.text if q.model else "…"), echo=text)
+        model = q.model.text if q.model else q.model_size or "…"
+        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model), echo=text)
 
     def named_device(self, match: Match, count: int, q: Query, lang: Lang, text: str) -> tuple[GpuSpec, int] | Reply:
         if match.id and (gpu := self.catalog.gpu(match.id)):

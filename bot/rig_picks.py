@@ -16,6 +16,7 @@ from core.estimate import Scenario, hardware_on
 from core.fit import full_fit
 from core.models import GpuSpec, ModelSpec
 from core.serving import single_stream
+from core.vllm_hardware import engine_runs
 from locales import Lang, gib, t, tokens_per_s, usd
 
 RIG_CARDS = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-pro-6000", "mi325x", "h200-sxm", "h100-sxm", "b200")
@@ -27,7 +28,7 @@ def with_rigs(answers: Answering, reply: Reply, model: ModelSpec, s: Scenario, l
     rows = []
     for gid in RIG_CARDS:
         gpu = answers.catalog.gpu(gid)
-        if gpu is None:
+        if gpu is None or not engine_runs(s.engine, s.quant.id, gpu):
             continue
         key = ("rig-pick", model.id, s.quant.id, s.request.model_dump_json(exclude={"gpu_count"}), gid)
         rig = answers.cached(key, partial(smallest_rig, s, gpu))

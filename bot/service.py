@@ -372,8 +372,8 @@ def _session(q: Query, text: str) -> str | None:
     """The settings command (/mygpu, /lang, ...) or sentence the text is, if any."""
     command = commands.read(text)
     session = command.name if command.session else commands.session_sentence(text) if command.name is None else None
-    if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None):
-        return None  # "I have a question about qwen3 on a 4090" is a question
+    if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None or "intent" in q.explicit):
+        return None  # "I have a question about qwen3 on a 4090", "ich hab zwei 3090er, was kann ich laufen lassen?"
     return session
 
 

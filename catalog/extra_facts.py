@@ -13,12 +13,12 @@ from pathlib import Path
 
 from catalog.facts import FACTS_DIR
 from core.launch_tools import QuantRepo
+from core.measured import Measurement
 from core.models import Provenance
 from core.multi_model import SideModel
 from core.ollama import OllamaTag
 from core.quant_quality import QualityRow
 from core.speculative import Acceptance, MtpFact
-from core.vision import VisionFact
 
 
 def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
@@ -31,6 +31,26 @@ def _provenance(row: dict[str, object]) -> Provenance:
         source=str(row["source"]),
         as_of=str(row["as_of"]),
         unverified=tuple(str(f) for f in row.get("unverified", ())),  # type: ignore[attr-defined]
+    )
+
+
+@cache
+def measurements(directory: Path = FACTS_DIR) -> tuple[Measurement, ...]:
+    """Published llama-bench runs of catalog models on catalog devices (``measurements.toml``)."""
+    return tuple(
+        Measurement(
+            model_id=str(r["model"]),
+            quant=str(r["quant"]),
+            gpu_id=str(r["gpu"]),
+            gpu_count=int(r["gpus"]),  # type: ignore[call-overload]
+            backend=str(r["backend"]),
+            kind=r["kind"],  # type: ignore[arg-type]
+            test=str(r["test"]),
+            tokens_per_s=float(r["tokens_per_s"]),  # type: ignore[arg-type]
+            build=str(r["build"]),
+            provenance=_provenance(r),
+        )
+        for r in _table("measurements.toml", "measurement", directory)
     )
 
 
@@ -96,21 +116,6 @@ def mtp_facts(directory: Path = FACTS_DIR) -> tuple[MtpFact, ...]:
 
 
 @cache
-def vision_facts(directory: Path = FACTS_DIR) -> tuple[VisionFact, ...]:
-    return tuple(
-        VisionFact(
-            family=str(r["family"]),
-            tokens=r["tokens"],  # type: ignore[arg-type]
-            tokens_per_image=int(r.get("tokens_per_image", 0)),  # type: ignore[call-overload]
-            pixels_per_token=int(r.get("pixels_per_token", 0)),  # type: ignore[call-overload]
-            encoder_params=int(r["encoder_params"]) if "encoder_params" in r else None,  # type: ignore[call-overload]
-            provenance=_provenance(r),
-        )
-        for r in _table("vision.toml", "vision", directory)
-    )
-
-
-@cache
 def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
     return tuple(
         SideModel(
@@ -128,4 +133,4 @@ def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
     )
 
 
-__all__ = ["side_models", "vision_facts", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
+__all__ = ["side_models", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]

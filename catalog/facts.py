@@ -14,6 +14,7 @@ from typing import Any
 
 from catalog.importers.model_configs import CONFIG_DIR, apply_config
 from catalog.offers import OFFER_TYPES, SIGNAL_TYPES
+from catalog.vision_config import model_tower
 from core.models import (
     GIB,
     Catalog,
@@ -107,11 +108,16 @@ def expand_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def model_from_row(row: dict[str, Any]) -> ModelSpec:
+    config_repo = row.get("config")
     row = apply_config(row)
     prov = _provenance(row)
     row["total_params"] = round(float(row.pop("total_params_b")) * 1e9)
     if "vision_params_b" in row:
         row["vision_params"] = round(float(row.pop("vision_params_b")) * 1e9)
+    else:  # a vision tower in the config (or its vision.toml row) makes a vision model
+        found = model_tower(str(row["id"]), config_repo)
+        if found is not None and found.encoder_params:
+            row["vision_params"] = found.encoder_params
     row["active_params"] = round(float(row.pop("active_params_b", 0) or 0) * 1e9) or row["total_params"]
     row["aliases"] = tuple(a.lower() for a in row.get("aliases", ()))
     return ModelSpec(**row, provenance=prov)

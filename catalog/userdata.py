@@ -29,7 +29,8 @@ import aiosqlite
 from pydantic import ValidationError
 
 from catalog.db.base import Database, is_postgres_url, process_name
-from catalog.db.queue import m101_inbox_leases
+from catalog.db.leader import m105_leader_beats
+from catalog.db.queue import m101_inbox_leases, m104_inbox_fences
 from catalog.db.shared import m102_shared_state
 from catalog.db.sqlite import SqliteDatabase
 from catalog.hub import (
@@ -68,6 +69,8 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m101_inbox_leases,
     m102_shared_state,
     m103_live_prices,
+    m104_inbox_fences,
+    m105_leader_beats,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
@@ -124,8 +127,10 @@ class UserDataStore:
     """
 
     def __init__(self, path: Path, busy_timeout_ms: int = 250, url: str | None = None) -> None:
+        if url and not is_postgres_url(url):
+            raise ValueError("the user database URL must start with postgresql:// (or be empty: the SQLite file)")
         self.path = path
-        self.url = url if is_postgres_url(url) else None
+        self.url = url or None
         self.busy_timeout_ms = busy_timeout_ms  # how long a write waits for another writer's lock
         self._db: aiosqlite.Connection | None = None
         self._database: Database | None = None

@@ -45,6 +45,7 @@ from core.quant_ladder import LOW_BITS, ladder
 from core.quant_rules import no_second_gpu
 from core.regions import restricted
 from core.serving import single_stream
+from core.vllm_hardware import engine_runs, has_checkpoint, vllm_quant_problem
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)
@@ -105,13 +106,15 @@ def with_quant(s: Scenario, quant: QuantSpec, catalog: Catalog, **changes: objec
     return scenario(s.model, s.gpu, request, quant=quant, measured=catalog.size(s.model.id, quant.id))
 
 
-def choose_quant(s: Scenario, catalog: Catalog) -> QuantChoice | None:
+def choose_quant(
+    s: Scenario, catalog: Catalog, checkpoints: frozenset[tuple[str, str]] | None = None
+) -> QuantChoice | None:
     """The quant a practitioner would run: the first of the ladder that fits fully (``quant_choice.pick_quant``).
 
     Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) is tried first, since it costs far
     less quality than 2-bit weights. None when nothing fits fully in GPU memory.
     """
-    picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog)
+    picked = pick_quant(s.model, s.hardware, s.workload, s.request.kv_cache, catalog, checkpoints)
     return picked.choice() if picked is not None else None
 
 
@@ -128,7 +131,9 @@ def best_quant(s: Scenario, catalog: Catalog) -> FitEstimate | None:
     return estimate_of(chosen_scenario(s, catalog, choice)) if choice is not None else None
 
 
-def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
+def nearest_fix(
+    s: Scenario, catalog: Catalog, est: FitEstimate, checkpoints: frozenset[tuple[str, str]] | None = None
+) -> Fix | None:
     """The smallest change that improves the verdict: KV cache, context, quant, RAM, a second GPU.
 
     Tight -> fits; offload -> fits fully; no-fit -> runs (with offload if need be). Changes are tried
@@ -164,7 +169,13 @@ def nearest_fix(s: Scenario, catalog: Catalog, est: FitEstimate) -> Fix | None:
     shorter = est.max_context >= 4096 and est.max_context < est.context and est.verdict is not Verdict.NO_FIT
     if shorter and (fix := attempt("context", str(est.max_context), context=est.max_context)):
         return fix
-    smaller = [q for q in ladder(s.model, s.engine, catalog) if _bytes_per_weight(q) < _bytes_per_weight(s.quant)]
+    smaller = [
+        q
+        for q in ladder(s.model, s.engine, catalog)
+        if _bytes_per_weight(q) < _bytes_per_weight(s.quant)
+        and (s.engine is not Engine.VLLM or vllm_quant_problem(q.id, s.device) is None)
+        and (s.engine is not Engine.VLLM or has_checkpoint(s.model, q.id, checkpoints))
+    ]
     for q in smaller:
         if q.bits < LOW_BITS and est.verdict is not Verdict.NO_FIT:
             break  # never trade a running setup for 2-bit weights
@@ -273,6 +284,8 @@ def _setup(s: Scenario, need: _Need, gpu: GpuSpec, count: int) -> _Candidate | N
     Memory on plain numbers (``need``, ``fit.full_fit_verdict``), then the speed of a setup that holds it.
     """
     workload = s.workload
+    if not engine_runs(workload.engine, s.quant.id, gpu):
+        return None  # e.g. NVFP4 in vLLM below Blackwell
     total, usable = need.total_bytes(gpu, count, workload.engine), memory.usable_device_bytes(gpu, workload) * count
     verdict = full_fit_verdict(total, usable, count)
     if verdict is None:

@@ -73,11 +73,12 @@ def advice_for(
     cloud: OfferQuote | None = None,
     hardware: HardwareAdvice | None = None,
     picks: bool = True,
+    checkpoints: frozenset[tuple[str, str]] | None = None,
 ) -> Advice:
     """Best quant, KV options, the nearest fix, hardware and commands; ``hardware`` may come from a cache,
     and without ``picks`` there are none."""
-    choice = choose_quant(s, catalog)
-    fix = nearest_fix(s, catalog, est)
+    choice = choose_quant(s, catalog, checkpoints)
+    fix = nearest_fix(s, catalog, est, checkpoints)
     fix_command = None
     if fix is not None and est.verdict is Verdict.NO_FIT:
         fix_command = launch_command(fix.scenario, fix.estimate)
@@ -107,15 +108,19 @@ def analyse(
     hardware: HardwareAdvice | None = None,
     estimate: FitEstimate | None = None,
     picks: bool = True,
+    checkpoints: frozenset[tuple[str, str]] | None = None,
 ) -> Analysis:
     """The estimate, then (``full``) cost and advice for the same scenario; scans may come from a cache, and
-    a card that shows no hardware picks leaves them out (``picks``)."""
+    a card that shows no hardware picks leaves them out (``picks``); ``checkpoints`` are the (model id, quant)
+    pairs a pre-quantized repository is known for (vLLM's AWQ/GPTQ/NVFP4 fixes need one)."""
     est = estimate or estimate_of(s)
     if not full:
         return Analysis(scenario=s, estimate=est)
     cost = cost_of(s, catalog, est, quotes)
     cloud = cost.offers[0] if cost.offers else None
-    return Analysis(scenario=s, estimate=est, cost=cost, advice=advice_for(s, catalog, est, cloud, hardware, picks))
+    return Analysis(
+        scenario=s, estimate=est, cost=cost, advice=advice_for(s, catalog, est, cloud, hardware, picks, checkpoints)
+    )
 
 
 __all__ = ["Advice", "Analysis", "Cost", "MAX_OFFERS", "advice_for", "analyse", "cost_of"]

@@ -19,6 +19,7 @@ from core.fit import FullFit, Verdict, full_fit
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
 from core.serving import Served, served
+from core.vllm_hardware import engine_runs
 from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.notes and can be overridden.
@@ -176,7 +177,7 @@ def quote_offers(
     for offer, gpu, flags in _listed(catalog):
         if limit is not None and len(quotes) >= limit:
             break
-        if gpu.memory_bytes * offer.gpu_count < floor:
+        if gpu.memory_bytes * offer.gpu_count < floor or not engine_runs(s.engine, s.quant.id, gpu):
             continue
         key = (gpu.id, offer.gpu_count)
         if key not in placed:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from core.diagnose_docker import DOCKER_START, container_command, engine_of_image
 from core.diagnose_tables import LLAMA_REMOVED, LLAMA_SWITCH, LLAMA_VALUE, VLLM_SWITCH, VLLM_VALUE
 from core.models import Frozen
 
@@ -111,6 +112,9 @@ def split_paste(text: str) -> tuple[EngineName, str, str] | None:
     lines = join_lines(text).splitlines()
     for n, raw in enumerate(lines):
         line = _PROMPT_PREFIX.sub("", raw).strip()
+        if docker := _docker_line(line):
+            rest = [x for i, x in enumerate(lines) if i != n and not x.lstrip().startswith("-")]
+            return docker[0], docker[1], " ".join([docker[2], *rest]).strip()
         m = _START.search(line)
         if m is None:
             if re.match(r"^FROM\s+\S+$", line, re.I) and (
@@ -129,6 +133,25 @@ def split_paste(text: str) -> tuple[EngineName, str, str] | None:
         rest = [x for i, x in enumerate(lines) if i != n and not x.lstrip().startswith("-")]
         return engine, command.strip(), " ".join([before, *rest]).strip()
     return None
+
+
+def _docker_line(line: str) -> tuple[EngineName, str, str] | None:
+    """(engine, the docker command, the words after it) of a ``docker run`` line of an engine's image."""
+    m = DOCKER_START.search(line)
+    if m is None:
+        return None
+    command, after = line[m.start() :], ""
+    for tail in _TAIL.finditer(command):
+        head = command[: tail.start()]
+        if head.count('"') % 2 == 0 and head.count("'") % 2 == 0:
+            command, after = head, command[tail.start() :]
+            break
+    image = next((w for w in command.split() if engine_of_image(w.strip("'\"")) is not None), None)
+    if image is None:
+        return None
+    engine = engine_of_image(image.strip("'\""))
+    assert engine is not None
+    return engine, command.strip(), f"{line[: m.start()]} {after}".strip()
 
 
 def find_command(text: str) -> tuple[EngineName, str] | None:
@@ -157,6 +180,14 @@ def parse_command(text: str) -> LaunchFlags | ParseFailure:
     while tokens and (m := _ENV.match(tokens[0])):
         env.append((m.group(1), m.group(2)))
         tokens = tokens[1:]
+    if tokens and tokens[0] == "sudo":
+        tokens = tokens[1:]
+    if tokens and tokens[0] in ("docker", "podman"):
+        inside = container_command(tokens, text)
+        if inside is None:
+            return ParseFailure(reason="no_command")
+        engine, tokens, docker_env = inside
+        env += docker_env
     if engine == "ollama":
         return _ollama(tokens, env, text)
     if engine == "vllm":
@@ -410,7 +441,7 @@ def _ollama(tokens: list[str], env: list[tuple[str, str]], text: str) -> LaunchF
         program="ollama",
         argv=tuple(f"{k}={v}" for k, v in env) + tuple(tokens),
         model_ref=ref,
-        quant=quant_of(tag) if tag else None,
+        quant=quant_of(tag) if tag else quant_of(ref) if ref.lower().endswith(".gguf") else None,
         context=context,
         gpu_layers=params.get("num_gpu"),
         cache_k=kv.lower() if kv else None,

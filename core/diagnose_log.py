@@ -6,6 +6,12 @@ file, quant, context, layers on the GPU, devices) become ``LaunchFlags`` so a lo
 the command that produced it. Line shapes: llama.cpp ``src/llama-model-loader.cpp``,
 ``src/llama-context.cpp``, ``ggml/src/ggml-cuda`` at b6000-b7000 era mainline; vLLM
 ``vllm/v1/core/kv_cache_utils.py`` and ``torch.OutOfMemoryError``; Ollama ``llm/server.go``.
+Recorded examples of every shape, each with the issue thread it was copied from:
+``tests/data/pasted_logs.toml``.
+
+``failed_part`` is what the failed allocation was for, as the next line says: the KV cache
+("failed to allocate buffer for kv cache"), the compute buffers ("failed to allocate compute buffers")
+or the weights ("unable to allocate ... buffer" while loading the model).
 """
 
 from __future__ import annotations
@@ -55,12 +61,31 @@ _V_EST_LEN = re.compile(r"estimated maximum model length is (\d+)")
 # "is larger than the maximum number of tokens that can be stored in KV cache (45632)"
 _V_KV_TOKENS = re.compile(r"tokens that can be stored in KV cache \((\d+)\)")
 # "GPU 0 has a total capacity of 23.55 GiB of which 1.02 GiB is free"
-_V_CAPACITY = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB of which ([\d.]+) (GiB|MiB) is free")
+_V_CAPACITY = re.compile(r"GPU (\d+) has a total capacity of ([\d.]+) GiB of which ([\d.]+) (GiB|MiB|KiB) is free")
+# torch: "CUDA out of memory. Tried to allocate 270.00 MiB." and "this process has 21.80 GiB memory in use"
+_T_TRIED = re.compile(r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)")
+_T_IN_USE = re.compile(r"(?:this process|Process \d+) has ([\d.]+) (GiB|MiB) memory in use")
+# vLLM: "The model's max seq len (4096) is larger than ..."
+_V_MAX_SEQ = re.compile(r"max seq len \((\d+)\)")
 _V_NO_BLOCKS = re.compile(r"No available memory for the cache blocks")
 # Ollama: 'msg="offload to cuda" layers.requested=-1 layers.model=49 layers.offload=30 ... memory.available="[23.1 GiB]"'
 _O_OFFLOAD = re.compile(r"layers\.model=(\d+) layers\.offload=(\d+)")
-_O_AVAILABLE = re.compile(r'memory\.available="\[([\d.]+) GiB')
+_O_AVAILABLE = re.compile(r'memory\.available="\[([^\]]{1,200})\]"')
+_O_REQUIRED = re.compile(r'memory\.required\.(full|partial|kv)="([\d.]+) (GiB|MiB|KiB|B)"')
+# 'msg="system memory" total="30.9 GiB" free="25.4 GiB"'
+_O_SYSTEM = re.compile(r'msg="system memory" total="([\d.]+) (GiB|MiB)" free="([\d.]+) (GiB|MiB)"')
+# llama.cpp: "KV self size  = 5120.00 MiB", what a failed allocation was for
+_KV_SELF = re.compile(r"KV self size\s*=\s*([\d.]+) MiB")
+_FAILED_PART: tuple[tuple[Literal["kv", "compute", "model"], re.Pattern[str]], ...] = (
+    ("kv", re.compile(r"failed to allocate buffer for kv cache|llama_kv_cache_init\(\) failed", re.I)),
+    ("compute", re.compile(r"failed to allocate compute buffers", re.I)),
+    ("model", re.compile(r"unable to allocate (?:\w+ )?(?:backend )?buffer|error loading model", re.I)),
+)
+_UNITS = {"GiB": GIB, "MiB": MIB, "KiB": 1024, "B": 1}
+_TORCH_OOM = re.compile(r"(?:torch\.(?:cuda\.)?OutOfMemoryError|CUDA out of memory)")
 _O_SYSMEM = re.compile(r"model requires more system memory \(([\d.]+) GiB\) than is available \(([\d.]+) GiB\)")
+# any Ollama server log line: 'time=... level=INFO source=server.go:438 msg="starting llama server"'
+_O_LINE = re.compile(r"level=(?:INFO|WARN|ERROR|DEBUG) source=[\w./-]+\.go:\d+")
 _O_CTX = re.compile(r"--ctx-size[\" ,]+(\d+)")
 _OOM = re.compile(
     r"out of memory|OutOfMemoryError|failed to allocate|requires more system memory|No available memory", re.I
@@ -77,7 +102,7 @@ class DeviceBuffers(Frozen):
 class LogFacts(Frozen):
     """What a log says; empty fields were not in the excerpt."""
 
-    engine: Literal["llama.cpp", "vllm", "ollama"]
+    engine: Literal["llama.cpp", "vllm", "ollama", "pytorch"]
     device_names: tuple[str, ...] = ()  # by index
     device_free_mib: tuple[int, ...] = ()
     device_total_gib: float | None = None  # vLLM's "total capacity" of GPU 0
@@ -99,20 +124,38 @@ class LogFacts(Frozen):
     no_cache_blocks: bool = False
     system_ram_needed_bytes: int | None = None  # Ollama
     system_ram_available_bytes: int | None = None
+    failed_part: Literal["kv", "compute", "model"] | None = None  # llama.cpp: what the failed buffer was for
+    kv_total_bytes: int | None = None  # llama.cpp "KV self size"
+    torch_device: int | None = None  # torch.OutOfMemoryError: the GPU, what it tried, what was free
+    tried_bytes: int | None = None
+    device_free_bytes: int | None = None
+    in_use_bytes: int | None = None
+    max_seq_len: int | None = None  # vLLM "The model's max seq len (N)"
+    gpu_available_bytes: tuple[int, ...] = ()  # Ollama memory.available, per GPU
+    required_full_bytes: int | None = None  # Ollama memory.required.full / .partial / .kv
+    required_partial_bytes: int | None = None
+    required_kv_bytes: int | None = None
+    system_total_bytes: int | None = None  # Ollama "system memory" total / free
+    system_free_bytes: int | None = None
 
 
 def looks_like_log(text: str) -> bool:
     """Whether ``text`` carries any line this module reads."""
     probes = (_DEVICE, _FILE, _FTYPE, _OFFLOADED, _BUFFER, _CUDA_FAIL, _ALLOC_FAIL, _V_KV_NEED, _V_CAPACITY)
-    return any(p.search(text) for p in (*probes, _V_KV_TOKENS, _O_OFFLOAD, _O_SYSMEM, _V_NO_BLOCKS))
+    more = (_V_KV_TOKENS, _O_OFFLOAD, _O_SYSMEM, _V_NO_BLOCKS, _TORCH_OOM, _KV_SELF, _FAILED_PART[0][1], _O_LINE)
+    return any(p.search(text) for p in (*probes, *more))
 
 
 def read_log(text: str) -> LogFacts:
     """The facts of a log excerpt (bounded: the first ``MAX_PASTE_CHARS`` characters, ``MAX_LOG_LINES`` lines)."""
     text = "\n".join(text[:MAX_PASTE_CHARS].splitlines()[:MAX_LOG_LINES])
-    vllm = bool(_V_MODEL.search(text) or _V_KV_NEED.search(text) or _V_CAPACITY.search(text) or "vllm" in text.lower())
+    vllm = bool(_V_MODEL.search(text) or _V_KV_NEED.search(text) or _V_KV_TOKENS.search(text) or "vllm" in text.lower())
+    vllm = vllm or bool(_V_NO_BLOCKS.search(text))
     ollama = bool(_O_OFFLOAD.search(text) or _O_SYSMEM.search(text) or "ollama" in text.lower())
-    engine: Literal["llama.cpp", "vllm", "ollama"] = "vllm" if vllm else "ollama" if ollama else "llama.cpp"
+    torch = bool(_TORCH_OOM.search(text) or _V_CAPACITY.search(text))
+    engine: Literal["llama.cpp", "vllm", "ollama", "pytorch"] = (
+        "vllm" if vllm else "ollama" if ollama else "pytorch" if torch else "llama.cpp"
+    )
     names: dict[int, str] = {int(i): n.strip() for i, n in _DEVICE.findall(text)}
     free: dict[int, int] = {}
     for i, n, mib in _USING.findall(text):
@@ -149,6 +192,11 @@ def read_log(text: str) -> LogFacts:
     sysmem = _O_SYSMEM.search(text)
     if cap and not names:
         names[int(cap.group(1))] = ""
+    required = {k: _bytes(v, u) for k, v, u in _O_REQUIRED.findall(text)}
+    available = m.group(1) if (m := _O_AVAILABLE.search(text)) else ""
+    system = _O_SYSTEM.search(text)
+    tried, in_use = _T_TRIED.search(text), _T_IN_USE.search(text)
+    kv_self = _KV_SELF.search(text)
     return LogFacts(
         engine=engine,
         device_names=tuple(names[i] for i in sorted(names)),
@@ -177,7 +225,24 @@ def read_log(text: str) -> LogFacts:
         no_cache_blocks=bool(_V_NO_BLOCKS.search(text)),
         system_ram_needed_bytes=round(float(sysmem.group(1)) * GIB) if sysmem else None,
         system_ram_available_bytes=round(float(sysmem.group(2)) * GIB) if sysmem else None,
+        failed_part=next((part for part, p in _FAILED_PART if p.search(text)), None),
+        kv_total_bytes=round(float(kv_self.group(1)) * MIB) if kv_self else None,
+        torch_device=int(cap.group(1)) if cap and torch else None,
+        tried_bytes=_bytes(tried.group(1), tried.group(2)) if tried else None,
+        device_free_bytes=_bytes(cap.group(3), cap.group(4)) if cap else None,
+        in_use_bytes=_bytes(in_use.group(1), in_use.group(2)) if in_use else None,
+        max_seq_len=_first_int(_V_MAX_SEQ, text),
+        gpu_available_bytes=tuple(_bytes(v, u) for v, u in re.findall(r"([\d.]+) (GiB|MiB)", available)),
+        required_full_bytes=required.get("full"),
+        required_partial_bytes=required.get("partial"),
+        required_kv_bytes=required.get("kv"),
+        system_total_bytes=_bytes(system.group(1), system.group(2)) if system else None,
+        system_free_bytes=_bytes(system.group(3), system.group(4)) if system else None,
     )
+
+
+def _bytes(value: str, unit: str) -> int:
+    return round(float(value) * _UNITS[unit])
 
 
 def _first_int(pattern: re.Pattern[str], text: str) -> int | None:
@@ -188,7 +253,7 @@ def _first_int(pattern: re.Pattern[str], text: str) -> int | None:
 def log_settings(facts: LogFacts) -> LaunchFlags | None:
     """The command a log implies (model, quant, context, layers on the GPU); None without a model."""
     ref = facts.model_file or facts.model_name
-    if ref is None:
+    if ref is None or facts.engine == "pytorch":
         return None
     ngl = None
     if facts.layers_offloaded is not None:

@@ -35,6 +35,7 @@ from core.notes import CodedError, Note, note, unverified_note
 from core.serving import Speeds, speeds_of
 from core.speed import SpeedEstimate, estimate_speed
 from core.speed_device import BACKEND_LABELS, with_backend
+from core.vllm_hardware import vllm_quant_problem
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -201,6 +202,10 @@ def scenario(
     supplies both. Raises ``EstimateError`` for a quant or KV cache the engine cannot run.
     """
     request, quant, measured, workload = resolved(model, request, catalog, quant=quant, measured=measured)
+    if gpu is not None and workload.engine is Engine.VLLM:
+        problem = vllm_quant_problem(quant.id, device_on(gpu, request))
+        if problem is not None:  # e.g. NVFP4 on an H100: no FP4 tensor cores (core.vllm_hardware)
+            raise EstimateError(problem.code, f"vllm cannot run {quant.id} on {gpu.name}", **problem.values)
     # every part was validated on its way in (catalog rows, the Request): build without revalidating them
     return Scenario.model_construct(
         model=model,
@@ -460,6 +465,10 @@ def hardware_ref(gpu: GpuSpec, count: int, usable_bytes: int, system_ram_bytes: 
     return ref
 
 
+# Why a card's speed is rough although its backend has rows (``speed.calibration_level``): the card line says it.
+SPEED_COVERAGE_NOTES = {"thin": "speed_thin", "missed": "speed_missed", "excluded": "speed_excluded"}
+
+
 def estimate_of(s: Scenario) -> FitEstimate:
     """Memory, placement, verdict and speed of one scenario."""
     model, gpu, hardware, workload = s.model, s.device, s.hardware, s.workload
@@ -487,7 +496,8 @@ def estimate_of(s: Scenario) -> FitEstimate:
         serving=speeds_of(speed, s.users),
         concurrent=s.users,
         defaults_used=s.defaults_used,
-        notes=s.notes + ((note("speed_thin"),) if speed.calibration == "thin" else ()),
+        notes=s.notes
+        + ((note(SPEED_COVERAGE_NOTES[speed.calibration]),) if speed.calibration in SPEED_COVERAGE_NOTES else ()),
     )
 
 

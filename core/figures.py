@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from core.measured import MeasuredSpeed
 from core.models import GIB, Frozen
 
 if TYPE_CHECKING:  # read only: the models stay importable without the estimator (``bot.reply`` carries them)
@@ -58,6 +59,7 @@ class Figures(Frozen):
     cost_users: int | None = None
     usd_per_million_tokens: float | None = None  # the cheapest offer's batched price
     offers: tuple[OfferFigures, ...] = ()
+    measured: tuple[MeasuredSpeed, ...] = ()  # published runs of this setup, beside the estimate (``core.measured``)
 
 
 def _gib(value: int) -> float:

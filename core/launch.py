@@ -16,6 +16,7 @@ from core.fit import Placement, Verdict, place
 from core.models import Catalog, Engine, Frozen, KvCacheType, Workload
 from core.notes import Note, note
 from core.speed_device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS, vllm_max_num_seqs
+from core.vllm_hardware import fp8_weight_only, needs_half, vllm_quant_problem
 
 VLLM_GPU_MEMORY_UTILIZATION: float = Workload.model_fields["gpu_memory_utilization"].default
 ALL_LAYERS = "999"  # -ngl above the layer count also offloads the output layer
@@ -75,22 +76,36 @@ def launch_command(s: Scenario, est: FitEstimate | Placement) -> LaunchCommand |
     else:
         if s.device.unified_memory:
             return None  # vLLM has no Metal backend
+        if vllm_quant_problem(quant.id, s.device) is not None:
+            return None  # vLLM does not run this quant on this GPU (core.vllm_hardware)
         ref_repo = model.hf_repo or f"./{model.id}"
         argv = ["vllm", "serve", ref_repo, "--max-model-len", str(ctx)]
         if count > 1:
-            argv += ["--tensor-parallel-size", str(count)]
+            # vLLM: "Total number of attention heads must be divisible by tensor parallel size"
+            # (ModelConfig.verify_with_parallel_config); the rest of the GPUs form pipeline stages
+            tp = max(d for d in range(1, count + 1) if count % d == 0 and model.n_heads % d == 0)
+            if tp > 1:
+                argv += ["--tensor-parallel-size", str(tp)]
+            if count // tp > 1:
+                argv += ["--pipeline-parallel-size", str(count // tp)]
         argv += ["--gpu-memory-utilization", f"{VLLM_GPU_MEMORY_UTILIZATION:g}"]
         if concurrent > 1:  # never above vLLM's default for the GPU: the card's users at once assume it
             argv += ["--max-num-seqs", str(min(concurrent, vllm_max_num_seqs(s.device)))]
         if kv is KvCacheType.FP8:
             argv += ["--kv-cache-dtype", "fp8"]
+        if needs_half(quant.id, model.native_dtype, s.device):
+            argv += ["--dtype", "half"]
         native = model.native_dtype == quant.id.lower()
-        if quant.vllm_quantization and not native:
-            argv += ["--quantization", quant.vllm_quantization]
-            if quant.vllm_quantization != "fp8":
-                notes.append(note("cmd_prequantized", quant=quant.id, repo=ref_repo))
+        if quant.id.upper() == "FP8" and not native:
+            # online FP8 of the BF16 checkpoint (docs/features/quantization/fp8.md); a published FP8
+            # checkpoint replaces repo and flag (``core.launch_tools.with_repo``)
+            argv += ["--quantization", "fp8"]
+            if fp8_weight_only(s.device):
+                notes.append(note("cmd_fp8_weight_only"))
         elif quant.format == "checkpoint" and not native and quant.id.upper() not in ("BF16", "F16"):
-            notes.append(note("cmd_checkpoint", quant=quant.id, repo=ref_repo))
+            # AWQ, GPTQ, NVFP4: vLLM reads the method from the checkpoint's quantization_config; the
+            # command is only shown once a repository holding that checkpoint replaces the base one
+            notes.append(note("cmd_prequantized", quant=quant.id, repo=ref_repo))
     return LaunchCommand(
         engine=s.engine,
         quant=quant.id,

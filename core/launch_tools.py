@@ -7,8 +7,9 @@ pre-quantized repository a vLLM command should load.
 * llama.cpp ``--fit on`` (default in current builds, tools/server/README.md): it picks ``-ngl`` and
   the expert offload itself for the free memory, leaving ``--fit-target`` MiB (default 1024) per GPU;
   the manual flags pin the placement FitBot computed instead.
-* vLLM quantizes only to FP8 at load time; an AWQ/GPTQ command must name a checkpoint in that format
-  (``catalog/facts/quant_repos.toml``), else the card says none is known.
+* vLLM quantizes only to FP8 at load time; an AWQ/GPTQ/NVFP4 command must name a checkpoint in that
+  format (``catalog/facts/quant_repos.toml``), else there is no command and the card says none is known;
+  an FP8 command loads a published FP8 checkpoint where one is known, else quantizes the BF16 one online.
 """
 
 from __future__ import annotations
@@ -87,7 +88,11 @@ def with_repo(cmd: LaunchCommand, repo: str) -> LaunchCommand:
     """A vLLM command that loads ``repo`` (the pre-quantized checkpoint) instead of the base model."""
     if cmd.engine is not Engine.VLLM or len(cmd.argv) < 3:
         return cmd
-    argv = (*cmd.argv[:2], repo, *cmd.argv[3:])
+    rest = list(cmd.argv[3:])
+    if "--quantization" in rest:  # the checkpoint's quantization_config names its method: no online FP8
+        i = rest.index("--quantization")
+        del rest[i : i + 2]
+    argv = (*cmd.argv[:2], repo, *rest)
     notes = tuple(n for n in cmd.notes if n.code not in ("cmd_prequantized", "cmd_checkpoint"))
     return cmd.model_copy(update={"argv": argv, "notes": notes})
 

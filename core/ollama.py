@@ -34,6 +34,8 @@ class TagChoice(Frozen):
     kind: Literal["library", "hf", "gguf_repo", "unknown"]
     source: str = ""
     unverified: tuple[str, ...] = ()  # fields of the library row its source does not show (e.g. the quant)
+    # why no hf.co/ path is offered although a GGUF repository is known ("gpt_oss", "vision"), else ""
+    hf_blocked: str = ""
 
 
 class ToolCommand(Frozen):
@@ -52,13 +54,32 @@ def ollama_default_context(vram_bytes: int) -> int:
     return OLLAMA_CTX_LARGE
 
 
-def ollama_tag(model: ModelSpec, quant: str, tags: tuple[OllamaTag, ...], size: QuantSize | None) -> TagChoice:
-    """The tag that exists for this model and quant: a library tag, else the measured GGUF repo, else none."""
+def hf_blocked(model: ModelSpec, vision: bool) -> str:
+    """Why a Hugging Face GGUF of this model does not work in Ollama, or "" when it does.
+
+    * gpt-oss: Ollama runs its own gpt-oss implementation; GGUFs converted by llama.cpp fail to load
+      ("unknown model architecture: 'gpt-oss'", "invalid ggml type 39": ollama/ollama#11816, #11714).
+    * vision models: Ollama's engine wants the vision tower in the same GGUF; Hugging Face repos ship it as
+      a separate mmproj file, so the model loads without image input (unslothai/unsloth#2248, #2290,
+      ollama/ollama#9967).
+    """
+    if model.native_dtype == "mxfp4" and model.family.lower().startswith("gpt-oss"):
+        return "gpt_oss"
+    return "vision" if vision else ""
+
+
+def ollama_tag(
+    model: ModelSpec, quant: str, tags: tuple[OllamaTag, ...], size: QuantSize | None, *, blocked: str = ""
+) -> TagChoice:
+    """The tag that exists for this model and quant: a library tag, else the measured GGUF repo, else none;
+    ``blocked`` (``hf_blocked``) rules the hf.co/ path out."""
     for row in tags:
         if row.model_id == model.id and row.quant.upper() == quant.upper():
             return TagChoice(
                 tag=row.tag, kind="library", source=row.provenance.source, unverified=row.provenance.unverified
             )
+    if blocked:
+        return TagChoice(tag=None, kind="unknown", hf_blocked=blocked)
     if (
         size is not None
         and size.repo
@@ -83,4 +104,12 @@ def ollama_command(context: int, kv_cache: KvCacheType, choice: TagChoice) -> To
     return ToolCommand(tool="ollama", lines=lines, tag=choice)
 
 
-__all__ = ["OllamaTag", "TagChoice", "ToolCommand", "ollama_command", "ollama_default_context", "ollama_tag"]
+__all__ = [
+    "OllamaTag",
+    "TagChoice",
+    "ToolCommand",
+    "hf_blocked",
+    "ollama_command",
+    "ollama_default_context",
+    "ollama_tag",
+]

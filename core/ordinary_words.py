@@ -100,7 +100,6 @@ ORDINARY_WORDS = frozenset(
         "threads",
         "ti",
         "tiny",
-        "tis",
         "ultra",
         "v",
         "vii",

@@ -17,6 +17,7 @@ from core.fit import FullFit, Verdict, comfortable_reserve, keeps_embedding
 from core.memory import usable_bytes
 from core.models import Catalog, Engine, Frozen, Hardware, KvCacheType, ModelSpec, QuantSpec, Workload
 from core.quant_ladder import LOW_BITS, ladder_weights
+from core.vllm_hardware import has_checkpoint, vllm_quant_problem
 
 KV_CHOICES: dict[Engine, tuple[KvCacheType, ...]] = {
     Engine.LLAMA_CPP: (KvCacheType.F16, KvCacheType.Q8_0, KvCacheType.Q4_0),
@@ -51,7 +52,13 @@ class _Fitted(NamedTuple):
     fit: FullFit
 
 
-def _first_fit(model: ModelSpec, hardware: Hardware, workload: Workload, catalog: Catalog) -> _Fitted | None:
+def _first_fit(
+    model: ModelSpec,
+    hardware: Hardware,
+    workload: Workload,
+    catalog: Catalog,
+    checkpoints: frozenset[tuple[str, str]] | None = None,
+) -> _Fitted | None:
     """The first quant that fits with reserve, else the first that is tight (memory decides)."""
     usable = usable_bytes(hardware, workload)
     roomy = usable - comfortable_reserve(usable, hardware.count)  # ``full_fit_verdict``: fits up to here
@@ -60,6 +67,10 @@ def _first_fit(model: ModelSpec, hardware: Hardware, workload: Workload, catalog
     keeps = keeps_embedding(hardware.gpu, workload.engine)
     tight: _Fitted | None = None
     for quant, w in ladder_weights(model, workload.engine, catalog):
+        if workload.engine is Engine.VLLM and (
+            vllm_quant_problem(quant.id, hardware.gpu) is not None or not has_checkpoint(model, quant.id, checkpoints)
+        ):
+            continue  # NVFP4 without FP4 tensor cores, AWQ with no known checkpoint (core.vllm_hardware)
         host = w.embed_bytes if keeps else 0  # ``fit.host_weights_bytes``
         total = w.total_bytes - host + rest
         if total <= roomy:
@@ -70,11 +81,16 @@ def _first_fit(model: ModelSpec, hardware: Hardware, workload: Workload, catalog
 
 
 def pick_quant(
-    model: ModelSpec, hardware: Hardware, workload: Workload, asked_kv: KvCacheType | None, catalog: Catalog
+    model: ModelSpec,
+    hardware: Hardware,
+    workload: Workload,
+    asked_kv: KvCacheType | None,
+    catalog: Catalog,
+    checkpoints: frozenset[tuple[str, str]] | None = None,
 ) -> Picked | None:
     """The first quant of the ladder that fits fully on ``hardware`` (``asked_kv``: the KV cache the question
     named, None when it named none); None when nothing fits fully in GPU memory."""
-    found = _first_fit(model, hardware, workload, catalog)
+    found = _first_fit(model, hardware, workload, catalog, checkpoints)
     if found is None:
         usable = usable_bytes(hardware, workload)
         # no quant's weights alone (without the token embedding, which no placement keeps off the GPU) fit:
@@ -86,7 +102,7 @@ def pick_quant(
         start = kvs.index(asked_kv) + 1 if asked_kv in kvs else 1
         for kv in kvs[start:]:  # q8_0, then q4_0 (fp8 on vLLM)
             there = with_kv(workload, kv)
-            other = _first_fit(model, hardware, there, catalog)
+            other = _first_fit(model, hardware, there, catalog, checkpoints)
             if other and other.quant.bits >= LOW_BITS and (found is None or other.quant.bits > found.quant.bits):
                 return Picked(other.quant, other.fit, there, kv, "kv_before_low_bits")
     if found is None:

@@ -52,9 +52,13 @@ MENU = (
 
 
 def ladder_ids(model: ModelSpec) -> tuple[str, ...]:
-    """The llama.cpp ladder for this model: its native MXFP4 first, then K/IQ quants, then low bits."""
-    native = ("MXFP4",) if model.native_dtype == "mxfp4" else ()
-    steps = (*native, *QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
+    """The llama.cpp ladder for this model: K/IQ quants, then low bits; a model that ships in MXFP4
+    (gpt-oss) has that one rung: its GGUF repositories publish the MXFP4 file (ggml-org/gpt-oss-*-GGUF,
+    llama.cpp ``--gpt-oss-20b-default``: gpt-oss-20b-mxfp4.gguf), and no size of another quant is given
+    that a repository does not publish (issue 35)."""
+    if model.native_dtype == "mxfp4":
+        return ("MXFP4",)
+    steps = (*QUANT_LADDER, *(LOW_BIT_LADDER_MOE if model.is_moe else LOW_BIT_LADDER_DENSE))
     return tuple(q for q in steps if sensible(model, q))
 
 
@@ -62,13 +66,15 @@ def table_ids(model: ModelSpec) -> tuple[str, ...]:
     """The rows of the /quant table: the ladder with the checkpoint after a native MXFP4, for reference."""
     steps = ladder_ids(model)
     if model.native_dtype == "mxfp4":
-        return (steps[0], *CHECKPOINT_HEADS, *steps[1:])
+        return steps  # the checkpoint is the MXFP4 file: no BF16 row of invented size
     return (*CHECKPOINT_HEADS, *steps)
 
 
 def chart_ids(model: ModelSpec) -> tuple[str, ...]:
     """The curves of the memory chart: every other size step of the ladder and its first low-bit rung."""
-    return tuple(q for q in ladder_ids(model) if q not in CHART_SKIP and q != "MXFP4")[:6]
+    if model.native_dtype == "mxfp4":
+        return ladder_ids(model)
+    return tuple(q for q in ladder_ids(model) if q not in CHART_SKIP)[:6]
 
 
 def candidates(model: ModelSpec, engine: Engine, catalog: Catalog) -> list[QuantSpec]:

@@ -41,15 +41,17 @@ __all__ = ["Intent", "Match", "Query", "VocabEntry", "Vocabulary", "complete", "
 # --- intent, language, counts ------------------------------------------------------------
 
 
-def _intent(low: str, found: L.Found, chosen: dict[str, Candidate]) -> tuple[Intent, bool]:
-    """Picks the intent: the command if any, else the first intent whose words appear."""
+def _intent(low: str, found: L.Found, chosen: dict[str, Candidate], named: bool = False) -> tuple[Intent, bool]:
+    """Picks the intent: the command if any, else the first intent whose words appear (``named``: a model
+    the catalog lacks is named, "can I run nimbo 2 7b": no list of models)."""
     if isinstance(cmd := found.get("command"), str):
         return Intent(cmd), True
     has = {k: k in chosen for k in ("model", "model2", "gpu", "gpu2")}
+    has["model"] = has["model"] or named
     needs = {
         "compare": has["model2"] or has["gpu2"],
         "gpus": not has["gpu"],
-        "models": (has["gpu"] or "device_kind" in found) and not has["model"],
+        "models": not has["model"],  # "what can I run": on the named, the saved or an asked-for device
     }
     for name, pattern in L.INTENT_WORDS:
         if needs.get(name, True) and pattern.search(low):
@@ -131,6 +133,10 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         fields["model"] = Match(id=known, text=repo, score=100.0)  # a catalog model's own repo id
     known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
+    if "hf_repo" not in found and (size := _size_only(toks, used, clean, fields)):
+        fields["model_size"] = size  # "ein 8b modell", "which gpu for a 70b": a model of that size
+    if intent is Intent.MODELS and "command" not in found and "model_text" in fields:
+        intent, intent_set = _intent(full_low, found, chosen, named=True)
     if isinstance(g, Match) and g.unknown and isinstance(phrase := fields.get("gpu_text"), str):
         fields["gpu"] = g.model_copy(update={"text": joined_text(clean, phrase, g.text)})  # "rx 5500" + "xt"
     g = fields.get("gpu")
@@ -366,6 +372,32 @@ def _phrase_kind(ts: list[L.Tok]) -> str:
     if words and any(t.kind == "num" for t in ts):
         return "model"
     return ""
+
+
+def _size_only(toks: list[L.Tok], used: set[int], text: str, fields: dict[str, object]) -> str | None:
+    """A model size no name took ("8b", "30b-a3b"), as typed, when nothing else names the model: a lone
+    size, or a phrase that is a size and words that only say so ("70b dense", "1.1b vision": no catalog
+    name, though spelled like one)."""
+    model = fields.get("model")
+    if isinstance(model, Match) and not model.unknown:
+        return None
+    key = "model" if isinstance(model, Match) else "model_text"
+    phrase = model.text if isinstance(model, Match) else fields.get("model_text")
+    if isinstance(phrase, str):
+        said = N.typed(phrase)
+        if said.size_b is None or not set(said.words) <= L.SIZE_WORDS or said.numbers:
+            return None
+        del fields[key]
+        start = text.find(phrase)
+        used.update(i for i, t in enumerate(toks) if start <= t.start and t.end <= start + len(phrase))
+        return phrase
+    for i, t in enumerate(toks):
+        if i in used or t.kind != "num" or not (N.MODEL_SIZE.fullmatch(t.text) or N.MOE_TOTAL.fullmatch(t.text)):
+            continue
+        last = i + 1 if i + 1 < len(toks) and i + 1 not in used and N.ACTIVE.fullmatch(toks[i + 1].text) else i
+        used.update(range(i, last + 1))
+        return text[t.start : toks[last].end]
+    return None
 
 
 def _leftovers(toks: list[L.Tok], used: set[int], unknown: list[str]) -> tuple[str, ...]:

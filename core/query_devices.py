@@ -120,7 +120,10 @@ def read_boards(low: str, found: Found) -> str:
 # "the biggest/largest model", "größtes Modell": a ranking by size, never a model named "largest"
 BIGGEST = quick(
     r"\b(?:biggest|largest|hugest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?|gr(?:ö|oe|o)(?:ß|ss)tm(?:ö|oe)gliche[snrm]?)\b"
-    r"(?:\s+(?:possible|möglich\w*|moeglich\w*))?(?:\s+(?:\w+\s+)?(?:modell\w*|models?|llms?)\b)?",
+    r"(?:\s+(?:possible|möglich\w*|moeglich\w*))?(?:\s+(?:\w+\s+)?(?:modell\w*|models?|llms?)\b)?"
+    # "how big a model can I run", "what model size fits 12gb", "welche modellgröße passt": the biggest that runs
+    r"|\bhow (?:big|large) (?:of )?(?:an? )?(?:models?|llms?)\b|\bwie gro(?:ß|ss)e?s? (?:\w+ )?(?:modell\w*|llms?)\b"
+    r"|\b(?:models?|llm) ?sizes?\b|\bmodellgr(?:ö|oe)(?:ß|ss)e\w*",
 )
 
 

@@ -64,7 +64,10 @@ STOPWORDS = _words(
     ein einen einem eines der die das den dem des und oder mit auf für fuer von zu im in am
     ist sind kann können könnte läuft laufen passt passen geht gehen habe hab hat ich mein
     meine meiner meinem meinen wir du es mir bei wie was welche welcher welches wieviel viel
-    bitte noch auch als dann da hier mal so x via using über ueber as"""
+    bitte noch auch als dann da hier mal so x via using über ueber as
+    thing things anything something everything stuff etwas alles irgendwas more mehr details detail
+    recommend recommended recommendation recommendations suggest suggestion suggestions empfiehl empfehle
+    empfehlen empfehlung empfehlungen vorschlag vorschläge"""
 )
 # what joins two cards of one machine ("4090 + 3090", "3090 and a 3060", "4090 und eine 3090", "4090, 3090")
 RIG_JOINER = quick(
@@ -115,6 +118,8 @@ TITAN_SUFFIXES = frozenset({"rtx", "xp", "x", "v"})
 
 
 SAME_WORD = {"notebook": "laptop"}  # words names use in one spelling only ("RTX 4060 Laptop")
+# "two 4060 tis", "2x 4070 supers", "dual 7900 xtxs": the plural of a card named with its tier is that tier
+SAME_WORD |= {"tis": "ti", "supers": "super", "xts": "xt", "xtxs": "xtx", "gres": "gre"}
 JOINER_WORDS = _words("and und plus sowie or oder vs versus gegen gegenüber gegenueber against")
 # "+" joins two names unless it ends one ("Ryzen AI Max+ 395", "Command R+ on"): after a letter, before a space
 JOINER_MARK = re.compile(r"[&,]|(?<![^\W\d_])\+|\+(?!\s)")
@@ -175,9 +180,22 @@ def _pieces(raw: str) -> tuple[tuple[str, str, str, int, int, int, bool], ...]:
     return hit
 
 
+# words that say no more of a model than its size ("a 70b dense model", "best 8b model", "ein gutes 8b")
+SIZE_WORDS = _words(
+    """dense moe param params parameter parameters parametern sized class best good decent solid strong smart
+    great top nice general allround all round purpose beste bestes besten bester gutes guter gute gutem
+    ordentliches starkes schlaues coding code coder programming programmieren reasoning thinking denken vision
+    image bild small klein kleines fast schnell schnelles tiny light"""
+)
+# "n 8b modell", "'n 70b": the colloquial German article, a word of its own ("gemma 3n" keeps its "n")
+COLLOQUIAL_ARTICLES = frozenset({"n", "ne", "nen", "ner", "nem"})
+
+
 def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
     """Appends the token(s) of one raw piece."""
-    if raw in COUNT_WORDS:
+    if raw in COLLOQUIAL_ARTICLES:
+        toks.append(Tok(raw, raw, "skip", s, e))
+    elif raw in COUNT_WORDS:
         toks.append(Tok(raw, raw, "count", s, e, COUNT_WORDS[raw]))
     elif raw.isalpha():  # letters only: one word, as the patterns below (each needs a digit or an "x") would find
         toks.append(Tok(raw, SAME_WORD.get(raw, raw), _word_kind(raw), s, e))
@@ -344,6 +362,12 @@ FILLER_PHRASES = quick(
     r"|\b(?:pro|per) (?:stunde|hour|monat|month)\b"
 )
 
+# words "super", "ultra", "max" intensify ("super slow", "ultra schnell"): then they are no tier of the card before
+DEGREE_WORDS = _words(
+    "slow fast quick laggy sluggish snappy smooth good bad cool fine long short langsam schnell lahm flott träge gut"
+    " schlecht lang kurz"
+)
+
 # quants only vLLM (or another checkpoint server) serves: asking for one switches the engine
 VLLM_QUANTS = frozenset({"AWQ", "GPTQ", "FP8", "NVFP4", "W8A8"})
 
@@ -398,14 +422,27 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
             r"|hardware)\b"
             r"|\b(?:recommend|suggest|empfiehl|empfehle|empfehlen) (?:me )?(?:an? |some |eine[nm]? |mir eine[nm]? )?"
             r"(?:gpus?|graphics cards?|grafikkarten?|karten?|hardware|card)\b|\b(?:gpu|hardware)[ -]?(?:recommendation|empfehlung)"
-            r"|\bwhat (?:do|would|will|should) i need (?:to run|for)\b|\bwas brauche? ich,? (?:für|um)\b"
+            r"|\bwhat (?:do|would|will|should) i (?:\w+ )?need (?:to run|for)\b|\bwas brauche? ich,? (?:\w+ )?(?:für|um)\b"
+            # "minimum gpu for X", "mindestens", "smallest card that runs X": the cheapest hardware that holds it
+            r"|\b(?:minimum|minimal|min|mindest\w*|kleinste\w*|smallest|least) (?:\w+ )?(?:gpus?|graphics cards?"
+            r"|grafikkarten?|karten?|cards?|hardware|setup|rig|vram|requirements?|anforderung\w*|specs?)\b"
+            r"|\b(?:minimum|mindestens|at least) (?:for|to run|needed|required|für|um)\b|\bmindestanforderung"
         ),
     ),
     (
         "models",
         quick(
-            r"\b(?:which|what) (?:models?|llms?)\b|\bwelche\w* (?:modelle?|llms?)\b|what can i run"
-            r"|was (?:kann ich|läuft)|\bbest\w* (?:\w+ )?(?:models?|modell\w*|llms?)\b|what should i run"
+            r"\b(?:which|what) (?:\d+(?:\.\d+)?b )?(?:models?|llms?)\b|\bwelche\w* (?:\d+(?:\.\d+)?b[ -])?(?:modelle?|llms?)\b"
+            r"|what can i run"
+            r"|was (?:kann ich|läuft|passt)|\bbest\w* (?:[\w.-]+ ){0,2}(?:models?|modell\w*|llms?)\b|what should i run"
+            r"|\bwhat(?:'?s| is)? (?:\w+ )?(?:fits?|runs?|will (?:fit|run)|would (?:fit|run)|can (?:fit|run))\b"
+            r"|\bwas geht\b|\bwas für (?:\w+ )?(?:modelle?|llms?)\b|\b(?:can|could) (?:i|we) run (?:anything|something|on|with|in)\b"
+            r"|\b(?:i|we) can run\b"
+            r"|\b(?:llms|models|modelle) (?:for|für|on|auf)\b"  # plural: "ein 8b modell auf meiner 4090" is one model
+            # "suggest a model for my 4060", "empfehlung für 16gb", "good model for coding on 16gb": no model
+            # named, so a model is what is asked for (a device asked for is a /gpus question, read before)
+            r"|\b(?:recommend|suggest|empfiehl|empfehl|vorschl)\w*"
+            r"|\b(?:good|decent|solid|great|nice|strong|gute[nrs]?|ordentliche[nrs]?) (?:[\w.-]+ )?(?:models?|modell\w*|llms?)\b"
             r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),

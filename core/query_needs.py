@@ -145,13 +145,16 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "vast.ai",
     ),
     # core.query_lexicon.INTENT_WORDS[6]
-    2354871476: (
-        " i need ",
+    2102994919: (
         "best",
         "empfehle",
         "empfehlung",
         "empfiehl",
+        "kleinste",
+        "least",
+        "min",
         "recommend",
+        "smallest",
         "suggest",
         "was brauch",
         "welche",
@@ -159,19 +162,35 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "which",
     ),
     # core.query_lexicon.INTENT_WORDS[7]
-    2182438803: (
+    3087188192: (
+        " can run",
+        " run ",
         "best",
         "biggest",
+        "decent",
+        "empfehl",
+        "empfiehl",
+        "good",
         "gr",
+        "gute",
         "kann ich",
         "largest",
         "llm",
         "läuft",
         "model",
+        "nice",
+        "ordentliche",
+        "passt",
+        "recommend",
+        "solid",
+        "strong",
+        "suggest",
+        "vorschl",
+        "was für ",
+        "was geht",
         "was soll ich",
         "welche",
-        "what can i run",
-        "what should i run",
+        "what",
     ),
     # core.query_lexicon.INTENT_WORDS[8]
     2462723923: ("quant",),
@@ -220,7 +239,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query_devices.CPU
     1067430821: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "xeon"),
     # core.query_devices.BIGGEST
-    3004052862: ("biggest", "gliche", "gr", "hugest", "largest"),
+    570823786: ("biggest", "gliche", "gr", "how ", "hugest", "largest", "size"),
     # core.query_devices.BPW
     1394205817: ("pw", "weight"),
     # core.query_devices.MLX_BITS
@@ -233,4 +252,6 @@ NEEDS: dict[int, tuple[str, ...]] = {
     1604024400: ("flop",),
     # core.query_specs.SPEC_MEMORY
     3752747175: ("g",),
+    # core.query_specs.DISPLAY
+    307444200: ("2k", "4k", "5k", "8k", "@", "at", "auf", "fhd", "in", "mit", "on", "p", "qhd", "uhd", "x", "×"),
 }

@@ -27,19 +27,28 @@ def to_match(
     words = text[toks[c.span.first].start : toks[c.span.last].end]
     whole = _whole_name(c, text, toks)  # with "instruct", "it", "hf" around it, as a catalog alias may be
     vendor = _with_vendor(c, text, toks) if c.kind == "gpu" else ""
+    keyed = "".join(t.key for t in toks[c.span.first : c.span.last + 1])  # "4090er", "h100s": the card's own name
     # all the match depends on besides the ranking (names recur in chats)
-    key = (c.kind, words, whole, vendor, c.span.words, memory, cores)
+    key = (c.kind, words, whole, vendor, keyed, c.span.words, memory, cores)
     match = c.ranked.matches.get(key)
     if match is None:
-        match = c.ranked.matches[key] = _resolve(c, words, whole, vendor, idx, memory, cores)
+        match = c.ranked.matches[key] = _resolve(c, words, whole, vendor, keyed, idx, memory, cores)
     return match
 
 
 def _resolve(
-    c: Candidate, words: str, whole: str, vendor: str, idx: NameIndex, memory: int | None, cores: int | None
+    c: Candidate,
+    words: str,
+    whole: str,
+    vendor: str,
+    keyed: str,
+    idx: NameIndex,
+    memory: int | None,
+    cores: int | None,
 ) -> Match:
     """``to_match`` for a span written ``words`` (``whole`` with the noise words after it, ``vendor`` with the
-    vendor word hyphenated before it)."""
+    vendor word hyphenated before it, ``keyed`` its tokens' keys run together: a plural's "4090er" is the
+    exact name "4090", so it means what "4090" means)."""
     score = round(max(0.0, c.ranking[0][1]), 1)
     if c.kind == "not":
         return Match(id=c.ranking[0][0], text=words, score=score)
@@ -50,8 +59,8 @@ def _resolve(
     line = idx.lineups.get("".join(c.span.words)) if c.kind == "gpu" else None
     if line and not said.numbers:  # "Mac Studio": a product line, sold with several chips and sizes
         return _lineup_match(line, words, score, memory, idx)
-    keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}")
-    exact = idx.exact.get(keys[0]) or idx.exact.get(keys[1])
+    keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}", f"{c.kind}:{L.compact(keyed)}")
+    exact = idx.exact.get(keys[0]) or idx.exact.get(keys[1]) or idx.exact.get(keys[2])
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
     if c.kind == "gpu":  # an exact model number beats a plural reading ("L40S" is no plural of "L40")
         literal = [(e, s) for e, s in accepted if all(n in idx.identity[e].numbers for n in said.numbers)]
@@ -131,6 +140,7 @@ def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozens
         and i not in breaks
         and toks[i].start - toks[i - 1].end <= 2
         and N.name_token(toks[i], c.kind)
+        and not _intensifier(toks, i)
     ):
         used.add(i)
         i += 1
@@ -151,6 +161,12 @@ def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozens
             i = tail[-1] + 1
     if i - 1 > c.span.last:
         c.span = make_span(toks, list(range(c.span.first, i)))
+
+
+def _intensifier(toks: list[L.Tok], i: int) -> bool:
+    """ "super" in "3090 super slow": a tier word before a word of degree says "very", it names no tier (a
+    card whose name has the tier, "4070 super", was matched as a whole before any name is extended)."""
+    return toks[i].key in N.DEVICE_TIERS and i + 1 < len(toks) and toks[i + 1].key in L.DEGREE_WORDS
 
 
 def _bare_memory(said: N.Typed, ranked: list[str], idx: NameIndex) -> N.Typed:

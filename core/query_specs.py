@@ -1,4 +1,5 @@
-"""Backend and device-spec phrases of a question: "on vulkan", "mit ROCm", "32 GB at 608 GB/s", "90 TFLOPS".
+"""Backend and device-spec phrases of a question: "on vulkan", "mit ROCm", "32 GB at 608 GB/s", "90 TFLOPS";
+and the screen's, which name no device and no context ("1080p", "4k gaming").
 
 Read before the device phrases (``query_devices.read_devices``), so "608 GB/s" is never taken for a
 memory size; each match is blanked (offsets stay valid) and stored in ``found`` under its ``Query``
@@ -39,8 +40,22 @@ SPEC_MEMORY = quick(
 )
 
 
+# display resolutions ("1080p", "1920x1080", "4k gaming", "zocken in 4k"): no GTX 1080 and no 4K context
+_SCREEN = (
+    r"(?:gaming|games?|monitors?|displays?|screens?|videos?|bildschirm\w*|auflösung|resolution|tvs?|fernseher"
+    r"|spielen|zocken|texturen|textures?|fps|hz)"
+)
+DISPLAY = quick(
+    r"\b(?:\d{3,4}p(?:\d{2,3})?|(?:6[4-9]\d|[7-9]\d\d|[1-7]\d{3})\s?[x×]\s?(?:[4-9]\d\d|[1-4]\d{3}))\b"  # 640x480 up, no "100x 4090"
+    r"|\b(?:[2458]k|uhd|qhd|fhd)(?=\s*(?:@|\d{2,3}\s*(?:hz|fps)\b|(?:in |at |auf )?" + _SCREEN + r"\b))"
+    r"|\b" + _SCREEN + r"\s+(?:in|at|auf|mit|on|@)\s+(?:[2458]k|uhd|qhd|fhd)\b",
+    A,
+)
+
+
 def read_specs(low: str, found: Found) -> str:
     """Takes out the backend and the device specs a question gives (see the module docstring)."""
+    low = DISPLAY.sub(blank, low)
     if m := BACKEND.search(low):
         found["backend"] = CHAT_BACKENDS[m["b"]]
         low = low[: m.start()] + blank(m) + low[m.end() :]

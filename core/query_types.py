@@ -106,6 +106,7 @@ class Query(Frozen):
     memory_only: bool = False  # "how much VRAM do I need for ...": no device wanted
     other_engine: str | None = None  # an engine FitBot does not model (exl2, MLX, SGLang)
     model_text: str | None = None  # a model-like phrase that matched nothing ("olmo 2 7b")
+    model_size: str | None = None  # a model named only by its size ("ein 8b modell", "a 30b-a3b"), as typed
     gpu_text: str | None = None  # a device-like phrase that matched nothing ("rtx 3070")
     backend: Backend | None = None  # "on vulkan", "mit ROCm" (core/query_specs.py)
     device_bandwidth_gbps: float | None = None  # "32 GB at 608 GB/s": a device known by its specs

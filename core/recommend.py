@@ -207,11 +207,17 @@ class _Placed(NamedTuple):
     decode_tokens_per_s: float
 
 
-def _placement(c: _Candidate, hardware: Hardware, request: Request, catalog: Catalog) -> _Placed | None:
+def _placement(
+    c: _Candidate,
+    hardware: Hardware,
+    request: Request,
+    catalog: Catalog,
+    checkpoints: frozenset[tuple[str, str]] | None = None,
+) -> _Placed | None:
     """The quant, KV cache, placement and speed a recommendation is about: the best quant that fits, else a
     MoE with experts in RAM. Memory decides first (``quant_choice.pick_quant``); speed only for the pick."""
     model, workload = c.model, c.workload
-    if (picked := pick_quant(model, hardware, workload, request.kv_cache, catalog)) is not None:
+    if (picked := pick_quant(model, hardware, workload, request.kv_cache, catalog, checkpoints)) is not None:
         quant, fit = picked.quant, picked.fit
         speed = single_stream(model, fit, hardware, picked.workload, quant.id)
         kv = (picked.kv_cache or workload.kv_cache).value
@@ -237,8 +243,10 @@ def rank_models(
     request: Request,
     model_filter: str | None = None,
     limit: int | None = None,
+    checkpoints: frozenset[tuple[str, str]] | None = None,
 ) -> tuple[ModelPick, ...]:
-    """Catalog models that fit (or run as MoE with offload) on ``request.gpu_count`` x ``gpu``, best first."""
+    """Catalog models that fit (or run as MoE with offload) on ``request.gpu_count`` x ``gpu``, best first;
+    on vLLM an AWQ/GPTQ/NVFP4 pick only where ``checkpoints`` holds one (None: no such filter)."""
     hardware = shared_hardware(
         device_on(gpu, request), request.gpu_count, ram_gb_of(request), request.ram_bandwidth_gbps
     )
@@ -249,7 +257,7 @@ def rank_models(
             continue
         if model_filter == "small" and model.total_params > SMALL_PARAMS:
             continue
-        placed = _placement(c, hardware, request, catalog)
+        placed = _placement(c, hardware, request, catalog, checkpoints)
         if placed is None:
             continue
         speed = placed.decode_tokens_per_s

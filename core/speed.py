@@ -38,7 +38,6 @@ from core.fit import Placement
 from core.models import (
     Engine,
     Frozen,
-    GpuSpec,
     Hardware,
     ModelSpec,
     Workload,
@@ -53,7 +52,10 @@ from core.speed_constants import (
 from core.speed_device import (
     DeviceRates,
     SetupRates,
+    calibration_level,
+    decode_quant_factor,
     dense_tflops,
+    dequant_seconds,
     device_rates,
     kernel_family,
     layer_latency_s,
@@ -106,7 +108,8 @@ class SpeedEstimate(Frozen):
     prompt_tokens: int
     context: int
     confidence: Literal["calibrated", "rough"]
-    calibration: Literal["calibrated", "thin", "none"] = "calibrated"  # rows behind the band (``calibration_level``)
+    # rows behind the band (``calibration_level``)
+    calibration: Literal["calibrated", "thin", "missed", "excluded", "none"] = "calibrated"
     basis: tuple[str, ...] = ()
     concurrency: Concurrency | None = None
 
@@ -131,15 +134,16 @@ def decode_time_s(
     ram_bandwidth: float = 1.0,
     extra_s: float = 0.0,
     attention_efficiency: float,
+    dequant_s: float = 0.0,
 ) -> float:
-    """Seconds per generated token (formula in the module docstring).
+    """Seconds per generated token (module docstring): the VRAM read or, where longer, ``dequant_s`` (codebooks).
 
     ``bandwidth`` and ``gemm_flops`` are effective rates (after the backend efficiencies);
     ``ram_bytes`` (weights) and ``ram_kv_bytes`` (their layers' cache) sit in system RAM and are read
     at ``ram_bandwidth * RAM_READ_EFFICIENCY``; the quant factor applies to weights only; attention
     runs at ``attention_efficiency`` (the backend's ``ATTENTION_EFFICIENCY``) of the GEMM rate.
     """
-    t = (gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth
+    t = max((gpu_weight_bytes * quant_factor + kv_bytes) / bandwidth, dequant_s)
     if ram_bytes or ram_kv_bytes:
         t += (ram_bytes * quant_factor + ram_kv_bytes) / (ram_bandwidth * RAM_READ_EFFICIENCY)
     t += attention_flops / (attention_efficiency * gemm_flops)
@@ -260,12 +264,13 @@ def _decode_time(
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
         n_layers=terms.layers,
-        quant_factor=terms.quant_factor,
+        quant_factor=decode_quant_factor(system.rates, terms.quant_factor, terms.quant_family),
         ram_bytes=ram_w,
         ram_kv_bytes=ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
         attention_efficiency=system.rates.attention_efficiency,
+        dequant_s=dequant_seconds(system.rates, terms.grid_weights, gpu_w / max(terms.weight_bytes, 1.0)),
     )
 
 
@@ -436,14 +441,15 @@ def batch_speed(
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
         n_layers=terms.layers,
-        quant_factor=terms.quant_factor,
+        quant_factor=(qf := decode_quant_factor(system.rates, terms.quant_factor, terms.quant_family)),
         ram_bytes=ram_w,
         ram_kv_bytes=batch * ram_kv,
         ram_bandwidth=system.ram_bytes_per_s,
         extra_s=system.extra_decode_s,
         attention_efficiency=system.rates.attention_efficiency,
+        dequant_s=dequant_seconds(system.rates, terms.grid_weights, gpu_w / max(terms.weight_bytes, 1.0)),
     )
-    vram_read = (gpu_w * terms.quant_factor + batch * gpu_kv) / system.rates.bandwidth_bytes_per_s
+    vram_read = (gpu_w * qf + batch * gpu_kv) / system.rates.bandwidth_bytes_per_s
     gpu_share = min(1.0, gpu_w / terms.weight_bytes) if terms.weight_bytes and ram_w else 1.0
     t_compute = batch * 2.0 * gemm_params_per_token(model) * gpu_share / system.rates.gemm_flops_per_s
     step = t_mem + max(0.0, t_compute - vram_read)  # the VRAM read or the GEMMs, whichever is longer
@@ -465,27 +471,15 @@ def batch_speed(
 # --------------------------------------------------------------------------------------------
 
 
-def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "none"]:
-    """How well llama-bench rows cover this generation on this speed family: rows from at least two
-    sources ("calibrated"), from one source only ("thin": the band of an unseen generation, and the
-    card says so), or none."""
-    family, proxy = speed_family(gpu)
-    key = f"{canonical_arch(gpu)}/{family}"
-    if proxy:
-        return "none"
-    if key in K.CALIBRATED_ARCHS:
-        return "calibrated"
-    return "thin" if key in K.THIN_ARCHS else "none"
-
-
 def _band(
-    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False
+    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False, segment: str = ""
 ) -> tuple[float, float]:
     """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
     (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
     backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
-    if level == 0:
+    if level == 0:  # the family's calibrated band, or the segment's own where its held-out spread is wider
         lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
+        lo, hi = (K.SEGMENT_DECODE_BAND if kind == "decode" else K.SEGMENT_PREFILL_BAND).get(segment, (lo, hi))
     else:
         lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
     if moe:  # routing and expert GEMMs: the least certain part of the model
@@ -523,13 +517,19 @@ def estimate_speed(
     if model.is_moe:
         notes.append("MoE: per token only shared weights and the routed experts in use are read")
     family = speed_family(hardware.gpu)[0]
+    segment = f"{canonical_arch(hardware.gpu)}/{family}"
     level = 2 if rough else 0
     coverage = calibration_level(hardware.gpu)
     arch = canonical_arch(hardware.gpu) or "this chip"
     band_level = level
-    if level == 0 and coverage == "thin":  # calibrated rates, but one source: the unseen-generation band
-        band_level = 1
-        notes.append(f"llama-bench rows for {arch} on {family} from one source only: wider band")
+    if level == 0 and coverage in ("thin", "missed", "excluded"):  # the unseen-generation band, labelled rough
+        level = band_level = 1
+        why = {
+            "thin": "from one source only",
+            "missed": "miss the calibrated band when their source is held out",
+            "excluded": "of this device are kept out of the fit",
+        }[coverage]
+        notes.append(f"llama-bench rows for {arch} on {family} {why}: wider band")
     elif level == 0 and coverage == "none":
         level = band_level = 1
         notes.append(f"no llama-bench rows for {arch}: band from other generations")
@@ -545,10 +545,10 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", family, band_level, model.is_moe),
-        decode_range_at_context=_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe),
+        decode_range=_band(decode, "decode", family, band_level, model.is_moe, segment),
+        decode_range_at_context=_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe, segment),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe),
+        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe, segment),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,

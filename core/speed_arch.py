@@ -24,7 +24,8 @@ FLOP/clk/CU); its dot4 path peaks at twice that, but ROCm MMQ and the Vulkan sha
 often run without integer dot products) reach 1.4x on the scoreboards (#15021, #10879: the one
 per-generation rate here read off measurements rather than a datasheet; 2.0 over-predicts RDNA2
 prompts by 40-65 %). CDNA lists MFMA rates of matrix cores
-llama.cpp's MMQ uses only in part -> 0.5 (rough, no calibration rows).
+llama.cpp's MMQ uses only for select types and batch sizes -> the vector rate (see the table; rough, no
+calibration rows).
 
 Apple GPUs run FP16 at the FP32 rate and the catalog lists no TFLOPS: the rate comes from the
 bandwidth at the generation's FLOP-per-byte ratio of its Pro/Max/Ultra chips (Apple spec sheets:
@@ -62,6 +63,8 @@ class ArchProfile:
     use_listed: bool = True
     # False: before Ampere, where ggml-cuda runs without CUDA graphs (``NO_CUDA_GRAPHS_LATENCY_FACTOR``)
     cuda_graphs: bool = True
+    # Intel Xe-HPG (Alchemist): decode reaches ``XE_HPG_BANDWIDTH_FACTOR`` of what Xe2 reaches, whatever the backend
+    xe_hpg: bool = False
 
 
 # Keyed by GpuSpec.arch. Clocks: TechPowerUp GPU database boost clocks of the family's main parts.
@@ -104,11 +107,20 @@ ARCH: dict[str, ArchProfile] = {
     "rdna3.5": ArchProfile(2.9, matrix_share=1.0),  # Strix Halo 40 CU x 2.9 GHz x 512 = 59.4
     "rdna4": ArchProfile(2.97, matrix_share=1.0),
     "gcn5": ArchProfile(1.73, matrix_share=1.0, hbm=True),  # Vega 20 (MI50): listed packed FP16
-    "cdna2": ArchProfile(1.7, matrix_share=0.5, known=False, hbm=True),
-    "cdna3": ArchProfile(2.1, matrix_share=0.5, known=False, hbm=True),
-    "cdna4": ArchProfile(2.4, matrix_share=0.5, known=False, hbm=True),
+    # CDNA: the catalog lists the MFMA (matrix core) FP16 rate; llama.cpp's HIP MMQ takes its MFMA path on CDNA
+    # only "on datatype and batch sizes where tested to be more performant" (ggml-org/llama.cpp PR #14949, for
+    # gfx908/gfx90a; CDNA3 likewise), the rest runs the int8 dot-product kernels that GCN's MI50 (``gcn5``, with
+    # calibration rows) runs, at the vector rate. So the share is the packed-FP16 vector rate (2 x the FP32 vector
+    # rate without dual issue) over the listed matrix rate, from AMD's data sheets: MI210/MI250X 45.3/181 and
+    # 95.7/383 -> 0.25; MI300X 163.4/1307.4 -> 0.125 (MI325X the same chip); MI355X 157.3/2516 -> 0.0625.
+    "cdna2": ArchProfile(1.7, matrix_share=0.25, known=False, hbm=True),
+    "cdna3": ArchProfile(2.1, matrix_share=0.125, known=False, hbm=True),
+    "cdna4": ArchProfile(2.4, matrix_share=0.0625, known=False, hbm=True),
     # Intel (listed XMX FP16 rate)
-    "xe-hpg": ArchProfile(2.1, matrix_share=1.0),
+    # Alchemist decodes at a lower share of its bandwidth than Battlemage under both backends: Llama-2-7B Q4_0 at
+    # 52.6 t/s on an A770 under Vulkan (discussion #10879) and 55 under SYCL (llama.cpp docs/backend/SYCL.md, 2025.2
+    # table), 0.36-0.38 of 560 GB/s, where a B580 reaches 0.58 (#10879) and 0.68 (intel/ipex-llm#12991)
+    "xe-hpg": ArchProfile(2.1, matrix_share=1.0, xe_hpg=True),
     "xe2": ArchProfile(2.67, matrix_share=1.0),
     # Apple: FLOP per byte of the generation (see module docstring)
     "apple-m1": ArchProfile(1.28, flop_per_byte=26.0, use_listed=False),
@@ -131,7 +143,7 @@ ARCH: dict[str, ArchProfile] = {
         pre_ampere_decode=True,
         cuda_graphs=False,
     ),
-    "cdna1": ArchProfile(1.5, matrix_share=0.5, known=False, hbm=True),  # MI100: listed MFMA FP16
+    "cdna1": ArchProfile(1.5, matrix_share=0.25, known=False, hbm=True),  # MI100: MFMA FP16 184.6, vector 46.1
     "rdna1": ArchProfile(1.9, matrix_share=1.0, known=False),  # RX 5700 XT: listed packed FP16, no WMMA
     # CPU-only device (core/devices.py, "CPU only with 64 GB RAM"): a 4 GHz core clock, the listed figure as given
     "cpu": ArchProfile(4.0, matrix_share=1.0, known=False),
@@ -178,6 +190,17 @@ FULL_RATE_CONSUMER_ARCHS = frozenset({"volta"})
 # Vulkan scoreboard (ggml-org/llama.cpp discussion #10879: B580 621 t/s pp512 where the A770 reaches
 # 1074 on Llama-2-7B Q4_0) sit at the same vector-rate class, so Xe2 gets the vector rate as well.
 VULKAN_INTEL_MATRIX_SHARE = 0.25
+# Intel Arc under SYCL (upstream ggml-sycl): a prompt ubatch above 32 tokens leaves MMQ
+# (``MMQ_MAX_BATCH_SIZE`` 32 under ``SYCL_USE_XMX``, ggml-sycl.cpp ``ggml_sycl_mul_mat``) for
+# ``ggml_sycl_op_mul_mat_sycl``: the weights dequantized and one oneMKL/oneDNN GEMM, in FP32 unless the build
+# sets ``GGML_SYCL_F16`` (off by default, llama.cpp docs/backend/SYCL.md; logs print "GGML_SYCL_F16: no",
+# ggml-org/llama.cpp issue #6036). Xe-HPG and Xe2 XMX engines have no FP32 mode, so the GEMM runs on the
+# vector ALUs at the FP32 rate: 256 FLOP/clk per Xe core against XMX's 2048 FP16 (Intel Xe-HPG and Xe2
+# architecture briefs) -> 1/8 of the listed XMX figure. On an A770 oneMKL reaches 16.5 TFLOPS in FP32 and 58.7
+# in FP16 at 4096^3 (ollama/ollama PR #2458, oneAPI matrix_mul_mkl sample), the 1/4 that FP32 vs XMX at
+# real clocks gives. (IPEX-LLM's fork runs its own XMX kernels: its prompt rows are not this path, see
+# bench/speed_data.py ``FORK_BUILD_NOTES``.)
+SYCL_INTEL_MATRIX_SHARE = 0.125
 # GTX 16xx under CUDA: the chips report compute capability 7.5, so llama.cpp's MMQ takes the Turing
 # int8 mma.sync path, which TU116/TU117 execute without tensor cores at a fraction of the dp4a rate the
 # Vulkan shaders reach: Llama-2-7B Q4_0 prompts at 2.2 TFLOPS under CUDA against 7 under Vulkan on a
@@ -237,6 +260,8 @@ def matrix_tflops(gpu: GpuSpec) -> tuple[float, bool]:
         listed = gpu.fp16_tflops * (2.0 if half_rate else 1.0)
         if gpu.backend is Backend.VULKAN and gpu.vendor.lower() == "intel":
             listed *= VULKAN_INTEL_MATRIX_SHARE
+        if gpu.backend is Backend.SYCL and gpu.vendor.lower() == "intel":
+            listed *= SYCL_INTEL_MATRIX_SHARE
         if gpu.backend is Backend.CUDA and arch == "turing-gtx":
             listed *= TURING_GTX_CUDA_MMA_SHARE
         return listed * MATRIX_SHARE_OVERRIDE.get(gpu.id, profile.matrix_share), not profile.known

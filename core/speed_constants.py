@@ -18,89 +18,101 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8782,
-    "rocm": 0.9113,
-    "metal": 0.8597,
-    "vulkan": 0.9518,
-    "vulkan-intel": 0.5793,
-    "sycl": 0.6923,
+    "cuda": 0.8801,
+    "rocm": 0.8975,
+    "metal": 0.8647,
+    "vulkan": 0.9514,
+    "vulkan-intel": 0.6145,
+    "sycl": 0.6938,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5529,
-    "rocm": 0.3939,
-    "metal": 0.8241,
-    "vulkan": 0.3962,
-    "sycl": 0.3973,
+    "cuda": 0.5526,
+    "rocm": 0.3938,
+    "metal": 0.824,
+    "vulkan": 0.3973,
+    "sycl": 0.81,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 97680.0,
-    "rocm": 278600.0,
-    "metal": 178400.0,
-    "vulkan": 188500.0,
-    "vulkan-intel": 298600.0,
+    "cuda": 96250.0,
+    "rocm": 261500.0,
+    "metal": 178900.0,
+    "vulkan": 181400.0,
+    "vulkan-intel": 164600.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5456,
-    "rocm": 0.3393,
-    "metal": 0.5272,
-    "vulkan": 0.2937,
-    "sycl": 0.4206,
+    "cuda": 0.5465,
+    "rocm": 0.34,
+    "metal": 0.5282,
+    "vulkan": 0.2933,
+    "sycl": 0.4999,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 64.55,
-    "rocm": 12.96,
-    "metal": 12.59,
-    "vulkan": 21.8,
+    "cuda": 64.18,
+    "rocm": 12.58,
+    "metal": 12.4,
+    "vulkan": 21.59,
     "sycl": 16.0,
 }
 CONSUMER_CLOCK_FACTOR = 1.193
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.704
-PRE_AMPERE_MATRIX_FACTOR = 0.6125
-IGPU_BANDWIDTH_FACTOR = 0.9503
-IGPU_MATRIX_FACTOR = 0.6191
-AMD_APU_MATRIX_FACTOR = 0.8649
-HBM_BANDWIDTH_FACTOR = 0.7148
-MOE_EXPERT_EXTRA = 0.07633
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9635, "q4_0": 0.9876, "k": 1.022, "mxfp4": 1.016}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.097, "q4_0": 1.053, "k": 1.468, "mxfp4": 1.335}
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7065
+PRE_AMPERE_MATRIX_FACTOR = 0.6127
+IGPU_BANDWIDTH_FACTOR = 0.9486
+IGPU_MATRIX_FACTOR = 0.6193
+AMD_APU_MATRIX_FACTOR = 0.8638
+HBM_BANDWIDTH_FACTOR = 0.713
+MOE_EXPERT_EXTRA = 0.0912
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9672, "q4_0": 0.9937, "k": 1.024, "mxfp4": 1.002}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.097, "q4_0": 1.053, "k": 1.467, "mxfp4": 1.339}
 PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.686
-LAYER_SPLIT_HOP_S = 0.0002229
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.704
+LAYER_SPLIT_HOP_S = 0.0002359
+XE_HPG_BANDWIDTH_FACTOR = 0.6153
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.878, 1.198),
-    "rocm": (0.833, 1.202),
-    "metal": (0.878, 1.265),
-    "vulkan": (0.827, 1.198),
-    "vulkan-intel": (0.878, 1.198),
-    "sycl": (0.878, 1.198),
+    "cuda": (0.876, 1.204),
+    "rocm": (0.821, 1.204),
+    "metal": (0.876, 1.264),
+    "vulkan": (0.826, 1.204),
+    "vulkan-intel": (0.876, 1.204),
+    "sycl": (0.876, 1.204),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.746, 1.393),
-    "rocm": (0.733, 1.393),
-    "metal": (0.746, 1.393),
-    "vulkan": (0.685, 1.393),
-    "vulkan-intel": (0.579, 2.334),
-    "sycl": (0.746, 1.393),
+    "cuda": (0.746, 1.345),
+    "rocm": (0.718, 1.345),
+    "metal": (0.746, 1.345),
+    "vulkan": (0.68, 1.345),
+    "vulkan-intel": (0.578, 2.128),
+    "sycl": (0.746, 1.345),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.82, 1.312),
-    "rocm": (0.458, 1.312),
-    "metal": (0.82, 1.312),
-    "vulkan": (0.812, 2.004),
-    "vulkan-intel": (0.82, 1.312),
-    "sycl": (0.82, 1.312),
+    "cuda": (0.817, 1.306),
+    "rocm": (0.456, 1.306),
+    "metal": (0.817, 1.306),
+    "vulkan": (0.811, 2.002),
+    "vulkan-intel": (0.817, 1.306),
+    "sycl": (0.817, 1.306),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.6, 1.575),
-    "rocm": (0.458, 1.82),
-    "metal": (0.6, 1.575),
-    "vulkan": (0.583, 2.004),
-    "vulkan-intel": (0.23, 1.575),
-    "sycl": (0.6, 1.575),
+    "cuda": (0.6, 1.582),
+    "rocm": (0.456, 1.822),
+    "metal": (0.6, 1.582),
+    "vulkan": (0.583, 2.002),
+    "vulkan-intel": (0.23, 1.582),
+    "sycl": (0.6, 1.582),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.74, 1.207)
-MOE_PREFILL_BAND: tuple[float, float] = (0.679, 1.586)
+SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
+    "ampere-dc/cuda": (0.857, 1.204),
+    "apple-m1/metal": (0.766, 1.264),
+    "apple-m3/metal": (0.845, 1.264),
+    "rdna3.5/rocm": (0.798, 1.227),
+}
+SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
+    "ada/cuda": (0.739, 1.542),
+    "apple-m1/metal": (0.817, 1.43),
+    "rdna3.5/rocm": (0.456, 1.689),
+}
+MOE_DECODE_BAND: tuple[float, float] = (0.724, 1.216)
+MOE_PREFILL_BAND: tuple[float, float] = (0.678, 1.587)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -111,13 +123,9 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
         "apple-m2/metal",
         "apple-m3/metal",
         "blackwell/cuda",
-        "gcn5/rocm",
-        "hopper/cuda",
-        "pascal-hbm/cuda",
         "rdna3.5/rocm",
         "rdna3.5/vulkan",
         "rdna3/rocm",
-        "xe-hpg/vulkan-intel",
     }
 )
 THIN_ARCHS: frozenset[str] = frozenset(
@@ -139,6 +147,19 @@ THIN_ARCHS: frozenset[str] = frozenset(
         "volta/cuda",
         "xe2/sycl",
         "xe2/vulkan-intel",
+    }
+)
+MISSED_ARCHS: frozenset[str] = frozenset(
+    {
+        "gcn5/rocm",
+        "hopper/cuda",
+        "pascal-hbm/cuda",
+        "xe-hpg/vulkan-intel",
+    }
+)
+KEPT_OUT_DEVICES: frozenset[str] = frozenset(
+    {
+        "arc-pro-b70",
     }
 )
 # END FITTED
@@ -190,6 +211,8 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   ggml-vulkan flash_attn shaders, scalar or cooperative-matrix by device; Metal's; SYCL's), and at long
 #   depth this is what sets prompt and decode speed (kyuz0's R9700: 2048 tokens after 32768 run 567 t/s
 #   under ROCm, 430 under Vulkan RADV, on the same card and build).
+# XE_HPG_BANDWIDTH_FACTOR: Intel Xe-HPG (Alchemist: A770, A750, A770M, ...) decode reaches this share of the
+#   bandwidth Xe2 reaches on the same backend; the same share under Vulkan and SYCL (``speed_arch.ARCH["xe-hpg"]``).
 # LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
 #   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
 # *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
@@ -199,6 +222,22 @@ THIN_ARCHS: frozenset[str] = frozenset(
 #   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
 
 IQ_EXTRA_FACTOR = 1.15
+# SYCL decode of a quant type without ggml-sycl's "reorder" layout (the scales split from the quants for coalesced
+# reads; Q4_0, Q4_K, Q6_K, and Q8_0 since PR #21527): PR #21527 measured Q8_0 decode on an Arc Pro B70 at 21 % of
+# the bandwidth before its reorder path and 66 % after (4.88 -> 15.24 t/s, Qwen3.5-27B). MXFP4 mat-vec came with PR
+# #17826 as a generic path ("performance ... decreased", "need to optimize on GPU") and the IQ types have no
+# reorder path either, so their decode time is this multiple of a reordered type's.
+SYCL_NO_REORDER_DECODE_FACTOR = 66.0 / 21.0
+SYCL_NO_REORDER_FAMILIES = frozenset({"mxfp4", "iq"})
+# Codebook quants (IQ1/IQ2/IQ3: each group of weights decoded through a lattice grid and sign table) make a CUDA
+# mat-vec ALU-bound where bandwidth per SM is high: SM clock cycles per weight, from ggml-org/llama.cpp PR #8215's
+# microbatch-1 rows (MMVQ, the decode kernel) of Llama-3-8B on an RTX 3090, 151.5 t/s at IQ2_S and 143.5 at IQ3_XXS
+# where its bandwidth allows ~200: 6.6-7.0 ms per token, less the model's own per-layer time (~1.5 ms), x the 3090's
+# SM cycles (its mma basis / 1024 = 139e9/s) over the ~7.5e9 weights a token reads = 0.100 (both rows within 2.2 %;
+# the RTX 4090 of the same table, 2.3x the SM cycles, stays bandwidth-bound, as the max() says). A decode step takes
+# the longer of the weight read and this dequantisation; an H200 (132 SMs, 4.8 TB/s) is dequantisation-bound on them.
+IQ_GRID_SM_CYCLES_PER_WEIGHT = 0.100
+IQ_GRID_PREFIXES = ("IQ1", "IQ2", "IQ3")
 # A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
 # widens the rough band this much (exponent on its factors).
 ROUGH_BAND_WIDEN = 1.5

@@ -6,7 +6,7 @@ Bandwidth, matrix FLOP/s and the fixed per-layer time of one device after the fi
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import Field
 
@@ -15,6 +15,7 @@ from core.models import Backend, Engine, Frozen, GpuSpec, Hardware
 from core.speed_arch import (
     FLOP_PER_BYTE_BY_CATEGORY,
     arch_profile,
+    canonical_arch,
     consumer_board,
     is_igpu,
     matrix_tflops,
@@ -40,6 +41,9 @@ class DeviceRates(Frozen):
     layer_latency_s: float = Field(ge=0)
     attention_efficiency: float = Field(gt=0)  # share of the GEMM rate the backend's attention kernels reach
     moe_tile_tokens: float = Field(ge=0)  # the backend's expert-GEMM tile: see ``speed_model.moe_tile_factor``
+    slow_decode_quants: frozenset[str] = frozenset()  # quant families without the backend's fast mat-vec path
+    slow_decode_factor: float = 1.0  # their decode time multiple (``SYCL_NO_REORDER_DECODE_FACTOR``)
+    sm_cycles_per_s: float = 0.0  # CUDA: SMs x clock (the mma basis / 1024 FLOP per SM and clock); 0 elsewhere
     rough: bool
     notes: tuple[str, ...] = ()
 
@@ -216,6 +220,8 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
         bw_eff *= K.HBM_BANDWIDTH_FACTOR
     if profile.pre_ampere_decode:
         bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
+    if profile.xe_hpg:
+        bw_eff *= K.XE_HPG_BANDWIDTH_FACTOR
     if profile.pre_ampere:
         pp_eff *= K.PRE_AMPERE_MATRIX_FACTOR
     if is_igpu(gpu):
@@ -228,6 +234,9 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
         layer_latency_s=layer_latency_s(gpu, family),
         attention_efficiency=K.ATTENTION_EFFICIENCY[kernel_family(family)],
         moe_tile_tokens=K.MOE_TILE_TOKENS[kernel_family(family)],
+        sm_cycles_per_s=tflops * 1e12 / 1024.0 if family == "cuda" and engine is Engine.LLAMA_CPP else 0.0,
+        slow_decode_quants=K.SYCL_NO_REORDER_FAMILIES if family == "sycl" else frozenset(),
+        slow_decode_factor=K.SYCL_NO_REORDER_DECODE_FACTOR if family == "sycl" else 1.0,
         rough=proxy or flops_rough,
         notes=tuple(notes),
     )
@@ -315,3 +324,37 @@ def vllm_max_num_seqs(gpu: GpuSpec) -> int:
     """vLLM's default ``--max-num-seqs`` for ``vllm serve`` on this GPU (``VLLM_MAX_NUM_SEQS``)."""
     large = gpu.memory_bytes >= K.VLLM_LARGE_DEVICE_BYTES and "a100" not in gpu.id.lower()
     return K.VLLM_MAX_NUM_SEQS_LARGE if large else K.VLLM_MAX_NUM_SEQS
+
+
+def calibration_level(gpu: GpuSpec) -> Literal["calibrated", "thin", "missed", "excluded", "none"]:
+    """How well llama-bench rows cover this generation on this speed family (the segment): rows from at least
+    two sources whose held-out rows sit inside the calibrated band ("calibrated"); from one source only
+    ("thin"); from several sources but held out they miss the band ("missed"); a device whose own rows are
+    kept out of the fit ("excluded", ``KEPT_OUT_DEVICES``: never calibrated, whatever its generation has);
+    or none. Only "calibrated" gets the calibrated band and label; the others the rough band, and the card
+    says why."""
+    family, proxy = speed_family(gpu)
+    key = f"{canonical_arch(gpu)}/{family}"
+    if proxy:
+        return "none"
+    if gpu.id in K.KEPT_OUT_DEVICES:
+        return "excluded"
+    if key in K.CALIBRATED_ARCHS:
+        return "calibrated"
+    if key in K.MISSED_ARCHS:
+        return "missed"
+    return "thin" if key in K.THIN_ARCHS else "none"
+
+
+def decode_quant_factor(rates: DeviceRates, quant_factor: float, quant_family: str) -> float:
+    """The weights' decode time multiplier on this device: the quant family's, times the backend's slow-path factor
+    where it has no fast mat-vec kernel for the family (SYCL without the reorder layout)."""
+    return quant_factor * (rates.slow_decode_factor if quant_family in rates.slow_decode_quants else 1.0)
+
+
+def dequant_seconds(rates: DeviceRates, grid_weights: float, gpu_share: float = 1.0) -> float:
+    """Seconds a CUDA mat-vec spends decoding codebook-quant weights (``IQ_GRID_SM_CYCLES_PER_WEIGHT``), for the
+    share of them on the GPU; 0 where no such weights or no CUDA rate."""
+    if not grid_weights or not rates.sm_cycles_per_s:
+        return 0.0
+    return grid_weights * gpu_share * K.IQ_GRID_SM_CYCLES_PER_WEIGHT / rates.sm_cycles_per_s

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from core import memory
 from core import speed_constants as K
 from core.models import AttentionKind, ModelSpec, Workload
-from core.speed_constants import IQ_EXTRA_FACTOR, QUANT_DECODE_FACTOR, QUANT_PREFILL_FACTOR
+from core.speed_constants import IQ_EXTRA_FACTOR, IQ_GRID_PREFIXES, QUANT_DECODE_FACTOR, QUANT_PREFILL_FACTOR
 from core.weights import WeightEstimate, active_weight_bytes, param_groups
 
 # --------------------------------------------------------------------------------------------
@@ -155,6 +155,8 @@ class DecodeTerms(NamedTuple):
     attention_flops: float  # ``decode_attention_flops`` at the context
     layers: float  # n_layers x ``layer_cost_factor``
     quant_factor: float  # the decode multiplier of ``quant_factors``
+    quant_family: str = ""  # ``quant_family`` of the weights (a backend may lack a fast kernel for it)
+    grid_weights: float = 0.0  # weights read per token when they are codebook quants (``IQ_GRID_PREFIXES``)
 
 
 # ``decode_terms`` per model, weights and workload object (id() keyed with the objects kept in the entry, as
@@ -179,9 +181,19 @@ def decode_terms(
         attention_flops=decode_attention_flops(model, context),
         layers=model.n_layers * layer_cost_factor(model),
         quant_factor=quant_factors(quant_id, 8.0 * w.total_bytes / model.total_params)[0],
+        quant_family=quant_family(quant_id, 8.0 * w.total_bytes / model.total_params),
+        grid_weights=grid_weights(model, w, quant_id),
     )
     _TERMS[key] = (model, w, workload, terms)
     return terms
+
+
+def grid_weights(model: ModelSpec, w: WeightEstimate, quant_id: str | None) -> float:
+    """Weights one token reads when the quant is a codebook type (IQ1/IQ2/IQ3), else 0: the per-token read in
+    bytes at the file's mean bits per weight."""
+    if not (quant_id or "").upper().removeprefix("UD-").startswith(IQ_GRID_PREFIXES):
+        return 0.0
+    return token_read_bytes(model, w) * model.total_params / max(w.total_bytes, 1.0)
 
 
 def forget_terms() -> None:

@@ -70,6 +70,7 @@ from bot import commands
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.chart_workers import render_chart, warm_up_charts
 from bot.adapters.feel import feel_question
+from bot.adapters.telegram_fence import LeaseLost
 from bot.adapters.telegram_flood import ChatFloodLimiter
 from bot.adapters.telegram_parts import (
     AddressedToBot,
@@ -344,14 +345,14 @@ class TelegramAdapter(FeelStreams):
         )
 
     async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """Logs the failure first, then apologises in the chat (if there is one); the bot keeps running.
-
-        Under the durable poller the failure is also handed to it: a network failure is sent again
-        later (no apology, no traceback), any other is recorded as failed.
-        """
+        """Logs the failure, then apologises in the chat (if any); the bot keeps running. The poller is told
+        too: a network failure is sent again later (no apology, no traceback), a shared worker's lost lease
+        is dropped (another worker answers), any other failure is recorded as failed."""
         poller: Poller | None = context.application.bot_data.get("poller")
         if poller is not None and isinstance(update, Update) and context.error is not None:
             poller.failed[update.update_id] = context.error
+            if isinstance(context.error, LeaseLost):
+                return
             if retryable(context.error):
                 log.warning("answer to update %s failed on the network (%s)", update.update_id, context.error)
                 return

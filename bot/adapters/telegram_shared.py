@@ -13,9 +13,11 @@ Ingest, in one of two ways, writes each update to the shared inbox before Telegr
 Every worker answers: ``SharedConsumer`` claims batches under a lease (``bot.shared.SharedInbox``)
 whenever it has a free handler, is woken by a ``NOTIFY`` when updates arrive, serves them fairly
 by chat and user (``telegram_queue.FairQueue``), renews the leases of what it holds, marks each
-update done once its answer went out, and on SIGTERM finishes what it started within the grace
-period and releases the rest to the other workers. An answer that failed on the network goes
-back to the inbox for a later try by any worker; an update tried ``MAX_CLAIMS`` times is set aside.
+update done once its answer went out, and on SIGTERM claims nothing more, finishes what it started
+within the grace period and releases the rest to the other workers. An answer that failed on the
+network goes back to the inbox for a later try by any worker; an update tried ``MAX_CLAIMS`` times
+is set aside. Every send is fenced (``telegram_fence``): a worker whose lease ran out while it was
+paused drops the update instead of answering it a second time.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -33,12 +35,14 @@ from telegram import Update
 from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 
 from bot.adapters.telegram_bot import ALLOWED_UPDATES, CONCURRENT_UPDATES, build_application
+from bot.adapters.telegram_fence import GUARD, FencedRequest, Guard, LeaseLost
 from bot.adapters.telegram_flood import retry_seconds
 from bot.adapters.telegram_poller import FINISH_S, GRACE_S, PER_CHAT, SEND_BACKOFF_S, retryable
 from bot.adapters.telegram_queue import FairQueue, queue_key
+from bot.adapters.telegram_transport import AiohttpRequest
 from bot.shared import TELEGRAM_POLL, shared_database, shared_inbox
 from catalog.db.leader import election, while_leader
-from catalog.db.queue import SharedInbox
+from catalog.db.queue import Lease, SharedInbox
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -54,90 +58,188 @@ MAX_BODY = 1 << 20
 
 
 class SharedConsumer:
-    """Claims from the shared inbox and answers with ``workers`` concurrent handlers, fairly across users."""
+    """Claims from the shared inbox and answers with ``workers`` concurrent handlers, fairly across users.
+
+    Fenced: a send goes out only while the update's claim is still this worker's (``telegram_fence``);
+    a renew that fails or finds a claim gone counts as a lost lease (the update is dropped here,
+    its new holder answers it). A done mark the database refused is kept and written before
+    anything new is claimed. Once ``stop`` is set nothing new is claimed.
+    """
 
     def __init__(
         self, app: TelegramApp, inbox: SharedInbox, *, workers: int = CONCURRENT_UPDATES, grace_s: float = GRACE_S
     ):
         self.app, self.inbox, self.workers, self.grace_s = app, inbox, workers, grace_s
-        self.queue: FairQueue[Update] = FairQueue(per_chat=PER_CHAT)
+        self.queue: FairQueue[tuple[Lease, bool, Update]] = FairQueue(per_chat=PER_CHAT)  # (lease, begun, update)
         self.failed: dict[int, BaseException] = {}  # filled by the adapter's error handler (``on_error``)
-        self.held: set[int] = set()  # claimed by this process, not yet done (queued or in flight)
+        self.held: dict[int, int] = {}  # update_id -> fence of this worker's claim, until done (or lost)
         self.in_flight: set[int] = set()
+        self.unmarked: dict[int, str | None] = {}  # answered, but the done mark is not written yet (retried)
+        self.lost: set[Lease] = set()  # claims found gone (renew): queued or in flight, never sent
+        self.dropped = 0  # updates not answered here because their lease was another worker's by then
         self.wake = asyncio.Event()
         self.answered = 0
+        self._stop = asyncio.Event()
+        self._draining = False  # stop() began: nothing new is claimed
         self._closing = False
         self._tasks: list[asyncio.Task[None]] = []
 
-    async def start(self) -> None:
+    async def start(self, stop: asyncio.Event | None = None) -> None:
+        """Starts claiming and answering; from the moment ``stop`` is set (SIGTERM) nothing new is claimed."""
+        self._stop = stop or self._stop
         self._tasks = [asyncio.create_task(self._work(), name=f"tg-shared-{i}") for i in range(self.workers)]
         self._tasks += [asyncio.create_task(self._claim(), name="tg-claim"), asyncio.create_task(self._renew())]
 
+    @property
+    def claiming(self) -> bool:
+        return not (self._stop.is_set() or self._draining)
+
     async def _claim(self) -> None:
-        while not self._closing:
+        while True:
+            await self._mark()  # marks first: a row answered here must be closed before anything is claimed
             free = self.workers - len(self.held)
             batch = []
-            if free > 0:
+            if free > 0 and self.claiming and not self.unmarked:
                 try:
                     batch = await self.inbox.claim(free)
                 except Exception:
                     log.warning("could not claim from the shared inbox", exc_info=True)
             for item in batch:
-                self.held.add(item.update_id)
+                self.held[item.update_id] = item.fence
                 chat, _, user = item.user_key.partition("|")
-                self.queue.put(user or chat, Update.de_json(json.loads(item.data), self.app.bot), chat)
+                update = Update.de_json(json.loads(item.data), self.app.bot)
+                self.queue.put(user or chat, ((item.update_id, item.fence), item.begun, update), chat)
             if not batch:
                 self.wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.wake.wait(), IDLE_POLL_S)
 
+    async def _mark(self) -> None:
+        """Writes the done marks the database refused before; what still fails waits for the next round."""
+        for uid, reason in list(self.unmarked.items()):
+            try:
+                await self.inbox.done([uid], failed=reason)
+            except Exception:
+                return
+            del self.unmarked[uid]
+            self.held.pop(uid, None)
+            log.info("marked update %s done after the database came back", uid, extra={"event": "inbox_marked"})
+
     async def _renew(self) -> None:
+        """Every third of the lease; a lease not renewed (gone, or the database away) is lost."""
         while True:
             await asyncio.sleep(self.inbox.lease_s / 3)
-            with contextlib.suppress(Exception):
-                await self.inbox.renew(sorted(self.held))
+            leases = list(self.held.items())
+            try:
+                kept = await self.inbox.renew(leases)
+            except Exception as exc:
+                kept = set()
+                if leases:
+                    log.warning("could not renew %d leases (%s); dropping them", len(leases), exc.__class__.__name__)
+            for lease in leases:
+                uid, fence = lease
+                if uid not in kept and self.held.get(uid) == fence and uid not in self.unmarked:
+                    del self.held[uid]
+                    self.lost.add(lease)
+
+    async def _hold(self, lease: Lease) -> bool:
+        """The guard's question: is this claim still ours? (One statement; it extends the lease too.)
+
+        A yes that took longer than a third of the lease to arrive is not trusted: the process may have
+        been paused after the database said it (the monotonic clock runs on under SIGSTOP), and the
+        lease it extended may have run out and been taken over since.
+        """
+        if lease in self.lost or self.held.get(lease[0]) != lease[1]:
+            return False
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
+        try:
+            held = await self.inbox.hold(lease)
+        except Exception as exc:
+            log.warning("could not confirm the lease of update %s (%s); not sending", lease[0], exc.__class__.__name__)
+            return False
+        return held and loop.time() - asked < self.inbox.lease_s / 3
 
     async def _work(self) -> None:
         while True:
-            chat, update = await self.queue.take()
+            chat, (lease, begun, update) = await self.queue.take()
             try:
                 if self._closing:
                     return  # left held: released in ``stop``
-                await self._answer(update)
+                if lease in self.lost or self.held.get(lease[0]) != lease[1]:
+                    self._drop(lease)
+                    continue
+                await self._answer(lease, update, begun)
             finally:
                 self.queue.release(chat)
 
-    async def _answer(self, update: Update) -> None:
-        uid = update.update_id
-        self.in_flight.add(uid)  # until marked: a stop must not release it
+    def _drop(self, lease: Lease) -> None:
+        """Another worker holds this update now (our lease ran out): it answers, we forget it."""
+        self.lost.discard(lease)
+        if self.held.get(lease[0]) == lease[1]:
+            del self.held[lease[0]]
+        self.dropped += 1
+        log.info(
+            "update %s is another worker's now (lease lost); not answering it",
+            lease[0],
+            extra={"event": "lease_lost", "update_id": lease[0]},
+        )
+
+    async def _began(self, lease: Lease) -> None:
+        """Records that this claim's answer started going out (a later claim then only closes the row)."""
         try:
-            try:
-                await self.app.process_update(update)  # handler errors reach ``failed`` through on_error
-                error = self.failed.pop(uid, None)
-            except Exception as exc:
-                log.exception("update %s failed outside its handler", uid)
-                error = exc
-            if error is not None and retryable(error):  # the answer may not have gone out: any worker tries again
-                flood = retry_seconds(error) if isinstance(error, RetryAfter) else 0.0  # not inside the chat's window
-                await self.inbox.retry_later(uid, max(SEND_BACKOFF_S[-1], flood))
+            await self.inbox.began(lease)
+        except Exception as exc:  # the done mark that follows is kept and retried all the same
+            log.warning("could not record that update %s is being answered (%s)", lease[0], exc.__class__.__name__)
+
+    async def _answer(self, lease: Lease, update: Update, begun: bool = False) -> None:
+        """Answers ``update`` under ``lease``; one an earlier claim began answering (``begun``) is only closed."""
+        uid = lease[0]
+        self.in_flight.add(uid)  # until marked: a stop must not release it
+        guard = Guard(lambda: self._hold(lease), lambda: self._began(lease))
+        token = GUARD.set(guard)
+        try:
+            if begun:
+                log.info("update %s was answered under an earlier claim; closing it", uid, extra={"event": "inbox"})
             else:
-                reason = None if error is None else f"handler: {error.__class__.__name__}"
-                await self.inbox.done([uid], failed=reason)
-        except Exception:  # the lease runs out and another worker answers again: one duplicate, nothing lost
-            log.warning("could not mark update %s", uid, exc_info=True)
+                await self.app.process_update(update)  # handler errors reach ``failed`` through on_error
+            error = self.failed.pop(uid, None)
+        except Exception as exc:
+            log.exception("update %s failed outside its handler", uid)
+            error = exc
         finally:
+            GUARD.reset(token)
+            guard.settled = not guard.lost
             self.in_flight.discard(uid)
-            self.held.discard(uid)
+        if guard.lost or isinstance(error, LeaseLost):
+            self._drop(lease)
+        elif error is not None and retryable(error):  # the answer may not have gone out: any worker tries again
+            flood = retry_seconds(error) if isinstance(error, RetryAfter) else 0.0  # not inside the chat's window
+            with contextlib.suppress(Exception):  # else its lease runs out and any worker tries again
+                await self.inbox.retry_later(lease, max(SEND_BACKOFF_S[-1], flood))
+            self._forget(lease)
+        else:
+            reason = None if error is None else f"handler: {error.__class__.__name__}"
+            try:
+                await self.inbox.done([uid], failed=reason)
+                self._forget(lease)
+            except Exception as exc:  # kept: dropped, the lease would run out and another worker answer again
+                self.unmarked[uid] = reason
+                log.warning("could not mark update %s done (%s); keeping the mark", uid, exc.__class__.__name__)
         self.answered += 1
         self.wake.set()
+
+    def _forget(self, lease: Lease) -> None:
+        self.lost.discard(lease)
+        if self.held.get(lease[0]) == lease[1]:
+            del self.held[lease[0]]
 
     async def stop(self) -> None:
         """Answers what was claimed for up to the grace period, then releases what is left to the others."""
         loop = asyncio.get_running_loop()
+        self._draining = True  # claims nothing new (so since SIGTERM already, when ``start`` got the stop event)
         deadline = loop.time() + self.grace_s - FINISH_S
-        while self.held and loop.time() < deadline:
-            if not self.in_flight and not len(self.queue):
-                break
+        while (self.in_flight or len(self.queue) or self.unmarked) and loop.time() < deadline:
             await asyncio.sleep(0.05)
         self._closing = True
         deadline = loop.time() + FINISH_S
@@ -146,19 +248,39 @@ class SharedConsumer:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        left = sorted(self.held - self.in_flight)
+        await self._mark()
+        if self.unmarked:
+            log.warning(
+                "%d answered updates could not be marked done; their leases run out and they are answered again",
+                len(self.unmarked),
+                extra={"event": "inbox"},
+            )
+        left = [(u, f) for u, f in self.held.items() if u not in self.in_flight and u not in self.unmarked]
         with contextlib.suppress(Exception):
             released = await self.inbox.release(left)
             if released:
                 log.info("released %d claimed updates to the other workers", released, extra={"event": "inbox"})
 
 
-async def poll_into_inbox(app: TelegramApp, inbox: SharedInbox, stop: asyncio.Event, poll_timeout: int = 10) -> None:
-    """The leader's job: ``getUpdates`` into the shared inbox; a batch is confirmed only once stored."""
+async def poll_into_inbox(
+    app: TelegramApp,
+    inbox: SharedInbox,
+    stop: asyncio.Event,
+    poll_timeout: int = 10,
+    beat: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """The leader's job: ``getUpdates`` into the shared inbox; a batch is confirmed only once stored.
+
+    Each poll is a step of progress (``beat``, the election's heartbeat): a poller that was stalled
+    past its lease finds its lead broken and stops before it polls (and confirms) again.
+    """
     await app.bot.delete_webhook()
     last = await inbox.last_update_id()
     offset = last + 1 if last is not None else None
     while not stop.is_set():
+        if beat is not None and not await beat():
+            log.warning("no longer the poller (the lead was lost); stopping", extra={"event": "leader_lost"})
+            return
         fetch = asyncio.ensure_future(
             app.bot.get_updates(offset=offset, timeout=poll_timeout, allowed_updates=ALLOWED_UPDATES, limit=100)
         )
@@ -237,7 +359,10 @@ async def run_shared_telegram(
     if webhook_url and not webhook_secret:
         raise ValueError("webhook mode with several workers needs TELEGRAM_WEBHOOK_SECRET (the same on every worker)")
     stop = stop or asyncio.Event()
-    app = build_application(service, token, base_url=base_url, webhook=bool(webhook_url), charts=charts)
+    request = FencedRequest(AiohttpRequest())  # every send asks whether its update is still ours
+    app = build_application(
+        service, token, base_url=base_url, webhook=bool(webhook_url), charts=charts, request=request
+    )
     consumer = SharedConsumer(app, inbox, grace_s=grace_s)
     app.bot_data["poller"] = consumer  # the error handler reports failed answers to it
     await app.initialize()
@@ -247,7 +372,7 @@ async def run_shared_telegram(
         await app.start()
         cleanup.push_async_callback(app.stop)
         cleanup.push_async_callback(await inbox.listen(consumer.wake.set))
-        await consumer.start()
+        await consumer.start(stop)  # SIGTERM: no new claim from that instant
         cleanup.push_async_callback(consumer.stop)  # runs after the ingest below has ended
         ingest: asyncio.Future[Any]
         if webhook_url:
@@ -261,11 +386,10 @@ async def run_shared_telegram(
             await app.bot.set_webhook(webhook_url, secret_token=webhook_secret, allowed_updates=ALLOWED_UPDATES)
             ingest = asyncio.ensure_future(stop.wait())
         else:
+            elect = election(database, TELEGRAM_POLL)
             ingest = asyncio.ensure_future(
                 while_leader(
-                    election(database, TELEGRAM_POLL),
-                    stop,
-                    lambda job_stop: poll_into_inbox(app, inbox, job_stop, poll_timeout),
+                    elect, stop, lambda job_stop: poll_into_inbox(app, inbox, job_stop, poll_timeout, elect.beat)
                 )
             )
         cleanup.push_async_callback(_finish, ingest)

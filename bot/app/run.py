@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from bot.app import datadir
 from bot.app.datadir import DataDirBusy, DataDirUnwritable
@@ -29,6 +29,9 @@ from bot.limits import Limits
 from bot.service import Service
 from catalog.store import CatalogStore
 from core.models import Catalog
+
+if TYPE_CHECKING:
+    from catalog.userdata import UserDataStore
 
 log = logging.getLogger("fitbot")
 
@@ -40,8 +43,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # each drains, as
 __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
 
-async def open_service(catalog: Catalog, settings: Settings) -> Service:
-    """The production service: user data, hub cache and limits from the settings."""
+async def open_service(catalog: Catalog, settings: Settings, store: UserDataStore | None = None) -> Service:
+    """The production service: user data (``store``, else opened here), hub cache and limits from the settings."""
     from bot.app.scale import user_store
     from bot.shared import shared_database
     from catalog.db.shared import RateWindows
@@ -49,7 +52,7 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     from catalog.hub_search import HubSearch
     from catalog.userdata import CachedHubClient
 
-    store = await user_store(settings).open()
+    store = store or await user_store(settings).open()
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
     if pruned:
         log.info("pruned %d old hub look-ups", pruned)
@@ -72,9 +75,14 @@ async def open_service(catalog: Catalog, settings: Settings) -> Service:
     return service
 
 
-async def build_service(settings: Settings) -> Service:
-    """The shared service: catalog, user data, hub cache and limits."""
-    return await open_service(await CatalogStore(settings.catalog_path()).load(), settings)
+async def build_service(settings: Settings, stop: asyncio.Event | None = None) -> Service | None:
+    """The shared service: catalog, user data, hub cache and limits; an unreachable PostgreSQL is waited
+    for (``scale.open_user_store``), and None comes back when ``stop`` is set meanwhile."""
+    from bot.app.scale import open_user_store
+
+    catalog = await CatalogStore(settings.catalog_path()).load()
+    store = await open_user_store(settings, stop)
+    return None if store is None else await open_service(catalog, settings, store)
 
 
 class Health:
@@ -156,12 +164,14 @@ def claim_data_dir(settings: Settings) -> IO[str]:
 async def _run(
     settings: Settings, adapters: list[str], *, runner: Callable[..., Any], stop: asyncio.Event | None
 ) -> int:
-    service = await build_service(settings)
     if stop is None:  # tests pass their own
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, stop.set)
+    service = await build_service(settings, stop)
+    if service is None:  # stopped while waiting for PostgreSQL
+        return 0
     health = Health(settings.data_dir() / HEALTH_FILE)
     tasks = [
         asyncio.create_task(supervise(name, runner, service, settings, stop, health), name=name) for name in adapters

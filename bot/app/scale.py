@@ -7,17 +7,24 @@ schema *before* the first new worker starts (see deploy/OPERATIONS.md, "Scale ou
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import time
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
 from bot.shared import JOBS
-from catalog.db.base import process_name
+from catalog.db.base import process_name, unreachable_errors
 from catalog.db.leader import leader_of
 from catalog.db.queue import SharedInbox
 
 if TYPE_CHECKING:
     from catalog.userdata import UserDataStore
+
+log = logging.getLogger(__name__)
+
+START_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)  # PostgreSQL unreachable at start: tried again this often (last repeats)
 
 
 def user_store(settings: Settings) -> UserDataStore:
@@ -25,6 +32,38 @@ def user_store(settings: Settings) -> UserDataStore:
     from catalog.userdata import UserDataStore
 
     return UserDataStore(settings.user_db_path(), url=settings.database_url())
+
+
+async def open_user_store(settings: Settings, stop: asyncio.Event | None = None) -> UserDataStore | None:
+    """The open user database; a PostgreSQL that is down or starting is waited for with back-off.
+
+    Workers started together with their database (compose, a host's boot) used to exit at once; now
+    each waits, logging every try, and serves once the server answers. None when ``stop`` came first.
+    A wrong password or database name is no outage: it fails at once, as a setting to fix.
+    """
+    attempt = 0
+    while True:
+        store = user_store(settings)
+        try:
+            return await store.open()
+        except unreachable_errors() as exc:
+            if store.url is None:
+                raise  # the SQLite file: nothing to wait for
+            wait = START_BACKOFF_S[min(attempt, len(START_BACKOFF_S) - 1)]
+            attempt += 1
+            log.warning(
+                "PostgreSQL is unreachable (%s); trying again in %.1f s",
+                exc.__class__.__name__,
+                wait,
+                extra={"event": "database_unreachable", "attempt": attempt},
+            )
+        if stop is None:
+            await asyncio.sleep(wait)
+            continue
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), wait)
+        if stop.is_set():
+            return None
 
 
 async def migrate(settings: Settings) -> int:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.app import datadir
+from catalog.db import DATABASE_SCHEMES
 
 
 class Settings(BaseSettings):
@@ -66,6 +67,21 @@ class Settings(BaseSettings):
     fitbot_mcp_max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=4 * 1024 * 1024)  # larger: HTTP 413
     # reverse proxies whose X-Forwarded-For names the client (per-client limits); "*" = any (container behind one)
     fitbot_mcp_trusted_proxies: str = "127.0.0.1"
+
+    @field_validator("fitbot_database_url")
+    @classmethod
+    def _known_scheme(cls, url: SecretStr | None) -> SecretStr | None:
+        """A misspelt scheme (``postgress://``, ``mysql://``) is refused, not quietly a per-process SQLite
+        file; the message names the scheme only (the URL holds the password)."""
+        if url is None or not url.get_secret_value().strip():
+            return None
+        scheme = url.get_secret_value().split("://", 1)[0] if "://" in url.get_secret_value() else ""
+        if scheme not in DATABASE_SCHEMES:
+            raise ValueError(
+                f"unknown scheme {scheme[:20]!r}: use postgresql://user:password@host/db, or leave it empty for"
+                " the SQLite file in the data directory"
+            )
+        return url
 
     @model_validator(mode="after")
     def _shards_fit(self) -> Settings:

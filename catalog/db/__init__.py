@@ -1,8 +1,8 @@
 """The mutable-state database behind one interface, on SQLite (default) or PostgreSQL.
 
-``FITBOT_DATABASE_URL`` picks the backend: unset (or ``sqlite:///path``) is the embedded SQLite
-file ``user.sqlite`` in the data directory, one process, no setup; ``postgresql://…`` is a
-server that many FitBot processes share. Both run the same migrations and the same SQL: stores
+``FITBOT_DATABASE_URL`` picks the backend: unset is the embedded SQLite file ``user.sqlite`` in the
+data directory, one process, no setup; ``postgresql://…`` is a server that many FitBot processes
+share (any other scheme is refused at start-up). Both run the same migrations and the same SQL: stores
 write portable SQL with ``?`` placeholders (``ON CONFLICT`` upserts, no ``INSERT OR …``), and the
 PostgreSQL backend numbers the placeholders and widens ``INTEGER``/``REAL`` columns in DDL.
 The read-only fact catalog is not here: it stays a shipped SQLite file in every process.
@@ -10,9 +10,9 @@ The read-only fact catalog is not here: it stays a shipped SQLite file in every 
 
 from __future__ import annotations
 
-from catalog.db.base import Database, Row, is_postgres_url, store_errors
+from catalog.db.base import DATABASE_SCHEMES, Database, Row, is_postgres_url, store_errors
 
-__all__ = ["Database", "Row", "is_postgres_url", "open_database", "store_errors"]
+__all__ = ["DATABASE_SCHEMES", "Database", "Row", "is_postgres_url", "open_database", "store_errors"]
 
 
 async def open_database(url: str, application_name: str = "fitbot") -> Database:

@@ -15,8 +15,11 @@ Row = tuple[Any, ...]
 Args = Sequence[Any]
 
 
+DATABASE_SCHEMES = ("postgresql", "postgres")  # what FITBOT_DATABASE_URL may start with (asyncpg's)
+
+
 def is_postgres_url(url: str | None) -> bool:
-    return bool(url) and str(url).split("://", 1)[0] in ("postgresql", "postgres")
+    return bool(url) and str(url).split("://", 1)[0] in DATABASE_SCHEMES
 
 
 def process_name() -> str:
@@ -31,6 +34,16 @@ def store_errors() -> tuple[type[BaseException], ...]:
     if asyncpg is not None:
         # InternalClientError: a connection the server cut while it was idle in the pool
         errors += (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError)
+    return errors
+
+
+def unreachable_errors() -> tuple[type[BaseException], ...]:
+    """A server that is down, starting or out of connections (worth waiting for), not a wrong password or
+    database name (a setting to fix)."""
+    errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
+    asyncpg = sys.modules.get("asyncpg")
+    if asyncpg is not None:
+        errors += (asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.ConnectionDoesNotExistError)
     return errors
 
 

@@ -1,12 +1,16 @@
 """Leader election for the jobs only one process may run (Telegram long polling, the price refresh,
-clean-ups), through PostgreSQL session advisory locks.
+clean-ups), through PostgreSQL session advisory locks and a heartbeat others may break.
 
 Each candidate keeps a connection of its own and asks ``pg_try_advisory_lock`` every ``retry_s``.
-The holder stays leader while that connection lives: when its process dies (SIGKILL, OOM, a lost
-host: TCP keepalives end the session) PostgreSQL drops the lock with the session, and the next
-candidate to ask takes over, so failover takes at most about ``retry_s``. The holder checks its
-connection every ``check_s`` and steps down when it broke. On SQLite there is one process, and it
-is always the leader (``LocalElection``).
+When its process dies (SIGKILL, OOM, a lost host: TCP keepalives end the session) PostgreSQL drops
+the lock with the session, and the next candidate to ask takes over, so failover takes at most
+about ``retry_s``. A process that is alive but makes no progress (SIGSTOP, a long GC, a frozen
+event loop) keeps its session, though, and with it the lock: so the holder also beats, every
+``check_s`` from its event loop and before each step of its job (``beat``), into ``leader_beats``
+by the database's clock. A candidate that finds the beat older than ``lease_s`` ends the holder's
+session (``pg_terminate_backend``, only if that session still holds the lock) and takes over; the
+stalled leader, once it runs again, finds its session gone and steps down before its next step.
+On SQLite there is one process, and it is always the leader (``LocalElection``).
 """
 
 from __future__ import annotations
@@ -19,17 +23,24 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from catalog.db.base import Database, store_errors
+from catalog.db.queue import POSTGRES_NOW
 
 log = logging.getLogger(__name__)
 
 RETRY_S = 1.0
 CHECK_S = 1.0
+LEASE_S = 10.0  # a leader whose beat is older than this is stalled: a candidate breaks its lead
 KEEPALIVE = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5", "tcp_keepalives_count": "3"}
 Job = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
 def _failures() -> tuple[type[BaseException], ...]:
     return (*store_errors(), TimeoutError)
+
+
+async def m105_leader_beats(db: Database) -> None:
+    """Each job's leader: its session (``pg_backend_pid``) and the last time it made progress."""
+    await db.execute("CREATE TABLE leader_beats (job TEXT PRIMARY KEY, pid INTEGER NOT NULL, beat_at REAL NOT NULL)")
 
 
 def lock_key(job: str) -> int:
@@ -48,6 +59,10 @@ class Election(Protocol):
         """Return once leadership is lost (never, on SQLite)."""
         ...
 
+    async def beat(self) -> bool:
+        """The job's own progress: still the leader (True, and the lease goes on), or not (stop now)."""
+        ...
+
     async def resign(self) -> None: ...
 
 
@@ -63,28 +78,44 @@ class LocalElection:
     async def lost(self) -> None:
         await asyncio.Event().wait()
 
+    async def beat(self) -> bool:
+        return True
+
     async def resign(self) -> None:
         return None
 
 
 class AdvisoryLockElection:
-    """Leads ``job`` while holding its advisory lock on a connection of its own."""
+    """Leads ``job`` while holding its advisory lock on a connection of its own and beating in time."""
 
     def __init__(
-        self, connect: Callable[[], Awaitable[Any]], job: str, retry_s: float = RETRY_S, check_s: float = CHECK_S
+        self,
+        connect: Callable[[], Awaitable[Any]],
+        job: str,
+        retry_s: float = RETRY_S,
+        check_s: float = CHECK_S,
+        lease_s: float = LEASE_S,
     ):
-        self._connect, self.job, self.retry_s, self.check_s = connect, job, retry_s, check_s
+        self._connect, self.job, self.retry_s, self.check_s, self.lease_s = connect, job, retry_s, check_s, lease_s
         self.key = lock_key(job)
         self._conn: Any = None
+        self._using = asyncio.Lock()  # one statement at a time on the connection (the job beats too)
 
     async def lead(self, stop: asyncio.Event) -> bool:
         while not stop.is_set():
             try:
                 if self._conn is None or self._conn.is_closed():
                     self._conn = await self._connect()
-                if await self._conn.fetchval("SELECT pg_try_advisory_lock($1)", self.key):
-                    log.info("leading %s", self.job, extra={"event": "leader_elected", "job": self.job})
-                    return True
+                async with self._using:
+                    if await self._conn.fetchval("SELECT pg_try_advisory_lock($1)", self.key):
+                        await self._conn.execute(
+                            f"INSERT INTO leader_beats (job, pid, beat_at) VALUES ($1, pg_backend_pid(), {POSTGRES_NOW})"
+                            " ON CONFLICT (job) DO UPDATE SET pid = excluded.pid, beat_at = excluded.beat_at",
+                            self.job,
+                        )
+                        log.info("leading %s", self.job, extra={"event": "leader_elected", "job": self.job})
+                        return True
+                    await self._break_stalled()
             except _failures() as exc:
                 log.warning("leader election for %s: %s", self.job, exc.__class__.__name__)
                 await self._drop()
@@ -92,22 +123,55 @@ class AdvisoryLockElection:
                 await asyncio.wait_for(stop.wait(), self.retry_s)
         return False
 
+    async def _break_stalled(self) -> None:
+        """End the session of a holder whose beat is older than the lease (it still holds the lock)."""
+        broken = await self._conn.fetch(
+            "SELECT pg_terminate_backend(CAST(b.pid AS INTEGER)) FROM leader_beats b JOIN pg_locks l ON l.pid = b.pid"
+            f" WHERE b.job = $1 AND b.beat_at < {POSTGRES_NOW} - CAST($2 AS DOUBLE PRECISION)"
+            " AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+            " AND ((CAST(l.classid AS BIGINT) << 32) | CAST(l.objid AS BIGINT)) = CAST($3 AS BIGINT)",
+            self.job,
+            self.lease_s,
+            self.key,
+        )
+        if broken:
+            log.warning(
+                "the leader of %s made no progress for %.0f s; ended its session to take over",
+                self.job,
+                self.lease_s,
+                extra={"event": "leader_broken", "job": self.job},
+            )
+
+    async def beat(self) -> bool:
+        if self._conn is None or self._conn.is_closed():
+            return False
+        try:
+            async with self._using:
+                status = await asyncio.wait_for(
+                    self._conn.execute(
+                        f"UPDATE leader_beats SET beat_at = {POSTGRES_NOW} WHERE job = $1 AND pid = pg_backend_pid()",
+                        self.job,
+                    ),
+                    self.check_s * 5,
+                )
+        except _failures():
+            return False
+        return bool(status == "UPDATE 1")
+
     async def lost(self) -> None:
-        while True:
+        while await self.beat():
             await asyncio.sleep(self.check_s)
-            try:
-                if self._conn is None or self._conn.is_closed():
-                    break
-                await asyncio.wait_for(self._conn.fetchval("SELECT 1"), self.check_s * 5)
-            except _failures():
-                break
         log.warning("lost the lead of %s", self.job, extra={"event": "leader_lost", "job": self.job})
         await self._drop()
 
     async def resign(self) -> None:
         if self._conn is not None and not self._conn.is_closed():
             with contextlib.suppress(*_failures()):
-                await self._conn.execute("SELECT pg_advisory_unlock($1)", self.key)
+                async with self._using:
+                    await self._conn.execute(
+                        "DELETE FROM leader_beats WHERE job = $1 AND pid = pg_backend_pid()", self.job
+                    )
+                    await self._conn.execute("SELECT pg_advisory_unlock($1)", self.key)
         await self._drop()
 
     async def _drop(self) -> None:
@@ -117,15 +181,15 @@ class AdvisoryLockElection:
                 await conn.close(timeout=2)
 
 
-def election(db: Database, job: str, retry_s: float = RETRY_S) -> Election:
-    """The election for ``job`` on this database: advisory locks on PostgreSQL, always-leader on SQLite."""
+def election(db: Database, job: str, retry_s: float = RETRY_S, lease_s: float = LEASE_S) -> Election:
+    """The election for ``job`` on this database: advisory locks and beats on PostgreSQL, always-leader on SQLite."""
     if not db.shared:
         return LocalElection(job)
     from catalog.db.postgres import PostgresDatabase
 
     if not isinstance(db, PostgresDatabase):
         raise TypeError(f"no leader election on {db.dialect}")
-    return AdvisoryLockElection(lambda: db.dedicated(KEEPALIVE), job, retry_s=retry_s)
+    return AdvisoryLockElection(lambda: db.dedicated(KEEPALIVE), job, retry_s=retry_s, lease_s=lease_s)
 
 
 async def leader_of(db: Database, job: str) -> str | None:

@@ -9,6 +9,14 @@ out the update is claimed again by another worker. So every update is answered; 
 normally, twice only when a worker died between sending the answer and marking it done.
 On a graceful stop a worker ``release``s what it claimed but did not start. Times come from the
 database's clock, so workers on hosts whose clocks differ agree on when a lease ran out.
+
+Fencing: every claim numbers the row anew (``fence``, never decreasing). A worker may send for an
+update only while ``hold`` finds that number and its name still on the row, in the statement that
+also extends the lease; a worker paused past its lease (SIGSTOP, a long GC, a frozen loop) then
+finds the row claimed again by someone else and drops the update instead of answering it twice.
+Once the first message of an answer is out, ``began`` records which claim sent it (``sent_fence``):
+that claim finishes the answer, and a later claim of the row (its sender stalled past the lease,
+or the database's clock jumped) closes it without sending the answer again (``Claimed.begun``).
 """
 
 from __future__ import annotations
@@ -34,10 +42,19 @@ async def m101_inbox_leases(db: Database) -> None:
     await db.execute("CREATE INDEX tg_inbox_lease ON tg_inbox (done_at, lease_until)")
 
 
+async def m104_inbox_fences(db: Database) -> None:
+    """The fencing token (raised by every claim, compared before a send) and the claim whose answer went out."""
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN fence INTEGER NOT NULL DEFAULT 0")
+    await db.execute("ALTER TABLE tg_inbox ADD COLUMN sent_fence INTEGER")
+
+
+POSTGRES_NOW = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+
+
 def now_sql(db: Database) -> str:
-    """The database's clock as Unix seconds (with fractions), in its dialect."""
+    """The database's clock as Unix seconds (with fractions), in its dialect: the only clock leases use."""
     if db.dialect == "postgresql":
-        return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)"
+        return POSTGRES_NOW
     return "((julianday('now') - 2440587.5) * 86400.0)"
 
 
@@ -51,6 +68,16 @@ class Claimed:
     user_key: str
     data: str
     claims: int  # 1 the first time; more means an earlier worker died holding it
+    fence: int  # this claim's number: sends are allowed only while the row still carries it
+    sent_fence: int | None = None  # the earlier claim that began sending the answer, if one did
+
+    @property
+    def begun(self) -> bool:
+        """An earlier claim sent (part of) the answer and finishes it: close this one, do not answer again."""
+        return self.sent_fence is not None
+
+
+Lease = tuple[int, int]  # (update_id, fence)
 
 
 @dataclass(frozen=True)
@@ -122,21 +149,42 @@ class SharedInbox:
         """Up to ``limit`` of the oldest claimable updates, now leased to this worker, oldest first."""
         skip_locked = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgresql" else ""
         rows = await self.db.fetchall(
-            f"UPDATE tg_inbox SET claimed_by = ?, lease_until = {self._now} + ?, claims = claims + 1"
+            f"UPDATE tg_inbox SET claimed_by = ?, lease_until = {self._now} + ?, claims = claims + 1,"
+            " fence = fence + 1"
             " WHERE update_id IN (SELECT update_id FROM tg_inbox WHERE done_at IS NULL AND claims < ?"
             f" AND (lease_until IS NULL OR lease_until < {self._now}) ORDER BY update_id LIMIT ?{skip_locked})"
-            " RETURNING update_id, user_key, data, claims",
+            " RETURNING update_id, user_key, data, claims, fence, sent_fence",
             (self.worker, self.lease_s, MAX_CLAIMS, limit),
         )
         return sorted((Claimed(*row) for row in rows), key=lambda c: c.update_id)
 
-    async def renew(self, update_ids: Sequence[int]) -> int:
-        """Extend this worker's leases (a long answer must not be claimed again while it runs)."""
-        return await self._mine(f"lease_until = {self._now} + ?", (self.lease_s,), update_ids)
+    async def hold(self, lease: Lease) -> bool:
+        """The fence before a send: True, with the lease extended, while the claim is still this one.
+
+        False when another claim came since (the lease ran out and a worker took it over), when the
+        update was given back or closed: the caller must not send for it.
+        """
+        return bool(await self._mine(f"lease_until = {self._now} + ?", (self.lease_s,), [lease]))
+
+    async def began(self, lease: Lease) -> int:
+        """The answer's first message went out under this claim: no later claim sends it again."""
+        return await self._mine("sent_fence = fence", (), [lease])
+
+    async def renew(self, leases: Sequence[Lease]) -> set[int]:
+        """Extend this worker's leases; returns the ids still held (the others are lost: drop them)."""
+        if not leases:
+            return set()
+        where, args = _fenced(leases)
+        rows = await self.db.fetchall(
+            f"UPDATE tg_inbox SET lease_until = {self._now} + ?"
+            f" WHERE claimed_by = ? AND done_at IS NULL AND ({where}) RETURNING update_id",
+            [self.lease_s, self.worker, *args],
+        )
+        return {int(row[0]) for row in rows}
 
     async def done(self, update_ids: Sequence[int], failed: str | None = None) -> int:
         """Close updates: answered, or given up with the reason in ``failed`` (whoever holds them:
-        a late answer still closes the row)."""
+        a late answer still closes the row, so a worker that took it over since does not send again)."""
         if not update_ids:
             return 0
         marks = ", ".join("?" for _ in update_ids)
@@ -145,24 +193,24 @@ class SharedInbox:
             [failed, *update_ids],
         )
 
-    async def retry_later(self, update_id: int, after_s: float) -> int:
+    async def retry_later(self, lease: Lease, after_s: float) -> int:
         """Give back an update whose answer failed on the network: any worker claims it after ``after_s``.
 
         Its claim count stays, so an update that keeps failing is set aside after ``MAX_CLAIMS``.
         """
-        return await self._mine(f"claimed_by = NULL, lease_until = {self._now} + ?", (after_s,), [update_id])
+        return await self._mine(f"claimed_by = NULL, lease_until = {self._now} + ?", (after_s,), [lease])
 
-    async def release(self, update_ids: Sequence[int]) -> int:
+    async def release(self, leases: Sequence[Lease]) -> int:
         """Give back claimed updates not started (a graceful stop): others claim them at once."""
-        return await self._mine("claimed_by = NULL, lease_until = NULL, claims = claims - 1", (), update_ids)
+        return await self._mine("claimed_by = NULL, lease_until = NULL, claims = claims - 1", (), leases)
 
-    async def _mine(self, assignments: str, args: tuple[object, ...], update_ids: Sequence[int]) -> int:
-        if not update_ids:
+    async def _mine(self, assignments: str, args: tuple[object, ...], leases: Sequence[Lease]) -> int:
+        if not leases:
             return 0
-        marks = ", ".join("?" for _ in update_ids)
+        where, fenced = _fenced(leases)
         return await self.db.execute(
-            f"UPDATE tg_inbox SET {assignments} WHERE claimed_by = ? AND done_at IS NULL AND update_id IN ({marks})",
-            [*args, self.worker, *update_ids],
+            f"UPDATE tg_inbox SET {assignments} WHERE claimed_by = ? AND done_at IS NULL AND ({where})",
+            [*args, self.worker, *fenced],
         )
 
     async def depth(self) -> InboxDepth:
@@ -180,3 +228,9 @@ class SharedInbox:
         total, unclaimed, oldest, poison, now = row
         waited = None if oldest is None else max(0.0, float(now) - float(oldest))
         return InboxDepth(int(total), int(unclaimed), waited, int(poison))
+
+
+def _fenced(leases: Sequence[Lease]) -> tuple[str, list[int]]:
+    """``(update_id = ? AND fence = ?) OR …``: rows still under these very claims (portable SQL)."""
+    where = " OR ".join("(update_id = ? AND fence = ?)" for _ in leases)
+    return where, [value for lease in leases for value in lease]

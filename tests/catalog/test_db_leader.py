@@ -72,3 +72,45 @@ async def test_while_leader_runs_the_job_in_exactly_one_process_and_hands_over(t
         for n, event in stops.items():
             event.set()
             await asyncio.wait_for(tasks[n], 5)
+
+
+async def test_a_stalled_leader_is_broken_after_its_lease_and_steps_down_when_it_runs_again(tmp_path, postgres_url):
+    """SIGSTOP, a long GC, a frozen loop: the session (and its lock) lives on, the beats stop."""
+    async with UserDataStore(tmp_path / "user.sqlite", url=postgres_url) as store:
+        db = store.database
+        stalled = election(db, "telegram-poll", retry_s=0.1, lease_s=0.5)
+        candidate = election(db, "telegram-poll", retry_s=0.1, lease_s=0.5)
+        never = asyncio.Event()
+        assert await stalled.lead(never)
+        assert await stalled.beat()  # progress while it runs
+        waiting = asyncio.create_task(candidate.lead(never))
+        await asyncio.sleep(0.3)
+        assert not waiting.done()  # beating recently: not broken
+        # ... then it beats no more (its lost() loop and job are frozen with it)
+        assert await asyncio.wait_for(waiting, 10)
+        assert not await stalled.beat()  # running again: the lead is gone, its job stops before its next step
+        await asyncio.wait_for(stalled.lost(), 5)
+        assert await candidate.beat()
+        owner = await db.fetchval("SELECT pid FROM leader_beats WHERE job = 'telegram-poll'")
+        assert owner == candidate._conn.get_server_pid()
+        for e in (stalled, candidate):
+            await e.resign()
+        assert await leader_of(db, "telegram-poll") is None
+
+
+async def test_a_leader_that_keeps_beating_is_never_broken(tmp_path, postgres_url):
+    async with UserDataStore(tmp_path / "user.sqlite", url=postgres_url) as store:
+        leader = election(store.database, "cleanup", retry_s=0.1, lease_s=0.5)
+        candidate = election(store.database, "cleanup", retry_s=0.1, lease_s=0.5)
+        never = asyncio.Event()
+        assert await leader.lead(never)
+        leader.check_s = 0.1  # its loop beats five times a lease
+        heart = asyncio.create_task(leader.lost())
+        waiting = asyncio.create_task(candidate.lead(never))
+        await asyncio.sleep(1.5)  # three leases
+        assert not waiting.done() and not heart.done()
+        waiting.cancel()
+        heart.cancel()
+        await asyncio.gather(waiting, heart, return_exceptions=True)
+        for e in (leader, candidate):
+            await e.resign()

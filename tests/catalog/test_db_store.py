@@ -126,15 +126,55 @@ async def test_inbox_lease_of_a_dead_worker_runs_out_and_another_takes_over(tmp_
         again = await alive.claim(10)
         assert [(c.update_id, c.claims) for c in again] == [(1, 2), (2, 2)]  # claims > 1: a worker died
         assert await dead.done([1]) == 1  # the late first worker's mark still closes the row
-        assert await alive.renew([1, 2]) == 1
+        assert await alive.renew([(c.update_id, c.fence) for c in again]) == {2}
+
+
+async def test_a_worker_whose_lease_was_taken_over_may_not_send(tmp_path, store_url):
+    """The fencing token: the paused worker's claim is no longer the row's, so ``hold`` says no."""
+    async with open_store(tmp_path, store_url) as store:
+        paused = SharedInbox(store.database, "paused", lease_s=0.2)
+        other = SharedInbox(store.database, "other")
+        await paused.add([(1, "u", "a"), (2, "u", "b")])
+        first = await paused.claim(10)
+        assert await paused.hold((1, first[0].fence))  # still ours: may send (and the lease is extended)
+        await asyncio.sleep(0.3)  # paused past the lease
+        taken = await other.claim(10)
+        assert [c.update_id for c in taken] == [1, 2] and all(
+            c.fence > f.fence for c, f in zip(taken, first, strict=True)
+        )
+        assert not await paused.hold((1, first[0].fence))  # taken over: drop it
+        assert await paused.renew([(c.update_id, c.fence) for c in first]) == set()  # a lost lease
+        assert await other.hold((1, taken[0].fence))
+        # the same worker claiming again after its lease ran out gets a new token; the old one is dead
+        again = SharedInbox(store.database, "other", lease_s=-1.0)
+        await other.add([(3, "u", "c")])
+        old = (await again.claim(1))[0]
+        new = (await again.claim(10))[-1]
+        assert new.update_id == 3 and not await again.hold((3, old.fence)) and await again.hold((3, new.fence))
+        await other.done([1])
+        assert not await other.hold((1, taken[0].fence))  # closed: nothing more to send for it
+
+
+async def test_an_answer_begun_under_one_claim_is_not_sent_again_under_the_next(tmp_path, store_url):
+    async with open_store(tmp_path, store_url) as store:
+        stalled = SharedInbox(store.database, "stalled", lease_s=-1.0)
+        other = SharedInbox(store.database, "other")
+        await stalled.add([(1, "u", "a"), (2, "u", "b")])
+        first = await stalled.claim(10)
+        assert not any(c.begun for c in first)
+        assert await stalled.began((1, first[0].fence)) == 1  # the first message of 1's answer went out
+        again = {c.update_id: c for c in await other.claim(10)}
+        assert again[1].begun and again[1].sent_fence == first[0].fence  # close it, do not answer again
+        assert not again[2].begun  # nothing of 2 went out: answer it
 
 
 async def test_inbox_release_on_stop_and_poison_set_aside(tmp_path, store_url):
     async with open_store(tmp_path, store_url) as store:
         w = SharedInbox(store.database, "w", lease_s=-1.0)  # every lease is over at once
         await w.add([(1, "u", "x"), (2, "u", "y")])
-        assert [c.update_id for c in await w.claim(1)] == [1]
-        assert await w.release([1]) == 1
+        claimed = await w.claim(1)
+        assert [c.update_id for c in claimed] == [1]
+        assert await w.release([(1, claimed[0].fence)]) == 1
         for _ in range(MAX_CLAIMS):
             assert 1 in [c.update_id for c in await w.claim(5)]
         depth = await w.depth()
@@ -176,8 +216,8 @@ async def test_a_network_failed_answer_goes_back_for_any_worker_later(tmp_path, 
     async with open_store(tmp_path, store_url) as store:
         one, two = SharedInbox(store.database, "one"), SharedInbox(store.database, "two")
         await one.add([(1, "c1|u1", "x")])
-        await one.claim(5)
-        assert await one.retry_later(1, 0.3) == 1
+        (claimed,) = await one.claim(5)
+        assert await one.retry_later((1, claimed.fence), 0.3) == 1
         assert await two.claim(5) == []  # not before the back-off
         await asyncio.sleep(0.4)
         again = await two.claim(5)

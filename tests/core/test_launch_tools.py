@@ -10,7 +10,7 @@ from core.estimate import Request, estimate, scenario
 from core.launch import launch_commands
 from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.models import GIB, Engine, KvCacheType
-from core.ollama import TagChoice, ollama_command, ollama_default_context, ollama_tag
+from core.ollama import TagChoice, hf_blocked, ollama_command, ollama_default_context, ollama_tag
 
 CATALOG = load_facts()
 
@@ -30,7 +30,7 @@ def test_every_fact_row_names_a_catalog_model_and_quant_with_a_source():
         assert CATALOG.quant(row.quant) is not None and row.provenance.source.startswith("https://")
         assert re.fullmatch(r"[a-z0-9.\-]+(:[\w.\-]+)?", row.tag), row.tag
     for repo in quant_repos():
-        assert CATALOG.model(repo.model_id) is not None and repo.quant in ("AWQ", "GPTQ", "FP8")
+        assert CATALOG.model(repo.model_id) is not None and repo.quant in ("AWQ", "GPTQ", "FP8", "NVFP4")
         assert repo.repo.split("/")[-1].upper().find(repo.quant) >= 0 or repo.quant == "GPTQ"
 
 
@@ -42,8 +42,21 @@ def test_tag_from_the_library_then_a_measured_repo_then_the_gguf_repo():
     )
     oss = CATALOG.model("gpt-oss-120b")
     assert oss is not None
-    measured = ollama_tag(oss, "MXFP4", ollama_tags(), CATALOG.size(oss.id, "MXFP4"))
-    assert measured.kind == "hf" and measured.tag == "hf.co/ggml-org/gpt-oss-120b-GGUF:MXFP4"
+    library = ollama_tag(oss, "MXFP4", ollama_tags(), CATALOG.size(oss.id, "MXFP4"), blocked=hf_blocked(oss, False))
+    assert library.kind == "library" and library.tag == "gpt-oss:120b"  # the library has it: no hf.co/ path
+    phi = CATALOG.model("phi-4")
+    assert phi is not None and CATALOG.size(phi.id, "Q8_0") is None
+    measured = [
+        s
+        for s in CATALOG.sizes
+        if s.repo and "/" in s.repo and ollama_tag(CATALOG.model(s.model_id) or phi, s.quant_id, (), s).kind == "hf"
+    ]
+    assert measured  # a measured GGUF with no library tag: hf.co/<its repo>
+    # gpt-oss and vision models get no hf.co/ path where no tag exists: it fails in Ollama
+    safeguard = CATALOG.model("gpt-oss-safeguard-20b")
+    assert safeguard is not None and hf_blocked(safeguard, False) == "gpt_oss"
+    assert ollama_tag(safeguard, "MXFP4", ollama_tags(), None, blocked="gpt_oss").tag is None
+    assert hf_blocked(llama, True) == "vision" and hf_blocked(llama, False) == ""
     q8 = ollama_tag(llama, "Q8_0", ollama_tags(), None)
     assert q8.kind == "gguf_repo" and q8.tag == f"hf.co/{llama.gguf_repo}:Q8_0"
     bare = llama.model_copy(update={"gguf_repo": None})
@@ -106,11 +119,15 @@ def test_every_ollama_tag_cites_an_ollama_source_or_is_marked_unverified():
     """Issue 26: a tag comes from Ollama's own list (README at a pinned commit, or an ollama.com page);
     where that source does not show the quant, the row says so."""
     readme = "https://github.com/ollama/ollama/blob/379fd64fa/README.md"
+    # the repo's tests and app (issue 35): the tags they pull or list
+    tree = ("https://github.com/ollama/ollama/blob/fb3076099/", "https://github.com/ollama/ollama/blob/f8a6e8881/")
     for row in ollama_tags():
         source = row.provenance.source
-        assert source.startswith((readme, "https://ollama.com/library/")), row
+        assert source.startswith((readme, *tree, "https://ollama.com/library/")), row
         if source.startswith(readme):
             assert row.provenance.unverified == (), row
+        elif source.startswith(tree) and "convert_gptoss.go" in source:
+            assert row.quant == "MXFP4" and row.provenance.unverified == (), row  # gpt-oss ships MXFP4
         elif row.quant.lower() not in row.tag.lower():
             assert row.provenance.unverified == ("quant",), row
     qwen = CATALOG.model("qwen3-8b")

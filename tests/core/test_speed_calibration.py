@@ -123,7 +123,7 @@ def test_bands_hold_per_vendor_on_held_out_sources(result):
     for name, sel in val.groups(result["rows"]):
         for kind in ("decode", "prefill"):
             cover, n = val.split_stats(result, "loso", kind, sel)[2:]
-            assert cover >= 0.8, (name, kind, cover, n)
+            assert not n or cover >= 0.8, (name, kind, cover, n)  # SYCL has no upstream prompt rows
 
 
 def test_multi_gpu_rows_meet_the_bars_with_their_source_held_out(result):
@@ -180,3 +180,31 @@ def test_rows_of_a_device_without_a_matrix_figure_are_graded_against_the_band_it
     lo, hi = val.split_bands(result, "loso", "PREFILL")
     card = (est.prefill_range[0] / est.prefill_tokens_per_s, est.prefill_range[1] / est.prefill_tokens_per_s)
     assert math.isclose(lo[idx], card[0], rel_tol=1e-6) and math.isclose(hi[idx], card[1], rel_tol=1e-6)
+
+
+def test_a_segment_labelled_calibrated_has_its_held_out_rows_inside_its_band(result):
+    """Issue 37: "calibrated" only where the segment (generation x backend) has rows from two sources and at least
+    80 % of them, each predicted with its source held out, inside the calibrated band the card shows; the others are
+    MISSED_ARCHS (rough, the card says why)."""
+    rows, decode = result["rows"], result["mat"].decode
+    keys = np.array([val.arch_key(r) for r in rows])
+    ratio = np.exp(-result["loso"])
+    assert result["calibrated_archs"] and not set(result["calibrated_archs"]) & set(result["missed_archs"])
+    for kind, kmask in (("DECODE", decode), ("PREFILL", ~decode)):
+        lo, hi = val.kind_bands(result, kind, "")
+        for key in result["calibrated_archs"]:
+            sel = kmask & (keys == key)
+            if sel.any():
+                inside = float(np.mean((ratio[sel] >= lo[sel]) & (ratio[sel] <= hi[sel])))
+                assert inside >= val.SEGMENT_COVERAGE, (kind, key, inside)
+    # the well-covered segments keep the label
+    assert {"ampere/cuda", "blackwell/cuda", "rdna3.5/vulkan", "rdna3.5/rocm"} <= set(result["calibrated_archs"])
+
+
+def test_fork_prompt_rows_stay_out():
+    """IPEX-LLM's prompt rows run its own XMX kernels, not upstream ggml-sycl's FP32 GEMM path: out of the fit."""
+    from bench.speed_data import load_rows
+
+    rows, skipped, _ = load_rows()
+    assert skipped["prompt rows of a fork's own GEMMs (IPEX-LLM)"] == 3
+    assert not [r for r in rows if r.backend == "SYCL" and r.kind == "prefill"]

@@ -1,0 +1,72 @@
+"""How long a fit card is on a phone (issue 35, item 7): lines of the Telegram message at 38 characters.
+
+    .venv/bin/python bench/phone_lines.py [--quick]
+
+Asks the fit question for a spread of catalog models on a spread of catalog devices (both languages),
+renders the first page as the real Telegram HTML (``bot.render.telegram_html``), strips the tags and
+wraps every line at 38 characters (a phone's width in Telegram's default font), and prints the median,
+p90 and longest card in lines, and the buttons under it. README cites the full run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import html
+import re
+import statistics
+import sys
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.render.telegram_html import to_telegram
+from bot.service import Service
+from catalog.facts import load_facts
+
+WIDTH = 38
+DEVICES = ("rtx-3060-12gb", "rtx-4090", "rtx-5090", "m4-pro-48", "h100-sxm", "ryzen-ai-max-395-128", "rx-7900-xtx")
+
+
+def phone_lines(text: str) -> int:
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return sum(max(1, len(textwrap.wrap(line, WIDTH)) if line.strip() else 1) for line in plain.splitlines())
+
+
+async def measure(quick: bool) -> tuple[list[int], list[int]]:
+    catalog = load_facts()
+    devices = [d for d in DEVICES if catalog.gpu(d) is not None]
+    models = [m.id for m in catalog.models if m.variant not in ("base", "embedding")][:: 12 if quick else 3]
+    service = Service(catalog)
+    lines: list[int] = []
+    buttons: list[int] = []
+    try:
+        for model in models:
+            for device in devices:
+                for lang in ("en", "de"):
+                    reply = await service.answer(f"/fit {model} {device}", locale=lang)
+                    if reply.kind != "fit":
+                        continue
+                    first = to_telegram(reply)[0]
+                    lines.append(phone_lines(first.text))
+                    buttons.append(len(to_telegram(reply)[-1].buttons))
+    finally:
+        await service.close()
+    return lines, buttons
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="every 12th model instead of every 3rd")
+    args = parser.parse_args()
+    lines, buttons = asyncio.run(measure(args.quick))
+    q = statistics.quantiles(lines, n=10)
+    print(
+        f"fit cards on a phone ({len(lines)} cards, {WIDTH} characters a line): median {statistics.median(lines):g}"
+        f" lines, p90 {q[-1]:g}, longest {max(lines)}; buttons median {statistics.median(buttons):g}, max {max(buttons)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
