@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from core.command_safety import is_repo_id
+from core.command_safety import is_repo_id, shell_line
 from core.models import GIB, Frozen, KvCacheType, ModelSpec, Provenance, QuantSize
 
 OLLAMA_CTX_BY_VRAM = ((24 * GIB, 4096), (48 * GIB, 32768))  # (below this VRAM, this default context)
@@ -99,8 +99,9 @@ def ollama_command(context: int, kv_cache: KvCacheType, choice: TagChoice) -> To
     if kv_cache in (KvCacheType.Q8_0, KvCacheType.Q4_0):
         env.append(f"OLLAMA_KV_CACHE_TYPE={kv_cache.value}")
     lines: tuple[str, ...] = (" ".join((*env, "ollama", "serve")),)
-    if choice.tag is not None:
-        lines += (f"ollama run {choice.tag}",)
+    run = shell_line(("ollama", "run", choice.tag)) if choice.tag is not None else None
+    if run is not None:  # the one quoting rule of every suggested command (``core.command_safety``)
+        lines += (run,)
     return ToolCommand(tool="ollama", lines=lines, tag=choice)
 
 

@@ -111,9 +111,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     toks = L.tokenize(low)
     after_engine, breaks = _gaps(toks, full_low, low)
     chosen = select_names(toks, idx, after_engine, breaks)
-    draft = take_draft(
-        chosen, {i: t.start for i, t in enumerate(toks)}, {i: t.end for i, t in enumerate(toks)}, full_low, idx
-    )
+    draft = take_draft(chosen, toks, full_low, idx)
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
         intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"

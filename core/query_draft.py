@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from core import query_lexicon as L
 from core.query_index import Candidate, NameIndex
 
 MODEL_SLOTS = ("model", "model2", "model3", "model4")
@@ -22,18 +23,15 @@ def asks_speculative(low: str) -> bool:
     return bool(DRAFT_WORDS.search(low) or MTP_WORDS.search(low))
 
 
-def take_draft(
-    chosen: dict[str, Candidate], starts: dict[int, int], ends: dict[int, int], low: str, idx: NameIndex
-) -> Candidate | None:
-    """Removes the draft from the model slots and returns it; None unless a draft word and two names.
-    ``starts``/``ends`` give each token's character offsets."""
+def take_draft(chosen: dict[str, Candidate], toks: list[L.Tok], low: str, idx: NameIndex) -> Candidate | None:
+    """Removes the draft from the model slots and returns it; None unless a draft word and two names."""
     word = DRAFT_WORDS.search(low)
     models = [chosen[s] for s in MODEL_SLOTS if s in chosen]
     if word is None or len(models) < 2:
         return None
 
     def distance(c: Candidate) -> int:
-        start, end = starts[c.span.first], ends[c.span.last]
+        start, end = toks[c.span.first].start, toks[c.span.last].end
         return 0 if start <= word.start() <= end else min(abs(word.start() - end), abs(start - word.end()))
 
     def size(c: Candidate) -> float | None:
