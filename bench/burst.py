@@ -101,8 +101,8 @@ async def child(base_url: str, paced: bool, log_path: str) -> None:
     logging.getLogger().addHandler(handler)
     logging.getLogger().setLevel(logging.WARNING)
     logging.getLogger("telegram.ext.AIORateLimiter").setLevel(logging.INFO)
-    logging.getLogger("bot.adapters.telegram_flood").setLevel(logging.INFO)
-    from bot.adapters.telegram_bot import run_telegram
+    logging.getLogger("bot.adapters.telegram.flood").setLevel(logging.INFO)
+    from bot.adapters.telegram.bot import run_telegram
     from bot.app.run import open_service
     from bot.app.settings import Settings
     from catalog.store import CatalogStore

@@ -2,7 +2,7 @@
 
 Two processes, so the bot has a core to itself as in production: this one runs the fake Discord
 (REST + gateway, ``fitbot_fakes/discord_api.py``) and the load driver; a child process runs the
-production bot from ``bot.adapters.discord_bot.build_bot`` on the real catalog, pointed at the fake (charts
+production bot from ``bot.adapters.discord.bot.build_bot`` on the real catalog, pointed at the fake (charts
 off unless ``--charts``: the target is fit answers without charts). The
 driver keeps ``--window`` interactions in flight (closed loop: it measures what the bot can keep up
 with, inside the fake's 3-second answer deadline) and, with ``--rate``, also paces dispatch.
@@ -80,7 +80,7 @@ async def run_bot(port: int, catalog_path: Path, charts: bool) -> None:
     import discord
     import yarl
 
-    from bot.adapters.discord_bot import build_bot
+    from bot.adapters.discord.bot import build_bot
     from bot.service import Service
     from catalog.store import CatalogStore
 

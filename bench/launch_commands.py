@@ -273,7 +273,7 @@ def questions(models: Iterable[str], devices: Iterable[str]) -> list[tuple[str, 
 
 
 async def run(devices: Iterable[str], limit: int | None = None) -> list[Card]:
-    from bot.answer_launch import takes_images
+    from bot.cards.launch import takes_images
     from bot.service import Service
     from catalog.facts import load_facts
 

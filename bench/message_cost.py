@@ -42,11 +42,11 @@ def _to_chat(chat: int) -> Callable[[dict[str, Any]], bool]:
 
 
 async def loop_cost(repeats: int = 20) -> str:
-    from bot.adapters.telegram_bot import build_application, serve
+    from bot.adapters.telegram.bot import build_application, serve
     from bot.service import Service
     from catalog.store import CatalogStore
-    from catalog.userdata import UserDataStore
     from fitbot_fakes.telegram_api import FakeTelegramAPI
+    from storage.userdata import UserDataStore
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,7 +88,7 @@ async def memory_child(n: int) -> None:
     from bot.render.telegram_html import to_telegram
     from bot.service import Service, User
     from catalog.store import CatalogStore
-    from catalog.userdata import UserDataStore
+    from storage.userdata import UserDataStore
 
     with tempfile.TemporaryDirectory() as tmp:
         catalog = await CatalogStore(Path(tmp) / "catalog.sqlite").load()

@@ -120,7 +120,7 @@ async def discord_child(port: int, data_dir: Path, grace: float, rest_port: int 
     import discord
     import yarl
 
-    from bot.adapters.discord_bot import run_discord
+    from bot.adapters.discord.bot import run_discord
     from bot.app.run import open_service
     from bot.app.settings import Settings
     from catalog.store import CatalogStore

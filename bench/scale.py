@@ -50,7 +50,7 @@ async def leader(url: str) -> str | None:
     """The application name (``fitbot@host:pid``) holding the Telegram poller's lock."""
     import asyncpg
 
-    from catalog.db.leader import lock_key
+    from storage.leader import lock_key
 
     conn = await asyncpg.connect(url)
     try:
@@ -231,7 +231,7 @@ async def discord_child(port: int) -> None:
     """``fitbot run``'s Discord adapter (settings from the environment) pointed at the fake on ``port``."""
     import yarl
 
-    from bot.adapters.discord_bot import discord, run_discord
+    from bot.adapters.discord.bot import discord, run_discord
     from bot.app.run import open_service
     from bot.app.settings import Settings
     from catalog.store import CatalogStore

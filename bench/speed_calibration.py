@@ -1,4 +1,4 @@
-"""Fits core/speed.py's few constants on llama-bench results and grades them on hardware held out.
+"""Fits core/speed/estimate.py's few constants on llama-bench results and grades them on hardware held out.
 
     .venv/bin/python bench/speed_calibration.py            # fit, cross-validate, print
     .venv/bin/python bench/speed_calibration.py --write    # ... and write the constants block
@@ -20,13 +20,13 @@ least squares on the log error (Huber, pre-b3000 builds at half weight, weak pri
   ones: pre-b3000 prompt GEMMs (cuBLAS), and AMD builds before their backend's current kernels
   (``bench.speed_data.AMD_KERNEL_ERA``: ROCm and Vulkan prompt matrix rate, decode bandwidth).
 
-Everything per chip generation (matrix rate, clock) is physics from core/speed_arch.py, not fitted,
+Everything per chip generation (matrix rate, clock) is physics from core/speed/arch.py, not fitted,
 so a generation the fit never saw gets its speed from its spec sheet. Validation the way users meet
 it (bench/speed_validation.py): leave-one-SOURCE-out (every discussion, issue or repository held out
 in turn, refit, predicted: the headline), leave-one-architecture-out (generation x backend) and
 leave-one-family-out; median / p90 absolute % error and share of measurements inside the card's band.
 ``--write`` stores the constants and bands between the BEGIN/END FITTED markers of
-core/speed_constants.py and the accuracy table in README.md; tests/core/test_speed_calibration.py fails
+core/speed/constants.py and the accuracy table in README.md; tests/core/test_speed_calibration.py fails
 when either drifts from this fit.
 """
 
@@ -57,14 +57,14 @@ from bench.speed_validation import (
     sources_by_arch,
     summary,
 )
-from core import speed
-from core import speed_constants as K
 from core.fit import Offload, Placement, breakdown
 from core.models import Hardware
-from core.speed_device import dequant_seconds, forget_rates
-from core.speed_model import grid_weights
+from core.speed import constants as K
+from core.speed import estimate as speed
+from core.speed.device import dequant_seconds, forget_rates
+from core.speed.model import grid_weights
 
-CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed_constants.py"
+CONSTANTS_FILE = Path(__file__).resolve().parents[1] / "core" / "speed" / "constants.py"
 README = Path(__file__).resolve().parents[1] / "README.md"
 QFAMS = ["q8_0", "q4_0", "k", "mxfp4"]  # f16 fixed at 1
 SCALARS = [
@@ -374,7 +374,7 @@ def _calibrate(quick: bool) -> dict[str, Any]:
 
 def kept_out_devices() -> set[str]:
     """Catalog ids of the devices whose rows stay out of the fit for want of a sourced spec (``UNSOURCED_SPECS``):
-    the product never calls their speed calibrated (``core.speed_constants.KEPT_OUT_DEVICES``)."""
+    the product never calls their speed calibrated (``core.speed.constants.KEPT_OUT_DEVICES``)."""
     from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row
 
     catalog = {g.id: g for g in converted_rows(FACTS_DIR, "gpus.toml", "gpu", gpu_from_row)}
@@ -413,7 +413,7 @@ def kept_out_check(theta: np.ndarray) -> list[str]:
 
 
 def production_check(rows: list[Row], log_pred: np.ndarray) -> float:
-    """Re-predict every row through core/speed.py's public functions; the largest relative gap."""
+    """Re-predict every row through core/speed/estimate.py's public functions; the largest relative gap."""
     worst = 0.0
     for row, p in zip(rows, log_pred, strict=True):
         if row.legacy or row.early_amd:
@@ -455,7 +455,7 @@ def _quant(qid: str) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------
-# The constants block of core/speed_constants.py
+# The constants block of core/speed/constants.py
 # ------------------------------------------------------------------------------------------------
 
 
@@ -510,7 +510,7 @@ def constants_block(result: dict[str, Any]) -> str:
 def committed_block() -> str:
     text = CONSTANTS_FILE.read_text(encoding="utf-8")
     m = re.search(r"# BEGIN FITTED\n(.*?)# END FITTED", text, re.S)
-    assert m, "markers missing in core/speed_constants.py"
+    assert m, "markers missing in core/speed/constants.py"
     return m.group(1)
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row, quant_from_row
-from core import speed
 from core.models import GIB, AttentionKind, Backend, GpuSpec, ModelSpec, Provenance, QuantSize, Workload
+from core.speed import estimate as speed
 from core.weights import weights
 
 DATA_DIR = Path(__file__).resolve().parent / "calibration"
@@ -561,7 +561,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
 
 
 def features(row: Row) -> dict[str, float]:
-    """Everything the time formulas need, computed once with core/speed.py's own feature functions."""
+    """Everything the time formulas need, computed once with core/speed/estimate.py's own feature functions."""
     m, w = row.model, row.w
     tflops, _ = speed.dense_tflops(row.gpu)
     profile = speed.arch_profile(row.gpu)

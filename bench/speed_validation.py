@@ -30,8 +30,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
 
 from bench.speed_data import BACKENDS, Row
-from core.speed_constants import ROUGH_BAND_WIDEN
-from core.speed_device import device_rates
+from core.speed.constants import ROUGH_BAND_WIDEN
+from core.speed.device import device_rates
 
 FAMILIES = ["cuda", "rocm", "metal", "vulkan", "vulkan-intel", "sycl"]
 KERNEL_FAMILIES = [f for f in FAMILIES if f != "vulkan-intel"]  # Vulkan on Intel runs Vulkan's shaders
@@ -180,7 +180,7 @@ def row_bands(
     segment: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each row's band: its family's (its segment's where that is wider), widened to the MoE band for MoE models
-    (as core/speed.py does)."""
+    (as core/speed/estimate.py does)."""
     segment = segment or {}
     lo = np.array([segment.get(arch_key(r), bands[r.family])[0] for r in rows])
     hi = np.array([segment.get(arch_key(r), bands[r.family])[1] for r in rows])

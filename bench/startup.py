@@ -127,7 +127,7 @@ print(json.dumps(out))
 NAME_INDEX = r"""
 import json, re, sys, time
 import catalog.lookup as lookup
-import core.query_index as query_index
+import core.query.index as query_index
 from catalog.facts import load_facts
 times = int(sys.argv[1])
 SUFFIXES = ("qxvk", "bjwp", "fzmh")  # no letter in common: a copy's words are no typo of another's

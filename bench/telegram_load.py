@@ -59,7 +59,7 @@ def rss_kib(pid: int) -> int:
 
 async def child(base_url: str) -> None:
     """The bot: production wiring, no rate limiter; prints its peak RSS and CPU time on SIGTERM."""
-    from bot.adapters.telegram_bot import run_telegram
+    from bot.adapters.telegram.bot import run_telegram
     from bot.app.run import open_service
     from bot.app.settings import Settings
     from catalog.store import CatalogStore

@@ -1,7 +1,7 @@
 """The chat side of a question: which /command it is, and the session commands core knows nothing of.
 
 One list of commands serves the Telegram menu, the help card and the parser: questions
-(``/fit``, ``/speed``, …) become a ``core.query.Intent``; session commands (``/mygpu``, ``/lang``,
+(``/fit``, ``/speed``, …) become a ``core.query.parse.Intent``; session commands (``/mygpu``, ``/lang``,
 ``/settings``, ``/forget``, ``/help``, ``/start``) are handled by the service and never reach core.
 Telegram's ``/command@BotName`` suffix is read here too. ``/feel`` is a button's command: the
 question it carries is a fit question, and the adapters stream its speed (``bot.adapters.feel``).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.query import Intent
+from core.query.parse import Intent
 
 QUESTIONS = ("fit", "speed", "cloud", "quant", "gpus", "models", "finetune", "tco", "compare")
 SESSION = ("mygpu", "lang", "settings", "forget", "help", "start")
@@ -86,7 +86,7 @@ def session_sentence(text: str) -> str | None:
 
 def question(command: str, *parts: object) -> str:
     """ "/fit qwen3-32b rtx-4090 ctx 32768 kv q8_0": a command and its given options as the one question
-    grammar the cards' buttons write (``bot.cards_fit.follow_up``), blanks dropped. Typed options (Discord's
+    grammar the cards' buttons write (``bot.cards.fit.follow_up``), blanks dropped. Typed options (Discord's
     slash commands, the MCP tools) become this text, so they are answered like any typed question."""
     return " ".join([f"/{command}", *(str(p) for p in parts if p not in (None, ""))])
 

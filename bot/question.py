@@ -1,4 +1,4 @@
-"""One question being answered, and what the answer modules may ask of ``bot.answers.Answers``.
+"""One question being answered, and what the answer modules may ask of ``bot.answers.route.Answers``.
 
 ``Question`` holds what was asked and what answering it assumed so far (per question, never on the
 shared ``Answers``); ``AskBack`` ends an answer with the card that asks back. ``Answering`` is the
@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol, TypeVar
 
-from bot.card_parts import Flags, flags_of
+from bot.cards.parts import Flags, flags_of
 from bot.reply import Action, Reply
-from bot.user import User
+from bot.users.user import User
 from core.analysis import Analysis
 from core.devices import GenericDevice
 from core.estimate import Request, Scenario
 from core.models import Catalog, GpuSpec, ModelSpec
 from core.notes import Note
-from core.query import Match, Query
+from core.query.parse import Match, Query
 from locales import Lang
 
 T = TypeVar("T")
@@ -44,7 +44,7 @@ class Question:
     text: str
     notes: list[Note] = field(default_factory=list)
     generic: GenericDevice | None = None  # the generic device the question is about, if any
-    actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.resolve)
+    actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.answers.resolve)
 
     @cached_property
     def flags(self) -> Flags:
@@ -57,7 +57,7 @@ class Question:
 
 
 class Answering(Protocol):
-    """What an answer module asks of the answers it belongs to (``bot.answers.Answers``)."""
+    """What an answer module asks of the answers it belongs to (``bot.answers.route.Answers``)."""
 
     catalog: Catalog
 

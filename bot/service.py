@@ -16,30 +16,31 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from bot import cards, commands
-from bot.answer_multi import with_notes
-from bot.answer_special import special_answer, special_kind, special_language
-from bot.answer_worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
-from bot.answers import Answers, feel_rate
-from bot.hub_models import hub_answers, in_catalog, repo_base
-from bot.limits import Limits
-from bot.memory_only import memory_only_card, with_variants
-from bot.prefs import Preferences
+from bot import commands
+from bot.answers.compare import with_notes
+from bot.answers.hub_models import hub_answers, in_catalog, repo_base
+from bot.answers.route import Answers, feel_rate
+from bot.answers.unknown_model import memory_only_card, with_variants
+from bot.answers.unparsed import special_answer, special_kind, special_language
+from bot.cards import notices as cards
 from bot.reply import Reply, untagged
-from bot.usage import UsageLog
-from bot.user import User
-from catalog.index_lookup import find_in_index, searchable_rows
+from bot.users.limits import Limits
+from bot.users.prefs import Preferences
+from bot.users.usage import UsageLog
+from bot.users.user import User
+from bot.worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
+from catalog.hub.offline import find_in_index, searchable_rows
 from core.estimate import EstimateError
 from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
-from core.quant_ladder import MENU
-from core.query import Query, complete
+from core.quants.ladder import MENU
+from core.query.parse import Query, complete
 from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
-    from catalog.hub_search import HubSearch
-    from catalog.inbox import DeferredJournal, InboxStore
-    from catalog.userdata import CachedHubClient, UserDataStore
+    from catalog.hub.search import HubSearch
+    from storage.inbox import DeferredJournal, InboxStore
+    from storage.userdata import CachedHubClient, UserDataStore
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
@@ -64,7 +65,7 @@ WARM_UP_SPECIAL = (
     "llama-server -hf unsloth/Qwen3-14B-GGUF:Q4_K_M -c 8192 on an rtx 3060 12gb",
     "qwen3-14b with whisper on an rtx 3060 12gb",
 )
-QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quant_ladder)
+QUANT_CHOICES = MENU  # the one quant ladder's menu (core.quants.ladder)
 
 
 def build_validators() -> None:
@@ -291,7 +292,7 @@ class Service:
 
     async def _live_checked(self, model_id: str, answers: Answers, note: Note | None) -> tuple[Answers, Note | None]:
         """A catalog model against its live config.json (cached): where they differ the live one answers."""
-        from catalog.live_models import live_row
+        from catalog.hub.live import live_row
 
         row = self.catalog.model(model_id)
         if row is None or self.hub is None:

@@ -12,12 +12,12 @@ from functools import cache
 from pathlib import Path
 
 from catalog.facts import FACTS_DIR
-from core.launch_tools import QuantRepo
+from core.launch.ollama import OllamaTag
+from core.launch.tools import QuantRepo
 from core.measured import Measurement
 from core.models import Provenance
 from core.multi_model import SideModel
-from core.ollama import OllamaTag
-from core.quant_quality import QualityRow
+from core.quants.quality import QualityRow
 from core.speculative import Acceptance, MtpFact
 
 

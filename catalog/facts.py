@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from catalog.importers.model_configs import CONFIG_DIR, apply_config
+from catalog.model_files.vision import model_tower
 from catalog.offers import OFFER_TYPES, SIGNAL_TYPES
-from catalog.vision_config import model_tower
 from core.models import (
     GIB,
     Catalog,

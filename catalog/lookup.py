@@ -14,25 +14,25 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from catalog.name_defaults import dominant_ids, lineups_of
-from core import names as N
 from core import rig
 from core.devices import with_memory
 from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
-from core.names import same_memory
-from core.query import Intent, Match, Query, VocabEntry, Vocabulary, parse
-from core.query_lexicon import compact, quant_id
+from core.query import names as N
+from core.query.lexicon import compact, quant_id
+from core.query.names import same_memory
+from core.query.parse import Intent, Match, Query, VocabEntry, Vocabulary, parse
 
 # what decides the vocabulary and the name index built from it (see ``names_key``)
 NAME_MODULES = tuple(
     sys.modules[name]
     for name in (
-        "core.names",
-        "core.query_lexicon",
-        "core.query_index",
-        "core.query_scores",  # the number part of a score is stored with the index
-        "core.query_literals",
-        "core.query_needs",
-        "core.query_types",
+        "core.query.names",
+        "core.query.lexicon",
+        "core.query.index",
+        "core.query.scores",  # the number part of a score is stored with the index
+        "core.query.literals",
+        "core.query.needs",
+        "core.query.types",
         "core.models",
         "catalog.name_defaults",
         __name__,
@@ -282,12 +282,16 @@ def sized_name(gpu: GpuSpec) -> str:
 
 
 def _local_model(path: Path) -> ModelHit | NotFound:
-    from catalog.hf_config import ConfigError, read_config_file, spec_from_config  # local files only: fast start
+    from catalog.model_files.config import (  # local files only: fast start
+        ConfigError,
+        read_config_file,
+        spec_from_config,
+    )
 
     if not path.exists():
         return NotFound("model", str(path), reason=f"no such file: {path}")
     if path.suffix == ".gguf":
-        from catalog.gguf_file import read_gguf
+        from catalog.model_files.gguf import read_gguf
 
         try:
             model, size, quant = read_gguf(path)

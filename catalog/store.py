@@ -28,8 +28,8 @@ from pydantic import ValidationError
 from catalog.facts import FACTS_DIR, facts_hash, load_facts
 from catalog.lookup import build_vocabulary, names_key, remember
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
-from core.query import Vocabulary
-from core.query_index import adopt, build_index, index_data, index_from_data
+from core.query.index import adopt, build_index, index_data, index_from_data
+from core.query.parse import Vocabulary
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -83,7 +83,7 @@ class CatalogStore:
     async def _load(self) -> Catalog:
         import aiosqlite  # only here: ``read_current`` serves one-shot commands without it
 
-        from catalog.migrations import CATALOG_MIGRATIONS, migrate
+        from storage.migrations import CATALOG_MIGRATIONS, migrate
 
         async with aiosqlite.connect(self.path, isolation_level=None) as db:
             await db.execute(f"PRAGMA busy_timeout={LOCK_WAIT_MS}")

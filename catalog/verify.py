@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from catalog.config_geometry import gguf_mtp_layers, mtp_layers
 from catalog.facts import FACTS_DIR, raw_rows
-from catalog.hf_config import ConfigError
+from catalog.hub.live import HubLookup, live_row
 from catalog.importers.model_configs import ConfigSourceError, config_geometry, sources, stored_config
-from catalog.live_models import HubLookup, live_row
-from catalog.params import config_params, embedding_params, mtp_layer_params
+from catalog.model_files.config import ConfigError
+from catalog.model_files.geometry import gguf_mtp_layers, mtp_layers
+from catalog.model_files.params import config_params, embedding_params, mtp_layer_params
 from core.models import Catalog
 
 TOTAL_TOLERANCE = 0.03

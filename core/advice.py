@@ -25,6 +25,7 @@ from core.estimate import (
     workload_of,
 )
 from core.fit import FullFit, Verdict, full_fit, full_fit_verdict, host_weights_bytes, max_context, overflow, place
+from core.launch.vllm_hardware import engine_runs, has_checkpoint, vllm_quant_problem
 from core.memory import RAM_USABLE_FRACTION, usable_bytes
 from core.models import (
     Backend,
@@ -40,12 +41,11 @@ from core.models import (
     Workload,
 )
 from core.notes import Note, note
-from core.quant_choice import KV_CHOICES, QuantChoice, pick_quant
-from core.quant_ladder import LOW_BITS, ladder
-from core.quant_rules import no_second_gpu
+from core.quants.choice import KV_CHOICES, QuantChoice, pick_quant
+from core.quants.ladder import LOW_BITS, ladder
+from core.quants.rules import no_second_gpu
 from core.regions import restricted
-from core.serving import single_stream
-from core.vllm_hardware import engine_runs, has_checkpoint, vllm_quant_problem
+from core.speed.serving import single_stream
 from core.weights import WeightEstimate, weights
 
 FULL_FIT = (Verdict.FITS, Verdict.TIGHT)

@@ -21,7 +21,7 @@ from core.advice import (
 from core.cost import OfferQuote, RentVsBuy, cost_notes, quote_offers, rent_vs_buy
 from core.estimate import FitEstimate, Scenario, estimate_of
 from core.fit import Verdict
-from core.launch import LaunchCommand, launch_command, launch_commands
+from core.launch.commands import LaunchCommand, launch_command, launch_commands
 from core.models import Catalog, Frozen
 from core.notes import Note
 

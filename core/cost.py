@@ -5,7 +5,7 @@ every offer is judged on its own GPU model and count (``fit.full_fit``: it must 
 fully), gets its own decode speed and so its own $/Mtok. Prices and the date they were seen are
 arguments; nothing here reads a clock or the network.
 
-Decode speed under batching comes from ``core.serving.served`` (``decode_speeds`` in plain numbers), the one
+Decode speed under batching comes from ``core.speed.serving.served`` (``decode_speeds`` in plain numbers), the one
 rule every card reads.
 """
 
@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 from core.estimate import DEFAULT_COST_USERS, Scenario, hardware_on
 from core.fit import FullFit, Verdict, full_fit
+from core.launch.vllm_hardware import engine_runs
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec
 from core.notes import Note, note
-from core.serving import Served, served
-from core.vllm_hardware import engine_runs
+from core.speed.serving import Served, served
 from core.weights import weights
 
 # Rent-vs-buy defaults; every one is listed in RentVsBuy.notes and can be overridden.
@@ -57,7 +57,7 @@ class OfferQuote(Frozen):
     users: int
     users_served: int
     aggregate_tokens_per_s: float
-    per_user_tokens_per_s: float  # aggregate / users (``core.serving``)
+    per_user_tokens_per_s: float  # aggregate / users (``core.speed.serving``)
     usd_per_million_tokens_at_users: float  # batched serving, what a deployment pays
     hours_per_month: float
     monthly_usd: float  # price_per_hour * hours_per_month

@@ -17,7 +17,7 @@ from core.devices import GenericDevice, generic_device
 from core.models import GIB, Backend, Catalog, GpuSpec, Provenance
 
 # Matrix FLOP/s per byte/s of bandwidth llama.cpp's prompt kernels reach on consumer GPUs, lowest and
-# highest (core/speed_arch.py): Intel Arc A770 under Vulkan (FP16 vector rate 34.5 TFLOPS / 560 GB/s
+# highest (core/speed/arch.py): Intel Arc A770 under Vulkan (FP16 vector rate 34.5 TFLOPS / 560 GB/s
 # = 62) to the RTX 4090 (330 TFLOPS FP16-accumulate / 1008 GB/s = 327).
 FLOP_PER_BYTE_RANGE = (62.0, 327.0)
 # The vendor a backend implies, for the speed family (Vulkan and CUDA-less names stay generic).
@@ -57,7 +57,7 @@ def custom_device(
     category = "apple" if apple else "workstation"
     if tflops is None:
         flops_range = (bw_range[0] * FLOP_PER_BYTE_RANGE[0] / 1e3, bw_range[1] * FLOP_PER_BYTE_RANGE[1] / 1e3)
-        if apple:  # Apple GPUs: the generations' FLOP per byte (core/speed_arch.py), 26 to 41
+        if apple:  # Apple GPUs: the generations' FLOP per byte (core/speed/arch.py), 26 to 41
             flops_range = (bw_range[0] * 26.0 / 1e3, bw_range[1] * 41.0 / 1e3)
     else:
         flops_range = (tflops, tflops)

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from pydantic import Field
 
 from core.fit import MemoryBreakdown, Offload, Verdict, max_context, place, shortfall
+from core.launch.vllm_hardware import vllm_quant_problem
 from core.memory import RAM_USABLE_FRACTION, unified_fraction
 from core.models import (
     GIB,
@@ -32,10 +33,9 @@ from core.models import (
     Workload,
 )
 from core.notes import CodedError, Note, note, unverified_note
-from core.serving import Speeds, speeds_of
-from core.speed import SpeedEstimate, estimate_speed
-from core.speed_device import BACKEND_LABELS, with_backend
-from core.vllm_hardware import vllm_quant_problem
+from core.speed.device import BACKEND_LABELS, with_backend
+from core.speed.estimate import SpeedEstimate, estimate_speed
+from core.speed.serving import Speeds, speeds_of
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -204,7 +204,7 @@ def scenario(
     request, quant, measured, workload = resolved(model, request, catalog, quant=quant, measured=measured)
     if gpu is not None and workload.engine is Engine.VLLM:
         problem = vllm_quant_problem(quant.id, device_on(gpu, request))
-        if problem is not None:  # e.g. NVFP4 on an H100: no FP4 tensor cores (core.vllm_hardware)
+        if problem is not None:  # e.g. NVFP4 on an H100: no FP4 tensor cores (core.launch.vllm_hardware)
             raise EstimateError(problem.code, f"vllm cannot run {quant.id} on {gpu.name}", **problem.values)
     # every part was validated on its way in (catalog rows, the Request): build without revalidating them
     return Scenario.model_construct(
@@ -404,7 +404,7 @@ class FitEstimate(Frozen):
     short_ram_bytes: int = 0  # no-fit: system RAM still missing after the best offload
     rope_scaled_max_context: int | None = None  # context reachable with the model's RoPE scaling, if known
     speed: SpeedEstimate
-    serving: Speeds  # per-user and total decode speed for the scenario's users (``core.serving``)
+    serving: Speeds  # per-user and total decode speed for the scenario's users (``core.speed.serving``)
     concurrent: int = 1
     defaults_used: tuple[str, ...]  # request fields filled with defaults, for localized cards
     notes: tuple[Note, ...] = ()  # the assumptions as codes + values, rendered by the cards

@@ -13,7 +13,7 @@ from core.models import GIB, Frozen
 if TYPE_CHECKING:  # read only: the models stay importable without the estimator (``bot.reply`` carries them)
     from core.analysis import Analysis, Cost
     from core.cost import OfferQuote
-    from core.diagnose_types import Outcome
+    from core.diagnose.types import Outcome
 
 
 class MemoryFigures(Frozen):
@@ -133,7 +133,7 @@ def figures_of(analysis: Analysis) -> Figures:
 
 
 def outcome_figures(outcome: Outcome) -> Figures:
-    """A pasted command's placement (``core.diagnose``): the memory summed over its device rows (the
+    """A pasted command's placement (``core.diagnose.command``): the memory summed over its device rows (the
     GPUs, then system RAM), the verdict and the speed it gives."""
     gpus = [d for d in outcome.devices if d.name != "RAM"]
     ram = next((d for d in outcome.devices if d.name == "RAM"), None)

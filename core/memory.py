@@ -142,7 +142,7 @@ def reserved_sequences(workload: Workload) -> int:
     the pool is whatever ``gpu_memory_utilization`` leaves after weights and activations, and the engine
     refuses to start only when the pool cannot hold one ``max_model_len`` sequence (vllm/v1/core/
     kv_cache_utils.py ``check_enough_kv_cache_memory``); further users share the pool or queue
-    (``core.speed.batch_speed``). So one sequence, whatever the users.
+    (``core.speed.estimate.batch_speed``). So one sequence, whatever the users.
     """
     return 1 if workload.engine is Engine.VLLM else workload.concurrent
 

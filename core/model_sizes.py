@@ -9,8 +9,8 @@ vision or distilled variant) whose name states that size; a name's size wins ove
 
 from __future__ import annotations
 
-from core import names as N
 from core.models import Catalog, ModelSpec
+from core.query import names as N
 from core.recommend import tags_of
 
 NOT_CHAT = frozenset({"base", "safety", "embedding", "reward"})  # variants nobody chats with

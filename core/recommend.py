@@ -31,8 +31,8 @@ from core.estimate import EstimateError, Request, device_on, ram_gb_of, resolved
 from core.fit import Verdict
 from core.models import Catalog, Engine, Frozen, GpuSpec, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
 from core.notes import Note, note
-from core.quant_choice import pick_quant
-from core.serving import single_stream
+from core.quants.choice import pick_quant
+from core.speed.serving import single_stream
 
 MIN_OFFLOAD_TOKENS_PER_S = 8.0  # an offloaded model is listed only at a usable reading speed
 FAST_TOKENS_PER_S = 40.0

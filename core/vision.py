@@ -1,7 +1,7 @@
 """Images: how many tokens one image takes in the context, and the projector's memory.
 
 A model's vision tower is read from its own config.json (``vision_config``: hidden size, layers, FFN
-width, patch size, spatial merge or pixel shuffle, fixed tokens per image); ``catalog.vision_config``
+width, patch size, spatial merge or pixel shuffle, fixed tokens per image); ``catalog.model_files.vision``
 turns it into a ``VisionFact``, with the rows of ``catalog/facts/vision.toml`` only for models whose
 stored config has no vision part.
 

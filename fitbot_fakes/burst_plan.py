@@ -18,7 +18,7 @@ FLOODER = 1_999_999
 SENDS = ("sendMessage", "sendPhoto", "sendDocument")
 DOCUMENT = "<document>"
 PHOTO = "<photo>"
-MAX_CHAT_MESSAGES = 3  # bot.adapters.telegram_bot.MAX_CHAT_MESSAGES: a longer card is its first message + a document
+MAX_CHAT_MESSAGES = 3  # bot.adapters.telegram.bot.MAX_CHAT_MESSAGES: a longer card is its first message + a document
 
 MODELS = ("qwen3 8b", "qwen3 14b", "qwen3 32b", "llama 3.3 70b", "gemma 3 27b", "mistral small 24b", "glm 4.5 air")
 GPUS = ("4090", "3090", "3060", "4070", "5090", "2x 3090", "h100")
@@ -141,7 +141,7 @@ async def expectations(catalog: Any, asks: Iterable[Ask]) -> dict[tuple[str, str
 
 def slow_down_pattern() -> re.Pattern[str]:
     """Matches the slow-down card in either language, whatever the seconds."""
-    from bot import cards
+    from bot.cards import notices as cards
 
     alternatives = []
     for lang in ("en", "de"):
@@ -152,7 +152,7 @@ def slow_down_pattern() -> re.Pattern[str]:
 
 def apology_texts() -> set[str]:
     """The adapter's apology after a failed update, in both languages."""
-    from bot.adapters.telegram_parts import say
+    from bot.adapters.telegram.parts import say
 
     return {say(lang, "apology") for lang in ("en", "de")}
 

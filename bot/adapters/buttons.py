@@ -24,7 +24,7 @@ DEFAULT_SIZE = 50_000
 
 
 class SharedTable(Protocol):
-    """``bot.shared.ButtonTable``: the keys every worker can read."""
+    """``bot.app.jobs.ButtonTable``: the keys every worker can read."""
 
     async def put(self, key: str, query: str, ttl_s: float) -> None: ...
 

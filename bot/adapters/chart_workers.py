@@ -2,7 +2,7 @@
 
 ``asyncio.to_thread`` uses the loop's default executor, which other work (formerly Hugging Face
 look-ups) can fill; a chart then waited for minutes behind someone else's slow request. Charts get
-their own workers, answers have the service's, and hub look-ups ``catalog.hub``'s.
+their own workers, answers have the service's, and hub look-ups ``catalog.hub.client``'s.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from bot.app import mcp_serve
 from bot.app.datadir import CATALOG_FILE, PRICES_FILE, from_environment
-from bot.card_parts import note_text
+from bot.cards.parts import note_text
 from bot.reply import setup_label
 from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
 from catalog.store import CatalogStore
@@ -28,7 +28,7 @@ from core.devices import GenericDevice, widened, with_memory
 from core.estimate import DEFAULT_ENGINE, EstimateError, Request, Scenario, default_quant, scenario
 from core.figures import figures_of
 from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
-from core.speed_device import BACKEND_LABELS, backend_named
+from core.speed.device import BACKEND_LABELS, backend_named
 
 MAX_CONTEXT = 1 << 24
 
@@ -157,7 +157,7 @@ def load_catalog() -> Catalog:
 
 
 async def _with_shared_prices(catalog: Catalog) -> Catalog:
-    from bot.app.scale import user_store
+    from bot.app.migrate import user_store
     from bot.app.settings import Settings
     from catalog.prices.refresh import merge
     from catalog.prices.store import PriceTables
@@ -184,7 +184,7 @@ def print_refresh(catalog: Catalog) -> int:
     async def into_store() -> list[ProviderResult]:
         if settings.database_url() is None:
             return await refresh(PriceStore(settings.prices_path()), sources, keys, bounds)
-        from bot.app.scale import user_store
+        from bot.app.migrate import user_store
 
         async with user_store(settings) as store:  # the shared database: every worker applies it next
             tables = PriceTables(store.database)

@@ -43,7 +43,7 @@ def main(args: argparse.Namespace, open_service: Callable[[], Awaitable[Service]
 
 
 async def serve(args: argparse.Namespace, settings: Settings, open_service: Callable[[], Awaitable[Service]]) -> None:
-    from bot.adapters.mcp_server import build_server
+    from bot.adapters.mcp.server import build_server
     from bot.listing import catalog_rows
 
     service = await open_service()
@@ -53,7 +53,7 @@ async def serve(args: argparse.Namespace, settings: Settings, open_service: Call
         if not args.http:
             await server.run_stdio_async()
             return
-        from bot.adapters.mcp_http import serve_http
+        from bot.adapters.mcp.http import serve_http
 
         host, port = args.host or settings.fitbot_mcp_host, args.port or settings.fitbot_mcp_port
         limit, proxies = settings.fitbot_mcp_max_body_bytes, settings.fitbot_mcp_trusted_proxies

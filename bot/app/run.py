@@ -25,13 +25,13 @@ from bot.app import datadir
 from bot.app.datadir import DataDirBusy, DataDirUnwritable
 from bot.app.logs import JsonLines, emit, redact_also, setup_logging
 from bot.app.settings import Settings
-from bot.limits import Limits
 from bot.service import Service
+from bot.users.limits import Limits
 from catalog.store import CatalogStore
 from core.models import Catalog
 
 if TYPE_CHECKING:
-    from catalog.userdata import UserDataStore
+    from storage.userdata import UserDataStore
 
 log = logging.getLogger("fitbot")
 
@@ -45,12 +45,12 @@ __all__ = ["JsonLines", "main", "open_service", "run", "setup_logging"]
 
 async def open_service(catalog: Catalog, settings: Settings, store: UserDataStore | None = None) -> Service:
     """The production service: user data (``store``, else opened here), hub cache and limits from the settings."""
-    from bot.app.scale import user_store
-    from bot.shared import shared_database
-    from catalog.db.shared import RateWindows
-    from catalog.hub import HubClient
-    from catalog.hub_search import HubSearch
-    from catalog.userdata import CachedHubClient
+    from bot.app.jobs import shared_database
+    from bot.app.migrate import user_store
+    from catalog.hub.client import HubClient
+    from catalog.hub.search import HubSearch
+    from storage.shared import RateWindows
+    from storage.userdata import CachedHubClient
 
     store = store or await user_store(settings).open()
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))
@@ -78,7 +78,7 @@ async def open_service(catalog: Catalog, settings: Settings, store: UserDataStor
 async def build_service(settings: Settings, stop: asyncio.Event | None = None) -> Service | None:
     """The shared service: catalog, user data, hub cache and limits; an unreachable PostgreSQL is waited
     for (``scale.open_user_store``), and None comes back when ``stop`` is set meanwhile."""
-    from bot.app.scale import open_user_store
+    from bot.app.migrate import open_user_store
 
     catalog = await CatalogStore(settings.catalog_path()).load()
     store = await open_user_store(settings, stop)
@@ -213,9 +213,9 @@ async def watch_answers(service: Service, health: Health, stop: asyncio.Event, e
 
 
 def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None]]:
-    """With a shared database: the clean-up, run by whichever worker is elected (``bot.shared``)."""
-    from bot.shared import CLEANUP, cleanup_job, shared_database
-    from catalog.db.leader import election, while_leader
+    """With a shared database: the clean-up, run by whichever worker is elected (``bot.app.jobs``)."""
+    from bot.app.jobs import CLEANUP, cleanup_job, shared_database
+    from storage.leader import election, while_leader
 
     database = shared_database(service)
     if database is None:
@@ -226,9 +226,9 @@ def shared_jobs(service: Service, stop: asyncio.Event) -> list[asyncio.Task[None
 
 async def price_schedule(service: Service, settings: Settings, stop: asyncio.Event) -> None:
     """The price refresh: in this process, or with a shared database by the worker elected for it."""
-    from bot.shared import PRICE_REFRESH, shared_database
-    from catalog.db.leader import election
+    from bot.app.jobs import PRICE_REFRESH, shared_database
     from catalog.prices.refresh import schedule_prices
+    from storage.leader import election
 
     def apply(catalog: Catalog) -> None:
         service.answers = service.answers.with_model(catalog)
@@ -290,9 +290,9 @@ async def run_adapter(
         secret = settings.telegram_webhook_secret.get_secret_value() if settings.telegram_webhook_secret else None
         run_telegram: Callable[..., Awaitable[None]]
         if settings.database_url():  # several workers, one shared inbox (they must share a set secret)
-            from bot.adapters.telegram_shared import run_shared_telegram as run_telegram
+            from bot.adapters.telegram.shared import run_shared_telegram as run_telegram
         else:
-            from bot.adapters.telegram_bot import run_telegram
+            from bot.adapters.telegram.bot import run_telegram
 
             if settings.telegram_webhook_url and not secret:
                 secret = secrets.token_urlsafe(32)  # generated here, so the redaction knows it too
@@ -309,7 +309,7 @@ async def run_adapter(
             on_state=state,
         )
     elif name == "discord" and settings.discord_bot_token:
-        from bot.adapters.discord_bot import run_discord
+        from bot.adapters.discord.bot import run_discord
 
         await run_discord(
             service,
@@ -344,7 +344,7 @@ def main_run(settings: Settings) -> int:
 
 
 async def _health(settings: Settings) -> int:
-    from bot.app.scale import shared_health, user_store
+    from bot.app.migrate import shared_health, user_store
     from catalog.store import CatalogStore
 
     where = settings.data_dir()
@@ -400,7 +400,7 @@ def _alive(pid: Any) -> bool:
 
 
 async def _stats(settings: Settings, as_json: bool) -> int:
-    from bot.app.scale import user_store
+    from bot.app.migrate import user_store
 
     async with user_store(settings) as store:
         log = store.query_log(settings.query_log_days)
@@ -432,7 +432,7 @@ def main(args: argparse.Namespace) -> int:
         if args.command == "health":
             return asyncio.run(_health(settings))
         if args.command == "migrate":
-            from bot.app.scale import migrate
+            from bot.app.migrate import migrate
 
             return asyncio.run(migrate(settings))
         return asyncio.run(_stats(settings, args.json))

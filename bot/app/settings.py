@@ -13,7 +13,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.app import datadir
-from catalog.db import DATABASE_SCHEMES
+from storage import DATABASE_SCHEMES
 
 
 class Settings(BaseSettings):
@@ -129,7 +129,7 @@ class Settings(BaseSettings):
         return {name: key.get_secret_value() for name, key in keys.items() if key and key.get_secret_value()}
 
     def hub_client_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``catalog.hub.HubClient``: the only place that knows the hub's settings."""
+        """Keyword arguments for ``catalog.hub.client.HubClient``: the only place that knows the hub's settings."""
         return {
             "timeout_s": self.hub_timeout_s,
             "endpoint": self.hf_endpoint,

@@ -24,7 +24,7 @@ from typing import Any
 
 from catalog.facts import model_from_row
 from catalog.importers.hf_index_build import extract_models
-from catalog.params import architecture_params
+from catalog.model_files.params import architecture_params
 
 SOURCE = "llmfit 1.1.17 (PyPI wheel, MIT) embedded hf_models.json"
 

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from catalog.hf_config import checked_geometry
+from catalog.model_files.config import checked_geometry
 from core.models import ModelSpec
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"

@@ -1,4 +1,4 @@
-"""Writes ``core/ordinary_words.py``: the words of catalog names that are also everyday English or German.
+"""Writes ``core/query/ordinary_words.py``: the words of catalog names that are also everyday English or German.
 
 A name's word that people also use in ordinary sentences ("command", "air", "dev", "code", "step",
 "flash", "mini") must not make a sentence about something else a question about that model. The list
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[2] / "core" / "ordinary_words.py"
+OUT = Path(__file__).resolve().parents[2] / "core" / "query" / "ordinary_words.py"
 THRESHOLD = 3.4  # "nano", "lite", "phi" (3.4-3.5) are everyday words; "maverick", "gemma", "llama" (3.0-3.3) are names
 HEADER = '''"""Words of catalog model and device names that are also everyday English or German words.
 
@@ -34,7 +34,7 @@ def model_words() -> set[str]:
     """Every alphabetic word of every model and device alias the name index holds."""
     from catalog.facts import load_facts
     from catalog.lookup import vocabulary
-    from core.query_index import build_index
+    from core.query.index import build_index
 
     index = build_index(vocabulary(load_facts()))
     return {w for alias in index.aliases if alias.kind != "not" for w in alias.words if w.isalpha()}

@@ -18,14 +18,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from catalog.db.base import Database, store_errors
-from catalog.db.leader import Election, while_leader
 from catalog.offers import OFFER_TYPES
 from catalog.prices.fetch import fetch
 from catalog.prices.plausible import PriceBounds
 from catalog.prices.sources import PriceFormatError, PriceSource, default_sources
 from catalog.prices.store import PriceStore, PriceTables
 from core.models import Catalog, CloudOffer
+from storage.base import Database, store_errors
+from storage.leader import Election, while_leader
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 20.0

@@ -1,4 +1,4 @@
-"""Refreshed prices with the time seen: ``PriceTables`` on any ``catalog.db`` database, ``PriceStore`` the file.
+"""Refreshed prices with the time seen: ``PriceTables`` on any ``storage`` database, ``PriceStore`` the file.
 
 One table of offers; a refresh replaces one provider's rows in one transaction, so a provider that
 failed keeps its last good prices, and a reader always sees a whole refresh or none of it. With
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import aiosqlite
 
-from catalog.db.base import Database
-from catalog.db.sqlite import SqliteConnection
-from catalog.migrations import migrate
 from core.models import CloudOffer
+from storage.base import Database
+from storage.migrations import migrate
+from storage.sqlite import SqliteConnection
 
 
 async def m103_live_prices(db: Database) -> None:

@@ -20,16 +20,16 @@ from typing import Any
 
 import pytest
 
-import bot.answers
+import bot.answers.route
 import core.estimate
 import core.fit
 import core.memory
 import core.notes
-import core.quant_ladder
-import core.query_index
-import core.query_lexicon
-import core.speed_device
-import core.speed_model
+import core.quants.ladder
+import core.query.index
+import core.query.lexicon
+import core.speed.device
+import core.speed.model
 import core.weights
 from bot.service import Service, User
 from catalog.store import CatalogStore
@@ -45,13 +45,13 @@ CAPPED = [
     (core.estimate, "_HARDWARE_REFS", "_SHARED_ENTRIES"),
     (core.notes, "_NOTES", "_NOTES_ENTRIES"),
     (core.fit, "_LONGEST", "_LONGEST_ENTRIES"),
-    (core.speed_model, "_TERMS", "_TERMS_ENTRIES"),
-    (core.speed_device, "_RATES", "_RATES_ENTRIES"),
-    (core.speed_device, "_SETUPS", "_RATES_ENTRIES"),
+    (core.speed.model, "_TERMS", "_TERMS_ENTRIES"),
+    (core.speed.device, "_RATES", "_RATES_ENTRIES"),
+    (core.speed.device, "_SETUPS", "_RATES_ENTRIES"),
     (core.weights, "_GROUPS", "_MEMO_ENTRIES"),
     (core.weights, "_MEMO", "_MEMO_ENTRIES"),
-    (core.quant_ladder, "_RUNGS", "_RUNGS_ENTRIES"),
-    (core.query_lexicon, "_PIECES", "PIECES_KEPT"),
+    (core.quants.ladder, "_RUNGS", "_RUNGS_ENTRIES"),
+    (core.query.lexicon, "_PIECES", "PIECES_KEPT"),
 ]
 CAP = 24
 
@@ -78,13 +78,13 @@ async def answer_all(catalog: Catalog, n: int) -> Service:
 async def test_every_memo_stays_within_its_cap(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     for module, _, cap in CAPPED:
         monkeypatch.setattr(module, cap, CAP)
-    monkeypatch.setattr(bot.answers, "CACHE_ENTRIES", CAP)
-    monkeypatch.setattr(core.query_index, "RANKING_CACHE", CAP)
+    monkeypatch.setattr(bot.answers.route, "CACHE_ENTRIES", CAP)
+    monkeypatch.setattr(core.query.index, "RANKING_CACHE", CAP)
     service = await answer_all(catalog, 150)
     for module, name, _ in CAPPED:
         assert len(getattr(module, name)) <= CAP, f"{module.__name__}.{name}"
     assert len(service.answers._scans) <= CAP + 1
-    index = core.query_index.index_for(service.answers.vocab)
+    index = core.query.index.index_for(service.answers.vocab)
     assert len(index.rankings) <= CAP + 1 and len(index.fuzzy) <= CAP + 1
     await service.close()
 
@@ -121,9 +121,9 @@ async def test_the_usage_log_writes_batches_of_any_size_with_nine_statement_text
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One INSERT text per batch size (up to 500) filled SQLite's statement cache: +8 MiB over 9k questions."""
-    import catalog.db.sqlite as sqlite_db
-    from catalog.userdata import UserDataStore
-    from catalog.userprefs import LoggedQuery
+    import storage.sqlite as sqlite_db
+    from storage.prefs import LoggedQuery
+    from storage.userdata import UserDataStore
 
     texts: set[str] = set()
     for cls in (sqlite_db.SqliteDatabase, sqlite_db.SqliteConnection):

@@ -22,14 +22,13 @@ from typing import Any
 import pytest
 from telegram.ext import Application
 
-from bot import cards
-from bot.adapters.telegram_bot import build_application, serve
+from bot.adapters.telegram.bot import build_application, serve
 from bot.app.run import open_service
 from bot.app.settings import Settings
-from bot.limits import Limits
+from bot.cards import notices as cards
 from bot.service import Service
+from bot.users.limits import Limits
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.burst_plan import (
@@ -43,6 +42,7 @@ from fitbot_fakes.burst_plan import (
 )
 from fitbot_fakes.telegram_api import FakeTelegramAPI
 from locales import t
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 
@@ -118,7 +118,7 @@ def no_refusals(api: FakeTelegramAPI) -> None:
 
 def failed_updates(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [
-        r.getMessage() for r in caplog.records if r.name == "bot.adapters.telegram_bot" and "failed" in r.getMessage()
+        r.getMessage() for r in caplog.records if r.name == "bot.adapters.telegram.bot" and "failed" in r.getMessage()
     ]
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from bot.answer_tables import COMMON_GPUS, recommend_models
+from bot.answers.lists import COMMON_GPUS, recommend_models
 from bot.render.telegram_html import to_telegram
 from bot.render.text import to_console
 from bot.reply import Tone
@@ -161,7 +161,7 @@ def test_every_note_code_core_emits_has_a_message_in_both_languages():
 
 
 def test_a_note_renders_its_values_by_name():
-    from bot.card_parts import note_text
+    from bot.cards.parts import note_text
 
     note = Note(code="ram_default", values={"value": 64.0, "share": 0.85})
     assert note_text(note, "en") == "64 GB system RAM (default), 85 % usable for offload"

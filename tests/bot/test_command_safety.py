@@ -15,7 +15,7 @@ import pytest
 
 from bot.service import Service
 from catalog.facts import load_facts
-from core.command_safety import is_ollama_name, is_repo_id
+from core.launch.safety import is_ollama_name, is_repo_id
 from fitbot_fakes.hostile_pastes import MODELFILE, PAYLOADS, POSITIONS, command_lines, live_shell_syntax
 
 

@@ -3,7 +3,7 @@ text and in ``Subject.figures``; time to first token grows with the prompt; ``--
 
 Issue 20: Qwen3-32B on an RTX 4090 with 4 users said 17.0 tok/s each on /fit and 34.1 on /speed; the
 /speed table said "16 users, 44.5 tok/s each, 356 together"; /cloud said "4 users batched" above a
-"×8" table. Every card now reads ``core.serving.decode_speeds`` through the one Analysis.
+"×8" table. Every card now reads ``core.speed.serving.decode_speeds`` through the one Analysis.
 """
 
 from __future__ import annotations

@@ -11,19 +11,19 @@ from typing import Any
 import pytest
 from telegram.ext import Application
 
-from bot.adapters.telegram_bot import build_application, serve
+from bot.adapters.telegram.bot import build_application, serve
 from bot.app.cli import main
+from bot.question_kinds import is_paste
 from bot.render.discord_embed import to_discord
 from bot.render.telegram_html import to_telegram
 from bot.render.text import to_console
 from bot.service import Service, User
-from bot.special_questions import is_paste
 from catalog.facts import load_facts
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.telegram_api import FakeTelegramAPI, parse_html
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 TOKEN = "123456:TEST-token"

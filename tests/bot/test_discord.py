@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from bot.adapters import discord_bot
-from bot.adapters.discord_bot import CardButton, build_bot
+from bot.adapters.discord import bot as discord_bot
+from bot.adapters.discord.bot import CardButton, build_bot
 from bot.commands import question
 from bot.render.discord_embed import to_discord
 from bot.reply import Action, Reply
@@ -469,7 +469,7 @@ def test_question_drops_missing_options() -> None:
 async def test_a_server_that_switched_mentions_off_gets_commands_only(
     discord_api: FakeDiscord, service: Service, tmp_path: Path
 ) -> None:
-    from catalog.userdata import UserDataStore
+    from storage.userdata import UserDataStore
 
     async with UserDataStore(tmp_path / "user.sqlite") as store:
         with_store = Service(service.catalog, store=store)

@@ -12,7 +12,7 @@ import contextlib
 
 import pytest
 
-from bot.adapters.discord_bot import build_bot
+from bot.adapters.discord.bot import build_bot
 from bot.app.settings import Settings
 from bot.service import Service
 from catalog.store import CatalogStore

@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-import bot.adapters.discord_bot as discord_bot
-from bot.adapters.discord_bot import build_bot, discord, run_discord
+import bot.adapters.discord.bot as discord_bot
+from bot.adapters.discord.bot import build_bot, discord, run_discord
 from bot.reply import Reply
 from bot.service import Service, User
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.discord_api import GUILD_ID, TOKEN, FakeDiscord
 from fitbot_fakes.proxy import Proxy
 from locales import t
+from storage.userdata import UserDataStore
 
 discord_api = fixtures.discord_api
 MANAGE_GUILD = 1 << 5

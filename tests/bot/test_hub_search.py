@@ -9,11 +9,11 @@ import pytest
 
 from bot.service import Service
 from catalog.facts import load_facts
-from catalog.hub import HubClient
-from catalog.hub_search import HubSearch, agrees
-from catalog.userdata import CachedHubClient, UserDataStore
-from core import names as N
+from catalog.hub.client import HubClient
+from catalog.hub.search import HubSearch, agrees
+from core.query import names as N
 from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, FakeFile, FakeHub, FakeRepo
+from storage.userdata import CachedHubClient, UserDataStore
 
 CATALOG = load_facts()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.limits import Limits, RateLimiter
+from bot.users.limits import Limits, RateLimiter
 
 
 class Clock:
@@ -37,7 +37,7 @@ def test_chat_limit_applies_across_users():
 
 
 def test_memory_is_bounded(monkeypatch):
-    monkeypatch.setattr("bot.limits.MAX_KEYS", 10)
+    monkeypatch.setattr("bot.users.limits.MAX_KEYS", 10)
     limiter = RateLimiter(1, Clock())
     for i in range(50):
         limiter.allow(f"u{i}")
@@ -61,7 +61,7 @@ async def test_queued_updates_are_served_round_robin_across_users():
     """Under global pacing the order of answers is the order of waiting: one flooder must not go first."""
     from types import SimpleNamespace
 
-    from bot.adapters.telegram_poller import FairQueue
+    from bot.adapters.telegram.poller import FairQueue
 
     queue = FairQueue()
     for i in range(300):

@@ -17,7 +17,7 @@ async def test_a_generated_webhook_secret_is_redacted_at_debug(tmp_path, capsys,
         passed["secret"] = kwargs["webhook_secret"]
         logging.getLogger("telegram.ext").debug("setWebhook secret_token=%s", kwargs["webhook_secret"])
 
-    import bot.adapters.telegram_bot as telegram_bot
+    import bot.adapters.telegram.bot as telegram_bot
 
     monkeypatch.setattr(telegram_bot, "run_telegram", fake_run_telegram)
     settings = Settings(

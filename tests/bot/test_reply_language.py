@@ -14,7 +14,7 @@ import pytest
 from bot.service import Service
 from catalog.facts import load_facts
 from catalog.lookup import vocabulary
-from core.query import parse
+from core.query.parse import parse
 
 CATALOG = load_facts()
 VOCAB = vocabulary(CATALOG)

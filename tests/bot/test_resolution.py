@@ -23,7 +23,7 @@ from bot.service import Service
 from catalog.facts import load_facts
 from catalog.lookup import model_names, vocabulary
 from core.models import GIB
-from core.query import parse
+from core.query.parse import parse
 
 CATALOG = load_facts()
 SERVICE = Service(CATALOG)

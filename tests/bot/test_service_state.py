@@ -6,12 +6,12 @@ import gc
 
 import pytest
 
-from bot.limits import Limits
 from bot.service import Service, User
+from bot.users.limits import Limits
 from catalog.facts import load_facts
-from catalog.hub import HubClient
-from catalog.userdata import CachedHubClient, UserDataStore
+from catalog.hub.client import HubClient
 from fitbot_fakes.hf_hub import FakeHub
+from storage.userdata import CachedHubClient, UserDataStore
 
 CATALOG = load_facts()
 

@@ -8,7 +8,7 @@ import pytest
 from bot import commands
 from bot.service import Service, User
 from catalog.facts import load_facts
-from catalog.userdata import UserDataStore
+from storage.userdata import UserDataStore
 
 CATALOG = load_facts()
 ALICE = User(id="tg:1")

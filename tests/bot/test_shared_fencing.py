@@ -17,19 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram_bot import build_application
-from bot.adapters.telegram_fence import FencedRequest
-from bot.adapters.telegram_shared import SharedConsumer, item_of
-from bot.adapters.telegram_transport import AiohttpRequest
+from bot.adapters.telegram.bot import build_application
+from bot.adapters.telegram.fence import FencedRequest
+from bot.adapters.telegram.shared import SharedConsumer, item_of
+from bot.adapters.telegram.transport import AiohttpRequest
 from bot.service import Service
-from catalog.db.queue import Lease, SharedInbox
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.postgres import free_port
 from fitbot_fakes.proxy import Proxy
 from fitbot_fakes.telegram_api import FakeTelegramAPI
+from storage.queue import Lease, SharedInbox
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 TOKEN = "123456:TEST-token"

@@ -8,8 +8,8 @@ import logging
 import pytest
 from pydantic import ValidationError
 
+from bot.app import migrate as scale
 from bot.app import run as run_module
-from bot.app import scale
 from bot.app.cli import main as cli_main
 from bot.app.settings import Settings
 from fitbot_fakes.postgres import free_port

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from bot.app.migrate import migrate, shared_health, user_store
 from bot.app.run import open_service
-from bot.app.scale import migrate, shared_health, user_store
 from bot.app.settings import Settings
 from bot.service import User
 from catalog.facts import load_facts
@@ -73,10 +73,10 @@ async def test_migrate_and_health_report_the_backend(settings, store_url, capsys
 async def test_the_elected_cleanup_prunes_expired_shared_state(postgres_url, tmp_path):
     import asyncio
 
-    from bot.shared import CLEANUP, cleanup_job
-    from catalog.db.leader import election, while_leader
-    from catalog.db.shared import ButtonTable
-    from catalog.userdata import UserDataStore
+    from bot.app.jobs import CLEANUP, cleanup_job
+    from storage.leader import election, while_leader
+    from storage.shared import ButtonTable
+    from storage.userdata import UserDataStore
 
     async with UserDataStore(tmp_path / "user.sqlite", url=postgres_url) as store:
         db = store.database
@@ -129,11 +129,11 @@ async def test_only_the_elected_worker_refreshes_prices_every_worker_shows_them_
     import asyncio
     from datetime import UTC, datetime, timedelta
 
-    from bot.shared import PRICE_REFRESH
-    from catalog.db.leader import election, lock_key
+    from bot.app.jobs import PRICE_REFRESH
     from catalog.prices.refresh import schedule_prices
     from catalog.prices.store import PriceTables
     from fitbot_fakes.price_apis import FakePriceApis
+    from storage.leader import election, lock_key
 
     def lambda_asks() -> int:
         return sum(path.startswith("/lambda") for _, path, _ in fake.requests)
@@ -210,8 +210,8 @@ def test_cli_refresh_with_a_shared_database_stores_the_prices_there(postgres_url
 
     from bot.app import cli
     from catalog.prices.store import PriceTables
-    from catalog.userdata import UserDataStore
     from fitbot_fakes.price_apis import FakePriceApis
+    from storage.userdata import UserDataStore
 
     async def stored(path):
         async with UserDataStore(path, url=postgres_url) as store:

@@ -13,8 +13,8 @@ import pytest
 from bot.reply import Reply
 from bot.service import Service, User
 from catalog.facts import load_facts
-from core import names as N
 from core.model_sizes import OFFERED, of_size
+from core.query import names as N
 from core.recommend import tags_of
 
 CATALOG = load_facts()

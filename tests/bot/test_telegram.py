@@ -26,19 +26,19 @@ from telegram.ext import Application
 from telegram.request import HTTPXRequest
 
 from bot.adapters.buttons import ButtonStore
-from bot.adapters.telegram_bot import MAX_CHAT_MESSAGES, MENU, build_application, run_telegram, serve
-from bot.adapters.telegram_parts import callback_data, say
-from bot.cards import table_card
-from bot.limits import Limits
+from bot.adapters.telegram.bot import MAX_CHAT_MESSAGES, MENU, build_application, run_telegram, serve
+from bot.adapters.telegram.parts import callback_data, say
+from bot.cards.notices import table_card
 from bot.render.telegram_html import caption_for_photo, to_telegram
 from bot.reply import Action, ChartSpec, Reply, Series
 from bot.service import Service, User
+from bot.users.limits import Limits
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.telegram_api import BOT_USERNAME, FakeTelegramAPI, parse_html
 from locales import t
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 
@@ -577,7 +577,7 @@ async def test_sends_are_retried_for_a_time_budget_not_a_count(
     bot: Application, telegram_api: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Six 429s in a row, or a second of 5xx, used to lose the card (three tries in all)."""
-    import bot.adapters.telegram_transport as transport
+    import bot.adapters.telegram.transport as transport
 
     monkeypatch.setattr(transport, "FIRST_BACKOFF_S", 0.05)
     monkeypatch.setattr(transport, "MAX_BACKOFF_S", 0.2)
@@ -594,7 +594,7 @@ async def test_sends_are_retried_for_a_time_budget_not_a_count(
 async def test_a_second_poller_on_the_token_is_one_clear_error_not_a_traceback_per_poll(
     bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bot.adapters.telegram_poller as poller
+    import bot.adapters.telegram.poller as poller
 
     monkeypatch.setattr(poller, "BACKOFF_S", (0.05,))
     with caplog.at_level(logging.INFO):
@@ -611,11 +611,11 @@ async def test_a_second_poller_on_the_token_is_one_clear_error_not_a_traceback_p
 async def test_errors_are_logged_and_answered_with_an_apology(
     bot: Application, telegram_api: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="bot.adapters.telegram_bot"):
+    with caplog.at_level(logging.ERROR, logger="bot.adapters.telegram.bot"):
         telegram_api.push_update(telegram_api.make_message("boom", language_code="de"))
         (apology,) = await wait_sent(telegram_api, 777, 1)
     assert apology["text"] == say("de", "apology")
-    (record,) = [r for r in caplog.records if r.name == "bot.adapters.telegram_bot"]
+    (record,) = [r for r in caplog.records if r.name == "bot.adapters.telegram.bot"]
     assert record.exc_info and "boom" in str(record.exc_info[1])
     telegram_api.push_update(telegram_api.make_message("/help"))
     await wait_sent(telegram_api, 777, 2)  # still running

@@ -14,16 +14,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from bot.adapters.telegram_bot import build_application, serve
-from bot.adapters.telegram_intake import SUSPECTS, Intake
-from bot.adapters.telegram_queue import FairQueue
+from bot.adapters.telegram.bot import build_application, serve
+from bot.adapters.telegram.intake import SUSPECTS, Intake
+from bot.adapters.telegram.queue import FairQueue
 from bot.service import Service
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.proxy import Proxy
 from fitbot_fakes.telegram_api import FakeTelegramAPI
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 TOKEN = "123456:TEST-token"
@@ -154,7 +154,7 @@ async def test_a_handler_error_is_recorded_and_not_replayed(
 
 
 async def test_an_update_the_process_died_on_twice_is_quarantined_and_once_goes_last(tmp_path: Path):
-    from catalog.inbox import InboxItem
+    from storage.inbox import InboxItem
 
     async with UserDataStore(tmp_path / "user.sqlite") as store:
         inbox = store.inbox

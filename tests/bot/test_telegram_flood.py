@@ -20,11 +20,11 @@ import pytest
 from telegram import Update
 from telegram.error import NetworkError, RetryAfter
 
-from bot.adapters.telegram_bot import build_application, serve
-from bot.adapters.telegram_flood import ChatFloodLimiter
-from bot.adapters.telegram_parts import TelegramApp
-from bot.adapters.telegram_poller import PER_CHAT
-from bot.adapters.telegram_queue import FairQueue, Retries
+from bot.adapters.telegram.bot import build_application, serve
+from bot.adapters.telegram.flood import ChatFloodLimiter
+from bot.adapters.telegram.parts import TelegramApp
+from bot.adapters.telegram.poller import PER_CHAT
+from bot.adapters.telegram.queue import FairQueue, Retries
 from bot.app.run import open_service
 from bot.app.settings import Settings
 from bot.service import Service

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.adapters.telegram_bot import CONCURRENT_UPDATES, build_application, serve
+from bot.adapters.telegram.bot import CONCURRENT_UPDATES, build_application, serve
 from bot.render.telegram_html import to_telegram
 from bot.service import Service, User
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.telegram_api import FakeTelegramAPI, parse_html
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 ROOT = Path(__file__).resolve().parents[2]

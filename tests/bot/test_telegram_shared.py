@@ -13,18 +13,18 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.adapters import telegram_flood
-from bot.adapters.telegram_shared import run_shared_telegram
+from bot.adapters.telegram import flood as telegram_flood
+from bot.adapters.telegram.shared import run_shared_telegram
+from bot.app.jobs import TELEGRAM_POLL
 from bot.service import Service
-from bot.shared import TELEGRAM_POLL
-from catalog.db.leader import leader_of
-from catalog.db.queue import SharedInbox
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
 from fitbot_fakes.postgres import free_port
 from fitbot_fakes.telegram_api import FakeTelegramAPI
+from storage.leader import leader_of
+from storage.queue import SharedInbox
+from storage.userdata import UserDataStore
 
 telegram_api = fixtures.telegram_api
 TOKEN = "123456:TEST-token"

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from bot.answer_special import special_kind
+from bot.answers.unparsed import special_kind
 from bot.service import Service, User
 from catalog.extra_facts import side_models
 from catalog.facts import load_facts

@@ -14,7 +14,7 @@ from bot.render.text import to_console
 from bot.reply import Reply
 from bot.service import Service, User
 from catalog.facts import load_facts
-from catalog.userdata import UserDataStore
+from storage.userdata import UserDataStore
 from tests.bot.test_understanding import (
     Check,
     across,

@@ -8,7 +8,7 @@ import pytest
 
 from bot.service import Service, User
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
-from catalog.vision_config import vision_of
+from catalog.model_files.vision import vision_of
 from core.recommend import tags_of
 from core.vision import image_tokens, mmproj_bytes
 

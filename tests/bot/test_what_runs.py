@@ -27,7 +27,7 @@ PHRASES = (
     ("welche modelle laufen bei mir", "de"),
     ("bestes modell für meine karte", "de"),
 )
-# saved devices: catalog cards, a Mac, and devices known only by their memory (bot/saved.py)
+# saved devices: catalog cards, a Mac, and devices known only by their memory (bot/users/saved.py)
 SAVED = ("rtx-3090", "rtx-4060", "rx-7900-xtx", "generic-gpu-16", "generic-laptop-8")
 
 

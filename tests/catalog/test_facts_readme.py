@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from catalog.facts import FACTS_DIR, load_facts, load_price_signals, raw_rows
-from catalog.hf_index import load_hf_index
+from catalog.hub.index import load_hf_index
 from catalog.importers.model_configs import sources
 
 README = Path(FACTS_DIR) / "README.md"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from catalog.hf_index import INDEX_FILE, index_source, load_hf_index
+from catalog.hub.index import INDEX_FILE, index_source, load_hf_index
 
 
 def test_index_is_small_and_sorted_by_downloads() -> None:

@@ -14,8 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from catalog.hf_config import UnsupportedArchitecture
-from catalog.hub import (
+from catalog.hub.client import (
     HubBadData,
     HubClient,
     HubError,
@@ -32,8 +31,9 @@ from catalog.hub import (
     parse_gguf_prefix,
     parse_repo_ref,
 )
-from catalog.userdata import USER_MIGRATIONS, CachedHubClient, UserDataStore
+from catalog.model_files.config import UnsupportedArchitecture
 from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
+from storage.userdata import USER_MIGRATIONS, CachedHubClient, UserDataStore
 
 
 def hub_client(**options):
@@ -212,7 +212,7 @@ def test_parse_gguf_prefix_survives_every_cut():
 
 
 def test_parse_gguf_prefix_rejects_non_gguf():
-    from catalog.hf_config import ConfigError
+    from catalog.model_files.config import ConfigError
 
     with pytest.raises(ConfigError):
         parse_gguf_prefix(b"<html>not a gguf file at all, sorry</html>")

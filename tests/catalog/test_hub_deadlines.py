@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from catalog.hub import HubClient, HubUnavailable
-from catalog.hub_search import HubSearch
+from catalog.hub.client import HubClient, HubUnavailable
+from catalog.hub.search import HubSearch
 from fitbot_fakes.hostile_hub import HostileHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +81,7 @@ def test_a_process_with_a_hub_call_still_reading_exits_at_once(hub):
         f"""
         import asyncio, huggingface_hub.constants as c
         c.HF_HUB_OFFLINE = False
-        from catalog.hub import HubClient
+        from catalog.hub.client import HubClient
         async def main():
             client = HubClient(timeout_s=30.0, endpoint={hub.endpoint!r})
             try:

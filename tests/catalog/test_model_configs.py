@@ -7,11 +7,7 @@ from typing import Any
 
 import pytest
 
-from catalog.config_geometry import BLOCK_TYPES, geometry, gguf_mtp_layers, model_type, mtp_layers, text_config
-from catalog.config_layers import LFM2
-from catalog.config_values import GeometryError
 from catalog.facts import FACTS_DIR, load_facts, raw_rows
-from catalog.hf_config import checked_geometry
 from catalog.importers.model_configs import (
     CONFIG_DIR,
     GEOMETRY_KEYS,
@@ -22,7 +18,11 @@ from catalog.importers.model_configs import (
     sources,
     stored_config,
 )
-from catalog.params import config_params, embedding_params, mtp_layer_params
+from catalog.model_files.config import checked_geometry
+from catalog.model_files.geometry import BLOCK_TYPES, geometry, gguf_mtp_layers, model_type, mtp_layers, text_config
+from catalog.model_files.layers import LFM2
+from catalog.model_files.params import config_params, embedding_params, mtp_layer_params
+from catalog.model_files.values import GeometryError
 
 ROWS = raw_rows(FACTS_DIR, "models.toml", "model")
 WITH_CONFIG = [r for r in ROWS if "config" in r]
@@ -369,7 +369,7 @@ def test_glm_4_7_flash_layout_reads_as_mla() -> None:
 )
 def test_out_of_range_layout_keys_are_named(repo: str, bad: dict[str, Any], key: str) -> None:
     """A hub config is untrusted: a nonsense width in these layouts is refused by its key, never counted."""
-    from catalog.hf_config import ConfigError, spec_from_config
+    from catalog.model_files.config import ConfigError, spec_from_config
     from core.models import Provenance
 
     cfg = stored_config(repo)

@@ -14,11 +14,11 @@ import catalog.store as store_module
 from catalog.facts import load_facts
 from catalog.lookup import Families, build_vocabulary, vocabulary
 from catalog.store import CatalogStore
-from core import names as N
 from core.models import ModelSpec
-from core.query import parse
-from core.query_index import build_index, candidates, index_data, index_for, index_from_data, span_score
-from core.query_lexicon import tokenize
+from core.query import names as N
+from core.query.index import build_index, candidates, index_data, index_for, index_from_data, span_score
+from core.query.lexicon import tokenize
+from core.query.parse import parse
 
 CATALOG = load_facts()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from catalog.facts import load_facts
-from catalog.params import architecture_params, params_deviation
+from catalog.model_files.params import architecture_params, params_deviation
 from core.models import AttentionKind, ModelSpec, Provenance
 
 TOLERANCE = 0.03

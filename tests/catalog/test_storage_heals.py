@@ -9,7 +9,7 @@ import stat
 from datetime import UTC, datetime, timedelta
 
 from catalog.store import CatalogStore
-from catalog.userdata import UserDataStore
+from storage.userdata import UserDataStore
 
 
 async def test_a_corrupt_catalog_is_rebuilt_from_the_fact_files(tmp_path, caplog):
@@ -27,7 +27,7 @@ async def test_a_corrupt_user_database_is_moved_aside_and_a_fresh_one_started(tm
     async with UserDataStore(path) as store:
         await store.prefs.set_user("tg:1", gpu_id="rtx-4090")
     path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 8000)
-    with caplog.at_level(logging.ERROR, logger="catalog.userdata"):
+    with caplog.at_level(logging.ERROR, logger="storage.userdata"):
         async with UserDataStore(path) as store:
             assert (await store.prefs.user("tg:1")).gpu_id is None  # fresh, and it works
             await store.prefs.set_user("tg:1", lang="de")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 
-from catalog.userdata import USER_MIGRATIONS, UserDataStore
-from catalog.userprefs import LoggedQuery
+from storage.prefs import LoggedQuery
+from storage.userdata import USER_MIGRATIONS, UserDataStore
 
 
 async def test_an_old_database_is_upgraded_without_losing_rows(tmp_path):
@@ -71,7 +71,7 @@ def test_an_acknowledged_write_survives_a_killed_process(tmp_path):
     script = textwrap.dedent(f"""
         import asyncio, sys, time
         from pathlib import Path
-        from catalog.userdata import UserDataStore
+        from storage.userdata import UserDataStore
 
         async def main():
             store = await UserDataStore(Path({str(path)!r})).open()

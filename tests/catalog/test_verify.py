@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from bot.app import cli
 from catalog.facts import load_facts
-from catalog.hf_config import spec_from_config
 from catalog.importers.model_configs import stored_config
+from catalog.model_files.config import spec_from_config
 from catalog.verify import live_findings, stored_findings
 from core.models import ModelSpec, Provenance
 

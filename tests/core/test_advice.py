@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.card_parts import note_text
+from bot.cards.parts import note_text
 from core.advice import best_quant, choose_quant, kv_savings, nearest_fix, recommend_hardware
 from core.cost import quote_offers
 from core.estimate import Request, estimate, scenario
 from core.fit import Verdict
-from core.launch import launch_command, launch_commands
+from core.launch.commands import launch_command, launch_commands
 from core.models import MIB, Catalog, CloudOffer, Engine, KvCacheType, QuantSpec
-from core.quant_ladder import candidates
+from core.quants.ladder import candidates
 from core.regions import REGION_RESTRICTED
 from tests.core.specs import (
     BF16,

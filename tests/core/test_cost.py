@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bot.card_parts import note_text
+from bot.cards.parts import note_text
 from core.cost import (
     DAYS_PER_MONTH,
     break_even_months,
@@ -19,7 +19,7 @@ from core.cost import (
 from core.estimate import EstimateError, Request, scenario
 from core.fit import Verdict, place
 from core.models import Catalog, CloudOffer, Engine
-from core.serving import decode_speeds
+from core.speed.serving import decode_speeds
 from tests.core.specs import BF16, GLM_AIR, H100, LLAMA3_8B, PROV, Q4_K_M, Q8_0, RTX_3090, RTX_4090
 
 USED_3090 = RTX_3090.model_copy(update={"price_usd": 800.0, "price_note": "used, test"})

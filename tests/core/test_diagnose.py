@@ -12,10 +12,10 @@ import shlex
 import pytest
 
 from catalog.facts import load_facts
-from core.diagnose import Diagnosis, diagnose
-from core.diagnose_flags import LaunchFlags, ParseFailure, model_words, parse_command
-from core.diagnose_log import log_settings, read_log
-from core.diagnose_place import kv_bytes
+from core.diagnose.command import Diagnosis, diagnose
+from core.diagnose.flags import LaunchFlags, ParseFailure, model_words, parse_command
+from core.diagnose.log import log_settings, read_log
+from core.diagnose.place import kv_bytes
 from core.estimate import default_quant
 from core.fit import Verdict
 from core.models import GIB, Engine
@@ -324,7 +324,7 @@ def test_cpu_moe_on_a_dense_model():
 
 
 def test_kv_bytes_follow_the_cache_types():
-    from core.diagnose_place import Settings
+    from core.diagnose.place import Settings
 
     spec = CATALOG.model("qwen3-8b")
     assert spec is not None

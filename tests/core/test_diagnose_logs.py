@@ -15,8 +15,8 @@ import pytest
 from bot.render.text import to_console
 from bot.service import Service, User
 from catalog.facts import load_facts
-from core.diagnose_flags import LaunchFlags, parse_command
-from core.diagnose_log import looks_like_log, read_log
+from core.diagnose.flags import LaunchFlags, parse_command
+from core.diagnose.log import looks_like_log, read_log
 from core.models import GIB, MIB
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pasted_logs.toml"

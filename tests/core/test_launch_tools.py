@@ -7,10 +7,10 @@ import re
 from catalog.extra_facts import ollama_tags, quant_repos
 from catalog.facts import load_facts
 from core.estimate import Request, estimate, scenario
-from core.launch import launch_commands
-from core.launch_tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
+from core.launch.commands import launch_commands
+from core.launch.ollama import TagChoice, hf_blocked, ollama_command, ollama_default_context, ollama_tag
+from core.launch.tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.models import GIB, Engine, KvCacheType
-from core.ollama import TagChoice, hf_blocked, ollama_command, ollama_default_context, ollama_tag
 
 CATALOG = load_facts()
 

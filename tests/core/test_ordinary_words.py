@@ -1,7 +1,7 @@
 """Everyday words in catalog names never make a question about another model (issue 34, issue 33).
 
 The class is every word of every catalog model name that is also an everyday English or German word
-(``core/ordinary_words.py``, generated from the catalog): each is put beside a real model name in many
+(``core/query/ordinary_words.py``, generated from the catalog): each is put beside a real model name in many
 phrasings in both languages, and alone where it is only one word of a longer name.
 """
 
@@ -12,9 +12,9 @@ import pytest
 from catalog.facts import load_facts
 from catalog.importers.ordinary_words_build import OUT, model_words, ordinary, render
 from catalog.lookup import vocabulary
-from core.ordinary_words import ORDINARY_WORDS
-from core.query import parse
-from core.query_index import index_for
+from core.query.index import index_for
+from core.query.ordinary_words import ORDINARY_WORDS
+from core.query.parse import parse
 
 VOCAB = vocabulary(load_facts())
 INDEX = index_for(VOCAB)

@@ -9,14 +9,15 @@ import random
 import pytest
 
 from catalog.facts import load_facts
-from core import memory, speed_constants
+from core import memory
 from core.advice import FULL_FIT, kv_savings, quick_fit
 from core.estimate import EstimateError, Request, estimate_of, hardware_on, scenario, varied
 from core.fit import Verdict, breakdown, full_fit, max_context, memory_table, need_bytes, place
 from core.models import Engine, KvCacheType
-from core.quant_ladder import ladder, ladder_weights
-from core.serving import decode_speeds, single_stream
-from core.speed_device import device_rates, forget_rates
+from core.quants.ladder import ladder, ladder_weights
+from core.speed import constants as speed_constants
+from core.speed.device import device_rates, forget_rates
+from core.speed.serving import decode_speeds, single_stream
 from core.weights import weights
 
 CATALOG = load_facts()

@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from catalog.extra_facts import quant_quality
 from catalog.facts import load_facts
-from core.quant_quality import best_quality, family_quality
+from core.quants.quality import best_quality, family_quality
 
 CATALOG = load_facts()
 

@@ -1,4 +1,4 @@
-"""Advice people would follow (core/quant_rules.py): no 1-bit for small dense models, no low bits for
+"""Advice people would follow (core/quants/rules.py): no 1-bit for small dense models, no low bits for
 MXFP4-native models, no second GPU for laptops and Macs, and hardware picks that include large Macs."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from catalog.facts import load_facts
 from core.advice import nearest_fix, recommend_hardware
 from core.estimate import Request, estimate_of, scenario
-from core.quant_ladder import ladder_ids
-from core.quant_rules import no_second_gpu, sensible
+from core.quants.ladder import ladder_ids
+from core.quants.rules import no_second_gpu, sensible
 
 CATALOG = load_facts()
 

@@ -12,8 +12,8 @@ import pytest
 
 from catalog.facts import load_facts
 from catalog.lookup import vocabulary
-from core.query import parse
-from core.query_types import Intent
+from core.query.parse import parse
+from core.query.types import Intent
 
 VOCAB = vocabulary(load_facts())
 # (as typed, catalog id): a spread of vendors and kinds

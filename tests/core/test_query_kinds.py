@@ -17,8 +17,8 @@ import pytest
 
 from catalog.facts import load_facts
 from catalog.lookup import vocabulary
-from core import names as N
-from core.query import Intent, Query, parse
+from core.query import names as N
+from core.query.parse import Intent, Query, parse
 
 VOCAB = vocabulary(load_facts())
 # every catalog card name that is a number, with or without its vendor word ("4090", "rtx 4090", "rx 7900")

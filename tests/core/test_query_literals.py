@@ -1,4 +1,4 @@
-"""Patterns that skip text lacking their literals (``core.query_literals``): every match holds one of the
+"""Patterns that skip text lacking their literals (``core.query.literals``): every match holds one of the
 strings a pattern is said to need, so skipping a text without them never loses a match."""
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import query_devices, query_lexicon, query_specs
-from core.query_literals import Quick, needs
-from core.query_needs import NEEDS
+from core.query import devices as query_devices
+from core.query import lexicon as query_lexicon
+from core.query import specs as query_specs
+from core.query.literals import Quick, needs
+from core.query.needs import NEEDS
 
 
 def _parser_patterns() -> list[tuple[str, Quick]]:
@@ -37,10 +39,10 @@ def _needs_table() -> str:
 
 
 def test_the_table_of_needs_is_what_the_patterns_need() -> None:
-    """Start-up reads the needs from ``core.query_needs``; a pattern that changed must be read again there."""
+    """Start-up reads the needs from ``core.query.needs``; a pattern that changed must be read again there."""
     table = {q.key: tuple(sorted(needs(q.regex) or ())) for _, q in PATTERNS}
     assert {q.key: q.needs for _, q in PATTERNS} == table  # what runs is sound, table or not
-    assert table == NEEDS, "write core/query_needs.py's table anew:\n" + _needs_table()
+    assert table == NEEDS, "write core/query/needs.py's table anew:\n" + _needs_table()
 
 
 def test_the_parser_runs_its_patterns_quick() -> None:

@@ -12,8 +12,8 @@ from rapidfuzz import fuzz
 
 from catalog.facts import load_facts
 from catalog.lookup import build_vocabulary
-from core.query import parse
-from core.query_index import adopt, build_index, index_for, near_in_length
+from core.query.index import adopt, build_index, index_for, near_in_length
+from core.query.parse import parse
 
 VOCAB = build_vocabulary(load_facts())
 # names recur with other text around them: the same span, other memory sizes, counts, cores and suffixes

@@ -12,8 +12,8 @@ from core.advice import FULL_FIT, RUNS, choose_quant, fits_on, full_fit_speeds, 
 from core.estimate import EstimateError, Request, estimate_of, hardware_on, on_device, resolved, scenario, varied
 from core.fit import Verdict, overflow, place
 from core.models import Engine, KvCacheType
-from core.quant_choice import pick_quant
-from core.serving import single_stream
+from core.quants.choice import pick_quant
+from core.speed.serving import single_stream
 
 CATALOG = load_facts()
 

@@ -27,10 +27,10 @@ from core import memory
 from core.cost import quote_offers
 from core.estimate import EstimateError, Request, estimate_of, scenario
 from core.fit import Verdict, place
-from core.launch import launch_commands
+from core.launch.commands import launch_commands
 from core.models import Engine, Hardware, KvCacheType, Workload
-from core.speed import batch_speed
-from core.speed_device import vllm_max_num_seqs
+from core.speed.device import vllm_max_num_seqs
+from core.speed.estimate import batch_speed
 from core.weights import weights
 
 CATALOG = load_facts()

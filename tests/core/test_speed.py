@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import speed
 from core.fit import Offload, Placement, place
 from core.memory import kv_cache_bytes, overhead_bytes, usable_bytes
 from core.models import GIB, Backend, Engine, GpuSpec, Hardware, KvCacheType, ModelSpec, Workload
-from core.speed import SpeedEstimate, estimate_speed
-from core.speed_arch import ARCH
+from core.speed import estimate as speed
+from core.speed.arch import ARCH
+from core.speed.estimate import SpeedEstimate, estimate_speed
 from tests.core import specs
 from tests.core.specs import BF16, GLM_AIR, LLAMA3_8B, PROV, Q4_K_M, Q8_0
 

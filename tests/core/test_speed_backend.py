@@ -7,8 +7,8 @@ import pytest
 from core.custom_device import custom_device, vendor_hint
 from core.estimate import Request, estimate
 from core.models import Backend, Catalog
-from core.speed_arch import canonical_arch, matrix_tflops
-from core.speed_device import backend_named, backend_options, with_backend
+from core.speed.arch import canonical_arch, matrix_tflops
+from core.speed.device import backend_named, backend_options, with_backend
 from tests.core import specs
 from tests.core.specs import LLAMA3_8B, Q4_K_M
 
@@ -71,7 +71,7 @@ def test_vendor_hints(name, vendor):
 
 def test_the_launch_command_names_the_build_for_the_backend():
     from core.estimate import estimate_of, scenario
-    from core.launch import launch_command
+    from core.launch.commands import launch_command
 
     for request, flag in ((Request(backend=Backend.VULKAN), "-DGGML_VULKAN=ON"), (Request(), "-DGGML_HIP=ON")):
         s = scenario(LLAMA3_8B, XTX, request, quant=Q4_K_M)
@@ -98,7 +98,7 @@ ARC = RTX_4090.model_copy(
 def test_intel_prompts_run_the_rate_their_backend_reaches():
     """Issue 37: upstream ggml-sycl runs prompt GEMMs in FP32 on the vector ALUs (1/8 of XMX), ggml-vulkan without
     cooperative matrices at the FP16 vector rate (1/4 of XMX); the listed figure is the XMX rate."""
-    from core.speed_arch import SYCL_INTEL_MATRIX_SHARE, VULKAN_INTEL_MATRIX_SHARE
+    from core.speed.arch import SYCL_INTEL_MATRIX_SHARE, VULKAN_INTEL_MATRIX_SHARE
 
     sycl = matrix_tflops(ARC)[0]
     vulkan = matrix_tflops(with_backend(ARC, Backend.VULKAN) or ARC)[0]
@@ -115,7 +115,7 @@ def test_cdna_prompts_count_the_vector_rate_not_the_matrix_cores():
 
 
 def test_a_device_kept_out_of_the_fit_is_never_calibrated_and_the_card_says_why():
-    from core.speed_constants import KEPT_OUT_DEVICES
+    from core.speed.constants import KEPT_OUT_DEVICES
 
     assert "arc-pro-b70" in KEPT_OUT_DEVICES
     b70 = ARC.model_copy(update={"id": "arc-pro-b70", "name": "Intel Arc Pro B70", "arch": "xe2"})
@@ -128,8 +128,8 @@ def test_a_device_kept_out_of_the_fit_is_never_calibrated_and_the_card_says_why(
 def test_sycl_decodes_quants_without_its_reorder_path_at_the_measured_share():
     """ggml-sycl's fast mat-vec needs the reorder layout (Q4_0, Q4_K, Q6_K, Q8_0); PR #21527 measured 21 % of the
     bandwidth without it and 66 % with it, so MXFP4 and IQ weights decode 66/21 times slower under SYCL only."""
-    from core.speed_constants import SYCL_NO_REORDER_DECODE_FACTOR
-    from core.speed_device import decode_quant_factor, device_rates
+    from core.speed.constants import SYCL_NO_REORDER_DECODE_FACTOR
+    from core.speed.device import decode_quant_factor, device_rates
 
     sycl, vulkan = device_rates(ARC), device_rates(with_backend(ARC, Backend.VULKAN) or ARC)
     assert decode_quant_factor(sycl, 1.0, "mxfp4") == pytest.approx(SYCL_NO_REORDER_DECODE_FACTOR)
@@ -141,7 +141,7 @@ def test_codebook_quants_are_dequantisation_bound_where_bandwidth_per_sm_is_high
     """PR #8215 (microbatch 1, MMVQ): Llama-3-8B IQ2_S decodes at 151.5 t/s on an RTX 3090 and 276.9 on an RTX 4090 at
     nearly the same bandwidth; the SM cycles per weight (``IQ_GRID_SM_CYCLES_PER_WEIGHT``) make the 3090 ALU-bound
     and leave the 4090 bandwidth-bound; IQ4 (a 16-entry table, no codebook) and other backends get no such term."""
-    from core.speed_device import dequant_seconds, device_rates
+    from core.speed.device import dequant_seconds, device_rates
 
     rtx3090 = RTX_4090.model_copy(
         update={"id": "rtx-3090", "arch": "ampere", "fp16_tflops": 71.16, "bandwidth_bytes_per_s": 936e9}
@@ -159,8 +159,8 @@ def test_a_405b_codebook_quant_on_one_h200_decodes_at_its_dequantisation_rate(mo
     """Issue 37: 405B IQ2_XXS on one H200 was predicted at the bandwidth (+172 % over the measurement); its
     dequantisation takes ~3x the weight read on 132 SMs at 4.8 TB/s. Rough: Hopper's prompts miss their band."""
     from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row, model_from_row, quant_from_row
-    from core import speed_constants as K
-    from core.speed_device import forget_rates
+    from core.speed import constants as K
+    from core.speed.device import forget_rates
 
     gpus = {g.id: g for g in converted_rows(FACTS_DIR, "gpus.toml", "gpu", gpu_from_row)}
     quant = next(q for q in converted_rows(FACTS_DIR, "quants.toml", "quant", quant_from_row) if q.id == "IQ2_XXS")

@@ -2,7 +2,7 @@
 
 Runs the whole calibration (fit, leave-one-GPU-out, leave-one-family-out) on
 bench/calibration/*.csv: a few seconds. When it fails, re-run
-``python bench/speed_calibration.py --write`` and commit core/speed_constants.py with the data.
+``python bench/speed_calibration.py --write`` and commit core/speed/constants.py with the data.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def test_rows_of_a_device_without_a_matrix_figure_are_graded_against_the_band_it
     from catalog.facts import FACTS_DIR, converted_rows, quant_from_row
     from core.fit import place
     from core.models import Hardware, Workload
-    from core.speed import estimate_speed
+    from core.speed.estimate import estimate_speed
 
     rows = result["rows"]
     idx = next(i for i, r in enumerate(rows) if r.gpu.id == "rtx-4000-ada" and r.kind == "prefill" and r.n_gpus == 1)

@@ -1,11 +1,11 @@
-"""Backend and device-spec phrases in a question, both languages (core/query_specs.py)."""
+"""Backend and device-spec phrases in a question, both languages (core/query/specs.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.models import Backend
-from core.query_specs import read_specs
+from core.query.specs import read_specs
 
 
 def specs(text: str) -> tuple[dict[str, object], str]:

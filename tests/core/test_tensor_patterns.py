@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.facts import load_facts
-from core.diagnose_place import Settings, layout
-from core.tensor_patterns import MAX_PATTERN_CHARS, MAX_PATTERNS, compile_overrides
+from core.diagnose.place import Settings, layout
+from core.diagnose.tensor_patterns import MAX_PATTERN_CHARS, MAX_PATTERNS, compile_overrides
 
 CATALOG = load_facts()
 # Patterns people paste (llama.cpp discussions on MoE offload, unsloth and ggml-org model cards).
@@ -85,7 +85,7 @@ def test_the_issue_paste_is_placed_in_bounded_time_in_a_fresh_process():
     child must finish placing it (the limit is generous, it catches a return of ``re``)."""
     code = (
         "from catalog.facts import load_facts\n"
-        "from core.diagnose_place import Settings, layout\n"
+        "from core.diagnose.place import Settings, layout\n"
         "c = load_facts(); m = c.model('qwen3-235b-a22b'); q = c.quant('Q4_K_M')\n"
         "s = Settings(context=8192, gpu_layers=999, overrides=(('(.|.)*Z', 'CPU'), ('(a+)+$', 'CPU'), (r'(\\w+\\s?)*$', 'CPU')))\n"
         "lay = layout(m, q, c.size(m.id, q.id), c.gpu('rtx-4090'), 1, 64 * 10**9, s)\n"

@@ -1,0 +1,1 @@
+"""Discord: discord.py wiring, slash commands, mentions, retries and stopping."""

@@ -1,0 +1,1 @@
+"""The MCP server on the official SDK, over stdio and streamable HTTP."""

@@ -1,0 +1,1 @@
+"""Telegram: python-telegram-bot wiring, polling, the durable inbox and shared workers."""

@@ -1,0 +1,1 @@
+"""A parsed question → a ``Reply``: the router, the resolver, and one module per answer kind."""

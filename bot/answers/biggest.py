@@ -1,0 +1,58 @@
+"""The answer to "what's the biggest model I can run on X?" / "größtes Modell für X".
+
+The same candidates as ``/models`` (``core.recommend.rank_models``: each model with the quant a
+practitioner would run, MoE models with their experts in RAM when they stay usable), kept only at a
+reading speed people accept and at 3 bits per weight or more, and ranked by total parameters: the
+biggest first, with its speed.
+"""
+
+from __future__ import annotations
+
+from bot.cards import notices as cards
+from bot.cards.launch import checkpoints
+from bot.question import Answering
+from bot.reply import Reply, setup_label
+from core.estimate import DEFAULT_CONTEXT, Request
+from core.models import GpuSpec
+from core.quants.ladder import LOW_BITS
+from core.recommend import MIN_OFFLOAD_TOKENS_PER_S, rank_models
+from locales import Lang, context_label, num, t, tokens_per_s
+
+ACCEPTABLE_TOKENS_PER_S = MIN_OFFLOAD_TOKENS_PER_S  # the reading speed below which a model is not "runnable"
+# below 3 bits per weight a model "runs" only in name (core.quants.ladder.LOW_BITS): a 358B at 1.75 bits is not
+# the biggest model one can run, it is a damaged one
+LIST_TOP = 10
+
+
+def biggest_models(answers: Answering, gpu: GpuSpec, count: int, request: Request, lang: Lang, echo: str = "") -> Reply:
+    """The models that run acceptably on ``count`` x ``gpu``, biggest (total parameters) first."""
+    req = request.model_copy(update={"gpu_count": count})
+    picks = answers.cached(
+        ("rank", gpu.model_dump_json(), req.model_dump_json(), "None"),  # the /models scan, shared
+        lambda: rank_models(answers.catalog, gpu, req, None, checkpoints=checkpoints()),
+    )
+    runs = sorted(
+        (p for p in picks if p.decode_tokens_per_s >= ACCEPTABLE_TOKENS_PER_S and _bits(answers, p.quant) >= LOW_BITS),
+        key=lambda p: (-p.total_params, -p.decode_tokens_per_s),
+    )
+    name = setup_label(gpu.short_name, count)
+    title = t(lang, "biggest.title", gpu=name, context=context_label(request.context or DEFAULT_CONTEXT))
+    reply = cards.models_card(title, runs[:LIST_TOP], answers.catalog, lang, echo=echo)
+    if not runs:
+        return reply.model_copy(update={"summary": t(lang, "biggest.none", rate=f"{ACCEPTABLE_TOKENS_PER_S:g}")})
+    top = runs[0]
+    summary = t(
+        lang,
+        "biggest.summary",
+        model=top.name,
+        params=num(top.total_params / 1e9, lang, 0 if top.total_params >= 10e9 else 1),
+        quant=top.quant,
+        rate=tokens_per_s(top.decode_tokens_per_s, lang),
+        floor=f"{ACCEPTABLE_TOKENS_PER_S:g}",
+    )
+    return reply.model_copy(update={"summary": summary})
+
+
+def _bits(answers: Answering, quant_id: str) -> float:
+    quant = answers.catalog.quant(quant_id)
+    return quant.bits if quant else 4.0

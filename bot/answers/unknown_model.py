@@ -1,0 +1,108 @@
+"""A model the offline index knows only by its parameter count (Command-R, DeepSeek-V2.5, ...).
+
+Without its architecture neither the KV cache nor the speed can be estimated, but the weights can:
+a quant's bits per weight times the parameter count (``weights = params x bpw / 8``, the recipe's
+dense bits; routed experts take the same bits in the plain llama.cpp quants). The card says what
+the weights need at the usual quants against the device's memory, and that nothing else is known:
+KV cache, buffers and speed need the config (paste the repo id when the bot is online).
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.cards.parts import footer
+from bot.question import Answering, AskBack, Question
+from bot.reply import Reply, Subject, Table, Tone, setup_label
+from bot.users.user import User
+from catalog.hub.index import HfIndexRow
+from core.memory import unified_fraction
+from core.models import GIB, GpuSpec, ModelSpec
+from core.notes import Note
+from core.query.names import MODEL_VARIANTS
+from core.query.parse import Query
+from locales import Lang, gib, num, t
+
+QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ3_XXS", "Q2_K")
+HEADROOM = 0.9  # weights that fill more than 90 % leave no room for the KV cache and buffers
+
+
+def weights_bytes(params: int, bpw: float) -> int:
+    return round(params * bpw / 8)
+
+
+def memory_only_card(answers: Answering, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str) -> Reply:
+    """Weights per quant against the device's memory; marked as memory only, from the offline index."""
+
+    stub = ModelSpec.model_construct(id=row.repo, name=row.repo.split("/")[-1])  # for the device question only
+    ask = Question(q, lang, user, text)
+    try:
+        gpu, count = answers.device(ask, stub)
+    except AskBack as back:
+        return back.reply
+    usable = usable_bytes(gpu, count)
+    rows = []
+    for qid in (q.quant, *QUANTS) if q.quant and q.quant not in QUANTS else QUANTS:
+        quant = answers.catalog.quant(qid)
+        if quant is None:
+            continue
+        need = weights_bytes(row.params, quant.bpw_dense)
+        mark = "🟢" if need <= HEADROOM * usable else "🟠" if need <= usable else "🔴"
+        rows.append((qid, gib(need, lang), mark))
+    label = setup_label(gpu.short_name, count)
+    main = q.quant or "Q4_K_M"
+    need = weights_bytes(row.params, (answers.catalog.quant(main) or answers.catalog.quants[0]).bpw_dense)
+    key = (
+        "memory_only.fits" if need <= HEADROOM * usable else "memory_only.tight" if need <= usable else "memory_only.no"
+    )
+    summary = " ".join(
+        (
+            t(lang, "memory_only.what", repo=row.repo, params=num(row.params / 1e9, lang, 1)),
+            t(lang, key, quant=main, need=gib(need, lang), usable=gib(usable, lang), gpu=label),
+            t(lang, "memory_only.unknown"),
+        )
+    )
+    note = Note(code="memory_only", values={"repo": row.repo})
+    subject = Subject(
+        model_id=row.repo,
+        model_name=row.repo.split("/")[-1],
+        hf_repo=row.repo,
+        total_params_b=round(row.params / 1e9, 2),
+        gpu_id=gpu.id,
+        gpu_name=gpu.short_name,
+        gpu_count=count,
+        gpu_memory_gb=float(round(gpu.memory_bytes / GIB)),
+        quant=main,
+        notes=(note,),
+    )
+    tone = Tone.GOOD if key.endswith("fits") else Tone.WARN if key.endswith("tight") else Tone.BAD
+    return Reply(
+        kind="memory_only",
+        locale=lang,
+        title=t(lang, "memory_only.title", model=row.repo.split("/")[-1], gpu=label),
+        tone=tone,
+        summary=summary,
+        table=Table(headers=(t(lang, "memory_only.quant"), t(lang, "memory_only.weights"), ""), rows=tuple(rows)),
+        echo=text,
+        footer=footer(answers.catalog, lang),
+        subjects=(subject,),
+    )
+
+
+def with_variants(phrase: str, text: str) -> str:
+    """The typed name with the variant words written right after it ("llama 3.2 90b" + "vision"), so
+    the index finds that variant and not the family's plain model; a "+" right after it is "plus"
+    ("command r+" is Command R Plus, not Command R)."""
+    m = re.search(re.escape(phrase) + r"(\+(?!\w))?((?:[\s-]+[^\W\d_]+)*)", text, re.IGNORECASE)
+    words: list[str] = ["plus"] if m and m.group(1) else []
+    for word in re.split(r"[\s-]+", m.group(2).strip(" -")) if m else ():
+        if word.lower() not in MODEL_VARIANTS:
+            break
+        words.append(word)
+    return " ".join([phrase, *words])
+
+
+def usable_bytes(gpu: GpuSpec, count: int) -> int:
+    """The memory the weights may fill: every card's, or the GPU's share of a unified pool."""
+    share = unified_fraction(gpu) if gpu.unified_memory else 1.0
+    return round(gpu.memory_bytes * share) * count

@@ -1,0 +1,1 @@
+"""The cards: every sentence a reply carries is written here (from ``locales/``)."""

@@ -1,0 +1,1 @@
+"""Who asks: the user, their saved defaults, usage and rate limits."""

@@ -1,0 +1,204 @@
+"""Saved preferences: a user's defaults (GPU, RAM, language) and a chat's (language, mention answers).
+
+``/mygpu``, ``/lang``, ``/settings`` and ``/forget`` change them; every question reads them first.
+A locked or broken database costs the defaults, never the answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Any
+
+from bot.answers.resolve import Resolver
+from bot.cards import notices as cards
+from bot.reply import Action, Reply, Tone, setup_label
+from bot.users.saved import GENERIC_PREFIX, generic_saved
+from bot.users.user import User
+from catalog.lookup import sized_name
+from core.models import Engine
+from core.query.parse import Query
+from locales import Lang, t
+from storage.base import store_errors
+
+if TYPE_CHECKING:
+    from bot.answers.route import Answers
+    from storage.prefs import PreferenceStore
+
+log = logging.getLogger(__name__)
+RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
+
+
+class Preferences:
+    """Reads and changes saved defaults; without a store or a known person (the console, an MCP client) every
+    command says so."""
+
+    def __init__(self, store: PreferenceStore | None) -> None:
+        self.store = store
+
+    async def fill(self, user: User) -> tuple[User, Lang | None]:
+        """The user with saved defaults filled in, and the chat's language if one was chosen."""
+        if self.store is None or not user.id or user.anonymous:
+            return user, None
+        try:
+            saved = await self.store.user(user.id)
+            chat_lang = (await self.store.chat(user.chat)).lang if user.chat else None
+        except store_errors():  # a locked or broken database costs the defaults, not the answer
+            log.warning("preferences unavailable", exc_info=True)
+            return user, None
+        return dataclasses.replace(
+            user,
+            lang=user.lang or _lang(saved.lang),
+            gpu_id=saved.gpu_id,
+            gpu_count=saved.gpu_count,
+            ram_gb=saved.ram_gb,
+            context=saved.context,
+            engine=Engine(saved.engine) if saved.engine else None,
+        ), _lang(chat_lang)
+
+    async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+        """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
+        if self.store is None or not user.id or user.anonymous:
+            return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
+        try:
+            return await self._change(name, arg, q, lang, user, answers)
+        except store_errors():
+            log.exception("preferences could not be saved")
+            return cards.error_card(lang, t(lang, "prefs.storage_error"))
+
+    async def _change(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
+        prefs = self.store
+        assert prefs is not None
+        if name == "forget":
+            await prefs.forget(user.id)
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.forgotten"))
+        if name == "lang":
+            choice = _lang((arg or "").lower())
+            if choice is None:
+                return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+            if user.chat and not user.is_admin:
+                return _admins_only(lang)
+            if user.chat:  # in a group or server the setting is the chat's default
+                await prefs.set_chat(user.chat, lang=choice)
+                return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
+            await prefs.set_user(user.id, lang=choice)
+            return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+        if name == "mygpu" and ((q.gpu and q.gpu.unknown) or (q.gpu is None and q.gpu_text)):
+            phrase = q.gpu.text if q.gpu else q.gpu_text  # a device the catalog lacks: never "Saved"
+            return _refused(lang, t(lang, "prefs.gpu_unknown", text=phrase))
+        if name == "mygpu" and any(word.isdigit() for word in q.leftovers):
+            # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
+            # answer "Saved" while ignoring part of what was asked
+            return _refused(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
+        if name == "mygpu" and q.rig:  # one saved device: a mixed rig is named in each question instead
+            return _refused(lang, t(lang, "prefs.rig_unsaved"))
+        if name == "mygpu" and q.gpu and q.gpu.id:
+            gpu = answers.catalog.gpu(q.gpu.id)
+            assert gpu is not None
+            fields: dict[str, Any] = {"gpu_id": gpu.id, "gpu_count": q.gpu_count}
+            if q.ram_gb is not None:
+                fields["ram_gb"] = q.ram_gb
+            await prefs.set_user(user.id, **fields)
+            label = setup_label(gpu.short_name, q.gpu_count)
+            message = t(lang, "prefs.gpu_saved", gpu=label)
+            if q.gpu.assumed and q.gpu.choices:  # "/mygpu 3060": the 12 GB card, the 8 GB one a tap away
+                others = [g for c in q.gpu.choices if (g := answers.catalog.gpu(c))]
+                message += " " + t(
+                    lang, "prefs.gpu_assumed", text=q.gpu.text, others=", ".join(sized_name(g) for g in others)
+                )
+                buttons = tuple(Action(label=sized_name(g), query=f"/mygpu {g.id}") for g in others)
+                return cards.info_card(lang, t(lang, "prefs.title"), message).model_copy(update={"actions": buttons})
+            return cards.info_card(lang, t(lang, "prefs.title"), message)
+        if name == "mygpu" and (unnamed := _unnamed_device(q)) is not None:
+            await prefs.set_user(
+                user.id, **unnamed
+            )  # "/mygpu 16gb vram", "/mygpu ram 96gb", "/mygpu cpu only 64gb ram"
+            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.saved", what=_describe(unnamed, lang)))
+        if name == "mygpu" and q.gpu and (q.gpu.suggestions or q.gpu.choices):
+            resolver = Resolver(answers.catalog)
+            ids = q.gpu.choices or q.gpu.suggestions
+            return resolver.suggest(
+                lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), ids, q.gpu.text, f"/mygpu {q.gpu.text}"
+            )
+        if name == "mygpu" and (q.leftovers or q.model is not None):  # words that name nothing savable
+            return _refused(lang, t(lang, "prefs.mygpu_usage"))
+        switch = _mention_switch(q.leftovers)
+        if name == "settings" and switch is not None and user.chat:
+            if not user.is_admin:
+                return _admins_only(lang)
+            await prefs.set_chat(user.chat, answer_mentions=switch)
+            return cards.info_card(
+                lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")
+            )
+        saved = await prefs.user(user.id)
+        gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
+        generic = generic_saved(saved.gpu_id)
+        rows = {
+            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count) if gpu else _generic_label(generic, lang),
+            "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
+            "prefs.lang": saved.lang or "–",
+        }
+        return cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
+
+    async def answers_mentions(self, chat: str) -> bool:
+        """Whether plain mentions in this group/server get answers (commands always do)."""
+        if not chat or self.store is None:
+            return True
+        try:
+            return (await self.store.chat(chat)).answer_mentions
+        except store_errors():
+            return True
+
+
+def _unnamed_device(q: Query) -> dict[str, Any] | None:
+    """What "/mygpu" saves when no catalog device is named: a GPU by its VRAM, CPU only, or only the RAM."""
+    if q.gpu is not None or q.gpu_text:
+        return None
+    fields: dict[str, Any] = {}
+    if q.device_kind == "cpu":
+        fields.update(gpu_id=f"{GENERIC_PREFIX}cpu-0", gpu_count=1)
+    elif q.device_kind is not None and q.device_memory_gib:
+        fields.update(gpu_id=f"{GENERIC_PREFIX}{q.device_kind}-{q.device_memory_gib:g}", gpu_count=q.gpu_count)
+    if q.ram_gb is not None:
+        fields["ram_gb"] = q.ram_gb
+    return fields or None
+
+
+def _describe(fields: dict[str, Any], lang: Lang) -> str:
+    parts = []
+    if generic := generic_saved(fields.get("gpu_id")):
+        parts.append(_generic_label(generic, lang))
+    if "ram_gb" in fields:
+        parts.append(t(lang, "prefs.ram_value", ram=f"{fields['ram_gb']:g}"))
+    return ", ".join(parts)
+
+
+def _generic_label(generic: tuple[str, float] | None, lang: Lang) -> str:
+    if generic is None:
+        return "–"
+    kind, memory = generic
+    return t(lang, f"prefs.generic_{kind}", memory=f"{memory:g}")
+
+
+def _admins_only(lang: Lang) -> Reply:
+    """Shared chat settings belong to the chat's admins; everyone else hears so in their language."""
+    return _refused(lang, t(lang, "prefs.admins_only"))
+
+
+def _refused(lang: Lang, message: str) -> Reply:
+    """A settings change that was not made, and why (under the settings title, not an error's)."""
+    return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), tone=Tone.WARN, summary=message)
+
+
+def _mention_switch(words: tuple[str, ...]) -> bool | None:
+    """ "/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
+
+    The parser drops short words like "an", so a mention switch without an "off" word means on.
+    """
+    if not {"mentions", "mention", "erwähnungen", "erwaehnungen"} & set(words):
+        return None
+    return not {"off", "aus", "no", "nein"} & set(words)
+
+
+def _lang(code: str | None) -> Lang | None:
+    return code if code in ("de", "en") else None  # type: ignore[return-value]

@@ -1,0 +1,1 @@
+"""Hugging Face: live look-ups, the offline index, search and the hub's requests."""

@@ -1,0 +1,1 @@
+"""What a model's own files say (config.json, GGUF headers) → ``ModelSpec``."""

@@ -1,0 +1,290 @@
+"""Fitted and assumed constants of the speed model (``core/speed/estimate.py``).
+
+The fitted ones come from ``bench/speed_calibration.py``; paste its "fitted constants" block here
+when the calibration data changes. Kept apart so the formulas in ``speed.py`` read on their own.
+"""
+
+from __future__ import annotations
+
+from core.models import Backend
+
+# --------------------------------------------------------------------------------------------
+# Fitted constants: written by ``bench/speed_calibration.py --write`` from bench/calibration/*.csv
+# (tests/core/test_speed_calibration.py fails when they drift from what the script fits).
+# Decode constants are keyed by speed family: the backend, with Vulkan on Intel split off (ggml-vulkan
+# restricts its integer mat-vec path and subgroup collectives on Intel). Prompt constants (matrix and
+# attention efficiency, expert tile) are keyed by kernel family (``speed_device.kernel_family``): Vulkan
+# on Intel runs Vulkan's shaders, at the vector rate ``speed_arch.VULKAN_INTEL_MATRIX_SHARE`` sets.
+# --------------------------------------------------------------------------------------------
+# BEGIN FITTED
+DECODE_BW_EFFICIENCY: dict[str, float] = {
+    "cuda": 0.8801,
+    "rocm": 0.8975,
+    "metal": 0.8647,
+    "vulkan": 0.9514,
+    "vulkan-intel": 0.6145,
+    "sycl": 0.6938,
+}
+PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
+    "cuda": 0.5526,
+    "rocm": 0.3938,
+    "metal": 0.824,
+    "vulkan": 0.3973,
+    "sycl": 0.81,
+}
+LAYER_CYCLES: dict[str, float] = {
+    "cuda": 96250.0,
+    "rocm": 261500.0,
+    "metal": 178900.0,
+    "vulkan": 181400.0,
+    "vulkan-intel": 164600.0,
+    "sycl": 100500.0,
+}
+ATTENTION_EFFICIENCY: dict[str, float] = {
+    "cuda": 0.5465,
+    "rocm": 0.34,
+    "metal": 0.5282,
+    "vulkan": 0.2933,
+    "sycl": 0.4999,
+}
+MOE_TILE_TOKENS: dict[str, float] = {
+    "cuda": 64.18,
+    "rocm": 12.58,
+    "metal": 12.4,
+    "vulkan": 21.59,
+    "sycl": 16.0,
+}
+CONSUMER_CLOCK_FACTOR = 1.193
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7065
+PRE_AMPERE_MATRIX_FACTOR = 0.6127
+IGPU_BANDWIDTH_FACTOR = 0.9486
+IGPU_MATRIX_FACTOR = 0.6193
+AMD_APU_MATRIX_FACTOR = 0.8638
+HBM_BANDWIDTH_FACTOR = 0.713
+MOE_EXPERT_EXTRA = 0.0912
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9672, "q4_0": 0.9937, "k": 1.024, "mxfp4": 1.002}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.097, "q4_0": 1.053, "k": 1.467, "mxfp4": 1.339}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.704
+LAYER_SPLIT_HOP_S = 0.0002359
+XE_HPG_BANDWIDTH_FACTOR = 0.6153
+DECODE_BAND: dict[str, tuple[float, float]] = {
+    "cuda": (0.876, 1.204),
+    "rocm": (0.821, 1.204),
+    "metal": (0.876, 1.264),
+    "vulkan": (0.826, 1.204),
+    "vulkan-intel": (0.876, 1.204),
+    "sycl": (0.876, 1.204),
+}
+DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.746, 1.345),
+    "rocm": (0.718, 1.345),
+    "metal": (0.746, 1.345),
+    "vulkan": (0.68, 1.345),
+    "vulkan-intel": (0.578, 2.128),
+    "sycl": (0.746, 1.345),
+}
+PREFILL_BAND: dict[str, tuple[float, float]] = {
+    "cuda": (0.817, 1.306),
+    "rocm": (0.456, 1.306),
+    "metal": (0.817, 1.306),
+    "vulkan": (0.811, 2.002),
+    "vulkan-intel": (0.817, 1.306),
+    "sycl": (0.817, 1.306),
+}
+PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "cuda": (0.6, 1.582),
+    "rocm": (0.456, 1.822),
+    "metal": (0.6, 1.582),
+    "vulkan": (0.583, 2.002),
+    "vulkan-intel": (0.23, 1.582),
+    "sycl": (0.6, 1.582),
+}
+SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
+    "ampere-dc/cuda": (0.857, 1.204),
+    "apple-m1/metal": (0.766, 1.264),
+    "apple-m3/metal": (0.845, 1.264),
+    "rdna3.5/rocm": (0.798, 1.227),
+}
+SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
+    "ada/cuda": (0.739, 1.542),
+    "apple-m1/metal": (0.817, 1.43),
+    "rdna3.5/rocm": (0.456, 1.689),
+}
+MOE_DECODE_BAND: tuple[float, float] = (0.724, 1.216)
+MOE_PREFILL_BAND: tuple[float, float] = (0.678, 1.587)
+CALIBRATED_ARCHS: frozenset[str] = frozenset(
+    {
+        "ada/cuda",
+        "ampere-dc/cuda",
+        "ampere/cuda",
+        "ampere/vulkan",
+        "apple-m1/metal",
+        "apple-m2/metal",
+        "apple-m3/metal",
+        "blackwell/cuda",
+        "rdna3.5/rocm",
+        "rdna3.5/vulkan",
+        "rdna3/rocm",
+    }
+)
+THIN_ARCHS: frozenset[str] = frozenset(
+    {
+        "ada/vulkan",
+        "ampere-soc/cuda",
+        "apple-m4/metal",
+        "blackwell-soc/cuda",
+        "pascal/cuda",
+        "pascal/vulkan",
+        "rdna2/rocm",
+        "rdna2/vulkan",
+        "rdna3/vulkan",
+        "rdna4/rocm",
+        "rdna4/vulkan",
+        "turing-gtx/cuda",
+        "turing-gtx/vulkan",
+        "turing/cuda",
+        "volta/cuda",
+        "xe2/sycl",
+        "xe2/vulkan-intel",
+    }
+)
+MISSED_ARCHS: frozenset[str] = frozenset(
+    {
+        "gcn5/rocm",
+        "hopper/cuda",
+        "pascal-hbm/cuda",
+        "xe-hpg/vulkan-intel",
+    }
+)
+KEPT_OUT_DEVICES: frozenset[str] = frozenset(
+    {
+        "arc-pro-b70",
+    }
+)
+# END FITTED
+
+# What the fitted names mean (speed families: cuda, rocm, metal, vulkan, vulkan-intel, sycl; SYCL has rows
+# since issue 24 -- oneMKL/oneDNN GEMMs on the XMX units, its own mat-vec kernels -- and is no proxy):
+# DECODE_BW_EFFICIENCY: share of the vendor's peak memory bandwidth the decode kernels reach.
+# PREFILL_FLOPS_EFFICIENCY: share of ``speed_arch.matrix_tflops`` the prompt GEMMs reach (per kernel family).
+# LAYER_CYCLES: fixed clock cycles per layer and token or ubatch (kernel launches, synchronisation,
+#   latency-bound small kernels); divided by the generation's clock (``speed_arch.ARCH``). Metal's is
+#   the largest (command-buffer encoding per kernel).
+# CONSUMER_CLOCK_FACTOR: consumer boards (GeForce, Radeon RX, Arc) sustain this multiple of the clock that
+#   workstation and datacenter boards of the same chip sustain under load (higher power limits, boost above
+#   the rated clock); multiplies the matrix rate and divides the per-layer time.
+# PRE_AMPERE_MATRIX_FACTOR: NVIDIA Volta/Turing/Pascal prompt GEMMs reach this share of what a newer generation
+#   reaches: llama.cpp's MMQ kernels are written for sm_80+ (async copies, ldmatrix, int8 m16n8k32 MMA); older
+#   chips run fallback paths (dp4a, m8n8k16) with less overlap. Not the P100 (no MMQ at all: cuBLAS FP16).
+# PRE_AMPERE_BANDWIDTH_FACTOR: Pascal (GP10x GDDR5/5X, GP100 HBM2) decode reaches this share of the bandwidth
+#   newer chips reach: mat-vec kernels tuned for sm_75+ warps and caches (Turing decode rows fit without it).
+# IGPU_*_FACTOR: integrated GPUs / APUs (``speed_arch.is_igpu``) reach this share of what a discrete
+#   GPU of the same backend reaches: LPDDR latency, power-limited sustained clocks.
+# AMD_APU_MATRIX_FACTOR: the prompt-rate share for AMD APUs (Strix Halo, Strix Point, Z1, Rembrandt), apart
+#   from IGPU_MATRIX_FACTOR (NVIDIA's SoCs, Intel's iGPUs), because the power behind the GPU differs by class:
+#   Strix Halo's GPU shares a package budget of up to 120 W (AMD's cTDP range for the Ryzen AI Max+ 395:
+#   45-120 W), while the GB10 (DGX Spark) GPU draws 15-36 W at ~2.4 GHz during llama-bench (ggml-org/llama.cpp
+#   discussion #18254) and throttles on firmware power limits, and Jetson Orin runs 15-60 W power modes; their
+#   matrix rates come from the SoC sheets' peak (sparse FP4/INT8) figures, which sustained GEMMs do not reach.
+# HBM_BANDWIDTH_FACTOR: HBM parts (A100, H100, V100, MI-series) reach this share of what GDDR/LPDDR
+#   parts of the same backend reach in single-stream decode: more latency, more bytes in flight needed.
+# MOE_EXPERT_EXTRA: a MoE layer's fixed cost is (1 + this x k) x a dense layer's, k the routed experts
+#   per token (router, top-k, expert gather and the per-expert matrix-vector work of small matrices).
+# MOE_TILE_TOKENS: expert GEMMs of a ubatch see ubatch*k/E tokens each; a GEMM of t tokens runs at
+#   t / (t + this) of the full-tile rate, which is what makes MoE prefill slow at small batches. Per kernel
+#   family (``speed_device.kernel_family``): each backend has its own expert-GEMM kernel and tile (ggml-cuda
+#   MMQ with mmq_x up to 128 tokens, shared by ROCm through HIP; ggml-vulkan's mul_mm_id shaders; Metal's
+#   mul_mm_id; SYCL has no MoE rows and keeps the prior, 16).
+# QUANT_*_FACTOR: time multiplier per quant family (dequantization; f16 = 1). IQ types: K-quant x
+#   ``IQ_EXTRA_FACTOR``.
+# PREFILL_NO_FLASH_ATTENTION_FACTOR: prompt processing with -fa 0 (KQ materialised, separate softmax).
+# NO_CUDA_GRAPHS_LATENCY_FACTOR: the per-layer fixed time of CUDA without CUDA graphs (every kernel launched
+#   from the host, not replayed as one graph): ggml-cuda turns graphs off below compute capability 8.0
+#   (ggml-cuda.cu ``ggml_cuda_graph_set_enabled``: ``cc < GGML_CUDA_CC_AMPERE`` -> ``disable_due_to_gpu_arch``), so
+#   every Pascal, Volta and Turing card pays it, in every build; builds before graphs existed (pre-b3000, PR #6766)
+#   paid it on every card, which is where most of its rows come from (2024 builds on Ampere/Ada). MoE layers
+#   launch more kernels (``MOE_EXPERT_EXTRA``), so they pay it more. ROCm runs without graphs by default
+#   (GGML_HIP_GRAPHS off), which its own ``LAYER_CYCLES`` carries.
+# ATTENTION_EFFICIENCY: flash-attention arithmetic reaches this share of the GEMM rate, per kernel family: each
+#   backend has its own flash-attention kernels (ggml-cuda fattn-mma/-wmma, shared by ROCm through HIP;
+#   ggml-vulkan flash_attn shaders, scalar or cooperative-matrix by device; Metal's; SYCL's), and at long
+#   depth this is what sets prompt and decode speed (kyuz0's R9700: 2048 tokens after 32768 run 567 t/s
+#   under ROCm, 430 under Vulkan RADV, on the same card and build).
+# XE_HPG_BANDWIDTH_FACTOR: Intel Xe-HPG (Alchemist: A770, A750, A770M, ...) decode reaches this share of the
+#   bandwidth Xe2 reaches on the same backend; the same share under Vulkan and SYCL (``speed_arch.ARCH["xe-hpg"]``).
+# LAYER_SPLIT_HOP_S: llama.cpp layer split: one hand-over of the hidden state per extra GPU (prompts: plus
+#   the ubatch's f32 activations over PCIe). A split prompt runs the GPUs in turn, so prefill does not scale.
+# *_BAND: band = [pred*lo, pred*hi] from held-out measured/predicted (bench/speed_validation.py). Plain bands:
+#   the central 86 % of leave-one-source-out residuals (a generation x backend with rows from two or more
+#   sources, CALIBRATED_ARCHS); *_ROUGH: the central 92 % of the leave-one-architecture-out, leave-one-family-
+#   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
+#   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
+
+IQ_EXTRA_FACTOR = 1.15
+# SYCL decode of a quant type without ggml-sycl's "reorder" layout (the scales split from the quants for coalesced
+# reads; Q4_0, Q4_K, Q6_K, and Q8_0 since PR #21527): PR #21527 measured Q8_0 decode on an Arc Pro B70 at 21 % of
+# the bandwidth before its reorder path and 66 % after (4.88 -> 15.24 t/s, Qwen3.5-27B). MXFP4 mat-vec came with PR
+# #17826 as a generic path ("performance ... decreased", "need to optimize on GPU") and the IQ types have no
+# reorder path either, so their decode time is this multiple of a reordered type's.
+SYCL_NO_REORDER_DECODE_FACTOR = 66.0 / 21.0
+SYCL_NO_REORDER_FAMILIES = frozenset({"mxfp4", "iq"})
+# Codebook quants (IQ1/IQ2/IQ3: each group of weights decoded through a lattice grid and sign table) make a CUDA
+# mat-vec ALU-bound where bandwidth per SM is high: SM clock cycles per weight, from ggml-org/llama.cpp PR #8215's
+# microbatch-1 rows (MMVQ, the decode kernel) of Llama-3-8B on an RTX 3090, 151.5 t/s at IQ2_S and 143.5 at IQ3_XXS
+# where its bandwidth allows ~200: 6.6-7.0 ms per token, less the model's own per-layer time (~1.5 ms), x the 3090's
+# SM cycles (its mma basis / 1024 = 139e9/s) over the ~7.5e9 weights a token reads = 0.100 (both rows within 2.2 %;
+# the RTX 4090 of the same table, 2.3x the SM cycles, stays bandwidth-bound, as the max() says). A decode step takes
+# the longer of the weight read and this dequantisation; an H200 (132 SMs, 4.8 TB/s) is dequantisation-bound on them.
+IQ_GRID_SM_CYCLES_PER_WEIGHT = 0.100
+IQ_GRID_PREFIXES = ("IQ1", "IQ2", "IQ3")
+# A rough estimate on top of that (uncalibrated backend, offload with default RAM bandwidth, vLLM)
+# widens the rough band this much (exponent on its factors).
+ROUGH_BAND_WIDEN = 1.5
+
+# --------------------------------------------------------------------------------------------
+# Assumed constants (no calibration rows; documented defaults).
+# --------------------------------------------------------------------------------------------
+
+# Backends without llama-bench rows borrow a calibrated family and are flagged rough: CANN/Gaudi/other
+# accelerators get CUDA's, a CPU "device" (bandwidth = its RAM) gets the RAM read efficiency below and
+# Vulkan's compute share. (SYCL has rows since issue 24: its own family.)
+FAMILY_PROXY: dict[Backend, str] = {Backend.OTHER: "cuda", Backend.CPU: "vulkan"}
+
+# System RAM bandwidth when the user does not give --ram-bandwidth: theoretical peak of a typical
+# platform for the GPU's category. Desktop: dual-channel DDR5-5600 (2 x 64 bit x 5600 MT/s =
+# 89.6 GB/s); servers: one socket of 8-channel DDR5-4800 (307.2 GB/s).
+RAM_BANDWIDTH_DEFAULTS: dict[str, float] = {
+    "consumer": 89.6e9,
+    "workstation": 89.6e9,
+    "datacenter": 307.2e9,
+    "accelerator": 307.2e9,
+    "apple": 89.6e9,  # unused: unified memory is one pool
+    "apu": 89.6e9,
+}
+# llama.cpp's CPU matmul-vec reaches about 2/3 of theoretical DRAM bandwidth in token generation
+# (llmfit/iaexplore use 50-70 GB/s on dual-channel DDR5, see shared/research/peers.md sec. 5).
+RAM_READ_EFFICIENCY = 0.65
+# Prompt processing with weights in RAM: llama.cpp copies them to the GPU for every ubatch of at
+# least 32 tokens (ggml-cuda.cu ggml_backend_cuda_device_offload_op, min_batch_size 32), so they
+# cross PCIe once per ubatch. Practical PCIe 4.0 x16 host-to-device rate:
+PCIE_BYTES_PER_S = 25e9
+
+# vLLM tensor parallel: share of the summed bandwidth/FLOPs kept after splitting the GEMMs, and the
+# latency of the two all-reduces per layer and token (NCCL small-message all-reduce: ~10 us over
+# NVLink, ~30 us over PCIe; Megatron-LM, Shoeybi et al. 2019, sec. 3).
+TP_SCALING: dict[str, float] = {"nvlink": 0.90, "xgmi": 0.85, "pcie": 0.75, "none": 0.70}
+TP_ALLREDUCE_S: dict[str, float] = {"nvlink": 10e-6, "xgmi": 15e-6, "pcie": 30e-6, "none": 40e-6}
+
+LLAMA_BENCH_PP = 512  # llama-bench pp512
+LLAMA_BENCH_TG = 128  # llama-bench tg128
+TG_MEAN_DEPTH = LLAMA_BENCH_TG // 2  # the average KV depth while generating tg128: the short-context figure
+
+# vLLM's default ``--max-num-seqs`` for ``vllm serve`` (the OPENAI_API_SERVER usage context), set in
+# ``EngineArgs._set_default_args`` (vllm/engine/arg_utils.py at vllm-project/vllm@99d7eb5d, v0.11 line):
+# a GPU with at least 70 GiB whose name does not contain "a100" (H100, H200, B200, MI300X) gets 1024
+# sequences (and 8192 batched tokens), any other GPU 256 (and 2048); the default is then capped at
+# ``max_num_batched_tokens``, which is larger in both cases (README, "How the numbers are computed").
+VLLM_LARGE_DEVICE_BYTES = 70 * 2**30
+VLLM_MAX_NUM_SEQS_LARGE = 1024
+VLLM_MAX_NUM_SEQS = 256
