@@ -38,9 +38,10 @@ from core.query.parse import Query, complete
 from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
+    from catalog.hub.cache import CachedHubClient
     from catalog.hub.search import HubSearch
     from storage.inbox import DeferredJournal, InboxStore
-    from storage.userdata import CachedHubClient, UserDataStore
+    from storage.userdata import UserDataStore
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000

@@ -4,12 +4,9 @@ It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt fro
 whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
 database (``storage``: the SQLite file in WAL mode, so readers never wait for the writer, or
 with ``FITBOT_DATABASE_URL`` a PostgreSQL database that many processes share) and hands out one
-object per table; ``HubCache``, ``PreferenceStore`` and ``QueryLog`` (storage/prefs.py).
-
-``CachedHubClient`` puts the cache in front of ``HubClient``: a fresh entry answers without a
-request, an entry older than ``max_age`` is refreshed, and when the hub is down or rate-limits
-us a stale entry is served, marked ``stale``. Other errors (404, gated, bad data) are passed on:
-the cached numbers might no longer be what the repo holds, and the user should hear why.
+object per table: ``HubCacheRows``, ``PreferenceStore`` and ``QueryLog`` (storage/prefs.py). It also
+holds the migrations of tables whose rows other packages give meaning to (the hub cache's JSON,
+the refreshed prices): storage knows their SQL, not the hub's or the price feeds' models.
 """
 
 from __future__ import annotations
@@ -19,25 +16,13 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 import aiosqlite
-from pydantic import ValidationError
 
-from catalog.hub.client import (
-    HubClient,
-    HubModel,
-    HubRateLimited,
-    HubUnavailable,
-    RepoRef,
-    parse_repo_ref,
-    require_quant,
-)
-from catalog.prices.store import m103_live_prices
 from storage.base import Database, is_postgres_url, process_name
 from storage.inbox import DeferredJournal, InboxStore, m004_inbox, m005_inbox_failed
 from storage.leader import m105_leader_beats
@@ -49,8 +34,6 @@ from storage.sqlite import SqliteDatabase
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_AGE = timedelta(days=7)
-
 
 async def m001_hub_cache(db: Database) -> None:
     """Hub look-ups by lower-cased repo id, with the revision and fetch time next to the JSON."""
@@ -58,6 +41,17 @@ async def m001_hub_cache(db: Database) -> None:
         "CREATE TABLE hub_cache (repo_key TEXT PRIMARY KEY, repo_id TEXT NOT NULL, revision TEXT NOT NULL,"
         " fetched_at TEXT NOT NULL, data TEXT NOT NULL)"
     )
+
+
+async def m103_live_prices(db: Database) -> None:
+    """Offers as JSON with the refresh that read them, each provider's last good and failed refresh, the last run."""
+    await db.execute(
+        "CREATE TABLE price_offers (id INTEGER PRIMARY KEY, provider TEXT NOT NULL, seen_at TEXT NOT NULL,"
+        " offer TEXT NOT NULL)"
+    )
+    await db.execute("CREATE INDEX price_offers_provider ON price_offers (provider)")
+    await db.execute("CREATE TABLE price_refreshes (provider TEXT PRIMARY KEY, ok_at TEXT, failed_at TEXT, error TEXT)")
+    await db.execute("CREATE TABLE price_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
 USER_MIGRATIONS: tuple[Migration, ...] = (
@@ -77,37 +71,23 @@ MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the 
 FILE_MODE = 0o600  # preferences are personal data: owner only (SQLite gives -wal/-shm the same mode)
 
 
-class HubCache:
-    """Cached ``HubModel``s; the only SQL that touches ``hub_cache``."""
+class HubCacheRows:
+    """The only SQL that touches ``hub_cache``: one JSON text per lower-cased repo id, with its revision and
+    fetch time. What the JSON means is the hub's business (``catalog.hub.cache.HubCache``)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def get(self, repo_id: str) -> HubModel | None:
-        """The cached look-up for a repo, or None (also for a row an older FitBot wrote in another shape)."""
-        row = await self._db.fetchone("SELECT data FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),))
-        if row is None:
-            return None
-        try:
-            return HubModel.model_validate_json(row[0])
-        except ValidationError:
-            log.warning("dropping unreadable hub cache entry for %s", repo_id)
-            return None
+    async def get(self, repo_id: str) -> str | None:
+        return await self._db.fetchval("SELECT data FROM hub_cache WHERE repo_key = ?", (repo_id.lower(),))  # type: ignore[no-any-return]
 
-    async def put(self, model: HubModel, repo_id: str | None = None) -> None:
-        """Store (or replace) a look-up under ``repo_id`` (the id the user asked for) or its own id."""
-        stored = model.model_copy(update={"stale": False, "stale_reason": None})
+    async def put(self, key: str, repo_id: str, revision: str, fetched_at: datetime, data: str) -> None:
+        """Store (or replace) the look-up under ``key`` (the id the user asked for)."""
         await self._db.execute(
             "INSERT INTO hub_cache VALUES (?, ?, ?, ?, ?) ON CONFLICT (repo_key) DO UPDATE SET"
             " repo_id = excluded.repo_id, revision = excluded.revision, fetched_at = excluded.fetched_at,"
             " data = excluded.data",
-            (
-                (repo_id or model.repo_id).lower(),
-                model.repo_id,
-                model.revision,
-                model.fetched_at.isoformat(),
-                stored.model_dump_json(),
-            ),
+            (key.lower(), repo_id, revision, fetched_at.isoformat(), data),
         )
 
     async def delete(self, repo_id: str) -> None:
@@ -231,8 +211,8 @@ class UserDataStore:
         return self._db
 
     @property
-    def hub_cache(self) -> HubCache:
-        return HubCache(self.database)
+    def hub_cache(self) -> HubCacheRows:
+        return HubCacheRows(self.database)
 
     @property
     def prefs(self) -> PreferenceStore:
@@ -276,65 +256,3 @@ def _move_aside(path: Path) -> Path:
         if src.exists():
             os.replace(src, Path(str(target) + suffix))
     return target
-
-
-class CachedHubClient:
-    """``HubClient.lookup`` behind the cache: fresh hits cost no request, a down hub gets stale answers."""
-
-    def __init__(
-        self,
-        client: HubClient,
-        cache: HubCache,
-        *,
-        max_age: timedelta = DEFAULT_MAX_AGE,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    ) -> None:
-        self.client = client
-        self.cache = cache
-        self.max_age = max_age
-        self._clock = clock
-        self._inflight: dict[str, asyncio.Future[HubModel]] = {}
-
-    async def lookup(self, ref: RepoRef | str) -> HubModel:
-        if isinstance(ref, str):
-            ref = parse_repo_ref(ref)
-        cached = await self.cache.get(ref.repo_id)
-        if cached is not None and self._clock() - cached.fetched_at < self.max_age:
-            return require_quant(cached, ref.quant)
-        try:
-            fresh = await self._fetch_once(ref.repo_id)
-        except (HubUnavailable, HubRateLimited) as exc:
-            if cached is None:
-                raise
-            log.info(
-                "hub look-up of %s failed (%s); answering from the cache of %s",
-                ref.repo_id,
-                exc.key,
-                cached.fetched_at.isoformat(timespec="minutes"),
-            )
-            return require_quant(cached.model_copy(update={"stale": True, "stale_reason": exc.key}), ref.quant)
-        return require_quant(fresh, ref.quant)
-
-    async def _fetch_once(self, repo_id: str) -> HubModel:
-        """One hub request per repo at a time: concurrent askers share the first one's answer."""
-        key = repo_id.lower()
-        pending = self._inflight.get(key)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future: asyncio.Future[HubModel] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        try:
-            model = await self.client.lookup(RepoRef(repo_id))  # all quants; the caller's is checked after
-            await self.cache.put(model, repo_id)
-        except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError):
-                future.cancel()
-            else:
-                future.set_exception(exc)
-                future.exception()  # mark retrieved: nobody else may be waiting
-            raise
-        else:
-            future.set_result(model)
-            return model
-        finally:
-            del self._inflight[key]

@@ -3,6 +3,7 @@
 Layers:
 - core/ is pure: no I/O layers, templating, databases, chat libraries, clock or environment;
 - catalog/ reads no environment and knows no chat (settings arrive as arguments);
+- storage/ keeps rows: it imports neither catalog, core nor bot (the catalog hands it JSON text);
 - only bot/adapters/ imports the chat libraries and the MCP server's (the SDK, its types, its HTTP stack);
 - adapters and renderers talk to the service and the reply model only, never to core or catalog
   (the one exception: adapters keep their own transport's work in ``storage.inbox``, or with a
@@ -136,6 +137,11 @@ def test_catalog_reads_no_environment_and_knows_no_bot(path):
     text = path.read_text(encoding="utf-8")
     assert "os.environ" not in text and "getenv" not in text
     assert not roots(path) & ({"bot"} | PLATFORM_LIBS)
+
+
+@pytest.mark.parametrize("path", modules("storage"), ids=lambda p: p.name)
+def test_storage_imports_neither_catalog_nor_bot(path):
+    assert not roots(path) & ({"catalog", "bot", "core", "locales"} | PLATFORM_LIBS)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from locales import Lang, t
 from storage.base import store_errors
 
 if TYPE_CHECKING:
-    from storage.userdata import CachedHubClient
+    from catalog.hub.cache import CachedHubClient
 
 log = logging.getLogger("bot.service")
 

@@ -47,10 +47,10 @@ async def open_service(catalog: Catalog, settings: Settings, store: UserDataStor
     """The production service: user data (``store``, else opened here), hub cache and limits from the settings."""
     from bot.app.jobs import shared_database
     from bot.app.migrate import user_store
+    from catalog.hub.cache import CachedHubClient
     from catalog.hub.client import HubClient
     from catalog.hub.search import HubSearch
     from storage.shared import RateWindows
-    from storage.userdata import CachedHubClient
 
     store = store or await user_store(settings).open()
     pruned = await store.hub_cache.prune(timedelta(days=settings.hub_cache_days * HUB_CACHE_KEEP))

@@ -2,8 +2,8 @@
 
 One table of offers; a refresh replaces one provider's rows in one transaction, so a provider that
 failed keeps its last good prices, and a reader always sees a whole refresh or none of it. With
-``FITBOT_DATABASE_URL`` the tables are in the shared database (``m103_live_prices``, one of the user
-migrations), where the elected worker refreshes and every worker reads; without one they are in
+``FITBOT_DATABASE_URL`` the tables are in the shared database (``storage.userdata.m103_live_prices``, one of
+the user migrations), where the elected worker refreshes and every worker reads; without one they are in
 ``prices.sqlite`` in the data directory (``PriceStore``).
 """
 
@@ -20,18 +20,7 @@ from core.models import CloudOffer
 from storage.base import Database
 from storage.migrations import migrate
 from storage.sqlite import SqliteConnection
-
-
-async def m103_live_prices(db: Database) -> None:
-    """Offers as JSON with the refresh that read them, each provider's last good and failed refresh, the last run."""
-    await db.execute(
-        "CREATE TABLE price_offers (id INTEGER PRIMARY KEY, provider TEXT NOT NULL, seen_at TEXT NOT NULL,"
-        " offer TEXT NOT NULL)"
-    )
-    await db.execute("CREATE INDEX price_offers_provider ON price_offers (provider)")
-    await db.execute("CREATE TABLE price_refreshes (provider TEXT PRIMARY KEY, ok_at TEXT, failed_at TEXT, error TEXT)")
-    await db.execute("CREATE TABLE price_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
+from storage.userdata import m103_live_prices
 
 PRICE_MIGRATIONS = (m103_live_prices,)
 

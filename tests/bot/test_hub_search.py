@@ -9,11 +9,12 @@ import pytest
 
 from bot.service import Service
 from catalog.facts import load_facts
+from catalog.hub.cache import CachedHubClient
 from catalog.hub.client import HubClient
 from catalog.hub.search import HubSearch, agrees
 from core.query import names as N
 from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, FakeFile, FakeHub, FakeRepo
-from storage.userdata import CachedHubClient, UserDataStore
+from storage.userdata import UserDataStore
 
 CATALOG = load_facts()
 

@@ -10,10 +10,11 @@ import pytest
 
 from bot.service import Service
 from catalog.facts import load_facts
+from catalog.hub.cache import CachedHubClient
 from catalog.hub.client import HubClient
 from catalog.hub.search import HubSearch
 from fitbot_fakes.hf_hub import FakeFile, FakeHub, FakeRepo
-from storage.userdata import CachedHubClient, UserDataStore
+from storage.userdata import UserDataStore
 
 CATALOG = load_facts()
 COMMAND_R = "CohereForAI/c4ai-command-r-v01"

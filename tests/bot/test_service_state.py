@@ -9,9 +9,10 @@ import pytest
 from bot.service import Service, User
 from bot.users.limits import Limits
 from catalog.facts import load_facts
+from catalog.hub.cache import CachedHubClient
 from catalog.hub.client import HubClient
 from fitbot_fakes.hf_hub import FakeHub
-from storage.userdata import CachedHubClient, UserDataStore
+from storage.userdata import UserDataStore
 
 CATALOG = load_facts()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime, timedelta
 
+from catalog.hub.cache import HubCache
 from catalog.hub.client import HubModel
 from storage.migrations import applied
 from storage.prefs import LoggedQuery
@@ -75,9 +76,9 @@ async def test_hub_cache_replaces_and_prunes(tmp_path, store_url):
         source_file="config.json",
     )
     async with open_store(tmp_path, store_url) as store:
-        await store.hub_cache.put(model)
-        await store.hub_cache.put(model.model_copy(update={"revision": "b"}), "org/REPO")
-        assert (await store.hub_cache.get("org/repo")).revision == "b"
+        await HubCache(store.hub_cache).put(model)
+        await HubCache(store.hub_cache).put(model.model_copy(update={"revision": "b"}), "org/REPO")
+        assert (await HubCache(store.hub_cache).get("org/repo")).revision == "b"
         assert await store.hub_cache.prune(timedelta(days=1), now=old + timedelta(days=2)) == 1
         assert await store.hub_cache.get("Org/Repo") is None
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from catalog.hub.cache import CachedHubClient, HubCache
 from catalog.hub.client import (
     HubBadData,
     HubClient,
@@ -33,7 +34,7 @@ from catalog.hub.client import (
 )
 from catalog.model_files.config import UnsupportedArchitecture
 from fitbot_fakes.hf_hub import LLAMA_8B_CONFIG, LLAMA_8B_PARAMS, SHA, FakeFile, FakeHub, FakeRepo, make_gguf
-from storage.userdata import USER_MIGRATIONS, CachedHubClient, UserDataStore
+from storage.userdata import USER_MIGRATIONS, UserDataStore
 
 
 def hub_client(**options):
@@ -483,7 +484,7 @@ async def test_cache_survives_reopen(hub, store, tmp_path):
     model = await CachedHubClient(hub_client(timeout_s=2.0), store.hub_cache).lookup("fitbot-test/dense-8b")
     await store.close()
     async with UserDataStore(tmp_path / "user.sqlite") as again:
-        assert await again.hub_cache.get("FITBOT-TEST/dense-8b") == model
+        assert await HubCache(again.hub_cache).get("FITBOT-TEST/dense-8b") == model
 
 
 async def test_old_entry_is_refreshed(hub, store):
@@ -496,7 +497,7 @@ async def test_old_entry_is_refreshed(hub, store):
     second = await cached.lookup("fitbot-test/dense-8b")
     assert second.fetched_at == clock.now > first.fetched_at and not second.stale
     assert len([r for r in hub.requests if r.path.startswith("/api/")]) == 2
-    assert (await store.hub_cache.get("fitbot-test/dense-8b")).fetched_at == clock.now
+    assert (await HubCache(store.hub_cache).get("fitbot-test/dense-8b")).fetched_at == clock.now
 
 
 @pytest.mark.parametrize(("status", "key"), [(503, "hub.unavailable"), (429, "hub.rate_limited")])
@@ -511,7 +512,7 @@ async def test_hub_down_answers_stale(hub, store, status, key):
     stale = await cached.lookup(repo.repo_id)
     assert stale.stale and stale.stale_reason == key and stale.spec == first.spec
     assert stale.fetched_at == first.fetched_at and stale.card_source()[0] == "hub.card_source_stale"
-    assert not (await store.hub_cache.get(repo.repo_id)).stale
+    assert not (await HubCache(store.hub_cache).get(repo.repo_id)).stale
 
 
 async def test_hub_down_without_cache_raises(hub, store, monkeypatch):

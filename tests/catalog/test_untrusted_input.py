@@ -11,12 +11,13 @@ import time
 
 import pytest
 
+from catalog.hub.cache import CachedHubClient
 from catalog.hub.client import HubBadData, HubClient, HubUnavailable
 from catalog.model_files.config import ConfigError, read_config_file, spec_from_config
 from catalog.model_files.gguf import check_gguf_header, read_gguf
 from core.models import Provenance
 from fitbot_fakes.hf_hub import FakeFile, FakeHub, FakeRepo, make_gguf
-from storage.userdata import CachedHubClient, UserDataStore
+from storage.userdata import UserDataStore
 
 LLAMA = {
     "architectures": ["LlamaForCausalLM"],
