@@ -11,6 +11,7 @@ same questions, so the CI sample (tests/core/test_generated_questions.py) is sta
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ class Gen:
     count: int | object = UNSET
     context: int | object = UNSET
     lang: str | object = UNSET
+    devices: tuple[str, ...] | object = UNSET  # every device compared, in order
 
 
 COUNTS_EN = {2: ("2x {g}", "two {g}", "dual {g}", "2 x {g}", "{g} x2", "2× {g}", "2 {g}s"),
@@ -53,6 +55,9 @@ CTX_DE = ("läuft {m} auf {g} mit {c} Kontext", "{m} auf {g} mit {c} kontext")
 ORDINARY_EN = ("what {w} do i run for {m} on {g}", "is the {w} option fine for {m} on {g}?",
                "{m} on {g}, i need it to be {w}", "i like {w} a lot. does {m} run on {g}?")  # fmt: skip
 ORDINARY_DE = ("welchen {w} brauche ich für {m} auf {g}", "{m} auf {g}, geht das mit {w}?")
+NO_MODEL_EN = ("which {w} should i use on my {g}?", "what is the best model for {w} stuff on my {g}",
+               "is my {g} good for {w} work?")  # fmt: skip
+NO_MODEL_DE = ("welches modell für {w} auf meiner {g}?", "ist meine {g} gut für {w}?")
 LANG_DE = ("läuft {m} auf {g}?", "geht {m} auf meiner {g}", "reicht meine {g} für {m}", "{m} nur auf der {g}?")
 LANG_EN = ("does {m} run on {g}?", "is my {g} enough for {m}", "{m} only on the {g}?")
 REPO_FORMS = ("{org}/{base}-GGUF", "{org}/{base}-GGUF Q4_K_M", "{org}/{base}-AWQ", "{org}/{base}-FP8",
@@ -87,6 +92,8 @@ def generate(catalog: Catalog, seed: int = 34, per_class: int | None = None) -> 
     models = _unique(vocab.models)
     gpus = [g for g in _unique(vocab.gpus) if (q := parse(g.names[0], vocab).gpu) is not None and q.id == g.id]
     words = {w for w in ORDINARY_WORDS if len(w) >= 3 and w.isalpha()}
+    # the ordinary words that are words of model names ("command", "scout", "seed"): never a model alone
+    model_words = sorted(w for w in words if any(w in re.split(r"[\W_]+", n.lower()) for e in models for n in e.names))
     desk = [g for g in gpus if not g.laptop] or gpus
     out: dict[str, list[Gen]] = {}
 
@@ -121,6 +128,15 @@ def generate(catalog: Catalog, seed: int = 34, per_class: int | None = None) -> 
             dev = rng.choice(table[n]).format(g=g.names[0])
             text = f"{mod.names[0]} on {dev}" if lang == "en" else f"{mod.names[0]} auf {dev}"
             add(Gen(f"count {lang}", text, mod.id, g.id, n))
+        w = rng.choice(model_words)
+        add(Gen("ordinary words, no model en", rng.choice(NO_MODEL_EN).format(w=w, g=g.names[0]), None, g.id))
+        add(Gen("ordinary words, no model de", rng.choice(NO_MODEL_DE).format(w=w, g=g.names[0]), None, g.id))
+        if (num := re.fullmatch(r"(?:RTX|GTX|RX) (\d{4})", g.names[0])) is not None:
+            add(Gen("colloquial de", f"{mod.names[0]} auf zwei {num[1]}er", mod.id, g.id, 2))
+        three = rng.sample(desk, 3)
+        sep = rng.choice((" vs ", " vs. ", " or ", ", "))
+        add(Gen("three devices en", f"{mod.names[0]} on " + sep.join(d.names[0] for d in three), mod.id,
+                devices=tuple(d.id for d in three)))  # fmt: skip
         add(Gen("device name en", f"can my {g.names[0]} run {mod.names[0]}?", mod.id, g.id))
     if per_class is not None:
         out = {k: rng.sample(v, min(per_class, len(v))) for k, v in out.items()}

@@ -30,6 +30,7 @@ def misread(g: Gen, q: Query) -> str | None:
         "count": q.gpu_count,
         "context": q.context,
         "lang": q.language or "en",
+        "devices": tuple(m.id or "" for m in (q.gpu, q.gpu2, *q.more_gpus) if m is not None),
     }
     wrong = [f"{k}={got[k]!r} (want {v!r})" for k, v in vars(g).items() if k in got and v is not UNSET and got[k] != v]
     return "; ".join(wrong) or None
