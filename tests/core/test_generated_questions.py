@@ -19,7 +19,7 @@ OPEN = {
     "typo en": 0.965,  # "Mistral 7B Intsruct v0.2" read as v0.3
     "context de": 0.975,  # a context in the model's name ("Phi-3-mini-128k") wins over the one asked
     "context en": 0.983,
-    "ordinary words, no model en": 0.9,  # "which seed should i use", "good for scout work": read as models
+    "ordinary words, no model en": 0.908,  # "good for scout work", "gut für seed": read as models
     "ordinary words, no model de": 0.908,
     "three devices en": 0.975,  # "Radeon VII" as one of three devices is dropped
 }
