@@ -491,7 +491,41 @@ def _not_a_name(c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameInd
     word from the middle of a longer name ("air", "dev"), or right after an engine's name."""
     if not _everyday(c, toks, idx) or _listed_name(c, toks):
         return False
-    return beside_real or not (c.score >= 100.0 or _family_word(c, toks, idx)) or c.span.first in after
+    if beside_real or not (c.score >= 100.0 or _family_word(c, toks, idx)) or c.span.first in after:
+        return True
+    return c.kind == "model" and c.span.first > 0 and toks[c.span.first - 1].key in NOUN_BEFORE
+
+
+# words after which an everyday word is the everyday noun ("which seed", "for scout work", "the command")
+NOUN_BEFORE = frozenset(
+    [
+        "which",
+        "what",
+        "the",
+        "a",
+        "an",
+        "my",
+        "your",
+        "this",
+        "that",
+        "some",
+        "any",
+        "welche",
+        "welcher",
+        "welches",
+        "welchen",
+        "der",
+        "die",
+        "das",
+        "den",
+        "dem",
+        "ein",
+        "eine",
+        "einen",
+        "mein",
+        "meine",
+    ]
+)
 
 
 def _listed_name(c: Candidate, toks: list[L.Tok]) -> bool:

@@ -54,7 +54,7 @@ COUNT_WORDS = {
     "six": 6, "sechs": 6, "seven": 7, "sieben": 7, "eight": 8, "acht": 8, "ten": 10, "zehn": 10,
     "twelve": 12, "zwölf": 12, "sixteen": 16, "sechzehn": 16,
 }  # fmt: skip
-COUNT_GLUE = _words("x × mal of von my meine meiner meinen meinem")
+COUNT_GLUE = _words("x × mal of von my meine meiner meinen meinem stück stueck stk pcs")  # "2 Stück 4090"
 TIMES = _words("x × mal")  # "200 x 3090": an explicit count, however large
 
 STOPWORDS = _words(
@@ -262,14 +262,14 @@ _CTX = r"(?:ctx|context|kontext)"
 _BIG = r"(?P<num>\d{1,13}(?:[.,]\d{1,3})?)"  # after a context keyword: out-of-range values are named, not dropped
 
 
-_THOUSANDS = re.compile(r"(\d+)[.,](\d{3})")
+_THOUSANDS = re.compile(r"\d+(?:([.,])\d{3})(?:\1\d{3})*")  # "16.000", "1,048,576": one separator kind
 _TOKENS_SAID = re.compile(r"tok|ctx|context|kontext")
 
 
 def number(s: str) -> float:
     """Reads "16,000", "16.000", "1.5" or "1,5"."""
-    if m := _THOUSANDS.fullmatch(s):
-        return float(m.group(1) + m.group(2))
+    if _THOUSANDS.fullmatch(s):
+        return float(re.sub(r"[.,]", "", s))
     return float(s.replace(",", "."))
 
 
@@ -330,7 +330,8 @@ READERS: tuple[tuple[Quick, str, Reader], ...] = (
                 + _BIG + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
     (quick(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
      "context", lambda m: token_count(m, keyword=False)),
-    (quick(r"\b(?P<num>\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A), "context", token_count),
+    (quick(r"(?<!\d[.,])\b(?P<num>\d{1,3}(?:[.,]\d{3})+|\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A),
+     "context", token_count),
 )  # fmt: skip
 QUANT_GGUF = quick(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
 # anything else shaped like a GGUF quant name ("q7_k_z", "iq3_kt"): named as unknown, never dropped
