@@ -38,9 +38,9 @@ from core.query.parse import Query, complete
 from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
+    from bot.handover import InteractionJournal, UpdateInbox
     from catalog.hub.cache import CachedHubClient
     from catalog.hub.search import HubSearch
-    from storage.inbox import DeferredJournal, InboxStore
     from storage.userdata import UserDataStore
 
 log = logging.getLogger(__name__)
@@ -104,12 +104,12 @@ class Service:
         return self.answers.catalog
 
     @property
-    def inbox(self) -> InboxStore | None:
+    def inbox(self) -> UpdateInbox | None:
         """Where the Telegram poller keeps fetched updates until they are answered (None: no user database)."""
         return self.store.inbox if self.store is not None else None
 
     @property
-    def deferred(self) -> DeferredJournal | None:
+    def deferred(self) -> InteractionJournal | None:
         """Where the Discord adapter records deferred interactions until they are answered."""
         return self.store.deferred if self.store is not None else None
 

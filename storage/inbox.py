@@ -27,9 +27,9 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import aiosqlite
 
@@ -53,15 +53,13 @@ async def m005_inbox_failed(db: Database) -> None:
     await db.execute("ALTER TABLE tg_inbox ADD COLUMN failed TEXT")
 
 
-@dataclass(frozen=True)
-class InboxItem:
+class InboxItem(NamedTuple):
     update_id: int
     user_key: str  # whose turn it takes: "chat|user" (older rows: one key for both)
     data: str  # the update as Telegram sent it (JSON)
 
 
-@dataclass(frozen=True)
-class PendingInteraction:
+class PendingInteraction(NamedTuple):
     interaction_id: str
     application_id: str
     token: str
@@ -74,18 +72,20 @@ class InboxStore:
 
     def __init__(self, db: aiosqlite.Connection, journal: Path | None = None) -> None:
         self._db = db
+        self._owned = False  # a connection this store opened itself (``restore_to``), closed by ``close``
         self.journal = journal
         self.starts = journal.with_suffix(".started") if journal else None  # user.sqlite.started
 
     # ---- Telegram
 
-    async def add(self, items: list[InboxItem]) -> int:
-        """Store fetched updates in one statement (atomic, durable); ones seen before are ignored."""
+    async def add(self, items: Sequence[tuple[int, str, str]]) -> int:
+        """Store fetched ``(update_id, user_key, data)`` rows in one statement (atomic, durable); ones seen
+        before are ignored."""
         if not items:
             return 0
         now = time.time()
         marks = ", ".join("(?, ?, ?, ?)" for _ in items)
-        values = [v for i in items for v in (i.update_id, i.user_key, i.data, now)]
+        values = [v for update_id, key, data in items for v in (update_id, key, data, now)]
         cur = await self._db.execute(
             f"INSERT OR IGNORE INTO tg_inbox (update_id, user_key, data, received_at) VALUES {marks}", values
         )
@@ -194,6 +194,27 @@ class InboxStore:
         """Write the whole database to ``path`` (``VACUUM INTO``): restores a file deleted under the process."""
         await self._db.execute("VACUUM INTO ?", (str(path),))
 
+    async def restore_to(self, path: Path) -> InboxStore:
+        """The file was deleted under the process: write the open database back to ``path`` and return an
+        inbox on that file (its own connection, closed by its ``close``)."""
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        await self.copy_to(path)
+        db = await aiosqlite.connect(path, isolation_level=None)
+        await db.execute("PRAGMA busy_timeout=250")
+        await db.execute("PRAGMA journal_mode=WAL")
+        await db.execute("PRAGMA synchronous=FULL")
+        restored = InboxStore(db, self.journal)
+        restored._owned = True
+        await self.close()
+        return restored
+
+    async def close(self) -> None:
+        """Closes the connection if this store opened it; one handed in belongs to its owner."""
+        if self._owned:
+            await self._db.close()
+            self._owned = False
+
     async def last_update_id(self) -> int | None:
         async with self._db.execute("SELECT MAX(update_id) FROM tg_inbox") as cur:
             row = await cur.fetchone()
@@ -226,9 +247,11 @@ class DeferredJournal:
     def _append(self, record: dict[str, object]) -> None:
         _append(self.path, json.dumps(record) + "\n")
 
-    def hold(self, item: PendingInteraction) -> None:
-        self._append({"op": "hold", **asdict(item)})
-        self.open.add(item.interaction_id)
+    def hold(self, item: tuple[str, str, str, str | None, float]) -> None:
+        """Records ``(interaction_id, application_id, token, locale, created)`` as held."""
+        held = PendingInteraction(*item)
+        self._append({"op": "hold", **held._asdict()})
+        self.open.add(held.interaction_id)
 
     def release(self, interaction_id: str) -> None:
         self.open.discard(interaction_id)

@@ -5,9 +5,8 @@ Layers:
 - catalog/ reads no environment and knows no chat (settings arrive as arguments);
 - storage/ keeps rows: it imports neither catalog, core nor bot (the catalog hands it JSON text);
 - only bot/adapters/ imports the chat libraries and the MCP server's (the SDK, its types, its HTTP stack);
-- adapters and renderers talk to the service and the reply model only, never to core or catalog
-  (the one exception: adapters keep their own transport's work in ``storage.inbox``, or with a
-  shared database in its inbox and elections, ``storage.queue`` and ``storage.leader``);
+- adapters and renderers talk to the service and the reply model only, never to core, catalog or
+  storage (the inbox, the shared queue and elections reach them as ``bot.handover`` Protocols);
 - core and catalog know no chat: no command list, no @BotName suffix, no Discord mention syntax.
 
 Seams (the whole tree: product, fakes, benches and tests):
@@ -39,8 +38,6 @@ FORBIDDEN_IN_CORE = {
 }  # fmt: skip
 # the chat platforms, and the MCP SDK with the HTTP stack it serves on (bot/adapters/mcp_*.py)
 PLATFORM_LIBS = {"discord", "telegram", "mcp", "mcp_types", "starlette", "uvicorn"}
-# the durable hand-over of updates and interactions (README, Layout); with a shared database, its inbox and election
-ADAPTER_STORAGE = {"storage.inbox", "storage.queue", "storage.leader"}
 CHAT_WORDS = re.compile(r"mygpu|@BotName|@\\w\{1,64\}|bot_username|<@|allowed_mentions|/settings|/forget", re.I)
 MAX_MODULE_LINES, MAX_CLASS_LINES = 600, 250
 # Over the size rule in the faults work (issue 21) as merged; the test fails when one is fixed, so that
@@ -153,8 +150,7 @@ def test_only_adapters_import_chat_platforms(path):
 
 @pytest.mark.parametrize("path", modules("bot/adapters") + modules("bot/render"), ids=lambda p: p.name)
 def test_adapters_and_renderers_use_the_service_only(path):
-    allowed = ADAPTER_STORAGE if "adapters" in path.parts else set()
-    reached = {m for m in origins(path) if m.split(".")[0] in ("core", "catalog", "storage") and m not in allowed}
+    reached = {m for m in origins(path) if m.split(".")[0] in ("core", "catalog", "storage")}
     assert not reached, "use bot.service / bot.reply instead"
 
 
@@ -293,7 +289,7 @@ def _core_or_catalog_attributes(service: Module) -> dict[str, str]:
     for attr, annotation in types.items():
         for name in _type_names(annotation):
             source = origin(service.name, name) if name in service.names else service.name
-            if source.split(".")[0] in ("core", "catalog", "storage") and source not in ADAPTER_STORAGE:
+            if source.split(".")[0] in ("core", "catalog", "storage"):
                 owned[attr] = source
     return owned
 

@@ -1,8 +1,8 @@
 """What several FitBot processes share when the user data is on PostgreSQL (``FITBOT_DATABASE_URL``).
 
 The adapters find the shared database through here (``shared_database``: the service's, when other
-processes use it too) and use its inbox and elections (``storage.queue``, ``storage.leader``)
-directly, as they use ``storage.inbox`` on one process. With the default SQLite file there is one process:
+processes use it too) and get its inbox and elections from here (``shared_inbox``, ``leadership``),
+typed by what they need of them (``bot.handover``), as they get ``storage.inbox`` on one process. With the default SQLite file there is one process:
 ``shared_database`` is None and every adapter works as before, in memory and on its own inbox.
 """
 
@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from storage.base import process_name
+from storage.leader import Election, Job, election, while_leader
 from storage.queue import SharedInbox
 from storage.shared import ButtonTable, RateWindows
 
@@ -35,6 +36,7 @@ __all__ = [
     "PRICE_REFRESH",
     "TELEGRAM_POLL",
     "cleanup_job",
+    "leadership",
     "shared_buttons",
     "shared_database",
     "shared_inbox",
@@ -55,6 +57,23 @@ def shared_inbox(service: Service, lease_s: float | None = None) -> SharedInbox 
     if database is None:
         return None
     return SharedInbox(database, process_name()) if lease_s is None else SharedInbox(database, process_name(), lease_s)
+
+
+class Leadership:
+    """``job`` run only while this process leads it (``storage.leader``); ``beat`` once per step of progress."""
+
+    def __init__(self, elect: Election) -> None:
+        self.elect = elect
+
+    async def beat(self) -> bool:
+        return await self.elect.beat()
+
+    async def run(self, stop: asyncio.Event, job: Job) -> None:
+        await while_leader(self.elect, stop, job)
+
+
+def leadership(database: Database, job: str) -> Leadership:
+    return Leadership(election(database, job))
 
 
 def shared_buttons(service: Service) -> ButtonTable | None:

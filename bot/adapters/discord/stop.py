@@ -21,7 +21,7 @@ from bot.service import Service
 from locales import lang_of
 
 if TYPE_CHECKING:
-    from storage.inbox import DeferredJournal
+    from bot.handover import InteractionJournal
 
 log = logging.getLogger("bot.adapters.discord.bot")
 
@@ -38,7 +38,7 @@ class StopMixin:
     _held: set[int]
 
     @property
-    def deferred(self) -> DeferredJournal | None:
+    def deferred(self) -> InteractionJournal | None:
         return self.service.deferred
 
     # ---- stopping without leaving anyone on "thinking…"
@@ -48,11 +48,9 @@ class StopMixin:
         journal = self.deferred
         if journal is None:
             return
-        from storage.inbox import PendingInteraction
-
         try:
             journal.hold(
-                PendingInteraction(
+                (
                     str(interaction.id),
                     str(interaction.application_id),
                     interaction.token,

@@ -30,12 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import aiosqlite
 from telegram import Update
 from telegram.warnings import PTBUserWarning
 
 from bot.adapters.telegram.queue import queue_key
-from storage.inbox import InboxItem, InboxStore
+from bot.handover import StoredUpdate, UpdateInbox, UpdateRow
 
 if TYPE_CHECKING:
     from telegram import Bot
@@ -95,12 +94,13 @@ def report_poison(update_id: int, reason: str) -> None:
     )
 
 
-def item_of(update: Update) -> InboxItem:
+def item_of(update: Update) -> UpdateRow:
+    """An inbox row: the id, "chat|user" (whose turn it takes), the update's JSON."""
     chat, user = queue_key(update)
-    return InboxItem(update.update_id, f"{chat}|{user}", json.dumps(update.to_dict()))
+    return update.update_id, f"{chat}|{user}", json.dumps(update.to_dict())
 
 
-def keys_of(item: InboxItem) -> tuple[str, str]:
+def keys_of(item: StoredUpdate) -> tuple[str, str]:
     chat, _, user = item.user_key.partition("|")
     return chat, user or chat
 
@@ -112,13 +112,12 @@ class InboxLost(OSError):
 class Intake:
     """The poller's durable side: stores batches, says whether that is safe, resumes after a restart."""
 
-    def __init__(self, inbox: InboxStore, bot: Bot, on_state: StateCallback | None = None) -> None:
+    def __init__(self, inbox: UpdateInbox, bot: Bot, on_state: StateCallback | None = None) -> None:
         self.inbox, self.bot = inbox, bot
         self.on_state = on_state
         self.path = inbox.journal.with_suffix("") if inbox.journal is not None else None  # user.sqlite
         self.inode = _inode(self.path)
         self.unsafe: str | None = None  # why the inbox cannot be written now (None: it can)
-        self._own_db: aiosqlite.Connection | None = None  # the connection to a restored file
 
     # ---- storing
 
@@ -154,17 +153,7 @@ class Intake:
     async def _restore(self) -> None:
         """``user.sqlite`` was deleted: write the open (unlinked) database back to its path and use that."""
         assert self.path is not None
-        for suffix in ("-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        await self.inbox.copy_to(self.path)
-        db = await aiosqlite.connect(self.path, isolation_level=None)
-        await db.execute("PRAGMA busy_timeout=250")
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=FULL")
-        if self._own_db is not None:
-            await self._own_db.close()
-        self._own_db = db
-        self.inbox = InboxStore(db, self.inbox.journal)
+        self.inbox = await self.inbox.restore_to(self.path)
         self.inode = _inode(self.path)
         log.error(
             "%s was deleted while running; restored it from the open database. Questions are kept in the"
@@ -234,9 +223,7 @@ class Intake:
         return first + last, (highest + 1 if highest is not None else None)
 
     async def close(self) -> None:
-        if self._own_db is not None:
-            await self._own_db.close()
-            self._own_db = None
+        await self.inbox.close()
 
 
 def _inode(path: Path | None) -> tuple[int, int] | None:

@@ -39,7 +39,7 @@ from bot.adapters.telegram.queue import FairQueue, Retries, queue_key
 
 if TYPE_CHECKING:
     from bot.adapters.telegram.parts import TelegramApp
-    from storage.inbox import InboxStore
+    from bot.handover import UpdateInbox
 
 __all__ = ["GRACE_S", "FairQueue", "Poller", "retryable"]
 
@@ -68,7 +68,7 @@ class Poller:
     def __init__(
         self,
         app: TelegramApp,
-        inbox: InboxStore | None,
+        inbox: UpdateInbox | None,
         *,
         allowed_updates: Sequence[str],
         poll_timeout: int = 10,
@@ -100,7 +100,7 @@ class Poller:
         self._journal_failing = False
 
     @property
-    def inbox(self) -> InboxStore | None:
+    def inbox(self) -> UpdateInbox | None:
         return self.intake.inbox if self.intake is not None else None
 
     async def start(self) -> None:

@@ -10,7 +10,7 @@ Ingest, in one of two ways, writes each update to the shared inbox before Telegr
   token, stores the update, and only then answers 200 (a failed store answers 503, so Telegram
   delivers it again).
 
-Every worker answers: ``SharedConsumer`` claims batches under a lease (``bot.app.jobs.SharedInbox``)
+Every worker answers: ``SharedConsumer`` claims batches under a lease (``bot.handover.SharedQueue``)
 whenever it has a free handler, is woken by a ``NOTIFY`` when updates arrive, serves them fairly
 by chat and user (``telegram_queue.FairQueue``), renews the leases of what it holds, marks each
 update done once its answer went out, and on SIGTERM claims nothing more, finishes what it started
@@ -27,7 +27,7 @@ import contextlib
 import hmac
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -37,12 +37,12 @@ from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError
 from bot.adapters.telegram.bot import ALLOWED_UPDATES, CONCURRENT_UPDATES, build_application
 from bot.adapters.telegram.fence import GUARD, FencedRequest, Guard, LeaseLost
 from bot.adapters.telegram.flood import retry_seconds
+from bot.adapters.telegram.intake import item_of
 from bot.adapters.telegram.poller import FINISH_S, GRACE_S, PER_CHAT, SEND_BACKOFF_S, retryable
-from bot.adapters.telegram.queue import FairQueue, queue_key
+from bot.adapters.telegram.queue import FairQueue
 from bot.adapters.telegram.transport import AiohttpRequest
-from bot.app.jobs import TELEGRAM_POLL, shared_database, shared_inbox
-from storage.leader import election, while_leader
-from storage.queue import Lease, SharedInbox
+from bot.app.jobs import TELEGRAM_POLL, leadership, shared_database, shared_inbox
+from bot.handover import ClaimedUpdate, Lease, SharedQueue
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -67,7 +67,7 @@ class SharedConsumer:
     """
 
     def __init__(
-        self, app: TelegramApp, inbox: SharedInbox, *, workers: int = CONCURRENT_UPDATES, grace_s: float = GRACE_S
+        self, app: TelegramApp, inbox: SharedQueue, *, workers: int = CONCURRENT_UPDATES, grace_s: float = GRACE_S
     ):
         self.app, self.inbox, self.workers, self.grace_s = app, inbox, workers, grace_s
         self.queue: FairQueue[tuple[Lease, bool, Update]] = FairQueue(per_chat=PER_CHAT)  # (lease, begun, update)
@@ -98,7 +98,7 @@ class SharedConsumer:
         while True:
             await self._mark()  # marks first: a row answered here must be closed before anything is claimed
             free = self.workers - len(self.held)
-            batch = []
+            batch: Sequence[ClaimedUpdate] = []
             if free > 0 and self.claiming and not self.unmarked:
                 try:
                     batch = await self.inbox.claim(free)
@@ -264,7 +264,7 @@ class SharedConsumer:
 
 async def poll_into_inbox(
     app: TelegramApp,
-    inbox: SharedInbox,
+    inbox: SharedQueue,
     stop: asyncio.Event,
     poll_timeout: int = 10,
     beat: Callable[[], Awaitable[bool]] | None = None,
@@ -305,13 +305,7 @@ async def poll_into_inbox(
             offset = max(u.update_id for u in updates) + 1
 
 
-def item_of(update: Update) -> tuple[int, str, str]:
-    """An inbox row: the id, "chat|user" (whose turn it takes, as ``telegram_intake`` writes it), the JSON."""
-    chat, user = queue_key(update)
-    return update.update_id, f"{chat}|{user}", json.dumps(update.to_dict())
-
-
-def webhook_app(app: TelegramApp, inbox: SharedInbox, secret: str, path: str) -> web.Application:
+def webhook_app(app: TelegramApp, inbox: SharedQueue, secret: str, path: str) -> web.Application:
     """The receiver: secret checked, update stored in the shared inbox, then 200."""
     from aiohttp import web
 
@@ -386,11 +380,9 @@ async def run_shared_telegram(
             await app.bot.set_webhook(webhook_url, secret_token=webhook_secret, allowed_updates=ALLOWED_UPDATES)
             ingest = asyncio.ensure_future(stop.wait())
         else:
-            elect = election(database, TELEGRAM_POLL)
+            lead = leadership(database, TELEGRAM_POLL)
             ingest = asyncio.ensure_future(
-                while_leader(
-                    elect, stop, lambda job_stop: poll_into_inbox(app, inbox, job_stop, poll_timeout, elect.beat)
-                )
+                lead.run(stop, lambda job_stop: poll_into_inbox(app, inbox, job_stop, poll_timeout, lead.beat))
             )
         cleanup.push_async_callback(_finish, ingest)
         if on_state is not None:
