@@ -47,7 +47,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from fitbot_fakes.burst_plan import (  # noqa: F401
+from bench.burst_plan import (  # noqa: F401
     CONTEXTS,
     DOCUMENT,
     FIRST_CHAT,

@@ -29,8 +29,8 @@ FLOODER = 4_000_000
 
 
 async def run(args: argparse.Namespace) -> None:
+    from bench.burst_plan import Ask, Tally, expectations, make_plan, slow_down_pattern
     from catalog.store import CatalogStore
-    from fitbot_fakes.burst_plan import Ask, Tally, expectations, make_plan, slow_down_pattern
     from fitbot_fakes.telegram_api import FakeTelegramAPI
 
     others = [Ask(4_100_000 + i, a.text, a.lang) for i, a in enumerate(make_plan(args.others, 1, seed=31))]

@@ -3,7 +3,7 @@
     .venv/bin/python bench/queue_faults.py [--scenario sigstop|pgrestart|clockstep|dbcut|all] [--updates 600] [--quick]
 
 The cluster is bench/scale.py's (a throwaway PostgreSQL, the fake Bot API in this process, production
-workers as child processes, exactly-once accounting by ``fitbot_fakes.burst_plan``). When a third of
+workers as child processes, exactly-once accounting by ``bench.burst_plan``). When a third of
 the backlog is answered, one fault:
 
 * ``sigstop``: the elected poller is SIGSTOPped for ``--pause`` seconds (past the inbox lease, 15 s,
@@ -105,8 +105,7 @@ async def fault(
 
 
 async def scenario_round(scenario: str, updates: int, timeout: float, pause_s: float) -> dict[str, Any]:
-    from catalog.store import CatalogStore
-    from fitbot_fakes.burst_plan import (
+    from bench.burst_plan import (
         apology_texts,
         expectations,
         make_plan,
@@ -114,6 +113,7 @@ async def scenario_round(scenario: str, updates: int, timeout: float, pause_s: f
         verify,
         wait_for_responses,
     )
+    from catalog.store import CatalogStore
     from fitbot_fakes.postgres import TempPostgres, free_port
     from fitbot_fakes.proxy import Proxy
     from fitbot_fakes.telegram_api import FakeTelegramAPI

@@ -6,7 +6,7 @@ Telegram: the production ``fitbot run`` (with production send pacing, about 30 m
 in a child process against the fake Bot API in this one. ``--backlog`` questions from
 ``backlog / 5`` users are queued at once; once a tenth are answered the bot gets SIGTERM (then
 kill -9 in a second round) and is started again on the same data directory. Exactly-once
-accounting (``fitbot_fakes.burst_plan.verify``): lost = questions never answered, duplicates =
+accounting (``bench.burst_plan.verify``): lost = questions never answered, duplicates =
 answers sent twice. Prints both per round, the stop time and how many were answered before the stop.
 
 Discord: the production ``run_discord`` (``open_service`` wiring, a user database) in a child
@@ -42,8 +42,8 @@ TOKEN = "123456:RESTART-bench-token"
 
 
 async def telegram_round(backlog: int, how: signal.Signals, timeout: float) -> dict[str, Any]:
+    from bench.burst_plan import PHOTO, Tally, expectations, make_plan, verify, wait_for_responses
     from catalog.store import CatalogStore
-    from fitbot_fakes.burst_plan import PHOTO, Tally, expectations, make_plan, verify, wait_for_responses
     from fitbot_fakes.telegram_api import FakeTelegramAPI
 
     class CardTally(Tally):

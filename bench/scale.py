@@ -7,7 +7,7 @@ this process, and three production ``fitbot run`` workers (``FITBOT_DATABASE_URL
 own data directory). ``--updates`` questions from ``updates / 5`` users are queued at once; when a
 third are answered the elected poller (the leader) is killed with SIGKILL, at two thirds another
 worker gets SIGTERM, and a fresh worker is started. Exactly-once accounting
-(``fitbot_fakes.burst_plan.verify``): lost = questions never answered, duplicates = answers sent
+(``bench.burst_plan.verify``): lost = questions never answered, duplicates = answers sent
 twice (allowed: at most one per update a killed worker held). Prints lost, duplicates (and
 their share), answer latency p50/p99 from queueing to the answer's arrival, and the failover
 time: from the SIGKILL until another worker holds the poller's advisory lock.
@@ -117,7 +117,7 @@ async def kill_and_restart(
 def card_tally(api: Any, cards: set[str], slow: Any) -> Any:
     """A tally of the cards from now on: chart photos sent after a card (bare, or with the short caption
     ``caption_for_photo`` gives them) are left out; a card sent as a photo's caption counts."""
-    from fitbot_fakes.burst_plan import PHOTO, Tally
+    from bench.burst_plan import PHOTO, Tally
 
     class CardTally(Tally):
         def update(self) -> None:
@@ -150,8 +150,7 @@ async def start_worker(data: Path, catalog_file: Path, base_url: str, database_u
 
 
 async def telegram_round(updates: int, timeout: float, faults: bool = True) -> dict[str, Any]:
-    from catalog.store import CatalogStore
-    from fitbot_fakes.burst_plan import (
+    from bench.burst_plan import (
         apology_texts,
         expectations,
         make_plan,
@@ -159,6 +158,7 @@ async def telegram_round(updates: int, timeout: float, faults: bool = True) -> d
         verify,
         wait_for_responses,
     )
+    from catalog.store import CatalogStore
     from fitbot_fakes.postgres import TempPostgres
     from fitbot_fakes.telegram_api import FakeTelegramAPI
 

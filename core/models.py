@@ -39,6 +39,22 @@ class Backend(StrEnum):
     OTHER = "other"  # CANN, Gaudi, Chinese accelerators: no llama.cpp calibration
 
 
+# Names a user gives a backend: HIP is ROCm's API; RADV and AMDVLK are AMD's Vulkan drivers; oneAPI is SYCL's.
+BACKEND_NAMES: dict[str, Backend] = {
+    "cuda": Backend.CUDA,
+    "rocm": Backend.ROCM,
+    "hip": Backend.ROCM,
+    "vulkan": Backend.VULKAN,
+    "vk": Backend.VULKAN,
+    "radv": Backend.VULKAN,
+    "amdvlk": Backend.VULKAN,
+    "sycl": Backend.SYCL,
+    "oneapi": Backend.SYCL,
+    "metal": Backend.METAL,
+    "cpu": Backend.CPU,
+}
+
+
 class Engine(StrEnum):
     LLAMA_CPP = "llama.cpp"
     VLLM = "vllm"

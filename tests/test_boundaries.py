@@ -7,7 +7,10 @@ Layers:
 - only bot/adapters/ imports the chat libraries and the MCP server's (the SDK, its types, its HTTP stack);
 - adapters and renderers talk to the service and the reply model only, never to core, catalog or
   storage (the inbox, the shared queue and elections reach them as ``bot.handover`` Protocols);
-- core and catalog know no chat: no command list, no @BotName suffix, no Discord mention syntax.
+- core and catalog know no chat: no command list, no @BotName suffix, no Discord mention syntax;
+- the query package (``core/query/``) imports of the rest of core only the shared types (``core.models``);
+- the fakes import no product code: they stand for the outside world, whose expectations live in the
+  tests and benches.
 
 Seams (the whole tree: product, fakes, benches and tests):
 - a rule holds for where a name is defined, not where it was imported from: imports are followed
@@ -152,6 +155,17 @@ def test_only_adapters_import_chat_platforms(path):
 def test_adapters_and_renderers_use_the_service_only(path):
     reached = {m for m in origins(path) if m.split(".")[0] in ("core", "catalog", "storage")}
     assert not reached, "use bot.service / bot.reply instead"
+
+
+@pytest.mark.parametrize("path", modules("core/query"), ids=lambda p: p.name)
+def test_the_query_package_imports_only_the_shared_core_types(path):
+    outside = {m for m in origins(path) if m.split(".")[0] == "core" and not m.startswith("core.query")}
+    assert outside <= {"core.models"}
+
+
+@pytest.mark.parametrize("path", modules("fitbot_fakes"), ids=lambda p: p.name)
+def test_fakes_import_no_product_code(path):
+    assert not roots(path) & {"core", "catalog", "storage", "bot", "locales"}
 
 
 @pytest.mark.parametrize("path", modules("core") + modules("catalog"), ids=lambda p: p.name)

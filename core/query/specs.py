@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
+from core.models import BACKEND_NAMES
 from core.query.lexicon import Found, blank, number
 from core.query.literals import quick
-from core.speed.device import BACKEND_NAMES
 
 A = re.ASCII
 # "cpu" stays with the device phrases ("CPU only"); "vk" is too short to read in free text

@@ -10,7 +10,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field
 
-from core.models import Backend, Engine, Frozen, GpuSpec, Hardware
+from core.models import BACKEND_NAMES, Backend, Engine, Frozen, GpuSpec, Hardware
 from core.speed import constants as K
 from core.speed.arch import (
     FLOP_PER_BYTE_BY_CATEGORY,
@@ -77,20 +77,6 @@ LLAMA_CPP_BUILD_FLAGS: dict[Backend, str] = {
     Backend.ROCM: "-DGGML_HIP=ON",
     Backend.VULKAN: "-DGGML_VULKAN=ON",
     Backend.SYCL: "-DGGML_SYCL=ON",
-}
-# Names a user gives a backend: HIP is ROCm's API; RADV and AMDVLK are AMD's Vulkan drivers; oneAPI is SYCL's.
-BACKEND_NAMES: dict[str, Backend] = {
-    "cuda": Backend.CUDA,
-    "rocm": Backend.ROCM,
-    "hip": Backend.ROCM,
-    "vulkan": Backend.VULKAN,
-    "vk": Backend.VULKAN,
-    "radv": Backend.VULKAN,
-    "amdvlk": Backend.VULKAN,
-    "sycl": Backend.SYCL,
-    "oneapi": Backend.SYCL,
-    "metal": Backend.METAL,
-    "cpu": Backend.CPU,
 }
 
 

@@ -22,6 +22,15 @@ from typing import Any
 import pytest
 from telegram.ext import Application
 
+from bench.burst_plan import (
+    Ask,
+    Tally,
+    card_texts,
+    expectations,
+    interleave,
+    make_plan,
+    wait_for_responses,
+)
 from bot.adapters.telegram.bot import build_application, serve
 from bot.app.run import open_service
 from bot.app.settings import Settings
@@ -31,15 +40,6 @@ from bot.users.limits import Limits
 from catalog.store import CatalogStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
-from fitbot_fakes.burst_plan import (
-    Ask,
-    Tally,
-    card_texts,
-    expectations,
-    interleave,
-    make_plan,
-    wait_for_responses,
-)
 from fitbot_fakes.telegram_api import FakeTelegramAPI
 from locales import t
 from storage.userdata import UserDataStore

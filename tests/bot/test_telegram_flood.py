@@ -20,6 +20,7 @@ import pytest
 from telegram import Update
 from telegram.error import NetworkError, RetryAfter
 
+from bench.burst_plan import Ask, Tally, expectations, make_plan, verify
 from bot.adapters.telegram.bot import build_application, serve
 from bot.adapters.telegram.flood import ChatFloodLimiter
 from bot.adapters.telegram.parts import TelegramApp
@@ -31,7 +32,6 @@ from bot.service import Service
 from catalog.store import CatalogStore
 from core.models import Catalog
 from fitbot_fakes import fixtures
-from fitbot_fakes.burst_plan import Ask, Tally, expectations, make_plan, verify
 from fitbot_fakes.telegram_api import FakeTelegramAPI
 
 telegram_api = fixtures.telegram_api
