@@ -47,7 +47,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.burst_plan import (  # noqa: F401
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run as a script: the repository root, for ``bench.burst_plan``
+
+from bench.burst_plan import (  # noqa: E402, F401
     CONTEXTS,
     DOCUMENT,
     FIRST_CHAT,
@@ -74,8 +77,6 @@ from bench.burst_plan import (  # noqa: F401
     verify,
     wait_for_responses,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def percentile(values: list[float], q: float) -> float:

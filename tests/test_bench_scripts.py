@@ -1,0 +1,29 @@
+"""Every bench script starts as the README runs it (``python bench/x.py``): as a script, not a module,
+so a ``bench.*`` import works only if the script puts the repository root on its path."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(
+    p for p in (ROOT / "bench").glob("*.py") if 'if __name__ == "__main__"' in p.read_text(encoding="utf-8")
+)
+
+
+def test_every_bench_script_answers_help_when_run_as_a_script():
+    assert SCRIPTS
+    running = {
+        p.name: subprocess.Popen(
+            [sys.executable, str(p), "--help"], cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        for p in SCRIPTS
+    }
+    failed = {}
+    for name, proc in running.items():
+        _, err = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            failed[name] = err.strip().splitlines()[-1:] if err else proc.returncode
+    assert not failed
