@@ -1,18 +1,18 @@
 """What the adapters need of the durable hand-over, as Protocols: the adapters import no storage.
 
-``bot.app`` opens the stores (``storage.inbox``, ``storage.queue``, ``storage.leader``) and hands them
-over (the one-process inbox and journal through ``Service.inbox``/``Service.deferred``, the shared
-queue and elections through ``bot.app.jobs``); an adapter sees only the methods below. Rows go in as plain tuples and come back as records
-with the named fields, so no storage type crosses into an adapter.
+``bot.app`` opens the stores (``storage.inbox``, ``storage.queue``) and hands them over: the
+one-process inbox and journal through ``Service.inbox``/``Service.deferred``, the shared queue (and
+the poll election, ``bot.app.jobs.leadership``) through ``bot.app.jobs``. An adapter sees only the
+methods below; rows go in as plain tuples and come back as records with the named fields, so no
+storage type crosses into an adapter.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 Lease = tuple[int, int]  # (update_id, fence): one claim of a shared inbox row
 UpdateRow = tuple[int, str, str]  # (update_id, "chat|user", the update's JSON)
@@ -97,13 +97,3 @@ class InteractionJournal(Protocol):
     def release(self, interaction_id: str) -> None: ...
     def held(self) -> Sequence[HeldInteraction]: ...
     def clear(self) -> None: ...
-
-
-Job = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
-
-
-class Leadership(Protocol):
-    """A job only one process runs (``bot.app.jobs.Leadership``): ``run`` it while elected, ``beat`` per step."""
-
-    async def beat(self) -> bool: ...
-    async def run(self, stop: asyncio.Event, job: Job) -> None: ...

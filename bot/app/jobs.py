@@ -2,8 +2,8 @@
 
 The adapters find the shared database through here (``shared_database``: the service's, when other
 processes use it too) and get its inbox and elections from here (``shared_inbox``, ``leadership``),
-typed by what they need of them (``bot.handover``), as they get ``storage.inbox`` on one process. With the default SQLite file there is one process:
-``shared_database`` is None and every adapter works as before, in memory and on its own inbox.
+typed by what they need of them (``bot.handover``). With the default SQLite file there is one
+process: ``shared_database`` is None and every adapter works as before, in memory and on its own inbox.
 """
 
 from __future__ import annotations

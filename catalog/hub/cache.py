@@ -37,7 +37,6 @@ class HubCacheRows(Protocol):
 
     async def get(self, repo_id: str) -> str | None: ...
     async def put(self, key: str, repo_id: str, revision: str, fetched_at: datetime, data: str) -> None: ...
-    async def delete(self, repo_id: str) -> None: ...
 
 
 class HubCache:
@@ -63,9 +62,6 @@ class HubCache:
         await self.rows.put(
             repo_id or model.repo_id, model.repo_id, model.revision, model.fetched_at, stored.model_dump_json()
         )
-
-    async def delete(self, repo_id: str) -> None:
-        await self.rows.delete(repo_id)
 
 
 class CachedHubClient:
