@@ -1,0 +1,122 @@
+"""A user's efficiency factor per device, from their accepted runs, and an estimate scaled by it.
+
+The factor is measured / FitBot's estimate for the same setup, decode and prefill apart (decode is
+bandwidth-bound, prefill compute-bound: a rig's memory clock, power limit or driver moves them
+differently). One device's factor scales every model on that device: what differs between rigs of
+one device is the rig, not the model. Several runs of one device combine as the geometric mean of
+the newest ``KEEP`` factors of each kind, so one old or odd run does not dominate.
+
+It applies only where the runs were measured: the same device and backend, llama.cpp (llama-bench,
+llama-server and Ollama all run llama.cpp's kernels), and the model wholly on the device (an offload's
+speed is the system RAM's, which the runs did not measure).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Literal
+
+from pydantic import Field
+
+from core.estimate import FitEstimate, Scenario
+from core.models import Engine, Frozen
+
+KEEP = 8  # newest factors of a kind per device that count
+FACTOR_RANGE = (0.05, 20.0)  # what a stored factor may be (the check refused runs outside far narrower ones)
+
+
+class RunFactor(Frozen):
+    """One accepted run, as the store keeps it: measured over estimated on one device."""
+
+    gpu_id: str
+    backend: str
+    kind: Literal["decode", "prefill"]
+    factor: float = Field(gt=FACTOR_RANGE[0], lt=FACTOR_RANGE[1])
+    as_of: str  # ISO date the run was pasted
+
+
+class Calibration(Frozen):
+    """A user's factors on one device and backend; None for a kind no run measured."""
+
+    gpu_id: str
+    backend: str
+    decode: float | None = None
+    prefill: float | None = None
+    as_of: str  # the newest run's date
+    runs: int = Field(ge=1)
+
+
+def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
+    """One calibration per device and backend, from the runs newest first."""
+    groups: dict[tuple[str, str], list[RunFactor]] = {}
+    for f in sorted(factors, key=lambda f: f.as_of, reverse=True):
+        groups.setdefault((f.gpu_id, f.backend), []).append(f)
+    out = []
+    for (gpu_id, backend), rows in groups.items():
+        means = {kind: _geomean([r.factor for r in rows if r.kind == kind][:KEEP]) for kind in ("decode", "prefill")}
+        out.append(
+            Calibration(
+                gpu_id=gpu_id,
+                backend=backend,
+                decode=means["decode"],
+                prefill=means["prefill"],
+                as_of=rows[0].as_of,
+                runs=len(rows),
+            )
+        )
+    return tuple(sorted(out, key=lambda c: (c.gpu_id, c.backend)))
+
+
+def _geomean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def calibration_for(
+    calibrations: Iterable[Calibration], s: Scenario, est: FitEstimate | None = None
+) -> Calibration | None:
+    """The calibration that applies to this setup, if any (see the module docstring)."""
+    if s.gpu is None or s.rig or s.engine is not Engine.LLAMA_CPP:
+        return None
+    if est is not None and est.offload.mode != "none":
+        return None
+    backend = s.gpu.backend.value
+    gpu_id = s.gpu.id.split("@", 1)[0]  # "rtx-4090@24gb": the same chip, the memory the user gave
+    return next((c for c in calibrations if c.gpu_id == gpu_id and c.backend == backend), None)
+
+
+def calibrated(est: FitEstimate, cal: Calibration) -> FitEstimate:
+    """The estimate with decode figures times the decode factor and prefill figures (and so time to first
+    token) times the prefill factor; everything else (memory, fit) as it was."""
+    d, p = cal.decode or 1.0, cal.prefill or 1.0
+    speed = est.speed
+    update: dict[str, object] = {
+        "decode_tokens_per_s": speed.decode_tokens_per_s * d,
+        "decode_tokens_per_s_at_context": speed.decode_tokens_per_s_at_context * d,
+        "decode_range": _times(speed.decode_range, d),
+        "decode_range_at_context": _times(speed.decode_range_at_context, d),
+        "prefill_tokens_per_s": speed.prefill_tokens_per_s * p,
+        "prefill_range": _times(speed.prefill_range, p),
+        "ttft_s": speed.ttft_s / p,
+        "basis": (*speed.basis, f"calibrated to the user's run of {cal.as_of}: decode x{d:.2f}, prefill x{p:.2f}"),
+    }
+    if speed.concurrency is not None:
+        c = speed.concurrency
+        update["concurrency"] = c.model_copy(
+            update={
+                "aggregate_tokens_per_s": c.aggregate_tokens_per_s * d,
+                "per_user_tokens_per_s": c.per_user_tokens_per_s * d,
+            }
+        )
+    serving = est.serving.model_copy(
+        update={
+            "decode_tokens_per_s": est.serving.decode_tokens_per_s * d,
+            "aggregate_tokens_per_s": est.serving.aggregate_tokens_per_s * d,
+            "per_user_tokens_per_s": est.serving.per_user_tokens_per_s * d,
+        }
+    )
+    return est.model_copy(update={"speed": speed.model_copy(update=update), "serving": serving})
+
+
+def _times(band: tuple[float, float], factor: float) -> tuple[float, float]:
+    return band[0] * factor, band[1] * factor
