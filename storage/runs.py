@@ -8,8 +8,10 @@ their other data; each user keeps the newest ``MAX_RUNS_PER_USER``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
 from storage.base import Database
 
@@ -43,6 +45,33 @@ class StoredRun:
     added_at: str = ""  # ISO timestamp, set by ``RunStore.add``
 
 
+class RunRow(Protocol):
+    """What ``add`` stores: any object with these attributes (``core.runs.calibrate.AcceptedRun``)."""
+
+    @property
+    def gpu_id(self) -> str: ...
+    @property
+    def gpu_count(self) -> int: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def quant(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def test(self) -> str: ...
+    @property
+    def measured(self) -> float: ...
+    @property
+    def estimated(self) -> float: ...
+    @property
+    def build(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+
+
 COLUMNS = ("gpu_id", "gpu_count", "backend", "model_id", "quant", "kind", "test", "measured", "estimated", "build")
 ALL = (*COLUMNS, "source", "added_at")
 
@@ -53,7 +82,7 @@ class RunStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, user_id: str, runs: list[StoredRun], now: datetime | None = None) -> int:
+    async def add(self, user_id: str, runs: Sequence[RunRow], now: datetime | None = None) -> int:
         """Store the runs in one transaction, then drop the user's oldest beyond ``MAX_RUNS_PER_USER``."""
         stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
         names = ", ".join(("user_id", *ALL))
@@ -76,6 +105,14 @@ class RunStore:
             (user_id,),
         )
         return [StoredRun(**dict(zip(ALL, row, strict=True))) for row in rows]
+
+    async def added_since(self, user_id: str, since: datetime) -> int:
+        """How many of the user's runs were stored at or after ``since`` (flood control)."""
+        rows = await self._db.fetchall(
+            "SELECT COUNT(*) FROM measured_runs WHERE user_id = ? AND added_at >= ?",
+            (user_id, since.isoformat(timespec="seconds")),
+        )
+        return int(rows[0][0]) if rows else 0
 
     async def forget(self, user_id: str) -> int:
         return await self._db.execute("DELETE FROM measured_runs WHERE user_id = ?", (user_id,))

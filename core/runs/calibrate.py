@@ -21,15 +21,38 @@ from pydantic import Field
 
 from core.estimate import FitEstimate, Scenario
 from core.models import Engine, Frozen
+from core.notes import Note, note
 
 KEEP = 8  # newest factors of a kind per device that count
 FACTOR_RANGE = (0.05, 20.0)  # what a stored factor may be (the check refused runs outside far narrower ones)
 
 
-class RunFactor(Frozen):
-    """One accepted run, as the store keeps it: measured over estimated on one device."""
+class AcceptedRun(Frozen):
+    """A pasted run that passed the check, as it is stored: the setup it was, what it measured and what
+    FitBot estimated for that setup when it was pasted (the factor is their ratio)."""
 
     gpu_id: str
+    gpu_count: int = Field(ge=1, le=64)
+    backend: str
+    model_id: str
+    quant: str
+    kind: Literal["decode", "prefill"]
+    test: str
+    measured: float = Field(gt=0)
+    estimated: float = Field(gt=0)
+    build: str
+    source: str  # the program that printed it: "llama-bench", "llama-server", "ollama"
+
+    @property
+    def factor(self) -> float:
+        return self.measured / self.estimated
+
+
+class RunFactor(Frozen):
+    """One accepted run, as the store keeps it: measured over estimated on one setup."""
+
+    gpu_id: str
+    gpu_count: int = 1
     backend: str
     kind: Literal["decode", "prefill"]
     factor: float = Field(gt=FACTOR_RANGE[0], lt=FACTOR_RANGE[1])
@@ -37,9 +60,10 @@ class RunFactor(Frozen):
 
 
 class Calibration(Frozen):
-    """A user's factors on one device and backend; None for a kind no run measured."""
+    """A user's factors on one device (and count) and backend; None for a kind no run measured."""
 
     gpu_id: str
+    gpu_count: int = 1
     backend: str
     decode: float | None = None
     prefill: float | None = None
@@ -48,16 +72,17 @@ class Calibration(Frozen):
 
 
 def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
-    """One calibration per device and backend, from the runs newest first."""
-    groups: dict[tuple[str, str], list[RunFactor]] = {}
+    """One calibration per device, count and backend, from the runs newest first."""
+    groups: dict[tuple[str, int, str], list[RunFactor]] = {}
     for f in sorted(factors, key=lambda f: f.as_of, reverse=True):
-        groups.setdefault((f.gpu_id, f.backend), []).append(f)
+        groups.setdefault((f.gpu_id, f.gpu_count, f.backend), []).append(f)
     out = []
-    for (gpu_id, backend), rows in groups.items():
+    for (gpu_id, count, backend), rows in groups.items():
         means = {kind: _geomean([r.factor for r in rows if r.kind == kind][:KEEP]) for kind in ("decode", "prefill")}
         out.append(
             Calibration(
                 gpu_id=gpu_id,
+                gpu_count=count,
                 backend=backend,
                 decode=means["decode"],
                 prefill=means["prefill"],
@@ -65,7 +90,7 @@ def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
                 runs=len(rows),
             )
         )
-    return tuple(sorted(out, key=lambda c: (c.gpu_id, c.backend)))
+    return tuple(sorted(out, key=lambda c: (c.gpu_id, c.gpu_count, c.backend)))
 
 
 def _geomean(values: list[float]) -> float | None:
@@ -82,7 +107,19 @@ def calibration_for(
         return None
     backend = s.gpu.backend.value
     gpu_id = s.gpu.id.split("@", 1)[0]  # "rtx-4090@24gb": the same chip, the memory the user gave
-    return next((c for c in calibrations if c.gpu_id == gpu_id and c.backend == backend), None)
+    return next(
+        (c for c in calibrations if c.gpu_id == gpu_id and c.gpu_count == s.count and c.backend == backend), None
+    )
+
+
+def applied(calibrations: tuple[Calibration, ...], s: Scenario, est: FitEstimate) -> tuple[FitEstimate, Note | None]:
+    """The estimate scaled by the calibration that applies to its setup, with the note that says so; as it
+    was (and None) where none applies."""
+    cal = calibration_for(calibrations, s, est) if calibrations else None
+    if cal is None or s.gpu is None:
+        return est, None
+    factors = {"decode_factor": cal.decode or 1.0, "prefill_factor": cal.prefill or 1.0}
+    return calibrated(est, cal), note("calibrated", date=cal.as_of, device=s.gpu.short_name, **factors)
 
 
 def calibrated(est: FitEstimate, cal: Calibration) -> FitEstimate:
@@ -98,7 +135,6 @@ def calibrated(est: FitEstimate, cal: Calibration) -> FitEstimate:
         "prefill_tokens_per_s": speed.prefill_tokens_per_s * p,
         "prefill_range": _times(speed.prefill_range, p),
         "ttft_s": speed.ttft_s / p,
-        "basis": (*speed.basis, f"calibrated to the user's run of {cal.as_of}: decode x{d:.2f}, prefill x{p:.2f}"),
     }
     if speed.concurrency is not None:
         c = speed.concurrency

@@ -98,6 +98,10 @@ _DEVICE_LINES = (
     re.compile(r"ggml_vulkan: \d{1,2} = ([^(|\n]{2,80})", re.M),
     re.compile(r"GPU name:\s{1,20}([^\n]{2,80})", re.M),  # Metal
 )
+# a program's own log line ("llama_model_loader: ...", "srv  params_from_: ...", "ggml_cuda_init: ..."): not the user's words
+_LOG_LINE = re.compile(
+    r"^\s{0,8}(?:\w{1,40}_\w{1,40}|srv|slot|main|build|Device \d{1,2}|ggml\w{0,40}|llama\w{0,40})\b.{0,8}[:=]"
+)
 _FTYPE = re.compile(
     r"\b(mostly )?([A-Z]{1,3}\d?[A-Z0-9_]{0,8})(?: - (Small|Medium|Large|Extra Small|XS|[\d.]{1,5} bpw))?"
 )
@@ -146,7 +150,11 @@ def read_paste(text: str) -> Paste:
         got, marked = reader(lines)
         runs += got
         used |= marked
-    words = " ".join(line.strip() for i, line in enumerate(lines) if i not in used and not _BUILD.match(line))
+    words = " ".join(
+        line.strip()
+        for i, line in enumerate(lines)
+        if i not in used and not _BUILD.match(line) and not _LOG_LINE.match(line)
+    )
     if not runs:
         return Paste(devices=devices, problem="bad_values" if skipped else "no_runs", skipped=skipped, words=words)
     return Paste(runs=tuple(runs[:MAX_RUNS]), devices=devices, skipped=skipped, words=words[:2000])
