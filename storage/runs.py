@@ -1,5 +1,9 @@
 """Runs users measured on their own rigs ("calibrate to my rig"), in the user-data database.
 
+``measured_runs`` are a user's own (they scale that user's answers); ``pooled_runs`` are the runs posted
+in a chat whose admins turned sharing on, with no user id: ``member`` is a one-way hash, so the pool can
+count how many people measured a setup and /forget can remove a person's share, but never says who.
+
 Plain columns only: which device, backend, model and quant a run was, what it measured, what FitBot
 estimated for that setup when it was pasted, and when. What a run means (an efficiency factor, the
 card lines) is ``core.runs``' business; storage knows the SQL. ``/forget`` deletes a user's runs with
@@ -8,14 +12,17 @@ their other data; each user keeps the newest ``MAX_RUNS_PER_USER``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from storage.base import Database
 
 MAX_RUNS_PER_USER = 32
+MAX_POOLED_PER_CHAT = 500
+POOLED = ("gpu_id", "gpu_count", "backend", "model_id", "quant", "kind", "measured")
 
 
 async def m106_measured_runs(db: Database) -> None:
@@ -27,6 +34,17 @@ async def m106_measured_runs(db: Database) -> None:
         " estimated REAL NOT NULL, build TEXT NOT NULL, source TEXT NOT NULL)"
     )
     await db.execute("CREATE INDEX measured_runs_user ON measured_runs (user_id, added_at)")
+
+
+async def m107_pooled_runs(db: Database) -> None:
+    """A chat's opt-in switch, and the runs its members shared: setup and measured tokens/s, no user id."""
+    await db.execute("ALTER TABLE chat_prefs ADD COLUMN share_runs INTEGER NOT NULL DEFAULT 0")
+    await db.execute(
+        "CREATE TABLE pooled_runs (id INTEGER PRIMARY KEY, chat_id TEXT NOT NULL, member TEXT NOT NULL,"
+        " added_at TEXT NOT NULL, gpu_id TEXT NOT NULL, gpu_count INTEGER NOT NULL, backend TEXT NOT NULL,"
+        " model_id TEXT NOT NULL, quant TEXT NOT NULL, kind TEXT NOT NULL, measured REAL NOT NULL)"
+    )
+    await db.execute("CREATE INDEX pooled_runs_chat ON pooled_runs (chat_id, added_at)")
 
 
 @dataclass(frozen=True)
@@ -115,4 +133,49 @@ class RunStore:
         return int(rows[0][0]) if rows else 0
 
     async def forget(self, user_id: str) -> int:
-        return await self._db.execute("DELETE FROM measured_runs WHERE user_id = ?", (user_id,))
+        """Delete the user's runs and their share of every chat's pool."""
+        async with self._db.transaction() as db:
+            mine = await db.execute("DELETE FROM measured_runs WHERE user_id = ?", (user_id,))
+            shared = await db.execute("DELETE FROM pooled_runs WHERE member = ?", (member_of(user_id),))
+        return mine + shared
+
+    async def share(self, chat_id: str, user_id: str, runs: Sequence[RunRow]) -> None:
+        """Pool the runs for the chat, under the member's hash (each chat keeps its newest ``MAX_POOLED_PER_CHAT``)."""
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        async with self._db.transaction() as db:
+            for run in runs:
+                await db.execute(
+                    f"INSERT INTO pooled_runs (chat_id, member, added_at, {', '.join(POOLED)})"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (chat_id, member_of(user_id), stamp, *(getattr(run, c) for c in POOLED)),
+                )
+            await db.execute(
+                "DELETE FROM pooled_runs WHERE chat_id = ? AND id NOT IN (SELECT id FROM pooled_runs"
+                " WHERE chat_id = ? ORDER BY added_at DESC, id DESC LIMIT ?)",
+                (chat_id, chat_id, MAX_POOLED_PER_CHAT),
+            )
+
+    async def pooled(self, chat_id: str) -> list[PooledRow]:
+        """The chat's pooled runs, newest first: (member hash, gpu_id, gpu_count, backend, model_id, quant,
+        kind, measured)."""
+        rows = await self._db.fetchall(
+            f"SELECT member, {', '.join(POOLED)} FROM pooled_runs WHERE chat_id = ? ORDER BY added_at DESC, id DESC",
+            (chat_id,),
+        )
+        return [PooledRow(*row) for row in rows]
+
+
+class PooledRow(NamedTuple):
+    member: str
+    gpu_id: str
+    gpu_count: int
+    backend: str
+    model_id: str
+    quant: str
+    kind: str
+    measured: float
+
+
+def member_of(user_id: str) -> str:
+    """The one-way name a person's pooled runs carry: enough to count people and to forget them."""
+    return hashlib.sha256(f"fitbot-pool:{user_id}".encode()).hexdigest()[:20]

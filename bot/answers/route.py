@@ -39,6 +39,7 @@ from core.models import Catalog, GpuSpec, ModelSpec
 from core.query.parse import Intent, Match, Query, Vocabulary, parse
 from core.regions import restricted
 from core.runs.calibrate import applied
+from core.runs.pool import pool_notes
 from locales import Lang
 
 CACHE_ENTRIES = 2048
@@ -232,8 +233,10 @@ class Answers:
         hardware picks (a scan of every device) only for a verdict in ``picks_for``."""
         est, scaled = applied(ask.user.calibrations if ask is not None else (), s, estimate_of(s))
         generic = ask.generic if ask is not None else None
-        if scaled is not None and ask is not None:  # the user's own runs on this device (issue 38)
-            ask.note(scaled)
+        if ask is not None:  # the user's own runs on this device, what the chat's members measured (issue 38)
+            for n in (scaled, *pool_notes(ask.user.pools, s)):
+                if n is not None:
+                    ask.note(n)
         if generic is not None and s.gpu is not None and s.gpu.id == generic.gpu.id:
             est = widened(est, s, generic)
         if not full:

@@ -24,6 +24,7 @@ def runs_card(
     calibration: Calibration | None = None,
     flood_count: int = 0,
     limit: int = 0,
+    shared: bool = False,
 ) -> Reply:
     """``outcome`` says what became of the kept runs; ``calibration`` is the user's on that device after them."""
     title = t(lang, "runs.title")
@@ -47,6 +48,8 @@ def runs_card(
         reasons = tuple(Line(label="", value=t(lang, f"runs.{key}", **_rates(v, lang))) for key, v in read.rejected)
         sections = (Section(title=t(lang, "runs.rejected_title"), rows=reasons),)
     lines.append(_outcome(read, lang, outcome, calibration, flood_count))
+    if shared:
+        lines.append(t(lang, "runs.shared"))
     kept = outcome == "kept" and bool(read.kept)
     return Reply(
         kind="runs",

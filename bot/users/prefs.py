@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from storage.runs import StoredRun
 
 log = logging.getLogger(__name__)
+MENTION_WORDS = frozenset({"mentions", "mention", "erwähnungen", "erwaehnungen"})
+SHARING_WORDS = frozenset({"sharing", "share", "teilen"})  # "/settings sharing on": pool members' runs (issue 38)
 RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
 
 
@@ -46,10 +48,11 @@ class Preferences:
             return user, None
         try:
             saved = await self.store.user(user.id)
-            chat_lang = (await self.store.chat(user.chat)).lang if user.chat else None
+            chat = await self.store.chat(user.chat) if user.chat else None
         except store_errors():  # a locked or broken database costs the defaults, not the answer
             log.warning("preferences unavailable", exc_info=True)
             return user, None
+        sharing = chat is not None and chat.share_runs
         return dataclasses.replace(
             user,
             lang=user.lang or _lang(saved.lang),
@@ -59,7 +62,9 @@ class Preferences:
             context=saved.context,
             engine=Engine(saved.engine) if saved.engine else None,
             calibrations=await self.runs.calibrations(user.id),
-        ), _lang(chat_lang)
+            share_runs=sharing,
+            pools=await self.runs.pools(user.chat) if sharing else (),
+        ), _lang(chat.lang if chat else None)
 
     async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
@@ -128,7 +133,15 @@ class Preferences:
             )
         if name == "mygpu" and (q.leftovers or q.model is not None):  # words that name nothing savable
             return _refused(lang, t(lang, "prefs.mygpu_usage"))
-        switch = _mention_switch(q.leftovers)
+        sharing = _switch(q.leftovers, SHARING_WORDS)
+        if name == "settings" and sharing is not None and user.chat:
+            if not user.is_admin:
+                return _admins_only(lang)
+            await prefs.set_chat(user.chat, share_runs=sharing)
+            return cards.info_card(
+                lang, t(lang, "prefs.title"), t(lang, "prefs.sharing_on" if sharing else "prefs.sharing_off")
+            )
+        switch = _switch(q.leftovers, MENTION_WORDS)
         if name == "settings" and switch is not None and user.chat:
             if not user.is_admin:
                 return _admins_only(lang)
@@ -207,12 +220,12 @@ def _refused(lang: Lang, message: str) -> Reply:
     return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), tone=Tone.WARN, summary=message)
 
 
-def _mention_switch(words: tuple[str, ...]) -> bool | None:
-    """ "/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
+def _switch(words: tuple[str, ...], names: frozenset[str]) -> bool | None:
+    """ "/settings mentions off" (or "erwähnungen aus") → False; "sharing on"/"teilen an" → True; else None.
 
-    The parser drops short words like "an", so a mention switch without an "off" word means on.
+    The parser drops short words like "an", so a switch named without an "off" word means on.
     """
-    if not {"mentions", "mention", "erwähnungen", "erwaehnungen"} & set(words):
+    if not names & set(words):
         return None
     return not {"off", "aus", "no", "nein"} & set(words)
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from bot.cards.runs import Outcome, runs_card
 from core.runs.calibrate import FACTOR_RANGE, AcceptedRun, Calibration, RunFactor, combine
 from core.runs.paste import MAX_PASTE_CHARS
+from core.runs.pool import Pool, pools
 from storage.base import store_errors
 
 if TYPE_CHECKING:
@@ -50,6 +51,16 @@ class RunBook:
     async def calibrations(self, user_id: str) -> tuple[Calibration, ...]:
         return calibrations_of(await self.runs(user_id))
 
+    async def pools(self, chat: str) -> tuple[Pool, ...]:
+        """What a sharing chat's members measured, per setup (none when the store fails)."""
+        if self.store is None:
+            return ()
+        try:
+            return pools(await self.store.pooled(chat))
+        except store_errors():
+            log.warning("pooled runs unavailable", exc_info=True)
+            return ()
+
     async def keep(self, user_id: str, runs: Sequence[AcceptedRun]) -> tuple[Outcome, Calibration | None, int]:
         """Store the runs; the outcome, the user's calibration on their device afterwards, and the day's count."""
         if self.store is None or not user_id:
@@ -77,7 +88,17 @@ class RunBook:
         if user.anonymous:
             return runs_card(read, lang, "not_saved")
         outcome, calibration, today = await self.keep(user.id, read.kept)
-        return runs_card(read, lang, outcome, calibration, today)
+        shared = outcome == "kept" and user.share_runs and bool(user.chat) and await self._share(user, read.kept)
+        return runs_card(read, lang, outcome, calibration, today, shared=shared)
+
+    async def _share(self, user: User, runs: Sequence[AcceptedRun]) -> bool:
+        assert self.store is not None
+        try:
+            await self.store.share(user.chat, user.id, runs)
+        except store_errors():
+            log.warning("runs could not be pooled", exc_info=True)
+            return False
+        return True
 
     async def forget(self, user_id: str) -> None:
         if self.store is not None and user_id:
