@@ -94,7 +94,8 @@ def _outcome(read: RunsRead, lang: Lang, outcome: Outcome, calibration: Calibrat
         device=setup.gpu.short_name,
         backend=_backend(calibration.backend),
         decode=_factor(calibration.decode, lang),
-        prefill=_factor(calibration.prefill, lang),
+        prefill=_factor(calibration.prefill_for(setup.quant), lang),
+        quant=setup.quant,
     )
     if calibration.runs > len(read.kept):
         text += " " + t(lang, "runs.kept_more", runs=calibration.runs)

@@ -116,6 +116,7 @@ def calibrations_of(runs: Sequence[StoredRun]) -> tuple[Calibration, ...]:
                     gpu_id=r.gpu_id,
                     gpu_count=r.gpu_count,
                     backend=r.backend,
+                    quant=r.quant,
                     kind=r.kind,  # type: ignore[arg-type]
                     factor=factor,
                     as_of=r.added_at[:10],

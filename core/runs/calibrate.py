@@ -2,9 +2,13 @@
 
 The factor is measured / FitBot's estimate for the same setup, decode and prefill apart (decode is
 bandwidth-bound, prefill compute-bound: a rig's memory clock, power limit or driver moves them
-differently). One device's factor scales every model on that device: what differs between rigs of
-one device is the rig, not the model. Several runs of one device combine as the geometric mean of
-the newest ``KEEP`` factors of each kind, so one old or odd run does not dominate.
+differently). The decode factor scales every model on that device: what differs between rigs of one
+device is the rig, not the model. The prefill factor scales only quants of the kernel family its runs
+used (``core.speed.model.quant_family``: F16, Q8_0, legacy Q4_0, K-quants, IQ, MXFP4): prompt speed
+depends on each family's matrix kernels, and on the public llama-bench rigs a factor carried to
+another family made the held-out error larger, not smaller (``bench/rig_calibration.py``). Several
+runs combine as the geometric mean of the newest ``KEEP`` factors of each kind (and family), so one
+old or odd run does not dominate.
 
 It applies only where the runs were measured: the same device and backend, llama.cpp (llama-bench,
 llama-server and Ollama all run llama.cpp's kernels), and the model wholly on the device (an offload's
@@ -22,8 +26,10 @@ from pydantic import Field
 from core.estimate import FitEstimate, Scenario
 from core.models import Engine, Frozen
 from core.notes import Note, note
+from core.speed.model import quant_family
 
 KEEP = 8  # newest factors of a kind per device that count
+BITS_UNKNOWN = 4.5  # a quant id names its family; the width only decides ids that do not
 FACTOR_RANGE = (0.05, 20.0)  # what a stored factor may be (the check refused runs outside far narrower ones)
 
 
@@ -54,6 +60,7 @@ class RunFactor(Frozen):
     gpu_id: str
     gpu_count: int = 1
     backend: str
+    quant: str = ""
     kind: Literal["decode", "prefill"]
     factor: float = Field(gt=FACTOR_RANGE[0], lt=FACTOR_RANGE[1])
     as_of: str  # ISO date the run was pasted
@@ -66,9 +73,13 @@ class Calibration(Frozen):
     gpu_count: int = 1
     backend: str
     decode: float | None = None
-    prefill: float | None = None
+    prefill: tuple[tuple[str, float], ...] = ()  # (quant kernel family, factor)
     as_of: str  # the newest run's date
     runs: int = Field(ge=1)
+
+    def prefill_for(self, quant: str) -> float | None:
+        family = quant_family(quant, BITS_UNKNOWN)
+        return next((f for fam, f in self.prefill if fam == family), None)
 
 
 def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
@@ -78,14 +89,17 @@ def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
         groups.setdefault((f.gpu_id, f.gpu_count, f.backend), []).append(f)
     out = []
     for (gpu_id, count, backend), rows in groups.items():
-        means = {kind: _geomean([r.factor for r in rows if r.kind == kind][:KEEP]) for kind in ("decode", "prefill")}
+        prefill: dict[str, list[float]] = {}
+        for r in rows:
+            if r.kind == "prefill":
+                prefill.setdefault(quant_family(r.quant, BITS_UNKNOWN), []).append(r.factor)
         out.append(
             Calibration(
                 gpu_id=gpu_id,
                 gpu_count=count,
                 backend=backend,
-                decode=means["decode"],
-                prefill=means["prefill"],
+                decode=_geomean([r.factor for r in rows if r.kind == "decode"][:KEEP]),
+                prefill=tuple(sorted((fam, g) for fam, v in prefill.items() if (g := _geomean(v[:KEEP])) is not None)),
                 as_of=rows[0].as_of,
                 runs=len(rows),
             )
@@ -118,14 +132,21 @@ def applied(calibrations: tuple[Calibration, ...], s: Scenario, est: FitEstimate
     cal = calibration_for(calibrations, s, est) if calibrations else None
     if cal is None or s.gpu is None:
         return est, None
-    factors = {"decode_factor": cal.decode or 1.0, "prefill_factor": cal.prefill or 1.0}
-    return calibrated(est, cal), note("calibrated", date=cal.as_of, device=s.gpu.short_name, **factors)
+    decode, prefill = cal.decode, cal.prefill_for(s.quant.id)
+    if decode is None and prefill is None:
+        return est, None
+    where = {"date": cal.as_of, "device": s.gpu.short_name}
+    if prefill is None:  # decode only: the runs timed prompts with another quant family's kernels
+        return calibrated(est, decode, None), note("calibrated_decode", decode_factor=decode or 1.0, **where)
+    code = "calibrated" if decode is not None else "calibrated_prefill"
+    factors = {"decode_factor": decode or 1.0, "prefill_factor": prefill}
+    return calibrated(est, decode, prefill), note(code, **factors, **where)
 
 
-def calibrated(est: FitEstimate, cal: Calibration) -> FitEstimate:
+def calibrated(est: FitEstimate, decode: float | None, prefill: float | None) -> FitEstimate:
     """The estimate with decode figures times the decode factor and prefill figures (and so time to first
     token) times the prefill factor; everything else (memory, fit) as it was."""
-    d, p = cal.decode or 1.0, cal.prefill or 1.0
+    d, p = decode or 1.0, prefill or 1.0
     speed = est.speed
     update: dict[str, object] = {
         "decode_tokens_per_s": speed.decode_tokens_per_s * d,
