@@ -20,12 +20,14 @@ from bot import commands
 from bot.answers.compare import with_notes
 from bot.answers.hub_models import hub_answers, in_catalog, repo_base
 from bot.answers.route import Answers, feel_rate
+from bot.answers.runs import RunsRead, read_runs
 from bot.answers.unknown_model import memory_only_card, with_variants
 from bot.answers.unparsed import special_answer, special_kind, special_language
 from bot.cards import notices as cards
 from bot.reply import Reply, untagged
 from bot.users.limits import Limits
 from bot.users.prefs import Preferences
+from bot.users.runs import RunBook
 from bot.users.usage import UsageLog
 from bot.users.user import User
 from bot.worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
@@ -35,6 +37,7 @@ from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
 from core.quants.ladder import MENU
 from core.query.parse import Query, complete
+from core.runs.paste import looks_like_runs
 from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
@@ -95,7 +98,7 @@ class Service:
         self.answers = Answers(catalog)
         self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
-        self.prefs = Preferences(store.prefs if store is not None else None)
+        self.prefs = Preferences(store.prefs, RunBook(store.runs)) if store is not None else Preferences(None)
         self.usage = UsageLog(store)
         self.worker = AnswerWorker(answer_deadline_s)  # the one answer thread, with a deadline per answer
 
@@ -164,6 +167,13 @@ class Service:
             wait = await self.limits.acheck(user.id, user.chat) if self.limits else 0.0
             if wait:
                 return cards.slow_down_card(lang, int(wait) + 1)
+            if looks_like_runs(text):  # a pasted benchmark run calibrates this user's answers (issue 38)
+                user, chat_lang = await self.prefs.fill(user)
+                read: RunsRead = await self._off_loop(read_runs, self.answers, text, user)
+                lang = choose_language(user.lang, chat_lang, card_lang or read.language, locale)
+                runs = await self.prefs.runs.answer(read, lang, user)
+                await self.usage.record(None, runs, user, (time.perf_counter() - started) * 1000)
+                return runs
             if special_kind(text):  # a pasted command or log, several models at once (issue 26)
                 user, chat_lang = await self.prefs.fill(user)
                 lang = choose_language(user.lang, chat_lang, card_lang or special_language(self.answers, text), locale)

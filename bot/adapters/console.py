@@ -14,6 +14,12 @@ from bot.render.text import to_console
 from bot.service import Service, User
 
 PROMPT = "fitbot> "
+# ``fitbot chat`` is one person at their own machine: their /mygpu and pasted runs are kept in the user
+# database like a chat user's; a one-shot ``fitbot ask`` stays stateless
+CONSOLE_USER = "console:local"
+# a line that starts a multi-line paste (a llama-bench table or JSON, a log): read on to the next empty line
+PASTE_STARTS = ("|", "[", "{", "llama_", "ggml_", "slot ", "srv ", "prompt eval", "total duration")
+MAX_PASTE_LINES = 400
 ServiceSource = Service | Callable[[], Awaitable[Service]]
 
 
@@ -39,7 +45,20 @@ def chat(source: ServiceSource, lang: str | None = None) -> None:
     except ImportError:  # pragma: no cover
         pass
     print("FitBot — ask a question, /help for examples, /quit to leave.")
-    asyncio.run(_session(source, User(lang=lang) if lang else None))  # type: ignore[arg-type]
+    asyncio.run(_session(source, User(id=CONSOLE_USER, lang=lang)))  # type: ignore[arg-type]
+
+
+async def _rest_of_paste() -> list[str]:
+    lines: list[str] = []
+    while len(lines) < MAX_PASTE_LINES:
+        try:
+            line = await asyncio.to_thread(input)
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not line.strip():
+            break
+        lines.append(line)
+    return lines
 
 
 async def _session(source: ServiceSource, user: User | None) -> None:
@@ -58,6 +77,8 @@ async def _session(source: ServiceSource, user: User | None) -> None:
                 continue
             if line.isdigit() and 0 < int(line) <= len(actions):
                 line = actions[int(line) - 1]
+            elif line.startswith(PASTE_STARTS):  # a pasted table, JSON or log: its lines up to an empty one
+                line = "\n".join([line, *await _rest_of_paste()])
             reply = await service.answer(line, user=user)
             actions = tuple(a.query for a in reply.actions)
             print(to_console(reply))
