@@ -8,6 +8,7 @@ inside one event loop (the user database and the hub client belong to the loop t
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 
 from bot.render.text import to_console
@@ -20,6 +21,7 @@ CONSOLE_USER = "console:local"
 # a line that starts a multi-line paste (a llama-bench table or JSON, a log): read on to the next empty line
 PASTE_STARTS = ("|", "[", "{", "llama_", "ggml_", "slot ", "srv ", "prompt eval", "total duration")
 MAX_PASTE_LINES = 400
+LLAMA_BENCH_BUILD = re.compile(r"^build: [0-9a-f]{6,40} \(\d{1,7}\)$")
 ServiceSource = Service | Callable[[], Awaitable[Service]]
 
 
@@ -73,7 +75,7 @@ async def _session(source: ServiceSource, user: User | None) -> None:
                 return
             if line in ("/quit", "/exit", "quit", "exit"):
                 return
-            if not line:
+            if not line or LLAMA_BENCH_BUILD.match(line):  # the tail llama-bench prints after its table's blank line
                 continue
             if line.isdigit() and 0 < int(line) <= len(actions):
                 line = actions[int(line) - 1]
