@@ -20,7 +20,7 @@ from bot import commands
 from bot.answers.compare import with_notes
 from bot.answers.hub_models import hub_answers, in_catalog, repo_base
 from bot.answers.route import Answers, feel_rate
-from bot.answers.unknown_model import memory_only_card, with_variants
+from bot.answers.unknown_model import memory_only_card, sized_model, stated_row, with_variants
 from bot.answers.unparsed import special_answer, special_kind, special_language
 from bot.cards import notices as cards
 from bot.reply import Reply, untagged
@@ -218,7 +218,8 @@ class Service:
         """Whether the card needs the catalog alone: no settings command, no repo or model name it lacks."""
         if _session(q, text) is not None:
             return False
-        return not (q.hf_repo and not in_catalog(self.catalog, q.hf_repo)) and _unknown_model(q) is None
+        unknown = _unknown_model(q) is not None or sized_model(q) is not None  # a name known by its size only too
+        return not (q.hf_repo and not in_catalog(self.catalog, q.hf_repo)) and not unknown
 
     async def _checked(self, card: Card, user: User) -> Reply:
         """A catalog card, rebuilt where the model's live config.json differs from the catalog's (online)."""
@@ -240,9 +241,12 @@ class Service:
             return await self.prefs.command(session, commands.read(text).arg, q, lang, user, self.answers)
         answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
-        phrase = _unknown_model(q) if repo is None else None
+        stated = sized_model(q) if repo is None else None  # memory_only.toml: its publisher's size only
+        phrase = _unknown_model(q) if repo is None and stated is None else None
         hit = find_in_index(with_variants(phrase, text)) if phrase else None
         sized_only = hit[0] if hit and hit[1] is None else None  # the index has its size only (Command-R)
+        if stated is not None:
+            sized_only = stated_row(stated)
         if sized_only is not None and self.hub is not None:
             repo, searched = sized_only.repo, True  # online: that repo's config.json, the one hub look-up path
         elif phrase and self.search is not None and self.hub is not None:
@@ -262,7 +266,9 @@ class Service:
         elif repo and not searched and (base := repo_base(self.answers, repo, text)) is not None:
             (q, indexed), repo = base, None  # no hub at all: the same
         if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
-            memory_card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
+            memory_card: Reply = await self._off_loop(
+                memory_only_card, self.answers, sized_only, q, lang, user, text, stated
+            )
             return memory_card
         if model is None and repo is None and hit is not None and hit[1] is not None:
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
