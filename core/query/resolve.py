@@ -152,7 +152,9 @@ def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozens
     ):
         used.add(i)
         i += 1
-    if c.kind == "gpu" and not c.span.nums:  # "jetson" + "orin nano": a name matched by a word alone goes on
+    # "jetson" + "orin nano": a name matched by a word alone goes on, but not past its memory size ("snapdragon x
+    # elite 32gb" + "good")
+    if c.kind == "gpu" and not c.span.nums and toks[i - 1].kind != "mem":
         tail = []
         j = i
         while (
