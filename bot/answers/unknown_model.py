@@ -73,7 +73,13 @@ def memory_only_card(
     )
     params = num(row.params / 1e9, lang, 1)
     what = (
-        t(lang, "memory_only.what_stated", model=stated.name, params=params, why=t(lang, f"memory_only.why_{stated.why}"))
+        t(
+            lang,
+            "memory_only.what_stated",
+            model=stated.name,
+            params=params,
+            why=t(lang, f"memory_only.why_{stated.why}"),
+        )
         if stated
         else t(lang, "memory_only.what", repo=row.repo, params=params)
     )

@@ -136,7 +136,8 @@ def _per_layer_query_heads(cfg: dict[str, Any], spec: ModelSpec) -> int:
     heads = cfg.get("num_attention_heads_per_layer")
     if not isinstance(heads, list) or len(heads) != spec.n_layers or not all(isinstance(n, int) for n in heads):
         return 0
-    return sum(n - spec.n_heads for n in heads) * 2 * spec.hidden_size * spec.head_dim
+    extra: int = sum(int(n) - spec.n_heads for n in heads)
+    return extra * 2 * spec.hidden_size * spec.head_dim
 
 
 def _sliding_attention_params(cfg: dict[str, Any], spec: ModelSpec) -> int:
