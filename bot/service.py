@@ -241,7 +241,7 @@ class Service:
             return await self.prefs.command(session, commands.read(text).arg, q, lang, user, self.answers)
         answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
-        stated = sized_model(q) if repo is None else None  # memory_only.toml: its publisher's size only
+        stated = sized_model(q)  # memory_only.toml: its publisher's size only (named, or its repo id pasted)
         phrase = _unknown_model(q) if repo is None and stated is None else None
         hit = find_in_index(with_variants(phrase, text)) if phrase else None
         sized_only = hit[0] if hit and hit[1] is None else None  # the index has its size only (Command-R)

@@ -33,9 +33,11 @@ def weights_bytes(params: int, bpw: float) -> int:
 
 
 def sized_model(q: Query) -> SizedModel | None:
-    """The model a question names when the catalog knows it by its stated size only (``memory_only.toml``)."""
+    """The model a question names when the catalog knows it by its stated size only (``memory_only.toml``): by
+    name, or by its repo id ("thinkingmachines/Inkling-Small")."""
     model_id = q.model.id if q.model is not None else None
-    return next((s for s in sized_models() if s.id == model_id), None) if model_id else None
+    repo = (q.hf_repo or "").lower()
+    return next((s for s in sized_models() if s.id == model_id or (repo and s.hf_repo.lower() == repo)), None)
 
 
 def stated_row(model: SizedModel) -> HfIndexRow:

@@ -118,3 +118,10 @@ def test_every_name_of_a_size_only_model_is_that_model(model) -> None:
     for name in (model.name, model.id, *model.aliases, model.hf_repo):
         q = parse(f"{name} on a 4090", VOCAB)
         assert q.model is not None and q.model.id == model.id, (name, q.model)
+
+
+@pytest.mark.parametrize("model", sized_models(), ids=lambda s: s.id)
+def test_a_size_only_models_repo_id_gets_its_memory_only_card(model) -> None:
+    reply = answer(f"{model.hf_repo} on {BIG}")
+    assert reply.kind == "memory_only", (reply.kind, reply.summary[:200])
+    assert [s.model_id for s in reply.subjects] == [model.id]
