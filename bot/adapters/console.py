@@ -47,7 +47,7 @@ def chat(source: ServiceSource, lang: str | None = None) -> None:
     except ImportError:  # pragma: no cover
         pass
     print("FitBot — ask a question, /help for examples, /quit to leave.")
-    asyncio.run(_session(source, User(id=CONSOLE_USER, lang=lang)))  # type: ignore[arg-type]
+    asyncio.run(session(source, User(id=CONSOLE_USER, lang=lang)))  # type: ignore[arg-type]
 
 
 async def _rest_of_paste() -> list[str]:
@@ -63,7 +63,7 @@ async def _rest_of_paste() -> list[str]:
     return lines
 
 
-async def _session(source: ServiceSource, user: User | None) -> None:
+async def session(source: ServiceSource, user: User | None) -> None:
     service = source if isinstance(source, Service) else await source()
     actions: tuple[str, ...] = ()
     try:

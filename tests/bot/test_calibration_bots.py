@@ -16,7 +16,7 @@ import pytest
 from telegram.ext import Application
 
 from bot.adapters.console import CONSOLE_USER
-from bot.adapters.console import _session as console_session
+from bot.adapters.console import session as console_session
 from bot.service import Service, User
 from fitbot_fakes import fixtures
 from fitbot_fakes.discord_api import CHANNEL_ID, FakeDiscord
