@@ -7,6 +7,8 @@ whose siblings differ only in memory become a choice; an exact id or full name a
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 
 from core.query import devices as D
 from core.query import lexicon as L
@@ -79,11 +81,13 @@ def _resolve(
         exact = None  # "gemma 3" names a family of several sizes: ask, even if an alias says one of them
     if named is not None and named != exact:
         exact, accepted = named, [(named, 100.0)]
-    if exact and (exact in {e for e, _ in accepted} or not accepted):
+    if exact and (exact in {e for e, _ in accepted} or (not accepted and _size_as_typed(exact, words, idx))):
         accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
     if not accepted:
-        family = tuple(e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e]))[:3]
-        return Match(id=None, text=words, score=score, suggestions=family, unknown=True, memory_gib=memory)
+        family = [e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e])]
+        if said.size_b:  # "qwen3-23b": the family's nearest sizes first (the typed name is one of its siblings)
+            family.sort(key=lambda e: _size_gap(said.size_b, idx.identity[e].size_b))
+        return Match(id=None, text=words, score=score, suggestions=tuple(family[:3]), unknown=True, memory_gib=memory)
     if c.kind == "gpu":
         accepted = _with_siblings(accepted, said, idx)
         # a GPU core count picks the chip (its bandwidth tier), never a memory size: "m2 ultra 60-core" is
@@ -291,3 +295,19 @@ def joined_text(text: str, a: str, b: str) -> str:
         return b
     start, end = min(i, j), max(i + len(a), j + len(b))
     return text[start:end] if end - start <= len(a) + len(b) + 3 else b
+
+
+def _size_gap(said: float | None, size: float | None) -> float:
+    """How far an entry's size is from the one typed, as a ratio (no size: last)."""
+    if not said or not size:
+        return math.inf
+    return abs(math.log(size / said))
+
+
+def _size_as_typed(entry: str, words: str, idx: NameIndex) -> bool:
+    """Whether an exact key's entry has the size the words state (or no size): the keys drop dots, so
+    "qwen2.5 15b" and "qwen2.5-1.5b" share one; the entry's own size must be in the words."""
+    size = idx.identity[entry].size_b
+    if size is None or not re.search(r"\d\s?[bm]\b", words, re.I):
+        return True
+    return re.search(rf"(?<![\d.]){re.escape(f'{size:g}')}\s?b\b", words, re.I) is not None

@@ -122,9 +122,9 @@ def test_the_answer_speaks_the_asked_language_with_the_same_numbers(remote):
 def test_unknown_names_are_tool_errors_with_did_you_mean_choices(remote):
     model = remote.call("fit", {"model": "qwen3-23b", "hardware": "rtx 4090"})
     assert model.is_error and model.structured_content["kind"] == "suggest"
-    assert "Qwen3.8-27B" in model.structured_content["suggestions"]
-    assert "/fit qwen3.8-27b rtx 4090" in model.structured_content["follow_ups"]
-    assert t("en", "render.did_you_mean") in model.content[0].text and "Qwen3.8-27B" in model.content[0].text
+    assert "Qwen3-32B" in model.structured_content["suggestions"]  # the family's nearest sizes
+    assert "/fit qwen3-32b rtx 4090" in model.structured_content["follow_ups"]
+    assert t("en", "render.did_you_mean") in model.content[0].text and "Qwen3-32B" in model.content[0].text
     gpu = remote.call("speed", {"model": "qwen3-32b", "hardware": "rtx 4099"})
     assert gpu.is_error and "24 GB" in gpu.structured_content["suggestions"]
     assert "rtx 4099" in gpu.content[0].text
