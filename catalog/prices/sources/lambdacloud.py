@@ -3,7 +3,7 @@
 ``GET https://cloud.lambda.ai/api/v1/instance-types`` with ``Authorization: Bearer <key>`` answers
 ``{"data": {"<name>": {"instance_type": {"name", "description", "gpu_description",
 "price_cents_per_hour", "specs": {"vcpus", "memory_gib", "storage_gib", "gpus"}},
-"regions_with_capacity_available": [...]}}}`` (docs.lambda.ai/api/cloud, "List available instance
+"regions_with_capacity_available": [...]}}}`` (docs-api.lambda.ai/api/cloud, "List available instance
 types"; read the same way by SkyPilot's ``sky/catalog/data_fetchers/fetch_lambda_cloud.py``). Names
 are ``gpu_<n>x_<gpu>``; the price is the whole instance's, in cents an hour.
 

@@ -4,8 +4,10 @@ dashboard.tensordock.com/api/docs/fetch-hostnodes ("List Available Locations"): 
 https://dashboard.tensordock.com/api/v2/locations`` answers ``{"data": {"locations": [{"id",
 "city", "stateprovince", "country", "tier", "gpus": [{"v0Name", "displayName", "max_count",
 "price_per_hr", "resources": {...}, "pricing": {"per_vcpu_hr", "per_gb_ram_hr",
-"per_gb_storage_hr"}, ...}]}]}}``; the v2 API takes ``Authorization: Bearer <token>``
-(dashboard.tensordock.com/api/docs, "Getting Started"). ``price_per_hr`` is one GPU's $/h; vCPUs,
+"per_gb_storage_hr"}, ...}]}]}}``. The v2 API authenticates with an API token made in the dashboard's
+Developer Settings (dashboard.tensordock.com/api/docs, "Getting Started"), sent as ``Authorization:
+Bearer <token>`` (the scheme as api-evangelist/tensordock's transcription of the v2 API states it; the
+older v0 API took ``api_key``/``api_token`` form fields instead). ``price_per_hr`` is one GPU's $/h; vCPUs,
 RAM and storage are priced on top (``pricing``), so a row says "GPU only".
 
 Hosts on TensorDock's marketplace set their own prices: the rows are typed ``marketplace`` (the
