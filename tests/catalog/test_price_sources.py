@@ -164,7 +164,9 @@ def test_a_refused_key_costs_that_provider_only_with_one_warning(tmp_path, fake,
 
 # one row of each provider's recorded answer priced at $0: (answer) -> answer, and the row it drops
 def _zero_azure(body: dict[str, Any]) -> dict[str, Any]:
-    body["Items"][0]["retailPrice"] = body["Items"][0]["unitPrice"] = 0.0  # the eastus on-demand H100 meter
+    for item in body["Items"]:  # the eastus on-demand meter of the 8x H100 VM (page 1 only has it)
+        if item["meterId"] == "m1":
+            item["retailPrice"] = item["unitPrice"] = 0.0
     return body
 
 
@@ -192,14 +194,19 @@ ZEROS: dict[str, Callable[[Any], Any]] = {
 @pytest.mark.parametrize("provider", [p for p in PROVIDERS if p != "runpod"])
 def test_a_zero_price_costs_that_row_only_with_one_warning(tmp_path, fake, caplog, provider) -> None:
     """One Azure meter at $0 used to fail the whole Azure refresh; now that row goes, the rest are stored."""
-    clean = {(o.instance, o.pricing_type) for o in _refresh_one(tmp_path / "a.sqlite", fake, provider)}
+    clean = {_row(o) for o in _refresh_one(tmp_path / "a.sqlite", fake, provider)}
     fake.edit[provider] = ZEROS[provider]
     with caplog.at_level(logging.WARNING):
-        kept = {(o.instance, o.pricing_type) for o in _refresh_one(tmp_path / "b.sqlite", fake, provider)}
-    assert kept and kept < clean  # the zero row (or, for Azure, the meter: the dearer region takes over) went
+        kept = {_row(o) for o in _refresh_one(tmp_path / "b.sqlite", fake, provider)}
+    # the zero row went and every other row stayed (for Azure the meter went: the dearer region's row took over)
+    assert len(clean - kept) == 1 and len(kept - clean) == (1 if provider == "azure" else 0)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert [getattr(r, "event", "") for r in warnings] == ["price_implausible"]
     assert getattr(warnings[0], "provider", "") == provider
+
+
+def _row(offer: Any) -> tuple[str, str, int, float, str]:
+    return (offer.instance, offer.pricing_type, offer.gpu_count, offer.price_per_hour_usd, offer.region)
 
 
 def _refresh_one(path: Any, fake: FakePriceApis, provider: str) -> list[Any]:
