@@ -418,28 +418,27 @@ def production_check(rows: list[Row], log_pred: np.ndarray) -> float:
     for row, p in zip(rows, log_pred, strict=True):
         if row.legacy or row.early_amd:
             continue  # the build-era factors exist only in the fit
-        hw = Hardware(gpu=row.gpu, count=row.n_gpus)
-        mem, _ = breakdown(row.model, _quant(row.quant_id), hw, row.workload)
-        off = Offload(
-            mode="none",
-            layers_on_gpu=row.model.n_layers,
-            layers_total=row.model.n_layers,
-            gpu_bytes=mem.total_bytes,
-            bytes_in_ram=0,
-            ram_usable_bytes=0,
-            fits_ram=True,
-        )
-        place = Placement(memory=mem, offload=off, verdict="fits", weights=row.w)  # type: ignore[arg-type]
-        if row.kind == "decode":
-            got = speed.decode_tokens_per_s(
-                row.model, row.w, place, hw, row.workload, row.workload.context, row.quant_id
-            )
-        else:
-            got = speed.prefill_tokens_per_s(
-                row.model, row.w, place, hw, row.workload, row.n_tokens, row.depth, row.quant_id
-            )
-        worst = max(worst, abs(got / math.exp(p) - 1.0))
+        worst = max(worst, abs(production_rate(row) / math.exp(p) - 1.0))
     return worst
+
+
+def production_rate(row: Row) -> float:
+    """The tokens/s the product predicts for a calibration row (its setup wholly on the GPU), as a card would."""
+    hw = Hardware(gpu=row.gpu, count=row.n_gpus)
+    mem, _ = breakdown(row.model, _quant(row.quant_id), hw, row.workload)
+    off = Offload(
+        mode="none",
+        layers_on_gpu=row.model.n_layers,
+        layers_total=row.model.n_layers,
+        gpu_bytes=mem.total_bytes,
+        bytes_in_ram=0,
+        ram_usable_bytes=0,
+        fits_ram=True,
+    )
+    place = Placement(memory=mem, offload=off, verdict="fits", weights=row.w)  # type: ignore[arg-type]
+    if row.kind == "decode":
+        return speed.decode_tokens_per_s(row.model, row.w, place, hw, row.workload, row.workload.context, row.quant_id)
+    return speed.prefill_tokens_per_s(row.model, row.w, place, hw, row.workload, row.n_tokens, row.depth, row.quant_id)
 
 
 _QUANTS: dict[str, Any] = {}

@@ -20,12 +20,14 @@ from bot import commands
 from bot.answers.compare import with_notes
 from bot.answers.hub_models import hub_answers, in_catalog, repo_base
 from bot.answers.route import Answers, feel_rate
-from bot.answers.unknown_model import memory_only_card, with_variants
+from bot.answers.runs import RunsRead, read_runs
+from bot.answers.unknown_model import memory_only_card, sized_model, stated_row, with_variants
 from bot.answers.unparsed import special_answer, special_kind, special_language
 from bot.cards import notices as cards
 from bot.reply import Reply, untagged
 from bot.users.limits import Limits
 from bot.users.prefs import Preferences
+from bot.users.runs import RunBook
 from bot.users.usage import UsageLog
 from bot.users.user import User
 from bot.worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
@@ -35,6 +37,7 @@ from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
 from core.notes import Note
 from core.quants.ladder import MENU
 from core.query.parse import Query, complete
+from core.runs.paste import looks_like_runs
 from locales import Lang, integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
@@ -95,7 +98,7 @@ class Service:
         self.answers = Answers(catalog)
         self.store, self.hub, self.limits, self.search = store, hub, limits, search
         self.max_question_chars = max_question_chars
-        self.prefs = Preferences(store.prefs if store is not None else None)
+        self.prefs = Preferences(store.prefs, RunBook(store.runs)) if store is not None else Preferences(None)
         self.usage = UsageLog(store)
         self.worker = AnswerWorker(answer_deadline_s)  # the one answer thread, with a deadline per answer
 
@@ -164,6 +167,13 @@ class Service:
             wait = await self.limits.acheck(user.id, user.chat) if self.limits else 0.0
             if wait:
                 return cards.slow_down_card(lang, int(wait) + 1)
+            if looks_like_runs(text):  # a pasted benchmark run calibrates this user's answers (issue 38)
+                user, chat_lang = await self.prefs.fill(user)
+                read: RunsRead = await self._off_loop(read_runs, self.answers, text, user)
+                lang = choose_language(user.lang, chat_lang, card_lang or read.language, locale)
+                runs = await self.prefs.runs.answer(read, lang, user)
+                await self.usage.record(None, runs, user, (time.perf_counter() - started) * 1000)
+                return runs
             if special_kind(text):  # a pasted command or log, several models at once (issue 26)
                 user, chat_lang = await self.prefs.fill(user)
                 lang = choose_language(user.lang, chat_lang, card_lang or special_language(self.answers, text), locale)
@@ -218,13 +228,14 @@ class Service:
         """Whether the card needs the catalog alone: no settings command, no repo or model name it lacks."""
         if _session(q, text) is not None:
             return False
-        return not (q.hf_repo and not in_catalog(self.catalog, q.hf_repo)) and _unknown_model(q) is None
+        unknown = _unknown_model(q) is not None or sized_model(q) is not None  # a name known by its size only too
+        return not (q.hf_repo and not in_catalog(self.catalog, q.hf_repo)) and not unknown
 
     async def _checked(self, card: Card, user: User) -> Reply:
         """A catalog card, rebuilt where the model's live config.json differs from the catalog's (online)."""
         q = card.query
         if self.hub is not None and q.model is not None and q.model.id:
-            answers, live = await self._live_checked(q.model.id, self.answers, None)
+            answers, live = await live_checked(self.hub, self.answers, q.model.id, self.answers, None)
             if live is not None:
                 card = await self._off_loop(_card, answers, q, card.lang, user, card.text)
                 return self._finish(card, "", live, user)
@@ -240,9 +251,12 @@ class Service:
             return await self.prefs.command(session, commands.read(text).arg, q, lang, user, self.answers)
         answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
-        phrase = _unknown_model(q) if repo is None else None
+        stated = sized_model(q)  # memory_only.toml: its publisher's size only (named, or its repo id pasted)
+        phrase = _unknown_model(q) if repo is None and stated is None else None
         hit = find_in_index(with_variants(phrase, text)) if phrase else None
         sized_only = hit[0] if hit and hit[1] is None else None  # the index has its size only (Command-R)
+        if stated is not None:
+            sized_only = stated_row(stated)
         if sized_only is not None and self.hub is not None:
             repo, searched = sized_only.repo, True  # online: that repo's config.json, the one hub look-up path
         elif phrase and self.search is not None and self.hub is not None:
@@ -262,14 +276,16 @@ class Service:
         elif repo and not searched and (base := repo_base(self.answers, repo, text)) is not None:
             (q, indexed), repo = base, None  # no hub at all: the same
         if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
-            memory_card: Reply = await self._off_loop(memory_only_card, self.answers, sized_only, q, lang, user, text)
+            memory_card: Reply = await self._off_loop(
+                memory_only_card, self.answers, sized_only, q, lang, user, text, stated
+            )
             return memory_card
         if model is None and repo is None and hit is not None and hit[1] is not None:
             model = hit[1]  # offline, or the hub knew nothing: the offline index, and the card says so
             answers = self.answers.with_model(self.catalog.model_copy(update={"models": (*self.catalog.models, model)}))
             indexed = Note(code="index_only", values={"repo": hit[0].repo})
         if model is None and repo is None and self.hub is not None and q.model and q.model.id:
-            answers, indexed = await self._live_checked(q.model.id, answers, indexed)
+            answers, indexed = await live_checked(self.hub, self.answers, q.model.id, answers, indexed)
         cached = answers is self.answers
         card: Card = await self._off_loop(_card, answers, q, lang, user, text, None if cached else model, cached)
         if (searched and repo) and indexed is None:  # the card names the repo it used for a name the catalog lacks
@@ -291,20 +307,6 @@ class Service:
             reply = reply.model_copy(update={"chart": None})  # the card still answers; only the picture waits
         return reply
 
-    async def _live_checked(self, model_id: str, answers: Answers, note: Note | None) -> tuple[Answers, Note | None]:
-        """A catalog model against its live config.json (cached): where they differ the live one answers."""
-        from catalog.hub.live import live_row
-
-        row = self.catalog.model(model_id)
-        if row is None or self.hub is None:
-            return answers, note
-        checked, changed = await live_row(self.hub, row)
-        if not changed:
-            return answers, note
-        models = tuple(checked if m.id == row.id else m for m in self.catalog.models)
-        live = Note(code="live_config", values={"model": row.name, "fields": ", ".join(changed)})
-        return self.answers.with_model(self.catalog.model_copy(update={"models": models})), live
-
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""
         result: float | None = await self._off_loop(feel_rate, self.answers, untagged(text)[0])
@@ -317,6 +319,24 @@ class Service:
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""
         return await self.prefs.answers_mentions(chat)
+
+
+async def live_checked(
+    hub: CachedHubClient | None, base: Answers, model_id: str, answers: Answers, note: Note | None
+) -> tuple[Answers, Note | None]:
+    """A catalog model against its live config.json (cached): where they differ the live one answers (built
+    on ``base``, the catalog's answers); else ``answers`` and ``note`` as they were."""
+    from catalog.hub.live import live_row
+
+    row = base.catalog.model(model_id)
+    if row is None or hub is None:
+        return answers, note
+    checked, changed = await live_row(hub, row)
+    if not changed:
+        return answers, note
+    models = tuple(checked if m.id == row.id else m for m in base.catalog.models)
+    live = Note(code="live_config", values={"model": row.name, "fields": ", ".join(changed)})
+    return base.with_model(base.catalog.model_copy(update={"models": models})), live
 
 
 def choose_language(saved: Lang | None, chat: Lang | None, question: Lang | None, client: str | None) -> Lang:

@@ -15,7 +15,7 @@ from catalog.facts import FACTS_DIR
 from core.launch.ollama import OllamaTag
 from core.launch.tools import QuantRepo
 from core.measured import Measurement
-from core.models import Provenance
+from core.models import Provenance, SizedModel
 from core.multi_model import SideModel
 from core.quants.quality import QualityRow
 from core.speculative import Acceptance, MtpFact
@@ -134,3 +134,29 @@ def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
 
 
 __all__ = ["side_models", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
+
+
+@cache
+def sized_models(directory: Path = FACTS_DIR) -> tuple[SizedModel, ...]:
+    """Models known by their publisher's parameter count only (``memory_only.toml``): memory-only answers."""
+
+    def count(value: object) -> int | None:
+        return round(float(value) * 1e9) if value is not None else None  # type: ignore[arg-type]
+
+    return tuple(
+        SizedModel(
+            id=str(r["id"]),
+            name=str(r["name"]),
+            family=str(r["family"]),
+            hf_repo=str(r["hf_repo"]),
+            total_params=count(r["total_params_b"]) or 1,
+            active_params=count(r.get("active_params_b")),
+            license=str(r.get("license", "")),
+            release=str(r.get("release", "")),
+            aliases=tuple(str(a) for a in r.get("aliases", ())),  # type: ignore[attr-defined]
+            why=r.get("why", "no_config"),  # type: ignore[arg-type]
+            why_note=str(r.get("why_note", "")),
+            provenance=_provenance(r),
+        )
+        for r in _table("memory_only.toml", "model", directory)
+    )

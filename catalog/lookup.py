@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from catalog.extra_facts import sized_models
 from catalog.name_defaults import dominant_ids, lineups_of
 from core import rig
 from core.devices import with_memory
@@ -92,6 +93,16 @@ def build_vocabulary(catalog: Catalog) -> Vocabulary:
                 active_b=m.active_params / 1e9,
             )
             for m in catalog.models
+        )
+        + tuple(  # known by their stated size only (memory_only.toml): the service answers them memory-only
+            VocabEntry(
+                id=s.id,
+                names=(s.name, s.id, *s.aliases, s.hf_repo),
+                total_b=s.total_params / 1e9,
+                active_b=(s.active_params or s.total_params) / 1e9,
+            )
+            for s in sized_models()
+            if catalog.model(s.id) is None
         ),
         gpus=tuple(
             VocabEntry(

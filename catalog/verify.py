@@ -3,7 +3,8 @@
 Three checks, each a ``Finding`` with the row id, what kind of disagreement and the detail:
 
 - ``no-config``: the row has no stored config.json copy (its geometry is unverified) or a copy the
-  reader cannot parse (an architecture it does not model yet);
+  reader cannot parse (an architecture it does not model yet); the memory-only rows (``memory_only.toml``)
+  are listed so too;
 - ``params``: the publisher's total/active parameters differ from what the stored config implies by
   more than the tolerance (3 % total unless the row explains it in ``params_note``; 20 % active,
   counted with or without the embeddings, as publishers do either), or the total counts next-n (MTP)
@@ -17,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from catalog.extra_facts import sized_models
 from catalog.facts import FACTS_DIR, raw_rows
 from catalog.hub.live import HubLookup, live_row
 from catalog.importers.model_configs import ConfigSourceError, config_geometry, sources, stored_config
@@ -60,6 +62,9 @@ def stored_findings(catalog: Catalog) -> list[Finding]:
             if abs(model.total_params - with_mtp) < abs(model.total_params - total):
                 detail = f"total {model.total_params / 1e9:.2f}B counts the MTP layers; the GGUF has {total / 1e9:.2f}B"
                 out.append(Finding(model=model.id, kind="params", detail=detail))
+    for sized in sized_models():
+        detail = f"memory-only: no config.json of {sized.hf_repo}; {sized.total_params / 1e9:.1f}B as published"
+        out.append(Finding(model=sized.id, kind="no-config", detail=detail))
     return out
 
 

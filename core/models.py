@@ -262,6 +262,24 @@ class NotADevice(Frozen):
     provenance: Provenance
 
 
+class SizedModel(Frozen):
+    """A model known only by the parameter count its publisher states (no config.json copy could be found,
+    or its architecture cannot be read yet): the card gives its weights per quant, marked memory-only."""
+
+    id: str
+    name: str
+    family: str
+    hf_repo: str
+    total_params: int = Field(gt=0)
+    active_params: int | None = Field(default=None, gt=0)
+    license: str = ""
+    release: str = ""
+    aliases: tuple[str, ...] = ()
+    why: Literal["no_config", "architecture"] = "no_config"  # no config copy found; an architecture the reader lacks
+    why_note: str = ""  # the same in words, for the catalog's readers (not shown on a card)
+    provenance: Provenance
+
+
 class Catalog(Frozen):
     """Everything the estimator knows, as loaded from the catalog store."""
 

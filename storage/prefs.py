@@ -51,6 +51,7 @@ class ChatPrefs:
     chat_id: str
     lang: str | None = None
     answer_mentions: bool = True
+    share_runs: bool = False  # members' pasted runs are pooled for the chat (storage/runs.py)
 
 
 USER_FIELDS = ("lang", "gpu_id", "gpu_count", "ram_gb", "context", "engine")
@@ -94,16 +95,26 @@ class PreferenceStore:
         return await self.user(user_id)
 
     async def chat(self, chat_id: str) -> ChatPrefs:
-        row = await self._db.fetchone("SELECT lang, answer_mentions FROM chat_prefs WHERE chat_id = ?", (chat_id,))
-        return ChatPrefs(chat_id, row[0], bool(row[1])) if row else ChatPrefs(chat_id)
+        row = await self._db.fetchone(
+            "SELECT lang, answer_mentions, share_runs FROM chat_prefs WHERE chat_id = ?", (chat_id,)
+        )
+        return ChatPrefs(chat_id, row[0], bool(row[1]), bool(row[2])) if row else ChatPrefs(chat_id)
 
-    async def set_chat(self, chat_id: str, lang: str | None = None, answer_mentions: bool | None = None) -> ChatPrefs:
+    async def set_chat(
+        self,
+        chat_id: str,
+        lang: str | None = None,
+        answer_mentions: bool | None = None,
+        share_runs: bool | None = None,
+    ) -> ChatPrefs:
         """Change the given chat settings in one atomic statement (see ``set_user``)."""
         fields: dict[str, object] = {}
         if lang is not None:
             fields["lang"] = lang
         if answer_mentions is not None:
             fields["answer_mentions"] = int(answer_mentions)
+        if share_runs is not None:
+            fields["share_runs"] = int(share_runs)
         sets = ", ".join([*(f"{n} = excluded.{n}" for n in fields), "updated_at = excluded.updated_at"])
         columns = ", ".join(["chat_id", *fields, "updated_at"])
         marks = ", ".join("?" for _ in range(len(fields) + 2))

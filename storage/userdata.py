@@ -4,7 +4,8 @@ It is a separate file from ``catalog.sqlite`` because the catalog is rebuilt fro
 whenever they change, and nothing a user caused may be lost by that. ``UserDataStore`` owns the
 database (``storage``: the SQLite file in WAL mode, so readers never wait for the writer, or
 with ``FITBOT_DATABASE_URL`` a PostgreSQL database that many processes share) and hands out one
-object per table: ``HubCacheRows``, ``PreferenceStore`` and ``QueryLog`` (storage/prefs.py). It also
+object per table: ``HubCacheRows``, ``PreferenceStore`` and ``QueryLog`` (storage/prefs.py), ``RunStore``
+(storage/runs.py). It also
 holds the migrations of tables whose rows other packages give meaning to (the hub cache's JSON,
 the refreshed prices): storage knows their SQL, not the hub's or the price feeds' models.
 """
@@ -29,6 +30,7 @@ from storage.leader import m105_leader_beats
 from storage.migrations import Migration, migrate
 from storage.prefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 from storage.queue import m101_inbox_leases, m104_inbox_fences
+from storage.runs import RunStore, m106_measured_runs, m107_pooled_runs
 from storage.shared import m102_shared_state
 from storage.sqlite import SqliteDatabase
 
@@ -65,6 +67,8 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m103_live_prices,
     m104_inbox_fences,
     m105_leader_beats,
+    m106_measured_runs,
+    m107_pooled_runs,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most
@@ -217,6 +221,11 @@ class UserDataStore:
     @property
     def prefs(self) -> PreferenceStore:
         return PreferenceStore(self.database)
+
+    @property
+    def runs(self) -> RunStore:
+        """Runs users measured on their rigs (``/forget`` deletes them with the preferences)."""
+        return RunStore(self.database)
 
     def query_log(self, retention_days: int = 90) -> QueryLog:
         return QueryLog(self.database, timedelta(days=retention_days))

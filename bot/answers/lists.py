@@ -28,7 +28,7 @@ from core.advice import (
     quick_fit,
     with_quant,
 )
-from core.estimate import DEFAULT_CONTEXT, Request, Scenario, estimate_of, hardware_on, varied
+from core.estimate import DEFAULT_CONTEXT, FitEstimate, Request, Scenario, estimate_of, hardware_on, varied
 from core.fit import Verdict, memory_table
 from core.launch.vllm_hardware import engine_runs
 from core.model_sizes import of_size
@@ -38,6 +38,7 @@ from core.quants.ladder import chart_ids, table_ids
 from core.query.names import typed
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
+from core.runs.calibrate import applied
 from locales import Lang, context_label, gib, t, tokens_per_s
 
 SPEED_CHART_GPUS = 12
@@ -202,14 +203,19 @@ def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
     """/speed: decode, prefill and TTFT across contexts (each with a prompt that fills it), per-user and
     total speed across users (the asked number among them), and the same model on common GPUs."""
     main = answers.analyse(s, ask)
+    mine = ask.user.calibrations  # the asking user's runs scale every row of their device, as ``analyse`` does
+
+    def estimated(varied_s: Scenario) -> FitEstimate:
+        return applied(mine, varied_s, estimate_of(varied_s))[0]
+
     contexts = [
-        estimate_of(varied(s, context=c, prompt_tokens=c, concurrent=None))
+        estimated(varied(s, context=c, prompt_tokens=c, concurrent=None))
         for c in SPEED_CONTEXTS
         if c <= s.model.max_context
     ]
     users = []
     for n in sorted({*SPEED_USERS, s.users}):
-        users.append(main.estimate if n == s.users else estimate_of(varied(s, concurrent=n)))
+        users.append(main.estimate if n == s.users else estimated(varied(s, concurrent=n)))
     others = []
     for gid in COMMON_GPUS:
         other = answers.catalog.gpu(gid)

@@ -38,6 +38,8 @@ from core.fit import Verdict
 from core.models import Catalog, GpuSpec, ModelSpec
 from core.query.parse import Intent, Match, Query, Vocabulary, parse
 from core.regions import restricted
+from core.runs.calibrate import applied
+from core.runs.pool import pool_notes
 from locales import Lang
 
 CACHE_ENTRIES = 2048
@@ -212,8 +214,8 @@ class Answers:
 
     def request(self, ask: Question, count: int) -> Request:
         request, notes = build_request(ask.query, ask.user, count, self.catalog.quants)
-        for note in notes:
-            ask.note(note)
+        for n in notes:
+            ask.note(n)
         return request
 
     def scenario(self, ask: Question, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario:
@@ -229,8 +231,12 @@ class Answers:
     ) -> Analysis:
         """``core.analysis.analyse`` with the memoised scans, and a generic device's wide speed band; the
         hardware picks (a scan of every device) only for a verdict in ``picks_for``."""
-        est = estimate_of(s)
+        est, scaled = applied(ask.user.calibrations if ask is not None else (), s, estimate_of(s))
         generic = ask.generic if ask is not None else None
+        if ask is not None:  # the user's own runs on this device, what the chat's members measured (issue 38)
+            for n in (scaled, *pool_notes(ask.user.pools, s)):
+                if n is not None:
+                    ask.note(n)
         if generic is not None and s.gpu is not None and s.gpu.id == generic.gpu.id:
             est = widened(est, s, generic)
         if not full:

@@ -15,9 +15,10 @@ from bot.cards.parts import footer
 from bot.question import Answering, AskBack, Question
 from bot.reply import Reply, Subject, Table, Tone, setup_label
 from bot.users.user import User
+from catalog.extra_facts import sized_models
 from catalog.hub.index import HfIndexRow
 from core.memory import unified_fraction
-from core.models import GIB, GpuSpec, ModelSpec
+from core.models import GIB, GpuSpec, ModelSpec, SizedModel
 from core.notes import Note
 from core.query.names import MODEL_VARIANTS
 from core.query.parse import Query
@@ -31,10 +32,27 @@ def weights_bytes(params: int, bpw: float) -> int:
     return round(params * bpw / 8)
 
 
-def memory_only_card(answers: Answering, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str) -> Reply:
-    """Weights per quant against the device's memory; marked as memory only, from the offline index."""
+def sized_model(q: Query) -> SizedModel | None:
+    """The model a question names when the catalog knows it by its stated size only (``memory_only.toml``): by
+    name, or by its repo id ("thinkingmachines/Inkling-Small")."""
+    model_id = q.model.id if q.model is not None else None
+    repo = (q.hf_repo or "").lower()
+    return next((s for s in sized_models() if s.id == model_id or (repo and s.hf_repo.lower() == repo)), None)
 
-    stub = ModelSpec.model_construct(id=row.repo, name=row.repo.split("/")[-1])  # for the device question only
+
+def stated_row(model: SizedModel) -> HfIndexRow:
+    """A size-only model as the offline index would hold it (its repo, the stated counts)."""
+    return HfIndexRow(repo=model.hf_repo, params=model.total_params, active_params=model.active_params)
+
+
+def memory_only_card(
+    answers: Answering, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str, stated: SizedModel | None = None
+) -> Reply:
+    """Weights per quant against the device's memory; marked as memory only, from the offline index or (``stated``)
+    from the parameter count its publisher states."""
+
+    model_id, name = (stated.id, stated.name) if stated else (row.repo, row.repo.split("/")[-1])
+    stub = ModelSpec.model_construct(id=model_id, name=name)  # for the device question only
     ask = Question(q, lang, user, text)
     try:
         gpu, count = answers.device(ask, stub)
@@ -55,17 +73,33 @@ def memory_only_card(answers: Answering, row: HfIndexRow, q: Query, lang: Lang, 
     key = (
         "memory_only.fits" if need <= HEADROOM * usable else "memory_only.tight" if need <= usable else "memory_only.no"
     )
+    params = num(row.params / 1e9, lang, 1)
+    what = (
+        t(
+            lang,
+            "memory_only.what_stated",
+            model=stated.name,
+            params=params,
+            why=t(lang, f"memory_only.why_{stated.why}"),
+        )
+        if stated
+        else t(lang, "memory_only.what", repo=row.repo, params=params)
+    )
     summary = " ".join(
         (
-            t(lang, "memory_only.what", repo=row.repo, params=num(row.params / 1e9, lang, 1)),
+            what,
             t(lang, key, quant=main, need=gib(need, lang), usable=gib(usable, lang), gpu=label),
             t(lang, "memory_only.unknown"),
         )
     )
-    note = Note(code="memory_only", values={"repo": row.repo})
+    note = (
+        Note(code="memory_only_stated", values={"model": stated.name, "source": stated.provenance.source})
+        if stated
+        else Note(code="memory_only", values={"repo": row.repo})
+    )
     subject = Subject(
-        model_id=row.repo,
-        model_name=row.repo.split("/")[-1],
+        model_id=model_id,
+        model_name=name,
         hf_repo=row.repo,
         total_params_b=round(row.params / 1e9, 2),
         gpu_id=gpu.id,
@@ -79,7 +113,7 @@ def memory_only_card(answers: Answering, row: HfIndexRow, q: Query, lang: Lang, 
     return Reply(
         kind="memory_only",
         locale=lang,
-        title=t(lang, "memory_only.title", model=row.repo.split("/")[-1], gpu=label),
+        title=t(lang, "memory_only.title", model=name, gpu=label),
         tone=tone,
         summary=summary,
         table=Table(headers=(t(lang, "memory_only.quant"), t(lang, "memory_only.weights"), ""), rows=tuple(rows)),

@@ -19,6 +19,7 @@ from core.recommend import ModelPick
 from locales import Lang, gib, num, t, tokens_per_s
 
 HELP_COMMANDS = MENU  # the one command list (bot.commands)
+TIPS = ("hf_repo", "runs")  # help.<key>: a repo id instead of a name; a pasted benchmark calibrates (issue 38)
 
 
 def list_card(
@@ -248,7 +249,7 @@ def help_card(lang: Lang) -> Reply:
         title=t(lang, "help.commands"),
         rows=tuple(Row(label=f"/{name}", value=t(lang, f"help.{name}")) for name in HELP_COMMANDS),
     )
-    tips = Section(title=t(lang, "help.tips"), rows=(Row(label="", value=t(lang, "help.hf_repo")),))
+    tips = Section(title=t(lang, "help.tips"), rows=tuple(Row(label="", value=t(lang, f"help.{k}")) for k in TIPS))
     examples = tuple(t(lang, f"help.example{i}") for i in (1, 2, 3))
     return Reply(
         kind="help",

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from bot.answers.resolve import Resolver
 from bot.cards import notices as cards
+from bot.cards.runs import mine_section
 from bot.reply import Action, Reply, Tone, setup_label
+from bot.users.runs import RunBook
 from bot.users.saved import GENERIC_PREFIX, generic_saved
 from bot.users.user import User
 from catalog.lookup import sized_name
@@ -24,8 +26,11 @@ from storage.base import store_errors
 if TYPE_CHECKING:
     from bot.answers.route import Answers
     from storage.prefs import PreferenceStore
+    from storage.runs import StoredRun
 
 log = logging.getLogger(__name__)
+MENTION_WORDS = frozenset({"mentions", "mention", "erwähnungen", "erwaehnungen"})
+SHARING_WORDS = frozenset({"sharing", "share", "teilen"})  # "/settings sharing on": pool members' runs (issue 38)
 RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
 
 
@@ -33,8 +38,9 @@ class Preferences:
     """Reads and changes saved defaults; without a store or a known person (the console, an MCP client) every
     command says so."""
 
-    def __init__(self, store: PreferenceStore | None) -> None:
+    def __init__(self, store: PreferenceStore | None, runs: RunBook | None = None) -> None:
         self.store = store
+        self.runs = runs or RunBook(None)
 
     async def fill(self, user: User) -> tuple[User, Lang | None]:
         """The user with saved defaults filled in, and the chat's language if one was chosen."""
@@ -42,10 +48,11 @@ class Preferences:
             return user, None
         try:
             saved = await self.store.user(user.id)
-            chat_lang = (await self.store.chat(user.chat)).lang if user.chat else None
+            chat = await self.store.chat(user.chat) if user.chat else None
         except store_errors():  # a locked or broken database costs the defaults, not the answer
             log.warning("preferences unavailable", exc_info=True)
             return user, None
+        sharing = chat is not None and chat.share_runs
         return dataclasses.replace(
             user,
             lang=user.lang or _lang(saved.lang),
@@ -54,7 +61,10 @@ class Preferences:
             ram_gb=saved.ram_gb,
             context=saved.context,
             engine=Engine(saved.engine) if saved.engine else None,
-        ), _lang(chat_lang)
+            calibrations=await self.runs.calibrations(user.id),
+            share_runs=sharing,
+            pools=await self.runs.pools(user.chat) if sharing else (),
+        ), _lang(chat.lang if chat else None)
 
     async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
@@ -71,6 +81,7 @@ class Preferences:
         assert prefs is not None
         if name == "forget":
             await prefs.forget(user.id)
+            await self.runs.forget(user.id)
             return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.forgotten"))
         if name == "lang":
             choice = _lang((arg or "").lower())
@@ -122,7 +133,15 @@ class Preferences:
             )
         if name == "mygpu" and (q.leftovers or q.model is not None):  # words that name nothing savable
             return _refused(lang, t(lang, "prefs.mygpu_usage"))
-        switch = _mention_switch(q.leftovers)
+        sharing = _switch(q.leftovers, SHARING_WORDS)
+        if name == "settings" and sharing is not None and user.chat:
+            if not user.is_admin:
+                return _admins_only(lang)
+            await prefs.set_chat(user.chat, share_runs=sharing)
+            return cards.info_card(
+                lang, t(lang, "prefs.title"), t(lang, "prefs.sharing_on" if sharing else "prefs.sharing_off")
+            )
+        switch = _switch(q.leftovers, MENTION_WORDS)
         if name == "settings" and switch is not None and user.chat:
             if not user.is_admin:
                 return _admins_only(lang)
@@ -138,7 +157,9 @@ class Preferences:
             "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
             "prefs.lang": saved.lang or "–",
         }
-        return cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
+        card = cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
+        mine = mine_section([_run_row(r, answers) for r in await self.runs.runs(user.id)], lang)
+        return card if mine is None else card.model_copy(update={"sections": (*card.sections, mine)})
 
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""
@@ -148,6 +169,15 @@ class Preferences:
             return (await self.store.chat(chat)).answer_mentions
         except store_errors():
             return True
+
+
+def _run_row(r: StoredRun, answers: Answers) -> tuple[str, str, str, str, str, str, float, float]:
+    """A stored run as /mygpu lists it, with the catalog's names."""
+    gpu, model = answers.catalog.gpu(r.gpu_id), answers.catalog.model(r.model_id)
+    device = setup_label(gpu.short_name if gpu else r.gpu_id, r.gpu_count)
+    factor = r.measured / r.estimated if r.estimated > 0 else 0.0
+    name = model.name if model else r.model_id
+    return r.added_at[:10], device, r.backend, name, r.quant, r.test, r.measured, factor
 
 
 def _unnamed_device(q: Query) -> dict[str, Any] | None:
@@ -190,12 +220,12 @@ def _refused(lang: Lang, message: str) -> Reply:
     return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), tone=Tone.WARN, summary=message)
 
 
-def _mention_switch(words: tuple[str, ...]) -> bool | None:
-    """ "/settings mentions off" (or "erwähnungen aus") → False; "mentions on"/"an" → True; else None.
+def _switch(words: tuple[str, ...], names: frozenset[str]) -> bool | None:
+    """ "/settings mentions off" (or "erwähnungen aus") → False; "sharing on"/"teilen an" → True; else None.
 
-    The parser drops short words like "an", so a mention switch without an "off" word means on.
+    The parser drops short words like "an", so a switch named without an "off" word means on.
     """
-    if not {"mentions", "mention", "erwähnungen", "erwaehnungen"} & set(words):
+    if not names & set(words):
         return None
     return not {"off", "aus", "no", "nein"} & set(words)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.models import Engine
+from core.runs.calibrate import Calibration
+from core.runs.pool import Pool
 from locales import Lang
 
 
@@ -20,6 +22,11 @@ class User:
     ram_gb: float | None = None
     context: int | None = None
     engine: Engine | None = None
+    # factors from the runs this user pasted (``bot.users.runs``): their speed answers on those devices are scaled
+    calibrations: tuple[Calibration, ...] = ()
+    # the chat pools its members' runs (its admins turned sharing on), and those pools (``core.runs.pool``)
+    share_runs: bool = False
+    pools: tuple[Pool, ...] = ()
     # May this user change the chat's shared settings (/lang and /settings in a group or server)?
     # Set by the adapter from the platform (Telegram group admins, Discord "Manage Server");
     # None = not known, which counts as no.

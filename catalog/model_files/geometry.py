@@ -115,6 +115,7 @@ GQA_TYPES = {
     "step3p7",
     "mllama",
     "mllama_text_model",
+    "laguna",  # poolside Laguna: layer_types (sliding 512 : full), per-layer query heads (num_attention_heads_per_layer)
 }
 NEMOTRON_H, NEMOTRON_NAS = "nemotron_h", "nemotron-nas"
 BLOCK_TYPES = {NEMOTRON_H, NEMOTRON_NAS}  # one layout entry per block (block_mix)
@@ -320,7 +321,10 @@ def _dense_layers(cfg: dict[str, Any], layers: int) -> int:
     if isinstance(freq, list) and len(freq) == layers:
         return sum(1 for f in freq if not f)
     only = cfg.get("mlp_only_layers")
-    return len(only) if isinstance(only, list) else 0
+    if isinstance(only, list):
+        return len(only)
+    kinds = cfg.get("mlp_layer_types")  # Laguna: "dense" or "sparse" per layer
+    return sum(1 for k in kinds if k == "dense") if isinstance(kinds, list) and len(kinds) == layers else 0
 
 
 def layer_mix(cfg: dict[str, Any], layers: int) -> dict[str, Any]:
@@ -552,7 +556,18 @@ def native_dtype(cfg: dict[str, Any]) -> str:
         return method
     if method == "compressed-tensors" and "mxfp4" in str(quant.get("format", "")).lower():  # Kimi K3
         return "mxfp4"
+    if method == "compressed-tensors" and _float8(quant):  # Laguna FP8: "float-quantized", 8-bit float weights
+        return "fp8"
     if method in ("awq", "gptq", "compressed-tensors", "bitsandbytes"):
         return "int4"
     dtype = str(cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16")
     return {"float16": "fp16", "float32": "fp32"}.get(dtype, "bf16")
+
+
+def _float8(quant: dict[str, Any]) -> bool:
+    """A compressed-tensors config whose weight groups are all 8-bit floats."""
+    groups = quant.get("config_groups")
+    weights = [g.get("weights") for g in groups.values() if isinstance(g, dict)] if isinstance(groups, dict) else []
+    return bool(weights) and all(
+        isinstance(w, dict) and w.get("type") == "float" and w.get("num_bits") == 8 for w in weights
+    )

@@ -125,8 +125,19 @@ def config_params(config: dict[str, Any], geometry: dict[str, Any]) -> tuple[int
         fix += _full_attention_layers(cfg, spec) * (full - attention_params(spec))
     if spec.n_sliding_layers and (spec.sliding_kv_heads or spec.sliding_head_dim or spec.sliding_v_head_dim):
         fix += spec.n_sliding_layers * (_sliding_attention_params(cfg, spec) - attention_params(spec))
+    fix += _per_layer_query_heads(cfg, spec)
     extra_total, extra_active = small_gemma_params(cfg, spec.n_layers, spec.hidden_size)
     return total + fix + extra_total, active + fix + extra_active
+
+
+def _per_layer_query_heads(cfg: dict[str, Any], spec: ModelSpec) -> int:
+    """Laguna's ``num_attention_heads_per_layer``: query and output weights of the heads a layer has beyond
+    ``num_attention_heads`` (its sliding layers have more); the KV heads stay the same."""
+    heads = cfg.get("num_attention_heads_per_layer")
+    if not isinstance(heads, list) or len(heads) != spec.n_layers or not all(isinstance(n, int) for n in heads):
+        return 0
+    extra: int = sum(int(n) - spec.n_heads for n in heads)
+    return extra * 2 * spec.hidden_size * spec.head_dim
 
 
 def _sliding_attention_params(cfg: dict[str, Any], spec: ModelSpec) -> int:

@@ -168,6 +168,8 @@ def model_agrees(said: Typed, entry: Typed, total_b: float, active_b: float) -> 
     """Whether a model entry (its name's facets and parameter counts) is the model the user named."""
     if not _words_agree(said.words, entry):
         return False
+    if any(t not in entry.tiers and t not in entry.words for t in said.tiers):
+        return False  # "nemotron 3 super" is not Nemotron 3 Ultra
     size = said.size_b
     for n in said.numbers:
         if n in entry.numbers:

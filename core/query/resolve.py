@@ -61,6 +61,8 @@ def _resolve(
         return _lineup_match(line, words, score, memory, idx)
     keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}", f"{c.kind}:{L.compact(keyed)}")
     exact = idx.exact.get(keys[0]) or idx.exact.get(keys[1]) or idx.exact.get(keys[2])
+    # "rtx spark": a full name whose vendor word is part of it is that device (RTX Spark, not the DGX Spark of "spark")
+    named = idx.exact.get(f"gpu:{L.compact(vendor)}") if c.kind == "gpu" and vendor != words else None
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]
     if c.kind == "gpu":  # an exact model number beats a plural reading ("L40S" is no plural of "L40")
         literal = [(e, s) for e, s in accepted if all(n in idx.identity[e].numbers for n in said.numbers)]
@@ -75,6 +77,8 @@ def _resolve(
         return Match(id=typed_id, text=words, score=score)  # an id or full name typed out: exactly that entry
     if exact and c.kind == "model" and said.size_b is None and _other_sizes(exact, accepted, idx):
         exact = None  # "gemma 3" names a family of several sizes: ask, even if an alias says one of them
+    if named is not None and named != exact:
+        exact, accepted = named, [(named, 100.0)]
     if exact and (exact in {e for e, _ in accepted} or not accepted):
         accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
     if not accepted:
@@ -114,9 +118,13 @@ def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
 
 
 def _with_vendor(c: Candidate, text: str, toks: list[L.Tok]) -> str:
-    """The span's text with the vendor word hyphenated to it ("rtx-" + "3080-laptop")."""
+    """The span's text with the vendor words right before it ("rtx-" + "3080-laptop", "rtx " + "spark")."""
     first = c.span.first
-    while first > 0 and toks[first - 1].key in L.VENDOR_WORDS and text[toks[first - 1].end : toks[first].start] == "-":
+    while (
+        first > 0
+        and toks[first - 1].key in L.VENDOR_WORDS
+        and text[toks[first - 1].end : toks[first].start] in ("-", " ")
+    ):
         first -= 1
     return text[toks[first].start : toks[c.span.last].end]
 
@@ -144,7 +152,9 @@ def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozens
     ):
         used.add(i)
         i += 1
-    if c.kind == "gpu" and not c.span.nums:  # "jetson" + "orin nano": a name matched by a word alone goes on
+    # "jetson" + "orin nano": a name matched by a word alone goes on, but not past its memory size ("snapdragon x
+    # elite 32gb" + "good")
+    if c.kind == "gpu" and not c.span.nums and toks[i - 1].kind != "mem":
         tail = []
         j = i
         while (

@@ -251,7 +251,9 @@ def test_every_device_has_the_basics(catalog: Catalog) -> None:
 def test_non_apple_devices_have_compute(catalog: Catalog) -> None:
     # Apple rows use the calibrated bandwidth fallback on purpose (see GAPS.md); everything imported has a rate
     missing = [g.id for g in catalog.gpus if g.fp16_tflops is None and g.category != "apple"]
-    assert len(missing) <= 10, missing
+    # issue 36 item 5 added six whose vendor publishes no dense FP16 rate (DGX Station GB300 and RTX Spark: FP4 with
+    # sparsity only; Snapdragon X2 Elite / Extreme: none); GAPS.md lists every row without one
+    assert len(missing) <= 14, missing
 
 
 def test_variants_of_one_chip_differ_only_in_memory(catalog: Catalog) -> None:

