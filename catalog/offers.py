@@ -14,8 +14,10 @@ from pydantic import BaseModel, ConfigDict
 from core.models import Catalog, CloudOffer
 
 MAX_AGE_DAYS = 183  # about six months
-# prices a user can rent at; "marketplace-median" and "price-cap" rows are signals, never offers on a card
-OFFER_TYPES = ("on-demand", "spot", "reserved")
+# prices a user can rent at ("serverless": per-second workers, kept apart from on-demand instances;
+# "marketplace": a host's or a marketplace's typical asking price, marked "~" on a card);
+# "marketplace-median" and "price-cap" rows are signals, never offers on a card
+OFFER_TYPES = ("on-demand", "spot", "reserved", "serverless", "marketplace")
 SIGNAL_TYPES = ("marketplace-median", "price-cap")
 
 

@@ -359,9 +359,21 @@ async def _health(settings: Settings) -> int:
     async with user_store(settings) as store:
         await store.database.fetchval("SELECT 1")
         shared = await shared_health(store)
+        prices = await _price_health(settings, store.database)
     print(f"ok: {where}: catalog {catalog.version} ({len(catalog.models)} models, {len(catalog.gpus)} devices)")
     print("\n".join(shared))
+    print("\n".join(prices))
     return adapter_health(settings.data_dir() / HEALTH_FILE, settings.adapters())
+
+
+async def _price_health(settings: Settings, database: Any) -> list[str]:
+    """Each live price source: skipped for want of a key, or its last refresh (``catalog.prices.status``)."""
+    from catalog.prices.sources import default_sources
+    from catalog.prices.status import price_status
+    from catalog.prices.store import PriceStore, PriceTables
+
+    store = PriceTables(database) if database.shared else PriceStore(settings.prices_path())
+    return await price_status(store, default_sources(settings.price_endpoint), settings.price_keys())
 
 
 def adapter_health(path: Path, expected: list[str]) -> int:

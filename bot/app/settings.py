@@ -15,6 +15,19 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.app import datadir
 from storage import DATABASE_SCHEMES
 
+# the price sources' operator keys (catalog/prices/sources), each read from its upper-case variable
+PRICE_KEYS = (
+    "runpod_api_key",
+    "lambda_api_key",
+    "digitalocean_token",
+    "vast_api_key",
+    "shadeform_api_key",
+    "prime_api_key",
+    "tensordock_api_key",
+    "verda_client_id",
+    "verda_client_secret",
+)
+
 
 class Settings(BaseSettings):
     # An empty value means unset: systemd EnvironmentFile=, compose env_file and docker --env-file pass
@@ -56,9 +69,16 @@ class Settings(BaseSettings):
     # live GPU prices (catalog/prices): refreshed every this many hours inside `fitbot run`, 0 = off
     price_refresh_hours: float = Field(default=24.0, ge=0, le=24 * 365)
     price_endpoint: str | None = None  # one test server for every price API (fitbot_fakes.price_apis)
-    runpod_api_key: SecretStr | None = None  # operator keys: RunPod, Lambda and DigitalOcean need one
+    # operator keys (catalog/prices/sources): every provider but Azure needs one; one not set is skipped
+    runpod_api_key: SecretStr | None = None
     lambda_api_key: SecretStr | None = None
     digitalocean_token: SecretStr | None = None
+    vast_api_key: SecretStr | None = None
+    shadeform_api_key: SecretStr | None = None
+    prime_api_key: SecretStr | None = None
+    tensordock_api_key: SecretStr | None = None
+    verda_client_id: SecretStr | None = None
+    verda_client_secret: SecretStr | None = None
 
     # `fitbot mcp --http` (the MCP server for remote clients): the bearer token every request must carry
     fitbot_mcp_token: SecretStr | None = None
@@ -124,8 +144,7 @@ class Settings(BaseSettings):
 
     def price_keys(self) -> dict[str, str]:
         """Operator API keys of the price sources, by environment variable name."""
-        keys = {"RUNPOD_API_KEY": self.runpod_api_key, "LAMBDA_API_KEY": self.lambda_api_key}
-        keys["DIGITALOCEAN_TOKEN"] = self.digitalocean_token
+        keys = {name.upper(): getattr(self, name) for name in PRICE_KEYS}
         return {name: key.get_secret_value() for name, key in keys.items() if key and key.get_secret_value()}
 
     def hub_client_options(self) -> dict[str, Any]:
@@ -146,9 +165,7 @@ class Settings(BaseSettings):
             self.hf_token,
             self.telegram_webhook_secret,
             self.fitbot_database_url,
-            self.runpod_api_key,
-            self.lambda_api_key,
-            self.digitalocean_token,
+            *(getattr(self, name) for name in PRICE_KEYS),
             self.fitbot_mcp_token,
         ):
             if secret is not None and secret.get_secret_value():

@@ -5,6 +5,10 @@ A price API is untrusted input. Each page is streamed and cut off past ``MAX_RES
 cap, not 200 MB; JSON too deep for the decoder is a format error; a next-page link is followed
 only on the provider's own origin (scheme, host and port of its API). Each of these is a
 ``PriceFormatError``: that provider keeps its last good prices, the others are refreshed.
+
+The operator's key goes only into the header the provider documents (``source.auth``), never into a
+URL or a message: an HTTP 401 or 403 is a ``PriceAuthError`` naming the variable, not its value. A
+provider with OAuth client credentials (``source.login``) is asked for a token first.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from catalog.prices.sources import PriceFormatError, PriceSource
+from catalog.prices.sources.base import PriceAuthError, PriceFormatError, PriceSource
 
 MAX_RESPONSE_BYTES = 20 * 1000 * 1000  # the largest real answer (Vast.ai, 1,000 offers) is a few MB
 MAX_PAGES = 40
@@ -45,10 +49,10 @@ async def read_json(response: Any, limit: int = MAX_RESPONSE_BYTES) -> Any:
         raise PriceFormatError("the answer is not JSON") from exc
 
 
-async def fetch(session: Any, source: PriceSource, key: str | None) -> Any:
+async def fetch(session: Any, source: PriceSource, key: str | None, secret: str = "") -> Any:
     """The decoded JSON answer, all pages of it."""
-    import aiohttp
-
+    if source.login is not None and key:
+        key = await _token(session, source, key, secret)
     headers = source.auth(key) if key else {}
     url: str | None = source.url
     home = origin(source.url)
@@ -60,10 +64,10 @@ async def fetch(session: Any, source: PriceSource, key: str | None) -> Any:
         async with session.request(
             source.request.method, url, params=params, json=source.request.json, headers=headers
         ) as response:
-            if response.status >= 400:
-                raise aiohttp.ClientResponseError(response.request_info, (), status=response.status)
+            _raise_for_status(source, response)
             pages.append(await read_json(response))
-        url, params = source.next_page(pages[-1]), None
+            read_url = str(response.url)
+        url, params = source.next_page(pages[-1], read_url, len(pages)), None
     if len(pages) == 1 or not source.pages_key:
         return pages[0]
     items: list[Any] = []
@@ -71,6 +75,29 @@ async def fetch(session: Any, source: PriceSource, key: str | None) -> Any:
         found = page.get(source.pages_key) if isinstance(page, dict) else None
         items.extend(found if isinstance(found, list) else [])
     return {source.pages_key: items}
+
+
+async def _token(session: Any, source: PriceSource, key: str, secret: str) -> str:
+    """The access token of an OAuth client-credentials login (Verda)."""
+    assert source.login is not None
+    request = source.login(key, secret)
+    url = source.base_url.rstrip("/") + request.path
+    async with session.request(request.method, url, json=request.json) as response:
+        _raise_for_status(source, response)
+        answer = await read_json(response)
+    token = answer.get("access_token") if isinstance(answer, dict) else None
+    if not isinstance(token, str) or not token:
+        raise PriceFormatError("the token answer has no 'access_token'")
+    return token
+
+
+def _raise_for_status(source: PriceSource, response: Any) -> None:
+    import aiohttp
+
+    if response.status in (401, 403):
+        raise PriceAuthError(f"HTTP {response.status}: the key in {source.needs()} was refused")
+    if response.status >= 400:
+        raise aiohttp.ClientResponseError(response.request_info, (), status=response.status)
 
 
 __all__ = ["MAX_PAGES", "MAX_RESPONSE_BYTES", "fetch", "origin", "read_json"]

@@ -12,7 +12,9 @@ $0.00/h": a meter's placeholder, a unit error, a test row). Each live row is jud
   against $1.66), so the band keeps every row the catalog itself holds;
 * a GPU the snapshot prices nowhere is judged by the floor alone.
 
-Dropped rows are counted and logged per provider (``"event": "price_implausible"``), never stored.
+Dropped rows, these and the ones a parser drops itself (a $0 meter, a price that is no number), cost
+that row only: they are counted and logged in one warning per provider and refresh
+(``"event": "price_implausible"``), never stored.
 """
 
 from __future__ import annotations
@@ -57,23 +59,35 @@ class PriceBounds:
             return f"${price:.2f}/GPU-h is over {BAND:.0f}x off the snapshot's ${median:.2f}/GPU-h for {offer.gpu_id}"
         return None
 
-    def keep(self, provider: str, offers: list[CloudOffer]) -> list[CloudOffer]:
-        """The offers for known GPUs at plausible prices; the dropped ones are logged once, counted."""
+    def judge(self, offers: list[CloudOffer]) -> tuple[list[CloudOffer], list[str]]:
+        """(the offers for known GPUs at plausible prices, why each doubted one was dropped)."""
         known = [o for o in offers if o.gpu_id in self.known]
-        doubts = [(o, why) for o in known if (why := self.doubt(o)) is not None]
-        if doubts:
-            offer, why = doubts[0]
-            log.warning(
-                "dropped %d implausible %s prices (e.g. %s %s: %s)",
-                len(doubts),
-                provider,
-                offer.instance[:60],
-                offer.pricing_type,
-                why,
-                extra={"event": "price_implausible", "provider": provider, "dropped": len(doubts)},
-            )
-        dropped = {id(o) for o, _ in doubts}
-        return [o for o in known if id(o) not in dropped]
+        kept, dropped = [], []
+        for offer in known:
+            why = self.doubt(offer)
+            if why is None:
+                kept.append(offer)
+            else:
+                dropped.append(f"{offer.instance[:60]} {offer.pricing_type}: {why}")
+        return kept, dropped
+
+    def keep(self, provider: str, offers: list[CloudOffer], dropped: tuple[str, ...] = ()) -> list[CloudOffer]:
+        """``judge``, with every row dropped here or by the parser (``dropped``) logged in one warning."""
+        kept, doubts = self.judge(offers)
+        warn_dropped(provider, [*dropped, *doubts])
+        return kept
 
 
-__all__ = ["BAND", "FLOOR_USD_PER_GPU_H", "PriceBounds", "per_gpu_hour"]
+def warn_dropped(provider: str, dropped: list[str]) -> None:
+    """One warning for all the rows of one refresh of ``provider`` that were no price (none: nothing)."""
+    if dropped:
+        log.warning(
+            "dropped %d implausible %s prices (e.g. %s)",
+            len(dropped),
+            provider,
+            dropped[0],
+            extra={"event": "price_implausible", "provider": provider, "dropped": len(dropped)},
+        )
+
+
+__all__ = ["BAND", "FLOOR_USD_PER_GPU_H", "PriceBounds", "per_gpu_hour", "warn_dropped"]

@@ -1,10 +1,15 @@
 """One price refresh (every provider, each on its own), the merge over the snapshot, and the schedule.
 
-A provider that cannot be reached or answers in a shape its parser does not know keeps its last good
-prices; the first such failure logs one warning (repeats of the same failure log at info). Offers a
-card may show are list, spot and reserved prices; Vast.ai's marketplace medians stay in the store as
-signals and never become offers. With a shared database only the elected worker refreshes, and every
-worker follows what it stored (``schedule_prices``).
+A provider that cannot be reached, refuses the operator's key (401/403) or answers in a shape its
+parser does not know keeps its last good prices; the first such failure logs one warning (repeats of
+the same failure log at info). A row whose price is no price (a $0 meter) costs that row only, one
+warning per provider and refresh for all of them. A provider whose key is not set is skipped.
+
+Offers a card may show are list, spot, reserved, serverless and marketplace prices (the last marked
+"~" on a card). The merge replaces a snapshot row only with live rows of the same provider and
+kind (``offer_kind``): a RunPod refresh (Pod prices) leaves the snapshot's RunPod serverless rows,
+a Lambda refresh (on-demand) its reserved row. With a shared database only the elected worker
+refreshes, and every worker follows what it stored (``schedule_prices``).
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from typing import Any, Protocol
 
 from catalog.offers import OFFER_TYPES
 from catalog.prices.fetch import fetch
-from catalog.prices.plausible import PriceBounds
-from catalog.prices.sources import PriceFormatError, PriceSource, default_sources
+from catalog.prices.plausible import PriceBounds, warn_dropped
+from catalog.prices.sources import PriceAuthError, PriceFormatError, PriceSource, default_sources
 from catalog.prices.store import PriceStore, PriceTables
 from core.models import Catalog, CloudOffer
 from storage.base import Database, store_errors
@@ -36,7 +41,7 @@ FOLLOW_S = 60.0  # with a shared database, how often a worker looks for a newer 
 @dataclass(frozen=True)
 class ProviderResult:
     provider: str
-    status: str  # "ok", "no key", "format", "unreachable"
+    status: str  # "ok", "no key", "unauthorized", "format", "unreachable"
     prices: int = 0
     detail: str = ""
 
@@ -61,20 +66,27 @@ async def refresh(
     timeout = aiohttp.ClientTimeout(total=TIMEOUT_S)
     async with aiohttp.ClientSession(timeout=timeout, trust_env=True) as session:
         for source in sources:
-            key = keys.get(source.key_env) if source.key_env else None
-            if source.key_env and not key:
-                results.append(ProviderResult(source.name, "no key", detail=f"set {source.key_env}"))
+            credentials = source.credentials(keys)
+            if credentials is None:
+                results.append(ProviderResult(source.name, "no key", detail=f"set {source.needs()}"))
                 continue
             try:
-                offers = bounds.keep(source.name, source.parse(await fetch(session, source, key), seen))
+                rows = source.parse(await fetch(session, source, *credentials), seen)
+                offers, doubts = bounds.judge(rows.offers)
+                dropped = [*rows.dropped, *doubts]
                 if not offers:
-                    raise PriceFormatError("no plausible price for any GPU the catalog knows")
+                    example = f" ({len(dropped)} dropped, e.g. {dropped[0]})" if dropped else ""
+                    raise PriceFormatError("no plausible price for any GPU the catalog knows" + example)
+            except PriceAuthError as exc:
+                results.append(await _failed(store, source.name, "unauthorized", exc, now))
+                continue
             except (aiohttp.ClientError, TimeoutError) as exc:
                 results.append(await _failed(store, source.name, "unreachable", exc, now))
                 continue
             except Exception as exc:  # whatever else the answer breaks in its parser: a format problem
                 results.append(await _failed(store, source.name, "format", exc, now))
                 continue
+            warn_dropped(source.name, dropped)
             await store.replace(source.name, offers, now)
             results.append(ProviderResult(source.name, "ok", len(offers)))
     return results
@@ -93,11 +105,20 @@ async def _failed(store: PriceTables, provider: str, status: str, exc: BaseExcep
     return ProviderResult(provider, status, detail=detail)
 
 
+def offer_kind(offer: CloudOffer) -> str:
+    """Which prices a live row may replace: "serverless", "marketplace" (by type or billing), else its type."""
+    if offer.pricing_type == "serverless":
+        return "serverless"
+    if offer.pricing_type == "marketplace" or offer.billing == "marketplace":
+        return "marketplace"
+    return offer.pricing_type
+
+
 def merge(snapshot: Catalog, live: list[tuple[CloudOffer, str]]) -> Catalog:
-    """The snapshot's offers with every refreshed provider's rows replaced by its live offers."""
+    """The snapshot's offers with each refreshed provider's rows of a kind replaced by its live rows of it."""
     offers = [o for o, _ in live if o.pricing_type in OFFER_TYPES and snapshot.gpu(o.gpu_id) is not None]
-    refreshed = {o.provider.lower() for o in offers}
-    kept = [o for o in snapshot.offers if o.provider.lower() not in refreshed]
+    refreshed = {(o.provider.lower(), offer_kind(o)) for o in offers}
+    kept = [o for o in snapshot.offers if (o.provider.lower(), offer_kind(o)) not in refreshed]
     return snapshot.model_copy(update={"offers": (*kept, *offers)})
 
 

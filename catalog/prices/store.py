@@ -70,6 +70,22 @@ class PriceTables:
         )
         return str(row) if row is not None else None
 
+    async def refreshes(self) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Each provider's last good refresh, last failed one and that one's error (UTC ISO strings)."""
+        async with self._open(create=False) as db:
+            rows = (
+                [] if db is None else await db.fetchall("SELECT provider, ok_at, failed_at, error FROM price_refreshes")
+            )
+        return {str(p): (ok, failed, error) for p, ok, failed, error in rows}
+
+    async def counts(self) -> dict[str, int]:
+        """How many prices each provider's last good refresh stored."""
+        async with self._open(create=False) as db:
+            rows = (
+                [] if db is None else await db.fetchall("SELECT provider, COUNT(*) FROM price_offers GROUP BY provider")
+            )
+        return {str(p): int(n) for p, n in rows}
+
     async def mark_attempt(self, at: datetime) -> None:
         """A whole refresh ran at ``at`` (good or not): the schedule waits a period from here."""
         await self._execute(

@@ -223,7 +223,7 @@ def test_cli_refresh_with_a_shared_database_stores_the_prices_there(postgres_url
         monkeypatch.setenv("PRICE_ENDPOINT", fake.endpoint)
         monkeypatch.setenv("LAMBDA_API_KEY", "lb")
         assert cli.main(["catalog", "refresh"]) == 0
-    assert "lambda         2 prices" in capsys.readouterr().out
+    assert "lambda         3 prices" in capsys.readouterr().out
     settings = Settings()
     offers, last = asyncio.run(stored(settings.user_db_path()))
     assert {o.provider for o, _ in offers} >= {"Lambda", "Azure"} and last is not None

@@ -408,7 +408,9 @@ def test_issue_17_fact_fixes(catalog: Catalog) -> None:
 
 
 def test_offer_pricing_types(catalog: Catalog) -> None:
-    assert {o.pricing_type for o in catalog.offers} <= {"on-demand", "spot", "reserved"}
+    assert {o.pricing_type for o in catalog.offers} <= {"on-demand", "spot", "reserved", "serverless", "marketplace"}
+    serverless = [o for o in catalog.offers if o.provider == "RunPod" and o.instance.startswith("Serverless")]
+    assert len(serverless) == 9 and all(o.pricing_type == "serverless" for o in serverless)  # kept apart from Pods
     runpod_pods = [o for o in catalog.offers if o.provider == "RunPod" and "deploybase" in o.provenance.source]
     assert runpod_pods and all(o.pricing_type == "on-demand" for o in runpod_pods)
     p5 = [o for o in catalog.offers if o.provider == "AWS" and o.instance == "p5.48xlarge (8x H100) on-demand"]

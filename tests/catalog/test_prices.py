@@ -10,14 +10,24 @@ import pytest
 
 from catalog.facts import load_facts
 from catalog.prices.plausible import PriceBounds
-from catalog.prices.refresh import merge, refresh, run_schedule
+from catalog.prices.refresh import merge, offer_kind, refresh, run_schedule
 from catalog.prices.sources import default_sources
 from catalog.prices.store import PriceStore
-from fitbot_fakes.price_apis import FakePriceApis
+from fitbot_fakes.price_apis import VERDA_CREDENTIALS, FakePriceApis
 
 CATALOG = load_facts()
 BOUNDS = PriceBounds.of(CATALOG)
-KEYS = {"RUNPOD_API_KEY": "rp", "LAMBDA_API_KEY": "lb", "DIGITALOCEAN_TOKEN": "do"}
+KEYS = {
+    "VAST_API_KEY": "va",
+    "RUNPOD_API_KEY": "rp",
+    "LAMBDA_API_KEY": "lb",
+    "DIGITALOCEAN_TOKEN": "do",
+    "SHADEFORM_API_KEY": "sf",
+    "PRIME_API_KEY": "pi",
+    "TENSORDOCK_API_KEY": "td",
+    "VERDA_CLIENT_ID": VERDA_CREDENTIALS[0],
+    "VERDA_CLIENT_SECRET": VERDA_CREDENTIALS[1],
+}
 NOW = datetime(2026, 12, 1, 6, 0, tzinfo=UTC)
 
 
@@ -38,8 +48,12 @@ def test_every_provider_parses_its_recorded_answer(tmp_path, fake) -> None:
         "azure": ("ok", 3),  # H100 x8 on-demand (cheapest region) and spot, A100 on-demand; no Low Priority/Windows
         "vast": ("ok", 2),  # RTX 4090 median of 3, 8x H100; the 40 GB A100 and the P40 are skipped
         "runpod": ("ok", 7),  # RTX 4090 secure, community and spot; H100 secure, community; A100 secure, spot
-        "lambda": ("ok", 2),
+        "lambda": ("ok", 3),
         "digitalocean": ("ok", 3),
+        "shadeform": ("ok", 3),  # 1x H100 PCIe, 8x H100 SXM (the cheaper cloud), A6000; A100 sold out, RTX 4000 unknown
+        "primeintellect": ("ok", 3),  # 1x H100 PCIe (cheaper provider), 8x H100 SXM, 2x RTX PRO 6000; B200 sold out
+        "tensordock": ("ok", 2),  # H100 SXM, RTX 4090 (the cheaper location); the GTX 1070 is not in the catalog
+        "verda": ("ok", 6),  # 1x and 8x H100, 1x V100, each on-demand and spot; A5000 and the CPU node skipped
     }
     stored = asyncio.run(store.offers())
     offers = {(o.provider, o.instance, o.pricing_type): o for o, _ in stored}
@@ -47,16 +61,17 @@ def test_every_provider_parses_its_recorded_answer(tmp_path, fake) -> None:
     assert (h100.region, h100.gpu_count, h100.price_per_hour_usd) == ("eastus", 8, 98.32)  # the cheaper region
     assert offers[("Azure", "Standard_ND96isr_H100_v5", "spot")].price_per_hour_usd == 39.33
     vast = [o for o in offers.values() if o.provider == "Vast.ai" and o.gpu_id == "rtx-4090"]
-    assert [(o.price_per_hour_usd, o.pricing_type) for o in vast] == [(0.35, "marketplace-median")]
+    assert [(o.price_per_hour_usd, o.pricing_type) for o in vast] == [(0.35, "marketplace")]
     lam = {(o.gpu_id, o.gpu_count, o.price_per_hour_usd) for o in offers.values() if o.provider == "Lambda"}
-    assert lam == {("h100-pcie", 1, 2.49), ("h100-sxm", 8, 23.92)}
+    assert lam == {("h100-pcie", 1, 2.49), ("h100-sxm", 8, 23.92), ("v100-sxm2-16gb", 8, 4.4)}  # Lambda's V100: 16 GB
     assert all(o.seen == "2026-12-01" and "live" in o.provenance.source for o in offers.values())
     assert {seen for _, seen in stored} == {NOW.isoformat()}
 
 
 def test_keyed_providers_are_skipped_without_an_operator_key(tmp_path, fake) -> None:
     results = {r.provider: r.status for r in _refresh(PriceStore(tmp_path / "p.sqlite"), fake, keys={})}
-    assert results == {"azure": "ok", "vast": "ok", "runpod": "no key", "lambda": "no key", "digitalocean": "no key"}
+    assert results.pop("azure") == "ok" and set(results.values()) == {"no key"} and len(results) == 8
+    assert not [path for _, path, _ in fake.requests if not path.startswith("/azure")]  # none was asked
 
 
 def test_a_changed_format_warns_once_and_keeps_the_last_good_prices(tmp_path, fake, caplog) -> None:
@@ -83,16 +98,30 @@ def test_a_provider_that_is_down_keeps_its_prices_too(tmp_path, fake) -> None:
     assert [o for o, _ in asyncio.run(store.offers()) if o.provider == "DigitalOcean"]
 
 
-def test_merge_replaces_a_refreshed_providers_snapshot_rows_and_never_adds_signals(tmp_path, fake) -> None:
+def test_merge_replaces_a_refreshed_providers_snapshot_rows_of_the_same_kind_only(tmp_path, fake) -> None:
     store = PriceStore(tmp_path / "prices.sqlite")
     _refresh(store, fake)
     merged = merge(CATALOG, asyncio.run(store.offers()))
     do = [o for o in merged.offers if o.provider == "DigitalOcean"]
     assert do and all(o.seen == "2026-12-01" for o in do)
     assert not [o for o in merged.offers if o.pricing_type == "marketplace-median"]
-    refreshed = ("DigitalOcean", "Azure", "RunPod", "Lambda")
+    refreshed = ("DigitalOcean", "Azure", "RunPod", "Lambda", "Vast.ai", "DataCrunch (Verda)")
     untouched = {(o.provider, o.instance) for o in CATALOG.offers if o.provider not in refreshed}
     assert untouched and untouched <= {(o.provider, o.instance) for o in merged.offers}
+    # a RunPod refresh (Pod prices) keeps the snapshot's 9 serverless rows; its on-demand rows are live now
+    serverless = [o for o in CATALOG.offers if o.provider == "RunPod" and o.pricing_type == "serverless"]
+    assert len(serverless) == 9 and set(serverless) <= set(merged.offers)
+    runpod = [o for o in merged.offers if o.provider == "RunPod" and o.pricing_type == "on-demand"]
+    assert runpod and all("live" in o.provenance.source for o in runpod)
+    # Lambda's API has on-demand prices only: its snapshot reserved row stays
+    reserved = [o for o in CATALOG.offers if o.provider == "Lambda" and o.pricing_type == "reserved"]
+    assert set(reserved) <= set(merged.offers)
+    # Vast.ai's marketplace rows replace its snapshot marketplace rows and reach the offers, typed as such
+    vast = [o for o in merged.offers if o.provider == "Vast.ai" and offer_kind(o) == "marketplace"]
+    assert vast and all(o.pricing_type == "marketplace" and "live" in o.provenance.source for o in vast)
+    assert [o for o in CATALOG.offers if o.provider == "Vast.ai" and o.billing == "marketplace"]  # were replaced
+    for provider in ("Shadeform", "Prime Intellect", "TensorDock", "DataCrunch (Verda)"):
+        assert [o for o in merged.offers if o.provider == provider and "live" in o.provenance.source], provider
 
 
 def test_the_schedule_applies_stored_prices_then_refreshes_and_stops(tmp_path, fake) -> None:
@@ -113,7 +142,7 @@ def test_the_schedule_applies_stored_prices_then_refreshes_and_stops(tmp_path, f
 
     asyncio.run(go())
     assert len(applied) == 2 and applied[0].offers == CATALOG.offers  # nothing stored yet, then one refresh
-    lam = [o for o in applied[1].offers if o.provider == "Lambda"]
+    lam = [o for o in applied[1].offers if o.provider == "Lambda" and o.pricing_type == "on-demand"]
     assert lam and all("live" in o.provenance.source for o in lam)
     assert asyncio.run(store.last_attempt()) is not None
 
@@ -124,7 +153,7 @@ def test_an_absurd_price_is_dropped_before_any_card(tmp_path, fake, caplog) -> N
     store = PriceStore(tmp_path / "prices.sqlite")
     with caplog.at_level(logging.WARNING, logger="catalog.prices.refresh"):
         results = {r.provider: (r.status, r.prices) for r in _refresh(store, fake)}
-    assert results["azure"] == ("ok", 2) and results["lambda"] == ("ok", 2)
+    assert results["azure"] == ("ok", 2) and results["lambda"] == ("ok", 3)
     azure = [o for o, _ in asyncio.run(store.offers()) if o.provider == "Azure"]
     assert {(o.instance, o.pricing_type) for o in azure} == {
         ("Standard_ND96isr_H100_v5", "spot"),
@@ -197,7 +226,10 @@ def test_cli_refresh_then_offers_show_live_prices_with_type_and_age(fake, monkey
     monkeypatch.setenv("LAMBDA_API_KEY", "lb")
     assert cli.main(["catalog", "refresh"]) == 0
     out = capsys.readouterr().out
-    assert "lambda         2 prices" in out and "runpod         no key: set RUNPOD_API_KEY" in out
+    assert "lambda         3 prices" in out and "runpod         no key: set RUNPOD_API_KEY" in out
+    assert "verda          no key: set VERDA_CLIENT_ID and VERDA_CLIENT_SECRET" in out
     assert cli.main(["catalog", "offers"]) == 0
     listing = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Lambda ")]
-    assert listing and all("on-demand" in line and "days old" in line and "live" in line for line in listing)
+    live = [line for line in listing if "live" in line]
+    assert len(live) == 3 and all("on-demand" in line and "days old" in line for line in live)
+    assert [line for line in listing if "reserved" in line and "live" not in line]  # the snapshot's reserved row
