@@ -7,7 +7,6 @@ whose siblings differ only in memory become a choice; an exact id or full name a
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 
 from core.query import devices as D
@@ -300,8 +299,8 @@ def joined_text(text: str, a: str, b: str) -> str:
 def _size_gap(said: float | None, size: float | None) -> float:
     """How far an entry's size is from the one typed, as a ratio (no size: last)."""
     if not said or not size:
-        return math.inf
-    return abs(math.log(size / said))
+        return float("inf")
+    return max(size / said, said / size)
 
 
 def _size_as_typed(entry: str, words: str, idx: NameIndex) -> bool:

@@ -233,4 +233,5 @@ def test_cli_refresh_with_a_shared_database_stores_the_prices_there(postgres_url
 
     assert cli.main(["catalog", "offers", "--json"]) == 0  # and the CLI reads them back from there
     shown = json.loads(capsys.readouterr().out)
-    assert {row["seen"] for row in shown if row["provider"] == "Lambda"} == lambda_seen
+    # the live rows, beside the snapshot's rows of a type the feed does not report (Lambda's reserved price)
+    assert lambda_seen <= {row["seen"] for row in shown if row["provider"] == "Lambda"}
