@@ -299,7 +299,7 @@ class Service:
         if not card.built:
             return reply
         if source:
-            reply = reply.model_copy(update={"footer": f"{source} · {reply.footer}"})
+            reply = reply.model_copy(update={"footer": " · ".join(p for p in (source, reply.footer) if p)})
         if looked_up is not None:
             subjects = tuple(s.model_copy(update={"notes": (*s.notes, looked_up)}) for s in reply.subjects)
             reply = with_notes(reply, [looked_up], card.lang).model_copy(update={"subjects": subjects})

@@ -24,15 +24,16 @@ from bot.commands import FEEL
 from bot.reply import Action, ChartSpec, CodeBlock, Reply, Row, Section, Series, Tone, setup_label
 from core.advice import Fix, Setup
 from core.analysis import Advice, Analysis, Cost
-from core.estimate import FitEstimate
+from core.estimate import SPEED_COVERAGE_NOTES, FitEstimate
 from core.figures import offer_price
 from core.fit import Verdict
 from core.models import Catalog, Engine
-from core.notes import UNVERIFIED_CODES, note
+from core.notes import UNVERIFIED_CODES, NoteValue, note
 from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
 SLOWER_MARGIN = 0.95  # a recommended setup below 95 % of the user's own speed is marked "slower than yours"
+PHONE_BUTTONS = 6  # the first page's buttons: three rows on a phone; the details page has the rest
 
 
 def follow_up(est: FitEstimate, command: str, *, with_gpu: bool = True, **changes: str | None) -> str:
@@ -120,9 +121,19 @@ def context_warning(est: FitEstimate, lang: Lang) -> str:
     return "⚠ " + note_text(note("context_over_max", value=est.context, max=est.model.max_context), lang)
 
 
-def unverified_warning(est: FitEstimate, lang: Lang) -> str:
-    """A visible line when the model row rests on facts nobody checked against a primary source, naming them."""
-    return "\n".join("⚠ " + note_text(n, lang) for n in est.notes if n.code in UNVERIFIED_CODES)
+def unverified_warning(est: FitEstimate, lang: Lang, short: bool = False) -> str:
+    """A visible line when the model row rests on facts nobody checked against a primary source, naming them
+    (``short``: the first page's one line, the sentence on the details page)."""
+    notes = [n for n in est.notes if n.code in UNVERIFIED_CODES]
+    if short:  # at most two field names, and how many more the details page names
+        notes = [n.model_copy(update={"code": f"{n.code}_short", "values": _fewer(n.values)}) for n in notes]
+    return "\n".join("⚠ " + note_text(n, lang) for n in notes)
+
+
+def _fewer(values: dict[str, NoteValue], keep: int = 2) -> dict[str, NoteValue]:
+    fields = str(values.get("doubts", "")).split(",") if values.get("doubts") else []
+    more = f" +{len(fields) - keep}" if len(fields) > keep else ""
+    return {**values, "doubts": ",".join(fields[:keep]), "more": more}
 
 
 def max_context_value(est: FitEstimate, lang: Lang) -> str:
@@ -200,7 +211,8 @@ def speed_rows(est: FitEstimate, lang: Lang, full: bool) -> list[Row]:
         rows.append(pool)
     if sp.confidence == "rough":  # why, where the backend has rows (issue 37): one source, missed band, kept out
         why = sp.calibration if sp.calibration in ("thin", "missed", "excluded") else ""
-        rows.append(Row(label="⚠", value=t(lang, f"value.rough_{why}" if why else "value.rough")))
+        key = "value.rough_short" if not full else f"value.rough_{why}" if why else "value.rough"
+        rows.append(Row(label="⚠", value=t(lang, key)))  # the first page: one line, the reason on the details
     return rows
 
 
@@ -234,19 +246,14 @@ def pool_row(est: FitEstimate, lang: Lang) -> Row | None:
     return Row(label=t(lang, "row.kv_pool"), value=value)
 
 
-def quant_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
-    """The recommended quant with its reason, or "" when it is what the card already shows."""
+def quant_tip(est: FitEstimate, advice: Advice, lang: Lang, why: bool = True) -> str:
+    """The recommended quant with its reason (``why``: and why the ladder ranks it so, on the details page)."""
     choice = advice.quant_choice
     if choice is None:
         return t(lang, "tip.no_quant")
     kv = t(lang, "tip.with_kv", kv=choice.kv_cache.value) if choice.kv_cache else ""
-    return t(
-        lang,
-        f"tip.quant_{choice.reason}",
-        quant=choice.quant,
-        kv=kv,
-        verdict=VERDICT_EMOJI[choice.verdict],
-    )
+    tip = t(lang, f"tip.quant_{choice.reason}", quant=choice.quant, kv=kv, verdict=VERDICT_EMOJI[choice.verdict])
+    return tip + t(lang, "tip.why_ladder") if why and choice.reason == "ladder" else tip
 
 
 def one_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
@@ -254,7 +261,7 @@ def one_tip(est: FitEstimate, advice: Advice, lang: Lang) -> str:
     if est.verdict is Verdict.FITS:
         choice = advice.quant_choice
         if choice and choice.quant != est.quant:
-            return quant_tip(est, advice, lang)
+            return quant_tip(est, advice, lang, why=False)
         return ""
     setup = advice.hardware.cheapest if advice.hardware else None
     if est.verdict is Verdict.OFFLOAD and advice.fix is None and setup is not None and setup.price_usd:
@@ -393,9 +400,25 @@ def command_blocks(advice: Advice, lang: Lang, engine: Engine, first_only: bool 
     return (*blocks, *others)
 
 
+# notes the first page leaves to the details page: the verdict line's own values, the embedding's placement
+# and why a speed band is wide (the rough row above says it)
+PHONE_SKIP = frozenset(
+    {
+        "engine_default",
+        "quant_default",
+        "context_default",
+        "kv_default",
+        "embedding_in_ram",
+        *SPEED_COVERAGE_NOTES.values(),
+    }
+)
+
+
 def assumptions_line(est: FitEstimate, lang: Lang, full: bool = False) -> str:
     """The defaults and modelling choices behind the card (``est.notes``), in the user's language."""
     skip = {"context_over_max", "context_rope", *UNVERIFIED_CODES}  # shown as a warning at the top instead
+    if not full:  # the first page's verdict line names the engine, quant, context and KV cache already
+        skip |= PHONE_SKIP
     notes = [n for n in est.notes if n.code not in skip and (full or not n.code.startswith("weights_"))]
     return notes_line(notes, lang, limit=600 if full else 200, compact=not full)
 
@@ -410,7 +433,7 @@ def fit_actions(est: FitEstimate, advice: Advice | None, lang: Lang, details: bo
     if advice is not None and advice.fix is not None:
         actions.append(Action(label=t(lang, "action.fix"), query=fix_query(est, advice.fix)))
     for ctx in (32768, 131072):
-        if ctx != est.context and ctx <= est.model.max_context and len(actions) < 4:
+        if ctx != est.context and ctx <= est.model.max_context and len(actions) < (4 if details else 3):
             label = context_label(ctx)
             actions.append(
                 Action(
@@ -424,10 +447,10 @@ def fit_actions(est: FitEstimate, advice: Advice | None, lang: Lang, details: bo
     actions.append(Action(label=t(lang, "action.cloud"), query=follow_up(est, "cloud", with_gpu=False, users=None)))
     actions.append(Action(label=t(lang, "action.finetune"), query=f"/finetune {est.model.id} {est.hardware.gpu}"))
     actions.append(Action(label=t(lang, "action.gpus"), query=follow_up(est, "gpus", with_gpu=False, users=None)))
-    return tuple(actions[:9])
+    return tuple(actions[:9] if details else actions[:PHONE_BUTTONS])
 
 
-def _summary(est: FitEstimate, advice: Advice, lang: Lang) -> str:
+def _summary(est: FitEstimate, advice: Advice, lang: Lang, phone: bool = False) -> str:
     config = t(
         lang,
         "fit.config",
@@ -436,12 +459,14 @@ def _summary(est: FitEstimate, advice: Advice, lang: Lang) -> str:
         kv=est.kv_cache.value,
         engine=est.engine.value,
     )
-    lines = [f"{verdict_label(est.verdict, lang)} · {config}", verdict_line(est, lang)]
+    lines = [f"{verdict_label(est.verdict, lang)} · {config}"]
+    if not (phone and est.verdict is Verdict.FITS):  # a phone's fit: the GPU row says what is spare
+        lines.append(verdict_line(est, lang))
     if fix := fix_line(est, advice.fix, lang):
         lines.append(fix)
     if warning := context_warning(est, lang):
         lines.append(warning)
-    if doubt := unverified_warning(est, lang):
+    if doubt := unverified_warning(est, lang, short=phone):
         lines.append(doubt)
     return "\n".join(lines)
 
@@ -476,8 +501,7 @@ def fit_card(
         if rows := cost_rows(cost, lang, monthly):
             sections.append(Section(title=t(lang, "section.cost"), rows=tuple(rows)))
     else:
-        if tip := one_tip(est, advice, lang):
-            sections.append(Section(title=t(lang, "section.tip"), rows=(Row(label="", value=tip),)))
+        sections = phone_sections(est, advice, lang, sections)
         if monthly and (rows := cost_rows(cost, lang, True)):
             sections.append(Section(title=t(lang, "section.cost"), rows=tuple(rows[:2])))
     return Reply(
@@ -485,7 +509,7 @@ def fit_card(
         locale=lang,
         title=t(lang, "fit.title", model=est.model.name, gpu=hardware_label(est)),
         tone=VERDICT_TONE[est.verdict],
-        summary=_summary(est, advice, lang),
+        summary=_summary(est, advice, lang, phone=not details),
         sections=tuple(sections),
         code=command_blocks(advice, lang, est.engine, first_only=not details),
         # The details page goes without the picture: Telegram cannot fit it into a photo caption, and a
@@ -493,9 +517,34 @@ def fit_card(
         chart=None if details else chart,
         actions=fit_actions(est, advice, lang, details),
         assumptions=assumptions_line(est, lang, full=details),
-        footer=footer(catalog, lang),
+        footer=footer(catalog, lang) if details else "",  # the catalog version and "estimates": one tap away
         echo=echo,
     )
+
+
+def phone_sections(est: FitEstimate, advice: Advice, lang: Lang, full: list[Section]) -> list[Section]:
+    """The first page, one phone screen (issue 35): memory and speed as one untitled list (each row names
+    itself), weights and KV cache on one row, the context
+    limits in short, what is spare on the GPU row of a fit (the verdict line says it for the rest), and the
+    one tip; a no-fit card keeps its nearest setup's titled section."""
+    rows = [r for r in memory_rows(est, lang, False) if r.label != t(lang, "row.kv")]
+    kv = t(lang, "value.kv_short", kv=gib(est.memory.kv_cache_bytes, lang))
+    weights = rows[0].value if est.memory.weights_measured else gib(est.memory.weights_bytes, lang)
+    rows[0] = rows[0].model_copy(update={"value": f"{weights} · {kv}"})  # a measured file says so
+    limit = t(lang, "row.max_context")
+    memory = context_label(est.max_context) if est.max_context else "–"
+    short = t(lang, "value.max_context_short", memory=memory, model=context_label(est.model.max_context))
+    rows = [r.model_copy(update={"value": short}) if r.label == limit else r for r in rows]
+    if est.verdict is not Verdict.FITS:  # the verdict line states what is spare or missing
+        on_gpu = t(lang, "row.on_gpu")
+        gpu = t(lang, "value.of", part=gib(est.gpu_bytes, lang), whole=gib(est.memory.usable_bytes, lang))
+        rows = [r.model_copy(update={"value": gpu}) if r.label == on_gpu else r for r in rows]
+    if est.verdict is not Verdict.NO_FIT:
+        rows += speed_rows(est, lang, False)
+    if tip := one_tip(est, advice, lang):
+        rows.append(Row(label="", value=f"💡 {tip}"))
+    nearest = [s for s in full[1:] if est.verdict is Verdict.NO_FIT]
+    return [Section(title="", rows=tuple(rows)), *nearest]
 
 
 def _fix_value(fix: Fix) -> str:

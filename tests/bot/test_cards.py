@@ -68,7 +68,7 @@ async def test_tight_and_offload_cards_lead_with_the_smallest_fix(service):
 async def test_context_beyond_training_is_warned_and_both_limits_are_shown(service):
     reply = await ask(service, "/fit phi-4 rtx 4090 64k")
     assert "⚠ 64K is beyond the model's trained 16K" in reply.summary
-    assert rows(reply)["Max context"] == "16K in GPU memory · model 16K"
+    assert rows(reply)["Max context"] == "16K (model 16K)"  # the phone's short form; details: the sentence
     german = await ask(service, "/fit phi-4 rtx 4090 64k", "de")
     assert "trainierten Maximum von 16K" in german.summary
 

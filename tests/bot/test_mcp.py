@@ -113,7 +113,7 @@ def test_each_tool_answers_what_the_same_question_gets(remote, capsys, tool, arg
 def test_the_answer_speaks_the_asked_language_with_the_same_numbers(remote):
     setup = {"model": "qwen3-32b", "hardware": "rtx 4090"}
     en, de = remote.call("fit", setup), remote.call("fit", setup | {"language": "de"})
-    assert de.structured_content["language"] == "de" and "Speicher" in de.content[0].text
+    assert de.structured_content["language"] == "de" and "Gewichte" in de.content[0].text
     assert de.structured_content["subjects"] == en.structured_content["subjects"]
     german = remote.call("ask", {"question": "passt qwen3 32b auf eine 4090?"})
     assert german.structured_content["language"] == "de"

@@ -40,11 +40,12 @@ async def test_questions_get_the_right_card(service, question, locale, kind, lan
 async def test_fit_card_carries_breakdown_assumptions_and_buttons(service):
     reply = await service.answer("/fit qwen3-32b rtx 4090")
     labels = [row.label for row in reply.sections[0].rows]
-    assert {"Weights", "KV cache", "On GPU", "Max context"} <= set(labels)
+    assert {"Weights", "On GPU", "Max context", "Decode at 8K"} <= set(labels)
+    assert " · KV " in reply.sections[0].rows[0].value  # weights and KV cache on one row of the phone page
     assert "default" in reply.assumptions
     details = await service.answer("/fit qwen3-32b rtx 4090 details")
-    assert {"Runtime overhead", "On GPU"} <= {row.label for row in details.sections[0].rows}
-    assert reply.footer.startswith("Catalog")
+    assert {"Runtime overhead", "KV cache", "On GPU"} <= {row.label for row in details.sections[0].rows}
+    assert details.footer.startswith("Catalog") and not reply.footer  # the catalog version: one tap away
     assert any(a.query.startswith("/fit qwen3-32b rtx-4090") for a in reply.actions)
     followed = await service.answer(reply.actions[0].query)
     assert followed.kind == "fit_details"

@@ -15,6 +15,7 @@ import pytest
 
 from bot.service import Service
 from catalog.facts import load_facts
+from locales import t
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +138,9 @@ async def test_decode_at_128k_on_the_fit_card_is_the_speed_tables_128k_row(servi
 async def test_a_rough_card_says_why_its_backend_rows_do_not_make_it_calibrated(service, question, lang, why):
     """Issue 37: a device kept out of the fit, a segment whose held-out rows miss the band and a one-source
     segment are rough, and the card's line names the reason in the card's language."""
-    rows = speed_rows(await service.answer(question, locale=lang))
+    first = speed_rows(await service.answer(question, locale=lang))
+    assert first.get("⚠") == t(lang, "value.rough_short"), first  # the phone page: one line, the reason a tap away
+    rows = speed_rows(await service.answer(question + " details", locale=lang))
     assert why in rows.get("⚠", ""), rows
 
 
