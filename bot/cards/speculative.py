@@ -3,7 +3,7 @@
 The draft is the model the question names (kept as named; one of another tokenizer is refused, never
 replaced), else the one it names by size ("with a 0.6b draft"), else the smallest model of the same
 family with the same tokenizer that is at most a quarter of the target's active parameters (no safety,
-vision or embedding variants). Models with their own head use it when asked ("MTP", "EAGLE") or when no
+vision or embedding variants, no MoE larger than a quarter of the target). Models with their own head use it when asked ("MTP", "EAGLE") or when no
 draft exists: MTP layers from the stored config (``num_nextn_predict_layers``, ``mtp_num_hidden_layers``)
 or ``[[mtp]]`` in speculative.toml, EAGLE-3 heads where a measured row names one. Numbers from
 ``core.speculative``: acceptance measured for that pair, family or method (``acceptance_for``), times from
@@ -44,7 +44,11 @@ from locales import Lang, gib, num, t, tokens_per_s
 
 _MTP = re.compile(r"\b(?:mtp|multi[- ]token|nextn)\b", re.I)
 _EAGLE = re.compile(r"\beagle[- ]?3?\b", re.I)
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*b\b(?=[^.?!]{0,40}\bdraft)|\bdraft\b[^.?!]{0,40}?(\d+(?:\.\d+)?)\s*b\b", re.I)
+_SIZE = re.compile(  # the size next to the draft word: "a 0.6b draft", "einem 0.6b Draft", "draft of 1.7b"
+    r"(\d+(?:\.\d+)?)\s*b[- ]+(?:draft|entwurf)|\b(?:draft|entwurf)\w*\s+(?:model\s+|modell\s+)?"
+    r"(?:of\s+|von\s+|mit\s+)?(\d+(?:\.\d+)?)\s*b\b",
+    re.I,
+)
 WORTH_IT = 1.2  # a speed-up below 20 % is not worth a second model's memory
 SMALL_DRAFT = 2e9  # drafts up to 2B parameters run at Q8_0, larger ones at Q4_K_M (llama.cpp)
 NOT_DRAFTS = ("vision", "embedding", "safety")
@@ -61,13 +65,15 @@ def same_tokenizer(model: ModelSpec, draft: ModelSpec) -> bool:
 
 
 def draft_candidates(model: ModelSpec, catalog: Catalog) -> list[ModelSpec]:
-    """Same tokenizer family, at most a quarter of the target's active parameters, no special variants."""
+    """Same tokenizer family, at most a quarter of the target's parameters and of its active parameters
+    (a draft reads all its weights per token), no special variants."""
     return [
         m
         for m in catalog.models
         if m.id != model.id
         and same_tokenizer(model, m)
         and m.active_params * 4 <= model.active_params
+        and m.total_params * 4 <= model.total_params
         and m.variant not in NOT_DRAFTS
     ]
 
