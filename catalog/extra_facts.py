@@ -18,7 +18,7 @@ from core.measured import Measurement
 from core.models import Provenance, SizedModel
 from core.multi_model import SideModel
 from core.quants.quality import QualityRow
-from core.speculative import Acceptance, MtpFact
+from core.speculative import MtpFact, SpecMeasurement
 
 
 def _table(name: str, table: str, directory: Path) -> list[dict[str, object]]:
@@ -87,18 +87,13 @@ def quant_quality(directory: Path = FACTS_DIR) -> tuple[QualityRow, ...]:
 
 
 @cache
-def spec_acceptance(directory: Path = FACTS_DIR) -> tuple[Acceptance, ...]:
-    return tuple(
-        Acceptance(
-            task=r["task"],  # type: ignore[arg-type]
-            target=str(r["target"]),
-            draft=str(r["draft"]),
-            n_draft=int(r["n_draft"]),  # type: ignore[call-overload]
-            accept=float(r["accept"]),  # type: ignore[arg-type]
-            provenance=_provenance(r),
-        )
-        for r in _table("speculative.toml", "acceptance", directory)
-    )
+def spec_measurements(directory: Path = FACTS_DIR) -> tuple[SpecMeasurement, ...]:
+    """Published speed-ups of speculative decoding (``[[measured]]`` in speculative.toml), each with its source."""
+    out = []
+    for r in _table("speculative.toml", "measured", directory):
+        fields = {k: v for k, v in r.items() if k not in ("source", "as_of", "speedup")}
+        out.append(SpecMeasurement(**fields, speedup_given=r.get("speedup"), provenance=_provenance(r)))  # type: ignore[arg-type]
+    return tuple(out)
 
 
 @cache
@@ -108,7 +103,6 @@ def mtp_facts(directory: Path = FACTS_DIR) -> tuple[MtpFact, ...]:
             family=str(r["family"]),
             models=tuple(r["models"]),  # type: ignore[arg-type]
             layers=int(r["layers"]),  # type: ignore[call-overload]
-            accept=float(r["accept"]),  # type: ignore[arg-type]
             provenance=_provenance(r),
         )
         for r in _table("speculative.toml", "mtp", directory)
@@ -133,7 +127,7 @@ def side_models(directory: Path = FACTS_DIR) -> tuple[SideModel, ...]:
     )
 
 
-__all__ = ["side_models", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_acceptance"]
+__all__ = ["side_models", "mtp_facts", "ollama_tags", "quant_quality", "quant_repos", "spec_measurements"]
 
 
 @cache

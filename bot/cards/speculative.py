@@ -1,57 +1,114 @@
-"""A fit question that mentions a draft model, speculative decoding or MTP gets its memory and speed-up.
+"""A fit question that mentions a draft model, speculative decoding, MTP or EAGLE gets its memory and speed-up.
 
-The draft is the one the question names by size ("with a 0.6b draft"), else the smallest model of
-the same family with the same vocabulary (speculative decoding needs the target's tokenizer); models
-whose checkpoint carries MTP layers (DeepSeek V3/R1, GLM-4.5) use those when asked for "MTP" or
-when no draft exists. Numbers from ``core.speculative``; the answer to "is it worth it?" is whether
-the best sourced speed-up is at least ``WORTH_IT`` and the draft still fits.
+The draft is the model the question names (kept as named; one of another tokenizer is refused, never
+replaced), else the one it names by size ("with a 0.6b draft"), else the smallest model of the same
+family with the same tokenizer that is at most a quarter of the target's active parameters (no safety,
+vision or embedding variants, no MoE larger than a quarter of the target). Models with their own head use it when asked ("MTP", "EAGLE") or when no
+draft exists: MTP layers from the stored config (``num_nextn_predict_layers``, ``mtp_num_hidden_layers``)
+or ``[[mtp]]`` in speculative.toml, EAGLE-3 heads where a measured row names one. Numbers from
+``core.speculative``: acceptance measured for that pair, family or method (``acceptance_for``), times from
+the estimator. "Worth it?" is whether the best speed-up is at least ``WORTH_IT`` and the draft fits.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+from functools import cache
 
 from bot.reply import CodeBlock, Reply, Row, Section
-from catalog.extra_facts import mtp_facts, spec_acceptance
+from catalog.extra_facts import mtp_facts, spec_measurements
+from catalog.importers.model_configs import ConfigSourceError, stored_config
 from core.analysis import Advice
-from core.estimate import FitEstimate, Request, estimate
+from core.estimate import EstimateError, FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.models import Catalog, Engine, GpuSpec, ModelSpec
 from core.query.parse import Query
-from core.speculative import DraftMemory, draft_memory, mtp_memory, mtp_speed, spec_speeds, verification_time
+from core.speculative import (
+    COSTS,
+    HEAD_K_MAX,
+    MAX_DRAFT,
+    DraftMemory,
+    Method,
+    SpecSpeed,
+    acceptance_for,
+    draft_memory,
+    draft_model_cost,
+    head_cost,
+    head_memory,
+    mtp_memory,
+    spec_speeds,
+)
 from locales import Lang, gib, num, t, tokens_per_s
 
-_MTP = re.compile(r"\b(?:mtp|multi[- ]token)\b", re.I)
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*b\b(?=[^.?!]{0,40}\bdraft)|\bdraft\b[^.?!]{0,40}?(\d+(?:\.\d+)?)\s*b\b", re.I)
+_MTP = re.compile(r"\b(?:mtp|multi[- ]token|nextn)\b", re.I)
+_EAGLE = re.compile(r"\beagle[- ]?3?\b", re.I)
+_SIZE = re.compile(  # the size next to the draft word: "a 0.6b draft", "einem 0.6b Draft", "draft of 1.7b"
+    r"(\d+(?:\.\d+)?)\s*b[- ]+(?:draft|entwurf)|\b(?:draft|entwurf)\w*\s+(?:model\s+|modell\s+)?"
+    r"(?:of\s+|von\s+|mit\s+)?(\d+(?:\.\d+)?)\s*b\b",
+    re.I,
+)
 WORTH_IT = 1.2  # a speed-up below 20 % is not worth a second model's memory
-SMALL_DRAFT = 2e9  # drafts up to 2B parameters run at Q8_0, larger ones at Q4_K_M
-
-
-def pick_draft(model: ModelSpec, catalog: Catalog, text: str) -> ModelSpec | None:
-    """The draft the question names by size, else the smallest same-family model with the same vocabulary."""
-    candidates = [
-        m
-        for m in catalog.models
-        if m.id != model.id
-        and m.family == model.family
-        and m.vocab_size == model.vocab_size
-        and m.total_params * 4 <= model.total_params
-        and m.variant not in ("vision", "embedding")
-    ]
-    if not candidates:
-        return None
-    size = _SIZE.search(text)
-    if size:
-        want = float(size.group(1) or size.group(2)) * 1e9
-        return min(candidates, key=lambda m: (abs(m.total_params - want), m.variant == "base", m.id))
-    return min(candidates, key=lambda m: (m.total_params, m.variant == "base", m.id))  # instruct before base
+SMALL_DRAFT = 2e9  # drafts up to 2B parameters run at Q8_0, larger ones at Q4_K_M (llama.cpp)
+NOT_DRAFTS = ("vision", "embedding", "safety")
+MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
+# families whose MTP layer mainline llama.cpp runs (--spec-type draft-mtp): qwen35/qwen35moe (#22673), glm4moe
+# (#26534), glm-dsa (#25980, which lists the in-tree ones); DeepSeek's deepseek2 graph has none
+LLAMA_MTP_FAMILIES = frozenset({"Qwen3.5", "Qwen3.6", "GLM"})
 
 
 def same_tokenizer(model: ModelSpec, draft: ModelSpec) -> bool:
     """llama.cpp drafts only with a model of the target's vocabulary (``common/speculative.cpp``,
     ``common_speculative_are_compatible``: same vocab type and special tokens, sizes within 128)."""
     return model.family == draft.family and abs(model.vocab_size - draft.vocab_size) <= 128
+
+
+def draft_candidates(model: ModelSpec, catalog: Catalog) -> list[ModelSpec]:
+    """Same tokenizer family, at most a quarter of the target's parameters and of its active parameters
+    (a draft reads all its weights per token), no special variants."""
+    return [
+        m
+        for m in catalog.models
+        if m.id != model.id
+        and same_tokenizer(model, m)
+        and m.active_params * 4 <= model.active_params
+        and m.total_params * 4 <= model.total_params
+        and m.variant not in NOT_DRAFTS
+    ]
+
+
+def pick_draft(model: ModelSpec, catalog: Catalog, text: str) -> ModelSpec | None:
+    """The draft the question names by size (within a factor of two), else the smallest candidate."""
+    candidates = draft_candidates(model, catalog)
+    if not candidates:
+        return None
+    size = _SIZE.search(text)
+    if size:
+        want = float(size.group(1) or size.group(2)) * 1e9
+        near = min(candidates, key=lambda m: (abs(m.total_params - want), m.variant == "base", m.id))
+        return near if want / 2 <= near.total_params <= want * 2 else None
+    return min(candidates, key=lambda m: (m.total_params, m.variant == "base", m.id))  # instruct before base
+
+
+@cache
+def mtp_layers(model: ModelSpec) -> tuple[int, str] | None:
+    """The model's MTP layers and where that is read: its stored config, else ``[[mtp]]``."""
+    try:
+        config = stored_config(model.hf_repo) if model.hf_repo else {}
+    except ConfigSourceError:
+        config = {}
+    text = config.get("text_config", config)
+    layers = next((int(text[k]) for k in MTP_KEYS if isinstance(text.get(k), int)), 0)
+    if layers > 0:
+        return layers, f"catalog/configs/{model.hf_repo}.json"
+    fact = next((f for f in mtp_facts() if model.id in f.models), None)
+    return (fact.layers, fact.provenance.source.split(" ", 1)[0]) if fact else None
+
+
+def eagle_head(model: ModelSpec) -> str | None:
+    """An EAGLE-3 head a measured row ran for this model (its repository)."""
+    return next((r.draft for r in spec_measurements() if r.method == "eagle3" and r.target == model.id), None)
 
 
 def with_speculative(
@@ -65,80 +122,128 @@ def with_speculative(
     q: Query,
     text: str,
 ) -> Reply:
-    """The draft section of a fit card that asks for speculative decoding: the draft the user named
-    (when it shares the model's tokenizer), else the smallest same-family model, else MTP layers."""
+    """The draft section of a fit card that asks for speculative decoding."""
     if not q.speculative or est.verdict is Verdict.NO_FIT:
         return reply
-    quant = catalog.quant(est.quant)
-    assert quant is not None
-    mtp = next((f for f in mtp_facts() if model.id in f.models), None)
     named = catalog.model(q.draft.id) if q.draft is not None and q.draft.id else None
-    refused = named is not None and not same_tokenizer(model, named)
-    if mtp and _MTP.search(text):
-        draft = None
-    elif named is not None and not refused:
-        draft = named
-    else:
-        draft = pick_draft(model, catalog, text)
-    if refused and named is not None:
-        reply = reply.model_copy(
-            update={"summary": f"{reply.summary}\n{t(lang, 'spec.named_refused', draft=named.name, model=model.name)}"}
-        )
-    target_tps = est.speed.decode_tokens_per_s
-    verify = verification_time(target_tps, est.speed.prefill_tokens_per_s)
+    if named is not None and not same_tokenizer(model, named):
+        note = t(lang, "spec.named_refused", draft=named.name, model=model.name)
+        return reply.model_copy(update={"summary": f"{reply.summary}\n{note}"})
+    mtp, eagle = mtp_layers(model), eagle_head(model)
+    method: Method | None = None
+    draft = named
+    if draft is None:
+        asked_head = (mtp and _MTP.search(text)) or (eagle and _EAGLE.search(text))
+        draft = None if asked_head else pick_draft(model, catalog, text)
+        if draft is None:
+            method = "eagle3" if eagle and (_EAGLE.search(text) or not mtp) else "mtp" if mtp else None
+    if draft is None and method is None:
+        row = Row(label="–", value=t(lang, "spec.no_draft", family=model.family))
+        section = Section(title=t(lang, "spec.section"), rows=(row,))
+        return reply.model_copy(update={"sections": (*reply.sections, section)})
+    target_tps = est.speed.decode_tokens_per_s_at_context  # the card's own decode figure, at the asked context
+    prefill_ratio = target_tps / est.speed.prefill_tokens_per_s if est.speed.prefill_tokens_per_s else 0.0
+    verify = COSTS.verify(est.engine.value)
     rows: list[Row] = []
-    code: list[CodeBlock] = []
     if draft is not None:
-        dq = catalog.quant("Q8_0" if draft.total_params <= SMALL_DRAFT else "Q4_K_M")
+        dq_id, draft_tps = _draft_speed(draft, gpu, catalog, est)
+        dq = catalog.quant(dq_id)
         assert dq is not None
         extra = draft_memory(draft, dq, catalog.size(draft.id, dq.id), est.context, est.kv_cache)
-        request = Request(
-            quant=dq.id, context=est.context, kv_cache=est.kv_cache, engine=est.engine, gpu_count=est.hardware.count
-        )
-        draft_tps = estimate(draft, gpu, dq, request, catalog.size(draft.id, dq.id)).speed.decode_tokens_per_s
-        speeds = spec_speeds(target_tps, draft_tps, verify, spec_acceptance())
+        kind: Method = "draft"
+        cost, k_max = draft_model_cost(target_tps, draft_tps), MAX_DRAFT
         title = t(lang, "spec.title_draft", draft=draft.name, quant=dq.id)
         rows.append(Row(label=t(lang, "spec.draft_speed"), value=tokens_per_s(draft_tps, lang)))
-        code += _commands(advice, draft, dq.id, max(s.draft_tokens for s in speeds))
-        source_note = t(lang, "spec.assumption_draft")
-    elif mtp is not None:
-        extra = mtp_memory(model, quant, catalog.size(model.id, quant.id), mtp.layers, est.context, est.kv_cache)
-        speed = mtp_speed(target_tps, mtp.layers, model.n_layers, mtp.accept, verify(1))
-        speeds = (speed.model_copy(update={"source": mtp.provenance.source}),)
-        title = t(lang, "spec.title_mtp", layers=mtp.layers)
-        code += _mtp_command(advice)
-        source_note = t(lang, "spec.assumption_mtp", accept=f"{mtp.accept:.0%}")
+    elif method == "mtp" and mtp is not None:
+        quant = catalog.quant(est.quant)
+        assert quant is not None
+        size = catalog.size(model.id, quant.id)
+        extra = mtp_memory(model, quant, size, mtp[0], est.context, est.kv_cache)
+        kind = "mtp"
+        cost, k_max = head_cost(model, "mtp"), HEAD_K_MAX
+        title = t(lang, "spec.title_mtp", layers=mtp[0])
     else:
-        section = Section(
-            title=t(lang, "spec.section"), rows=(Row(label="–", value=t(lang, "spec.no_draft", family=model.family)),)
-        )
-        return reply.model_copy(update={"sections": (*reply.sections, section)})
+        extra = head_memory(model, "eagle3", est.context, est.kv_cache)
+        kind = "eagle3"
+        cost, k_max = head_cost(model, "eagle3"), HEAD_K_MAX
+        title = t(lang, "spec.title_eagle", head=eagle or "")
+    speeds = _speeds(
+        model, catalog, kind, draft.id if draft else (eagle or ""), target_tps, cost, verify, prefill_ratio, k_max
+    )
+    k = max(s.draft_tokens for s in speeds)
+    code = _commands(advice, model, draft, kind, eagle, k)
     rows = _memory_rows(est, extra, lang) + rows
     rows.append(Row(label=t(lang, "spec.without"), value=tokens_per_s(target_tps, lang)))
     for s in speeds:
-        rows.append(
-            Row(
-                label=t(lang, f"spec.task.{s.task}"),
-                value=t(
-                    lang,
-                    "spec.speed",
-                    tps=tokens_per_s(s.tokens_per_s, lang),
-                    x=num(s.speedup, lang, 2),
-                    k=s.draft_tokens,
-                    alpha=f"{s.alpha:.0%}",
-                ),
-            )
+        value = t(
+            lang,
+            "spec.speed",
+            tps=tokens_per_s(s.tokens_per_s, lang),
+            x=num(s.speedup, lang, 2),
+            k=s.draft_tokens,
+            alpha=f"{s.alpha:.0%}",
         )
+        rows.append(Row(label=t(lang, f"spec.task.{kind}.{s.task}"), value=value))
     fits = est.gpu_bytes + extra.total_bytes <= est.memory.usable_bytes
     best = max(s.speedup for s in speeds)
     verdict = "worth_it" if fits and best >= WORTH_IT else "no_room" if not fits else "not_worth_it"
     rows.append(Row(label=t(lang, "spec.worth"), value=t(lang, f"spec.{verdict}", x=num(best, lang, 2))))
-    rows.append(Row(label=t(lang, "quality.source"), value="; ".join(dict.fromkeys(s.source for s in speeds))))
+    sources = "; ".join(dict.fromkeys(u for s in speeds for u in s.source.split("; ")))
+    rows.append(Row(label=t(lang, "quality.source"), value=sources))
+    note = t(lang, "spec.assumption_draft" if kind == "draft" else "spec.assumption_head")
+    if kind == "eagle3" and est.engine is not Engine.VLLM:
+        note = f"{note}; {t(lang, 'spec.eagle_engine')}"
+    if kind == "mtp" and est.engine is Engine.LLAMA_CPP and model.family not in LLAMA_MTP_FAMILIES:
+        note = f"{note}; {t(lang, 'spec.mtp_engine')}"
+    assumptions = f"{reply.assumptions}; {note}" if reply.assumptions else note
     section = Section(title=title, rows=tuple(rows))
-    assumptions = f"{reply.assumptions}; {source_note}" if reply.assumptions else source_note
     return reply.model_copy(
         update={"sections": (*reply.sections, section), "code": (*code, *reply.code), "assumptions": assumptions}
     )
+
+
+def draft_quant(draft: ModelSpec, engine: Engine, target_quant: str) -> str:
+    """llama.cpp runs a small GGUF of the draft, vLLM its BF16 checkpoint (FP8 where the target runs FP8)."""
+    if engine is Engine.VLLM:
+        return "FP8" if target_quant == "FP8" else "BF16"
+    return "Q8_0" if draft.total_params <= SMALL_DRAFT else "Q4_K_M"
+
+
+def _draft_speed(draft: ModelSpec, gpu: GpuSpec, catalog: Catalog, est: FitEstimate) -> tuple[str, float]:
+    """The draft's quant and decode speed on the same device."""
+    quant_id = draft_quant(draft, est.engine, est.quant)
+    quant = catalog.quant(quant_id)
+    assert quant is not None
+    request = Request(quant=quant_id, context=est.context, kv_cache=est.kv_cache, engine=est.engine, gpu_count=1)
+    try:
+        tps = estimate(draft, gpu, quant, request, catalog.size(draft.id, quant_id)).speed.decode_tokens_per_s
+    except EstimateError:
+        request = request.model_copy(update={"engine": Engine.LLAMA_CPP})
+        tps = estimate(draft, gpu, quant, request, catalog.size(draft.id, quant_id)).speed.decode_tokens_per_s
+    return quant_id, tps
+
+
+def _speeds(
+    model: ModelSpec,
+    catalog: Catalog,
+    method: Method,
+    draft_id: str,
+    target_tps: float,
+    cost: float,
+    verify: float,
+    prefill_ratio: float,
+    k_max: int,
+) -> tuple[SpecSpeed, ...]:
+    def family_of(model_id: str) -> str:
+        m = catalog.model(model_id)
+        return m.family if m is not None else ""
+
+    found = []
+    for task in ("prose", "code"):
+        hit = acceptance_for(spec_measurements(), family_of, model, method, task, draft_id)
+        if hit is not None and (task == "prose" or any(r.task == task for r in hit[1])):
+            found.append((task, hit[0], "; ".join(dict.fromkeys(r.source_url for r in hit[1]))))
+    return spec_speeds(target_tps, cost, verify, prefill_ratio, found, k_max)
 
 
 def _memory_rows(est: FitEstimate, extra: DraftMemory, lang: Lang) -> list[Row]:
@@ -156,24 +261,40 @@ def _memory_rows(est: FitEstimate, extra: DraftMemory, lang: Lang) -> list[Row]:
     ]
 
 
-def _commands(advice: Advice, draft: ModelSpec, quant: str, k: int) -> list[CodeBlock]:
+def _commands(
+    advice: Advice, model: ModelSpec, draft: ModelSpec | None, method: Method, head: str | None, k: int
+) -> list[CodeBlock]:
     out = []
     for cmd in advice.commands:
-        if cmd.engine is Engine.LLAMA_CPP and draft.gguf_repo:
-            argv = [*cmd.argv, "-hfd", f"{draft.gguf_repo}:{quant}", "-ngld", "999", "--spec-draft-n-max", str(k)]
-            out.append(CodeBlock(label="llama.cpp + draft", text=shlex.join(argv)))
-        elif cmd.engine is Engine.VLLM and draft.hf_repo:
-            config = f'{{"model": "{draft.hf_repo}", "method": "draft_model", "num_speculative_tokens": {k}}}'
-            out.append(CodeBlock(label="vllm + draft", text=shlex.join([*cmd.argv, "--speculative-config", config])))
+        if cmd.engine is Engine.LLAMA_CPP:
+            if draft is not None and draft.gguf_repo:
+                quant = draft_quant(draft, Engine.LLAMA_CPP, cmd.quant)
+                flags = ["-hfd", f"{draft.gguf_repo}:{quant}", "-ngld", "999", "--spec-draft-n-max", str(k)]
+                out.append(CodeBlock(label="llama.cpp + draft", text=shlex.join([*cmd.argv, *flags])))
+            elif method == "mtp" and model.family in LLAMA_MTP_FAMILIES:
+                flags = ["--spec-type", "draft-mtp", "--spec-draft-n-max", str(k)]
+                out.append(CodeBlock(label="llama.cpp + MTP", text=shlex.join([*cmd.argv, *flags])))
+        elif cmd.engine is Engine.VLLM:
+            config: dict[str, object] | None = None
+            if draft is not None and draft.hf_repo:
+                config = {"model": draft.hf_repo, "method": "draft_model", "num_speculative_tokens": k}
+            elif method == "mtp":
+                config = {"method": "mtp", "num_speculative_tokens": k}
+            elif method == "eagle3" and head:
+                config = {"method": "eagle3", "model": head, "num_speculative_tokens": k}
+            if config is not None:
+                label = {"draft": "vllm + draft", "mtp": "vllm + MTP", "eagle3": "vllm + EAGLE-3"}[method]
+                argv = [*cmd.argv, "--speculative-config", json.dumps(config)]
+                out.append(CodeBlock(label=label, text=shlex.join(argv)))
     return out
 
 
-def _mtp_command(advice: Advice) -> list[CodeBlock]:
-    return [
-        CodeBlock(label="llama.cpp + MTP", text=shlex.join([*cmd.argv, "--spec-type", "draft-mtp"]))
-        for cmd in advice.commands
-        if cmd.engine is Engine.LLAMA_CPP
-    ]
-
-
-__all__ = ["pick_draft", "same_tokenizer", "with_speculative"]
+__all__ = [
+    "draft_candidates",
+    "draft_quant",
+    "eagle_head",
+    "mtp_layers",
+    "pick_draft",
+    "same_tokenizer",
+    "with_speculative",
+]
