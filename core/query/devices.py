@@ -11,6 +11,7 @@ import re
 
 from core.query.lexicon import Found, blank, number
 from core.query.literals import Quick, quick
+from core.speed.cpu import find_cpu
 
 A = re.ASCII
 
@@ -93,7 +94,8 @@ CPU = quick(
     r"\b(?:amd\s*)?ryzen\s*(?:threadripper\s*)?(?:pro\s*)?(?:[3579]\s*)?\d{4}(?:x3d|wx|x)?\b"
     r"|\b(?:amd\s*)?(?:threadripper|epyc)(?:\s*pro)?\s*\d{4}\w*"
     r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:k|kf|ks|f|t)?\b"
-    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w|e|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*)?",
+    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w|e|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*\+?)?"
+    r"|\b[3579]\d{3}x(?:3d)?\b",  # "7950x", "9950x3d": a desktop Ryzen named by its number alone
     A,
 )
 
@@ -105,6 +107,8 @@ def read_boards(low: str, found: Found) -> str:
         found["igpu_hint"] = m.group().strip()  # not taken out: the catalog may know it ("7840hs": Radeon 780M)
     elif m := CPU.search(low):
         found["cpu_named"] = True
+        if named := find_cpu(m.group()):  # a CPU of catalog/facts/cpus.toml: its channels and cores
+            found["cpu_id"] = named.id
         low = low[: m.start()] + blank(m) + low[m.end() :]
     if m := SBC.search(low):
         found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
