@@ -11,7 +11,7 @@ import re
 
 from core.query.lexicon import Found, blank, number
 from core.query.literals import Quick, quick
-from core.speed.cpu import find_cpu
+from core.speed.cpu import cpus, find_cpu
 
 A = re.ASCII
 
@@ -131,12 +131,38 @@ BIGGEST = quick(
 )
 
 
+# the id of a device known by its memory, as a button repeats it ("generic-cpu-64", "generic-sbc-pi5-8",
+# "cpu-epyc-9654-384": core/devices.py, core/speed/cpu.py): read back into the same device
+DEVICE_ID = quick(
+    r"\b(?:generic-(?P<kind>gpu|laptop|cpu|igpu)|generic-sbc-(?P<board>pi[345])|cpu-(?P<cpu>[a-z0-9-]+))"
+    r"-(?P<num>\d{1,4}(?:\.\d+)?)\b",
+    A,
+)
+
+
+def _read_device_id(low: str, found: Found) -> str:
+    m = DEVICE_ID.search(low)
+    if m is None or (m["cpu"] and m["cpu"] not in cpus()):
+        return low
+    gib = float(m["num"])
+    kind = "sbc" if m["board"] else m["kind"] or "cpu"
+    found["device_kind"] = kind
+    if m["board"] or m["cpu"]:
+        found["board"] = m["board"] or m["cpu"]
+    if kind in ("cpu", "igpu"):
+        found.setdefault("ram_gb", gib)  # a CPU's or iGPU's memory is the machine's RAM
+    elif gib:
+        found["device_memory_gib"] = gib
+    return low[: m.start()] + blank(m) + low[m.end() :]
+
+
 def read_devices(low: str, found: Found) -> str:
     """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
     if m := BIGGEST.search(low):
         found["biggest"] = True
         low = low[: m.start()] + blank(m) + low[m.end() :]
     low = PRICE.sub(blank, low)
+    low = _read_device_id(low, found)
     low = read_boards(read_cores(low, found), found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True
