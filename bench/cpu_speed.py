@@ -101,7 +101,7 @@ def load(baseline: bool = False) -> tuple[list[CpuRow], dict[str, GpuSpec]]:
 def _platform(name: str) -> str:
     """The CPU row's platform (read from this checkout's facts, so --baseline groups rows the same way)."""
     rows = tomllib.loads((ROOT / "catalog" / "facts" / "cpus.toml").read_text(encoding="utf-8"))["cpu"]
-    return next(r["platform"] for r in rows if r["name"] == name)
+    return str(next(r["platform"] for r in rows if r["name"] == name))
 
 
 def _device(name: str, baseline: bool) -> GpuSpec:
@@ -137,10 +137,16 @@ def _with_efficiency(eff: float, iq: float | None = None) -> None:
     import core.speed.cpu as cpu_mod
     import core.speed.device as device_mod
 
-    device_mod.CPU_PREFILL_EFFICIENCY = eff
+    device_mod.CPU_PREFILL_EFFICIENCY = eff  # type: ignore[attr-defined]
     if iq is not None:
         cpu_mod.CPU_IQ_PROMPT_FACTOR = iq
     device_mod.forget_rates()
+
+
+def _constants() -> tuple[float, float]:
+    import core.speed.cpu as cpu_mod
+
+    return cpu_mod.CPU_PREFILL_EFFICIENCY, cpu_mod.CPU_IQ_PROMPT_FACTOR
 
 
 def fit(rows: list[CpuRow], devices: dict[str, GpuSpec]) -> tuple[float, float | None]:
@@ -162,6 +168,7 @@ def fit(rows: list[CpuRow], devices: dict[str, GpuSpec]) -> tuple[float, float |
 def run(baseline: bool) -> dict[str, Any]:
     rows, devices = load(baseline)
     out: dict[str, Any] = {"rows": [], "sources": sorted({r.source for r in rows})}
+    saved = (0.0, 0.0) if baseline else _constants()
     full_eff, full_iq = (None, None) if baseline else fit(rows, devices)
     for row in rows:
         held = [r for r in rows if r.source != row.source]
@@ -178,8 +185,8 @@ def run(baseline: bool) -> dict[str, Any]:
             pred, graded = predict(row, devices[row.cpu_name]), True
         out["rows"].append((row, pred, graded))
     out["efficiency"], out["iq_factor"] = full_eff, full_iq
-    if full_eff is not None:
-        _with_efficiency(full_eff, full_iq)
+    if not baseline:
+        _with_efficiency(*saved)  # the module's own constants again: a bench run leaves the product as it was
     return out
 
 

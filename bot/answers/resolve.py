@@ -28,8 +28,8 @@ from core.notes import Note, NoteValue
 from core.query.lexicon import VLLM_QUANTS
 from core.query.names import same_memory, typed
 from core.query.parse import Match, Query
-from core.speed.cpu import Cpu, cpus
 from core.recommend import tags_of
+from core.speed.cpu import Cpu, cpus
 from locales import Lang, t
 
 GENERIC_SIZES = (8, 12, 16, 24)

@@ -148,4 +148,3 @@ def cpu_device(cpu: Cpu, memory_gib: float, label: str = "") -> GpuSpec:
 def prompt_quant_factor(quant_id: str | None) -> float:
     """Prompt time multiple of a quant on the CPU backend (1 for every quant with an int8 GEMM path)."""
     return CPU_IQ_PROMPT_FACTOR if quant_id and IQ_PROMPT.match(quant_id) else 1.0
-

@@ -201,12 +201,12 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
     tflops, flops_rough = dense_tflops(gpu, engine)
     if flops_rough:
         notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
-    bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
+    bw_eff = DECODE_BW_EFFICIENCY[family]
     pp_eff = PREFILL_FLOPS_EFFICIENCY[kernel_family(family)]
     if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
         pp_eff *= K.CONSUMER_CLOCK_FACTOR
     profile = arch_profile(gpu)
-    if profile.hbm and gpu.backend is not Backend.CPU:
+    if profile.hbm:
         bw_eff *= K.HBM_BANDWIDTH_FACTOR
     if profile.pre_ampere_decode:
         bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
