@@ -32,7 +32,7 @@ CODE = os.environ.get("FITBOT_CODE", str(ROOT))  # --baseline on an older checko
 if CODE not in sys.path:
     sys.path.insert(0, CODE)
 
-from bench.speed_data import MODELS, PROV, _test, source_key  # noqa: E402
+from bench.speed_data import MODELS, PROV, source_key  # noqa: E402
 from catalog.facts import FACTS_DIR, converted_rows, quant_from_row  # noqa: E402
 from core.fit import Offload, Placement, breakdown  # noqa: E402
 from core.models import GIB, GpuSpec, Hardware, ModelSpec, QuantSize, Workload  # noqa: E402
@@ -59,6 +59,12 @@ class CpuRow:
     iq: bool
 
 
+def _test_label(text: str) -> tuple[str, int] | None:
+    """("prefill", 512) for "pp512", ("decode", 128) for "tg128"."""
+    m = re.fullmatch(r"(pp|tg)(\d+)", text.strip().lower())
+    return (("prefill" if m.group(1) == "pp" else "decode"), int(m.group(2))) if m else None
+
+
 def _catalog_model(prefix: str) -> ModelSpec | None:
     from catalog.facts import load_facts
 
@@ -77,7 +83,7 @@ def load(baseline: bool = False) -> tuple[list[CpuRow], dict[str, GpuSpec]]:
         for n, r in enumerate(csv.DictReader(fh), start=2):
             low = r["model"].lower()
             model = next((spec for prefix, spec in MODELS if low.startswith(prefix)), None) or _catalog_model(low)
-            test = _test(r["test"])
+            test = _test_label(r["test"])
             quant = quants.get(r["gguf_or_quant"])
             assert model and test and quant, f"row {n}: model, test or quant not read"
             size = r["size_reported"].split()

@@ -29,7 +29,7 @@ from core.query.lexicon import VLLM_QUANTS
 from core.query.names import same_memory, typed
 from core.query.parse import Match, Query
 from core.recommend import tags_of
-from core.speed.cpu import Cpu, cpus
+from core.speed.cpu import Cpu, cpus, find_cpu
 from locales import Lang, t
 
 GENERIC_SIZES = (8, 12, 16, 24)
@@ -191,7 +191,8 @@ class Resolver:
         board = q.board or ""
         if kind == "sbc" and not memory:  # "raspberry pi 5": the 8 GB board, said so
             memory = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])[1]
-        named = cpus().get(board) if kind == "cpu" else None
+        named = (cpus().get(board) or find_cpu(board)) if kind == "cpu" else None
+        board = named.id if named is not None else board
         if not memory and named is not None:  # "epyc 9654": its memory channels said, the RAM size asked
             message = t(lang, "resolve.cpu_ram_missing_named", **_cpu_values(named))
             sizes = [gb for gb in CPU_RAM_SIZES if gb >= 8 * named.channels or gb == CPU_RAM_SIZES[-1]][:4]

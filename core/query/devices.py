@@ -11,7 +11,6 @@ import re
 
 from core.query.lexicon import Found, blank, number
 from core.query.literals import Quick, quick
-from core.speed.cpu import cpus, find_cpu
 
 A = re.ASCII
 
@@ -107,8 +106,7 @@ def read_boards(low: str, found: Found) -> str:
         found["igpu_hint"] = m.group().strip()  # not taken out: the catalog may know it ("7840hs": Radeon 780M)
     elif m := CPU.search(low):
         found["cpu_named"] = True
-        if named := find_cpu(m.group()):  # a CPU of catalog/facts/cpus.toml: its channels and cores
-            found["cpu_id"] = named.id
+        found["cpu_text"] = m.group().strip()  # read as a CPU row (catalog/facts/cpus.toml) when resolved
         low = low[: m.start()] + blank(m) + low[m.end() :]
     if m := SBC.search(low):
         found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
@@ -142,7 +140,7 @@ DEVICE_ID = quick(
 
 def _read_device_id(low: str, found: Found) -> str:
     m = DEVICE_ID.search(low)
-    if m is None or (m["cpu"] and m["cpu"] not in cpus()):
+    if m is None:
         return low
     gib = float(m["num"])
     kind = "sbc" if m["board"] else m["kind"] or "cpu"
