@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from bot.cards import notices as cards
 from bot.cards.parts import flags_of
 from bot.reply import Action, Reply
-from bot.users.saved import generic_saved
+from bot.users.saved import generic_saved, saved_board
 from bot.users.user import User
 from catalog.hub.offline import indexed_repo
 from catalog.lookup import sized_name
@@ -133,6 +133,7 @@ class Resolver:
             ram = q.ram_gb if q.ram_gb is not None else user.ram_gb
             update = {
                 "device_kind": kind,
+                "board": saved_board(user.gpu_id) or q.board,
                 "device_memory_gib": memory or None,
                 "gpu_count": user.gpu_count,
                 "ram_gb": ram,

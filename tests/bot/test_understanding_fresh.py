@@ -137,7 +137,10 @@ def models_compared(*ids: str) -> Check:
 def not_discrete(r: Reply) -> None:
     """An unknown board may be asked about, but never answered as a discrete card."""
     if r.kind not in ("suggest", "error"):
-        assert {"generic_sbc", "generic_igpu", "generic_cpu", "named_cpu"} & set(codes(r)), (subject(r).gpu_id, codes(r))
+        assert {"generic_sbc", "generic_igpu", "generic_cpu", "named_cpu"} & set(codes(r)), (
+            subject(r).gpu_id,
+            codes(r),
+        )
 
 
 ROWS: list[tuple[str, Check]] = [
