@@ -237,7 +237,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.devices.APU
     3357614569: ("i3", "i5", "i7", "i9", "ryzen", "ultra"),
     # core.query.devices.CPU
-    2439571128: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "x"),
+    2280632907: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "ultra", "x"),
     # core.query.devices.BIGGEST
     570823786: ("biggest", "gliche", "gr", "how ", "hugest", "largest", "size"),
     # core.query.devices.DEVICE_ID

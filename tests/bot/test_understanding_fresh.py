@@ -377,7 +377,7 @@ ROWS += [  # fourth held-out round
     ("cheapest way to own hardware for deepseek v3", kind_in("gpus", "cloud")),
     ("qwen3 4b on raspberry pi 5 with 16gb", shared_ram("generic_sbc")),
     ("phi 4 mini on my thinkpad with iris xe and 16gb ram", shared_ram("generic_igpu")),
-    ("qwen3 8b on a ryzen 7 5800x with 32gb ram, no gpu", shared_ram("generic_cpu")),
+    ("qwen3 8b on a ryzen 7 5800x with 32gb ram, no gpu", shared_ram("named_cpu")),
     ("qwen3 8b on 4090 with 99999999 users", limit("4,096")),
     ("qwen3 8b auf 4090 mit 1000 TB RAM", limit("65.536")),
     ("deepseek v2.5 on 8x a100", memory_only("deepseek-ai/DeepSeek-V2.5")),
