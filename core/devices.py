@@ -15,12 +15,12 @@ from typing import Literal
 
 from core.estimate import FitEstimate, Scenario, estimate_of, on_device
 from core.models import GIB, Backend, Catalog, Frozen, GpuSpec, Provenance
+from core.speed.cpu import cpu_device, cpus
 
 GenericKind = Literal["gpu", "laptop", "cpu", "igpu", "sbc"]
 # system RAM read bandwidth of a CPU-only machine: dual-channel DDR4-3200 (51.2 GB/s) to DDR5-6400
 # (102.4 GB/s), the JEDEC peak of two 64-bit channels; the median is DDR5-4800 (76.8 GB/s)
 CPU_RAM_BANDWIDTH_GBPS = (51.2, 76.8, 102.4)
-CPU_TFLOPS = 1.5  # AVX2/AVX-512 FP16-ish GEMM rate of a desktop CPU, order of magnitude only
 # an integrated GPU (Iris Xe, Radeon 780M, ...) reads the same dual-channel system RAM as the CPU: the
 # same bandwidth band; its FP16 rate is a few TFLOPS (Radeon 780M: 12 RDNA3 CUs, about 8.6 dual-issue)
 IGPU_TFLOPS = 4.0
@@ -28,9 +28,15 @@ IGPU_TFLOPS = 4.0
 # LPDDR4-3200 (12.8 GB/s), Pi 3 B+: LPDDR2-900 (3.6 GB/s), from the raspberrypi.com product briefs;
 # the memory a bare name means is the board most bought to run LLMs (Pi 5: 8 GB, Pi 4: 4 GB, Pi 3: 1 GB)
 SBC_BOARDS = {"pi5": (17.1, 8.0), "pi4": (12.8, 4.0), "pi3": (3.6, 1.0)}
-SBC_TFLOPS = 0.06  # four Cortex-A76 at 2.4 GHz with NEON fp16, order of magnitude only
+# the boards' CPUs (catalog/facts/cpus.toml): their int8 dot-product peak (core/speed/cpu.py)
+SBC_CPUS = {"pi5": "raspberry-pi-5", "pi4": "raspberry-pi-4"}
 # catalog classes a generic GPU is drawn from, by kind
 _CLASS_CATEGORIES = {"gpu": ("consumer", "workstation"), "laptop": ("consumer",)}
+
+
+def cpu_tops() -> float:
+    """Int8 peak of a CPU named by no model: the median desktop CPU of catalog/facts/cpus.toml."""
+    return statistics.median(c.peak_tops() for c in cpus().values() if c.platform == "desktop")
 
 
 class GenericDevice(Frozen):
@@ -54,8 +60,10 @@ def generic_device(
     """
     if kind == "sbc":
         bandwidth, _ = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])
+        board_cpu = cpus()[SBC_CPUS.get(board, "raspberry-pi-4")]
+        tops = board_cpu.peak_tops()  # a Pi 3 has no row: the Pi 4's figure, rough
         spec = _spec(f"generic-sbc-{board}-{memory_gib:g}", label or f"{board} {memory_gib:g} GB", memory_gib,
-                     bandwidth, SBC_TFLOPS, Backend.CPU, "apu", unified=True,
+                     bandwidth, tops, Backend.CPU, "apu", unified=True,
                      source="raspberrypi.com product brief: one 32-bit LPDDR channel")  # fmt: skip
         return GenericDevice(gpu=spec, bandwidth_range_gbps=(round(bandwidth * 0.8, 1), bandwidth), peers=0)
     if kind == "igpu":
@@ -63,9 +71,13 @@ def generic_device(
         spec = _spec(f"generic-igpu-{memory_gib:g}", label or f"iGPU {memory_gib:g} GB", memory_gib, mid, IGPU_TFLOPS,
                      Backend.VULKAN, "apu", unified=True, source="dual-channel system RAM, DDR4-3200 to DDR5-6400")  # fmt: skip
         return GenericDevice(gpu=spec, bandwidth_range_gbps=(low, high), peers=0)
+    if kind == "cpu" and (named := cpus().get(board)):  # "epyc 9654 with 384 gb": its channels and cores
+        spec = cpu_device(named, memory_gib, label)
+        high = named.bandwidth_gbps
+        return GenericDevice(gpu=spec, bandwidth_range_gbps=(round(high * 0.8, 1), high), peers=0)
     if kind == "cpu":
         low, mid, high = CPU_RAM_BANDWIDTH_GBPS
-        spec = _spec(f"generic-cpu-{memory_gib:g}", label or f"CPU {memory_gib:g} GB", memory_gib, mid, CPU_TFLOPS,
+        spec = _spec(f"generic-cpu-{memory_gib:g}", label or f"CPU {memory_gib:g} GB", memory_gib, mid, cpu_tops(),
                      Backend.CPU, "apu", unified=True, source="DDR4-3200..DDR5-6400 dual-channel peak")  # fmt: skip
         return GenericDevice(gpu=spec, bandwidth_range_gbps=(low, high), peers=0)
     peers = _peers(catalog, kind, memory_gib)

@@ -301,7 +301,9 @@ def assumed(s: Scenario) -> tuple[tuple[str, ...], tuple[Note, ...]]:
     if request.ram_gb is None and not unified:
         used.append("ram")
         coded.append(note("ram_default", value=s.ram_gb, share=RAM_USABLE_FRACTION))
-    if gpu is not None and gpu.unified_memory:
+    if gpu is not None and gpu.backend is Backend.CPU:  # a CPU-only machine: its RAM, no GPU share
+        coded.append(note("cpu_ram", share=unified_fraction(gpu)))
+    elif gpu is not None and gpu.unified_memory:
         coded.append(note("unified", share=unified_fraction(gpu)))
     else:
         coded.append(note("embedding_in_ram" if s.engine is Engine.LLAMA_CPP else "vllm_preallocates", share=0.9))

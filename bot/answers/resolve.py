@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from bot.cards import notices as cards
 from bot.cards.parts import flags_of
 from bot.reply import Action, Reply
-from bot.users.saved import generic_saved
+from bot.users.saved import generic_saved, saved_board
 from bot.users.user import User
 from catalog.hub.offline import indexed_repo
 from catalog.lookup import sized_name
@@ -29,6 +29,7 @@ from core.query.lexicon import VLLM_QUANTS
 from core.query.names import same_memory, typed
 from core.query.parse import Match, Query
 from core.recommend import tags_of
+from core.speed.cpu import Cpu, cpus, find_cpu
 from locales import Lang, t
 
 GENERIC_SIZES = (8, 12, 16, 24)
@@ -37,6 +38,15 @@ SIZE_KINDS = (
     "reasoning",
     "vision",
 )  # "an 8b coding model": the kinds a model of a size is picked by  # buttons for "how much VRAM does it have?"
+CPU_RAM_SIZES = (32, 64, 128, 256, 384, 512, 768)  # RAM buttons for a named CPU: one DIMM per channel and up
+
+
+def _cpu_values(cpu: Cpu) -> dict[str, NoteValue]:
+    """A named CPU's figures for its note: cores, memory channels and their peak bandwidth."""
+    return {"cpu": cpu.name, "cores": str(cpu.cores), "channels": cpu.memory_text,
+            "bandwidth": f"{cpu.bandwidth_gbps:.1f}"}  # fmt: skip
+
+
 BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}
 _NAME = re.compile(r"\s+")
 _MENTION = re.compile(r"<[@#][!&]?\d+>|@(?:everyone|here)\b", re.IGNORECASE)
@@ -123,6 +133,7 @@ class Resolver:
             ram = q.ram_gb if q.ram_gb is not None else user.ram_gb
             update = {
                 "device_kind": kind,
+                "board": saved_board(user.gpu_id) or q.board,
                 "device_memory_gib": memory or None,
                 "gpu_count": user.gpu_count,
                 "ram_gb": ram,
@@ -181,6 +192,13 @@ class Resolver:
         board = q.board or ""
         if kind == "sbc" and not memory:  # "raspberry pi 5": the 8 GB board, said so
             memory = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])[1]
+        named = (cpus().get(board) or find_cpu(board)) if kind == "cpu" else None
+        board = named.id if named is not None else board
+        if not memory and named is not None:  # "epyc 9654": its memory channels said, the RAM size asked
+            message = t(lang, "resolve.cpu_ram_missing_named", **_cpu_values(named))
+            sizes = [gb for gb in CPU_RAM_SIZES if gb >= 8 * named.channels or gb == CPU_RAM_SIZES[-1]][:4]
+            queries = [f"{text} {gb}gb ram" for gb in sizes]
+            return cards.ask_card(lang, message, [f"{gb} GB RAM" for gb in sizes], queries, echo=text)
         if not memory:
             key = "resolve.cpu_ram_missing" if kind in ("cpu", "igpu") else "resolve.vram_missing"
             return cards.ask_card(lang, t(lang, key), echo=text)
@@ -196,7 +214,9 @@ class Resolver:
             "high": f"{high:.0f}",
             "board": label,
         }
-        self.notes.append(Note(code=f"generic_{kind}", values=values))
+        if named is not None:
+            values.update(_cpu_values(named))
+        self.notes.append(Note(code="named_cpu" if named is not None else f"generic_{kind}", values=values))
         return self.generic.gpu, q.gpu_count
 
     def spec_device(self, q: Query, memory: float, label: str) -> tuple[GpuSpec, int]:

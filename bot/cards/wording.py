@@ -40,4 +40,6 @@ def without_gpu_words(reply: Reply, lang: Lang) -> Reply:
         )
         for s in reply.sections
     )
-    return reply.model_copy(update={"summary": _say(reply.summary, pairs), "sections": sections})
+    words = {"summary": _say(reply.summary, pairs), "title": _say(reply.title, pairs)}
+    words |= {"assumptions": _say(reply.assumptions, pairs), "footer": _say(reply.footer, pairs)}
+    return reply.model_copy(update={**words, "sections": sections})

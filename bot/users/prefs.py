@@ -15,11 +15,12 @@ from bot.cards import notices as cards
 from bot.cards.runs import mine_section
 from bot.reply import Action, Reply, Tone, setup_label
 from bot.users.runs import RunBook
-from bot.users.saved import GENERIC_PREFIX, generic_saved
+from bot.users.saved import GENERIC_PREFIX, generic_saved, saved_board
 from bot.users.user import User
 from catalog.lookup import sized_name
 from core.models import Engine
 from core.query.parse import Query
+from core.speed.cpu import cpus, find_cpu
 from locales import Lang, t
 from storage.base import store_errors
 
@@ -153,7 +154,9 @@ class Preferences:
         gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
         generic = generic_saved(saved.gpu_id)
         rows = {
-            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count) if gpu else _generic_label(generic, lang),
+            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count)
+            if gpu
+            else _generic_label(generic, lang, saved.gpu_id),
             "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
             "prefs.lang": saved.lang or "–",
         }
@@ -186,7 +189,8 @@ def _unnamed_device(q: Query) -> dict[str, Any] | None:
         return None
     fields: dict[str, Any] = {}
     if q.device_kind == "cpu":
-        fields.update(gpu_id=f"{GENERIC_PREFIX}cpu-0", gpu_count=1)
+        named = find_cpu(q.board) if q.board else None  # "/mygpu epyc 9654": its row, kept after a colon
+        fields.update(gpu_id=f"{GENERIC_PREFIX}cpu-0" + (f":{named.id}" if named else ""), gpu_count=1)
     elif q.device_kind is not None and q.device_memory_gib:
         fields.update(gpu_id=f"{GENERIC_PREFIX}{q.device_kind}-{q.device_memory_gib:g}", gpu_count=q.gpu_count)
     if q.ram_gb is not None:
@@ -197,15 +201,17 @@ def _unnamed_device(q: Query) -> dict[str, Any] | None:
 def _describe(fields: dict[str, Any], lang: Lang) -> str:
     parts = []
     if generic := generic_saved(fields.get("gpu_id")):
-        parts.append(_generic_label(generic, lang))
+        parts.append(_generic_label(generic, lang, fields.get("gpu_id")))
     if "ram_gb" in fields:
         parts.append(t(lang, "prefs.ram_value", ram=f"{fields['ram_gb']:g}"))
     return ", ".join(parts)
 
 
-def _generic_label(generic: tuple[str, float] | None, lang: Lang) -> str:
+def _generic_label(generic: tuple[str, float] | None, lang: Lang, gpu_id: str | None = None) -> str:
     if generic is None:
         return "–"
+    if named := cpus().get(saved_board(gpu_id)):
+        return t(lang, "prefs.named_cpu", cpu=named.name)
     kind, memory = generic
     return t(lang, f"prefs.generic_{kind}", memory=f"{memory:g}")
 

@@ -14,7 +14,7 @@ from pydantic import computed_field
 from core.estimate import ENGINE_KV_TYPES, EstimateError, FitEstimate, Scenario, default_quant, varied
 from core.fit import Placement, Verdict, place
 from core.launch.vllm_hardware import fp8_weight_only, needs_half, vllm_quant_problem
-from core.models import Catalog, Engine, Frozen, KvCacheType, Workload
+from core.models import Backend, Catalog, Engine, Frozen, KvCacheType, Workload
 from core.notes import Note, note
 from core.speed.device import BACKEND_LABELS, LLAMA_CPP_BUILD_FLAGS, vllm_max_num_seqs
 
@@ -60,9 +60,10 @@ def launch_command(s: Scenario, est: FitEstimate | Placement) -> LaunchCommand |
         if concurrent > 1:
             argv += ["--parallel", str(concurrent)]  # the context is shared by the slots
         off = est.offload
-        if off.mode == "layers":
+        gpu_build = s.device.backend is not Backend.CPU  # CPU only: no GPU device to put layers on, so no -ngl
+        if gpu_build and off.mode == "layers":
             argv += ["-ngl", str(off.layers_on_gpu)]
-        else:
+        elif gpu_build:
             argv += ["-ngl", ALL_LAYERS]
             if off.mode == "experts":
                 argv += ["--n-cpu-moe", str(off.cpu_moe_layers)]

@@ -93,7 +93,9 @@ CPU = quick(
     r"\b(?:amd\s*)?ryzen\s*(?:threadripper\s*)?(?:pro\s*)?(?:[3579]\s*)?\d{4}(?:x3d|wx|x)?\b"
     r"|\b(?:amd\s*)?(?:threadripper|epyc)(?:\s*pro)?\s*\d{4}\w*"
     r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:k|kf|ks|f|t)?\b"
-    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w|e|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*)?",
+    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w[3579]-?|w|e|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*\+?)?"
+    r"|\b(?:intel\s*)?core\s*ultra\s*[579]\s*2\d{2}kf?\b"  # Arrow Lake desktop: "core ultra 9 285k"
+    r"|\b[3579]\d{3}x(?:3d)?\b",  # "7950x", "9950x3d": a desktop Ryzen named by its number alone
     A,
 )
 
@@ -105,6 +107,7 @@ def read_boards(low: str, found: Found) -> str:
         found["igpu_hint"] = m.group().strip()  # not taken out: the catalog may know it ("7840hs": Radeon 780M)
     elif m := CPU.search(low):
         found["cpu_named"] = True
+        found["cpu_text"] = m.group().strip()  # read as a CPU row (catalog/facts/cpus.toml) when resolved
         low = low[: m.start()] + blank(m) + low[m.end() :]
     if m := SBC.search(low):
         found.update(device_kind="sbc", board=f"pi{m['model'] or 5}")
@@ -127,12 +130,38 @@ BIGGEST = quick(
 )
 
 
+# the id of a device known by its memory, as a button repeats it ("generic-cpu-64", "generic-sbc-pi5-8",
+# "cpu-epyc-9654-384": core/devices.py, core/speed/cpu.py): read back into the same device
+DEVICE_ID = quick(
+    r"\b(?:generic-(?P<kind>gpu|laptop|cpu|igpu)|generic-sbc-(?P<board>pi[345])|cpu-(?P<cpu>[a-z0-9-]+))"
+    r"-(?P<num>\d{1,4}(?:\.\d+)?)\b",
+    A,
+)
+
+
+def _read_device_id(low: str, found: Found) -> str:
+    m = DEVICE_ID.search(low)
+    if m is None:
+        return low
+    gib = float(m["num"])
+    kind = "sbc" if m["board"] else m["kind"] or "cpu"
+    found["device_kind"] = kind
+    if m["board"] or m["cpu"]:
+        found["board"] = m["board"] or m["cpu"]
+    if kind in ("cpu", "igpu"):
+        found.setdefault("ram_gb", gib)  # a CPU's or iGPU's memory is the machine's RAM
+    elif gib:
+        found["device_memory_gib"] = gib
+    return low[: m.start()] + blank(m) + low[m.end() :]
+
+
 def read_devices(low: str, found: Found) -> str:
     """Takes out "16 GB VRAM", "a GPU with 24 GB", "laptop with 8 GB", "CPU only"."""
     if m := BIGGEST.search(low):
         found["biggest"] = True
         low = low[: m.start()] + blank(m) + low[m.end() :]
     low = PRICE.sub(blank, low)
+    low = _read_device_id(low, found)
     low = read_boards(read_cores(low, found), found)
     if MEMORY_ONLY.search(low):
         found["memory_only"] = True

@@ -237,9 +237,11 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.devices.APU
     3357614569: ("i3", "i5", "i7", "i9", "ryzen", "ultra"),
     # core.query.devices.CPU
-    1067430821: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "xeon"),
+    2280632907: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "ultra", "x"),
     # core.query.devices.BIGGEST
     570823786: ("biggest", "gliche", "gr", "how ", "hugest", "largest", "size"),
+    # core.query.devices.DEVICE_ID
+    4164871775: ("cpu-", "generic-"),
     # core.query.devices.BPW
     1394205817: ("pw", "weight"),
     # core.query.devices.MLX_BITS

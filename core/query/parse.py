@@ -146,8 +146,11 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         g = None
     if isinstance(g, Match) and g.id is None and "device_kind" in found and not any(ch.isdigit() for ch in g.text):
         del fields["gpu"]  # "a laptop with a ryzen 7 7840u": the form factor of a device named otherwise
+    cpu_text = found.pop("cpu_text", None)
     if found.pop("cpu_named", None) and "gpu" not in fields and "gpu_text" not in fields:
         found.setdefault("device_kind", "cpu")  # "ryzen 9 7950x with 64 gb": no GPU named, the CPU runs it
+        if cpu_text and found["device_kind"] == "cpu":
+            found.setdefault("board", cpu_text)  # "epyc 9654": that CPU's channels and cores, when it has a row
     loose = fields.pop("loose_memory_gib", None)
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:

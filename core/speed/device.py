@@ -30,6 +30,7 @@ from core.speed.constants import (
     TP_ALLREDUCE_S,
     TP_SCALING,
 )
+from core.speed.cpu import CPU_PREFILL_EFFICIENCY
 from core.speed.model import forget_terms
 
 
@@ -46,6 +47,7 @@ class DeviceRates(Frozen):
     sm_cycles_per_s: float = 0.0  # CUDA: SMs x clock (the mma basis / 1024 FLOP per SM and clock); 0 elsewhere
     rough: bool
     notes: tuple[str, ...] = ()
+    cpu: bool = False  # llama.cpp's CPU backend: prompt quant factors of ``core.speed.cpu``
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,17 +194,19 @@ def forget_rates() -> None:
 def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
     family, proxy = speed_family(gpu)
     notes: list[str] = []
+    if gpu.backend is Backend.CPU:
+        return _cpu_rates(gpu, family)
     if proxy:
         notes.append(f"no llama.cpp calibration for {gpu.backend.value}: {family} efficiencies assumed")
     tflops, flops_rough = dense_tflops(gpu, engine)
     if flops_rough:
         notes.append(f"no calibrated compute figure for {gpu.arch or 'this chip'}: compute rate estimated")
-    bw_eff = RAM_READ_EFFICIENCY if gpu.backend is Backend.CPU else DECODE_BW_EFFICIENCY[family]
+    bw_eff = DECODE_BW_EFFICIENCY[family]
     pp_eff = PREFILL_FLOPS_EFFICIENCY[kernel_family(family)]
     if consumer_board(gpu) and engine is Engine.LLAMA_CPP:
         pp_eff *= K.CONSUMER_CLOCK_FACTOR
     profile = arch_profile(gpu)
-    if profile.hbm and gpu.backend is not Backend.CPU:
+    if profile.hbm:
         bw_eff *= K.HBM_BANDWIDTH_FACTOR
     if profile.pre_ampere_decode:
         bw_eff *= K.PRE_AMPERE_BANDWIDTH_FACTOR
@@ -225,6 +229,22 @@ def _device_rates(gpu: GpuSpec, engine: Engine) -> DeviceRates:
         slow_decode_factor=K.SYCL_NO_REORDER_DECODE_FACTOR if family == "sycl" else 1.0,
         rough=proxy or flops_rough,
         notes=tuple(notes),
+    )
+
+
+def _cpu_rates(gpu: GpuSpec, family: str) -> DeviceRates:
+    """llama.cpp's CPU backend: the int8 peak (``fp16_tflops`` of a CPU device) x the efficiency fitted on
+    published CPU runs (``core/speed/cpu.py``); decode from RAM at ``RAM_READ_EFFICIENCY``."""
+    tflops = gpu.fp16_tflops or 1.0
+    return DeviceRates(
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s * RAM_READ_EFFICIENCY,
+        gemm_flops_per_s=tflops * 1e12 * CPU_PREFILL_EFFICIENCY,
+        layer_latency_s=layer_latency_s(gpu, family),
+        attention_efficiency=K.ATTENTION_EFFICIENCY[kernel_family(family)],
+        moe_tile_tokens=K.MOE_TILE_TOKENS[kernel_family(family)],
+        rough=True,
+        notes=("CPU: prompt speed from the int8 dot-product peak, fitted on published llama-bench CPU runs",),
+        cpu=True,
     )
 
 

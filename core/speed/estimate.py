@@ -34,21 +34,11 @@ from typing import Literal, NamedTuple
 
 from core import memory
 from core.fit import Placement
-from core.models import (
-    Engine,
-    Frozen,
-    Hardware,
-    ModelSpec,
-    Workload,
-)
+from core.models import Engine, Frozen, Hardware, ModelSpec, Workload
 from core.speed import constants as K
 from core.speed.arch import arch_profile, canonical_arch, consumer_board, is_igpu
-from core.speed.constants import (
-    LLAMA_BENCH_PP,
-    PCIE_BYTES_PER_S,
-    RAM_READ_EFFICIENCY,
-    TG_MEAN_DEPTH,
-)
+from core.speed.constants import LLAMA_BENCH_PP, PCIE_BYTES_PER_S, RAM_READ_EFFICIENCY, TG_MEAN_DEPTH
+from core.speed.cpu import prompt_quant_factor
 from core.speed.device import (
     DeviceRates,
     SetupRates,
@@ -306,7 +296,7 @@ def _prompt_time(
         gemm_flops=system.rates.gemm_flops_per_s,
         layer_latency_s=system.rates.layer_latency_s,
         n_layers=model.n_layers * layer_cost_factor(model),
-        quant_factor=quant_factors(quant_id, _bpw(model, w))[1],
+        quant_factor=prompt_quant_factor(quant_id) if system.rates.cpu else quant_factors(quant_id, _bpw(model, w))[1],
         ubatch_pcie_bytes=touched * ram_share,
         ubatch_extra_s=extra,
         attention_efficiency=system.rates.attention_efficiency,

@@ -43,6 +43,17 @@ async def test_mygpu_cpu_only_with_ram(service):
     assert any(n.code == "generic_cpu" for n in fit.subjects[0].notes), fit.subjects
 
 
+@pytest.mark.parametrize("lang", ["en", "de"])
+async def test_mygpu_a_named_cpu_keeps_its_channels(service, lang):
+    """ "/mygpu epyc 9654 384gb ram": later answers run on its 12 DDR5 channels, not a dual-channel guess."""
+    reply = await service.answer("/mygpu epyc 9654 ram 384gb", user=ALICE, locale=lang)
+    assert reply.kind == "settings" and "EPYC 9654" in reply.summary, reply.summary
+    fit = await service.answer("can I run qwen3 8b?", user=ALICE, locale=lang)
+    assert any(n.code == "named_cpu" and n.values["bandwidth"] == "460.8" for n in fit.subjects[0].notes)
+    settings = await service.answer("/settings", user=ALICE, locale=lang)
+    assert any("EPYC 9654" in row.value for row in settings.sections[0].rows)
+
+
 async def test_mygpu_german_is_answered_in_german(service):
     reply = await service.answer("/mygpu 16gb vram", user=ALICE, locale="de")
     assert reply.locale == "de" and "Gespeichert" in reply.summary

@@ -137,7 +137,10 @@ def models_compared(*ids: str) -> Check:
 def not_discrete(r: Reply) -> None:
     """An unknown board may be asked about, but never answered as a discrete card."""
     if r.kind not in ("suggest", "error"):
-        assert {"generic_sbc", "generic_igpu", "generic_cpu"} & set(codes(r)), (subject(r).gpu_id, codes(r))
+        assert {"generic_sbc", "generic_igpu", "generic_cpu", "named_cpu"} & set(codes(r)), (
+            subject(r).gpu_id,
+            codes(r),
+        )
 
 
 ROWS: list[tuple[str, Check]] = [
@@ -374,7 +377,7 @@ ROWS += [  # fourth held-out round
     ("cheapest way to own hardware for deepseek v3", kind_in("gpus", "cloud")),
     ("qwen3 4b on raspberry pi 5 with 16gb", shared_ram("generic_sbc")),
     ("phi 4 mini on my thinkpad with iris xe and 16gb ram", shared_ram("generic_igpu")),
-    ("qwen3 8b on a ryzen 7 5800x with 32gb ram, no gpu", shared_ram("generic_cpu")),
+    ("qwen3 8b on a ryzen 7 5800x with 32gb ram, no gpu", shared_ram("named_cpu")),
     ("qwen3 8b on 4090 with 99999999 users", limit("4,096")),
     ("qwen3 8b auf 4090 mit 1000 TB RAM", limit("65.536")),
     ("deepseek v2.5 on 8x a100", memory_only("deepseek-ai/DeepSeek-V2.5")),
@@ -398,7 +401,7 @@ ROWS += [
     ("qwen3 32b on a 4090 for 1500 euro", device("rtx-4090")),
     ("qwen3 8b on rtx 2000 ada", device("rtx-2000-ada")),
     ("my laptop has 8 GB VRAM and 32 GB RAM, qwen3 8b?", shared_ram("generic_laptop")),
-    ("qwen3 8b on ryzen 9 7950x with 64gb ram", shared_ram("generic_cpu")),
+    ("qwen3 8b on ryzen 9 7950x with 64gb ram", shared_ram("named_cpu")),  # its row: 2 x DDR5-5200, 16 cores
     ("qwen3 8b on a 4090 with a ryzen 9 7950x and 64gb ram", device("rtx-4090")),
     ("qwen3 8b auf einem Laptop mit Core Ultra 7 155H und 32 GB RAM", shared_ram("generic_igpu")),
     ("qwen3 8b on ryzen ai max+ 395 128gb", device("ryzen-ai-max-395-128")),
