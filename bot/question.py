@@ -18,10 +18,9 @@ from bot.users.user import User
 from core.analysis import Analysis
 from core.devices import GenericDevice
 from core.estimate import Request, Scenario
-from core.models import Catalog, GpuSpec, ModelSpec
+from core.models import Catalog, GpuSpec, Lang, ModelSpec
 from core.notes import Note
 from core.query.parse import Match, Query
-from locales import Lang
 
 T = TypeVar("T")
 

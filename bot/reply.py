@@ -21,6 +21,10 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
+# the reply contract's languages (the same literal as core.models.Lang: adapters see only bot.reply)
+Lang = Literal["de", "en"]
+
+
 class Tone(StrEnum):
     """The verdict's colour: green, amber, red, or neutral information."""
 
@@ -125,7 +129,7 @@ class Subject(_Frozen):
 
 class Reply(_Frozen):
     kind: str  # fit, speed, cloud, quant, gpus, models, finetune, tco, compare, help, suggest, error, ...
-    locale: Literal["de", "en"]
+    locale: Lang
     title: str
     tone: Tone = Tone.INFO
     summary: str = ""

@@ -33,12 +33,12 @@ from bot.users.user import User
 from bot.worker import ANSWER_DEADLINE_S, AnswerTimedOut, AnswerWorker
 from catalog.hub.offline import find_in_index, searchable_rows
 from core.estimate import EstimateError
-from core.models import Backend, Catalog, Engine, KvCacheType, ModelSpec
+from core.models import Backend, Catalog, Engine, KvCacheType, Lang, ModelSpec
 from core.notes import Note
 from core.quants.ladder import MENU
 from core.query.parse import Query, complete
 from core.runs.paste import looks_like_runs
-from locales import Lang, integer, lang_of, preload_locales, t
+from locales import integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
     from bot.handover import InteractionJournal, UpdateInbox

@@ -29,6 +29,9 @@ class Provenance(Frozen):
     unverified: tuple[str, ...] = ()  # field names that could not be checked
 
 
+Lang = Literal["de", "en"]  # the two languages FitBot answers in (locales/ holds their words)
+
+
 class Backend(StrEnum):
     CUDA = "cuda"
     ROCM = "rocm"

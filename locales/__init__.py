@@ -17,9 +17,9 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cache
 from math import copysign
 from pathlib import Path
-from typing import Literal
 
-Lang = Literal["de", "en"]
+from core.models import Lang
+
 GIB = 1 << 30
 
 

@@ -13,10 +13,10 @@ from bot.cards.launch import checkpoints
 from bot.question import Answering
 from bot.reply import Reply, setup_label
 from core.estimate import DEFAULT_CONTEXT, Request
-from core.models import GpuSpec
+from core.models import GpuSpec, Lang
 from core.quants.ladder import LOW_BITS
 from core.recommend import MIN_OFFLOAD_TOKENS_PER_S, rank_models
-from locales import Lang, context_label, num, t, tokens_per_s
+from locales import context_label, num, t, tokens_per_s
 
 ACCEPTABLE_TOKENS_PER_S = MIN_OFFLOAD_TOKENS_PER_S  # the reading speed below which a model is not "runnable"
 # below 3 bits per weight a model "runs" only in name (core.quants.ladder.LOW_BITS): a 358B at 1.75 bits is not

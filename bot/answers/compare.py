@@ -13,10 +13,10 @@ from bot.question import Answering, Question
 from bot.reply import Reply, Subject
 from core.estimate import DEFAULT_CONTEXT, DEFAULT_ENGINE, Request, Scenario, default_quant
 from core.figures import figures_of
-from core.models import GIB, GpuSpec, ModelSpec
+from core.models import GIB, GpuSpec, Lang, ModelSpec
 from core.notes import Note
 from core.query.parse import Match
-from locales import Lang, t
+from locales import t
 
 MAX_COMPARED = 4
 

@@ -32,10 +32,9 @@ from core.diagnose.flags import (
 from core.diagnose.log import LogFacts, log_settings, looks_like_log, read_log
 from core.estimate import DEFAULT_RAM_GB, default_quant
 from core.figures import outcome_figures
-from core.models import GIB, Engine, ModelSpec
+from core.models import GIB, Engine, Lang, ModelSpec
 from core.notes import Note
 from core.query.parse import parse
-from locales import Lang
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers

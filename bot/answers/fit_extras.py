@@ -8,9 +8,8 @@ from bot.cards.speculative import with_speculative
 from bot.cards.vision import with_vision
 from bot.reply import Reply
 from core.analysis import Analysis
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.query.parse import Query
-from locales import Lang
 
 
 def extend_fit(

@@ -10,10 +10,10 @@ from bot.answers.route import Answers
 from bot.cards import notices as cards
 from bot.reply import Reply
 from core.diagnose.flags import ollama_model_name
-from core.models import Catalog, ModelSpec
+from core.models import Catalog, Lang, ModelSpec
 from core.notes import Note
 from core.query.parse import Query
-from locales import Lang, t
+from locales import t
 from storage.base import store_errors
 
 if TYPE_CHECKING:

@@ -32,14 +32,14 @@ from core.estimate import DEFAULT_CONTEXT, FitEstimate, Request, Scenario, estim
 from core.fit import Verdict, memory_table
 from core.launch.vllm_hardware import engine_runs
 from core.model_sizes import of_size
-from core.models import Backend, Engine, GpuSpec, ModelSpec
+from core.models import Backend, Engine, GpuSpec, Lang, ModelSpec
 from core.quants.choice import QuantChoice
 from core.quants.ladder import chart_ids, table_ids
 from core.query.names import typed
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
 from core.runs.calibrate import applied
-from locales import Lang, context_label, gib, t, tokens_per_s
+from locales import context_label, gib, t, tokens_per_s
 
 SPEED_CHART_GPUS = 12
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)

@@ -23,14 +23,14 @@ from core.custom_device import custom_device
 from core.devices import SBC_BOARDS, GenericDevice, generic_device, with_memory
 from core.estimate import Request
 from core.model_sizes import OFFERED, of_size
-from core.models import Catalog, Engine, GpuSpec, ModelSpec, QuantSpec
+from core.models import Catalog, Engine, GpuSpec, Lang, ModelSpec, QuantSpec
 from core.notes import Note, NoteValue
 from core.query.lexicon import VLLM_QUANTS
 from core.query.names import same_memory, typed
 from core.query.parse import Match, Query
 from core.recommend import tags_of
 from core.speed.cpu import Cpu, cpus, find_cpu
-from locales import Lang, t
+from locales import t
 
 GENERIC_SIZES = (8, 12, 16, 24)
 SIZE_KINDS = (

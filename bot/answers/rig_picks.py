@@ -15,9 +15,9 @@ from bot.reply import Reply, Row, Section, setup_label
 from core.estimate import Scenario, hardware_on
 from core.fit import full_fit
 from core.launch.vllm_hardware import engine_runs
-from core.models import GpuSpec, ModelSpec
+from core.models import GpuSpec, Lang, ModelSpec
 from core.speed.serving import single_stream
-from locales import Lang, gib, t, tokens_per_s, usd
+from locales import gib, t, tokens_per_s, usd
 
 RIG_CARDS = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-pro-6000", "mi325x", "h200-sxm", "h100-sxm", "b200")
 COUNTS = (2, 4, 8)

@@ -35,12 +35,11 @@ from core.estimate import EstimateError, Request, Scenario, estimate_of, scenari
 from core.figures import cost_figures, figures_of
 from core.finetune import estimate_finetune, smallest_setups, training_fit
 from core.fit import Verdict
-from core.models import Catalog, GpuSpec, ModelSpec
+from core.models import Catalog, GpuSpec, Lang, ModelSpec
 from core.query.parse import Intent, Match, Query, Vocabulary, parse
 from core.regions import restricted
 from core.runs.calibrate import applied
 from core.runs.pool import pool_notes
-from locales import Lang
 
 CACHE_ENTRIES = 2048
 T = TypeVar("T")

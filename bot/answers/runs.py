@@ -20,13 +20,12 @@ from catalog.extra_facts import ollama_tags
 from core.diagnose.log import looks_like_log, read_log
 from core.estimate import EstimateError, Request, estimate_of, scenario
 from core.launch.ollama import OllamaTag
-from core.models import BACKEND_NAMES, Backend, Engine, GpuSpec, ModelSpec
+from core.models import BACKEND_NAMES, Backend, Engine, GpuSpec, Lang, ModelSpec
 from core.query.parse import Query, parse
 from core.runs.calibrate import AcceptedRun
 from core.runs.check import bounds, check
 from core.runs.paste import Paste, PastedRun, read_paste, size_label
 from core.weights import weights
-from locales import Lang
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers

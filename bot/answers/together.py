@@ -21,11 +21,11 @@ from core.estimate import DEFAULT_RAM_GB, EstimateError, Request, estimate, scen
 from core.figures import figures_of
 from core.fit import Verdict, comfortable_reserve
 from core.memory import usable_bytes
-from core.models import GpuSpec, Hardware, Workload
+from core.models import GpuSpec, Hardware, Lang, Workload
 from core.multi_model import Part, SideModel, side_part, together
 from core.notes import Note
 from core.query.parse import parse
-from locales import Lang, gib, t, tokens_per_s
+from locales import gib, t, tokens_per_s
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers

@@ -18,11 +18,11 @@ from bot.users.user import User
 from catalog.extra_facts import sized_models
 from catalog.hub.index import HfIndexRow
 from core.memory import unified_fraction
-from core.models import GIB, GpuSpec, ModelSpec, SizedModel
+from core.models import GIB, GpuSpec, Lang, ModelSpec, SizedModel
 from core.notes import Note
 from core.query.names import MODEL_VARIANTS
 from core.query.parse import Query
-from locales import Lang, gib, num, t
+from locales import gib, num, t
 
 QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ3_XXS", "Q2_K")
 HEADROOM = 0.9  # weights that fill more than 90 % leave no room for the KV cache and buffers

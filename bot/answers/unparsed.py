@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from bot.question_kinds import asks_together, is_paste
+from core.models import Lang
 from core.query.parse import parse
-from locales import Lang
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers

@@ -16,9 +16,9 @@ from bot.question import Answering, Question
 from bot.reply import Action, Reply, Table, Tone
 from core.estimate import FitEstimate
 from core.fit import Verdict
-from core.models import GIB, GpuSpec, ModelSpec
+from core.models import GIB, GpuSpec, Lang, ModelSpec
 from core.query.parse import Intent, Query
-from locales import Lang, t, tokens_per_s
+from locales import t, tokens_per_s
 
 RUNS = (Verdict.FITS, Verdict.TIGHT)
 

@@ -16,9 +16,9 @@ from core.diagnose.command import Diagnosis, FlagChange, Outcome
 from core.diagnose.log import LogFacts
 from core.diagnose.place import DeviceLoad
 from core.fit import Verdict
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.notes import Note, NoteValue
-from locales import Lang, context_label, gib, integer, num, t, tokens_per_s
+from locales import context_label, gib, integer, num, t, tokens_per_s
 
 TONES = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
 _CONTEXT_VALUES = frozenset({"value", "max", "asked"})

@@ -27,9 +27,9 @@ from core.analysis import Advice, Analysis, Cost
 from core.estimate import SPEED_COVERAGE_NOTES, FitEstimate
 from core.figures import offer_price
 from core.fit import Verdict
-from core.models import Catalog, Engine
+from core.models import Catalog, Engine, Lang
 from core.notes import UNVERIFIED_CODES, NoteValue, note
-from locales import Lang, context_label, gib, integer, num, t, tokens_per_s, usd
+from locales import context_label, gib, integer, num, t, tokens_per_s, usd
 
 VERDICT_TONE = {Verdict.FITS: Tone.GOOD, Verdict.TIGHT: Tone.WARN, Verdict.OFFLOAD: Tone.WARN, Verdict.NO_FIT: Tone.BAD}
 SLOWER_MARGIN = 0.95  # a recommended setup below 95 % of the user's own speed is marked "slower than yours"

@@ -21,8 +21,8 @@ from core.launch.commands import LaunchCommand
 from core.launch.ollama import hf_blocked, ollama_command, ollama_default_context, ollama_tag
 from core.launch.tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.launch.vllm_hardware import PREQUANTIZED
-from core.models import Catalog, Engine, ModelSpec
-from locales import Lang, context_label, t
+from core.models import Catalog, Engine, Lang, ModelSpec
+from locales import context_label, t
 
 _OLLAMA = re.compile(r"\bollama\b", re.I)
 _LM_STUDIO = re.compile(r"\blm[ -]?studio\b", re.I)

@@ -13,10 +13,10 @@ from bot.commands import MENU
 from bot.reply import Action, Reply, Row, Section, Table, Tone, setup_label
 from core.finetune import FinetuneEstimate, TrainingFit
 from core.fit import Verdict
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.notes import Note
 from core.recommend import ModelPick
-from locales import Lang, gib, num, t, tokens_per_s
+from locales import gib, num, t, tokens_per_s
 
 HELP_COMMANDS = MENU  # the one command list (bot.commands)
 TIPS = ("hf_repo", "runs")  # help.<key>: a repo id instead of a name; a pasted benchmark calibrates (issue 38)

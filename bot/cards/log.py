@@ -10,8 +10,8 @@ from __future__ import annotations
 from bot.cards.parts import footer
 from bot.reply import Reply, Row, Section, Tone
 from core.diagnose.log import LogFacts
-from core.models import GIB, MIB, Catalog
-from locales import Lang, context_label, gib, integer, num, t
+from core.models import GIB, MIB, Catalog, Lang
+from locales import context_label, gib, integer, num, t
 
 
 def size(value: float, lang: Lang) -> str:

@@ -11,9 +11,9 @@ from bot.reply import Reply, Row, Section
 from catalog.extra_facts import measurements
 from core.analysis import Analysis
 from core.measured import MeasuredSpeed, measured
-from core.models import Catalog, Engine
+from core.models import Catalog, Engine, Lang
 from core.weights import weights
-from locales import Lang, t, tokens_per_s
+from locales import t, tokens_per_s
 
 
 def runs_for(analysis: Analysis, catalog: Catalog) -> tuple[MeasuredSpeed, ...]:

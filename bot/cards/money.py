@@ -14,9 +14,9 @@ from core.analysis import Analysis, Cost
 from core.cost import DEFAULT_HOURS_PER_DAY
 from core.figures import offer_price
 from core.fit import Verdict
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.notes import note
-from locales import Lang, num, t, usd
+from locales import num, t, usd
 
 CLOUD_TOP = 8  # offers on the phone card; "More" shows the rest
 OFFER_CELL = 24  # characters of the offer column: the table stays within a phone's width

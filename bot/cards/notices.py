@@ -16,9 +16,9 @@ from bot.cards.money import cloud_card, tco_card
 from bot.cards.parts import footer, hardware_label, note_text, verdict_label
 from bot.cards.speed import compare_card, speed_card
 from bot.reply import Action, ChartSpec, Reply, Row, Section, Table, Tone
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.notes import CodedError
-from locales import Lang, t
+from locales import t
 
 
 def table_card(

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from bot.reply import setup_label
 from core.estimate import FitEstimate
 from core.fit import Verdict
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.notes import Note, NoteValue
-from locales import Lang, context_label, gib, messages, num, t, usd
+from locales import context_label, gib, messages, num, t, usd
 
 VERDICT_EMOJI = {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}
 MAX_FOOTNOTE = 200  # characters of a card's footnote (assumptions line): one phone line or two

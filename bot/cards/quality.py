@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from bot.reply import Reply, Row, Section
 from catalog.extra_facts import quant_quality
 from core.fit import Verdict
-from core.models import ModelSpec
+from core.models import Lang, ModelSpec
 from core.quants.quality import QualityRow, best_quality, family_quality
-from locales import Lang, num, t
+from locales import num, t
 
 
 def quality_value(row: QualityRow, lang: Lang) -> str:

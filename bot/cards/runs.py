@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Literal
 
 from bot.reply import Reply, Section, Table, Tone
 from bot.reply import Row as Line
+from core.models import Lang
 from core.speed.device import BACKEND_LABELS
-from locales import Lang, num, t, tokens_per_s
+from locales import num, t, tokens_per_s
 
 if TYPE_CHECKING:
     from bot.answers.runs import RunsRead

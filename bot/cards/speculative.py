@@ -23,7 +23,7 @@ from catalog.importers.model_configs import ConfigSourceError, stored_config
 from core.analysis import Advice
 from core.estimate import EstimateError, FitEstimate, Request, estimate
 from core.fit import Verdict
-from core.models import Catalog, Engine, GpuSpec, ModelSpec
+from core.models import Catalog, Engine, GpuSpec, Lang, ModelSpec
 from core.query.parse import Query
 from core.speculative import (
     COSTS,
@@ -40,7 +40,7 @@ from core.speculative import (
     mtp_memory,
     spec_speeds,
 )
-from locales import Lang, gib, num, t, tokens_per_s
+from locales import gib, num, t, tokens_per_s
 
 _MTP = re.compile(r"\b(?:mtp|multi[- ]token|nextn)\b", re.I)
 _EAGLE = re.compile(r"\beagle[- ]?3?\b", re.I)

@@ -13,9 +13,9 @@ from core.advice import QuickFit
 from core.analysis import Analysis
 from core.estimate import FitEstimate
 from core.fit import Verdict
-from core.models import Catalog
+from core.models import Catalog, Lang
 from core.notes import note
-from locales import Lang, context_label, gib, num, t, tokens_per_s
+from locales import context_label, gib, num, t, tokens_per_s
 
 
 def speed_card(

@@ -14,9 +14,9 @@ from core.analysis import Advice
 from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.launch.vllm_hardware import needs_half, vllm_quant_problem
-from core.models import Catalog, Engine, GpuSpec, ModelSpec
+from core.models import Catalog, Engine, GpuSpec, Lang, ModelSpec
 from core.vision import DEFAULT_IMAGE_SIDE, VisionFact, image_tokens, mmproj_bytes
-from locales import Lang, context_label, gib, integer, num, t
+from locales import context_label, gib, integer, num, t
 
 _ASKS = re.compile(r"\b(?:images?|pictures?|photos?|screenshots?|bilder?n?|fotos?|vision)\b", re.I)
 _COUNT = re.compile(r"\b(\d{1,3})\s*(?:images?|pictures?|photos?|screenshots?|bilder?n?|fotos?)\b", re.I)

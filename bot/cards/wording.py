@@ -7,8 +7,8 @@ its system RAM, and the card says so (``locales`` ``[shared_memory]``: phrase pa
 from __future__ import annotations
 
 from bot.reply import Reply, Row, Section
-from core.models import Backend, GpuSpec
-from locales import Lang, messages
+from core.models import Backend, GpuSpec, Lang
+from locales import messages
 
 PAIRS = 9  # the most phrase pairs a locale may list
 

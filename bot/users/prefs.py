@@ -18,10 +18,10 @@ from bot.users.runs import RunBook
 from bot.users.saved import GENERIC_PREFIX, generic_saved, saved_board
 from bot.users.user import User
 from catalog.lookup import sized_name
-from core.models import Engine
+from core.models import Engine, Lang
 from core.query.parse import Query
 from core.speed.cpu import cpus, find_cpu
-from locales import Lang, t
+from locales import t
 from storage.base import store_errors
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from bot.answers.runs import RunsRead
     from bot.reply import Reply
     from bot.users.user import User
-    from locales import Lang
+    from core.models import Lang
     from storage.runs import RunStore, StoredRun
 
 log = logging.getLogger(__name__)

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.models import Engine
+from core.models import Engine, Lang
 from core.runs.calibrate import Calibration
 from core.runs.pool import Pool
-from locales import Lang
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from catalog.prices.sources import PriceSource
 from catalog.prices.store import PriceTables
-from locales import Lang, t
+from core.models import Lang
+from locales import t
 
 
 async def price_status(

@@ -19,9 +19,9 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.ext import commands
 
 from bot.commands import context_part, kv_part, question, ram_part
-from bot.reply import setup_label
+from bot.reply import Lang, setup_label
 from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service
-from locales import Lang, lang_of, t
+from locales import lang_of, t
 
 log = logging.getLogger("bot.adapters.discord.bot")
 

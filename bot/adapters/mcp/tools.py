@@ -17,10 +17,9 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.render.text import to_console
-from bot.reply import CodeBlock, Reply, Subject, Table
+from bot.reply import CodeBlock, Lang, Reply, Subject, Table
 from bot.service import BACKEND_CHOICES, ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service, User
 from bot.users.limits import Limits
-from locales import Lang
 
 if TYPE_CHECKING:  # the closed sets are the service's own tuples; a type checker sees plain strings
     QuantName = str

@@ -95,10 +95,9 @@ from bot.render.telegram_html import (
     to_telegram,
 )
 from bot.render.text import one_line, to_console
-from bot.reply import Reply
+from bot.reply import Lang, Reply
 from bot.service import Service, User
 from bot.users.limits import Limits
-from locales import Lang
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from telegram.ext import Application, ContextTypes, ExtBot, JobQueue, filters
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.feel import reveal
 from bot.render.telegram_html import MAX_CAPTION, MAX_TEXT, TelegramMessage, telegram_visible_length
-from bot.reply import Reply
+from bot.reply import Lang, Reply
 from bot.service import Service
-from locales import Lang, lang_of, num, t, tokens_per_s
+from locales import lang_of, num, t, tokens_per_s
 
 # The application ``build_application`` makes (its bot is an ExtBot[int]: it has a rate limiter; tests' may not).
 TelegramApp = Application[
