@@ -30,7 +30,7 @@ from core.query.names import same_memory, typed
 from core.query.parse import Match, Query
 from core.recommend import tags_of
 from core.speed.cpu import Cpu, cpus, find_cpu
-from locales import t
+from locales import num, t
 
 GENERIC_SIZES = (8, 12, 16, 24)
 SIZE_KINDS = (
@@ -44,7 +44,7 @@ CPU_RAM_SIZES = (32, 64, 128, 256, 384, 512, 768)  # RAM buttons for a named CPU
 def _cpu_values(cpu: Cpu) -> dict[str, NoteValue]:
     """A named CPU's figures for its note: cores, memory channels and their peak bandwidth."""
     return {"cpu": cpu.name, "cores": str(cpu.cores), "channels": cpu.memory_text,
-            "bandwidth": f"{cpu.bandwidth_gbps:.1f}"}  # fmt: skip
+            "bandwidth": round(cpu.bandwidth_gbps, 1)}  # fmt: skip  (a number: the note writes it the locale's way)
 
 
 BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}
@@ -188,14 +188,16 @@ class Resolver:
 
     def generic_device(self, q: Query, lang: Lang, text: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
         kind = q.device_kind or "gpu"
-        memory = q.device_memory_gib if kind not in ("cpu", "igpu") else q.ram_gb
+        # a CPU's or iGPU's memory is the system RAM, however it was said ("epyc 9654 mit 384 gb")
+        memory = q.device_memory_gib if kind not in ("cpu", "igpu") else (q.ram_gb or q.device_memory_gib)
         board = q.board or ""
         if kind == "sbc" and not memory:  # "raspberry pi 5": the 8 GB board, said so
             memory = SBC_BOARDS.get(board, SBC_BOARDS["pi5"])[1]
         named = (cpus().get(board) or find_cpu(board)) if kind == "cpu" else None
         board = named.id if named is not None else board
         if not memory and named is not None:  # "epyc 9654": its memory channels said, the RAM size asked
-            message = t(lang, "resolve.cpu_ram_missing_named", **_cpu_values(named))
+            figures = {**_cpu_values(named), "bandwidth": num(named.bandwidth_gbps, lang, 1)}
+            message = t(lang, "resolve.cpu_ram_missing_named", **figures)
             sizes = [gb for gb in CPU_RAM_SIZES if gb >= 8 * named.channels or gb == CPU_RAM_SIZES[-1]][:4]
             queries = [f"{text} {gb}gb ram" for gb in sizes]
             return cards.ask_card(lang, message, [f"{gb} GB RAM" for gb in sizes], queries, echo=text)

@@ -93,7 +93,7 @@ CPU = quick(
     r"\b(?:amd\s*)?ryzen\s*(?:threadripper\s*)?(?:pro\s*)?(?:[3579]\s*)?\d{4}(?:x3d|wx|x)?\b"
     r"|\b(?:amd\s*)?(?:threadripper|epyc)(?:\s*pro)?\s*\d{4}\w*"
     r"|\b(?:intel\s*)?(?:core\s*)?i[3579][- ]?\d{4,5}(?:k|kf|ks|f|t)?\b"
-    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w[3579]-?|w|e|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*\+?)?"
+    r"|\b(?:intel\s*)?xeon\b(?:\s*(?:w[3579]-?|w(?=[- ]?\d)|e(?=[- ]?\d)|gold|silver|platinum)[- ]?)?(?:\s*\d{4}\w*\+?)?"
     r"|\b(?:intel\s*)?core\s*ultra\s*[579]\s*2\d{2}kf?\b"  # Arrow Lake desktop: "core ultra 9 285k"
     r"|\b[3579]\d{3}x(?:3d)?\b",  # "7950x", "9950x3d": a desktop Ryzen named by its number alone
     A,

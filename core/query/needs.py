@@ -237,7 +237,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.devices.APU
     3357614569: ("i3", "i5", "i7", "i9", "ryzen", "ultra"),
     # core.query.devices.CPU
-    2280632907: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "ultra", "x"),
+    1701369226: ("epyc", "i3", "i5", "i7", "i9", "ryzen", "threadripper", "ultra", "x"),
     # core.query.devices.BIGGEST
     570823786: ("biggest", "gliche", "gr", "how ", "hugest", "largest", "size"),
     # core.query.devices.DEVICE_ID
@@ -255,5 +255,33 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.specs.SPEC_MEMORY
     3752747175: ("g",),
     # core.query.specs.DISPLAY
-    307444200: ("2k", "4k", "5k", "8k", "@", "at", "auf", "fhd", "in", "mit", "on", "p", "qhd", "uhd", "x", "×"),
+    3463146963: (
+        "1080",
+        "1440",
+        "1600",
+        "2160",
+        "240",
+        "2k",
+        "360",
+        "4320",
+        "480",
+        "4k",
+        "540",
+        "576",
+        "5k",
+        "720",
+        "8k",
+        "900",
+        "@",
+        "at",
+        "auf",
+        "fhd",
+        "in",
+        "mit",
+        "on",
+        "qhd",
+        "uhd",
+        "x",
+        "×",
+    ),
 }

@@ -155,6 +155,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     unknown_gpu = "gpu_text" in fields or (isinstance(g := fields.get("gpu"), Match) and g.unknown)
     if loose is not None and unknown_gpu and "device_memory_gib" not in found:
         found["device_memory_gib"] = loose  # "rtx 3070 with 8 GB": a device the catalog lacks, and its memory
+    elif loose is not None and found.get("device_kind") == "cpu" and "ram_gb" not in found:
+        found["ram_gb"] = loose  # "epyc 9654 mit 384 gb": a CPU's memory is the machine's RAM
     elif loose is not None and "gpu" not in fields and "device_kind" not in found and not fields.get("memory_gib"):
         found.update(device_kind="gpu", device_memory_gib=loose)  # "best model for 24 GB": memory is the device
         if not intent_set:

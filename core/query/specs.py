@@ -40,13 +40,14 @@ SPEC_MEMORY = quick(
 )
 
 
-# display resolutions ("1080p", "1920x1080", "4k gaming", "zocken in 4k"): no GTX 1080 and no 4K context
+# display resolutions ("1080p", "1920x1080", "4k gaming", "zocken in 4k"): no GTX 1080 and no 4K context; "Np" only
+# for the video standards' line counts (a Xeon 6980P is no screen)
 _SCREEN = (
     r"(?:gaming|games?|monitors?|displays?|screens?|videos?|bildschirm\w*|auflösung|resolution|tvs?|fernseher"
     r"|spielen|zocken|texturen|textures?|fps|hz)"
 )
 DISPLAY = quick(
-    r"\b(?:\d{3,4}p(?:\d{2,3})?|(?:6[4-9]\d|[7-9]\d\d|[1-7]\d{3})\s?[x×]\s?(?:[4-9]\d\d|[1-4]\d{3}))\b"  # 640x480 up, no "100x 4090"
+    r"\b(?:(?:240|360|480|540|576|720|900|1080|1440|1600|2160|4320)p(?:\d{2,3})?|(?:6[4-9]\d|[7-9]\d\d|[1-7]\d{3})\s?[x×]\s?(?:[4-9]\d\d|[1-4]\d{3}))\b"  # 640x480 up, no "100x 4090"
     r"|\b(?:[2458]k|uhd|qhd|fhd)(?=\s*(?:@|\d{2,3}\s*(?:hz|fps)\b|(?:in |at |auf )?" + _SCREEN + r"\b))"
     r"|\b" + _SCREEN + r"\s+(?:in|at|auf|mit|on|@)\s+(?:[2458]k|uhd|qhd|fhd)\b",
     A,

@@ -57,7 +57,7 @@ def test_cpu_names_find_their_row(text, cpu_id):
     ("text", "bandwidth"),
     [("llama 3.1 8b on epyc 9654 with 384gb ram", "460.8"), ("qwen3 8b on threadripper 7980x with 128gb ram", "166.4"),
      ("qwen3 8b on xeon 8480 with 256gb ram", "307.2"), ("qwen3 8b on 7950x with 64gb ram", "83.2"),
-     ("qwen3 8b auf einem 7950x mit 64gb ram", "83.2")],
+     ("qwen3 8b auf einem 7950x mit 64gb ram", "83,2")],
 )  # fmt: skip
 def test_a_named_cpu_answers_with_its_platform_bandwidth(text, bandwidth):
     r = ask(text)
