@@ -50,7 +50,6 @@ class RunsRead:
     """What a paste held, run by run: what was read and kept, what was not used and why (locale keys with
     their values), and the notes on what was assumed."""
 
-    paste: Paste
     setup: Setup | None = None
     problem: str | None = None  # runs.<key>: nothing could be used at all
     kept: list[AcceptedRun] = field(default_factory=list)
@@ -64,7 +63,7 @@ class RunsRead:
 def read_runs(answers: Answers, text: str, user: User) -> RunsRead:
     """The paste's runs, identified and checked (pure: nothing is stored here)."""
     paste = read_paste(text)
-    read = RunsRead(paste=paste, language=parse(paste.words, answers.vocab).language if paste.words else None)
+    read = RunsRead(language=parse(paste.words, answers.vocab).language if paste.words else None)
     if paste.problem is not None:
         read.problem = paste.problem
         return read
