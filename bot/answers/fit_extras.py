@@ -19,7 +19,7 @@ def extend_fit(
     if advice is None or s.gpu is None:
         return card
     card = with_tools(card, est, advice, s.model, catalog, lang, text, details)
-    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, q, text)
+    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, q, text, details)
     return with_vision(card, est, advice, s.model, s.gpu, catalog, lang, text)
 
 

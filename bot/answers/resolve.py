@@ -43,8 +43,12 @@ CPU_RAM_SIZES = (32, 64, 128, 256, 384, 512, 768)  # RAM buttons for a named CPU
 
 def _cpu_values(cpu: Cpu) -> dict[str, NoteValue]:
     """A named CPU's figures for its note: cores, memory channels and their peak bandwidth."""
-    return {"cpu": cpu.name, "cores": str(cpu.cores), "channels": cpu.memory_text,
-            "bandwidth": round(cpu.bandwidth_gbps, 1)}  # fmt: skip  (a number: the note writes it the locale's way)
+    return {
+        "cpu": cpu.name,
+        "cores": str(cpu.cores),
+        "channels": cpu.memory_text,
+        "bandwidth": round(cpu.bandwidth_gbps, 1),
+    }  # fmt: skip  (a number: the note writes it the locale's way)
 
 
 BOARD_NAMES = {"pi5": "Raspberry Pi 5", "pi4": "Raspberry Pi 4", "pi3": "Raspberry Pi 3"}

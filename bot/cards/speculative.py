@@ -17,7 +17,7 @@ import re
 import shlex
 from functools import cache
 
-from bot.reply import CodeBlock, Reply, Row, Section
+from bot.reply import Action, CodeBlock, Reply, Row, Section
 from catalog.extra_facts import mtp_facts, spec_measurements
 from catalog.importers.model_configs import ConfigSourceError, stored_config
 from core.analysis import Advice
@@ -121,8 +121,12 @@ def with_speculative(
     lang: Lang,
     q: Query,
     text: str,
+    details: bool = True,
 ) -> Reply:
-    """The draft section of a fit card that asks for speculative decoding."""
+    """The draft section of a fit card that asks for speculative decoding; the first page (not ``details``)
+    keeps what answers the question on a phone: the memory total with the draft, the speeds with and
+    without it, whether it is worth it, and the draft's command; the details page adds the memory parts,
+    the draft's own speed, the sources and the plain command."""
     if not q.speculative or est.verdict is Verdict.NO_FIT:
         return reply
     named = catalog.model(q.draft.id) if q.draft is not None and q.draft.id else None
@@ -172,7 +176,8 @@ def with_speculative(
     )
     k = max(s.draft_tokens for s in speeds)
     code = _commands(advice, model, draft, kind, eagle, k)
-    rows = _memory_rows(est, extra, lang) + rows
+    memory = _memory_rows(est, extra, lang)
+    rows = memory + rows if details else memory[-1:]
     rows.append(Row(label=t(lang, "spec.without"), value=tokens_per_s(target_tps, lang)))
     for s in speeds:
         value = t(
@@ -188,8 +193,9 @@ def with_speculative(
     best = max(s.speedup for s in speeds)
     verdict = "worth_it" if fits and best >= WORTH_IT else "no_room" if not fits else "not_worth_it"
     rows.append(Row(label=t(lang, "spec.worth"), value=t(lang, f"spec.{verdict}", x=num(best, lang, 2))))
-    sources = "; ".join(dict.fromkeys(u for s in speeds for u in s.source.split("; ")))
-    rows.append(Row(label=t(lang, "quality.source"), value=sources))
+    if details:
+        sources = "; ".join(dict.fromkeys(u for s in speeds for u in s.source.split("; ")))
+        rows.append(Row(label=t(lang, "quality.source"), value=sources))
     note = t(lang, "spec.assumption_draft" if kind == "draft" else "spec.assumption_head")
     if kind == "eagle3" and est.engine is not Engine.VLLM:
         note = f"{note}; {t(lang, 'spec.eagle_engine')}"
@@ -198,7 +204,20 @@ def with_speculative(
     assumptions = f"{reply.assumptions}; {note}" if reply.assumptions else note
     section = Section(title=title, rows=tuple(rows))
     return reply.model_copy(
-        update={"sections": (*reply.sections, section), "code": (*code, *reply.code), "assumptions": assumptions}
+        update={
+            "sections": (*reply.sections, section),
+            "code": (*code, *reply.code) if details or not code else tuple(code),
+            "assumptions": assumptions,
+            "actions": _keep_asking(reply.actions, f"with {draft.id} as draft" if draft else f"with {kind}"),
+        }
+    )
+
+
+def _keep_asking(actions: tuple[Action, ...], words: str) -> tuple[Action, ...]:
+    """Every fit button of a speculative card asks with the same draft or head (a details page without it
+    would be another question)."""
+    return tuple(
+        a.model_copy(update={"query": f"{a.query} {words}"}) if a.query.startswith("/fit ") else a for a in actions
     )
 
 

@@ -31,7 +31,7 @@ def section(reply, word: str):
 
 
 def test_draft_question_adds_memory_that_adds_up_and_both_speeds(service):
-    reply = ask(service, "qwen3 32b with a 0.6b draft model on my 4090")
+    reply = ask(service, "qwen3 32b with a 0.6b draft model on my 4090 details")  # the parts: the details page
     spec = section(reply, "Qwen3-0.6B")
     rows = {r.label: r.value for r in spec.rows}
     parts = sum(gib_of(rows[k]) for k in ("Model on GPU", "+ draft weights", "+ draft KV cache", "+ draft buffers"))
@@ -55,7 +55,7 @@ def test_vllm_speculative_config_is_valid_json(service):
 
 
 def test_mtp_question_uses_the_models_own_layer(service):
-    reply = ask(service, "deepseek v3 with mtp on 8x h100")
+    reply = ask(service, "deepseek v3 with mtp on 8x h100 details")  # the sources: the details page
     spec = section(reply, "MTP")
     rows = {r.label: r.value for r in spec.rows}
     x = float(rows["With MTP, prose"].split("(")[1].split("x")[0])
@@ -141,3 +141,15 @@ async def test_a_named_draft_of_another_tokenizer_is_refused_and_said():
     assert "cannot draft for Qwen3-32B" in reply.summary
     assert not any("Llama-3.2-1B" in s.title for s in reply.sections)
     assert not any("draft" in s.title.lower() for s in reply.sections)  # never replaced by another one
+
+
+def test_the_first_page_keeps_what_answers_the_question_and_the_buttons_keep_the_draft(service):
+    first = ask(service, "qwen3 32b with a 0.6b draft model on my 4090")
+    spec = section(first, "Qwen3-0.6B")
+    labels = [r.label for r in spec.rows]
+    assert labels[0] == "= on GPU" and "Worth it?" in labels and "Source" not in labels
+    assert [c.label for c in first.code] == ["llama.cpp + draft"]  # the plain command is one tap away
+    details = next(a for a in first.actions if a.label == "Details")
+    assert "qwen3-0.6b" in details.query
+    page = ask(service, details.query)
+    assert "Source" in {r.label for r in section(page, "Qwen3-0.6B").rows}

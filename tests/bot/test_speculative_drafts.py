@@ -56,8 +56,8 @@ def test_each_named_draft_is_kept(service, target, lang):
             if by_size and draft is not same_size[0]:
                 continue  # one question per size: any model of that size is the one it names
             text = form.format(m=target.name, d=draft.name, s=_size(draft.total_params), g=GPU)
-            reply = asyncio.run(service.answer(text, lang, User()))
-            if reply.kind != "fit":
+            reply = asyncio.run(service.answer(f"{text} details", lang, User()))  # every row: the details page
+            if reply.kind != "fit_details":
                 failures.append((text, reply.kind, reply.title))
                 continue
             named = same_size if by_size else [draft]
