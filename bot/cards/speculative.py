@@ -17,6 +17,7 @@ import re
 import shlex
 from functools import cache
 
+from bot.cards.parts import percent
 from bot.reply import Action, CodeBlock, Reply, Row, Section
 from catalog.extra_facts import mtp_facts, spec_measurements
 from catalog.importers.model_configs import ConfigSourceError, stored_config
@@ -186,7 +187,7 @@ def with_speculative(
             tps=tokens_per_s(s.tokens_per_s, lang),
             x=num(s.speedup, lang, 2),
             k=s.draft_tokens,
-            alpha=f"{s.alpha:.0%}",
+            alpha=percent(s.alpha, lang),
         )
         rows.append(Row(label=t(lang, f"spec.task.{kind}.{s.task}"), value=value))
     fits = est.gpu_bytes + extra.total_bytes <= est.memory.usable_bytes
