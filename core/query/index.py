@@ -395,11 +395,16 @@ def _place(score: float, span: Span, kind: str) -> float:
 
 def _stray_number(toks: list[L.Tok], i: int) -> bool:
     """A small bare number followed by a word like "on" or "auf": the end of one name, never the start of
-    a longer one (it still forms a span of its own)."""
+    a longer one (it still forms a span of its own); or a count before a model number ("3 m2 max")."""
     t = toks[i]
-    return (
-        t.kind == "num" and t.key.isdecimal() and int(t.key) < 100 and i + 1 < len(toks) and toks[i + 1].kind == "skip"
+    if not (t.kind == "num" and t.key.isdecimal() and int(t.key) < 100 and i + 1 < len(toks)):
+        return False
+    after = toks[i + 1]
+    # "on 3 m2 max", "4 jetson orin": a small number no word stands before, then a model number or a word, is a count
+    counted = (i == 0 or toks[i - 1].kind == "skip") and (
+        (after.kind == "num" and not after.key.isdecimal()) or after.kind == "word"
     )
+    return after.kind == "skip" or counted
 
 
 def _order(score: float, width: int, numbered: bool) -> float:
@@ -493,10 +498,22 @@ def _not_a_name(c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameInd
         return False
     if beside_real or not (c.score >= 100.0 or _family_word(c, toks, idx)) or c.span.first in after:
         return True
-    return c.kind == "model" and c.span.first > 0 and toks[c.span.first - 1].key in NOUN_BEFORE
+    if c.kind != "model" or c.span.first == 0 or _numbered_after(c, toks):
+        return False  # "für phi-3 medium": a version or size right after makes it a name
+    return toks[c.span.first - 1].key in NOUN_BEFORE | PURPOSE_BEFORE
 
 
-# words after which an everyday word is the everyday noun ("which seed", "for scout work", "the command")
+def _numbered_after(c: Candidate, toks: list[L.Tok]) -> bool:
+    """A version or size written right after the span ("phi-3", "seed 36b"): the words are a name's."""
+    j = c.span.last + 1
+    return j < len(toks) and toks[j].kind == "num" and toks[j].start - toks[j - 1].end <= 1
+
+
+# words after which an everyday word is what the thing is for, not a model ("good for seed work", "gut für scout")
+PURPOSE_BEFORE = frozenset(["for", "für", "fuer", "zum", "zur"])
+
+
+# words after which an everyday word is the everyday noun ("which seed", "the command")
 NOUN_BEFORE = frozenset(
     [
         "which",

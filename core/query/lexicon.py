@@ -41,7 +41,7 @@ PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
 MOE_SIZE = re.compile(r"\d+x\d+(?:\.\d+)?b", A)  # mixtral 8x7b
 COUNT_PREFIX = re.compile(r"(\d{1,3})[x×](.*)")  # 2x, 2x3090, 8xh200, 100x; "4090x" is a typo of a 4090
 COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
-MEM_TOKEN = re.compile(r"(\d{1,4})(?:gb|gib|g)", A)
+MEM_TOKEN = re.compile(r"(\d{1,4})(?:gbs?|gib|g)", A)  # "32GBs": a plural's -s ("3 M2 Max 32GBs")
 MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
 PLURAL_GPU = re.compile(r"(\d{3,5})(?:s|er|ern)", A)  # 5090s, 3090er
 VENDOR_PREFIX = re.compile(r"(?:rtx|gtx|rx)(\d.*)", A)
@@ -133,7 +133,10 @@ def tokenize(text: str) -> list[Tok]:
         raw, start = m.group(), m.start()
         if start > 0 and text[start - 1] in "'’" and raw.lower() in CONTRACTIONS:
             continue  # the "s" of "what's", the "t" of "can't": no name
-        if raw in ("gb", "gib") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
+        if raw.isdecimal() and text[m.end() : m.end() + 1] == "×" and 1 <= int(raw) <= 999:
+            toks.append(Tok(raw, raw, "count", start, m.end() + 1, int(raw)))  # "2× m5": × is no word character
+            continue
+        if raw in ("gb", "gib", "gbs") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
             last = toks[-1]  # "24 gb": the number before is a GB figure
             toks[-1] = Tok(last.text, last.key, "mem", last.start, m.end(), int(last.key))
             continue
@@ -157,11 +160,24 @@ def tokenize(text: str) -> list[Tok]:
 def _join_titans(toks: list[Tok]) -> None:
     """ "Titan X", "Titan RTX": the word after "titan" is part of one name, not a vendor word."""
     for i in range(len(toks) - 2, -1, -1):
-        if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
+        if toks[i].key != "titan":
+            continue
+        suffix = toks[i + 1].key
+        if suffix[-1:] == "s" and suffix[:-1] in TITAN_SUFFIXES and _counted(toks, i):
+            suffix = suffix[:-1]  # "4 Titan Xps", "2 Titan Vs": a count's plural (alone, "titan vs" is "titan versus")
+        if suffix in TITAN_SUFFIXES:
             gtx = i > 0 and toks[i - 1].key == "gtx"  # "GTX Titan X" is the Maxwell card, "Titan X" the Pascal one
-            key = ("gtx" if gtx else "") + "titan" + toks[i + 1].key
+            key = ("gtx" if gtx else "") + "titan" + suffix
             first = i - 1 if gtx else i
             toks[first : i + 2] = [Tok(key, key, "word", toks[first].start, toks[i + 1].end)]
+
+
+def _counted(toks: list[Tok], i: int) -> bool:
+    """A count stands right before the name at ``i`` ("4 titan", "2x gtx titan", "zwei titan")."""
+    j = i - 1 - (i > 0 and toks[i - 1].key == "gtx")
+    if j < 0:
+        return False
+    return toks[j].kind == "count" or (toks[j].kind == "num" and toks[j].key.isdecimal() and 2 <= int(toks[j].key) <= 64)
 
 
 _PIECES: dict[str, tuple[tuple[str, str, str, int, int, int, bool], ...]] = {}

@@ -78,6 +78,35 @@ def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
     return None
 
 
+def _plurals(toks: list[L.Tok], keys: dict[str, set[int]]) -> list[int]:
+    """Where a plural -s ends the last word of a counted name, a word no name has whose singular a name
+    has: "4 RTX 5000 Adas", "3 A100 PCIes", "2 Jetson Orin Nanos" (the offsets of those -s)."""
+    out = []
+    for i, t in enumerate(toks):
+        if t.kind != "word" or len(t.key) < 4 or t.key[-1] != "s" or t.key in keys or t.key[:-1] not in keys:
+            continue
+        if i + 1 < len(toks) and toks[i + 1].kind in ("word", "num", "mem") and toks[i + 1].start - t.end <= 1:
+            continue  # not the last word of the name
+        j = i - 1
+        while j >= 0 and toks[j].kind in ("word", "num", "mem", "skip") and not _count_token(toks[j]):
+            if toks[j].kind == "skip" and toks[j].key not in L.VENDOR_WORDS:
+                break
+            j -= 1
+        if j >= 0 and _count_token(toks[j]) and t.text == t.key:
+            out.append(t.end - 1)
+    return out
+
+
+def _blank_at(text: str, places: list[int]) -> str:
+    for p in places:
+        text = text[:p] + " " + text[p + 1 :]
+    return text
+
+
+def _count_token(t: L.Tok) -> bool:
+    return t.kind == "count" or (t.kind == "num" and t.key.isdecimal() and 2 <= int(t.key) <= 64)
+
+
 def _count_value(t: L.Tok, kind: str, times: bool = False) -> int | None:
     """The GPU count a token states (a count word, "N x", or a bare 1–64), or None."""
     n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
@@ -109,6 +138,9 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
         low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
     toks = L.tokenize(low)
+    if plural := _plurals(toks, idx.keys):  # "4 RTX 5000 Adas": the -s blanked, offsets kept
+        clean, low, full_low = (_blank_at(x, plural) for x in (clean, low, full_low))
+        toks = L.tokenize(low)
     after_engine, breaks = _gaps(toks, full_low, low)
     chosen = select_names(toks, idx, after_engine, breaks)
     draft = take_draft(chosen, toks, full_low, idx)
@@ -257,7 +289,7 @@ def _name_fields(
     join_split_name(chosen, toks)
     for slot in slots:
         if slot in chosen:
-            extend_name(chosen[slot], toks, used, breaks)
+            extend_name(chosen[slot], toks, used, breaks, idx.keys)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
     loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
     if isinstance(loose, float):

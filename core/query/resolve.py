@@ -140,10 +140,13 @@ def _whole_name(c: Candidate, text: str, toks: list[L.Tok]) -> str:
     return text[toks[c.span.first].start : toks[end].end]
 
 
-def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozenset[int] = frozenset()) -> None:
+def extend_name(
+    c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozenset[int] = frozenset(), known: object = None
+) -> None:
     """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
     "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"; never across a
-    break ("4090? pro")."""
+    break ("4090? pro"). ``known`` (the index's words, when given): a device named by words alone goes on
+    only over words some name has ("jetson" + "orin nano", not "titan xp" + "gut")."""
     i = c.span.last + 1
     while (
         i < len(toks)
@@ -166,6 +169,7 @@ def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozens
             and j not in breaks
             and toks[j].kind in ("word", "num")
             and toks[j].key not in L.FILLER
+            and (known is None or toks[j].key in known)  # type: ignore[operator]
         ):
             tail.append(j)
             j += 1
