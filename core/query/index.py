@@ -179,6 +179,8 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                 idx.primary.setdefault(f"{kind}:{L.compact(name)}", entry.id)
             for name in (entry.id, *entry.names):
                 idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
+                if kind == "model" and "/" in name:  # a repo's name without its owner: "Qwen2.5-7B" of "Qwen/…"
+                    idx.exact.setdefault(f"repo:{L.compact(name.split('/', 1)[1])}", entry.id)
                 idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:

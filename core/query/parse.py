@@ -29,6 +29,7 @@ from core.query.resolve import (
     is_ram,
     join_split_name,
     joined_text,
+    repo_model,
     sized_by_ram,
     to_match,
 )
@@ -159,7 +160,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
     repo = found.get("hf_repo")
-    if isinstance(repo, str) and (known := idx.exact.get(f"model:{L.compact(repo)}")):
+    if isinstance(repo, str) and (known := repo_model(repo, idx)):
         fields["model"] = Match(id=known, text=repo, score=100.0)  # a catalog model's own repo id
     known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
