@@ -481,7 +481,10 @@ def select_names(
     for kind in ("model", "gpu"):
         taken = [chosen.pop(s) for s in slots[kind] if s in chosen]
         real = any(not _everyday(c, toks, idx) for c in taken)
-        kept = [c for c in taken if not _not_a_name(c, real, toks, idx, after_tool)]
+        # "for X" is what a device or the model asked for is for ("is my 4090 good for scout", "welches modell
+        # für seed"); with neither, X is the model the question is about ("what gpu for scout")
+        purpose = any(s in chosen for s in slots["gpu"]) or any(t.key in MODEL_WORDS for t in toks)
+        kept = [c for c in taken if not _not_a_name(c, real, toks, idx, after_tool, purpose)]
         chosen.update(zip(slots[kind], kept, strict=False))
     for kind in ("model", "gpu"):  # slots in the order the names were written
         names = [s for s in slots[kind] if s in chosen]
@@ -493,22 +496,31 @@ def select_names(
 COMPARE_WORDS = frozenset(["vs", "versus", "or", "oder", "gegen", "gegenüber", "and", "und"])
 
 
-def _not_a_name(c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameIndex, after: frozenset[int]) -> bool:
+def _not_a_name(
+    c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameIndex, after: frozenset[int], purpose: bool = False
+) -> bool:
     """An everyday-word span the sentence does not use as a name: beside a real name of its kind, one
-    word from the middle of a longer name ("air", "dev"), or right after an engine's name."""
+    word from the middle of a longer name ("air", "dev"), right after an engine's name, or after a word
+    that makes it a noun ("which seed") or, where ``purpose``, a purpose ("good for scout work")."""
     if not _everyday(c, toks, idx) or _listed_name(c, toks):
         return False
     if beside_real or not (c.score >= 100.0 or _family_word(c, toks, idx)) or c.span.first in after:
         return True
-    if c.kind != "model" or c.span.first == 0 or _numbered_after(c, toks):
-        return False  # "für phi-3 medium": a version or size right after makes it a name
-    return toks[c.span.first - 1].key in NOUN_BEFORE | PURPOSE_BEFORE
+    if c.kind != "model" or c.span.first == 0 or _named_after(c, toks):
+        return False  # "für phi-3 medium", "for command a": a version, size or letter right after makes it a name
+    before = toks[c.span.first - 1].key
+    return before in NOUN_BEFORE or (purpose and before in PURPOSE_BEFORE)
 
 
-def _numbered_after(c: Candidate, toks: list[L.Tok]) -> bool:
-    """A version or size written right after the span ("phi-3", "seed 36b"): the words are a name's."""
+def _named_after(c: Candidate, toks: list[L.Tok]) -> bool:
+    """A version, size or name letter right after the span ("phi-3", "seed 36b", "command r"): a name's words."""
     j = c.span.last + 1
-    return j < len(toks) and toks[j].kind == "num" and toks[j].start - toks[j - 1].end <= 1
+    if j >= len(toks) or toks[j].start - toks[j - 1].end > 1:
+        return False
+    return toks[j].kind == "num" or (len(toks[j].key) == 1 and toks[j].key.isalpha())
+
+
+MODEL_WORDS = frozenset(["model", "models", "modell", "modelle", "llm", "llms"])
 
 
 # words after which an everyday word is what the thing is for, not a model ("good for seed work", "gut für scout")
