@@ -348,7 +348,11 @@ def _after_break(toks: list[L.Tok], seq: list[int], breaks: frozenset[int]) -> s
 
 
 def candidates(
-    toks: list[L.Tok], idx: NameIndex, used: set[int], breaks: frozenset[int] = frozenset()
+    toks: list[L.Tok],
+    idx: NameIndex,
+    used: set[int],
+    breaks: frozenset[int] = frozenset(),
+    glued: frozenset[int] = frozenset(),
 ) -> Iterator[Candidate]:
     """Yields one candidate per span and kind, best first (``_place``).
 
@@ -369,6 +373,8 @@ def candidates(
         for a in range(len(run)):
             if a + 1 < len(run) and _stray_number(toks, run[a]):
                 continue  # "phi-4 on a mac mini m4 pro": the 4 is the model's, not the Mac's
+            if run[a] in glued:
+                continue  # "MiniMax-M2 RTX PRO 4000": a hyphen joins "m2" to the name before it
             for b in range(a, min(len(run), a + MAX_SPAN)):
                 top = _order(100.0, run[b] - run[a], True in numbered[a : b + 1])
                 queue.append((top, run[a], len(queue), -1, run[a : b + 1]))
@@ -455,7 +461,11 @@ def span_score(span: Span, alias: Alias) -> float:
 
 
 def select_names(
-    toks: list[L.Tok], idx: NameIndex, after_tool: frozenset[int] = frozenset(), breaks: frozenset[int] = frozenset()
+    toks: list[L.Tok],
+    idx: NameIndex,
+    after_tool: frozenset[int] = frozenset(),
+    breaks: frozenset[int] = frozenset(),
+    glued: frozenset[int] = frozenset(),
 ) -> dict[str, Candidate]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device).
 
@@ -467,7 +477,7 @@ def select_names(
     chosen: dict[str, Candidate] = {}
     used: set[int] = set()
     slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
-    for c in candidates(toks, idx, used, breaks):
+    for c in candidates(toks, idx, used, breaks, glued):
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
             continue
@@ -528,35 +538,9 @@ PURPOSE_BEFORE = frozenset(["for", "für", "fuer", "zum", "zur"])
 
 
 # words after which an everyday word is the everyday noun ("which seed", "the command")
-NOUN_BEFORE = frozenset(
-    [
-        "which",
-        "what",
-        "the",
-        "a",
-        "an",
-        "my",
-        "your",
-        "this",
-        "that",
-        "some",
-        "any",
-        "welche",
-        "welcher",
-        "welches",
-        "welchen",
-        "der",
-        "die",
-        "das",
-        "den",
-        "dem",
-        "ein",
-        "eine",
-        "einen",
-        "mein",
-        "meine",
-    ]
-)
+NOUN_BEFORE = frozenset(["which", "what", "the", "a", "an", "my", "your", "this", "that", "some", "any", "welche",
+                         "welcher", "welches", "welchen", "der", "die", "das", "den", "dem", "ein", "eine", "einen",
+                         "mein", "meine"])  # fmt: skip
 
 
 def _listed_name(c: Candidate, toks: list[L.Tok]) -> bool:
@@ -578,6 +562,8 @@ def _everyday(c: Candidate, toks: list[L.Tok], idx: NameIndex) -> bool:
     words no name has ("by" in "step by step"); a number, or any word only a name has, makes it a name."""
     if c.kind == "not":
         return False
+    if c.kind == "gpu" and c.span.first > 0 and toks[c.span.first - 1].key in L.VENDOR_WORDS:
+        return False  # "Radeon VII", "RTX Spark": a vendor's word before it makes it a name
     named = [t for t in toks[c.span.first : c.span.last + 1] if t.kind in ("word", "num", "mem")]
     return any(t.key in ORDINARY_WORDS for t in named) and all(
         t.kind == "word" and (t.key in ORDINARY_WORDS or t.key not in idx.keys) for t in named

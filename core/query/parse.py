@@ -81,15 +81,20 @@ def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
 
 def _plurals(toks: list[L.Tok], keys: dict[str, set[int]]) -> list[int]:
     """Where a plural -s ends the last word of a counted name, a word no name has whose singular a name
-    has: "4 RTX 5000 Adas", "3 A100 PCIes", "2 Jetson Orin Nanos" (the offsets of those -s)."""
+    has: "4 RTX 5000 Adas", "3 A100 PCIes", "3 Ascend 910Cs" (the offsets of those -s; "8845HS" keeps its own)."""
     out = []
     for i, t in enumerate(toks):
-        if t.kind != "word" or len(t.key) < 4 or t.key[-1] != "s" or t.key in keys or t.key[:-1] not in keys:
+        if t.kind != "word" or len(t.key) < 2 or t.key[-1] != "s" or t.key in keys:
             continue
+        glued = i > 0 and toks[i - 1].kind == "num" and toks[i - 1].end == t.start
+        if t.key[:-1] not in keys and not (glued and toks[i - 1].key + t.key[:-1] in keys):
+            continue  # "910Bs": "910b" is the name's
+        if len(t.key) < 4 and not glued:
+            continue  # a short one only glued to a model number ("910Cs"), never "vs" or "its"
         if i + 1 < len(toks) and toks[i + 1].kind in ("word", "num", "mem") and toks[i + 1].start - t.end <= 1:
             continue  # not the last word of the name
         j = i - 1
-        while j >= 0 and toks[j].kind in ("word", "num", "mem", "skip") and not _count_token(toks[j]):
+        while j >= 0 and toks[j].kind in ("word", "num", "mem", "skip", "post") and not _count_token(toks[j]):
             if toks[j].kind == "skip" and toks[j].key not in L.VENDOR_WORDS:
                 break
             j -= 1
@@ -143,7 +148,12 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         clean, low, full_low = (_blank_at(x, plural) for x in (clean, low, full_low))
         toks = L.tokenize(low)
     after_engine, breaks = _gaps(toks, full_low, low)
-    chosen = select_names(toks, idx, after_engine, breaks)
+    glued = frozenset(
+        i
+        for i in range(1, len(toks))
+        if toks[i - 1].kind in ("word", "num") and full_low[toks[i - 1].end : toks[i].start] == "-"
+    )  # "phi-3.5-mini-instruct m5 pro": a name starts at no token a hyphen joins to a name token before it
+    chosen = select_names(toks, idx, after_engine, breaks, glued)
     draft = take_draft(chosen, toks, full_low, idx)
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
