@@ -313,28 +313,11 @@ def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterato
 
 
 # words no name holds, that end one ("vl for qwen3 8b" is "vl", then "qwen3 8b")
-NAME_BREAKS = frozenset(
-    [
-        "for",
-        "für",
-        "fuer",
-        "on",
-        "auf",
-        "with",
-        "mit",
-        "in",
-        "im",
-        "at",
-        "bei",
-        "to",
-        "zu",
-        "from",
-        "using",
-        "as",
-        "als",
-        "than",
-    ]
-)
+NAME_BREAKS = frozenset(["for", "für", "fuer", "on", "auf", "with", "mit", "in", "im", "at", "bei", "to", "zu", "from",
+                         "using", "as", "als", "than",
+                         # and the verbs between a device and a model: "can my 4090 D run deepseek r1"
+                         "run", "runs", "running", "fit", "fits", "handle", "handles", "load", "läuft", "laufen",
+                         "passt", "schafft"])  # fmt: skip
 
 
 def _after_break(toks: list[L.Tok], seq: list[int], breaks: frozenset[int]) -> set[int]:
