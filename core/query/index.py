@@ -263,8 +263,8 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, s
         if hits:
             rel[i] = hits
     for a, b in pairwise(seq):
-        if toks[a].kind == toks[b].kind == "word":
-            joined = _fuzzy_hits(toks[a].key + toks[b].key, idx, 85)
+        if toks[a].kind == toks[b].kind == "word" and toks[a].key not in L.FILLER and toks[b].key not in L.FILLER:
+            joined = _fuzzy_hits(toks[a].key + toks[b].key, idx, 85)  # "vs" + "jetson" is no "jetson"
             if joined:
                 rel[a] = rel.get(a, set()) | joined
                 rel[b] = rel.get(b, set()) | joined
