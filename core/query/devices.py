@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from core.query.lexicon import Found, blank, number
+from core.query.amounts import number
+from core.query.lexicon import Found, blank
 from core.query.literals import Quick, quick
 
 A = re.ASCII

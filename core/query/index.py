@@ -179,6 +179,8 @@ def build_index(vocab: Vocabulary) -> NameIndex:
                 idx.primary.setdefault(f"{kind}:{L.compact(name)}", entry.id)
             for name in (entry.id, *entry.names):
                 idx.exact.setdefault(f"{kind}:{L.compact(name)}", entry.id)
+                if kind == "model" and "/" in name:  # a repo's name without its owner: "Qwen2.5-7B" of "Qwen/…"
+                    idx.exact.setdefault(f"repo:{L.compact(name.split('/', 1)[1])}", entry.id)
                 idx.spelled.setdefault(kind, []).append((L.compact(name), entry.id))
                 alias = _make_alias(entry, kind, name)
                 if alias.words or alias.nums:
@@ -261,8 +263,8 @@ def _relevance(toks: list[L.Tok], seq: list[int], idx: NameIndex) -> dict[int, s
         if hits:
             rel[i] = hits
     for a, b in pairwise(seq):
-        if toks[a].kind == toks[b].kind == "word":
-            joined = _fuzzy_hits(toks[a].key + toks[b].key, idx, 85)
+        if toks[a].kind == toks[b].kind == "word" and toks[a].key not in L.FILLER and toks[b].key not in L.FILLER:
+            joined = _fuzzy_hits(toks[a].key + toks[b].key, idx, 85)  # "vs" + "jetson" is no "jetson"
             if joined:
                 rel[a] = rel.get(a, set()) | joined
                 rel[b] = rel.get(b, set()) | joined
@@ -311,28 +313,11 @@ def _runs(seq: list[int], rel: dict[int, set[int]], joined: set[int]) -> Iterato
 
 
 # words no name holds, that end one ("vl for qwen3 8b" is "vl", then "qwen3 8b")
-NAME_BREAKS = frozenset(
-    [
-        "for",
-        "für",
-        "fuer",
-        "on",
-        "auf",
-        "with",
-        "mit",
-        "in",
-        "im",
-        "at",
-        "bei",
-        "to",
-        "zu",
-        "from",
-        "using",
-        "as",
-        "als",
-        "than",
-    ]
-)
+NAME_BREAKS = frozenset(["for", "für", "fuer", "on", "auf", "with", "mit", "in", "im", "at", "bei", "to", "zu", "from",
+                         "using", "as", "als", "than",
+                         # and the verbs between a device and a model: "can my 4090 D run deepseek r1"
+                         "run", "runs", "running", "fit", "fits", "handle", "handles", "load", "läuft", "laufen",
+                         "passt", "schafft"])  # fmt: skip
 
 
 def _after_break(toks: list[L.Tok], seq: list[int], breaks: frozenset[int]) -> set[int]:
@@ -346,7 +331,11 @@ def _after_break(toks: list[L.Tok], seq: list[int], breaks: frozenset[int]) -> s
 
 
 def candidates(
-    toks: list[L.Tok], idx: NameIndex, used: set[int], breaks: frozenset[int] = frozenset()
+    toks: list[L.Tok],
+    idx: NameIndex,
+    used: set[int],
+    breaks: frozenset[int] = frozenset(),
+    glued: frozenset[int] = frozenset(),
 ) -> Iterator[Candidate]:
     """Yields one candidate per span and kind, best first (``_place``).
 
@@ -367,6 +356,8 @@ def candidates(
         for a in range(len(run)):
             if a + 1 < len(run) and _stray_number(toks, run[a]):
                 continue  # "phi-4 on a mac mini m4 pro": the 4 is the model's, not the Mac's
+            if run[a] in glued:
+                continue  # "MiniMax-M2 RTX PRO 4000": a hyphen joins "m2" to the name before it
             for b in range(a, min(len(run), a + MAX_SPAN)):
                 top = _order(100.0, run[b] - run[a], True in numbered[a : b + 1])
                 queue.append((top, run[a], len(queue), -1, run[a : b + 1]))
@@ -395,11 +386,16 @@ def _place(score: float, span: Span, kind: str) -> float:
 
 def _stray_number(toks: list[L.Tok], i: int) -> bool:
     """A small bare number followed by a word like "on" or "auf": the end of one name, never the start of
-    a longer one (it still forms a span of its own)."""
+    a longer one (it still forms a span of its own); or a count before a model number ("3 m2 max")."""
     t = toks[i]
-    return (
-        t.kind == "num" and t.key.isdecimal() and int(t.key) < 100 and i + 1 < len(toks) and toks[i + 1].kind == "skip"
+    if not (t.kind == "num" and t.key.isdecimal() and int(t.key) < 100 and i + 1 < len(toks)):
+        return False
+    after = toks[i + 1]
+    # "on 3 m2 max", "4 jetson orin": a small number no word stands before, then a model number or a word, is a count
+    counted = (i == 0 or toks[i - 1].kind == "skip") and (
+        (after.kind == "num" and not after.key.isdecimal()) or after.kind == "word"
     )
+    return after.kind == "skip" or counted
 
 
 def _order(score: float, width: int, numbered: bool) -> float:
@@ -448,7 +444,11 @@ def span_score(span: Span, alias: Alias) -> float:
 
 
 def select_names(
-    toks: list[L.Tok], idx: NameIndex, after_tool: frozenset[int] = frozenset(), breaks: frozenset[int] = frozenset()
+    toks: list[L.Tok],
+    idx: NameIndex,
+    after_tool: frozenset[int] = frozenset(),
+    breaks: frozenset[int] = frozenset(),
+    glued: frozenset[int] = frozenset(),
 ) -> dict[str, Candidate]:
     """Takes the best non-overlapping spans: model, model2, gpu, gpu2 and not (a non-device).
 
@@ -460,7 +460,7 @@ def select_names(
     chosen: dict[str, Candidate] = {}
     used: set[int] = set()
     slots = {"model": ("model", "model2", "model3", "model4"), "gpu": ("gpu", "gpu2", "gpu3", "gpu4"), "not": ("not",)}
-    for c in candidates(toks, idx, used, breaks):
+    for c in candidates(toks, idx, used, breaks, glued):
         span_pos = set(range(c.span.first, c.span.last + 1))
         if span_pos & used:
             continue
@@ -474,7 +474,10 @@ def select_names(
     for kind in ("model", "gpu"):
         taken = [chosen.pop(s) for s in slots[kind] if s in chosen]
         real = any(not _everyday(c, toks, idx) for c in taken)
-        kept = [c for c in taken if not _not_a_name(c, real, toks, idx, after_tool)]
+        # "for X" is what a device or the model asked for is for ("is my 4090 good for scout", "welches modell
+        # für seed"); with neither, X is the model the question is about ("what gpu for scout")
+        purpose = any(s in chosen for s in slots["gpu"]) or any(t.key in MODEL_WORDS for t in toks)
+        kept = [c for c in taken if not _not_a_name(c, real, toks, idx, after_tool, purpose)]
         chosen.update(zip(slots[kind], kept, strict=False))
     for kind in ("model", "gpu"):  # slots in the order the names were written
         names = [s for s in slots[kind] if s in chosen]
@@ -486,46 +489,41 @@ def select_names(
 COMPARE_WORDS = frozenset(["vs", "versus", "or", "oder", "gegen", "gegenüber", "and", "und"])
 
 
-def _not_a_name(c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameIndex, after: frozenset[int]) -> bool:
+def _not_a_name(
+    c: Candidate, beside_real: bool, toks: list[L.Tok], idx: NameIndex, after: frozenset[int], purpose: bool = False
+) -> bool:
     """An everyday-word span the sentence does not use as a name: beside a real name of its kind, one
-    word from the middle of a longer name ("air", "dev"), or right after an engine's name."""
+    word from the middle of a longer name ("air", "dev"), right after an engine's name, or after a word
+    that makes it a noun ("which seed") or, where ``purpose``, a purpose ("good for scout work")."""
     if not _everyday(c, toks, idx) or _listed_name(c, toks):
         return False
     if beside_real or not (c.score >= 100.0 or _family_word(c, toks, idx)) or c.span.first in after:
         return True
-    return c.kind == "model" and c.span.first > 0 and toks[c.span.first - 1].key in NOUN_BEFORE
+    if c.kind != "model" or c.span.first == 0 or _named_after(c, toks):
+        return False  # "für phi-3 medium", "for command a": a version, size or letter right after makes it a name
+    before = toks[c.span.first - 1].key
+    return before in NOUN_BEFORE or (purpose and before in PURPOSE_BEFORE)
 
 
-# words after which an everyday word is the everyday noun ("which seed", "for scout work", "the command")
-NOUN_BEFORE = frozenset(
-    [
-        "which",
-        "what",
-        "the",
-        "a",
-        "an",
-        "my",
-        "your",
-        "this",
-        "that",
-        "some",
-        "any",
-        "welche",
-        "welcher",
-        "welches",
-        "welchen",
-        "der",
-        "die",
-        "das",
-        "den",
-        "dem",
-        "ein",
-        "eine",
-        "einen",
-        "mein",
-        "meine",
-    ]
-)
+def _named_after(c: Candidate, toks: list[L.Tok]) -> bool:
+    """A version, size or name letter right after the span ("phi-3", "seed 36b", "command r"): a name's words."""
+    j = c.span.last + 1
+    if j >= len(toks) or toks[j].start - toks[j - 1].end > 1:
+        return False
+    return toks[j].kind == "num" or (len(toks[j].key) == 1 and toks[j].key.isalpha())
+
+
+MODEL_WORDS = frozenset(["model", "models", "modell", "modelle", "llm", "llms"])
+
+
+# words after which an everyday word is what the thing is for, not a model ("good for seed work", "gut für scout")
+PURPOSE_BEFORE = frozenset(["for", "für", "fuer", "zum", "zur"])
+
+
+# words after which an everyday word is the everyday noun ("which seed", "the command")
+NOUN_BEFORE = frozenset(["which", "what", "the", "a", "an", "my", "your", "this", "that", "some", "any", "welche",
+                         "welcher", "welches", "welchen", "der", "die", "das", "den", "dem", "ein", "eine", "einen",
+                         "mein", "meine"])  # fmt: skip
 
 
 def _listed_name(c: Candidate, toks: list[L.Tok]) -> bool:
@@ -547,6 +545,8 @@ def _everyday(c: Candidate, toks: list[L.Tok], idx: NameIndex) -> bool:
     words no name has ("by" in "step by step"); a number, or any word only a name has, makes it a name."""
     if c.kind == "not":
         return False
+    if c.kind == "gpu" and c.span.first > 0 and toks[c.span.first - 1].key in L.VENDOR_WORDS:
+        return False  # "Radeon VII", "RTX Spark": a vendor's word before it makes it a name
     named = [t for t in toks[c.span.first : c.span.last + 1] if t.kind in ("word", "num", "mem")]
     return any(t.key in ORDINARY_WORDS for t in named) and all(
         t.kind == "word" and (t.key in ORDINARY_WORDS or t.key not in idx.keys) for t in named

@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from rapidfuzz.distance import OSA
+
 from core.models import Engine, KvCacheType
+from core.query.amounts import prompt_length, ram_size, token_count, user_count
 from core.query.literals import Quick, quick
 
 A = re.ASCII
@@ -38,10 +41,11 @@ NAME_SPLIT = re.compile(r"[^\W_]+(?:(?<=\d)(?:\.\d+)+[^\W_]*)?")
 # h100, m3, r1, a3b, mi300x, l40s, k2, v3.1, e4b: letters+digits that are one identifier
 SHORT_ID = re.compile(r"[a-z]{1,2}\d+(?:\.\d+)?[a-z]?(?:\d+b)?", A)
 PIECES = re.compile(r"\d+(?:\.\d+)?[bm](?![a-z])|\d+(?:\.\d+)?|[^\W\d_]+")
+EXPERTS = re.compile(r"\d{1,3}e", A)  # "Llama 4 Scout 17B-16E"
 MOE_SIZE = re.compile(r"\d+x\d+(?:\.\d+)?b", A)  # mixtral 8x7b
 COUNT_PREFIX = re.compile(r"(\d{1,3})[x×](.*)")  # 2x, 2x3090, 8xh200, 100x; "4090x" is a typo of a 4090
 COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
-MEM_TOKEN = re.compile(r"(\d{1,4})(?:gb|gib|g)", A)
+MEM_TOKEN = re.compile(r"(\d{1,4})(?:gbs?|gib|g)", A)  # "32GBs": a plural's -s ("3 M2 Max 32GBs")
 MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
 PLURAL_GPU = re.compile(r"(\d{3,5})(?:s|er|ern)", A)  # 5090s, 3090er
 VENDOR_PREFIX = re.compile(r"(?:rtx|gtx|rx)(\d.*)", A)
@@ -133,7 +137,10 @@ def tokenize(text: str) -> list[Tok]:
         raw, start = m.group(), m.start()
         if start > 0 and text[start - 1] in "'’" and raw.lower() in CONTRACTIONS:
             continue  # the "s" of "what's", the "t" of "can't": no name
-        if raw in ("gb", "gib") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
+        if raw.isdecimal() and text[m.end() : m.end() + 1] == "×" and 1 <= int(raw) <= 999:
+            toks.append(Tok(raw, raw, "count", start, m.end() + 1, int(raw)))  # "2× m5": × is no word character
+            continue
+        if raw in ("gb", "gib", "gbs") and toks and toks[-1].kind == "num" and toks[-1].key.isdecimal():
             last = toks[-1]  # "24 gb": the number before is a GB figure
             toks[-1] = Tok(last.text, last.key, "mem", last.start, m.end(), int(last.key))
             continue
@@ -157,11 +164,26 @@ def tokenize(text: str) -> list[Tok]:
 def _join_titans(toks: list[Tok]) -> None:
     """ "Titan X", "Titan RTX": the word after "titan" is part of one name, not a vendor word."""
     for i in range(len(toks) - 2, -1, -1):
-        if toks[i].key == "titan" and toks[i + 1].key in TITAN_SUFFIXES:
+        if toks[i].key != "titan":
+            continue
+        suffix = toks[i + 1].key
+        if suffix[-1:] == "s" and suffix[:-1] in TITAN_SUFFIXES and _counted(toks, i):
+            suffix = suffix[:-1]  # "4 Titan Xps", "2 Titan Vs": a count's plural (alone, "titan vs" is "titan versus")
+        if suffix in TITAN_SUFFIXES:
             gtx = i > 0 and toks[i - 1].key == "gtx"  # "GTX Titan X" is the Maxwell card, "Titan X" the Pascal one
-            key = ("gtx" if gtx else "") + "titan" + toks[i + 1].key
+            key = ("gtx" if gtx else "") + "titan" + suffix
             first = i - 1 if gtx else i
             toks[first : i + 2] = [Tok(key, key, "word", toks[first].start, toks[i + 1].end)]
+
+
+def _counted(toks: list[Tok], i: int) -> bool:
+    """A count stands right before the name at ``i`` ("4 titan", "2x gtx titan", "zwei titan")."""
+    j = i - 1 - (i > 0 and toks[i - 1].key == "gtx")
+    if j < 0:
+        return False
+    return toks[j].kind == "count" or (
+        toks[j].kind == "num" and toks[j].key.isdecimal() and 2 <= int(toks[j].key) <= 64
+    )
 
 
 _PIECES: dict[str, tuple[tuple[str, str, str, int, int, int, bool], ...]] = {}
@@ -198,7 +220,8 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
     elif raw in COUNT_WORDS:
         toks.append(Tok(raw, raw, "count", s, e, COUNT_WORDS[raw]))
     elif raw.isalpha():  # letters only: one word, as the patterns below (each needs a digit or an "x") would find
-        toks.append(Tok(raw, SAME_WORD.get(raw, raw), _word_kind(raw), s, e))
+        key = SAME_WORD.get(raw) or _noise_typo(raw) or raw
+        toks.append(Tok(raw, key, _word_kind(key), s, e))
     elif raw.isdecimal():  # digits only: one number
         toks.append(Tok(raw, raw, "num", s, e))
     elif m := COUNT_SUFFIX.fullmatch(raw):
@@ -222,12 +245,24 @@ def _add_raw(raw: str, s: int, e: int, toks: list[Tok]) -> None:
         toks.append(Tok(raw, raw.replace(".", ""), "num", s, e))
     elif raw.endswith("s") and SHORT_ID.fullmatch(raw[:-1]):  # "h100s", "a100s": a plural is a count's noun
         toks.append(Tok(raw, raw[:-1].replace(".", ""), "num", s, e))
+    elif EXPERTS.fullmatch(raw):  # "17b-16e": the experts of a MoE, one piece of its name (no "e" word)
+        toks.append(Tok(raw, raw, "num", s, e))
     else:
         for p in PIECES.finditer(raw):
             piece = p.group()
             kind = "num" if piece[0].isdecimal() else _word_kind(piece)
             key = SAME_WORD.get(piece, piece.replace(".", ""))
             toks.append(Tok(piece, key, kind, s + p.start(), s + p.end()))
+
+
+_LONG_NOISE = tuple(sorted(w for w in NOISE_WORDS if len(w) >= 6))
+
+
+def _noise_typo(word: str) -> str | None:
+    """The noise word of six letters or more this word is one typo of ("intsruct", "insturct"), else None."""
+    if len(word) < 6 or word in NOISE_WORDS:
+        return None
+    return next((n for n in _LONG_NOISE if abs(len(n) - len(word)) <= 1 and OSA.distance(word, n) <= 1), None)
 
 
 def _word_kind(word: str) -> str:
@@ -262,47 +297,6 @@ _CTX = r"(?:ctx|context|kontext)"
 _BIG = r"(?P<num>\d{1,13}(?:[.,]\d{1,3})?)"  # after a context keyword: out-of-range values are named, not dropped
 
 
-_THOUSANDS = re.compile(r"\d+(?:([.,])\d{3})(?:\1\d{3})*")  # "16.000", "1,048,576": one separator kind
-_TOKENS_SAID = re.compile(r"tok|ctx|context|kontext")
-
-
-def number(s: str) -> float:
-    """Reads "16,000", "16.000", "1.5" or "1,5"."""
-    if _THOUSANDS.fullmatch(s):
-        return float(re.sub(r"[.,]", "", s))
-    return float(s.replace(",", "."))
-
-
-def token_count(m: re.Match[str], keyword: bool = True) -> int | None:
-    """Tokens of "32k" (k = 1024), "1m", "16000"; "ctx 32" after a keyword means 32k."""
-    value, suffix = number(m["num"]), m.groupdict().get("suf") or ""
-    if suffix == "m" and not keyword and value > 10 and not _TOKENS_SAID.search(m.group(0)):
-        return None  # "gemma 3 270m" is a model size; "1m" alone is a context
-    if suffix == "m":
-        value *= 1 << 20
-    elif suffix == "k" or (keyword and value < 256):
-        value *= 1024
-    # an absurd size that was clearly asked for ("40m context") is kept, so the answer can say it is out of range
-    # with a keyword, any size: the answer names the limit ("context 123456789" is not dropped)
-    return int(value) if 512 <= value <= (10**13 if keyword else 1 << 30) else None
-
-
-def _prompt(m: re.Match[str]) -> int | None:
-    n = int(number(m["num"]) * (1024 if m["suf"] else 1))
-    return n if 1 <= n <= 1 << 24 else None
-
-
-def _ram(m: re.Match[str]) -> float | None:
-    gb = number(m["num"]) * (1000 if m["unit"] == "tb" else 1)
-    if not m["unit"] and gb < 4:
-        return None  # "DDR5 4800" or "ram 2" is not a RAM size
-    return gb if 1 <= gb <= (10**7 if m["unit"] else 2048) else None  # "ram 99999gb": the answer names the limit
-
-
-def _users(m: re.Match[str]) -> int | None:
-    return int(m["num"]) if int(m["num"]) >= 1 else None  # any count: the answer names the limit
-
-
 def _kv(m: re.Match[str]) -> KvCacheType:
     return KvCacheType(KV_TYPES[m["kv"]])
 
@@ -316,22 +310,24 @@ READERS: tuple[tuple[Quick, str, Reader], ...] = (
      "kv_cache", _kv),
     (quick(r"\b" + _KV + r"[ -]?(?:kv[ -]?cache|kv|k/v)\b", A), "kv_cache", _kv),
     (quick(r"\bprompts?\s*(?:of|von|mit|with|=|:)?\s*" + _NUM + r"\s*(?P<suf>k?)\b(?:\s*tokens?)?", A),
-     "prompt_tokens", _prompt),
+     "prompt_tokens", prompt_length),
     (quick(r"\b" + _NUM + r"\s*(?P<suf>k?)[ -]?(?:tokens?|tok)?[ -]?(?:prompt|eingabe)s?\b", A),
-     "prompt_tokens", _prompt),
-    (quick(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", _users),
+     "prompt_tokens", prompt_length),
+    (quick(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", user_count),
     (quick(r"\b(?P<num>\d{1,9})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
-     "users", _users),
+     "users", user_count),
     (quick(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
-                r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", _ram),
+                r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", ram_size),
     (quick(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"
-                r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", _ram),
+                r"(?:" + _RAM + r"|system\s*memory)\b", A), "ram_gb", ram_size),
     (quick(r"\b" + _CTX + r"(?:[ -]?(?:window|length|länge|size|fenster))?\s*(?:of|von|mit|with|=|:)?\s*"
                 + _BIG + r"\s*(?P<suf>k|m)?\b(?:\s*tokens?)?", A), "context", token_count),
-    (quick(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)(?:\s*(?:tokens?|" + _CTX + r")\b)?", A),
+    # a context said as one ("8k kontext", "8192 context") before one that may be a name's ("Phi-3-mini-128k")
+    (quick(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)\s*(?:tokens?|" + _CTX + r")\b", A),
      "context", lambda m: token_count(m, keyword=False)),
     (quick(r"(?<!\d[.,])\b(?P<num>\d{1,3}(?:[.,]\d{3})+|\d{3,13})\s*(?:tokens?|" + _CTX + r")\b", A),
      "context", token_count),
+    (quick(r"\b" + _NUM + r"\s*(?P<suf>k\b|m\b)", A), "context", lambda m: token_count(m, keyword=False)),
 )  # fmt: skip
 QUANT_GGUF = quick(r"\b((?:ud[-_])?[it]?q[1-8](?:[_-]?(?:k|0|1|xxs|xs|s|m|l|xl|nl))*(?:[_-][48][_-][48])?)\b", A)
 # anything else shaped like a GGUF quant name ("q7_k_z", "iq3_kt"): named as unknown, never dropped

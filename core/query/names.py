@@ -108,6 +108,8 @@ def typed(text: str) -> Typed:
                 size = float(m.group(1)) * float(m.group(2))
             elif m := ACTIVE.fullmatch(key):
                 active = float(m.group(1))
+            elif L.EXPERTS.fullmatch(key):
+                continue  # "16e": how many experts, said beside the size; the family words tell such models apart
             elif (m := MODEL_SIZE.fullmatch(key)) and not APPLE_CHIP.fullmatch(key):
                 value = float(m.group(1)) / (1000.0 if m.group(2) == "m" else 1.0)
                 if size is None:
@@ -144,6 +146,9 @@ def _typo(a: str, b: str) -> bool:
     """One letter wrong, missing, extra or swapped in a word of four or more: "olmo" is no typo of
     "olmocr", and "codestral" (three edits) is not "devstral", a different model of the same maker."""
     return len(a) >= 4 and abs(len(a) - len(b)) <= 1 and fuzz.ratio(a, b) >= 80 and OSA.distance(a, b) <= 1
+
+
+one_typo = _typo
 
 
 def name_token(t: L.Tok, kind: str) -> bool:

@@ -46,9 +46,11 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.lexicon.READERS[9]
     523756586: ("context", "ctx", "kontext"),
     # core.query.lexicon.READERS[10]
-    2611511517: ("k", "m"),
+    3400962327: ("context", "ctx", "kontext", "token"),
     # core.query.lexicon.READERS[11]
     1040712296: ("context", "ctx", "kontext", "token"),
+    # core.query.lexicon.READERS[12]
+    3630111929: ("k", "m"),
     # core.query.lexicon.QUANT_GGUF
     2650599883: ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"),
     # core.query.lexicon.QUANT_SHAPED

@@ -29,6 +29,7 @@ from core.query.resolve import (
     is_ram,
     join_split_name,
     joined_text,
+    repo_model,
     sized_by_ram,
     to_match,
 )
@@ -78,6 +79,40 @@ def _count_near(toks: list[L.Tok], c: Candidate, used: set[int]) -> int | None:
     return None
 
 
+def _plurals(toks: list[L.Tok], keys: dict[str, set[int]]) -> list[int]:
+    """Where a plural -s ends the last word of a counted name, a word no name has whose singular a name
+    has: "4 RTX 5000 Adas", "3 A100 PCIes", "3 Ascend 910Cs" (the offsets of those -s; "8845HS" keeps its own)."""
+    out = []
+    for i, t in enumerate(toks):
+        if t.kind != "word" or len(t.key) < 2 or t.key[-1] != "s" or t.key in keys:
+            continue
+        glued = i > 0 and toks[i - 1].kind == "num" and toks[i - 1].end == t.start
+        if t.key[:-1] not in keys and not (glued and toks[i - 1].key + t.key[:-1] in keys):
+            continue  # "910Bs": "910b" is the name's
+        if len(t.key) < 4 and not glued:
+            continue  # a short one only glued to a model number ("910Cs"), never "vs" or "its"
+        if i + 1 < len(toks) and toks[i + 1].kind in ("word", "num", "mem") and toks[i + 1].start - t.end <= 1:
+            continue  # not the last word of the name
+        j = i - 1
+        while j >= 0 and toks[j].kind in ("word", "num", "mem", "skip", "post") and not _count_token(toks[j]):
+            if toks[j].kind == "skip" and toks[j].key not in L.VENDOR_WORDS:
+                break
+            j -= 1
+        if j >= 0 and _count_token(toks[j]) and t.text == t.key:
+            out.append(t.end - 1)
+    return out
+
+
+def _blank_at(text: str, places: list[int]) -> str:
+    for p in places:
+        text = text[:p] + " " + text[p + 1 :]
+    return text
+
+
+def _count_token(t: L.Tok) -> bool:
+    return t.kind == "count" or (t.kind == "num" and t.key.isdecimal() and 2 <= int(t.key) <= 64)
+
+
 def _count_value(t: L.Tok, kind: str, times: bool = False) -> int | None:
     """The GPU count a token states (a count word, "N x", or a bare 1–64), or None."""
     n = t.value if t.kind == kind else int(t.key) if t.kind == "num" and t.key.isdecimal() else 0
@@ -109,8 +144,16 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
         low = low[: fm.start()] + L.blank(fm) + low[fm.end() :]
     toks = L.tokenize(low)
+    if plural := _plurals(toks, idx.keys):  # "4 RTX 5000 Adas": the -s blanked, offsets kept
+        clean, low, full_low = (_blank_at(x, plural) for x in (clean, low, full_low))
+        toks = L.tokenize(low)
     after_engine, breaks = _gaps(toks, full_low, low)
-    chosen = select_names(toks, idx, after_engine, breaks)
+    glued = frozenset(
+        i
+        for i in range(1, len(toks))
+        if toks[i - 1].kind in ("word", "num") and full_low[toks[i - 1].end : toks[i].start] == "-"
+    )  # "phi-3.5-mini-instruct m5 pro": a name starts at no token a hyphen joins to a name token before it
+    chosen = select_names(toks, idx, after_engine, breaks, glued)
     draft = take_draft(chosen, toks, full_low, idx)
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
@@ -127,7 +170,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["finetune_method"] = _finetune_method(fm.group(1))
     _bare_context(toks, used, found)
     repo = found.get("hf_repo")
-    if isinstance(repo, str) and (known := idx.exact.get(f"model:{L.compact(repo)}")):
+    if isinstance(repo, str) and (known := repo_model(repo, idx)):
         fields["model"] = Match(id=known, text=repo, score=100.0)  # a catalog model's own repo id
     known_gpu = isinstance(g := fields.get("gpu"), Match) and not g.unknown
     fields.update(_unknown_phrases(toks, used, clean, "model" in fields, known_gpu))
@@ -259,7 +302,7 @@ def _name_fields(
     join_split_name(chosen, toks)
     for slot in slots:
         if slot in chosen:
-            extend_name(chosen[slot], toks, used, breaks)
+            extend_name(chosen[slot], toks, used, breaks, idx.keys)
     out["memory_gib"] = _memory(chosen, toks, used, idx, low)
     loose = out["memory_gib"] or _loose_memory(toks, used)  # "4060 ti with 8 GB", "rtx 3070 mit 8 GB"
     if isinstance(loose, float):

@@ -74,6 +74,8 @@ def _resolve(
         typed_id = typed if idx.primary.get(f"gpu:{L.compact(typed)}") == typed else None
     if c.kind == "model" and whole != words:  # "qwen3-4b-instruct" is an alias of its own model
         typed_id = idx.primary.get(keys[0]) or idx.exact.get(keys[0]) or typed_id
+    if c.kind == "model" and typed_id is None and exact is None:
+        typed_id = _typo_of_name(words, accepted, idx)  # "Inkilng": a typo of one entry's whole name
     if typed_id is not None and typed_id in {e for e, _ in accepted}:
         return Match(id=typed_id, text=words, score=score)  # an id or full name typed out: exactly that entry
     if exact and c.kind == "model" and said.size_b is None and _other_sizes(exact, accepted, idx):
@@ -101,6 +103,30 @@ def _resolve(
     if best == exact or len(accepted) == 1 or (s1 >= CONFIDENT - 10 and s1 - s2 >= MARGIN):
         return Match(id=best, text=words, score=score)
     return Match(id=None, text=words, score=score, suggestions=tuple(e for e, _ in accepted[:3]), ambiguous=True)
+
+
+# what a quantized or converted copy adds to the name of the repo it copies ("-GGUF", "-AWQ", "-4bit", "-PT")
+COPY_SUFFIX = re.compile(
+    r"[-_.](?:gguf|ggml|awq|gptq|exl2|exl3|mlx|fp8|fp16|bf16|fp4|nvfp4|mxfp4|int4|int8|w4a16|w8a8|bnb|\d{1,2}-?bits?"
+    r"|dynamic|ud|imatrix|i?q\d(?:_[a-z0-9]+)*|pt)$",
+    re.I,
+)
+
+
+def repo_model(repo: str, idx: NameIndex) -> str | None:
+    """The catalog model a repo id names: its own repo, or a copy of one ("unsloth/Qwen3-8B-GGUF",
+    "mlx-community/Mistral-7B-v0.3-4bit", "Qwen/Qwen3-14B-AWQ"). The copy suffixes and the owner come off
+    one at a time; a name left that is a catalog repo's name is that model (so "Qwen2.5-7B" without
+    "-Instruct" is the base model where the catalog has it), else a catalog id ("ERNIE-4.5-21B-A3B")."""
+    owner, _, name = repo.partition("/")
+    while True:
+        for key in (f"model:{L.compact(f'{owner}/{name}')}", f"repo:{L.compact(name)}", f"model:{L.compact(name)}"):
+            if (hit := idx.exact.get(key)) is not None:
+                return hit
+        shorter = COPY_SUFFIX.sub("", name)
+        if shorter == name or not shorter:
+            return None
+        name = shorter
 
 
 def join_split_name(chosen: dict[str, Candidate], toks: list[L.Tok]) -> None:
@@ -140,10 +166,13 @@ def _whole_name(c: Candidate, text: str, toks: list[L.Tok]) -> str:
     return text[toks[c.span.first].start : toks[end].end]
 
 
-def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozenset[int] = frozenset()) -> None:
+def extend_name(
+    c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozenset[int] = frozenset(), known: object = None
+) -> None:
     """Widens a chosen span over the tokens right after it that carry identity but matched no alias:
     "gemma 3" + "1b", "qwen2.5 coder" + "7b", "4060 ti" + "8gb", "4090" + "laptop"; never across a
-    break ("4090? pro")."""
+    break ("4090? pro"). ``known`` (the index's words, when given): a device named by words alone goes on
+    only over words some name has ("jetson" + "orin nano", not "titan xp" + "gut")."""
     i = c.span.last + 1
     while (
         i < len(toks)
@@ -166,6 +195,7 @@ def extend_name(c: Candidate, toks: list[L.Tok], used: set[int], breaks: frozens
             and j not in breaks
             and toks[j].kind in ("word", "num")
             and toks[j].key not in L.FILLER
+            and (known is None or toks[j].key in known)  # type: ignore[operator]
         ):
             tail.append(j)
             j += 1
@@ -180,6 +210,17 @@ def _intensifier(toks: list[L.Tok], i: int) -> bool:
     """ "super" in "3090 super slow": a tier word before a word of degree says "very", it names no tier (a
     card whose name has the tier, "4070 super", was matched as a whole before any name is extended)."""
     return toks[i].key in N.DEVICE_TIERS and i + 1 < len(toks) and toks[i + 1].key in L.DEGREE_WORDS
+
+
+def _typo_of_name(words: str, accepted: list[tuple[str, float]], idx: NameIndex) -> str | None:
+    """The entry whose id or display name the words are, once each misspelt word is the word of an
+    accepted entry it is one typo of ("Inkilng" is "Inkling", not Inkling-Small)."""
+    known = {w for e, _ in accepted[:5] for w in (*idx.identity[e].words, *idx.identity[e].variants)}
+    parts = re.split(r"([^\W\d_]+)", words.lower())
+    fixed = [
+        next((k for k in sorted(known) if N.one_typo(p, k)), p) if p.isalpha() and p not in known else p for p in parts
+    ]
+    return idx.primary.get(f"model:{L.compact(''.join(fixed))}") if fixed != parts else None
 
 
 def _bare_memory(said: N.Typed, ranked: list[str], idx: NameIndex) -> N.Typed:

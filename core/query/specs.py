@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 
 from core.models import BACKEND_NAMES
-from core.query.lexicon import Found, blank, number
+from core.query.amounts import number
+from core.query.lexicon import Found, blank
 from core.query.literals import quick
 
 A = re.ASCII
