@@ -293,9 +293,9 @@ def build_request(q: Query, user: User, count: int, quants: Sequence[QuantSpec] 
         quant = near.id  # "exl2 4.65bpw", "mlx 4bit": the GGUF quant of the nearest size
         values: dict[str, NoteValue] = {
             "engine": q.other_engine or "",
-            "bpw": f"{q.bpw:g}",
+            "bpw": float(q.bpw),
             "quant": near.id,
-            "quant_bpw": f"{near.bpw_dense:.2f}",
+            "quant_bpw": round(near.bpw_dense, 2),  # numbers: the note writes them the locale's way
         }
         notes.append(Note(code="quant_nearest", values=values))
     engine = q.engine or user.engine

@@ -17,7 +17,7 @@ from core import rig
 from core.models import Engine, GpuSpec, ModelSpec
 from core.notes import Note
 from core.query.parse import Match
-from locales import gib, t
+from locales import gib, integer, t
 
 SPLIT_FLAG = re.compile(r"--tensor-split\s+\S+")
 
@@ -72,7 +72,7 @@ def placement(answers: Answering, reply: Reply, model: ModelSpec, stand_in: GpuS
                     last=max(first, last),
                     layers=card.layers,
                     held=gib(card.holds_bytes, lang),
-                    share=f"{100 * card.share:.0f} %",
+                    share=f"{integer(round(100 * card.share), lang)} %",
                 ),
             )  # fmt: skip
         )

@@ -96,8 +96,8 @@ def _value(name: str, value: NoteValue, lang: Lang) -> str:
         return context_label(int(value))
     if name.endswith("bytes"):
         return gib(float(value), lang)
-    if name.endswith("_factor"):  # a calibration's measured / estimated
-        return num(float(value), lang, 2)
+    if name.endswith(("_factor", "bpw")):  # a calibration's measured / estimated; bits per weight
+        return num(float(value), lang, 2).rstrip("0").rstrip(",.") if name == "bpw" else num(float(value), lang, 2)
     if isinstance(value, float):
         return num(value, lang, 0 if value == int(value) else 1)
     return num(value, lang, 0)
