@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
 
+from bench.readme_block import read_block, write_block
 from bench.speed_calibration import calibrate
 from bench.speed_data import Row, raw_rows
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BEGIN, END = "<!-- rig-calibration:begin -->", "<!-- rig-calibration:end -->"
+BLOCK = "rig-calibration"  # README's block between <!-- rig-calibration:begin/end --> (bench/readme_block.py)
 TARGETS = {"decode": 6.0, "prefill": 12.0}  # median % error after calibration (issue 38)
 KINDS = ("decode", "prefill")
 
@@ -113,14 +113,11 @@ def report() -> tuple[list[str], dict[str, float]]:
 
 
 def write_readme(lines: list[str]) -> None:
-    text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    README.write_text(text[:start] + "\n" + "\n".join(lines) + "\n" + text[end:], encoding="utf-8")
+    write_block(BLOCK, lines)
 
 
 def readme_block() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    return text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip("\n").splitlines()
+    return read_block(BLOCK)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
 
+from bench.readme_block import read_block, write_block
 from catalog.extra_facts import spec_measurements
 from catalog.facts import load_facts
 from core.estimate import Request, estimate
@@ -43,8 +44,7 @@ from core.speculative import (
     speedup,
 )
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BEGIN, END = "<!-- speculative-accuracy:begin -->", "<!-- speculative-accuracy:end -->"
+BLOCK = "speculative-accuracy"  # README's block between <!-- speculative-accuracy:begin/end --> (bench/readme_block.py)
 WITHIN = 0.25
 TARGET_SHARE = 0.8  # of rows within 25 %, held out
 GRID: dict[str, tuple[float, ...]] = {
@@ -180,14 +180,11 @@ def _short(url: str) -> str:
 
 
 def write_readme(lines: list[str]) -> None:
-    text = README.read_text(encoding="utf-8")
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    README.write_text(text[:start] + "\n" + "\n".join(lines) + "\n" + text[end:], encoding="utf-8")
+    write_block(BLOCK, lines)
 
 
 def readme_block() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    return text[text.index(BEGIN) + len(BEGIN) : text.index(END)].strip("\n").splitlines()
+    return read_block(BLOCK)
 
 
 def main(argv: list[str] | None = None) -> None:

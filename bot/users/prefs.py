@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MENTION_WORDS = frozenset({"mentions", "mention", "erwähnungen", "erwaehnungen"})
+CHAT_SWITCHED = {
+    "share_runs": {True: "prefs.sharing_on", False: "prefs.sharing_off"},
+    "answer_mentions": {True: "prefs.mentions_on", False: "prefs.mentions_off"},
+}
 SHARING_WORDS = frozenset({"sharing", "share", "teilen"})  # "/settings sharing on": pool members' runs (issue 38)
 RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
 
@@ -134,22 +138,16 @@ class Preferences:
             )
         if name == "mygpu" and (q.leftovers or q.model is not None):  # words that name nothing savable
             return _refused(lang, t(lang, "prefs.mygpu_usage"))
-        sharing = _switch(q.leftovers, SHARING_WORDS)
-        if name == "settings" and sharing is not None and user.chat:
-            if not user.is_admin:
-                return _admins_only(lang)
-            await prefs.set_chat(user.chat, share_runs=sharing)
-            return cards.info_card(
-                lang, t(lang, "prefs.title"), t(lang, "prefs.sharing_on" if sharing else "prefs.sharing_off")
-            )
-        switch = _switch(q.leftovers, MENTION_WORDS)
-        if name == "settings" and switch is not None and user.chat:
-            if not user.is_admin:
-                return _admins_only(lang)
-            await prefs.set_chat(user.chat, answer_mentions=switch)
-            return cards.info_card(
-                lang, t(lang, "prefs.title"), t(lang, "prefs.mentions_on" if switch else "prefs.mentions_off")
-            )
+        for words, setting in ((SHARING_WORDS, "share_runs"), (MENTION_WORDS, "answer_mentions")):
+            switch = _switch(q.leftovers, words)
+            if name == "settings" and switch is not None and user.chat:  # a chat's shared setting: its admins'
+                if not user.is_admin:
+                    return _admins_only(lang)
+                if setting == "share_runs":
+                    await prefs.set_chat(user.chat, share_runs=switch)
+                else:
+                    await prefs.set_chat(user.chat, answer_mentions=switch)
+                return cards.info_card(lang, t(lang, "prefs.title"), t(lang, CHAT_SWITCHED[setting][switch]))
         saved = await prefs.user(user.id)
         gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
         generic = generic_saved(saved.gpu_id)
