@@ -34,6 +34,10 @@ class Gen:
     context: int | object = UNSET
     lang: str | object = UNSET
     devices: tuple[str, ...] | object = UNSET  # every device compared, in order
+    engine: str | None | object = UNSET
+    kind: str | None | object = UNSET  # a device named by its memory only (``Query.device_kind``)
+    memory: float | None | object = UNSET  # its memory in GB
+    paste: bool | object = UNSET  # whether the message is a pasted command (``bot.question_kinds.is_paste``)
 
 
 COUNTS_EN = {2: ("2x {g}", "two {g}", "dual {g}", "2 x {g}", "{g} x2", "2× {g}", "2 {g}s"),
@@ -84,6 +88,45 @@ def _typo(name: str, rng: random.Random) -> str | None:
     return name.replace(w, w[:i] + w[i + 1] + w[i] + w[i + 2 :], 1)
 
 
+# an engine's command word used in a sentence: a question naming its engine, not a command to diagnose
+SPOKEN_EN: tuple[tuple[str, str], ...] = (
+    ("vllm", "vllm serve {m} on {g} for 8 users"),
+    ("vllm", "how many users can vllm serve with {m} on {g}"),
+    ("vllm", "can vllm serve {m} on a {g}"),
+    ("llama.cpp", "ollama run {m} on my {g}"),
+    ("llama.cpp", "llama-server {m} on {g}"),
+    ("llama.cpp", "what llama-server flags for {m} on {g}"),
+)
+SPOKEN_DE: tuple[tuple[str, str], ...] = (
+    ("vllm", "vllm serve {m} auf {g} für 8 Nutzer"),
+    ("vllm", "wie viele Nutzer kann vllm serve mit {m} auf {g}"),
+    ("llama.cpp", "ollama run {m} auf meiner {g}"),
+    ("llama.cpp", "llama-server {m} auf {g}"),
+)
+# what an engine accepts: its model in one word (a repo id, a file, a tag), flags, or nothing else
+COMMANDS = (
+    "vllm serve {repo}",
+    "vllm serve {repo} --max-model-len 32768",
+    "llama-server -m {base}-Q4_K_M.gguf -c 8192",
+    "llama-server -hf {repo}-GGUF:Q4_K_M on my {g}",
+    "ollama run {tag}:latest",
+    "ollama pull {tag}:8b",
+)
+UNIFIED_EN: tuple[str, ...] = (
+    "{m} on {n}gb unified memory",
+    "is {n} gb of unified memory enough for {m}",
+    "can i run {m} with {n}GB unified RAM",
+    "{m} on unified memory of {n} GB",
+    "{m} with {n} gb shared memory",
+)
+UNIFIED_DE: tuple[str, ...] = (
+    "reichen {n} GB Unified Memory für {m}",
+    "{m} mit {n} GB gemeinsamem Speicher",
+    "läuft {m} auf {n}GB unified memory?",
+)
+UNIFIED_SIZES = (16, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512)  # the sizes Macs, Strix Halo and DGX Spark come in
+
+
 def generate(catalog: Catalog, seed: int = 34, per_class: int | None = None) -> list[Gen]:
     """All generated questions (``per_class`` bounds each class to a seeded sample)."""
     rng = random.Random(seed)
@@ -121,6 +164,23 @@ def generate(catalog: Catalog, seed: int = 34, per_class: int | None = None) -> 
         if m.id in repos:
             org, base = repos[m.id].split("/", 1)
             add(Gen("repo id", rng.choice(REPO_FORMS).format(org=org, base=base), m.id))
+            tag = re.sub(r"[^a-z0-9.]+", "", base.lower())[:20] or "model"
+            add(
+                Gen(
+                    "pasted command",
+                    rng.choice(COMMANDS).format(repo=repos[m.id], base=base, tag=tag, g=dev),
+                    paste=True,
+                )
+            )
+        if len(name.split()) >= 2:  # one word after the command is its model argument: a command, read as one
+            for lang, spoken in (("en", SPOKEN_EN), ("de", SPOKEN_DE)):
+                engine, t = rng.choice(spoken)
+                add(Gen(f"engine named by its command {lang}", t.format(m=name, g=dev), m.id, g.id, engine=engine,
+                        paste=False))  # fmt: skip
+        n = rng.choice(UNIFIED_SIZES)
+        for lang, unified in (("en", UNIFIED_EN), ("de", UNIFIED_DE)):
+            add(Gen(f"unified memory {lang}", rng.choice(unified).format(m=name, n=n), m.id, None, kind="unified",
+                    memory=float(n)))  # fmt: skip
     for g in desk:
         mod = rng.choice(models)
         for lang, table in (("en", COUNTS_EN), ("de", COUNTS_DE)):

@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.question_gen import UNSET, Gen, generate
+from bot.question_kinds import is_paste
 from catalog.facts import load_facts
 from catalog.lookup import vocabulary
 from core.models import Catalog
@@ -31,7 +32,12 @@ def misread(g: Gen, q: Query) -> str | None:
         "context": q.context,
         "lang": q.language or "en",
         "devices": tuple(m.id or "" for m in (q.gpu, q.gpu2, *q.more_gpus) if m is not None),
+        "engine": q.engine.value if q.engine else None,
+        "kind": q.device_kind,
+        "memory": q.device_memory_gib,
     }
+    if g.paste is not UNSET:
+        got["paste"] = is_paste(g.text)
     wrong = [f"{k}={got[k]!r} (want {v!r})" for k, v in vars(g).items() if k in got and v is not UNSET and got[k] != v]
     return "; ".join(wrong) or None
 

@@ -10,14 +10,16 @@ band the card shows: a wide range, labelled as such, never a precise-looking gue
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Literal
 
 from core.estimate import FitEstimate, Scenario, estimate_of, on_device
+from core.memory import unified_fraction
 from core.models import GIB, Backend, Catalog, Frozen, GpuSpec, Provenance
 from core.speed.cpu import cpu_device, cpus
 
-GenericKind = Literal["gpu", "laptop", "cpu", "igpu", "sbc"]
+GenericKind = Literal["gpu", "laptop", "cpu", "igpu", "sbc", "unified"]
 # system RAM read bandwidth of a CPU-only machine: dual-channel DDR4-3200 (51.2 GB/s) to DDR5-6400
 # (102.4 GB/s), the JEDEC peak of two 64-bit channels; the median is DDR5-4800 (76.8 GB/s)
 CPU_RAM_BANDWIDTH_GBPS = (51.2, 76.8, 102.4)
@@ -45,6 +47,7 @@ class GenericDevice(Frozen):
     gpu: GpuSpec
     bandwidth_range_gbps: tuple[float, float]  # slowest and fastest of the class
     peers: int  # catalog devices the figures come from (0 for CPU-only)
+    stands_for: str = ""  # the catalog device whose spec it copies, if any (unified memory)
     tflops_range: tuple[float, float] | None = (
         None  # slowest and fastest compute, when not known (core/custom_device.py)
     )
@@ -80,6 +83,8 @@ def generic_device(
         spec = _spec(f"generic-cpu-{memory_gib:g}", label or f"CPU {memory_gib:g} GB", memory_gib, mid, cpu_tops(),
                      Backend.CPU, "apu", unified=True, source="DDR4-3200..DDR5-6400 dual-channel peak")  # fmt: skip
         return GenericDevice(gpu=spec, bandwidth_range_gbps=(low, high), peers=0)
+    if kind == "unified":
+        return _unified(catalog, memory_gib, label)
     peers = _peers(catalog, kind, memory_gib)
     bandwidths = sorted(g.bandwidth_bytes_per_s / 1e9 for g in peers)
     flops = [g.fp16_tflops for g in peers if g.fp16_tflops]
@@ -137,6 +142,42 @@ def with_memory(gpu: GpuSpec, memory_gib: float) -> GpuSpec:
 
 def _strip_memory(name: str) -> str:
     return " ".join(w for w in name.split() if not (w.lower().endswith("gb") and w[:-2].isdecimal()))
+
+
+def _unified(catalog: Catalog, memory_gib: float, label: str) -> GenericDevice:
+    """ "128 GB unified memory": a Mac, a Strix Halo or a DGX Spark of that size. The spec is the catalog
+    unified-memory device of median bandwidth among those of the nearest size whose platform leaves the GPU the
+    smallest share (macOS's wired limit, ``core.memory.unified_fraction``), so what fits here fits on each
+    of them; its backend and compute come with it (a real device's speed constants), the band spans all."""
+    pool = [g for g in catalog.gpus if g.unified_memory and g.category in ("apple", "apu") and g.vendor != "generic"]
+    gap = min(abs(math.log(g.memory_bytes / GIB / memory_gib)) for g in pool)
+    near = [g for g in pool if abs(math.log(g.memory_bytes / GIB / memory_gib)) <= gap + 1e-9]  # the nearest size
+    ordered = sorted(near, key=lambda g: g.bandwidth_bytes_per_s)
+    tightest = min(near, key=unified_fraction).category
+    same = [g for g in ordered if g.category == tightest]
+    base = same[len(same) // 2]
+    name = label or f"{memory_gib:g} GB unified memory"
+    spec = base.model_copy(
+        update={
+            "id": f"generic-unified-{memory_gib:g}",
+            "name": name,
+            "short_name": name,
+            "vendor": "generic",
+            "memory_bytes": round(memory_gib * GIB),
+            "price_usd": None,
+            "price_note": "",
+            "aliases": (),
+            "provenance": Provenance(
+                source=f"{_strip_memory(base.short_name)}, one of {len(near)} catalog unified-memory devices of the nearest size",
+                as_of="computed",
+                unverified=("bandwidth_gbps", "fp16_tflops"),
+            ),
+        }
+    )
+    bandwidths = (ordered[0].bandwidth_bytes_per_s / 1e9, ordered[-1].bandwidth_bytes_per_s / 1e9)
+    return GenericDevice(
+        gpu=spec, bandwidth_range_gbps=bandwidths, peers=len(near), stands_for=_strip_memory(base.short_name)
+    )
 
 
 def _peers(catalog: Catalog, kind: GenericKind, memory_gib: float) -> list[GpuSpec]:

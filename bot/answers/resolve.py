@@ -218,7 +218,8 @@ class Resolver:
             "memory": f"{memory:g}",
             "low": f"{low:.0f}",
             "high": f"{high:.0f}",
-            "board": label,
+            "board": label or self.generic.stands_for,
+            "peers": self.generic.peers,
         }
         if named is not None:
             values.update(_cpu_values(named))

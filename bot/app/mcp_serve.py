@@ -5,7 +5,6 @@ remote ones; HTTP needs FITBOT_MCP_TOKEN and refuses to start without it."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
@@ -23,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def main(args: argparse.Namespace, open_service: Callable[[], Awaitable[Service]]) -> int:
+    import asyncio
+
     from bot.app.logs import setup_logging
     from bot.app.settings import Settings
 

@@ -9,7 +9,7 @@ saved with "/mygpu epyc 9654" keeps its row id after a colon (``generic-cpu-0:ep
 from __future__ import annotations
 
 GENERIC_PREFIX = "generic-"
-KINDS = ("gpu", "laptop", "cpu")
+KINDS = ("gpu", "laptop", "cpu", "unified")
 
 
 def generic_saved(gpu_id: str | None) -> tuple[str, float] | None:

@@ -160,6 +160,18 @@ def find_command(text: str) -> tuple[EngineName, str] | None:
     return (found[0], found[1]) if found else None
 
 
+def spoken_command(text: str) -> bool:
+    """Whether a message's one launch command is the user's words, not a command they ran ("vllm serve
+    llama 3.1 8b on a 4090 with 8 users", "how many users can vllm serve with qwen3 32b"): one line, and
+    after the program come two words or more, none of them a flag, a path, a repo id or a tag. A command
+    an engine accepts names its model in one word (``-m x.gguf``, ``Qwen/Qwen3-32B``, ``qwen3:8b``)."""
+    if "\n" in text.strip() or (found := split_paste(text)) is None or found[1].lower().startswith(("docker", "from")):
+        return False
+    start = _START.match(found[1])
+    words = found[1][start.end() :].split() if start else []
+    return len(words) >= 2 and not any(w.startswith("-") or re.search(r"[/\\:=]|\.(?:gguf|json)$", w) for w in words)
+
+
 def parse_command(text: str) -> LaunchFlags | ParseFailure:
     """The settings of the first launch command in ``text`` (never raises, never runs anything)."""
     if len(text) > MAX_PASTE_CHARS:
@@ -484,4 +496,5 @@ __all__ = [
     "model_words",
     "parse_command",
     "quant_of",
+    "spoken_command",
 ]

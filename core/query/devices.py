@@ -19,6 +19,11 @@ A = re.ASCII
 
 _GB = r"(?P<num>\d{1,3}(?:[.,]\d)?)\s*(?:gb|gib|g|gigs?)"
 _VRAM = r"(?:vram|video\s*(?:ram|memory|speicher)|gpu(?:[ -]?(?:ram|memory|speicher))?|graphics\s*cards?|cards?|grafikkarten?|karten?|grafikspeicher)"
+# a Mac's, a Strix Halo's or a DGX Spark's one pool of memory, named by what it is rather than by the machine
+_UNIFIED = (
+    r"(?:(?:unified|shared|gemeinsame[mnr]?|geteilte[mnr]?|vereinheitlichte[mnr]?)\s*(?:memory|ram|speicher|"
+    r"arbeitsspeicher)\b|unified[ -]?memory\b)"
+)
 # (pattern, device kind); a match sets device_memory_gib (or, for "cpu", only the kind)
 _NOT_RAM = r"(?!\s*(?:of\s+)?(?:system\s+)?(?:ram|ddr\d?|arbeitsspeicher)\b)"  # "laptop with 16 GB RAM": no VRAM
 # a price is no device ("under $2000" is no RTX 2000): taken out before names are matched
@@ -30,6 +35,8 @@ GENERIC_DEVICES: tuple[tuple[Quick, str], ...] = (
     (quick(r"\b(?:gpu|graphics\s*card|card|grafikkarte|karte)\s*(?:with|mit)\s*" + _GB + r"\b(?:\s*(?:of\s+)?vram)?", A),
      "gpu"),
     (quick(r"\bvram\s*(?:of|von|[:=])?\s*" + _GB + r"\b", A), "gpu"),
+    (quick(r"\b" + _GB + r"\s*(?:of\s+)?" + _UNIFIED, A), "unified"),
+    (quick(_UNIFIED + r"\s*(?:of|von|with|mit|[:=])?\s*" + _GB + r"\b", A), "unified"),
     (quick(r"\b(?:cpu[ -]?only|only\s+(?:a\s+|the\s+)?cpu|nur\s+(?:die\s+|eine\s+)?cpu|no\s+gpu|without\s+(?:a\s+)?gpu"
                 r"|ohne\s+(?:gpu|grafikkarte)|on\s+(?:the\s+|my\s+)?cpu|auf\s+(?:der\s+)?cpu)\b", A), "cpu"),
 )  # fmt: skip

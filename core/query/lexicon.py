@@ -283,7 +283,9 @@ HF_ID = quick(
     r"(?<![\w/.:-])([A-Za-z][\w.-]{1,95})/([A-Za-z0-9][\w.-]{2,95})(?::([\w.-]{1,40}))?(?![\w/])",
     A,
 )
-ENGINE = quick(r"\b(?P<e>vllm|llama[ .-]?cpp|ollama|lm[ -]?studio|lmstudio)\b", A)
+ENGINE = quick(
+    r"\b(?P<e>vllm|llama[ .-]?cpp|llama-(?:server|cli|bench|run|mtmd-cli)|ollama|lm[ -]?studio|lmstudio)\b", A
+)
 _KV = r"(?P<kv>q8_0|q8|q4_0|q4|fp8|f8|f16|fp16|bf16)"
 KV_TYPES = {
     "q8": "q8_0", "q8_0": "q8_0", "q4": "q4_0", "q4_0": "q4_0", "fp8": "fp8", "f8": "fp8",

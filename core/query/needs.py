@@ -13,7 +13,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.lexicon.HF_ID
     3604819212: ("/",),
     # core.query.lexicon.ENGINE
-    1888704972: ("llama", "studio", "vllm"),
+    2904503542: ("llama", "studio", "vllm"),
     # core.query.lexicon.READERS[1]
     2615085141: ("cache", "k/v", "kv"),
     # core.query.lexicon.READERS[2]

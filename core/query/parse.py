@@ -89,8 +89,9 @@ def _plurals(toks: list[L.Tok], keys: dict[str, set[int]]) -> list[int]:
         glued = i > 0 and toks[i - 1].kind == "num" and toks[i - 1].end == t.start
         if t.key[:-1] not in keys and not (glued and toks[i - 1].key + t.key[:-1] in keys):
             continue  # "910Bs": "910b" is the name's
-        if len(t.key) < 4 and not glued:
-            continue  # a short one only glued to a model number ("910Cs"), never "vs" or "its"
+        after_number = i > 0 and toks[i - 1].kind == "num" and t.key not in L.JOINER_WORDS
+        if len(t.key) < 4 and not (glued or after_number):
+            continue  # a short one only next to a model number ("910Cs", "4090 Ds"), never "vs" or "its"
         if i + 1 < len(toks) and toks[i + 1].kind in ("word", "num", "mem") and toks[i + 1].start - t.end <= 1:
             continue  # not the last word of the name
         j = i - 1

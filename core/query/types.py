@@ -99,7 +99,9 @@ class Query(Frozen):
     more_models: tuple[Match, ...] = ()  # a third and fourth model of a comparison
     more_gpus: tuple[Match, ...] = ()  # a third and fourth device
     more_gpu_counts: tuple[int, ...] = ()
-    device_kind: Literal["gpu", "laptop", "cpu", "igpu", "sbc"] | None = None  # a device named only by its memory
+    device_kind: Literal["gpu", "laptop", "cpu", "igpu", "sbc", "unified"] | None = (
+        None  # a device named only by its memory
+    )
     board: str | None = None  # an iGPU or single-board computer as typed ("raspberry pi 5", "iris xe")
     device_memory_gib: float | None = None  # "16 GB VRAM", "a GPU with 24 GB"
     biggest: bool = False  # "the biggest model I can run": models ranked by size that still run

@@ -1,0 +1,104 @@
+"""Two classes of everyday phrasing, through the whole service (the parser's readings of them are
+classes of bench/question_gen.py):
+
+- an engine's command word in a sentence ("vllm serve llama 3.1 8b on a 4090 with 8 users", "how many
+  users can vllm serve with …", "llama-server qwen3 32b on 2x 3090") is a question about that engine,
+  answered with its card, not a paste to diagnose; a command the engine accepts (its model in one word:
+  a repo id, a file, a tag) is still diagnosed;
+- a memory size said as unified memory ("is 128gb unified memory enough for …", "… mit 64 GB
+  gemeinsamem Speicher") is a device of that size whose GPU share is the smallest any unified-memory
+  platform of that size leaves, with a note that says what it stands for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from bot.render.text import to_console
+from bot.reply import Reply
+from bot.service import Service
+from catalog.facts import load_facts
+from core.memory import unified_fraction
+
+CATALOG = load_facts()
+SERVICE = Service(CATALOG)
+RNG = random.Random(38)
+MODELS = RNG.sample([m for m in CATALOG.models if len(m.name.split()) >= 2 and m.total_params < 40e9], 12)
+DEVICES = ("RTX 4090", "RTX 3090", "L40S", "A100 80GB")
+SPOKEN = {
+    "vllm": (
+        "vllm serve {m} on a {g} with 8 users",
+        "how many users can vllm serve with {m} on an {g}",
+        "can vllm serve {m} on a {g}",
+        "vllm serve {m} auf einer {g} für 8 Nutzer",
+    ),
+    "llama.cpp": (
+        "llama-server {m} on {g}",
+        "ollama run {m} on my {g}",
+        "llama-server {m} auf meiner {g}",
+        "ollama run {m} auf meiner {g}",
+    ),
+}
+
+
+def ask(text: str) -> Reply:
+    return asyncio.run(SERVICE.answer(text))
+
+
+@pytest.mark.parametrize("engine", sorted(SPOKEN))
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.id)
+def test_a_command_word_in_a_sentence_is_a_question_about_that_engine(engine: str, model: object) -> None:
+    for form in SPOKEN[engine]:
+        text = form.format(m=model.name, g=RNG.choice(DEVICES))  # type: ignore[attr-defined]
+        reply = ask(text)
+        assert reply.kind not in ("diagnose", "error", "suggest"), (text, to_console(reply)[:400])
+        subject = reply.subjects[0]
+        assert subject.model_id == model.id and subject.engine == engine, (text, subject)  # type: ignore[attr-defined]
+        assert reply.locale == ("de" if " auf " in text else "en"), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vllm serve Qwen/Qwen3-32B-AWQ --max-model-len 32768 on my a6000",
+        "vllm serve Qwen/Qwen3-32B-AWQ on my a6000",
+        "ollama run qwen3:8b on my rtx 3060",
+        "llama-server -m Qwen3-32B-Q4_K_M.gguf -c 32768 on my rtx 4090",
+        "ollama run qwen3 on my rtx 3060",
+    ],
+)
+def test_a_command_the_engine_accepts_is_still_diagnosed(text: str) -> None:
+    assert ask(text).kind == "diagnose", text
+
+
+def test_the_users_said_with_a_spoken_vllm_command_are_served() -> None:
+    reply = ask("vllm serve llama 3.1 8b on a 4090 with 8 users")
+    assert reply.subjects[0].figures.users == 8  # type: ignore[union-attr]
+
+
+UNIFIED = (
+    ("is {n}gb unified memory enough for {m}", "en"),
+    ("{m} on {n} GB of unified memory", "en"),
+    ("can i run {m} with {n}GB unified RAM", "en"),
+    ("reichen {n} GB Unified Memory für {m}", "de"),
+    ("läuft {m} mit {n} GB gemeinsamem Speicher?", "de"),
+)
+
+
+@pytest.mark.parametrize("size", [16, 36, 64, 128, 512])
+def test_unified_memory_is_a_device_of_that_size_with_the_tightest_gpu_share(size: int) -> None:
+    near = [g for g in CATALOG.gpus if g.unified_memory and g.category in ("apple", "apu") and g.vendor != "generic"]
+    gap = min(abs(g.memory_bytes / 2**30 - size) for g in near)
+    tightest = min(unified_fraction(g) for g in near if abs(g.memory_bytes / 2**30 - size) == gap)
+    for form, lang in UNIFIED:
+        model = RNG.choice(MODELS)
+        reply = ask(form.format(n=size, m=model.name))
+        assert reply.kind == "fit" and reply.locale == lang, (form, to_console(reply)[:400])
+        subject = reply.subjects[0]
+        assert subject.model_id == model.id and subject.gpu_memory_gb == size, (form, subject)
+        usable = subject.figures.memory.usable_gib  # type: ignore[union-attr]
+        assert usable == pytest.approx(size * tightest, rel=0.01), (form, usable)
+        assert "generic_unified" in [n.code for n in subject.notes], form
