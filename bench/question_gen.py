@@ -37,6 +37,7 @@ class Gen:
     engine: str | None | object = UNSET
     kind: str | None | object = UNSET  # a device named by its memory only (``Query.device_kind``)
     memory: float | None | object = UNSET  # its memory in GB
+    users: int | None | object = UNSET  # people served at once
     paste: bool | object = UNSET  # whether the message is a pasted command (``bot.question_kinds.is_paste``)
 
 
@@ -124,6 +125,13 @@ UNIFIED_DE: tuple[str, ...] = (
     "{m} mit {n} GB gemeinsamem Speicher",
     "läuft {m} auf {n}GB unified memory?",
 )
+USERS_EN = ("can {n} {p} use {m} on my {g} at the same time", "{m} on {g} for {n} {p}",
+            "serve {m} to {n} concurrent {p} on a {g}")  # fmt: skip
+USERS_DE = ("können {n} {p} gleichzeitig {m} auf meiner {g} nutzen", "{m} auf {g} für {n} {p}")
+PEOPLE = {"en": ("people", "users", "colleagues", "developers", "clients"), "de": ("Personen", "Nutzer", "Kollegen",
+          "Leute", "Mitarbeiter")}  # fmt: skip
+NUMBER_WORDS = {"en": {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "12": 12},
+                "de": {"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "zehn": 10, "12": 12}}  # fmt: skip
 UNIFIED_SIZES = (16, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512)  # the sizes Macs, Strix Halo and DGX Spark come in
 
 
@@ -177,6 +185,10 @@ def generate(catalog: Catalog, seed: int = 34, per_class: int | None = None) -> 
                 engine, t = rng.choice(spoken)
                 add(Gen(f"engine named by its command {lang}", t.format(m=name, g=dev), m.id, g.id, engine=engine,
                         paste=False))  # fmt: skip
+        for lang, people in (("en", USERS_EN), ("de", USERS_DE)):
+            word, n = rng.choice(sorted(NUMBER_WORDS[lang].items()))
+            text = rng.choice(people).format(n=word, p=rng.choice(PEOPLE[lang]), m=name, g=dev)
+            add(Gen(f"users in words {lang}", text, m.id, g.id, users=n, lang=lang))
         n = rng.choice(UNIFIED_SIZES)
         for lang, unified in (("en", UNIFIED_EN), ("de", UNIFIED_DE)):
             add(Gen(f"unified memory {lang}", rng.choice(unified).format(m=name, n=n), m.id, None, kind="unified",

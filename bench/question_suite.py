@@ -35,6 +35,7 @@ def misread(g: Gen, q: Query) -> str | None:
         "engine": q.engine.value if q.engine else None,
         "kind": q.device_kind,
         "memory": q.device_memory_gib,
+        "users": q.users,
     }
     if g.paste is not UNSET:
         got["paste"] = is_paste(g.text)

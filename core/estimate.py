@@ -42,6 +42,7 @@ DEFAULT_QUANT = "Q4_K_M"
 DEFAULT_VLLM_QUANT = "BF16"
 DEFAULT_CONTEXT = 8192
 DEFAULT_PROMPT_TOKENS = 4096  # the prompt time to first token assumes, never longer than the context
+ANSWER_ROOM_TOKENS = 1024  # room for the answer when the context is set by a stated prompt length
 DEFAULT_ENGINE = Engine.LLAMA_CPP
 DEFAULT_RAM_GB = 64.0
 DEFAULT_COST_USERS = 8  # concurrent streams for the "real deployment" $/Mtok figure when no users were asked
@@ -243,7 +244,7 @@ def resolved(
         if catalog is None or (quant := catalog.quant(quant_id)) is None:
             raise EstimateError("unknown_quant", f"unknown quant {quant_id}", quant=quant_id)
         measured = catalog.size(model.id, quant.id)
-    context = request.context or min(DEFAULT_CONTEXT, model.max_context)
+    context = request.context or min(max(DEFAULT_CONTEXT, _holding(request.prompt_tokens)), model.max_context)
     kv = request.kv_cache or default_kv(engine)
     if engine not in quant.engines:
         raise EstimateError(
@@ -260,6 +261,14 @@ def resolved(
         )
     prompt = request.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, context)
     return Resolved(request, quant, measured, shared_workload(context, kv, engine, request.concurrent or 1, prompt))
+
+
+def _holding(prompt_tokens: int | None) -> int:
+    """The context a prompt of that length needs when none was asked: the prompt and an answer of
+    ``ANSWER_ROOM_TOKENS``, rounded up to whole 1K (a 32K prompt is no question about an 8K context)."""
+    if not prompt_tokens:
+        return 0
+    return -(-(prompt_tokens + ANSWER_ROOM_TOKENS) // 1024) * 1024
 
 
 def device_on(gpu: GpuSpec, request: Request) -> GpuSpec:

@@ -256,12 +256,14 @@ class CloudOffer(Frozen):
 
 
 class NotADevice(Frozen):
-    """A name people ask for that is no real product (e.g. "Mac Studio M4 Ultra")."""
+    """A name people ask for that is no real product (e.g. "Mac Studio M4 Ultra"), or a kind of device
+    the catalog does not cover (phones): then ``stand_in`` is what a button asks about instead."""
 
     name: str
     aliases: tuple[str, ...] = ()
     note: str
     note_de: str = ""  # the same note in German (a card in German shows this one)
+    stand_in: str = ""  # e.g. "8gb unified memory"; set only for a kind of device not covered
     provenance: Provenance
 
 

@@ -121,6 +121,9 @@ class Resolver:
         if q.not_device:
             ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
             note = ghost.note_de if lang == "de" and ghost.note_de else ghost.note
+            if ghost.stand_in and q.not_device_text:  # a kind of device not covered: one tap asks about its memory
+                query = replace_name(text, q.not_device_text, ghost.stand_in)
+                return cards.ask_card(lang, t(lang, "ask.not_covered", note=note), [ghost.stand_in], [query], echo=text)
             return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=note), echo=text)
         match = q.gpu
         if match is not None:

@@ -292,7 +292,10 @@ KV_TYPES = {
     "f16": "f16", "fp16": "f16", "bf16": "bf16",
 }  # fmt: skip
 _NUM = r"(?P<num>\d{1,7}(?:[.,]\d{1,3})?)"
-_USERS = r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen)"
+_USERS = (
+    r"(?:users?|nutzer\w*|benutzer\w*|anwender\w*|clients?|sessions?|requests?|anfragen|personen|people|persons"
+    r"|leute|menschen|colleagues|kollegen|kolleginnen|coworkers|mitarbeiter\w*|devs|developers|entwickler\w*)"
+)
 _PARALLEL = r"(?:concurrent|gleichzeitig\w*|parallel\w*|simultaneous)"
 _RAM = r"(?:ram|arbeitsspeicher|hauptspeicher|(?:lp)?ddr\d\w{0,3}(?:\s*ram)?)"
 _CTX = r"(?:ctx|context|kontext)"
@@ -318,6 +321,10 @@ READERS: tuple[tuple[Quick, str, Reader], ...] = (
     (quick(r"--?(?:concurrent|users|parallel)\s*[= ]\s*(?P<num>\d{1,5})\b", A), "users", user_count),
     (quick(r"\b(?P<num>\d{1,9})\s*(?:" + _PARALLEL + r"\s*" + _USERS + r"?|" + _USERS + r")\b", A),
      "users", user_count),
+    # "two people at once", "for three colleagues", "fünf Nutzer": a count word before the people
+    (quick(r"\b(?P<w>" + "|".join(w for w, n in COUNT_WORDS.items() if n > 1 and w.isalpha() and w not in
+                                  ("dual", "double", "doppel", "doppelte", "pair", "triple", "quad")) + r")\s+"
+           r"(?:" + _PARALLEL + r"\s+)?" + _USERS + r"\b", A), "users", lambda m: COUNT_WORDS[m["w"].lower()]),
     (quick(r"\b" + _RAM + r"\s*[:=]?\s*(?:von\s+|of\s+)?" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\b"
                 r"(?!\s*(?:of\s+)?(?:vram|gpu|video|grafik))", A), "ram_gb", ram_size),
     (quick(r"\b" + _NUM + r"\s*(?P<unit>gb|gib|gigs?|g|tb)?\s*(?:of\s+)?(?:ddr\d\s*)?(?:system\s*)?"

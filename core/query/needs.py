@@ -25,31 +25,66 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.lexicon.READERS[5]
     2646560853: ("concurrent", "parallel", "users"),
     # core.query.lexicon.READERS[6]
-    210165286: (
+    2802597129: (
         "anfragen",
         "anwender",
         "client",
+        "colleagues",
         "concurrent",
+        "coworkers",
+        "developers",
+        "devs",
+        "entwickler",
         "gleichzeitig",
+        "kollegen",
+        "kolleginnen",
+        "leute",
+        "menschen",
+        "mitarbeiter",
         "nutzer",
         "parallel",
+        "people",
         "personen",
+        "persons",
         "request",
         "session",
         "simultaneous",
         "user",
     ),
     # core.query.lexicon.READERS[7]
-    2490749185: ("arbeitsspeicher", "ddr", "hauptspeicher", "ram"),
+    3184026582: (
+        "anfragen",
+        "anwender",
+        "client",
+        "colleagues",
+        "coworkers",
+        "developers",
+        "devs",
+        "entwickler",
+        "kollegen",
+        "kolleginnen",
+        "leute",
+        "menschen",
+        "mitarbeiter",
+        "nutzer",
+        "people",
+        "personen",
+        "persons",
+        "request",
+        "session",
+        "user",
+    ),
     # core.query.lexicon.READERS[8]
-    31732298: ("arbeitsspeicher", "ddr", "hauptspeicher", "ram", "system"),
+    2490749185: ("arbeitsspeicher", "ddr", "hauptspeicher", "ram"),
     # core.query.lexicon.READERS[9]
-    523756586: ("context", "ctx", "kontext"),
+    31732298: ("arbeitsspeicher", "ddr", "hauptspeicher", "ram", "system"),
     # core.query.lexicon.READERS[10]
-    3400962327: ("context", "ctx", "kontext", "token"),
+    523756586: ("context", "ctx", "kontext"),
     # core.query.lexicon.READERS[11]
-    1040712296: ("context", "ctx", "kontext", "token"),
+    3400962327: ("context", "ctx", "kontext", "token"),
     # core.query.lexicon.READERS[12]
+    1040712296: ("context", "ctx", "kontext", "token"),
+    # core.query.lexicon.READERS[13]
     3630111929: ("k", "m"),
     # core.query.lexicon.QUANT_GGUF
     2650599883: ("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8"),
@@ -211,6 +246,10 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.devices.GENERIC_DEVICES[4]
     2125932713: ("vram",),
     # core.query.devices.GENERIC_DEVICES[5]
+    1673833507: ("gemeinsame", "geteilte", "shared", "unified", "vereinheitlichte"),
+    # core.query.devices.GENERIC_DEVICES[6]
+    3289355676: ("gemeinsame", "geteilte", "shared", "unified", "vereinheitlichte"),
+    # core.query.devices.GENERIC_DEVICES[7]
     543968250: ("auf", "cpu", "gpu", "nur", "ohne", "only", "without"),
     # core.query.devices.MEMORY_ONLY
     776260057: ("bedarf", "much", "needed", "required", "requirement", "usage", "viel"),

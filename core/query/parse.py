@@ -317,7 +317,9 @@ def _name_fields(
     out["more_models"] = tuple(matches[s] for s in ("model3", "model4") if s in matches)
     out["more_gpus"] = tuple(matches[s] for s in ("gpu3", "gpu4") if s in matches)
     if "not" in chosen:
-        out["not_device"] = chosen["not"].ranking[0][0]
+        ghost = chosen["not"]
+        out["not_device"] = ghost.ranking[0][0]
+        out["not_device_text"] = clean[toks[ghost.span.first].start : toks[ghost.span.last].end]
     counts: dict[str, int | None] = {
         s: _count_near(toks, chosen[s], used) for s in ("gpu", "gpu2", "gpu3", "gpu4") if s in chosen
     }

@@ -83,6 +83,7 @@ class Query(Frozen):
     rig: bool = False  # "4090 + 3090": gpu and gpu2 (and more_gpus) are one machine, not a comparison
     memory_gib: float | None = None
     not_device: str | None = None
+    not_device_text: str | None = None  # the words that named it
     hf_repo: str | None = None
     quant: str | None = None
     quant_text: str | None = None  # a quant name read as another catalog quant ("Q2_K_XL" → UD-Q2_K_XL)

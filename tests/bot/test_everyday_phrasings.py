@@ -1,4 +1,4 @@
-"""Two classes of everyday phrasing, through the whole service (the parser's readings of them are
+"""Classes of everyday phrasing, through the whole service (the parser's readings of them are
 classes of bench/question_gen.py):
 
 - an engine's command word in a sentence ("vllm serve llama 3.1 8b on a 4090 with 8 users", "how many
@@ -7,7 +7,10 @@ classes of bench/question_gen.py):
   a repo id, a file, a tag) is still diagnosed;
 - a memory size said as unified memory ("is 128gb unified memory enough for …", "… mit 64 GB
   gemeinsamem Speicher") is a device of that size whose GPU share is the smallest any unified-memory
-  platform of that size leaves, with a note that says what it stands for.
+  platform of that size leaves, with a note that says what it stands for;
+- a phone or tablet is no device of the catalog: the card says so, and one tap asks about its memory;
+- people served at once counted in words ("two people", "fünf Kollegen"), and a stated prompt longer
+  than the default context (which then holds it).
 """
 
 from __future__ import annotations
@@ -102,3 +105,31 @@ def test_unified_memory_is_a_device_of_that_size_with_the_tightest_gpu_share(siz
         usable = subject.figures.memory.usable_gib  # type: ignore[union-attr]
         assert usable == pytest.approx(size * tightest, rel=0.01), (form, usable)
         assert "generic_unified" in [n.code for n in subject.notes], form
+
+
+PHONES = next(n for n in CATALOG.not_devices if n.stand_in)
+
+
+@pytest.mark.parametrize("alias", PHONES.aliases)
+def test_a_phone_is_no_device_of_the_catalog_and_one_tap_asks_about_its_memory(alias: str) -> None:
+    for form, lang in (("can i run {m} on my {p}", "en"), ("läuft {m} auf meinem {p}?", "de")):
+        model = RNG.choice(MODELS)
+        reply = ask(form.format(m=model.name, p=alias))
+        assert reply.kind == "suggest" and reply.locale == lang, (alias, to_console(reply)[:300])
+        note = PHONES.note_de if lang == "de" else PHONES.note
+        assert note in (reply.summary or ""), (alias, reply.summary)
+        [action] = reply.actions
+        assert PHONES.stand_in in action.query and alias not in action.query.lower(), action
+        follow = ask(action.query)
+        assert follow.kind == "fit" and follow.subjects[0].model_id == model.id, action.query
+
+
+def test_the_users_said_in_words_are_served() -> None:
+    reply = ask("can two people use qwen3 32b on my 4090 at the same time")
+    assert reply.subjects[0].figures.users == 2  # type: ignore[union-attr]
+
+
+def test_a_stated_prompt_longer_than_the_default_context_sets_the_context() -> None:
+    reply = ask("how long to first token for a 32k prompt with qwen3 14b on a 4080")
+    figures = reply.subjects[0].figures
+    assert figures.prompt_tokens == 32768 and figures.context >= 32768 + 1024  # type: ignore[union-attr]
