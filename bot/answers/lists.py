@@ -28,7 +28,7 @@ from core.advice import (
     quick_fit,
     with_quant,
 )
-from core.estimate import DEFAULT_CONTEXT, FitEstimate, Request, Scenario, estimate_of, hardware_on, varied
+from core.estimate import DEFAULT_CONTEXT, FitEstimate, Request, Scenario, estimate_of, hardware_on, on_device, varied
 from core.fit import Verdict, memory_table
 from core.launch.vllm_hardware import engine_runs
 from core.model_sizes import of_size
@@ -155,7 +155,8 @@ def gpus_for_model(answers: Answering, model: ModelSpec, ask: Question) -> Reply
         summary = t(lang, "gpus.summary_none")
     title = t(lang, "gpus.title", model=model.name, quant=s.quant.id, context=context_label(s.context))
     more_query = "" if more or len(found) <= LIST_TOP else f"/gpus {model.id} more"
-    return cards.gpus_card(title, summary, rows, answers.catalog, lang, more_query=more_query)
+    needs = estimate_of(on_device(s, need[0], 1)).memory if fits else None
+    return cards.gpus_card(title, summary, rows, answers.catalog, lang, more_query=more_query, needs=needs)
 
 
 def recommend_models(

@@ -12,7 +12,7 @@ from bot.cards.parts import VERDICT_EMOJI, footer, note_text, notes_line, verdic
 from bot.commands import MENU
 from bot.reply import Action, Reply, Row, Section, Table, Tone, setup_label
 from core.finetune import FinetuneEstimate, TrainingFit
-from core.fit import Verdict
+from core.fit import MemoryBreakdown, Verdict
 from core.models import Catalog, Lang
 from core.notes import Note
 from core.recommend import ModelPick
@@ -94,8 +94,14 @@ def gpus_card(
     lang: Lang,
     more_query: str = "",
     echo: str = "",
+    needs: MemoryBreakdown | None = None,
 ) -> Reply:
-    """Rows: (device, memory bytes, needed bytes, decode tok/s or None, verdict)."""
+    """Rows: (device, memory bytes, needed bytes, decode tok/s or None, verdict); ``needs``: what the
+    model takes on the smallest device that holds it (weights, KV cache at the context, runtime)."""
+    if needs is not None:
+        parts = (needs.weights_bytes, needs.kv_cache_bytes, needs.overhead_bytes)
+        weights, kv, overhead = (gib(b, lang, 2 if b < 1 << 30 else 1) for b in parts)
+        summary = f"{summary} " + t(lang, "gpus.needs", weights=weights, kv=kv, overhead=overhead)
     table = [
         (
             name,

@@ -43,6 +43,8 @@ GENERIC_DEVICES: tuple[tuple[Quick, str], ...] = (
 MEMORY_ONLY = quick(
     r"\bhow\s+much\s+(?:v?ram|(?:gpu\s+)?memory|vram)\b|\bwie\s*viel\s+(?:v?ram|(?:grafik)?speicher)\b"
     r"|\b(?:v?ram|memory|speicher)[ -]?(?:requirements?|bedarf|needed|required|usage)\b|\bspeicherbedarf\b"
+    r"|\bkv[ -]?cache[ -]?(?:size|memory|usage|footprint|größe|bedarf|speicher)\b"
+    r"|\b(?:how\s+(?:big|large)|wie\s+groß)\s+(?:is\s+|ist\s+)?(?:the\s+|der\s+)?kv[ -]?cache\b"
 )
 # engines FitBot does not model: named on the card with what was used instead
 OTHER_ENGINE = quick(

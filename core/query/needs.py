@@ -252,7 +252,7 @@ NEEDS: dict[int, tuple[str, ...]] = {
     # core.query.devices.GENERIC_DEVICES[7]
     543968250: ("auf", "cpu", "gpu", "nur", "ohne", "only", "without"),
     # core.query.devices.MEMORY_ONLY
-    776260057: ("bedarf", "much", "needed", "required", "requirement", "usage", "viel"),
+    3312409570: ("bedarf", "cache", "much", "needed", "required", "requirement", "usage", "viel"),
     # core.query.devices.OTHER_ENGINE
     2723106241: (
         "aphrodite",

@@ -10,13 +10,16 @@ classes of bench/question_gen.py):
   platform of that size leaves, with a note that says what it stands for;
 - a phone or tablet is no device of the catalog: the card says so, and one tap asks about its memory;
 - people served at once counted in words ("two people", "fünf Kollegen"), and a stated prompt longer
-  than the default context (which then holds it).
+  than the default context (which then holds it);
+- how much memory a model, or its KV cache, needs at a context: the device list says weights, KV cache
+  and runtime.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import re
 
 import pytest
 
@@ -133,3 +136,27 @@ def test_a_stated_prompt_longer_than_the_default_context_sets_the_context() -> N
     reply = ask("how long to first token for a 32k prompt with qwen3 14b on a 4080")
     figures = reply.subjects[0].figures
     assert figures.prompt_tokens == 32768 and figures.context >= 32768 + 1024  # type: ignore[union-attr]
+
+
+KV_QUESTIONS = (
+    ("kv cache size for {m} at {c}", "en"),
+    ("how big is the kv cache of {m} at {c} context", "en"),
+    ("how much vram do i need for {m} at {c}", "en"),
+    ("wie groß ist der kv cache von {m} bei {c}", "de"),
+    ("kv-cache-bedarf von {m} bei {c} kontext", "de"),
+)
+
+
+@pytest.mark.parametrize("model", MODELS[:6], ids=lambda m: m.id)
+def test_a_memory_question_names_weights_kv_cache_and_runtime_at_the_context(model: object) -> None:
+    name = model.name  # type: ignore[attr-defined]
+    for form, lang in KV_QUESTIONS:
+        kv = []
+        for c in ("8k", "32k"):
+            reply = ask(form.format(m=name, c=c))
+            assert reply.kind == "gpus" and reply.locale == lang, (form, to_console(reply)[:300])
+            words = "KV-Cache" if lang == "de" else "KV cache"
+            found = re.search(r"([\d.,]+) GiB (?:of )?" + words, reply.summary or "")
+            assert found, (form, reply.summary)
+            kv.append(float(found[1].replace(".", "").replace(",", ".") if lang == "de" else found[1]))
+        assert kv[1] >= kv[0] > 0, (form, kv)  # a longer context holds as much or more (sliding windows cap it)
