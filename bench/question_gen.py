@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from catalog.extra_facts import ollama_tags
 from catalog.lookup import vocabulary
 from core.models import Catalog
 from core.query.ordinary_words import ORDINARY_WORDS
@@ -132,6 +133,8 @@ PEOPLE = {"en": ("people", "users", "colleagues", "developers", "clients"), "de"
           "Leute", "Mitarbeiter")}  # fmt: skip
 NUMBER_WORDS = {"en": {"two": 2, "three": 3, "four": 4, "five": 5, "ten": 10, "12": 12},
                 "de": {"zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "zehn": 10, "12": 12}}  # fmt: skip
+OLLAMA_EN = ("can i run {t} on my {g}", "{t} on {g}?", "how fast is {t} on a {g}")
+OLLAMA_DE = ("läuft {t} auf meiner {g}?", "{t} auf {g}")
 UNIFIED_SIZES = (16, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512)  # the sizes Macs, Strix Halo and DGX Spark come in
 
 
@@ -193,6 +196,14 @@ def generate(catalog: Catalog, seed: int = 34, per_class: int | None = None) -> 
         for lang, unified in (("en", UNIFIED_EN), ("de", UNIFIED_DE)):
             add(Gen(f"unified memory {lang}", rng.choice(unified).format(m=name, n=n), m.id, None, kind="unified",
                     memory=float(n)))  # fmt: skip
+    ids = {m.id for m in models}
+    for row in ollama_tags():  # the library's tags as people paste them: "qwen3:32b", "gemma3:latest"
+        if row.model_id not in ids:
+            continue
+        tag = row.tag if ":" in row.tag else f"{row.tag}:latest"
+        box = rng.choice(desk)
+        add(Gen("ollama tag en", rng.choice(OLLAMA_EN).format(t=tag, g=box.names[0]), row.model_id, box.id))
+        add(Gen("ollama tag de", rng.choice(OLLAMA_DE).format(t=tag, g=box.names[0]), row.model_id, box.id))
     for g in desk:
         mod = rng.choice(models)
         for lang, table in (("en", COUNTS_EN), ("de", COUNTS_DE)):

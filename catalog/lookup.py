@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
-from catalog.extra_facts import sized_models
+from catalog.extra_facts import ollama_tags, sized_models
 from catalog.name_defaults import dominant_ids, lineups_of
 from core import rig
 from core.devices import with_memory
@@ -82,13 +82,14 @@ def names_key() -> str:
 def build_vocabulary(catalog: Catalog) -> Vocabulary:
     """The names the parser may recognise, from the catalog, with the facts that tell entries apart."""
     families = Families(catalog.models)
+    tags = ollama_names()
     dominant = dominant_ids({g.id for g in catalog.gpus})
     lineups = lineups_of({g.id for g in catalog.gpus})
     return Vocabulary(
         models=tuple(
             VocabEntry(
                 id=m.id,
-                names=families.model_names(m),
+                names=families.model_names(m) + tags.get(m.id, ()),
                 total_b=m.total_params / 1e9,
                 active_b=m.active_params / 1e9,
             )
@@ -123,6 +124,17 @@ def build_vocabulary(catalog: Catalog) -> Vocabulary:
             VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)
         ),
     )
+
+
+def ollama_names() -> dict[str, tuple[str, ...]]:
+    """Model id -> its Ollama library tags as a question spells them once the parser has read the colon as
+    a space (``core.query.lexicon.clean``): "gemma3 12b"; a tag without a size is the library's default
+    for that name only as "<tag> latest" ("deepseek-r1 latest" is the 7B distill, "deepseek-r1" the 671B)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for row in ollama_tags():
+        name = row.tag.replace(":", " ") if ":" in row.tag else f"{row.tag} latest"
+        out[row.model_id] = (*out.get(row.model_id, ()), name)
+    return out
 
 
 def model_names(catalog: Catalog, model: ModelSpec) -> tuple[str, ...]:

@@ -504,9 +504,16 @@ _INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]"
 Found = dict[str, object]  # Query field → value read from the text (plus "command", "repo_tag")
 
 
+# an Ollama tag ("qwen3:32b", "llama3.1:8b-instruct-q4_K_M", "llama4:scout", "gemma3:latest"): the colon is
+# a space, so what follows is read as part of the name (same length: offsets stay valid); not a repo id's
+# ":Q4_K_M" (a "/" before the name) nor a time ("12:30": the name starts with a letter)
+_TAG_COLON = re.compile(r"(?<![\w./-])([a-z][\w.-]*)[:](?=[a-z0-9])", A | re.I)
+
+
 def clean(text: str) -> str:
     """Normalises Unicode, drops control characters and caps the length."""
     text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text[: MAX_CHARS * 2]))[:MAX_CHARS]
+    text = _TAG_COLON.sub(lambda m: f"{m[1]} ", text)
     return _CONTROL.sub(" ", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
 
 

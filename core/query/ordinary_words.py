@@ -47,6 +47,7 @@ ORDINARY_WORDS = frozenset(
         "lake",
         "laptop",
         "large",
+        "latest",
         "lightning",
         "linear",
         "liquid",
