@@ -2,8 +2,10 @@
 
 Data: ``bench/calibration/llamacpp_speed.csv`` (a copy of shared/calibration/llamacpp_speed.csv),
 ``bench/calibration/llamacpp_speed_extra.csv`` (scoreboard rows the first file left out, Strix Halo
-results) and ``bench/calibration/llamacpp_speed_issue24.csv`` (RDNA4, P100, MI50, SYCL, multi-GPU rows);
-provenance in bench/calibration/README.md. Every row names its source, build and date.
+results), ``bench/calibration/llamacpp_speed_issue24.csv`` (RDNA4, P100, MI50, SYCL, multi-GPU rows) and
+``bench/calibration/llamacpp_speed_issue37.csv`` (MI300X, 8x H100, DeepSeek-V3, Arc 140V rows);
+provenance in bench/calibration/README.md. Every row names its source, build and date. The models'
+architectures are in bench/speed_models.py.
 
 GPUs resolve through the catalog (catalog/facts/gpus.toml, by id, name or alias). Calibration GPUs
 the catalog lacks get their spec-sheet numbers from ``EXTRA_SPECS`` below (TechPowerUp GPU database;
@@ -20,174 +22,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.speed_models import MODELS as MODELS  # re-exported: bench/cpu_speed.py imports both from here
+from bench.speed_models import PROV as PROV
 from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row, quant_from_row
-from core.models import GIB, AttentionKind, Backend, GpuSpec, ModelSpec, Provenance, QuantSize, Workload
+from core.models import GIB, Backend, GpuSpec, ModelSpec, Provenance, QuantSize, Workload
 from core.speed import estimate as speed
 from core.weights import weights
 
 DATA_DIR = Path(__file__).resolve().parent / "calibration"
-DATA_FILES = ("llamacpp_speed.csv", "llamacpp_speed_extra.csv", "llamacpp_speed_issue24.csv")
-PROV = Provenance(source="shared/calibration/configs.csv (HF config.json copies) / model cards", as_of="2026-11")
-
-
-def _m(mid: str, total: float, active: float | None = None, **kw: Any) -> ModelSpec:
-    return ModelSpec(
-        id=mid,
-        name=mid,
-        family=mid.split("-")[0],
-        total_params=round(total * 1e9),
-        active_params=round((active or total) * 1e9),
-        provenance=PROV,
-        **kw,
-    )
-
-
-# Architectures of the calibration models (configs.csv; GLM-4.7-Flash from its HF config.json).
-LLAMA2_7B = _m(
-    "llama-2-7b",
-    6.74,
-    n_layers=32,
-    hidden_size=4096,
-    n_heads=32,
-    n_kv_heads=32,
-    head_dim=128,
-    vocab_size=32000,
-    max_context=4096,
+DATA_FILES = (
+    "llamacpp_speed.csv",
+    "llamacpp_speed_extra.csv",
+    "llamacpp_speed_issue24.csv",
+    "llamacpp_speed_issue37.csv",
 )
-LLAMA3_8B = _m(
-    "llama-3-8b",
-    8.03,
-    n_layers=32,
-    hidden_size=4096,
-    n_heads=32,
-    n_kv_heads=8,
-    head_dim=128,
-    vocab_size=128256,
-    max_context=131072,
-)
-LLAMA3_70B = _m(
-    "llama-3-70b",
-    70.55,
-    n_layers=80,
-    hidden_size=8192,
-    n_heads=64,
-    n_kv_heads=8,
-    head_dim=128,
-    vocab_size=128256,
-    max_context=8192,
-)
-QWEN25_7B = _m(
-    "qwen2.5-7b",
-    7.62,
-    n_layers=28,
-    hidden_size=3584,
-    n_heads=28,
-    n_kv_heads=4,
-    head_dim=128,
-    vocab_size=152064,
-    max_context=131072,
-)
-QWEN3_30B_A3B = _m(
-    "qwen3-30b-a3b",
-    30.53,
-    3.35,
-    n_layers=48,
-    hidden_size=2048,
-    n_heads=32,
-    n_kv_heads=4,
-    head_dim=128,
-    n_experts=128,
-    experts_per_token=8,
-    moe_intermediate_size=768,
-    vocab_size=151936,
-    max_context=262144,
-)
-GEMMA3_4B = _m(
-    "gemma-3-4b",
-    3.88,
-    n_layers=34,
-    hidden_size=2560,
-    n_heads=8,
-    n_kv_heads=4,
-    head_dim=256,
-    sliding_window=1024,
-    n_sliding_layers=29,
-    vocab_size=262144,
-    max_context=131072,
-    tied_embeddings=True,
-)
-GPT_OSS_20B = _m(
-    "gpt-oss-20b",
-    20.91,
-    3.61,
-    n_layers=24,
-    hidden_size=2880,
-    n_heads=64,
-    n_kv_heads=8,
-    head_dim=64,
-    sliding_window=128,
-    n_sliding_layers=12,
-    n_experts=32,
-    experts_per_token=4,
-    moe_intermediate_size=2880,
-    vocab_size=201088,
-    max_context=131072,
-    native_dtype="mxfp4",
-)
-GPT_OSS_120B = _m(
-    "gpt-oss-120b",
-    116.83,
-    5.13,
-    n_layers=36,
-    hidden_size=2880,
-    n_heads=64,
-    n_kv_heads=8,
-    head_dim=64,
-    sliding_window=128,
-    n_sliding_layers=18,
-    n_experts=128,
-    experts_per_token=4,
-    moe_intermediate_size=2880,
-    vocab_size=201088,
-    max_context=131072,
-    native_dtype="mxfp4",
-)
-GLM47_FLASH = _m(
-    "glm-4.7-flash",
-    29.94,
-    3.9,
-    n_layers=47,
-    hidden_size=2048,
-    n_heads=20,
-    n_kv_heads=20,
-    head_dim=256,
-    v_head_dim=256,
-    attention=AttentionKind.MLA,
-    kv_lora_rank=512,
-    qk_rope_head_dim=64,
-    n_experts=64,
-    experts_per_token=4,
-    n_shared_experts=1,
-    moe_intermediate_size=1536,
-    vocab_size=154880,
-    max_context=202752,
-)
-MODELS = [  # (row "model" prefix, lower case) -> spec
-    ("meta-llama/llama-2-7b", LLAMA2_7B),
-    ("meta-llama-3-8b", LLAMA3_8B),
-    ("meta-llama/llama-3.1-8b", LLAMA3_8B),
-    ("llama 8b", LLAMA3_8B),
-    ("meta-llama-3-70b", LLAMA3_70B),
-    ("ggml-org/qwen2.5-coder-7b", QWEN25_7B),
-    ("ggml-org/qwen3-coder-30b", QWEN3_30B_A3B),
-    ("qwen/qwen3-30b-a3b", QWEN3_30B_A3B),
-    ("qwen/qwen3-coder-30b", QWEN3_30B_A3B),  # same architecture as Qwen3-30B-A3B (48 layers, 128 experts, top-8)
-    ("deepseek-ai/deepseek-r1-distill-qwen-7b", QWEN25_7B),  # a Qwen2.5-Math-7B fine-tune: the qwen2 7B architecture
-    ("ggml-org/gemma-3-4b", GEMMA3_4B),
-    ("ggml-org/gpt-oss-20b", GPT_OSS_20B),
-    ("ggml-org/gpt-oss-120b", GPT_OSS_120B),
-    ("ggml-org/glm-4.7-flash", GLM47_FLASH),
-]
 
 # Calibration GPU label (lower case, vendor words dropped; first prefix match wins) -> catalog id.
 # "H100 80 GB"/"A100 80 GB" are nvidia-smi's SXM names ("H100 80GB HBM3", "A100-SXM4-80GB").
@@ -219,6 +67,9 @@ CATALOG_GPUS = [
     ("a100-sxm4-80gb", "a100-80gb-sxm"),
     ("a100 80gb pcie", "a100-80gb-pcie"),
     ("h100 pcie", "h100-pcie"),
+    ("h100 80gb hbm3", "h100-sxm"),
+    ("instinct mi300x", "mi300x"),
+    ("arc 140v", "arc-140v-32"),
     ("l40s", "l40s"),
     ("l40", "l40"),
     ("a40", "a40"),
@@ -296,9 +147,11 @@ EXTRA_SPECS: list[tuple[str, str, str, str, float, float | None, bool, str]] = [
     ("arc a770", "Arc A770 16GB", "Intel", "consumer", 560.0, 138.0, False, "xe-hpg"),
     ("arc a750", "Arc A750", "Intel", "consumer", 512.0, 123.0, False, "xe-hpg"),
 ]
-# GPUs whose spec has no primary source yet (B70: 608 GB/s, 367 TOPS from a blog and a repository's notes): their
-# rows stay in the CSV, out of the fit and the validation (a row graded against a guessed spec grades the guess).
-UNSOURCED_SPECS = frozenset({"arc pro b70"})
+# GPUs whose spec has no primary source yet (B70: 608 GB/s, 367 TOPS from a blog and a repository's notes; Arc 140V:
+# the catalog row marks its 136.5 GB/s and 32 FP16 TFLOPS unverified, derived from LPDDR5X-8533 x 128 bit and Intel's
+# 64 INT8 TOPS without a spec page read): their rows stay in the CSV, out of the fit and the validation (a row graded
+# against a guessed spec grades the guess).
+UNSOURCED_SPECS = frozenset({"arc pro b70", "arc 140v"})
 # Rows run on AMDVLK, AMD's second Vulkan driver, ended 2025-09 (GPUOpen-Drivers/AMDVLK#405; RADV is supported since
 # https://www.amd.com/en/resources/support-articles/release-notes/RN-AMDGPU-UNIFIED-LINUX-25-10-1.html): the product
 # predicts RADV, and one card differs by up to 3x between them at long context (kyuz0/amd-r9700-ai-toolboxes).
@@ -310,9 +163,20 @@ OTHER_DRIVER_NOTES = ("vulkan_amdvlk",)
 # AMD Vulkan era factor (``AMD_KERNEL_ERA``) accounts for 1.3x. Each such row is its own source, so no held-out
 # fit can learn a first-days factor for it.
 CRASHED_BUILD_NOTES = ("segfault",)
+# Decode rows of a build from the first days of a model's support in llama.cpp: DeepSeek-V3 on 8x H100 in build 4418
+# (2025-01-05, AUGMXNT/llm-tracker.info-vault), ten days after the model's release, while ggml-org/llama.cpp#10981 still
+# asked for its support on 2025-01-03. Its decode (23.6 t/s for Q5_K_M) is half the fit's and below the 8x MI300X's
+# 37 t/s for Q4_K_M in build 5997; one source, so no held-out fit can learn a first-days factor for it. Its prompt row
+# stays: the prompt GEMMs are the generic Q5_K MMQ kernels, not the model's own decode path.
+FIRST_DAYS_NOTES = ("first-days build",)
 # Prompt rows of a fork's own GEMMs: IPEX-LLM (intel/ipex-llm#12991, B580) runs them on XMX, 35 TFLOPS on a Qwen2-7B
 # pp512, above the FP32 vector peak (20 Xe2 cores x 256 x 2.85 GHz = 14.6) bounding upstream ggml-sycl; decode stays.
 FORK_BUILD_NOTES = ("IPEX-LLM",)
+# CDNA prompt GEMMs before upstream MFMA MMQ (ggml-org/llama.cpp PR #14624, build 5997, 2025-07): the quantized matmuls
+# ran without matrix cores or stream-K, a third of today's rate on an MI300X (AUGMXNT/llm-tracker.info-vault, b3891:
+# Llama-2-7B Q4_0 pp512 1334 t/s, "slower than a single 7900 XT"). No other row carries that factor, so a fit would
+# push it into the ROCm era factor ``AMD_KERNEL_ERA`` learned on RDNA. Decode rows (mat-vec kernels) stay.
+CDNA_MFMA_BUILD = 5997
 BACKENDS = {
     "CUDA": Backend.CUDA,
     "Metal": Backend.METAL,
@@ -420,6 +284,19 @@ def source_key(url: str) -> str:
     return url.split()[0]
 
 
+def build_number(build: str) -> int | None:
+    """The llama.cpp build number of a build column ("66906cd8 (5997)" -> 5997), None when not given."""
+    m = re.search(r"\((\d{3,5})\)", build)
+    return int(m.group(1)) if m else None
+
+
+def pre_mfma_prompt(kind: str, gpu: GpuSpec, build: str) -> bool:
+    """A CDNA prompt row from a build before upstream MFMA MMQ (``CDNA_MFMA_BUILD``)."""
+    number = build_number(build)
+    arch = speed.canonical_arch(gpu) or ""
+    return kind == "prefill" and arch.startswith("cdna") and number is not None and number < CDNA_MFMA_BUILD
+
+
 def _legacy(build: str) -> bool:
     m = re.search(r"\((\d{3,5})\)", build)
     return bool(m and int(m.group(1)) < 3000)
@@ -459,10 +336,12 @@ def build_date(date: str) -> str:
     return m.group(0) if m else ""
 
 
-def early_amd(vendor: str, backend: str, date: str) -> bool:
-    """An AMD row from a build before its backend's current kernels (``AMD_KERNEL_ERA``)."""
+def early_amd(vendor: str, backend: str, date: str, arch: str = "") -> bool:
+    """An AMD row from a build before its backend's current kernels (``AMD_KERNEL_ERA``). Not CDNA: those changes
+    are RDNA kernels (WMMA int8 MMQ, AMD cooperative-matrix tiles) and the era's decode evidence is RDNA; CDNA got
+    its MFMA MMQ in build 5997 (``CDNA_MFMA_BUILD``), and its prompt rows before that stay out."""
     built, since = build_date(date), AMD_KERNEL_ERA.get(backend)
-    return vendor == "AMD" and bool(built and since) and built < str(since)
+    return vendor == "AMD" and not arch.startswith("cdna") and bool(built and since) and built < str(since)
 
 
 def _quant_id(text: str) -> str:
@@ -499,6 +378,8 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
             reason = "gpu spec without a primary source"
         elif any(note in r["notes"] for note in CRASHED_BUILD_NOTES):
             reason = "build that crashed on the model's default path"
+        elif test and test[0] == "decode" and any(note in r["notes"] for note in FIRST_DAYS_NOTES):
+            reason = "decode rows of a build from the first days of the model's support"
         elif test and test[0] == "prefill" and any(note in r["build"] for note in FORK_BUILD_NOTES):
             reason = "prompt rows of a fork's own GEMMs (IPEX-LLM)"
         elif any(note in r["notes"] for note in OTHER_DRIVER_NOTES):
@@ -509,6 +390,8 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
             reason = "test"
         elif quant is None:
             reason = "quant"
+        elif pre_mfma_prompt(test[0], gpu, r["build"]):
+            reason = "CDNA prompt rows before upstream MFMA MMQ (PR #14624, b5997)"
         if reason:
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
@@ -550,7 +433,7 @@ def load_rows() -> tuple[list[Row], dict[str, int], list[str]]:
                 w=w,
                 legacy=legacy,
                 in_catalog=in_catalog,
-                early_amd=early_amd(gpu.vendor, r["backend"], r["date"]),
+                early_amd=early_amd(gpu.vendor, r["backend"], r["date"], speed.canonical_arch(gpu) or ""),
                 source=source_key(r["source"]),
                 weight=build_weight(r["build"], r["date"]),
             )

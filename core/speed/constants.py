@@ -18,101 +18,102 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8801,
-    "rocm": 0.8975,
-    "metal": 0.8647,
+    "cuda": 0.8793,
+    "rocm": 0.9099,
+    "metal": 0.8635,
     "vulkan": 0.9514,
-    "vulkan-intel": 0.6145,
-    "sycl": 0.6938,
+    "vulkan-intel": 0.6132,
+    "sycl": 0.6936,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5526,
-    "rocm": 0.3938,
-    "metal": 0.824,
-    "vulkan": 0.3973,
+    "cuda": 0.5477,
+    "rocm": 0.3879,
+    "metal": 0.8186,
+    "vulkan": 0.4002,
     "sycl": 0.81,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 96250.0,
-    "rocm": 261500.0,
-    "metal": 178900.0,
-    "vulkan": 181400.0,
-    "vulkan-intel": 164600.0,
+    "cuda": 96370.0,
+    "rocm": 273800.0,
+    "metal": 179000.0,
+    "vulkan": 181500.0,
+    "vulkan-intel": 164900.0,
     "sycl": 100500.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5465,
-    "rocm": 0.34,
-    "metal": 0.5282,
-    "vulkan": 0.2933,
+    "cuda": 0.5647,
+    "rocm": 0.3509,
+    "metal": 0.5333,
+    "vulkan": 0.2929,
     "sycl": 0.4999,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 64.18,
-    "rocm": 12.58,
-    "metal": 12.4,
-    "vulkan": 21.59,
+    "cuda": 65.37,
+    "rocm": 8.235,
+    "metal": 10.92,
+    "vulkan": 17.53,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.193
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7065
-PRE_AMPERE_MATRIX_FACTOR = 0.6127
-IGPU_BANDWIDTH_FACTOR = 0.9486
-IGPU_MATRIX_FACTOR = 0.6193
-AMD_APU_MATRIX_FACTOR = 0.8638
-HBM_BANDWIDTH_FACTOR = 0.713
-MOE_EXPERT_EXTRA = 0.0912
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9672, "q4_0": 0.9937, "k": 1.024, "mxfp4": 1.002}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.097, "q4_0": 1.053, "k": 1.467, "mxfp4": 1.339}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.111
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.704
-LAYER_SPLIT_HOP_S = 0.0002359
-XE_HPG_BANDWIDTH_FACTOR = 0.6153
+CONSUMER_CLOCK_FACTOR = 1.187
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7069
+PRE_AMPERE_MATRIX_FACTOR = 0.6184
+IGPU_BANDWIDTH_FACTOR = 0.946
+IGPU_MATRIX_FACTOR = 0.6018
+AMD_APU_MATRIX_FACTOR = 0.8371
+HBM_BANDWIDTH_FACTOR = 0.7112
+MOE_EXPERT_EXTRA = 0.09183
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9647, "q4_0": 0.991, "k": 1.024, "mxfp4": 0.9978}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.044, "k": 1.471, "mxfp4": 1.365}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.105
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.712
+LAYER_SPLIT_HOP_S = 0.0001605
+XE_HPG_BANDWIDTH_FACTOR = 0.6148
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.876, 1.204),
-    "rocm": (0.821, 1.204),
-    "metal": (0.876, 1.264),
-    "vulkan": (0.826, 1.204),
-    "vulkan-intel": (0.876, 1.204),
-    "sycl": (0.876, 1.204),
+    "cuda": (0.88, 1.204),
+    "rocm": (0.832, 1.204),
+    "metal": (0.88, 1.266),
+    "vulkan": (0.826, 1.205),
+    "vulkan-intel": (0.88, 1.204),
+    "sycl": (0.88, 1.204),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.746, 1.345),
-    "rocm": (0.718, 1.345),
-    "metal": (0.746, 1.345),
-    "vulkan": (0.68, 1.345),
-    "vulkan-intel": (0.578, 2.128),
-    "sycl": (0.746, 1.345),
+    "cuda": (0.752, 1.353),
+    "rocm": (0.732, 1.353),
+    "metal": (0.752, 1.353),
+    "vulkan": (0.674, 1.353),
+    "vulkan-intel": (0.578, 2.135),
+    "sycl": (0.752, 1.353),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.817, 1.306),
-    "rocm": (0.456, 1.306),
-    "metal": (0.817, 1.306),
-    "vulkan": (0.811, 2.002),
-    "vulkan-intel": (0.817, 1.306),
-    "sycl": (0.817, 1.306),
+    "cuda": (0.749, 1.313),
+    "rocm": (0.469, 1.313),
+    "metal": (0.781, 1.313),
+    "vulkan": (0.781, 2.016),
+    "vulkan-intel": (0.781, 1.313),
+    "sycl": (0.781, 1.313),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.6, 1.582),
-    "rocm": (0.456, 1.822),
-    "metal": (0.6, 1.582),
-    "vulkan": (0.583, 2.002),
-    "vulkan-intel": (0.23, 1.582),
-    "sycl": (0.6, 1.582),
+    "cuda": (0.61, 1.599),
+    "rocm": (0.469, 1.795),
+    "metal": (0.61, 1.599),
+    "vulkan": (0.573, 2.016),
+    "vulkan-intel": (0.231, 1.599),
+    "sycl": (0.61, 1.599),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.857, 1.204),
-    "apple-m1/metal": (0.766, 1.264),
-    "apple-m3/metal": (0.845, 1.264),
-    "rdna3.5/rocm": (0.798, 1.227),
+    "ampere-dc/cuda": (0.864, 1.204),
+    "apple-m1/metal": (0.764, 1.266),
+    "apple-m3/metal": (0.844, 1.266),
+    "rdna3.5/rocm": (0.795, 1.222),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.739, 1.542),
-    "apple-m1/metal": (0.817, 1.43),
-    "rdna3.5/rocm": (0.456, 1.689),
+    "ada/cuda": (0.749, 1.558),
+    "apple-m1/metal": (0.781, 1.414),
+    "hopper/cuda": (0.582, 1.313),
+    "rdna3.5/rocm": (0.469, 1.684),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.724, 1.216)
-MOE_PREFILL_BAND: tuple[float, float] = (0.678, 1.587)
+MOE_DECODE_BAND: tuple[float, float] = (0.74, 1.223)
+MOE_PREFILL_BAND: tuple[float, float] = (0.686, 1.602)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -123,6 +124,7 @@ CALIBRATED_ARCHS: frozenset[str] = frozenset(
         "apple-m2/metal",
         "apple-m3/metal",
         "blackwell/cuda",
+        "hopper/cuda",
         "rdna3.5/rocm",
         "rdna3.5/vulkan",
         "rdna3/rocm",
@@ -151,14 +153,15 @@ THIN_ARCHS: frozenset[str] = frozenset(
 )
 MISSED_ARCHS: frozenset[str] = frozenset(
     {
+        "cdna3/rocm",
         "gcn5/rocm",
-        "hopper/cuda",
         "pascal-hbm/cuda",
         "xe-hpg/vulkan-intel",
     }
 )
 KEPT_OUT_DEVICES: frozenset[str] = frozenset(
     {
+        "arc-140v-32",
         "arc-pro-b70",
     }
 )
