@@ -40,7 +40,7 @@ SMALL_PARAMS = 16e9
 LOW_BIT_PENALTY = 10.0  # capability points per bit below 4 bits per weight
 HIGH_QUALITY_BITS = 5.5  # Q6_K and up: practically lossless
 RECENCY_START = 2023 * 12  # months since year 0 of 2023-01
-FILTERS = ("coding", "reasoning", "vision", "small")
+FILTERS = ("coding", "reasoning", "vision", "small", "newest")  # newest: every model, the latest released first
 TAG_RULES: dict[str, re.Pattern[str]] = {
     "coding": re.compile(r"coder|devstral|codestral|kimi-dev|starcoder|codellama", re.I),
     "reasoning": re.compile(
@@ -288,6 +288,9 @@ def rank_models(
             )
         )
     rows.sort(key=lambda p: (-p.score, p.model_id))
+    if model_filter == "newest":  # "the latest model for my 3090": by release date, the score breaks ties
+        released = {m.id: m.release for m in catalog.models}
+        rows.sort(key=lambda p: released.get(p.model_id, ""), reverse=True)
     seen: set[str] = set()
     unique: list[_Row] = []
     for pick in rows:

@@ -7,12 +7,15 @@ resolution assumed on one visible line; ``subject_of`` fills ``Reply.subjects``.
 
 from __future__ import annotations
 
+from bot.answers.resolve import replace_name
 from bot.cards import notices as cards
 from bot.cards.parts import note_text
 from bot.question import Answering, Question
-from bot.reply import Reply, Subject
+from bot.reply import Action, Reply, Subject
+from catalog.lookup import sized_name
 from core.estimate import DEFAULT_CONTEXT, DEFAULT_ENGINE, Request, Scenario, default_quant
 from core.figures import figures_of
+from core.fit import Verdict
 from core.models import GIB, GpuSpec, Lang, ModelSpec
 from core.notes import Note
 from core.query.parse import Match
@@ -34,6 +37,7 @@ def compare(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
     pairs: list[tuple[ModelSpec, GpuSpec, int]] = []
     if len(devices) > 1:
         for match, count in devices[:MAX_COMPARED]:
+            match = _sized(answers, ask, model, match, count)
             pairs.append((model, *answers.device(ask, model, q.model_copy(update={"gpu": match, "gpu_count": count}))))
     else:
         gpu, count = answers.device(ask, model)
@@ -47,6 +51,25 @@ def compare(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
         for a in analyses
     )
     return reply.model_copy(update={"subjects": subjects})
+
+
+def _sized(answers: Answering, ask: Question, model: ModelSpec, match: Match, count: int) -> Match:
+    """A compared device that comes in several memory sizes, none usual ("m4 pro"), as the smallest that holds
+    the model (the largest if none does): a row of the comparison, not a question back; the resolver says
+    which size was read, and the others are a tap away."""
+    if match.id is not None or not match.choices:
+        return match
+    sizes = sorted((g for c in match.choices if (g := answers.catalog.gpu(c))), key=lambda g: g.memory_bytes)
+    if not sizes:
+        return match
+    fitting = (Verdict.FITS, Verdict.TIGHT)
+    holds = (g for g in sizes if answers.analyse(answers.scenario(ask, model, g, count)).estimate.verdict in fitting)
+    chosen = next(holds, sizes[-1])
+    others = [g for g in sizes if g.id != chosen.id]
+    names = ", ".join(sized_name(g) for g in others)
+    ask.note(Note(code="sized_variant", values={"gpu": sized_name(chosen), "text": match.text, "others": names}))
+    ask.actions.extend(Action(label=sized_name(g), query=replace_name(ask.text, match.text, g.id)) for g in others)
+    return match.model_copy(update={"id": chosen.id, "choices": ()})
 
 
 def subject_of(

@@ -46,6 +46,14 @@ T = TypeVar("T")
 Method = Literal["qlora", "lora", "full"]
 
 
+def _asks_for_devices(q: Query) -> bool:
+    """ "Which GPU for X?", or how much memory X needs to run with no device named ("how much vram to
+    finetune X" asks about training, answered by the fine-tuning card)."""
+    return q.intent is Intent.GPUS or (
+        q.memory_only and q.intent is not Intent.FINETUNE and q.gpu is None and q.device_kind is None
+    )
+
+
 class Answers:
     """Builds every card kind for one catalog (a Hugging Face model gets a copy that knows it)."""
 
@@ -130,7 +138,7 @@ class Answers:
                 )
             return self._about(reply, ask, None, hw, count)
         model = model_override or self.model(ask)
-        if q.intent is Intent.GPUS or (q.memory_only and q.gpu is None and q.device_kind is None):
+        if _asks_for_devices(q):
             reply = tables.gpus_for_model(self, model, ask)
             if not ask.flags.more:  # 2, 4, 8 cards of what rigs are built from, priced
                 reply = rig_picks.with_rigs(self, reply, model, self.scenario(ask, model, None), ask.lang)

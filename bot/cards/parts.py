@@ -33,6 +33,7 @@ FILTER_WORDS = {
     "reasoning": frozenset({"reasoning", "reason", "thinking", "denken", "logik", "mathe", "math"}),
     "vision": frozenset({"vision", "image", "images", "bild", "bilder", "multimodal", "vl"}),
     "small": frozenset({"small", "fast", "klein", "kleines", "schnell", "schnelles", "tiny", "light"}),
+    "newest": frozenset({"newest", "latest", "neueste", "neuestes", "neuesten", "aktuellste", "aktuellstes", "neues"}),
 }
 
 

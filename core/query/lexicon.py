@@ -9,7 +9,6 @@ NFKC-normalised text; the numeric ones use ``re.ASCII`` so that only ASCII digit
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -449,6 +448,7 @@ INTENT_WORDS: tuple[tuple[str, Quick], ...] = (
             # named, so a model is what is asked for (a device asked for is a /gpus question, read before)
             r"|\b(?:recommend|suggest|empfiehl|empfehl|vorschl)\w*"
             r"|\b(?:good|decent|solid|great|nice|strong|gute[nrs]?|ordentliche[nrs]?) (?:[\w.-]+ )?(?:models?|modell\w*|llms?)\b"
+            r"|\b(?:latest|newest|neueste[nrs]?|aktuellste[nrs]?) (?:[\w.-]+ )?(?:models?|modell\w*|llms?)\b"
             r"|\b(?:biggest|largest|gr(?:ö|oe|o)(?:ß|ss)te[snrm]?)\b"
             r"|\bwas soll ich\b.*\blaufen"
         ),
@@ -497,32 +497,7 @@ def guess_language(low: str) -> Literal["de", "en"] | None:
 
 # --- reading the text ------------------------------------------------------------------
 
-MAX_CHARS = 2000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-# zero-width and bidi controls vanish: "qw\u200ben3" is "qwen3", as the echo shows it
-_INVISIBLE = re.compile(r"[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 Found = dict[str, object]  # Query field → value read from the text (plus "command", "repo_tag")
-
-
-# an Ollama tag ("qwen3:32b", "llama3.1:8b-instruct-q4_K_M", "llama4:scout", "gemma3:latest"): the colon is
-# a space, so what follows is read as part of the name (same length: offsets stay valid); not a repo id's
-# ":Q4_K_M" (a "/" before the name) nor a time ("12:30": the name starts with a letter)
-_TAG_COLON = re.compile(r"(?<![\w./-])([a-z][\w.-]*)[:](?=[a-z0-9])", A | re.I)
-
-
-def clean(text: str) -> str:
-    """Normalises Unicode, drops control characters and caps the length."""
-    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text[: MAX_CHARS * 2]))[:MAX_CHARS]
-    text = _TAG_COLON.sub(lambda m: f"{m[1]} ", text)
-    return _CONTROL.sub(" ", text).replace("\t", " ").replace("\n", " ").replace("\r", " ")
-
-
-def lower_keep_length(text: str) -> str:
-    """Lower-cases without changing the length (offsets must stay valid)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
 _NOT_ALNUM = re.compile(r"[^a-z0-9]")

@@ -199,9 +199,10 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "which",
     ),
     # core.query.lexicon.INTENT_WORDS[7]
-    3087188192: (
+    2279560695: (
         " can run",
         " run ",
+        "aktuellste",
         "best",
         "biggest",
         "decent",
@@ -212,9 +213,12 @@ NEEDS: dict[int, tuple[str, ...]] = {
         "gute",
         "kann ich",
         "largest",
+        "latest",
         "llm",
         "läuft",
         "model",
+        "neueste",
+        "newest",
         "nice",
         "ordentliche",
         "passt",

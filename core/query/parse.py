@@ -22,6 +22,7 @@ from typing import Literal
 from core.query import devices as D
 from core.query import lexicon as L
 from core.query import names as N
+from core.query import text as T
 from core.query.draft import asks_speculative, take_draft
 from core.query.index import Candidate, NameIndex, index_for, select_names
 from core.query.resolve import (
@@ -132,8 +133,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     """
     idx = index_for(vocab)
     found: L.Found = {}
-    clean = L.read_repo(L.clean(text if isinstance(text, str) else ""), found)
-    low = L.lower_keep_length(clean)
+    clean = L.read_repo(T.clean(text if isinstance(text, str) else ""), found)
+    low = T.lower_keep_length(clean)
     full_low = low
     if intent is not None:
         found["command"] = intent.value
@@ -463,7 +464,7 @@ def complete(text: str, vocab: Vocabulary, kind: Literal["model", "gpu"], limit:
     """(id, display name) of entries for a name being typed: prefix matches first, then
     substrings, then the parser's own ranking of the text. Discord autocomplete uses it."""
     idx = index_for(vocab)
-    typed = L.compact(L.clean(text))
+    typed = L.compact(T.clean(text))
     labels = dict(idx.labels.get(kind, []))
     if not typed:
         return list(labels.items())[:limit]

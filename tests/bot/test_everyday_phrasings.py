@@ -160,3 +160,56 @@ def test_a_memory_question_names_weights_kv_cache_and_runtime_at_the_context(mod
             assert found, (form, reply.summary)
             kv.append(float(found[1].replace(".", "").replace(",", ".") if lang == "de" else found[1]))
         assert kv[1] >= kv[0] > 0, (form, kv)  # a longer context holds as much or more (sliding windows cap it)
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("what's the latest model for a {g}", "en"),
+        ("newest model that fits my {g}", "en"),
+        ("welches ist das neueste modell für meine {g}", "de"),
+        ("das aktuellste llm für meine {g}?", "de"),
+    ],
+)
+def test_the_newest_models_are_listed_newest_first(text: str, lang: str) -> None:
+    released = {m.name: m.release for m in CATALOG.models}
+    for g in DEVICES:
+        reply = ask(text.format(g=g))
+        assert reply.kind == "models" and reply.locale == lang, (text, to_console(reply)[:300])
+        names = [row.label.split(". ", 1)[1] for row in reply.sections[0].rows]
+        dates = [released[n] for n in names if n in released]
+        assert len(dates) >= 3 and dates == sorted(dates, reverse=True), (text, g, dates)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how much vram for full fine-tuning {m}",
+        "vram needed for lora on {m}",
+        "wie viel vram für full finetuning von {m}",
+        "wie viel speicher braucht qlora für {m}",
+    ],
+)
+def test_a_memory_question_about_training_is_answered_with_training_memory(text: str) -> None:
+    for model in MODELS[:4]:
+        reply = ask(text.format(m=model.name))
+        assert reply.kind == "finetune", (text, to_console(reply)[:300])
+        assert reply.subjects[0].model_id == model.id
+
+
+@pytest.mark.parametrize("chip", ["m4 pro", "m4 max", "m3 max"])
+def test_a_compared_device_with_memory_sizes_is_the_smallest_that_holds_the_model(chip: str) -> None:
+    for text, model, lang in ((f"which is faster for qwen3 14b: {chip} or rtx 4090", "qwen3-14b", "en"),
+                              (f"läuft qwen3 32b schneller auf {chip} oder 5090?", "qwen3-32b", "de")):  # fmt: skip
+        reply = ask(text)
+        assert reply.kind == "compare" and reply.locale == lang, (text, to_console(reply)[:300])
+        chosen = reply.subjects[0]
+        assert chosen.figures.verdict in ("fits", "tight"), chosen  # type: ignore[union-attr]
+        assert f'"{chip}"' in (reply.summary or "") or f"„{chip}“" in (reply.summary or ""), reply.summary
+        others = [w for a in reply.actions for w in a.query.split() if CATALOG.gpu(w.strip(":?")) is not None]
+        assert others, reply.actions
+        for other in others:  # every size smaller than the one read does not hold the model
+            gpu = CATALOG.gpu(other.strip(":?"))
+            if gpu is not None and gpu.memory_bytes < chosen.gpu_memory_gb * 2**30 - 2**29:  # type: ignore[operator]
+                fit = ask(f"/fit {model} {other.strip(':?')}").subjects[0].figures
+                assert fit.verdict not in ("fits", "tight"), (text, other)  # type: ignore[union-attr]
