@@ -123,6 +123,7 @@ def build_vocabulary(catalog: Catalog) -> Vocabulary:
         not_devices=tuple(
             VocabEntry(id=f"not:{i}", names=(n.name, *n.aliases)) for i, n in enumerate(catalog.not_devices)
         ),
+        providers=tuple(sorted({o.provider for o in catalog.offers if o.provider})),
     )
 
 

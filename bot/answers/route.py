@@ -273,7 +273,7 @@ class Answers:
         cost = Cost(offers=self.offers(s), rent_vs_buy=None, users=s.cost_users, notes=cost_notes(s.cost_users))
         reply = cards.cloud_card(
             model.name, model.id, s.quant.id, cost, self.catalog, ask.lang, monthly=flags.monthly, more=flags.more,
-            echo=ask.text,
+            echo=ask.text, provider=ask.query.provider,
         )  # fmt: skip
         subject = subject_of(model, None, 1, s.request, tuple(ask.notes), s)
         return reply.model_copy(update={"subjects": (subject.model_copy(update={"figures": cost_figures(cost)}),)})

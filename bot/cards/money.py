@@ -54,8 +54,13 @@ def cloud_card(
     monthly: bool = False,
     more: bool = False,
     echo: str = "",
+    provider: str | None = None,
 ) -> Reply:
-    """One line with the cheapest offer, then the top offers in a table narrow enough for a phone."""
+    """One line with the cheapest offer, then the top offers in a table narrow enough for a phone; with a
+    ``provider`` asked for, only its offers when one of them holds the model (else all, and it says so)."""
+    mine = tuple(q for q in cost.offers if q.offer.provider == provider) if provider else ()
+    if mine:
+        cost = cost.model_copy(update={"offers": mine})
     offers = cost.offers if more else cost.offers[:CLOUD_TOP]
     users = cost.users
     last = t(lang, "cloud.col_month") if monthly else t(lang, "cloud.col_mtok", users=users)
@@ -87,6 +92,8 @@ def cloud_card(
             summary += "\n" + t(
                 lang, "cloud.monthly", month=usd(q.monthly_usd, lang), hours=num(q.hours_per_month, lang, 0)
             )
+    if provider:
+        summary = t(lang, "cloud.provider_only" if mine else "cloud.provider_none", provider=provider) + "\n" + summary
     notes = [note("cost_own_hardware")] + ([] if monthly else [note("cost_batched", users=users)])
     if monthly:
         notes.append(
@@ -98,7 +105,8 @@ def cloud_card(
     legend = " · ".join(x for x in (legend, t(lang, "cloud.seen_legend") if offers else "") if x)
     actions = []
     if not more and len(cost.offers) > CLOUD_TOP:
-        actions.append(Action(label=t(lang, "action.more"), query=f"/cloud {model_id} {quant.lower()} more"))
+        asked = f" {provider.lower()}" if mine and provider else ""
+        actions.append(Action(label=t(lang, "action.more"), query=f"/cloud {model_id} {quant.lower()}{asked} more"))
     return Reply(
         kind="cloud",
         locale=lang,

@@ -8,6 +8,7 @@ Each match is blanked (offsets stay valid) and stored in ``found`` under its ``Q
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from core.query.amounts import number
 from core.query.lexicon import Found, blank
@@ -211,3 +212,38 @@ def _read_bpw(low: str, found: Found) -> str:
         found["bpw"] = bpw
         return low[: m.start()] + blank(m) + low[m.end() :]
     return low
+
+
+@cache
+def _provider_forms(names: tuple[str, ...]) -> dict[str, str]:
+    """How a question may spell each provider, squeezed ("runpod", "vastai", "datacrunch", "verda") -> its name."""
+    out: dict[str, str] = {}
+    for name in names:
+        low = name.lower()  # "DataCrunch (Verda)": either name; never a bare "vast" or "together" (everyday words)
+        for form in (low, *re.split(r"\s*[()]\s*", low)):
+            out.setdefault(_squeezed(form), name)
+    out.pop("", None)
+    return out
+
+
+@cache
+def _providers(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for the catalog's cloud providers, spaces, dots and hyphens optional ("run pod", "vast.ai")."""
+    forms = sorted(_provider_forms(names), key=len, reverse=True)
+    if not forms:
+        return None
+    spelled = "|".join(r"[\s.-]?".join(re.escape(c) for c in form) for form in forms)
+    return re.compile(r"(?<![\w-])(?P<p>" + spelled + r")(?![\w-])")
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"[\s.-]+", "", text)
+
+
+def read_provider(low: str, found: Found, providers: tuple[str, ...]) -> str:
+    """Takes out a cloud provider the catalog has offers of ("what does X cost on runpod")."""
+    pattern = _providers(providers)
+    if pattern is None or (m := pattern.search(low)) is None:
+        return low
+    found["provider"] = _provider_forms(providers)[_squeezed(m["p"])]
+    return low[: m.start()] + blank(m) + low[m.end() :]

@@ -140,7 +140,7 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
         found["command"] = intent.value
     unknown: list[str] = []
     low = read_specs(low, found)
-    low = D.read_devices(L.same_cards(low), found)
+    low = D.read_provider(D.read_devices(L.same_cards(low), found), found, vocab.providers)
     low = L.read_params(low, found, idx.quants, unknown)
     fm = L.FINETUNE.search(low)
     if fm and not fm.group(1).startswith("voll"):  # "voll" alone may just mean "totally"
@@ -160,6 +160,13 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     intent, intent_set = _intent(full_low, found, chosen)
     if not intent_set and _listed(chosen, toks, full_low, MODEL_SLOTS):
         intent, intent_set = Intent.COMPARE, True  # "llama 3.1 8b, qwen3 8b and gemma 3 12b on a 3060"
+    if (
+        found.get("provider")
+        and "gpu" not in chosen
+        and intent in (Intent.FIT, Intent.SPEED)
+        and "command" not in found
+    ):
+        intent, intent_set = Intent.CLOUD, True  # "deepseek r1 on aws": a provider named where a device would be
     if found.get("biggest") and "model" not in chosen and "command" not in found:
         intent, intent_set = Intent.MODELS, True  # "größtmögliches Modell auf einer 5090"
     used = {i for c in (*chosen.values(), *([draft] if draft else [])) for i in range(c.span.first, c.span.last + 1)}

@@ -31,6 +31,7 @@ class Vocabulary(Frozen):
     gpus: tuple[VocabEntry, ...]
     quants: tuple[str, ...]
     not_devices: tuple[VocabEntry, ...] = ()
+    providers: tuple[str, ...] = ()  # cloud providers with offers in the catalog ("RunPod", "Lambda")
 
 
 class Intent(StrEnum):
@@ -82,6 +83,7 @@ class Query(Frozen):
     gpu_cores: int | None = None  # "M2 Max 38-core": the GPU core count, never a device count
     rig: bool = False  # "4090 + 3090": gpu and gpu2 (and more_gpus) are one machine, not a comparison
     memory_gib: float | None = None
+    provider: str | None = None  # a cloud provider named ("on runpod"): its offers first
     not_device: str | None = None
     not_device_text: str | None = None  # the words that named it
     hf_repo: str | None = None

@@ -213,3 +213,30 @@ def test_a_compared_device_with_memory_sizes_is_the_smallest_that_holds_the_mode
             if gpu is not None and gpu.memory_bytes < chosen.gpu_memory_gb * 2**30 - 2**29:  # type: ignore[operator]
                 fit = ask(f"/fit {model} {other.strip(':?')}").subjects[0].figures
                 assert fit.verdict not in ("fits", "tight"), (text, other)  # type: ignore[union-attr]
+
+
+PROVIDERS = sorted({o.provider for o in CATALOG.offers if o.provider})
+PROVIDER_FORMS = (("how much does {m} cost on {p}", "en"), ("{m} on {p} per month", "en"),
+                  ("was kostet {m} bei {p}", "de"))  # fmt: skip
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_named_cloud_provider_shows_its_own_offers(provider: str) -> None:
+    model = RNG.choice(MODELS)
+    for form, lang in PROVIDER_FORMS:
+        spelled = RNG.choice((provider, provider.lower(), provider.split(" (")[0]))
+        reply = ask(form.format(m=model.name, p=spelled))
+        assert reply.kind == "cloud" and reply.locale == lang, (form, spelled, to_console(reply)[:300])
+        rows = reply.table.rows if reply.table else ()
+        theirs = [r for r in rows if r[0].startswith(provider)]
+        if theirs:  # the provider holds the model: its offers only
+            assert len(theirs) == len(rows), (spelled, rows)
+        assert provider in (reply.summary or ""), (spelled, reply.summary)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["run qwen3 8b and whisper together on my 3090", "a vast model on my rtx 3090", "qwen3 8b on a 3090, modal window"],
+)
+def test_everyday_words_that_start_a_provider_name_are_no_provider(text: str) -> None:
+    assert ask(text).kind != "cloud", text
