@@ -11,7 +11,7 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-from catalog.facts import FACTS_DIR
+from catalog.fact_files import FACTS_DIR
 from core.launch.ollama import OllamaTag
 from core.launch.tools import QuantRepo
 from core.measured import Measurement

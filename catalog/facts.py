@@ -7,12 +7,13 @@ module converts them to the base units of ``core.models`` and moves ``source``/`
 
 from __future__ import annotations
 
-import hashlib
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from catalog.importers.model_configs import CONFIG_DIR, apply_config
+from catalog.fact_files import FACTS_DIR as FACTS_DIR  # re-exported: where the readers of the facts find them
+from catalog.fact_files import facts_hash as facts_hash
+from catalog.importers.model_configs import apply_config
 from catalog.model_files.vision import model_tower
 from catalog.offers import OFFER_TYPES, SIGNAL_TYPES
 from core.models import (
@@ -27,28 +28,11 @@ from core.models import (
     QuantSpec,
 )
 
-FACTS_DIR = Path(__file__).with_name("facts")
-FACT_FILES = ("gpus.toml", "models.toml", "quants.toml", "gguf_sizes.toml", "offers.toml")
 SIGNALS_FILE = "price_signals.toml"  # marketplace medians and price caps: kept apart, never an offer
 
 
 class FactError(ValueError):
     """A fact file is malformed; the message names the file and row."""
-
-
-def facts_hash(directory: Path = FACTS_DIR) -> str:
-    """Hash of all fact files and stored configs, so the store knows when to rebuild.
-
-    Every ``*.toml`` in the directory counts, not only the store's own files: the side tables read by
-    ``catalog/extra_facts.py`` (Ollama tags, quality per quant, ...) are a new catalog version too.
-    """
-    digest = hashlib.sha256()
-    names = sorted({*FACT_FILES, *(p.name for p in directory.glob("*.toml"))})
-    paths = [directory / name for name in names] + sorted(CONFIG_DIR.rglob("*.*"))
-    for path in paths:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes() if path.exists() else b"")
-    return digest.hexdigest()[:16]
 
 
 def _provenance(row: dict[str, Any]) -> Provenance:

@@ -6,59 +6,28 @@ raises for unknown names.
 
 from __future__ import annotations
 
-import hashlib
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rapidfuzz import fuzz, process
 
+from catalog.exact import ModelHit, NotFound
 from catalog.extra_facts import ollama_tags, sized_models
 from catalog.name_defaults import dominant_ids, lineups_of
 from core import rig
 from core.devices import with_memory
-from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSize, QuantSpec
+from core.models import Catalog, GpuSpec, ModelSpec, Provenance, QuantSpec
 from core.query import names as N
 from core.query.lexicon import compact, quant_id
 from core.query.names import same_memory
 from core.query.parse import Intent, Match, Query, VocabEntry, Vocabulary, parse
 
-# what decides the vocabulary and the name index built from it (see ``names_key``)
-NAME_MODULES = tuple(
-    sys.modules[name]
-    for name in (
-        "core.query.names",
-        "core.query.lexicon",
-        "core.query.index",
-        "core.query.scores",  # the number part of a score is stored with the index
-        "core.query.literals",
-        "core.query.needs",
-        "core.query.types",
-        "core.models",
-        "catalog.name_defaults",
-        __name__,
-    )
-)
-
-
-@dataclass(frozen=True)
-class NotFound:
-    kind: str  # "model" or "gpu"
-    text: str
-    suggestions: tuple[str, ...] = ()
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class ModelHit:
-    model: ModelSpec
-    measured: dict[str, QuantSize] = field(default_factory=dict)  # sizes that come with a local file
-    quant: str | None = None
-
 
 def vocabulary(catalog: Catalog) -> Vocabulary:
     """The catalog's vocabulary, built once per catalog object (or read with the catalog from its store)."""
     entry: tuple[int, Vocabulary] | None = catalog.__dict__.get("_vocab")
+    if (entry is None or entry[0] != id(catalog)) and (later := catalog.__dict__.pop("_names_later", None)):
+        later()  # the ones a current catalog file stored (``catalog.store.CatalogStore.read_current``)
+        entry = catalog.__dict__.get("_vocab")
     if entry is None or entry[0] != id(catalog):  # a ``model_copy`` carries its original's: not its own
         return remember(catalog, build_vocabulary(catalog))
     return entry[1]
@@ -68,15 +37,6 @@ def remember(catalog: Catalog, vocab: Vocabulary) -> Vocabulary:
     """Makes ``vocab`` the catalog's vocabulary (the store hands over the one it keeps with the facts)."""
     catalog.__dict__["_vocab"] = (id(catalog), vocab)
     return vocab
-
-
-def names_key() -> str:
-    """Identifies the code that turns a catalog into the parser's vocabulary and name index: a stored
-    index is used only while this is unchanged (a new matching rule builds it again)."""
-    digest = hashlib.sha256()
-    for module in NAME_MODULES:
-        digest.update(Path(module.__file__ or "").read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def build_vocabulary(catalog: Catalog) -> Vocabulary:

@@ -6,7 +6,7 @@ they differ (or when the file is new). The user's own data lives in another file
 so a rebuild can never lose it.
 
 The parser's vocabulary and name index are kept in ``meta`` too, keyed by the facts and by the code
-that builds them (``catalog.lookup.names_key``): every process start needs them, and reading them
+that builds them (``catalog.name_code.names_key``): every process start needs them, and reading them
 back costs a tenth of building them. ``read_current`` reads a current file without an event loop,
 for one-shot commands; everything else goes through ``load``.
 """
@@ -25,11 +25,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from catalog.facts import FACTS_DIR, facts_hash, load_facts
-from catalog.lookup import build_vocabulary, names_key, remember
+from catalog.fact_files import FACTS_DIR, facts_hash
+from catalog.name_code import names_key
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
-from core.query.index import adopt, build_index, index_data, index_from_data
-from core.query.parse import Vocabulary
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -98,6 +96,8 @@ class CatalogStore:
         return row[0] if row else None
 
     async def _rebuild(self, db: aiosqlite.Connection) -> None:
+        from catalog.facts import load_facts
+
         catalog = load_facts(self.facts_dir)  # validate before touching the database
         await db.execute("BEGIN IMMEDIATE")
         try:
@@ -166,7 +166,13 @@ class CatalogStore:
             catalog = from_rows(meta, rows)
         except (sqlite3.Error, ValidationError):  # an older schema, a damaged file: ``load`` deals with it
             return None
-        return catalog if adopt_stored_names(catalog, meta.get("name_index")) else None
+        # the names stored for these facts and this code, whole (a cut-short write ends mid-document), are
+        # read when first asked for: an estimate given listed names never needs them (``catalog.exact``)
+        stored = meta.get("name_index") or ""
+        if not (stored.startswith('{"key":' + json.dumps(names_id(catalog)) + ",") and stored.endswith("}}")):
+            return None
+        catalog.__dict__["_names_later"] = lambda: adopt_stored_names(catalog, stored)
+        return catalog
 
 
 # The fact tables, read in the order they were written, and the metadata kept with them.
@@ -206,6 +212,10 @@ def adopt_stored_names(catalog: Catalog, stored: str | None) -> bool:
     """Hands the catalog its vocabulary and the parser's name index from their stored JSON, when that
     was built from these facts by this matching code; False when they must be built (``build_names``).
     Reading them back takes a tenth of building them, and every process start needs them."""
+    from catalog.lookup import remember
+    from core.query.index import adopt, index_from_data
+    from core.query.types import Vocabulary
+
     try:
         with collector_paused():
             data = json.loads(stored) if stored else {}
@@ -220,6 +230,9 @@ def adopt_stored_names(catalog: Catalog, stored: str | None) -> bool:
 
 def build_names(catalog: Catalog) -> str:
     """Builds the catalog's vocabulary and name index, hands them over, and returns them as JSON to store."""
+    from catalog.lookup import build_vocabulary, remember
+    from core.query.index import adopt, build_index, index_data
+
     vocab = remember(catalog, build_vocabulary(catalog))
     index = adopt(vocab, build_index(vocab))
     data = {"key": names_id(catalog), "vocab": vocab.model_dump(mode="json"), "index": index_data(index)}

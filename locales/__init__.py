@@ -11,6 +11,8 @@ against Babel and formats thousands of values both ways, so the two cannot drift
 
 from __future__ import annotations
 
+import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -46,8 +48,33 @@ SYMBOLS: dict[Lang, NumberSymbols] = {
 
 @cache
 def messages(lang: Lang) -> dict[str, str]:
-    """All messages of one language, flattened to dotted keys."""
-    raw = tomllib.loads(Path(__file__).with_name(f"{lang}.toml").read_text(encoding="utf-8"))
+    """All messages of one language, flattened to dotted keys.
+
+    Kept flattened as JSON in ``__pycache__`` beside the file, keyed by its size and time, the way Python
+    keeps compiled modules: reading that is a thirtieth of parsing the TOML, which a one-shot command
+    (``fitbot estimate``) would pay on every start. Where the folder is read-only, the TOML is parsed."""
+    source = Path(__file__).with_name(f"{lang}.toml")
+    stat = source.stat()
+    cached = source.with_name("__pycache__") / f"{lang}.{stat.st_size}.{stat.st_mtime_ns}.json"
+    try:
+        return dict(json.loads(cached.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        pass
+    out = _flattened(tomllib.loads(source.read_text(encoding="utf-8")))
+    try:  # written whole or not at all (other processes read it meanwhile); older versions removed
+        cached.parent.mkdir(exist_ok=True)
+        partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(out), encoding="utf-8")
+        os.replace(partial, cached)
+        for old in cached.parent.glob(f"{lang}.*.json"):
+            if old != cached:
+                old.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return out
+
+
+def _flattened(raw: dict[str, object]) -> dict[str, str]:
     out: dict[str, str] = {}
 
     def walk(prefix: str, node: dict[str, object]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bot.answers.resolve import replace_name
 from bot.cards import notices as cards
-from bot.cards.parts import note_text
+from bot.cards.notes import note_text
 from bot.question import Answering, Question
 from bot.reply import Action, Reply, Subject
 from catalog.lookup import sized_name

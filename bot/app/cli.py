@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from bot.app import mcp_serve
 from bot.app.datadir import CATALOG_FILE, PRICES_FILE, from_environment
-from bot.cards.parts import note_text
+from bot.cards.notes import note_text
 from bot.reply import setup_label
-from catalog.lookup import ModelHit, NotFound, find_gpu, find_model, find_quant, rig_cards
+from catalog.exact import ModelHit, NotFound, exact_gpu, exact_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
 from core.custom_device import custom_device
@@ -31,6 +31,7 @@ from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCa
 from core.speed.device import BACKEND_LABELS, backend_named
 
 MAX_CONTEXT = 1 << 24
+ONE_SHOT = ("estimate", "finetune", "ask", "catalog")  # commands that answer once and exit (``entry``)
 
 
 class UsageError(Exception):
@@ -199,13 +200,30 @@ def print_refresh(catalog: Catalog) -> int:
     return 0 if any(r.status == "ok" for r in results) else 1
 
 
+def _model(catalog: Catalog, text: str) -> ModelHit | NotFound:
+    """--model: a name the catalog lists, else what the question parser reads (imported only then)."""
+    if (model := exact_model(catalog, text)) is not None:
+        return ModelHit(model)
+    from catalog.lookup import find_model
+
+    return find_model(catalog, text)
+
+
+def _gpu(catalog: Catalog, text: str, assumed: list[str]) -> tuple[GpuSpec, int] | NotFound:
+    if (gpu := exact_gpu(catalog, text)) is not None:
+        return gpu, 1
+    from catalog.lookup import find_gpu
+
+    return find_gpu(catalog, text, assumed)
+
+
 def resolve_names(args: argparse.Namespace, catalog: Catalog) -> tuple[ModelHit, GpuSpec, int]:
     """The --model and --gpu arguments as catalog entries, or a UsageError with suggestions."""
-    hit = find_model(catalog, args.model)
+    hit = _model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
     assumed: list[str] = []
-    found = find_gpu(catalog, args.gpu, assumed)
+    found = _gpu(catalog, args.gpu, assumed)
     if isinstance(found, NotFound):
         raise UsageError(_not_found(found))
     for line in assumed:  # on stderr, so --json output stays one JSON document
@@ -224,7 +242,7 @@ def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec,
     """--gpu as a catalog entry, with --vram/--bandwidth/--tflops as given; a device known only by
     its specs (--vram, and --gpu naming something the catalog lacks) becomes a custom device."""
     assumed: list[str] = []
-    found = find_gpu(catalog, args.gpu, assumed) if args.gpu else None
+    found = _gpu(catalog, args.gpu, assumed) if args.gpu else None
     if isinstance(found, NotFound) or found is None:
         if args.vram is None:
             raise UsageError(
@@ -244,7 +262,7 @@ def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec,
 
 
 def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
-    hit = find_model(catalog, args.model)
+    hit = _model(catalog, args.model)
     if isinstance(hit, NotFound):
         raise UsageError(_not_found(hit))
     gpu, count, device = resolve_device(args, catalog)
@@ -261,7 +279,10 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
         backend=args.backend,
     )
     quant_id = request.quant or default_quant(hit.model, request.engine or DEFAULT_ENGINE)
-    quant = catalog.quant(quant_id) or find_quant(catalog, quant_id)
+    if (quant := catalog.quant(quant_id.upper())) is None:
+        from catalog.lookup import find_quant
+
+        quant = find_quant(catalog, quant_id)
     if quant is None:
         raise UsageError(f"unknown quant {quant_id!r}; known: {', '.join(q.id for q in catalog.quants)}")
     if quant.id != quant_id.upper():
@@ -283,6 +304,7 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
 
 def rig_analysis(s: Scenario, catalog: Catalog) -> Analysis:
     """The analysis of a mixed rig, its placement on stderr and its commands with the rig's --tensor-split."""
+    from catalog.lookup import rig_cards
     from core import rig
     from core.estimate import estimate_of
 
@@ -513,6 +535,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.app import run
 
         return run.main(args)
+    if args.command in ONE_SHOT:
+        gc.disable()  # see ``entry``
     try:
         catalog = load_catalog()
         if args.command == "estimate":
@@ -561,9 +585,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """The ``fitbot`` program: ``main`` on the command line, then out. Before the interpreter exits it walks
-    every object once more for cycles (the catalog and its name index: about 35 ms); frozen, they are
-    skipped, and nothing is left that needs collecting."""
+    """The ``fitbot`` program: ``main`` on the command line, then out. A one-shot command lives a fraction
+    of a second and leaves few cycles, so the cycle collector stays off while it runs (its passes over the
+    catalog's objects cost more than the memory they would free), and before the interpreter exits, which
+    walks every object once more (the catalog and its name index: about 35 ms), they are frozen: skipped.
+    The commands that serve (``run``, ``mcp``, ``chat``) keep it on."""
     code = main()
     gc.freeze()
     sys.exit(code)

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.cards.notes import note_text, note_value, percent
 from bot.reply import setup_label
 from core.estimate import FitEstimate
 from core.fit import Verdict
 from core.models import Catalog, Lang
-from core.notes import Note, NoteValue
-from locales import context_label, gib, messages, num, t, usd
+from core.notes import Note
+from locales import t
 
 VERDICT_EMOJI = {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}
 MAX_FOOTNOTE = 200  # characters of a card's footnote (assumptions line): one phone line or two
@@ -79,41 +80,6 @@ def footer(catalog: Catalog, lang: Lang) -> str:
     return t(lang, "footer.catalog", version=catalog.version[:8] or "dev", date=catalog.built_at[:10] or "–")
 
 
-def percent(share: float, lang: Lang) -> str:
-    return f"{num(100 * share, lang, 0)} %"
-
-
-def _value(name: str, value: NoteValue, lang: Lang) -> str:
-    """One note value, formatted by what its name says it is."""
-    if name == "doubts" and isinstance(value, str):  # catalog field names (core.notes.unverified_note)
-        return ", ".join(t(lang, f"fact_field.{f}") for f in value.split(",") if f)
-    if isinstance(value, str):
-        return value
-    if name in ("share",):
-        return percent(float(value), lang)
-    if name in ("tariff", "usd", "price"):
-        return usd(float(value), lang)
-    if name in ("context", "max", "rope", "seq") or (name == "value" and isinstance(value, int) and value >= 1024):
-        return context_label(int(value))
-    if name.endswith("bytes"):
-        return gib(float(value), lang)
-    if name.endswith(("_factor", "bpw")):  # a calibration's measured / estimated; bits per weight
-        return num(float(value), lang, 2).rstrip("0").rstrip(",.") if name == "bpw" else num(float(value), lang, 2)
-    if isinstance(value, float):
-        return num(value, lang, 0 if value == int(value) else 1)
-    return num(value, lang, 0)
-
-
-def note_text(note: Note, lang: Lang) -> str:
-    """The one renderer of notes, for every card, adapter and the CLI: the sentence for ``note`` in
-    ``lang``. Assumptions and reasons read ``note.<code>``; what resolving a name assumed reads
-    ``resolve.note.<code>`` (whole sentences, shown above a card's summary)."""
-    key = f"note.{note.code}"
-    if key not in messages(lang):
-        key = f"resolve.note.{note.code}"
-    return t(lang, key, **{k: _value(k, v, lang) for k, v in note.values.items()})
-
-
 # the defaults a setup was filled with: on a phone's first page one short list ("llama.cpp · Q4_K_M · 8K
 # (defaults)"), the sentences on the details page
 DEFAULT_CODES = ("engine_default", "backend_default", "quant_default", "context_default", "kv_default", "ram_default")
@@ -130,7 +96,8 @@ def notes_line(
     notes = list(notes)
     if compact and (defaults := [n for n in notes if n.code in DEFAULT_CODES]):
         items = " · ".join(
-            t(lang, f"note.compact.{n.code}", **{k: _value(k, v, lang) for k, v in n.values.items()}) for n in defaults
+            t(lang, f"note.compact.{n.code}", **{k: note_value(k, v, lang) for k, v in n.values.items()})
+            for n in defaults
         )
         parts.append(t(lang, "note.compact.defaults", items=items))
         notes = [n for n in notes if n.code not in DEFAULT_CODES]

@@ -17,7 +17,7 @@ import re
 import shlex
 from functools import cache
 
-from bot.cards.parts import percent
+from bot.cards.notes import percent
 from bot.reply import Action, CodeBlock, Reply, Row, Section
 from catalog.extra_facts import mtp_facts, spec_measurements
 from catalog.importers.model_configs import ConfigSourceError, stored_config

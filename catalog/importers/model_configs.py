@@ -21,10 +21,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from catalog.fact_files import CONFIG_DIR
 from catalog.model_files.config import checked_geometry
 from core.models import ModelSpec
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 SOURCES = CONFIG_DIR / "SOURCES.toml"
 MODELS = Path(__file__).resolve().parents[1] / "facts" / "models.toml"
 

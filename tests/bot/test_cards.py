@@ -161,7 +161,7 @@ def test_every_note_code_core_emits_has_a_message_in_both_languages():
 
 
 def test_a_note_renders_its_values_by_name():
-    from bot.cards.parts import note_text
+    from bot.cards.notes import note_text
 
     note = Note(code="ram_default", values={"value": 64.0, "share": 0.85})
     assert note_text(note, "en") == "64 GB system RAM (default), 85 % usable for offload"

@@ -10,7 +10,9 @@ from pathlib import Path
 import aiosqlite
 import pytest
 
+import catalog.lookup as lookup_module
 import catalog.store as store_module
+import core.query.index as index_module
 from catalog.facts import load_facts
 from catalog.lookup import Families, build_vocabulary, vocabulary
 from catalog.store import CatalogStore
@@ -67,8 +69,8 @@ async def test_the_store_keeps_the_index_and_a_second_start_reads_it(tmp_path, m
     def no_build(*args: object) -> None:
         raise AssertionError("built again although the stored one is current")
 
-    monkeypatch.setattr(store_module, "build_index", no_build)
-    monkeypatch.setattr(store_module, "build_vocabulary", no_build)
+    monkeypatch.setattr(index_module, "build_index", no_build)
+    monkeypatch.setattr(lookup_module, "build_vocabulary", no_build)
     second = await CatalogStore(path).load()
     assert vocabulary(second) == vocabulary(first) and vocabulary(second) is not vocabulary(first)
     assert index_for(vocabulary(second)) == index_for(vocabulary(first))
@@ -79,13 +81,13 @@ async def test_the_index_is_built_again_when_its_inputs_change(tmp_path, monkeyp
     path = tmp_path / "catalog.sqlite"
     await CatalogStore(path).load()
     built: list[object] = []
-    real = store_module.build_index
+    real = index_module.build_index
 
     def counting(vocab: object) -> object:
         built.append(vocab)
         return real(vocab)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store_module, "build_index", counting)
+    monkeypatch.setattr(index_module, "build_index", counting)
     if changed == "code":
         monkeypatch.setattr(store_module, "names_key", lambda: "another matching rule")
     else:

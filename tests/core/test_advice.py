@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cards.parts import note_text
+from bot.cards.notes import note_text
 from core.advice import best_quant, choose_quant, kv_savings, nearest_fix, recommend_hardware
 from core.cost import quote_offers
 from core.estimate import Request, estimate, scenario

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bot.cards.parts import note_text
+from bot.cards.notes import note_text
 from core.cost import (
     DAYS_PER_MONTH,
     break_even_months,

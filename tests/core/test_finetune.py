@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cards.parts import note_text
+from bot.cards.notes import note_text
 from core.finetune import (
     dense_mlp_width,
     estimate_finetune,
