@@ -1,9 +1,8 @@
 """``fitbot``: the command line. ``estimate``/``finetune``/``catalog`` call core directly with exact flags;
 ``ask``/``chat`` go through the same service the chat adapters use.
 
-Heavy libraries (chat platforms, matplotlib, huggingface_hub) are imported inside the sub-commands
-that need them, and a current catalog file is read without an event loop, so ``fitbot estimate`` and
-``fitbot ask`` start fast.
+Heavy libraries (chat platforms, matplotlib, huggingface_hub) are imported by the sub-commands that
+need them, and a current catalog file is read without an event loop: ``fitbot estimate`` starts fast.
 """
 
 from __future__ import annotations
@@ -535,6 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.app import run
 
         return run.main(args)
+    collecting = gc.isenabled()
     if args.command in ONE_SHOT:
         gc.disable()  # see ``entry``
     try:
@@ -581,15 +581,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the catalog files or database are broken: say so in one line
         print(f"fitbot: internal error: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if collecting:
+            gc.enable()
     return 0
 
 
 def entry() -> None:
-    """The ``fitbot`` program: ``main`` on the command line, then out. A one-shot command lives a fraction
-    of a second and leaves few cycles, so the cycle collector stays off while it runs (its passes over the
-    catalog's objects cost more than the memory they would free), and before the interpreter exits, which
-    walks every object once more (the catalog and its name index: about 35 ms), they are frozen: skipped.
-    The commands that serve (``run``, ``mcp``, ``chat``) keep it on."""
+    """The ``fitbot`` program. A one-shot command lives a fraction of a second and leaves few cycles, so
+    ``main`` keeps the cycle collector off while it runs (its passes over the catalog cost more than they
+    free); the objects are then frozen, so the interpreter's exit does not walk them again (about 35 ms)."""
     code = main()
     gc.freeze()
     sys.exit(code)

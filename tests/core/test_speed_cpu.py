@@ -97,13 +97,14 @@ def test_peak_comes_from_cores_clock_and_isa():
     assert prompt_quant_factor("IQ3_S") > 1.0 == prompt_quant_factor("Q4_K_M")
 
 
-def test_held_out_prompt_error_stays_within_its_floor():
+def test_held_out_prompt_error_meets_the_target_and_readme_says_it():
     """bench/cpu_speed.py: every source predicted by the efficiency fitted on the others. The issue's target
-    (``TARGET``, 30 %) is met (27 % over 10 rows); ``FLOOR`` keeps it from getting worse."""
+    (``TARGET``, 30 %) holds, and README's table is what the bench computes now (``--write`` rewrites it)."""
     result = cpu_speed.run(baseline=False)
     graded = [abs(p / r.measured - 1) for r, p, g in result["rows"] if r.kind == "prefill" and g]
     assert len(graded) >= 10
-    assert statistics.median(graded) <= cpu_speed.FLOOR
+    assert statistics.median(graded) <= cpu_speed.TARGET
+    assert cpu_speed.readme_block() == cpu_speed.readme_lines(result)
 
 
 # --- no GPU flags, no GPU words on a CPU card ------------------------------------------------------------
