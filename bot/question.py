@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Protocol, TypeVar
 
-from bot.cards.parts import Flags, flags_of
 from bot.reply import Action, Reply
 from bot.users.user import User
 from core.analysis import Analysis
@@ -20,6 +18,7 @@ from core.devices import GenericDevice
 from core.estimate import Request, Scenario
 from core.models import Catalog, GpuSpec, Lang, ModelSpec
 from core.notes import Note
+from core.query.asks import Asks
 from core.query.parse import Match, Query
 
 T = TypeVar("T")
@@ -45,10 +44,10 @@ class Question:
     generic: GenericDevice | None = None  # the generic device the question is about, if any
     actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.answers.resolve)
 
-    @cached_property
-    def flags(self) -> Flags:
-        """Read once: the answer modules ask for them again and again."""
-        return flags_of(self.query, self.text)
+    @property
+    def flags(self) -> Asks:
+        """What else the question asks for (a details page, the whole list...), as the parser read it."""
+        return self.query.asks
 
     def note(self, note: Note) -> None:
         if note not in self.notes:

@@ -12,15 +12,13 @@ from core.models import Catalog, Lang
 from core.query.parse import Query
 
 
-def extend_fit(
-    card: Reply, analysis: Analysis, catalog: Catalog, lang: Lang, q: Query, text: str, details: bool
-) -> Reply:
+def extend_fit(card: Reply, analysis: Analysis, catalog: Catalog, lang: Lang, q: Query) -> Reply:
     advice, est, s = analysis.advice, analysis.estimate, analysis.scenario
     if advice is None or s.gpu is None:
         return card
-    card = with_tools(card, est, advice, s.model, catalog, lang, text, details)
-    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, q, text, details)
-    return with_vision(card, est, advice, s.model, s.gpu, catalog, lang, text)
+    card = with_tools(card, est, advice, s.model, catalog, lang, q.asks)
+    card = with_speculative(card, est, advice, s.model, s.gpu, catalog, lang, q, q.asks.details)
+    return with_vision(card, est, advice, s.model, s.gpu, catalog, lang, q.asks)
 
 
 __all__ = ["extend_fit"]

@@ -13,7 +13,6 @@ import re
 from collections.abc import Sequence
 
 from bot.cards import notices as cards
-from bot.cards.parts import flags_of
 from bot.reply import Action, Reply
 from bot.users.saved import generic_saved, saved_board
 from bot.users.user import User
@@ -85,7 +84,7 @@ class Resolver:
         if phrase:
             return self.unknown_model(lang, phrase, match.suggestions if match else (), text)
         if q.model_size:
-            return self.sized_model(q.model_size, lang, text, flags_of(q, text).model_filter)
+            return self.sized_model(q.model_size, lang, text, q.asks.model_filter)
         return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
 
     def sized_model(self, size: str, lang: Lang, text: str, kind: str | None = None) -> ModelSpec | Reply:

@@ -264,7 +264,7 @@ class Answers:
         reply = cards.fit_card(
             analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
         )
-        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query, ask.text, flags.details)  # issue 26
+        reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query)  # issue 26
         return with_measured(self.about(reply, ask, analysis), runs_for(analysis, self.catalog), ask.lang)
 
     def _cloud(self, model: ModelSpec, ask: Question) -> Reply:

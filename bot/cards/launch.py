@@ -9,7 +9,6 @@ is known); FP8 loads a published FP8 checkpoint where one is known. Ollama gets 
 
 from __future__ import annotations
 
-import re
 from functools import cache
 
 from bot.reply import CodeBlock, Reply
@@ -22,19 +21,8 @@ from core.launch.ollama import hf_blocked, ollama_command, ollama_default_contex
 from core.launch.tools import fit_command, lm_studio_settings, manual_flags, quantized_repo, with_repo
 from core.launch.vllm_hardware import PREQUANTIZED
 from core.models import Catalog, Engine, Lang, ModelSpec
+from core.query.asks import Asks
 from locales import context_label, t
-
-_OLLAMA = re.compile(r"\bollama\b", re.I)
-_LM_STUDIO = re.compile(r"\blm[ -]?studio\b", re.I)
-_AUTO_FIT = re.compile(r"--fit\b|\bauto[ -]?fit\b|\bfit on\b|\bautomatic\b|\bautomatisch\b", re.I)
-
-
-def asks_ollama(text: str) -> bool:
-    return bool(_OLLAMA.search(text))
-
-
-def asks_lm_studio(text: str) -> bool:
-    return bool(_LM_STUDIO.search(text))
 
 
 @cache
@@ -79,8 +67,7 @@ def with_tools(
     model: ModelSpec,
     catalog: Catalog,
     lang: Lang,
-    text: str,
-    details: bool,
+    asks: Asks,
 ) -> Reply:
     """The fit card with the Ollama / LM Studio / ``--fit`` block the question asks for, first (the phone
     card shows only the first command). The details page always carries the Ollama command too, after
@@ -97,14 +84,14 @@ def with_tools(
         first.append(CodeBlock(label="vllm", text=note))
     # Ollama and LM Studio run GGUF files with llama.cpp: a vLLM (or no-fit) estimate is not theirs
     if est.verdict.value != "no_fit" and est.engine is Engine.LLAMA_CPP:
-        if asks_ollama(text):
+        if asks.ollama:
             first.append(_ollama_block(est, model, catalog, lang))
-        elif details:
+        elif asks.details:
             extra.append(_ollama_block(est, model, catalog, lang))
-        if asks_lm_studio(text):
+        if asks.lm_studio:
             first.append(_lm_studio_block(est, lang))
         llama = next((c for c in advice.commands if c.engine is Engine.LLAMA_CPP), None)
-        if _AUTO_FIT.search(text) and llama is not None and (auto := _fit_block(llama, lang)) is not None:
+        if asks.auto_fit and llama is not None and (auto := _fit_block(llama, lang)) is not None:
             first.append(auto)
     if not first and not extra:
         return reply
@@ -167,4 +154,4 @@ def _fit_block(cmd: LaunchCommand, lang: Lang) -> CodeBlock | None:
     return CodeBlock(label=t(lang, "tools.fit_label"), text="\n".join(lines))
 
 
-__all__ = ["asks_lm_studio", "asks_ollama", "checkpoints", "takes_images", "with_quantized_repos", "with_tools"]
+__all__ = ["checkpoints", "takes_images", "with_quantized_repos", "with_tools"]

@@ -1,4 +1,4 @@
-"""Pieces every card uses: labels, notes rendered from codes, follow-up questions, the card flags.
+"""Pieces every card uses: labels, notes rendered from codes, follow-up questions.
 
 ``core`` hands over assumptions and reasons as ``Note(code, values)``; ``note_text`` turns one into a
 sentence of the user's language (``locales/*.toml``, ``note.<code>``), formatting each value by its
@@ -9,7 +9,6 @@ German card.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from bot.cards.notes import note_text, note_value, percent
 from bot.reply import setup_label
@@ -22,50 +21,6 @@ from locales import t
 VERDICT_EMOJI = {Verdict.FITS: "🟢", Verdict.TIGHT: "🟡", Verdict.OFFLOAD: "🟠", Verdict.NO_FIT: "🔴"}
 MAX_FOOTNOTE = 200  # characters of a card's footnote (assumptions line): one phone line or two
 LIST_TOP = 10  # rows a list answer shows before its "More" button
-
-# Words in a question that ask for another page of the same answer. The parser keeps unknown words in
-# ``Query.leftovers``; until it sets these as Query fields (``details``, ``more``, ``monthly``,
-# ``model_filter``), the cards read them from the question's words.
-DETAILS_WORDS = frozenset({"details", "detail", "mehr-details", "+details"})
-MORE_WORDS = frozenset({"more", "mehr", "all", "alle", "+more"})
-MONTHLY_WORDS = frozenset({"monthly", "month", "monat", "monatlich", "monthly?", "monat?", "/month", "/monat"})
-FILTER_WORDS = {
-    "coding": frozenset({"coding", "code", "coder", "programming", "programmieren", "programmierung"}),
-    "reasoning": frozenset({"reasoning", "reason", "thinking", "denken", "logik", "mathe", "math"}),
-    "vision": frozenset({"vision", "image", "images", "bild", "bilder", "multimodal", "vl"}),
-    "small": frozenset({"small", "fast", "klein", "kleines", "schnell", "schnelles", "tiny", "light"}),
-    "newest": frozenset({"newest", "latest", "neueste", "neuestes", "neuesten", "aktuellste", "aktuellstes", "neues"}),
-}
-
-
-@dataclass(frozen=True)
-class Flags:
-    """What else a question asked for besides its card: a details page, the whole list, a monthly figure."""
-
-    details: bool = False
-    more: bool = False
-    monthly: bool = False
-    model_filter: str | None = None
-
-
-def flags_of(query: object, text: str) -> Flags:
-    """The flags from the parsed query (when it has the fields) or else from the question's words."""
-    words = {w.strip(".,!?;:()").lower() for w in text.split()}
-    words |= {str(w).lower() for w in getattr(query, "leftovers", ()) or ()}
-
-    def flag(name: str, vocabulary: frozenset[str]) -> bool:
-        value = getattr(query, name, None)
-        return bool(value) if isinstance(value, bool) else bool(words & vocabulary)
-
-    chosen = getattr(query, "model_filter", None)
-    if not isinstance(chosen, str):
-        chosen = next((name for name, vocab in FILTER_WORDS.items() if words & vocab), None)
-    return Flags(
-        details=flag("details", DETAILS_WORDS),
-        more=flag("more", MORE_WORDS),
-        monthly=flag("monthly", MONTHLY_WORDS),
-        model_filter=chosen,
-    )
 
 
 def hardware_label(est: FitEstimate) -> str:
@@ -123,8 +78,6 @@ __all__ = [
     "LIST_TOP",
     "MAX_FOOTNOTE",
     "VERDICT_EMOJI",
-    "Flags",
-    "flags_of",
     "footer",
     "hardware_label",
     "note_text",

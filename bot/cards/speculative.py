@@ -13,7 +13,6 @@ the estimator. "Worth it?" is whether the best speed-up is at least ``WORTH_IT``
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from functools import cache
 
@@ -43,13 +42,6 @@ from core.speculative import (
 )
 from locales import gib, num, t, tokens_per_s
 
-_MTP = re.compile(r"\b(?:mtp|multi[- ]token|nextn)\b", re.I)
-_EAGLE = re.compile(r"\beagle[- ]?3?\b", re.I)
-_SIZE = re.compile(  # the size next to the draft word: "a 0.6b draft", "einem 0.6b Draft", "draft of 1.7b"
-    r"(\d+(?:\.\d+)?)\s*b[- ]+(?:draft|entwurf)|\b(?:draft|entwurf)\w*\s+(?:model\s+|modell\s+)?"
-    r"(?:of\s+|von\s+|mit\s+)?(\d+(?:\.\d+)?)\s*b\b",
-    re.I,
-)
 WORTH_IT = 1.2  # a speed-up below 20 % is not worth a second model's memory
 SMALL_DRAFT = 2e9  # drafts up to 2B parameters run at Q8_0, larger ones at Q4_K_M (llama.cpp)
 NOT_DRAFTS = ("vision", "embedding", "safety")
@@ -79,14 +71,13 @@ def draft_candidates(model: ModelSpec, catalog: Catalog) -> list[ModelSpec]:
     ]
 
 
-def pick_draft(model: ModelSpec, catalog: Catalog, text: str) -> ModelSpec | None:
+def pick_draft(model: ModelSpec, catalog: Catalog, size_b: float | None) -> ModelSpec | None:
     """The draft the question names by size (within a factor of two), else the smallest candidate."""
     candidates = draft_candidates(model, catalog)
     if not candidates:
         return None
-    size = _SIZE.search(text)
-    if size:
-        want = float(size.group(1) or size.group(2)) * 1e9
+    if size_b is not None:
+        want = size_b * 1e9
         near = min(candidates, key=lambda m: (abs(m.total_params - want), m.variant == "base", m.id))
         return near if want / 2 <= near.total_params <= want * 2 else None
     return min(candidates, key=lambda m: (m.total_params, m.variant == "base", m.id))  # instruct before base
@@ -121,7 +112,6 @@ def with_speculative(
     catalog: Catalog,
     lang: Lang,
     q: Query,
-    text: str,
     details: bool = True,
 ) -> Reply:
     """The draft section of a fit card that asks for speculative decoding; the first page (not ``details``)
@@ -138,10 +128,10 @@ def with_speculative(
     method: Method | None = None
     draft = named
     if draft is None:
-        asked_head = (mtp and _MTP.search(text)) or (eagle and _EAGLE.search(text))
-        draft = None if asked_head else pick_draft(model, catalog, text)
+        asked_head = (mtp and q.asks.mtp) or (eagle and q.asks.eagle)
+        draft = None if asked_head else pick_draft(model, catalog, q.asks.draft_b)
         if draft is None:
-            method = "eagle3" if eagle and (_EAGLE.search(text) or not mtp) else "mtp" if mtp else None
+            method = "eagle3" if eagle and (q.asks.eagle or not mtp) else "mtp" if mtp else None
     if draft is None and method is None:
         row = Row(label="–", value=t(lang, "spec.no_draft", family=model.family))
         section = Section(title=t(lang, "spec.section"), rows=(row,))

@@ -5,7 +5,6 @@ where mainline llama.cpp has no projector for it (Llama 3.2 Vision), the card sa
 
 from __future__ import annotations
 
-import re
 import shlex
 
 from bot.reply import CodeBlock, Reply, Row, Section
@@ -15,28 +14,9 @@ from core.estimate import FitEstimate, Request, estimate
 from core.fit import Verdict
 from core.launch.vllm_hardware import needs_half, vllm_quant_problem
 from core.models import Catalog, Engine, GpuSpec, Lang, ModelSpec
+from core.query.asks import Asks
 from core.vision import DEFAULT_IMAGE_SIDE, VisionFact, image_tokens, mmproj_bytes
 from locales import context_label, gib, integer, num, t
-
-_ASKS = re.compile(r"\b(?:images?|pictures?|photos?|screenshots?|bilder?n?|fotos?|vision)\b", re.I)
-_COUNT = re.compile(r"\b(\d{1,3})\s*(?:images?|pictures?|photos?|screenshots?|bilder?n?|fotos?)\b", re.I)
-_SIZE = re.compile(r"\b(\d{3,4})\s*[x×]\s*(\d{3,4})\b")
-_SIDE = re.compile(r"\b(\d{3,4})\s*(?:px|pixels?|pixeln?)\b", re.I)
-MAX_IMAGES = 64
-MAX_SIDE = 8192
-
-
-def asked_size(text: str) -> tuple[int, int]:
-    """The image size the question names ("1920x1080", "768 px"), else the default square."""
-    if (m := _SIZE.search(text)) and max(int(m[1]), int(m[2])) <= MAX_SIDE:
-        return int(m[1]), int(m[2])
-    if (m := _SIDE.search(text)) and int(m[1]) <= MAX_SIDE:
-        return int(m[1]), int(m[1])
-    return DEFAULT_IMAGE_SIDE, DEFAULT_IMAGE_SIDE
-
-
-def asks_images(text: str) -> bool:
-    return bool(_ASKS.search(text))
 
 
 def with_vision(
@@ -47,9 +27,9 @@ def with_vision(
     gpu: GpuSpec,
     catalog: Catalog,
     lang: Lang,
-    text: str,
+    asks: Asks,
 ) -> Reply:
-    if not asks_images(text) or est.verdict is Verdict.NO_FIT:
+    if not asks.images or est.verdict is Verdict.NO_FIT:
         return reply
     fact = vision_of(model)
     if fact is None:
@@ -57,9 +37,8 @@ def with_vision(
         return reply.model_copy(
             update={"sections": (*reply.sections, Section(title=t(lang, "vision.section"), rows=(row,)))}
         )
-    count_match = _COUNT.search(text)
-    images = min(int(count_match.group(1)), MAX_IMAGES) if count_match else 1
-    width, height = asked_size(text)
+    images = asks.image_count
+    width, height = asks.image_size or (DEFAULT_IMAGE_SIDE, DEFAULT_IMAGE_SIDE)
     per_image = image_tokens(fact, width, height)
     tokens = images * per_image
     in_context = 0 if fact.cross_attention else tokens  # cross-attention: the image states sit apart
@@ -163,4 +142,4 @@ def _commands(
     return out
 
 
-__all__ = ["asked_size", "asks_images", "with_vision"]
+__all__ = ["with_vision"]

@@ -23,6 +23,7 @@ from core.query import devices as D
 from core.query import lexicon as L
 from core.query import names as N
 from core.query import text as T
+from core.query.asks import read_asks
 from core.query.draft import asks_speculative, take_draft
 from core.query.index import Candidate, NameIndex, index_for, select_names
 from core.query.resolve import (
@@ -133,7 +134,8 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     """
     idx = index_for(vocab)
     found: L.Found = {}
-    clean = L.read_repo(T.clean(text if isinstance(text, str) else ""), found)
+    cleaned = T.clean(text if isinstance(text, str) else "")
+    clean = L.read_repo(cleaned, found)
     low = T.lower_keep_length(clean)
     full_low = low
     if intent is not None:
@@ -225,10 +227,12 @@ def parse(text: str, vocab: Vocabulary, intent: Intent | None = None) -> Query:
     explicit = {k for k, v in fields.items() if v is not None}
     if intent_set:
         explicit.add("intent")
+    leftovers = _leftovers(toks, used, unknown)
     return Query(
         intent=intent,
         language=L.guess_language(_without(low, toks, used)),
-        leftovers=_leftovers(toks, used, unknown),
+        asks=read_asks(cleaned, leftovers),
+        leftovers=leftovers,
         explicit=frozenset(explicit),
         **fields,  # type: ignore[arg-type]
     )

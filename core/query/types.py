@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import Literal
 
 from core.models import Backend, Engine, Frozen, KvCacheType
+from core.query.asks import Asks
 
 
 class VocabEntry(Frozen):
@@ -116,5 +117,6 @@ class Query(Frozen):
     backend: Backend | None = None  # "on vulkan", "mit ROCm" (core/query/specs.py)
     device_bandwidth_gbps: float | None = None  # "32 GB at 608 GB/s": a device known by its specs
     device_tflops: float | None = None  # "... and 90 TFLOPS"
+    asks: Asks = Asks()  # what else it asks for: a details page, Ollama's command, images, a draft's size...
     leftovers: tuple[str, ...] = ()
     explicit: frozenset[str] = frozenset()
