@@ -1,7 +1,7 @@
 """One question being answered, and what the answer modules may ask of ``bot.answers.route.Answers``.
 
-``Question`` holds what was asked and what answering it assumed so far (per question, never on the
-shared ``Answers``); ``AskBack`` ends an answer with the card that asks back. ``Answering`` is the
+The message was read once (``bot.understand``); ``Ask`` holds its query and what answering it assumed
+so far (per question, never on the shared ``Answers``); ``AskBack`` ends an answer with the card that asks back. ``Answering`` is the
 part of ``Answers`` the list, table and comparison answers use, so they need not import it.
 """
 
@@ -33,13 +33,13 @@ class AskBack(Exception):
 
 
 @dataclass
-class Question:
+class Ask:
     """One question being answered: what was asked, and what answering it assumed so far."""
 
     query: Query
     lang: Lang
     user: User
-    text: str
+    echo: str  # the message, to be echoed and for the buttons' other readings; never read for meaning
     notes: list[Note] = field(default_factory=list)
     generic: GenericDevice | None = None  # the generic device the question is about, if any
     actions: list[Action] = field(default_factory=list)  # the other readings of a name (bot.answers.resolve)
@@ -61,17 +61,17 @@ class Answering(Protocol):
 
     def cached(self, key: tuple[str, ...], compute: Callable[[], T]) -> T: ...
 
-    def request(self, ask: Question, count: int) -> Request: ...
+    def request(self, ask: Ask, count: int) -> Request: ...
 
-    def scenario(self, ask: Question, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario: ...
+    def scenario(self, ask: Ask, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario: ...
 
-    def analyse(self, s: Scenario, ask: Question | None = None, full: bool = False) -> Analysis: ...
+    def analyse(self, s: Scenario, ask: Ask | None = None, full: bool = False) -> Analysis: ...
 
-    def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply: ...
+    def about(self, reply: Reply, ask: Ask, analysis: Analysis) -> Reply: ...
 
-    def model(self, ask: Question, match: Match | None = None) -> ModelSpec: ...
+    def model(self, ask: Ask, match: Match | None = None) -> ModelSpec: ...
 
-    def device(self, ask: Question, model: ModelSpec | None, query: Query | None = None) -> tuple[GpuSpec, int]: ...
+    def device(self, ask: Ask, model: ModelSpec | None, query: Query | None = None) -> tuple[GpuSpec, int]: ...
 
 
-__all__ = ["Answering", "AskBack", "Question"]
+__all__ = ["Answering", "AskBack", "Ask"]

@@ -1,7 +1,7 @@
 """``Service.answer``: the one use case every adapter calls. Text in, ``Reply`` out.
 
-Flow: rate limits → saved preferences → parse → (Hugging Face look-up) → ``Answers`` builds the
-card on the worker thread → usage log. Nothing here knows about Discord or Telegram, and nothing
+Flow: rate limits → saved preferences → ``understand`` (the message read once, ``bot.understand``) →
+(Hugging Face look-up) → ``Answers`` builds the card on the worker thread → usage log. Nothing here knows about Discord or Telegram, and nothing
 here raises: every failure becomes a friendly, localized card.
 """
 
@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from bot import commands
 from bot.answers.compare import with_notes
-from bot.answers.hub_models import hub_answers, in_catalog, repo_base
+from bot.answers.hub_models import hub_answers
 from bot.answers.route import Answers, feel_rate
 from bot.answers.runs import RunsRead, read_runs
-from bot.answers.unknown_model import memory_only_card, sized_model, stated_row, with_variants
-from bot.answers.unparsed import special_answer, special_kind, special_language
+from bot.answers.unknown_model import memory_only_card, sized_model, stated_row
+from bot.answers.unparsed import special_answer
 from bot.cards import notices as cards
 from bot.reply import Reply, untagged
+from bot.understand import MAX_QUESTION_CHARS, Question, in_catalog
 from bot.users.limits import Limits
 from bot.users.prefs import Preferences
 from bot.users.runs import RunBook
@@ -37,7 +37,6 @@ from core.models import Backend, Catalog, Engine, KvCacheType, Lang, ModelSpec
 from core.notes import Note
 from core.quants.ladder import MENU
 from core.query.parse import Query, complete
-from core.runs.paste import looks_like_runs
 from locales import integer, lang_of, preload_locales, t
 
 if TYPE_CHECKING:
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     from storage.userdata import UserDataStore
 
 log = logging.getLogger(__name__)
-MAX_QUESTION_CHARS = 2000
 # values the adapters offer as fixed choices (Discord option lists), so they need no core types
 ENGINE_CHOICES = tuple(e.value for e in Engine)
 KV_CACHE_CHOICES = tuple(k.value for k in KvCacheType)
@@ -128,9 +126,9 @@ class Service:
         searchable_rows()  # the offline index, read on the first name the catalog lacks or holds only with a version
         for text in WARM_UP_QUESTIONS:
             for lang in ("en", "de"):
-                self.answers.dispatch(self.answers.parse(text), lang, User(), text)
+                self.answers.dispatch(self.answers.understand(text).query, lang, User(), text)
         for text in WARM_UP_SPECIAL:  # a pasted command, models side by side: their modules load on first use
-            special_answer(self.answers, text, "en", User())
+            special_answer(self.answers, self.answers.understand(text), "en", User())
         build_validators()  # the models those cards did not touch (rigs, offload, Macs, ...)
         # What start-up built lives as long as the process: the collector need not walk it again. A full
         # collection walked some 75,000 objects (about 30 ms, paid by whichever question triggered it).
@@ -167,25 +165,23 @@ class Service:
             wait = await self.limits.acheck(user.id, user.chat) if self.limits else 0.0
             if wait:
                 return cards.slow_down_card(lang, int(wait) + 1)
-            if looks_like_runs(text):  # a pasted benchmark run calibrates this user's answers (issue 38)
-                user, chat_lang = await self.prefs.fill(user)
-                read: RunsRead = await self._off_loop(read_runs, self.answers, text, user)
+            user, chat_lang = await self.prefs.fill(user)
+            question, lang, first = await self._first_pass(text, user, chat_lang, card_lang, locale)
+            if question.kind == "runs":  # a pasted benchmark run calibrates this user's answers (issue 38)
+                read: RunsRead = await self._off_loop(read_runs, self.answers, question.paste, user)
                 lang = choose_language(user.lang, chat_lang, card_lang or read.language, locale)
                 runs = await self.prefs.runs.answer(read, lang, user)
                 await self.usage.record(None, runs, user, (time.perf_counter() - started) * 1000)
                 return runs
-            if special_kind(text):  # a pasted command or log, several models at once (issue 26)
-                user, chat_lang = await self.prefs.fill(user)
-                lang = choose_language(user.lang, chat_lang, card_lang or special_language(self.answers, text), locale)
-                special: Reply = await self._off_loop(special_answer, self.answers, text, lang, user)
+            if question.kind in ("paste", "together"):  # a pasted command or log, several models at once
+                special: Reply = await self._off_loop(special_answer, self.answers, question, lang, user)
                 await self.usage.record(None, special, user, (time.perf_counter() - started) * 1000)
                 return special
-            if len(text) > self.max_question_chars:
+            if question.kind == "too_long":
                 too_long = cards.error_card(lang, t(lang, "ask.too_long", limit=self.max_question_chars))
                 return too_long.model_copy(update={"title": t(lang, "ask.too_long_title")})
-            user, chat_lang = await self.prefs.fill(user)
-            query, lang, first = await self._first_pass(text, user, chat_lang, card_lang, locale)
-            reply = await self._answer(query, lang, user, text) if first is None else await self._checked(first, user)
+            query = question.query
+            reply = await self._answer(question, lang, user) if first is None else await self._checked(first, user)
         except AnswerTimedOut:
             seconds = self.worker.deadline_s
             log.warning("answer set aside after %.0f s", seconds, extra={"event": "answer_deadline"})
@@ -198,37 +194,39 @@ class Service:
 
     async def _first_pass(
         self, text: str, user: User, chat_lang: Lang | None, card_lang: Lang | None, locale: str | None
-    ) -> tuple[Query, Lang, Card | None]:
-        """The parse and, for a question about catalog names only, its card, in one trip to the worker (a
-        repeat from the memo, on the loop). No card where the loop awaits something first: a settings
-        command, or a name the catalog lacks."""
-        parsed: Query | None = self.answers.peek(("parse", text))
-        if parsed is not None:
-            lang = choose_language(user.lang, chat_lang, card_lang or parsed.language, locale)
-            if not self._catalog_only(parsed, text):
-                return parsed, lang, None
+    ) -> tuple[Question, Lang, Card | None]:
+        """The message understood and, for a question about catalog names only, its card, in one trip to the
+        worker (a repeat from the memo, on the loop). No card where the loop awaits something first: a
+        settings command, a name the catalog lacks, a paste."""
+        key = ("understand", text, str(self.max_question_chars))
+        question: Question | None = self.answers.peek(key)
+        if question is not None:
+            lang = choose_language(user.lang, chat_lang, card_lang or question.language, locale)
+            if not self._catalog_only(question):
+                return question, lang, None
             repeat: Reply | None = self.answers.peek(_reply_key(text, lang, user))
             if repeat is not None:
-                return parsed, lang, Card(parsed, lang, text, repeat, built=True)
-        first: tuple[Query, Lang, Card | None] = await self._off_loop(
-            self._parse_and_answer, text, user, chat_lang, card_lang, locale
+                return question, lang, Card(question.query, lang, text, repeat, built=True)
+        first: tuple[Question, Lang, Card | None] = await self._off_loop(
+            self._understand_and_answer, text, user, chat_lang, card_lang, locale
         )
         return first
 
-    def _parse_and_answer(
+    def _understand_and_answer(
         self, text: str, user: User, chat_lang: Lang | None, card_lang: Lang | None, locale: str | None
-    ) -> tuple[Query, Lang, Card | None]:
-        q = self.answers.parse(text)
-        lang = choose_language(user.lang, chat_lang, card_lang or q.language, locale)
-        if not self._catalog_only(q, text):
-            return q, lang, None
-        return q, lang, _card(self.answers, q, lang, user, text, cached=True)
+    ) -> tuple[Question, Lang, Card | None]:
+        question = self.answers.understand(text, self.max_question_chars)
+        lang = choose_language(user.lang, chat_lang, card_lang or question.language, locale)
+        if not self._catalog_only(question):
+            return question, lang, None
+        return question, lang, _card(self.answers, question.query, lang, user, question.text, cached=True)
 
-    def _catalog_only(self, q: Query, text: str) -> bool:
-        """Whether the card needs the catalog alone: no settings command, no repo or model name it lacks."""
-        if _session(q, text) is not None:
+    def _catalog_only(self, question: Question) -> bool:
+        """Whether the card needs the catalog alone: a question with no repo or model name the catalog lacks."""
+        q = question.query
+        if question.kind != "question":
             return False
-        unknown = _unknown_model(q) is not None or sized_model(q) is not None  # a name known by its size only too
+        unknown = question.unknown_name is not None or sized_model(q) is not None  # known by its size only too
         return not (q.hf_repo and not in_catalog(self.catalog, q.hf_repo)) and not unknown
 
     async def _checked(self, card: Card, user: User) -> Reply:
@@ -237,23 +235,23 @@ class Service:
         if self.hub is not None and q.model is not None and q.model.id:
             answers, live = await live_checked(self.hub, self.answers, q.model.id, self.answers, None)
             if live is not None:
-                card = await self._off_loop(_card, answers, q, card.lang, user, card.text)
+                card = await self._off_loop(_card, answers, q, card.lang, user, card.echo)
                 return self._finish(card, "", live, user)
         return self._finish(card, "", None, user)
 
-    async def _answer(self, q: Query, lang: Lang, user: User, text: str) -> Reply:
+    async def _answer(self, question: Question, lang: Lang, user: User) -> Reply:
         """The card of a question that needs the loop first: a settings command, or a name the catalog lacks
         (the Hugging Face hub, then the offline index)."""
-        session = _session(q, text)
+        q, text, session = question.query, question.text, question.session
         if session in ("help", "start"):
             return cards.help_card(lang)
         if session is not None:
-            return await self.prefs.command(session, commands.read(text).arg, q, lang, user, self.answers)
+            return await self.prefs.command(session, question.command.arg, q, lang, user, self.answers)
         answers, model, source, searched = self.answers, None, "", False
         repo = q.hf_repo if q.hf_repo and not in_catalog(self.catalog, q.hf_repo) else None
         stated = sized_model(q)  # memory_only.toml: its publisher's size only (named, or its repo id pasted)
-        phrase = _unknown_model(q) if repo is None and stated is None else None
-        hit = find_in_index(with_variants(phrase, text)) if phrase else None
+        phrase = question.unknown_name if repo is None and stated is None else None
+        hit = find_in_index(question.index_phrase or "") if phrase else None
         sized_only = hit[0] if hit and hit[1] is None else None  # the index has its size only (Command-R)
         if stated is not None:
             sized_only = stated_row(stated)
@@ -268,12 +266,12 @@ class Service:
                 return cards.slow_down_card(lang, int(self.limits.expensive.retry_after(user.id or "anonymous")) + 1)
             found = await hub_answers(self.hub, self.answers, repo, q.quant, lang)
             if isinstance(found, Reply) and sized_only is None:
-                if (base := repo_base(self.answers, repo, text)) is None:
+                if (base := question.offline) is None:
                     return found
                 (q, indexed), repo = base, None  # the hub unreachable: the catalog model the repo is a copy of
             elif not isinstance(found, Reply):
                 answers, model, source = found
-        elif repo and not searched and (base := repo_base(self.answers, repo, text)) is not None:
+        elif repo and not searched and (base := question.offline) is not None:
             (q, indexed), repo = base, None  # no hub at all: the same
         if model is None and sized_only is not None:  # offline or the hub failed: the weights, marked so
             memory_card: Reply = await self._off_loop(
@@ -309,7 +307,8 @@ class Service:
 
     async def decode_speed(self, text: str) -> float | None:
         """Estimated single-stream tokens/s for a fit question (the "feel the speed" buttons), off the loop."""
-        result: float | None = await self._off_loop(feel_rate, self.answers, untagged(text)[0])
+        question = await self._off_loop(self.answers.understand, untagged(text)[0], self.max_question_chars)
+        result: float | None = await self._off_loop(feel_rate, self.answers, question)
         return result
 
     def complete(self, kind: Literal["model", "gpu"], typed: str, limit: int = 25) -> list[tuple[str, str]]:
@@ -352,7 +351,7 @@ class Card:
 
     query: Query
     lang: Lang
-    text: str
+    echo: str
     reply: Reply
     built: bool
 
@@ -362,7 +361,7 @@ def _card(
     q: Query,
     lang: Lang,
     user: User,
-    text: str,
+    echo: str,
     model: ModelSpec | None = None,
     cached: bool = False,
 ) -> Card:
@@ -370,40 +369,24 @@ def _card(
     question, language and saved defaults), or the reason it cannot be built, in the user's language."""
     try:
         if cached:
-            reply = answers.cached(_reply_key(text, lang, user), lambda: answers.dispatch(q, lang, user, text))
+            reply = answers.cached(_reply_key(echo, lang, user), lambda: answers.dispatch(q, lang, user, echo))
         else:
-            reply = answers.dispatch(q, lang, user, text, model)
+            reply = answers.dispatch(q, lang, user, echo, model)
     except EstimateError as exc:  # e.g. an engine that cannot run the quant
-        return Card(q, lang, text, cards.estimate_error_card(lang, exc), built=False)
+        return Card(q, lang, echo, cards.estimate_error_card(lang, exc), built=False)
     except ValidationError as exc:  # a value out of range (a 40M context): its limits
         return Card(
             q,
             lang,
-            text,
+            echo,
             cards.error_card(lang, t(lang, "error.estimate", reason=_out_of_range(exc, lang))),
             built=False,
         )
-    return Card(q, lang, text, reply, built=True)
+    return Card(q, lang, echo, reply, built=True)
 
 
-def _reply_key(text: str, lang: Lang, user: User) -> tuple[str, ...]:
-    return ("reply", text, lang, repr(dataclasses.replace(user, id="", chat="")))
-
-
-def _session(q: Query, text: str) -> str | None:
-    """The settings command (/mygpu, /lang, ...) or sentence the text is, if any."""
-    command = commands.read(text)
-    session = command.name if command.session else commands.session_sentence(text) if command.name is None else None
-    if session == "mygpu" and command.name is None and (q.gpu is None or q.model is not None or "intent" in q.explicit):
-        return None  # "I have a question about qwen3 on a 4090", "ich hab zwei 3090er, was kann ich laufen lassen?"
-    return session
-
-
-def _unknown_model(q: Query) -> str | None:
-    """The phrase of a model the catalog does not have (a name it resolved or asked about is not one)."""
-    if q.model is not None:
-        return q.model.text if q.model.unknown else None
-    return q.model_text
+def _reply_key(echo: str, lang: Lang, user: User) -> tuple[str, ...]:
+    return ("reply", echo, lang, repr(dataclasses.replace(user, id="", chat="")))
 
 
 def _out_of_range(exc: ValidationError, lang: Lang) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bot.answers.resolve import replace_name
 from bot.cards import notices as cards
 from bot.cards.notes import note_text
-from bot.question import Answering, Question
+from bot.question import Answering, Ask
 from bot.reply import Action, Reply, Subject
 from catalog.lookup import sized_name
 from core.estimate import DEFAULT_CONTEXT, DEFAULT_ENGINE, Request, Scenario, default_quant
@@ -24,7 +24,7 @@ from locales import t
 MAX_COMPARED = 4
 
 
-def compare(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
+def compare(answers: Answering, model: ModelSpec, ask: Ask) -> Reply:
     """One row per device (same model) or per model (same device), up to four."""
     q = ask.query
     devices: list[tuple[Match, int]] = [
@@ -53,7 +53,7 @@ def compare(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
     return reply.model_copy(update={"subjects": subjects})
 
 
-def _sized(answers: Answering, ask: Question, model: ModelSpec, match: Match, count: int) -> Match:
+def _sized(answers: Answering, ask: Ask, model: ModelSpec, match: Match, count: int) -> Match:
     """A compared device that comes in several memory sizes, none usual ("m4 pro"), as the smallest that holds
     the model (the largest if none does): a row of the comparison, not a question back; the resolver says
     which size was read, and the others are a tap away."""
@@ -68,7 +68,7 @@ def _sized(answers: Answering, ask: Question, model: ModelSpec, match: Match, co
     others = [g for g in sizes if g.id != chosen.id]
     names = ", ".join(sized_name(g) for g in others)
     ask.note(Note(code="sized_variant", values={"gpu": sized_name(chosen), "text": match.text, "others": names}))
-    ask.actions.extend(Action(label=sized_name(g), query=replace_name(ask.text, match.text, g.id)) for g in others)
+    ask.actions.extend(Action(label=sized_name(g), query=replace_name(ask.echo, match.text, g.id)) for g in others)
     return match.model_copy(update={"id": chosen.id, "choices": ()})
 
 

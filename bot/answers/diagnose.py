@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from bot.answers.resolve import Resolver
 from bot.cards.diagnose import diagnosis_card, failure_card
 from bot.cards.log import has_figures, log_card
-from bot.question_kinds import PASTE_PREFIX
 from bot.reply import Reply, Subject
+from bot.understand import paste_prose
 from bot.users.user import User
 from catalog.extra_facts import ollama_tags
 from core.diagnose.command import diagnose
@@ -24,17 +24,15 @@ from core.diagnose.flags import (
     LaunchFlags,
     ParseFailure,
     find_command,
-    join_lines,
     model_words,
     parse_command,
-    split_paste,
 )
 from core.diagnose.log import LogFacts, log_settings, looks_like_log, read_log
 from core.estimate import DEFAULT_RAM_GB, default_quant
 from core.figures import outcome_figures
 from core.models import GIB, Engine, Lang, ModelSpec
 from core.notes import Note
-from core.query.parse import parse
+from core.query.parse import Query, parse
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers
@@ -42,17 +40,18 @@ if TYPE_CHECKING:
 _VENDOR = re.compile(r"\b(?:NVIDIA|GeForce|AMD|Radeon\(TM\)|Intel\(R\)|Apple)\s+", re.I)
 
 
-def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Reply:
-    """The diagnosis card for a paste (pure: the same text gives the same card)."""
+def diagnose_answer(answers: Answers, paste: str, words: Query, lang: Lang, user: User, echo: str) -> Reply:
+    """The diagnosis card for a paste (pure: the same paste gives the same card); ``words``: the user's own
+    words around it as parsed (``bot.understand``), ``echo`` the message for the cards' buttons."""
     notes: list[Note] = []
-    body = PASTE_PREFIX.sub("", text, count=1)
+    body = paste
     if len(body) > MAX_PASTE_CHARS:
         return failure_card(lang, "too_long", limit=MAX_PASTE_CHARS)
     facts = read_log(body) if looks_like_log(body) else None
     flags: LaunchFlags | ParseFailure | None = parse_command(body) if find_command(body) else None
     if flags is None or (isinstance(flags, ParseFailure) and facts is not None):
         flags = log_settings(facts) if facts is not None else None
-    prose_model = _model_from_words(answers, body, facts) if flags is None and facts is not None else None
+    prose_model = _model_from_words(answers, words) if flags is None and facts is not None else None
     if flags is None and prose_model is not None and facts is not None:
         flags = _flags_for(facts, prose_model)
     if flags is None or isinstance(flags, ParseFailure):
@@ -62,22 +61,22 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
             return failure_card(lang, "no_command")
         return failure_card(lang, flags.reason, limit=MAX_PASTE_CHARS)
     resolver = Resolver(answers.catalog)
-    model = prose_model or _model(answers, resolver, flags, facts, lang, text)
-    if isinstance(model, Reply) and (from_words := _model_from_words(answers, body, facts)) is not None:
+    model = prose_model or _model(answers, resolver, flags, facts, lang, echo)
+    if isinstance(model, Reply) and (from_words := _model_from_words(answers, words)) is not None:
         model = from_words  # the command's file says no name FitBot knows; the user's words name the model
     if isinstance(model, Reply):
         if facts is not None and has_figures(facts):
             return log_card(facts, answers.catalog, lang, model=flags.model_ref)
         return model
-    prose = _prose(body, facts)
-    q = parse(prose, answers.vocab)
+    q = words
     named = q.gpu is not None  # the user's own words name the device: their count (1 unless said) stands
     if q.gpu is None and q.gpu_text is None and q.device_kind is None and facts and facts.device_names:
+        prose = paste_prose(body)
         q = parse(f"{prose} {len(facts.device_names)}x {_VENDOR.sub('', facts.device_names[0])}", answers.vocab)
         notes.append(
             Note(code="dx_log_devices", values={"gpu": facts.device_names[0], "n": str(len(facts.device_names))})
         )
-    device = resolver.device(q, lang, user, text)
+    device = resolver.device(q, lang, user, echo)
     if isinstance(device, Reply):
         if facts is not None and has_figures(facts):  # a log without hardware: what it says, and what to add
             return log_card(facts, answers.catalog, lang, known=model.name)
@@ -121,14 +120,8 @@ def diagnose_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
     return card.model_copy(update={"subjects": (subject,)})
 
 
-def paste_language(answers: Answers, text: str) -> Lang | None:
-    """The language of the user's own words around a paste (None: no words, the settings decide)."""
-    body = PASTE_PREFIX.sub("", text[:MAX_PASTE_CHARS], count=1)
-    return parse(_prose(body, read_log(body) if looks_like_log(body) else None), answers.vocab).language
-
-
 def _model(
-    answers: Answers, resolver: Resolver, flags: LaunchFlags, facts: LogFacts | None, lang: Lang, text: str
+    answers: Answers, resolver: Resolver, flags: LaunchFlags, facts: LogFacts | None, lang: Lang, echo: str
 ) -> ModelSpec | Reply:
     """The catalog model the command names: its repo exactly, else its words through the name matcher."""
     if flags.engine == "ollama" and (tagged := _ollama_tag(answers, flags)) is not None:
@@ -143,18 +136,14 @@ def _model(
     q = parse(words, answers.vocab)
     if q.model is None or not q.model.id:
         return failure_card(lang, "unknown_model", model=flags.model_ref or words, unknown=", ".join(flags.unknown))
-    return resolver.model(q, lang, text)
+    return resolver.model(q, lang, echo)
 
 
-def _model_from_words(answers: Answers, body: str, facts: LogFacts | None) -> ModelSpec | None:
+def _model_from_words(answers: Answers, words: Query) -> ModelSpec | None:
     """The catalog model the user's own words around a log name ("gpt-oss-120b on an h100"), if any."""
-    words = _prose(body, facts)
-    if not words.strip():
+    if words.model is None or not words.model.id:
         return None
-    q = parse(words, answers.vocab)
-    if q.model is None or not q.model.id:
-        return None
-    return answers.catalog.model(q.model.id)
+    return answers.catalog.model(words.model.id)
 
 
 def _flags_for(facts: LogFacts, model: ModelSpec) -> LaunchFlags | None:
@@ -177,15 +166,6 @@ def _ollama_tag(answers: Answers, flags: LaunchFlags) -> ModelSpec | None:
     return answers.catalog.model(tag.model_id) if tag else None
 
 
-def _prose(body: str, facts: LogFacts | None) -> str:
-    """The user's own words: what is neither the command nor log output (log lines go first, so a log
-    pasted under the command does not hide the words next to it)."""
-    lines = [line for line in join_lines(body).splitlines() if facts is None or not looks_like_log(line)]
-    text = "\n".join(lines)
-    found = split_paste(text)
-    return " ".join((found[2] if found else text).splitlines())[:500]
-
-
 def _count(notes: list[Note], flags: LaunchFlags, named: bool, count: int) -> int:
     """The GPU count: the user's words win; else the command's split, parallelism or visible devices."""
     if named or count > 1:
@@ -203,4 +183,4 @@ def _echo(body: str) -> str:
     return line[:300]
 
 
-__all__ = ["diagnose_answer", "paste_language"]
+__all__ = ["diagnose_answer"]

@@ -14,7 +14,7 @@ from bot.cards import notices as cards
 from bot.cards.launch import checkpoints
 from bot.cards.parts import LIST_TOP, VERDICT_EMOJI
 from bot.cards.quality import with_quality
-from bot.question import Answering, Question
+from bot.question import Answering, Ask
 from bot.reply import ChartSpec, Reply, setup_label
 from bot.users.user import User
 from core.advice import (
@@ -55,7 +55,7 @@ def _gpu_label(gpu: GpuSpec, count: int) -> str:
     return setup_label(gpu.short_name, count)
 
 
-def quant_matrix(answers: Answering, s: Scenario, ask: Question) -> Reply:
+def quant_matrix(answers: Answering, s: Scenario, ask: Ask) -> Reply:
     """Recommended quant in one line, then the ladder (or every quant with "More")."""
     model, lang = s.model, ask.lang
     more = ask.flags.more
@@ -118,7 +118,7 @@ def device_rows(answers: Answering, s: Scenario, more: bool, asked: frozenset[st
     return answers.cached(key, scan)
 
 
-def gpus_for_model(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
+def gpus_for_model(answers: Answering, model: ModelSpec, ask: Ask) -> Reply:
     """ "Any 16 GB GPU works; fastest: …", then the smallest devices that hold it (top 10), "More" for all."""
     q, lang = ask.query, ask.lang
     s = answers.scenario(replace(ask, user=User()), model, None)  # about the model, not the saved device
@@ -200,7 +200,7 @@ def recommend_models(
     )
 
 
-def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
+def speed_answer(answers: Answering, s: Scenario, ask: Ask) -> Reply:
     """/speed: decode, prefill and TTFT across contexts (each with a prompt that fills it), per-user and
     total speed across users (the asked number among them), and the same model on common GPUs."""
     main = answers.analyse(s, ask)
@@ -223,7 +223,7 @@ def speed_answer(answers: Answering, s: Scenario, ask: Question) -> Reply:
         if other is not None and other.id != s.device.id:
             others.append((other.short_name, quick_fit(s, hardware=hardware_on(s, other))))
     chart = speed_chart(answers, s, ask.lang)
-    reply = cards.speed_card(main, contexts, users, others[:5], answers.catalog, ask.lang, chart=chart, echo=ask.text)
+    reply = cards.speed_card(main, contexts, users, others[:5], answers.catalog, ask.lang, chart=chart, echo=ask.echo)
     return answers.about(reply, ask, main)
 
 

@@ -66,28 +66,28 @@ class Resolver:
 
     # --- models ---------------------------------------------------------------------------
 
-    def model(self, q: Query, lang: Lang, text: str, match: Match | None = None) -> ModelSpec | Reply:
+    def model(self, q: Query, lang: Lang, echo: str, match: Match | None = None) -> ModelSpec | Reply:
         match = match if match is not None else q.model
         if match and match.id:
             found = self.catalog.model(match.id)
             if found and (other := related_repo(match.text, found)):  # "falcon 7b": Falcon3-7B, or tiiuae/falcon-7b?
                 message = t(lang, "resolve.which_related", text=match.text, model=found.name, repo=other)
-                queries = [replace_name(text, match.text, found.id), replace_name(text, match.text, other)]
-                return cards.ask_card(lang, message, [found.name, other], queries, echo=text)
+                queries = [replace_name(echo, match.text, found.id), replace_name(echo, match.text, other)]
+                return cards.ask_card(lang, message, [found.name, other], queries, echo=echo)
             if found:
                 return found
         if match and match.ambiguous and match.suggestions:
             return self.suggest(
-                lang, t(lang, "resolve.which_model", text=match.text), match.suggestions, match.text, text
+                lang, t(lang, "resolve.which_model", text=match.text), match.suggestions, match.text, echo
             )
         phrase = match.text if match else q.model_text
         if phrase:
-            return self.unknown_model(lang, phrase, match.suggestions if match else (), text)
+            return self.unknown_model(lang, phrase, match.suggestions if match else (), echo)
         if q.model_size:
-            return self.sized_model(q.model_size, lang, text, q.asks.model_filter)
-        return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=text)
+            return self.sized_model(q.model_size, lang, echo, q.asks.model_filter)
+        return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=echo)
 
-    def sized_model(self, size: str, lang: Lang, text: str, kind: str | None = None) -> ModelSpec | Reply:
+    def sized_model(self, size: str, lang: Lang, echo: str, kind: str | None = None) -> ModelSpec | Reply:
         """ "ein 8b modell": answered for the likeliest catalog model of that size (``core.model_sizes``; of
         the ``kind`` asked for first: "an 8b coding model"), said so, the other models of the size a button
         each; "I don't know" when the catalog has none."""
@@ -95,7 +95,7 @@ class Resolver:
         kind = kind if kind in SIZE_KINDS else None
         found = of_size(self.catalog, said.size_b, said.active_b, kind) if said.size_b else ()
         if not found:
-            return self.unknown_model(lang, size, (), text)
+            return self.unknown_model(lang, size, (), echo)
         first, others = found[0], found[1 : 1 + OFFERED]
         label = f"{said.size_b:g}B" + (f"-A{said.active_b:g}B" if said.active_b else "")
         values: dict[str, NoteValue] = {"text": size, "size": label, "model": first.name}
@@ -105,32 +105,32 @@ class Resolver:
         if kind is not None and kind in tags_of(first):  # "an 7b coding model": the likeliest coder of the size
             code = f"size_model_{kind}"
         self.notes.append(Note(code=code, values={"others": "–", **values}))
-        self.actions.extend(Action(label=m.name, query=replace_name(text, size, m.id)) for m in others)
+        self.actions.extend(Action(label=m.name, query=replace_name(echo, size, m.id)) for m in others)
         return first
 
-    def unknown_model(self, lang: Lang, phrase: str, family: tuple[str, ...], text: str) -> Reply:
+    def unknown_model(self, lang: Lang, phrase: str, family: tuple[str, ...], echo: str) -> Reply:
         """ "I don't know X": quotes the whole phrase, offers same-family entries and the repo-id hint."""
         message = t(lang, "resolve.unknown_model", text=phrase) + " " + t(lang, "resolve.paste_repo")
-        return self.suggest(lang, message, family, phrase, text)
+        return self.suggest(lang, message, family, phrase, echo)
 
     # --- devices --------------------------------------------------------------------------
 
-    def device(self, q: Query, lang: Lang, user: User, text: str, need: bool = True) -> tuple[GpuSpec, int] | Reply:
+    def device(self, q: Query, lang: Lang, user: User, echo: str, need: bool = True) -> tuple[GpuSpec, int] | Reply:
         """The device a question is about: named, named with a memory size, generic, or saved."""
         if q.not_device:
             ghost = self.catalog.not_devices[int(q.not_device.split(":")[1])]
             note = ghost.note_de if lang == "de" and ghost.note_de else ghost.note
             if ghost.stand_in and q.not_device_text:  # a kind of device not covered: one tap asks about its memory
-                query = replace_name(text, q.not_device_text, ghost.stand_in)
-                return cards.ask_card(lang, t(lang, "ask.not_covered", note=note), [ghost.stand_in], [query], echo=text)
-            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=note), echo=text)
+                query = replace_name(echo, q.not_device_text, ghost.stand_in)
+                return cards.ask_card(lang, t(lang, "ask.not_covered", note=note), [ghost.stand_in], [query], echo=echo)
+            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=note), echo=echo)
         match = q.gpu
         if match is not None:
-            return self.named_device(match, q.gpu_count, q, lang, text)
+            return self.named_device(match, q.gpu_count, q, lang, echo)
         if q.gpu_text:
-            return self.unknown_device(q.gpu_text, q, lang, text)
+            return self.unknown_device(q.gpu_text, q, lang, echo)
         if q.device_kind is not None:
-            return self.generic_device(q, lang, text)
+            return self.generic_device(q, lang, echo)
         if user.gpu_id and (saved := self.catalog.gpu(user.gpu_id)):
             self.notes.append(Note(code="saved_gpu", values={"gpu": saved.short_name}))
             return saved, user.gpu_count
@@ -144,13 +144,13 @@ class Resolver:
                 "gpu_count": user.gpu_count,
                 "ram_gb": ram,
             }
-            return self.generic_device(q.model_copy(update=update), lang, text)
+            return self.generic_device(q.model_copy(update=update), lang, echo)
         if not need:
-            return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=text)
+            return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=echo)
         model = q.model.text if q.model else q.model_size or "…"
-        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model), echo=text)
+        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model), echo=echo)
 
-    def named_device(self, match: Match, count: int, q: Query, lang: Lang, text: str) -> tuple[GpuSpec, int] | Reply:
+    def named_device(self, match: Match, count: int, q: Query, lang: Lang, echo: str) -> tuple[GpuSpec, int] | Reply:
         if match.id and (gpu := self.catalog.gpu(match.id)):
             if match.memory_gib and not same_memory(match.memory_gib, gpu.memory_bytes / (1 << 30)):
                 variant = with_memory(gpu, match.memory_gib)
@@ -159,40 +159,40 @@ class Resolver:
                 )
                 return variant, count
             if match.assumed and match.choices:
-                self.dominant_variant(match, gpu, text)
+                self.dominant_variant(match, gpu, echo)
             elif match.assumed:
                 self.notes.append(Note(code="assumed_device", values={"gpu": gpu.short_name, "text": match.text}))
             return gpu, count
         if match.choices:
             names = [g.short_name for c in match.choices if (g := self.catalog.gpu(c))]
             message = t(lang, "resolve.which_memory", text=match.text)
-            return self.suggest(lang, message, match.choices, match.text, text, labels=names)
+            return self.suggest(lang, message, match.choices, match.text, echo, labels=names)
         if match.suggestions and not match.unknown:
             return self.suggest(
-                lang, t(lang, "resolve.which_device", text=match.text), match.suggestions, match.text, text
+                lang, t(lang, "resolve.which_device", text=match.text), match.suggestions, match.text, echo
             )
-        return self.unknown_device(match.text, q, lang, text, match.suggestions)
+        return self.unknown_device(match.text, q, lang, echo, match.suggestions)
 
-    def dominant_variant(self, match: Match, gpu: GpuSpec, text: str) -> None:
+    def dominant_variant(self, match: Match, gpu: GpuSpec, echo: str) -> None:
         """ "3060" answered as the 12 GB card (catalog/facts/name_defaults.toml): said so, the others one tap away."""
         others = [g for c in match.choices if (g := self.catalog.gpu(c))]
         names = ", ".join(sized_name(g) for g in others)
         values: dict[str, NoteValue] = {"gpu": sized_name(gpu), "text": match.text, "others": names}
         self.notes.append(Note(code="dominant_variant", values=values))
-        self.actions.extend(Action(label=sized_name(g), query=replace_name(text, match.text, g.id)) for g in others)
+        self.actions.extend(Action(label=sized_name(g), query=replace_name(echo, match.text, g.id)) for g in others)
 
     def unknown_device(
-        self, phrase: str, q: Query, lang: Lang, text: str, near: tuple[str, ...] = ()
+        self, phrase: str, q: Query, lang: Lang, echo: str, near: tuple[str, ...] = ()
     ) -> tuple[GpuSpec, int] | Reply:
         """A device the catalog lacks: estimated as a generic device when its memory is given, else asked."""
         if q.device_memory_gib:
-            return self.generic_device(q, lang, text, label=f"{phrase} ({q.device_memory_gib:g} GB)")
-        queries = [replace_name(text, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
+            return self.generic_device(q, lang, echo, label=f"{phrase} ({q.device_memory_gib:g} GB)")
+        queries = [replace_name(echo, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
         labels = [f"{size} GB" for size in GENERIC_SIZES]
         message = t(lang, "resolve.unknown_device", text=phrase)
-        return cards.ask_card(lang, message, labels, queries, echo=text)
+        return cards.ask_card(lang, message, labels, queries, echo=echo)
 
-    def generic_device(self, q: Query, lang: Lang, text: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
+    def generic_device(self, q: Query, lang: Lang, echo: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
         kind = q.device_kind or "gpu"
         # a CPU's or iGPU's memory is the system RAM, however it was said ("epyc 9654 mit 384 gb")
         memory = q.device_memory_gib if kind not in ("cpu", "igpu") else (q.ram_gb or q.device_memory_gib)
@@ -205,11 +205,11 @@ class Resolver:
             figures = {**_cpu_values(named), "bandwidth": num(named.bandwidth_gbps, lang, 1)}
             message = t(lang, "resolve.cpu_ram_missing_named", **figures)
             sizes = [gb for gb in CPU_RAM_SIZES if gb >= 8 * named.channels or gb == CPU_RAM_SIZES[-1]][:4]
-            queries = [f"{text} {gb}gb ram" for gb in sizes]
-            return cards.ask_card(lang, message, [f"{gb} GB RAM" for gb in sizes], queries, echo=text)
+            queries = [f"{echo} {gb}gb ram" for gb in sizes]
+            return cards.ask_card(lang, message, [f"{gb} GB RAM" for gb in sizes], queries, echo=echo)
         if not memory:
             key = "resolve.cpu_ram_missing" if kind in ("cpu", "igpu") else "resolve.vram_missing"
-            return cards.ask_card(lang, t(lang, key), echo=text)
+            return cards.ask_card(lang, t(lang, key), echo=echo)
         if kind != "cpu" and (q.device_bandwidth_gbps or q.device_tflops):  # "32 GB at 608 GB/s"
             return self.spec_device(q, memory, label)
         if kind in ("sbc", "igpu") and not label:
@@ -245,7 +245,7 @@ class Resolver:
         message: str,
         ids: tuple[str, ...],
         phrase: str,
-        text: str,
+        echo: str,
         labels: list[str] | None = None,
     ) -> Reply:
         """Buttons that repeat the whole question with the unclear name replaced, so every other
@@ -256,8 +256,8 @@ class Resolver:
             if item is None:
                 continue
             names.append(item.name if isinstance(item, ModelSpec) else item.short_name)
-            queries.append(replace_name(text, phrase, sid))
-        return cards.ask_card(lang, message, labels or names, queries, echo=text)
+            queries.append(replace_name(echo, phrase, sid))
+        return cards.ask_card(lang, message, labels or names, queries, echo=echo)
 
 
 def related_repo(phrase: str, model: ModelSpec) -> str | None:
@@ -274,16 +274,16 @@ def related_repo(phrase: str, model: ModelSpec) -> str | None:
     return repo if not other.numbers and other.size_b == said.size_b else None
 
 
-def replace_name(text: str, phrase: str, new: str) -> str:
+def replace_name(echo: str, phrase: str, new: str) -> str:
     """The question with one name replaced (the first occurrence, compared without case and spacing);
     mention syntax never travels into a button."""
-    text = " ".join(_MENTION.sub(" ", text).split())
+    echo = " ".join(_MENTION.sub(" ", echo).split())
     body = r"\s*".join(re.escape(part) for part in _NAME.split(phrase.strip()))
     vendor = new.split("-")[0]  # "arc 140v" -> "arc-140v-16", not "arc arc-140v-16"
     prefix = rf"(?:\b{re.escape(vendor)}\s+)?" if "-" in new and vendor.isalpha() else ""
     pattern = re.compile(prefix + body, re.IGNORECASE)
-    replaced, n = pattern.subn(new, text, count=1)
-    return replaced if n else f"{text} {new}"
+    replaced, n = pattern.subn(new, echo, count=1)
+    return replaced if n else f"{echo} {new}"
 
 
 def build_request(q: Query, user: User, count: int, quants: Sequence[QuantSpec] = ()) -> tuple[Request, list[Note]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from bot.cards import notices as card_kit
-from bot.question import Answering, AskBack, Question
+from bot.question import Answering, Ask, AskBack
 from bot.reply import Action, CodeBlock, Reply, Row, Section
 from catalog.lookup import rig_cards
 from core import rig
@@ -22,7 +22,7 @@ from locales import gib, integer, t
 SPLIT_FLAG = re.compile(r"--tensor-split\s+\S+")
 
 
-def device(answers: Answering, ask: Question, model: ModelSpec) -> tuple[GpuSpec, int]:
+def device(answers: Answering, ask: Ask, model: ModelSpec) -> tuple[GpuSpec, int]:
     """The rig as one stand-in device taken once per card (``AskBack`` when one card is unclear)."""
     q = ask.query
     named: list[tuple[Match, int]] = [(m, n) for m, n in ((q.gpu, q.gpu_count), (q.gpu2, q.gpu2_count)) if m]
@@ -48,7 +48,7 @@ def device(answers: Answering, ask: Question, model: ModelSpec) -> tuple[GpuSpec
     return rig.stand_in(cards, overhead), len(cards)
 
 
-def placement(answers: Answering, reply: Reply, model: ModelSpec, stand_in: GpuSpec, ask: Question) -> Reply:
+def placement(answers: Answering, reply: Reply, model: ModelSpec, stand_in: GpuSpec, ask: Ask) -> Reply:
     """The card with what each card holds, the RAM part and the flags; its command split to match."""
     if not stand_in.id.startswith("rig:") or reply.kind in ("suggest", "error"):
         return reply

@@ -2,7 +2,7 @@
 
 Pure and synchronous: every answer is a function of the question, the language and the user's saved
 defaults, so results are memoised (LRU) and the service runs them on its worker thread. What one
-question assumed lives on its ``Question``, never on the shared ``Answers``; a name that needs asking
+question assumed lives on its ``Ask``, never on the shared ``Answers``; a name that needs asking
 back ends the answer with ``AskBack`` (the card that asks).
 """
 
@@ -13,7 +13,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Literal, TypeVar
 
-from bot import commands
 from bot.answers import biggest, rig_picks, rigs, variants
 from bot.answers import lists as tables
 from bot.answers.compare import compare, subject_of, with_notes
@@ -23,8 +22,9 @@ from bot.cards import notices as cards
 from bot.cards import wording
 from bot.cards.launch import checkpoints, with_quantized_repos
 from bot.cards.measured import runs_for, with_measured
-from bot.question import AskBack, Question
+from bot.question import Ask, AskBack
 from bot.reply import Reply, setup_label
+from bot.understand import MAX_QUESTION_CHARS, Question, understand
 from bot.users.user import User
 from catalog.lookup import vocabulary
 from core.advice import HardwareAdvice, recommend_hardware
@@ -82,10 +82,9 @@ class Answers:
         """A memoised value without computing it (the event loop's fast path for repeats)."""
         return self._scans.get(key)
 
-    def parse(self, text: str) -> Query:
-        """The question without its /command (read on the chat side), parsed with the command's intent."""
-        command = commands.read(text)
-        return self.cached(("parse", text), lambda: parse(command.rest, self.vocab, command.intent))
+    def understand(self, text: str, max_chars: int = MAX_QUESTION_CHARS) -> Question:  # memoised: bot.understand
+        key = ("understand", text, str(max_chars))
+        return self.cached(key, partial(understand, text, self.vocab, self.catalog, max_chars))
 
     # --- catalog-wide scans, memoised: they depend on the question, not on the user's device ---
 
@@ -109,9 +108,9 @@ class Answers:
 
     # --- one question ----------------------------------------------------------------------
 
-    def dispatch(self, q: Query, lang: Lang, user: User, text: str, model_override: ModelSpec | None = None) -> Reply:
+    def dispatch(self, q: Query, lang: Lang, user: User, echo: str, model_override: ModelSpec | None = None) -> Reply:
         """The card for a parsed question, with what was assumed on one visible line and in ``subjects``."""
-        ask = Question(q, lang, user, text)
+        ask = Ask(q, lang, user, echo)
         try:
             reply = self._route(ask, model_override)
         except AskBack as back:
@@ -124,17 +123,17 @@ class Answers:
             reply = wording.without_gpu_words(reply, lang)
         return with_notes(reply, ask.notes, lang)
 
-    def _route(self, ask: Question, model_override: ModelSpec | None) -> Reply:
+    def _route(self, ask: Ask, model_override: ModelSpec | None) -> Reply:
         q = ask.query
         if q.intent is Intent.MODELS:
             hw, count = self.device(ask, None)
             request = self.request(ask, count)
             flags = ask.flags
             if q.biggest:  # "biggest model I can run": by size, only what runs at a usable speed
-                reply = biggest.biggest_models(self, hw, count, request, ask.lang, ask.text)
+                reply = biggest.biggest_models(self, hw, count, request, ask.lang, ask.echo)
             else:
                 reply = tables.recommend_models(
-                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.text, q.model_size
+                    self, hw, count, request, ask.lang, flags.model_filter, flags.more, ask.echo, q.model_size
                 )
             return self._about(reply, ask, None, hw, count)
         model = model_override or self.model(ask)
@@ -158,7 +157,7 @@ class Answers:
         hw, count = self.device(ask, model)
         return self._on(ask, model, hw, count)
 
-    def _on(self, ask: Question, model: ModelSpec, hw: GpuSpec, count: int) -> Reply:
+    def _on(self, ask: Ask, model: ModelSpec, hw: GpuSpec, count: int) -> Reply:
         """The card of the question's kind for ``model`` on ``count`` x ``hw``."""
         q = ask.query
         if q.intent is Intent.QUANT:  # its figures: the quant it recommends
@@ -178,7 +177,7 @@ class Answers:
         return self._fit(self.scenario(ask, model, hw, count), ask)
 
     def _about(
-        self, reply: Reply, ask: Question, model: ModelSpec | None, gpu: GpuSpec | None = None, count: int = 1
+        self, reply: Reply, ask: Ask, model: ModelSpec | None, gpu: GpuSpec | None = None, count: int = 1
     ) -> Reply:
         """The card with the model × hardware it is about (a list card: no figures)."""
         if reply.kind in ("suggest", "error"):
@@ -188,7 +187,7 @@ class Answers:
         subject = subject_of(model, gpu, count, request, tuple(ask.notes), settled)
         return reply.model_copy(update={"subjects": (subject,)})
 
-    def about(self, reply: Reply, ask: Question, analysis: Analysis) -> Reply:
+    def about(self, reply: Reply, ask: Ask, analysis: Analysis) -> Reply:
         """The card with its subject and the Analysis' figures, the numbers the card shows."""
         s = analysis.scenario
         subject = subject_of(s.model, s.gpu, s.count, s.request, tuple(ask.notes), s)
@@ -197,18 +196,18 @@ class Answers:
 
     # --- name resolution (bot.answers.resolve); what it assumes is collected on the question --------
 
-    def model(self, ask: Question, match: Match | None = None) -> ModelSpec:
+    def model(self, ask: Ask, match: Match | None = None) -> ModelSpec:
         resolver = Resolver(self.catalog)
-        found = resolver.model(ask.query, ask.lang, ask.text, match)
+        found = resolver.model(ask.query, ask.lang, ask.echo, match)
         ask.notes.extend(resolver.notes)
         ask.actions.extend(a for a in resolver.actions if a not in ask.actions)  # "an 8b model": the other 8Bs
         if isinstance(found, Reply):
             raise AskBack(found)
         return found
 
-    def device(self, ask: Question, model: ModelSpec | None, query: Query | None = None) -> tuple[GpuSpec, int]:
+    def device(self, ask: Ask, model: ModelSpec | None, query: Query | None = None) -> tuple[GpuSpec, int]:
         resolver = Resolver(self.catalog)
-        found = resolver.device(query or ask.query, ask.lang, ask.user, ask.text, need=model is not None)
+        found = resolver.device(query or ask.query, ask.lang, ask.user, ask.echo, need=model is not None)
         ask.notes.extend(resolver.notes)
         ask.actions.extend(a for a in resolver.actions if a not in ask.actions)
         if isinstance(found, Reply):
@@ -219,20 +218,20 @@ class Answers:
 
     # --- the scenario and its analysis -------------------------------------------------------
 
-    def request(self, ask: Question, count: int) -> Request:
+    def request(self, ask: Ask, count: int) -> Request:
         request, notes = build_request(ask.query, ask.user, count, self.catalog.quants)
         for n in notes:
             ask.note(n)
         return request
 
-    def scenario(self, ask: Question, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario:
+    def scenario(self, ask: Ask, model: ModelSpec, gpu: GpuSpec | None, count: int = 1) -> Scenario:
         """The question resolved once: every card of it reads this scenario."""
         return scenario(model, gpu, self.request(ask, count), self.catalog)
 
     def analyse(
         self,
         s: Scenario,
-        ask: Question | None = None,
+        ask: Ask | None = None,
         full: bool = False,
         picks_for: tuple[Verdict, ...] = tuple(Verdict),
     ) -> Analysis:
@@ -253,7 +252,7 @@ class Answers:
         quotes, known = self.offers(s, 1), checkpoints()
         return analyse(s, self.catalog, quotes=quotes, hardware=hardware, estimate=est, picks=picks, checkpoints=known)
 
-    def _fit(self, s: Scenario, ask: Question) -> Reply:
+    def _fit(self, s: Scenario, ask: Ask) -> Reply:
         flags = ask.flags
         # the first page shows hardware picks only as the tip of a setup that offloads (``cards_fit.one_tip``)
         picks_for = tuple(Verdict) if flags.details else (Verdict.OFFLOAD,)
@@ -262,23 +261,23 @@ class Answers:
         )  # vLLM: AWQ/GPTQ/FP8 repos
         chart = None if flags.details else tables.memory_chart(self, s, ask.lang)
         reply = cards.fit_card(
-            analysis, self.catalog, ask.lang, chart=chart, echo=ask.text, details=flags.details, monthly=flags.monthly
+            analysis, self.catalog, ask.lang, chart=chart, echo=ask.echo, details=flags.details, monthly=flags.monthly
         )
         reply = extend_fit(reply, analysis, self.catalog, ask.lang, ask.query)  # issue 26
         return with_measured(self.about(reply, ask, analysis), runs_for(analysis, self.catalog), ask.lang)
 
-    def _cloud(self, model: ModelSpec, ask: Question) -> Reply:
+    def _cloud(self, model: ModelSpec, ask: Ask) -> Reply:
         s = self.scenario(ask, model, None)
         flags = ask.flags
         cost = Cost(offers=self.offers(s), rent_vs_buy=None, users=s.cost_users, notes=cost_notes(s.cost_users))
         reply = cards.cloud_card(
             model.name, model.id, s.quant.id, cost, self.catalog, ask.lang, monthly=flags.monthly, more=flags.more,
-            echo=ask.text, provider=ask.query.provider,
+            echo=ask.echo, provider=ask.query.provider,
         )  # fmt: skip
         subject = subject_of(model, None, 1, s.request, tuple(ask.notes), s)
         return reply.model_copy(update={"subjects": (subject.model_copy(update={"figures": cost_figures(cost)}),)})
 
-    def _tco(self, s: Scenario, ask: Question) -> Reply:
+    def _tco(self, s: Scenario, ask: Ask) -> Reply:
         analysis = self.analyse(s, ask)
         est = analysis.estimate
         analysis = analysis.model_copy(update={"cost": cost_of(s, self.catalog, est, self.offers(s))})
@@ -288,7 +287,7 @@ class Answers:
         reply = cards.tco_card(s.model.name, analysis, self.catalog, ask.lang, cheapest_setup=cheapest)
         return self.about(reply, ask, analysis)
 
-    def _finetune(self, model: ModelSpec, gpu: GpuSpec | None, count: int, ask: Question) -> Reply:
+    def _finetune(self, model: ModelSpec, gpu: GpuSpec | None, count: int, ask: Ask) -> Reply:
         q = ask.query
         methods: tuple[Method, ...] = (q.finetune_method,) if q.finetune_method else ("qlora", "lora", "full")
         seq = q.context or 2048
@@ -302,14 +301,14 @@ class Answers:
             results.append((est, mine, smallest))
         label = setup_label(gpu.short_name, count) if gpu is not None else None
         return cards.finetune_card(
-            model.name, label, results, self.catalog, ask.lang, details=ask.flags.details, echo=ask.text
+            model.name, label, results, self.catalog, ask.lang, details=ask.flags.details, echo=ask.echo
         )
 
 
-def feel_rate(answers: Answers, text: str) -> float | None:
+def feel_rate(answers: Answers, question: Question) -> float | None:
     """Tokens/s one user gets for a fit question (the "feel the speed" buttons): the fit card's figure, at
     the asked context and, with several users, each user's share (``core.speed.serving``)."""
-    ask = Question(answers.parse(text), "en", User(), text)
+    ask = Ask(question.query, "en", User(), question.text)
     try:
         model = answers.model(ask)
         gpu, count = answers.device(ask, model)

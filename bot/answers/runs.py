@@ -60,20 +60,20 @@ class RunsRead:
     language: Lang | None = None  # of the user's own words around the paste
 
 
-def read_runs(answers: Answers, text: str, user: User) -> RunsRead:
-    """The paste's runs, identified and checked (pure: nothing is stored here)."""
-    paste = read_paste(text)
-    read = RunsRead(language=parse(paste.words, answers.vocab).language if paste.words else None)
-    if paste.problem is not None:
-        read.problem = paste.problem
+def read_runs(answers: Answers, paste: str, user: User) -> RunsRead:
+    """The pasted runs, identified and checked (pure: nothing is stored here)."""
+    found = read_paste(paste)
+    read = RunsRead(language=parse(found.words, answers.vocab).language if found.words else None)
+    if found.problem is not None:
+        read.problem = found.problem
         return read
-    first = paste.runs[0]
+    first = found.runs[0]
     read.build, read.source = first.build, first.source
-    setup = _setup(answers, paste, text, user, read)
+    setup = _setup(answers, found, paste, user, read)
     if setup is None:
         return read
     read.setup = setup
-    for run in paste.runs:
+    for run in found.runs:
         _check_run(answers, setup, run, read)
     read.kept = read.kept[:MAX_KEPT]
     return read

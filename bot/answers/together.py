@@ -1,14 +1,13 @@
 """Several models on one GPU: "LLM + embedder + Whisper on one 24 GB card".
 
 The side models (speech, embedders) are read from the question by their names in
-``catalog/facts/side_models.toml`` (a bare "embedder" or "whisper" gets the default named on the card);
+``catalog/facts/side_models.toml`` (``bot.understand``; a bare "embedder" or "whisper" gets the default named on the card);
 the LLM is what the rest of the question names, estimated as usual; the hardware as in any question.
 Without a named LLM the card says how much memory is left for one and which catalog models fit there.
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from bot.answers.compare import subject_of
@@ -16,47 +15,28 @@ from bot.answers.resolve import Resolver
 from bot.cards.diagnose import failure_card
 from bot.reply import Reply, Row, Section, Tone
 from bot.users.user import User
-from catalog.extra_facts import side_models
 from core.estimate import DEFAULT_RAM_GB, EstimateError, Request, estimate, scenario
 from core.figures import figures_of
 from core.fit import Verdict, comfortable_reserve
 from core.memory import usable_bytes
 from core.models import GpuSpec, Hardware, Lang, Workload
-from core.multi_model import Part, SideModel, side_part, together
+from core.multi_model import Part, side_part, together
 from core.notes import Note
-from core.query.parse import parse
 from locales import gib, t, tokens_per_s
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers
+    from bot.understand import Question
 
-_LLM_WORD = re.compile(r"\b(?:an?\s+)?(?:llm|language model|sprachmodell|chat ?model)\b", re.I)
 DEFAULT_QUANT = "Q4_K_M"
 SUGGESTIONS = 3
 
 
-def _sides(text: str) -> tuple[list[SideModel], str, list[str]]:
-    """The side models named (longest alias first, one per kind), the text without them, defaults taken."""
-    low = text.lower()
-    found: list[SideModel] = []
-    defaults: list[str] = []
-    aliases = sorted(((a, s) for s in side_models() for a in s.aliases), key=lambda x: -len(x[0]))
-    for alias, side in aliases:
-        pattern = re.compile(rf"(?<![\w-]){re.escape(alias)}(?![\w-])", re.I)
-        if pattern.search(low) and all(f.kind != side.kind for f in found):
-            found.append(side)
-            if alias in ("whisper", "embedder", "embedding model", "embeddings", "embedding", "einbettungsmodell"):
-                defaults.append(side.name)
-            low = pattern.sub(" ", low)
-    return found, low, defaults
-
-
-def together_answer(answers: Answers, text: str, lang: Lang, user: User) -> Reply:
-    sides, rest, defaults = _sides(text)
-    rest = _LLM_WORD.sub(" ", rest)
-    q = parse(rest, answers.vocab)
+def together_answer(answers: Answers, question: Question, lang: Lang, user: User) -> Reply:
+    """The card for side models next to an LLM; ``question.query`` is the question without its side models."""
+    sides, defaults, q, echo = question.sides, question.side_defaults, question.query, question.text
     resolver = Resolver(answers.catalog)
-    device = resolver.device(q, lang, user, text)
+    device = resolver.device(q, lang, user, echo)
     if isinstance(device, Reply):
         return device
     gpu, count = device
@@ -64,7 +44,7 @@ def together_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
     parts = [side_part(s) for s in sides]
     notes = [Note(code="together_default", values={"model": name}) for name in defaults]
     llm_part: Part | None = None
-    model = resolver.model(q, lang, text) if (q.model is not None and q.model.id) else None
+    model = resolver.model(q, lang, echo) if (q.model is not None and q.model.id) else None
     if isinstance(model, Reply):
         return model
     rows: list[Row] = []
@@ -143,7 +123,7 @@ def together_answer(answers: Answers, text: str, lang: Lang, user: User) -> Repl
         summary=summary,
         sections=tuple(sections),
         assumptions=f"{t(lang, 'assumptions.prefix')}: " + "; ".join(assumed),
-        echo=text[:300],
+        echo=echo[:300],
         subjects=(subject.model_copy(update={"notes": tuple(notes)}),),
     )
 

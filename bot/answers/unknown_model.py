@@ -9,10 +9,8 @@ KV cache, buffers and speed need the config (paste the repo id when the bot is o
 
 from __future__ import annotations
 
-import re
-
 from bot.cards.parts import footer
-from bot.question import Answering, AskBack, Question
+from bot.question import Answering, Ask, AskBack
 from bot.reply import Reply, Subject, Table, Tone, setup_label
 from bot.users.user import User
 from catalog.extra_facts import sized_models
@@ -20,7 +18,6 @@ from catalog.hub.index import HfIndexRow
 from core.memory import unified_fraction
 from core.models import GIB, GpuSpec, Lang, ModelSpec, SizedModel
 from core.notes import Note
-from core.query.names import MODEL_VARIANTS
 from core.query.parse import Query
 from locales import gib, num, t
 
@@ -46,14 +43,14 @@ def stated_row(model: SizedModel) -> HfIndexRow:
 
 
 def memory_only_card(
-    answers: Answering, row: HfIndexRow, q: Query, lang: Lang, user: User, text: str, stated: SizedModel | None = None
+    answers: Answering, row: HfIndexRow, q: Query, lang: Lang, user: User, echo: str, stated: SizedModel | None = None
 ) -> Reply:
     """Weights per quant against the device's memory; marked as memory only, from the offline index or (``stated``)
     from the parameter count its publisher states."""
 
     model_id, name = (stated.id, stated.name) if stated else (row.repo, row.repo.split("/")[-1])
     stub = ModelSpec.model_construct(id=model_id, name=name)  # for the device question only
-    ask = Question(q, lang, user, text)
+    ask = Ask(q, lang, user, echo)
     try:
         gpu, count = answers.device(ask, stub)
     except AskBack as back:
@@ -117,23 +114,10 @@ def memory_only_card(
         tone=tone,
         summary=summary,
         table=Table(headers=(t(lang, "memory_only.quant"), t(lang, "memory_only.weights"), ""), rows=tuple(rows)),
-        echo=text,
+        echo=echo,
         footer=footer(answers.catalog, lang),
         subjects=(subject,),
     )
-
-
-def with_variants(phrase: str, text: str) -> str:
-    """The typed name with the variant words written right after it ("llama 3.2 90b" + "vision"), so
-    the index finds that variant and not the family's plain model; a "+" right after it is "plus"
-    ("command r+" is Command R Plus, not Command R)."""
-    m = re.search(re.escape(phrase) + r"(\+(?!\w))?((?:[\s-]+[^\W\d_]+)*)", text, re.IGNORECASE)
-    words: list[str] = ["plus"] if m and m.group(1) else []
-    for word in re.split(r"[\s-]+", m.group(2).strip(" -")) if m else ():
-        if word.lower() not in MODEL_VARIANTS:
-            break
-        words.append(word)
-    return " ".join([phrase, *words])
 
 
 def usable_bytes(gpu: GpuSpec, count: int) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bot.answers.compare import subject_of
 from bot.answers.resolve import replace_name
 from bot.cards.parts import verdict_label
-from bot.question import Answering, Question
+from bot.question import Answering, Ask
 from bot.reply import Action, Reply, Table, Tone
 from core.estimate import FitEstimate
 from core.fit import Verdict
@@ -53,9 +53,9 @@ def _label(gpu: GpuSpec, rows: list[tuple[GpuSpec, FitEstimate]]) -> str:
     return gpu.short_name if sum(round(g.memory_bytes / GIB) == size for g, _ in rows) > 1 else f"{size} GB"
 
 
-def span_card(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
+def span_card(answers: Answering, model: ModelSpec, ask: Ask) -> Reply:
     """The verdict for every memory size of the named chip, summarised in one line."""
-    q, lang, text = ask.query, ask.lang, ask.text
+    q, lang, echo = ask.query, ask.lang, ask.echo
     assert q.gpu is not None
     rows: list[tuple[GpuSpec, FitEstimate]] = []
     for gpu in variants(answers, q):
@@ -81,8 +81,8 @@ def span_card(answers: Answering, model: ModelSpec, ask: Question) -> Reply:
         tone=tone,
         summary=summary,
         table=table,
-        actions=tuple(Action(label=_label(g, rows), query=replace_name(text, q.gpu.text, g.id)) for g, _ in rows),
-        echo=text,
+        actions=tuple(Action(label=_label(g, rows), query=replace_name(echo, q.gpu.text, g.id)) for g, _ in rows),
+        echo=echo,
         subjects=tuple(
             subject_of(model, g, q.gpu_count, answers.request(ask, q.gpu_count), tuple(ask.notes)) for g, _ in rows
         ),

@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 
-from bot.answers.unparsed import special_kind
 from bot.service import Service, User
 from catalog.extra_facts import side_models
 from catalog.facts import load_facts
@@ -67,7 +66,7 @@ def test_german_together(service):
     assert reply.locale == "de" and reply.summary.startswith("Alle passen")
 
 
-def test_plain_questions_are_not_special():
-    assert special_kind("can I run qwen3 32b on a 4090?") is None
-    assert special_kind("llama-server -m x.gguf -ngl 99") == "paste"
-    assert special_kind("whisper and qwen3 8b on a 3060") == "together"
+def test_plain_questions_are_not_special(service):
+    kinds = {text: service.answers.understand(text).kind for text in (
+        "can I run qwen3 32b on a 4090?", "llama-server -m x.gguf -ngl 99", "whisper and qwen3 8b on a 3060")}  # fmt: skip
+    assert list(kinds.values()) == ["question", "paste", "together"]
