@@ -7,15 +7,19 @@
 Data: the llama-bench rows of ``bench/calibration/`` (``bench.speed_data``). A rig is one person's
 machine as one source reports it: the same source, device, device count, backend and llama.cpp build.
 On every rig with runs of at least two models, each model (all its quants) is held out in turn; each
-other model is in turn the anchor, one pasted llama-bench run (its decode and prefill rows): the factor
-measured / predicted, as ``core.runs.calibrate`` keeps and applies it, scales the held-out model's
-predictions: decode by the anchor's decode rows, prefill by its prefill rows of the same quant kernel
-family only (a held-out prefill row whose family the anchor lacks stays as the formula predicts it).
+other model is in turn the anchor, one pasted llama-bench run (its decode and prefill rows): the factors
+measured / predicted go through ``core.runs.calibrate.combine`` as the product keeps them, and scale the
+held-out model's predictions as it applies them: decode by the anchor's decode rows, prefill by its
+prefill rows of the same quant kernel family only (a held-out prefill row whose family the anchor lacks
+stays as the formula predicts it), each geometric mean drawn toward 1 by ``PRIOR_MODELS`` (one anchor
+model: half way, in log).
 Predictions are the speed fit's with the rig's source held out (``bench/speed_calibration.py``,
 leave-one-source-out: a user's rig is never in the calibration data). The error of a held-out row is
 |calibrated prediction / measured - 1|, pooled over every anchor, beside the uncalibrated error of the
-same prediction on the same rows. Reported per kind and per backend. ``tests/test_rig_calibration.py`` recomputes README's block
-and holds the targets (decode median <= 6 %, prefill median <= 12 %).
+same prediction on the same rows. Reported per kind and per backend, with the variance components that
+set ``PRIOR_MODELS`` (``components``); ``--detail`` breaks the errors down by model, quant family, test
+shape and MoE. ``tests/test_rig_calibration.py`` recomputes README's block (targets: decode median <= 6 %,
+prefill median <= 12 %).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
@@ -32,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, t
 from bench.readme_block import read_block, write_block
 from bench.speed_calibration import calibrate
 from bench.speed_data import Row, raw_rows
+from core.runs.calibrate import PRIOR_MODELS, RunFactor, combine
 
 BLOCK = "rig-calibration"  # README's block between <!-- rig-calibration:begin/end --> (bench/readme_block.py)
 TARGETS = {"decode": 6.0, "prefill": 12.0}  # median % error after calibration (issue 38)
@@ -52,18 +58,38 @@ def _model(r: Row) -> str:
     return r.model.id
 
 
-def _geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
 def _factor(anchor: list[Row], target: Row, predicted: dict[str, float]) -> float:
-    """What the anchor's runs scale ``target`` by (``core.runs.calibrate``'s rule; 1 where none applies)."""
-    runs = [r for r in anchor if r.kind == target.kind and (r.kind == "decode" or r.qfam == target.qfam)]
-    return _geomean([r.measured / predicted[r.index] for r in runs]) if runs else 1.0
+    """What the anchor's runs scale ``target`` by: ``core.runs.calibrate``'s own combination (1 where none applies)."""
+    factors = [
+        RunFactor(
+            gpu_id="rig",
+            backend="rig",
+            quant=r.quant_id,
+            kind=r.kind,  # type: ignore[arg-type]
+            factor=r.measured / predicted[r.index],
+            as_of="2026-01-01",
+            model_id=_model(r),
+        )
+        for r in anchor
+    ]
+    (cal,) = combine(factors)
+    found = cal.decode if target.kind == "decode" else cal.prefill_for(target.quant_id)
+    return found if found is not None else 1.0
 
 
-def grade(rows: list[Row], predicted: dict[str, float]) -> dict[str, dict[str, list[float]]]:
-    """Per segment ("all", each backend) and "<kind>:before"/"<kind>:after": absolute % errors."""
+def backend_segments(r: Row) -> tuple[str, ...]:
+    return ("all", r.backend)
+
+
+def detail_segments(r: Row) -> tuple[str, ...]:
+    """``--detail``: the held-out row's model, quant kernel family, test shape and MoE or dense."""
+    return (f"model {r.model.id}", f"quant {r.qfam}", f"test {_shape(r)}", "MoE" if r.model.is_moe else "dense")
+
+
+def grade(
+    rows: list[Row], predicted: dict[str, float], segments: Callable[[Row], tuple[str, ...]] = backend_segments
+) -> dict[str, dict[str, list[float]]]:
+    """Per segment (``segments`` of the held-out row) and "<kind>:before"/"<kind>:after": absolute % errors."""
     errors: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for rig_rows in rigs(rows).values():
         models = sorted({_model(r) for r in rig_rows})
@@ -74,7 +100,7 @@ def grade(rows: list[Row], predicted: dict[str, float]) -> dict[str, dict[str, l
                 for r in targets:
                     before = abs(predicted[r.index] / r.measured - 1.0) * 100
                     after = abs(predicted[r.index] * _factor(runs, r, predicted) / r.measured - 1.0) * 100
-                    for segment in ("all", r.backend):
+                    for segment in segments(r):
                         errors[segment][f"{r.kind}:before"].append(before)
                         errors[segment][f"{r.kind}:after"].append(after)
     return errors
@@ -102,14 +128,82 @@ def table(errors: dict[str, dict[str, list[float]]], rig_count: int) -> list[str
     return lines
 
 
-def report() -> tuple[list[str], dict[str, float]]:
-    """README's lines, and the calibrated median per kind over all rigs."""
+def ceilings(rows: list[Row], predicted: dict[str, float]) -> list[str]:
+    """The median error left by a factor no anchor can give: each rig's own geometric mean factor of the kind over
+    all its rows, the target's included (in-sample), and one per rig, kind and test shape: what one number per rig
+    can reach at best, for ``--detail``."""
+    out = []
+    for name, key in (("per rig", lambda r: r.kind), ("per rig and test shape", lambda r: (r.kind, _shape(r)))):
+        errors: dict[str, list[float]] = defaultdict(list)
+        for rig_rows in rigs(rows).values():
+            groups: dict[object, list[Row]] = defaultdict(list)
+            for r in rig_rows:
+                groups[key(r)].append(r)
+            for group in groups.values():
+                log_f = statistics.fmean(math.log(r.measured / predicted[r.index]) for r in group)
+                for r in group:  # weighted as grade pools them: once per other model of the rig
+                    others = len({_model(o) for o in rig_rows}) - 1
+                    err = abs(predicted[r.index] * math.exp(log_f) / r.measured - 1.0) * 100
+                    errors[r.kind] += [err] * others
+        out.append(
+            f"ceiling, one in-sample factor {name}: "
+            + ", ".join(f"{kind} {statistics.median(errors[kind]):.1f} %" for kind in KINDS)
+        )
+    return out
+
+
+def _shape(r: Row) -> str:
+    return "batched-bench" if "batched" in r.label else (f"pp/tg@d{r.depth}" if r.depth else "depth 0")
+
+
+def components(rows: list[Row], predicted: dict[str, float], kind: str) -> tuple[float, float]:
+    """(tau, sigma) of the held-out log factors log(measured / predicted) of ``kind``, method of moments over the
+    rigs: each model's mean on its rig is the rig's offset u (mean 0, sd tau: the fit is centred) plus that
+    model's own error (sd sigma); sigma from the spread of a rig's model means, tau from the spread of the
+    rigs' means less sigma's share of it."""
+    offsets, spreads, sizes = [], [], []
+    for rig_rows in rigs(rows).values():
+        by_model: dict[str, list[float]] = defaultdict(list)
+        for r in rig_rows:
+            if r.kind == kind:
+                by_model[_model(r)].append(math.log(r.measured / predicted[r.index]))
+        means = [statistics.fmean(v) for v in by_model.values()]
+        if len(means) >= 2:
+            offsets.append(statistics.fmean(means))
+            spreads.append(statistics.variance(means))
+            sizes.append(len(means))
+    sigma2 = statistics.fmean(spreads)
+    tau2 = max(0.0, statistics.fmean(u * u for u in offsets) - sigma2 * statistics.fmean(1 / n for n in sizes))
+    return math.sqrt(tau2), math.sqrt(sigma2)
+
+
+def components_line(rows: list[Row], predicted: dict[str, float]) -> str:
+    parts = []
+    for kind in KINDS:
+        tau, sigma = components(rows, predicted, kind)
+        ratio = f"{sigma**2 / tau**2:.1f}" if tau > 0 else "inf"
+        parts.append(f"{kind} tau {100 * tau:.0f} %, sigma {100 * sigma:.0f} %, sigma²/tau² {ratio}")
+    return (
+        "Held-out log factors on these rigs: rig offset (tau) and one model's own error on its rig (sigma): "
+        + "; ".join(parts)
+        + f". A factor is drawn toward 1 as n / (n + {PRIOR_MODELS:g}) for runs of n models "
+        "(`core/runs/calibrate.py`, `PRIOR_MODELS`)."
+    )
+
+
+def held_out() -> tuple[list[Row], dict[str, float]]:
+    """The rows and their predictions by the speed fit without their source."""
     fitted = calibrate()
     rows = fitted["rows"]
-    held_out = {r.index: r.measured * math.exp(e) for r, e in zip(rows, fitted["loso"], strict=True)}
-    errors = grade(rows, held_out)
+    return rows, {r.index: r.measured * math.exp(e) for r, e in zip(rows, fitted["loso"], strict=True)}
+
+
+def report(fitted: tuple[list[Row], dict[str, float]] | None = None) -> tuple[list[str], dict[str, float]]:
+    """README's lines, and the calibrated median per kind over all rigs (``fitted``: ``held_out()``'s, when at hand)."""
+    rows, predicted = fitted or held_out()
+    errors = grade(rows, predicted)
     medians = {kind: statistics.median(errors["all"][f"{kind}:after"]) for kind in KINDS}
-    return table(errors, len(rigs(rows))), medians
+    return [*table(errors, len(rigs(rows))), "", components_line(rows, predicted)], medians
 
 
 def write_readme(lines: list[str]) -> None:
@@ -124,9 +218,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the same report (it takes seconds: one refit per source)")
     parser.add_argument("--write", action="store_true", help="also write README's block")
+    parser.add_argument("--detail", action="store_true", help="also the errors by model, quant family, test, MoE")
     args = parser.parse_args(argv)
-    lines, medians = report()
+    rows, predicted = held_out()
+    lines, medians = report((rows, predicted))
     print("\n".join(lines))
+    if args.detail:
+        print("\n".join(["", *table(grade(rows, predicted, detail_segments), len(rigs(rows)))[2:], ""]))
+        print("\n".join(ceilings(rows, predicted)))
     for kind, target in TARGETS.items():
         print(f"{kind}: calibrated median {medians[kind]:.1f} % (target <= {target:g} %)")
     if args.write:

@@ -120,6 +120,7 @@ def calibrations_of(runs: Sequence[StoredRun]) -> tuple[Calibration, ...]:
                     kind=r.kind,  # type: ignore[arg-type]
                     factor=factor,
                     as_of=r.added_at[:10],
+                    model_id=r.model_id,
                 )
             )
     return combine(factors)

@@ -10,6 +10,14 @@ another family made the held-out error larger, not smaller (``bench/rig_calibrat
 runs combine as the geometric mean of the newest ``KEEP`` factors of each kind (and family), so one
 old or odd run does not dominate.
 
+That mean is drawn toward 1 by how many models it measured: a run's factor is the rig's own offset
+times that model's own error of the formula, and one model tells the two apart no better than chance.
+With the rig's offset u ~ N(0, tau^2) and each model's error ~ N(0, sigma^2) (log factors), the
+expected offset after runs of n models is n tau^2 / (n tau^2 + sigma^2) of their log mean, that is
+n / (n + ``PRIOR_MODELS``) with ``PRIOR_MODELS`` = sigma^2 / tau^2: the formula's estimate counts as
+that many models' runs. Repeated runs of one model average its timing noise, not its model error, so
+they count once.
+
 It applies only where the runs were measured: the same device and backend, llama.cpp (llama-bench,
 llama-server and Ollama all run llama.cpp's kernels), and the model wholly on the device (an offload's
 speed is the system RAM's, which the runs did not measure).
@@ -31,6 +39,11 @@ from core.speed.model import quant_family
 KEEP = 8  # newest factors of a kind per device that count
 BITS_UNKNOWN = 4.5  # a quant id names its family; the width only decides ids that do not
 FACTOR_RANGE = (0.05, 20.0)  # what a stored factor may be (the check refused runs outside far narrower ones)
+# sigma^2 / tau^2 of the module docstring, from the held-out residuals of the public llama-bench rigs
+# (``bench/rig_calibration.py`` prints them): rig offset tau 7 % decode, 18 % prefill; one model's own
+# error on a rig sigma 8 %, 19 %; sigma^2 / tau^2 = 1.2 and 1.1. One for both: the formula's estimate
+# weighs as much as one model's run.
+PRIOR_MODELS = 1.0
 
 
 class AcceptedRun(Frozen):
@@ -64,6 +77,7 @@ class RunFactor(Frozen):
     kind: Literal["decode", "prefill"]
     factor: float = Field(gt=FACTOR_RANGE[0], lt=FACTOR_RANGE[1])
     as_of: str  # ISO date the run was pasted
+    model_id: str = ""  # the model it ran (runs of one model count once toward ``PRIOR_MODELS``)
 
 
 class Calibration(Frozen):
@@ -89,17 +103,17 @@ def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
         groups.setdefault((f.gpu_id, f.gpu_count, f.backend), []).append(f)
     out = []
     for (gpu_id, count, backend), rows in groups.items():
-        prefill: dict[str, list[float]] = {}
+        prefill: dict[str, list[RunFactor]] = {}
         for r in rows:
             if r.kind == "prefill":
-                prefill.setdefault(quant_family(r.quant, BITS_UNKNOWN), []).append(r.factor)
+                prefill.setdefault(quant_family(r.quant, BITS_UNKNOWN), []).append(r)
         out.append(
             Calibration(
                 gpu_id=gpu_id,
                 gpu_count=count,
                 backend=backend,
-                decode=_geomean([r.factor for r in rows if r.kind == "decode"][:KEEP]),
-                prefill=tuple(sorted((fam, g) for fam, v in prefill.items() if (g := _geomean(v[:KEEP])) is not None)),
+                decode=_drawn([r for r in rows if r.kind == "decode"][:KEEP]),
+                prefill=tuple(sorted((fam, g) for fam, v in prefill.items() if (g := _drawn(v[:KEEP])) is not None)),
                 as_of=rows[0].as_of,
                 runs=len(rows),
             )
@@ -107,8 +121,13 @@ def combine(factors: Iterable[RunFactor]) -> tuple[Calibration, ...]:
     return tuple(sorted(out, key=lambda c: (c.gpu_id, c.gpu_count, c.backend)))
 
 
-def _geomean(values: list[float]) -> float | None:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+def _drawn(runs: list[RunFactor]) -> float | None:
+    """The runs' geometric mean drawn toward 1 by the models they measured (the module docstring)."""
+    if not runs:
+        return None
+    models = len({r.model_id for r in runs})
+    log_mean = sum(math.log(r.factor) for r in runs) / len(runs)
+    return math.exp(log_mean * models / (models + PRIOR_MODELS))
 
 
 def calibration_for(

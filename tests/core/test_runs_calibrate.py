@@ -10,29 +10,52 @@ import pytest
 from catalog.facts import load_facts
 from core.estimate import Request, estimate_of, scenario
 from core.models import Engine
-from core.runs.calibrate import KEEP, Calibration, RunFactor, applied, combine
+from core.runs.calibrate import KEEP, PRIOR_MODELS, Calibration, RunFactor, applied, combine
 
 CATALOG = load_facts()
 MODEL = CATALOG.model("qwen3-8b")
 DEVICES = [g for g in CATALOG.gpus if g.memory_bytes >= 12 << 30]  # every device that holds the model
 
 
-def factor(kind: str, value: float, day: int, quant: str = "Q4_K_M", gpu: str = "rtx-4090") -> RunFactor:
-    return RunFactor(gpu_id=gpu, backend="cuda", quant=quant, kind=kind, factor=value, as_of=f"2026-11-{day:02d}")  # type: ignore[arg-type]
+def factor(
+    kind: str, value: float, day: int, quant: str = "Q4_K_M", gpu: str = "rtx-4090", model: str = ""
+) -> RunFactor:
+    return RunFactor(
+        gpu_id=gpu, backend="cuda", quant=quant, kind=kind, factor=value, as_of=f"2026-11-{day:02d}", model_id=model
+    )  # type: ignore[arg-type]
 
 
-def test_runs_combine_per_device_as_the_geometric_mean_of_the_newest():
-    runs = [factor("decode", 0.5, 1), *(factor("decode", 0.8, d) for d in range(2, 2 + KEEP))]
+def drawn(value: float, models: int) -> float:
+    """A geometric mean of runs of ``models`` models as it is applied: drawn toward 1 (``PRIOR_MODELS``)."""
+    return float(value ** (models / (models + PRIOR_MODELS)))
+
+
+def test_runs_combine_per_device_as_the_geometric_mean_of_the_newest_drawn_toward_one_by_their_models():
+    runs = [
+        factor("decode", 0.5, 1, model="a"),
+        *(factor("decode", 0.8, d, model="ab"[d % 2]) for d in range(2, 2 + KEEP)),
+    ]
     runs += [
         factor("prefill", 0.9, 3),
         factor("prefill", 1.2, 4, quant="F16"),
         factor("decode", 1.1, 5, gpu="rtx-3090"),
     ]
     three, four = combine(runs)  # sorted by device
-    assert (three.gpu_id, three.decode, three.prefill, three.runs) == ("rtx-3090", pytest.approx(1.1), (), 1)
-    assert four.decode == pytest.approx(0.8)  # the oldest (0.5) is past KEEP
-    assert four.prefill_for("Q5_K_M") == pytest.approx(0.9) and four.prefill_for("BF16") == pytest.approx(1.2)
+    assert (three.gpu_id, three.decode, three.prefill, three.runs) == ("rtx-3090", pytest.approx(drawn(1.1, 1)), (), 1)
+    assert four.decode == pytest.approx(drawn(0.8, 2))  # the oldest (0.5) is past KEEP; two models among the kept
+    assert four.prefill_for("Q5_K_M") == pytest.approx(drawn(0.9, 1))
+    assert four.prefill_for("BF16") == pytest.approx(drawn(1.2, 1))
     assert four.prefill_for("Q8_0") is None and four.as_of == f"2026-11-{1 + KEEP:02d}"
+
+
+def test_runs_of_one_model_count_once_and_more_models_draw_the_factor_less():
+    one = [factor("decode", 0.7, d, model="qwen3-8b") for d in range(1, 5)]
+    (cal,) = combine(one)
+    assert cal.decode == pytest.approx(drawn(0.7, 1))  # repeated runs average timing noise, not the model's error
+    three = [factor("decode", 0.7, d, model=m) for d, m in enumerate(("a", "b", "c"), start=1)]
+    (more,) = combine(three)
+    assert more.decode == pytest.approx(drawn(0.7, 3))
+    assert 0.7 < more.decode < cal.decode < 1.0
 
 
 @pytest.mark.parametrize("gpu", DEVICES, ids=lambda g: g.id)
