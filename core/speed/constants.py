@@ -18,102 +18,102 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8794,
-    "rocm": 0.9099,
-    "metal": 0.8625,
-    "vulkan": 0.9514,
-    "vulkan-intel": 0.6102,
-    "sycl": 0.6752,
+    "cuda": 0.8745,
+    "rocm": 0.9143,
+    "metal": 0.8607,
+    "vulkan": 0.9517,
+    "vulkan-intel": 0.6143,
+    "sycl": 0.6747,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
     "cuda": 0.5633,
-    "rocm": 0.403,
+    "rocm": 0.4031,
     "metal": 0.8348,
-    "vulkan": 0.4117,
+    "vulkan": 0.4118,
     "sycl": 0.7326,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 95650.0,
-    "rocm": 272400.0,
-    "metal": 178000.0,
-    "vulkan": 180300.0,
-    "vulkan-intel": 167700.0,
-    "sycl": 119700.0,
+    "cuda": 92600.0,
+    "rocm": 278200.0,
+    "metal": 177300.0,
+    "vulkan": 182700.0,
+    "vulkan-intel": 176200.0,
+    "sycl": 119000.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5497,
-    "rocm": 0.3365,
-    "metal": 0.5226,
-    "vulkan": 0.2844,
+    "cuda": 0.5501,
+    "rocm": 0.3362,
+    "metal": 0.522,
+    "vulkan": 0.2842,
     "sycl": 0.3929,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 66.47,
-    "rocm": 9.077,
-    "metal": 11.08,
-    "vulkan": 18.19,
+    "cuda": 66.33,
+    "rocm": 9.164,
+    "metal": 11.11,
+    "vulkan": 18.18,
     "sycl": 16.0,
 }
 CONSUMER_CLOCK_FACTOR = 1.179
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7093
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7121
 PRE_AMPERE_MATRIX_FACTOR = 0.6193
-IGPU_BANDWIDTH_FACTOR = 0.9446
+IGPU_BANDWIDTH_FACTOR = 0.9467
 IGPU_MATRIX_FACTOR = 0.5979
-AMD_APU_MATRIX_FACTOR = 0.8412
-HBM_BANDWIDTH_FACTOR = 0.7094
-MOE_EXPERT_EXTRA = 0.09399
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9641, "q4_0": 0.9926, "k": 1.017, "mxfp4": 0.9963}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.115, "q4_0": 1.066, "k": 1.482, "mxfp4": 1.39}
+AMD_APU_MATRIX_FACTOR = 0.8407
+HBM_BANDWIDTH_FACTOR = 0.6973
+MOE_EXPERT_EXTRA = 0.08502
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9633, "q4_0": 0.9934, "k": 1.016, "mxfp4": 1.006}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.115, "q4_0": 1.066, "k": 1.483, "mxfp4": 1.39}
 PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.113
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.732
-LAYER_SPLIT_HOP_S = 0.0001628
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.744
+LAYER_SPLIT_HOP_S = 0.0001584
 XE_HPG_BANDWIDTH_FACTOR = 0.6264
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.88, 1.206),
-    "rocm": (0.83, 1.206),
-    "metal": (0.88, 1.264),
-    "vulkan": (0.827, 1.206),
-    "vulkan-intel": (0.88, 1.206),
-    "sycl": (0.88, 1.206),
+    "cuda": (0.888, 1.199),
+    "rocm": (0.833, 1.215),
+    "metal": (0.888, 1.263),
+    "vulkan": (0.825, 1.199),
+    "vulkan-intel": (0.888, 1.199),
+    "sycl": (0.888, 1.199),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.757, 1.338),
-    "rocm": (0.733, 1.338),
-    "metal": (0.753, 1.338),
-    "vulkan": (0.677, 1.338),
-    "vulkan-intel": (0.611, 1.694),
-    "sycl": (0.757, 1.417),
+    "cuda": (0.756, 1.358),
+    "rocm": (0.737, 1.358),
+    "metal": (0.755, 1.358),
+    "vulkan": (0.676, 1.358),
+    "vulkan-intel": (0.602, 1.693),
+    "sycl": (0.756, 1.414),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.743, 1.301),
-    "rocm": (0.474, 1.301),
-    "metal": (0.783, 1.301),
-    "vulkan": (0.783, 2.008),
-    "vulkan-intel": (0.783, 1.301),
-    "sycl": (0.783, 1.301),
+    "cuda": (0.751, 1.304),
+    "rocm": (0.474, 1.304),
+    "metal": (0.819, 1.304),
+    "vulkan": (0.819, 2.009),
+    "vulkan-intel": (0.819, 1.304),
+    "sycl": (0.819, 1.304),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.609, 1.588),
+    "cuda": (0.607, 1.589),
     "rocm": (0.474, 1.788),
-    "metal": (0.609, 1.588),
-    "vulkan": (0.576, 2.008),
-    "vulkan-intel": (0.245, 1.588),
-    "sycl": (0.609, 1.588),
+    "metal": (0.607, 1.589),
+    "vulkan": (0.576, 2.009),
+    "vulkan-intel": (0.245, 1.589),
+    "sycl": (0.607, 1.589),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.863, 1.206),
-    "apple-m1/metal": (0.752, 1.264),
-    "apple-m3/metal": (0.843, 1.264),
-    "rdna3.5/rocm": (0.792, 1.219),
+    "ampere-dc/cuda": (0.881, 1.199),
+    "apple-m1/metal": (0.754, 1.263),
+    "apple-m3/metal": (0.845, 1.263),
+    "rdna3.5/rocm": (0.787, 1.218),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.743, 1.523),
-    "apple-m1/metal": (0.783, 1.419),
-    "hopper/cuda": (0.578, 1.301),
+    "ada/cuda": (0.751, 1.522),
+    "apple-m1/metal": (0.819, 1.419),
+    "hopper/cuda": (0.577, 1.304),
     "rdna3.5/rocm": (0.474, 1.686),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.74, 1.226)
-MOE_PREFILL_BAND: tuple[float, float] = (0.671, 1.606)
+MOE_DECODE_BAND: tuple[float, float] = (0.747, 1.206)
+MOE_PREFILL_BAND: tuple[float, float] = (0.671, 1.61)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
