@@ -3,7 +3,7 @@
 Data: ``bench/calibration/llamacpp_speed.csv`` (a copy of shared/calibration/llamacpp_speed.csv),
 ``bench/calibration/llamacpp_speed_extra.csv`` (scoreboard rows the first file left out, Strix Halo
 results), ``bench/calibration/llamacpp_speed_issue24.csv`` (RDNA4, P100, MI50, SYCL, multi-GPU rows) and
-``bench/calibration/llamacpp_speed_issue37.csv`` (MI300X, 8x H100, DeepSeek-V3, Arc 140V rows);
+``bench/calibration/llamacpp_speed_issue37.csv`` (MI300X, 8x H100, DeepSeek-V3, Arc 140V, upstream SYCL A770/B580 rows);
 provenance in bench/calibration/README.md. Every row names its source, build and date. The models'
 architectures are in bench/speed_models.py.
 

@@ -162,9 +162,10 @@ def _catalog_model(mid: str) -> ModelSpec:
     return spec
 
 
-# Issue 37 models: the catalog's rows (DeepSeek-V3 with its MLA, 3 dense + 58 MoE layers; Llama-3.2-1B).
+# Issue 37 models: the catalog's rows (DeepSeek-V3 with its MLA, 3 dense + 58 MoE layers; Llama-3.2-1B; Llama-3.1-405B).
 DEEPSEEK_V3 = _catalog_model("deepseek-v3")
 LLAMA32_1B = _catalog_model("llama-3.2-1b-instruct")
+LLAMA31_405B = _catalog_model("llama-3.1-405b-instruct")
 MODELS = [  # (row "model" prefix, lower case) -> spec
     ("meta-llama/llama-2-7b", LLAMA2_7B),
     ("meta-llama-3-8b", LLAMA3_8B),
@@ -182,4 +183,7 @@ MODELS = [  # (row "model" prefix, lower case) -> spec
     ("ggml-org/glm-4.7-flash", GLM47_FLASH),
     ("deepseek-ai/deepseek-v3 ", DEEPSEEK_V3),
     ("meta-llama/llama-3.2-1b", LLAMA32_1B),
+    # Shisa V2 fine-tunes keep their base's architecture (llama-bench prints 405.85 B and 70.55 B parameters)
+    ("shisa-ai/shisa-v2-llama3.1-405b", LLAMA31_405B),
+    ("shisa-ai/shisa-v2-llama3.3-70b", LLAMA3_70B),
 ]

@@ -18,102 +18,102 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8793,
-    "rocm": 0.9099,
-    "metal": 0.8635,
-    "vulkan": 0.9514,
-    "vulkan-intel": 0.6132,
-    "sycl": 0.6936,
+    "cuda": 0.8745,
+    "rocm": 0.9143,
+    "metal": 0.8607,
+    "vulkan": 0.9517,
+    "vulkan-intel": 0.6143,
+    "sycl": 0.6747,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5477,
-    "rocm": 0.3879,
-    "metal": 0.8186,
-    "vulkan": 0.4002,
-    "sycl": 0.81,
+    "cuda": 0.5633,
+    "rocm": 0.4031,
+    "metal": 0.8348,
+    "vulkan": 0.4118,
+    "sycl": 0.7326,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 96370.0,
-    "rocm": 273800.0,
-    "metal": 179000.0,
-    "vulkan": 181500.0,
-    "vulkan-intel": 164900.0,
-    "sycl": 100500.0,
+    "cuda": 92600.0,
+    "rocm": 278200.0,
+    "metal": 177300.0,
+    "vulkan": 182700.0,
+    "vulkan-intel": 176200.0,
+    "sycl": 119000.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5647,
-    "rocm": 0.3509,
-    "metal": 0.5333,
-    "vulkan": 0.2929,
-    "sycl": 0.4999,
+    "cuda": 0.5501,
+    "rocm": 0.3362,
+    "metal": 0.522,
+    "vulkan": 0.2842,
+    "sycl": 0.3929,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 65.37,
-    "rocm": 8.235,
-    "metal": 10.92,
-    "vulkan": 17.53,
+    "cuda": 66.33,
+    "rocm": 9.164,
+    "metal": 11.11,
+    "vulkan": 18.18,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.187
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7069
-PRE_AMPERE_MATRIX_FACTOR = 0.6184
-IGPU_BANDWIDTH_FACTOR = 0.946
-IGPU_MATRIX_FACTOR = 0.6018
-AMD_APU_MATRIX_FACTOR = 0.8371
-HBM_BANDWIDTH_FACTOR = 0.7112
-MOE_EXPERT_EXTRA = 0.09183
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9647, "q4_0": 0.991, "k": 1.024, "mxfp4": 0.9978}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.098, "q4_0": 1.044, "k": 1.471, "mxfp4": 1.365}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.105
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.712
-LAYER_SPLIT_HOP_S = 0.0001605
-XE_HPG_BANDWIDTH_FACTOR = 0.6148
+CONSUMER_CLOCK_FACTOR = 1.179
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7121
+PRE_AMPERE_MATRIX_FACTOR = 0.6193
+IGPU_BANDWIDTH_FACTOR = 0.9467
+IGPU_MATRIX_FACTOR = 0.5979
+AMD_APU_MATRIX_FACTOR = 0.8407
+HBM_BANDWIDTH_FACTOR = 0.6973
+MOE_EXPERT_EXTRA = 0.08502
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9633, "q4_0": 0.9934, "k": 1.016, "mxfp4": 1.006}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.115, "q4_0": 1.066, "k": 1.483, "mxfp4": 1.39}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.113
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.744
+LAYER_SPLIT_HOP_S = 0.0001584
+XE_HPG_BANDWIDTH_FACTOR = 0.6264
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.88, 1.204),
-    "rocm": (0.832, 1.204),
-    "metal": (0.88, 1.266),
-    "vulkan": (0.826, 1.205),
-    "vulkan-intel": (0.88, 1.204),
-    "sycl": (0.88, 1.204),
+    "cuda": (0.888, 1.199),
+    "rocm": (0.833, 1.215),
+    "metal": (0.888, 1.263),
+    "vulkan": (0.825, 1.199),
+    "vulkan-intel": (0.888, 1.199),
+    "sycl": (0.888, 1.199),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.752, 1.353),
-    "rocm": (0.732, 1.353),
-    "metal": (0.752, 1.353),
-    "vulkan": (0.674, 1.353),
-    "vulkan-intel": (0.578, 2.135),
-    "sycl": (0.752, 1.353),
+    "cuda": (0.756, 1.358),
+    "rocm": (0.737, 1.358),
+    "metal": (0.755, 1.358),
+    "vulkan": (0.676, 1.358),
+    "vulkan-intel": (0.602, 1.693),
+    "sycl": (0.756, 1.414),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.749, 1.313),
-    "rocm": (0.469, 1.313),
-    "metal": (0.781, 1.313),
-    "vulkan": (0.781, 2.016),
-    "vulkan-intel": (0.781, 1.313),
-    "sycl": (0.781, 1.313),
+    "cuda": (0.751, 1.304),
+    "rocm": (0.474, 1.304),
+    "metal": (0.819, 1.304),
+    "vulkan": (0.819, 2.009),
+    "vulkan-intel": (0.819, 1.304),
+    "sycl": (0.819, 1.304),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.61, 1.599),
-    "rocm": (0.469, 1.795),
-    "metal": (0.61, 1.599),
-    "vulkan": (0.573, 2.016),
-    "vulkan-intel": (0.231, 1.599),
-    "sycl": (0.61, 1.599),
+    "cuda": (0.607, 1.589),
+    "rocm": (0.474, 1.788),
+    "metal": (0.607, 1.589),
+    "vulkan": (0.576, 2.009),
+    "vulkan-intel": (0.245, 1.589),
+    "sycl": (0.607, 1.589),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.864, 1.204),
-    "apple-m1/metal": (0.764, 1.266),
-    "apple-m3/metal": (0.844, 1.266),
-    "rdna3.5/rocm": (0.795, 1.222),
+    "ampere-dc/cuda": (0.881, 1.199),
+    "apple-m1/metal": (0.754, 1.263),
+    "apple-m3/metal": (0.845, 1.263),
+    "rdna3.5/rocm": (0.787, 1.218),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.749, 1.558),
-    "apple-m1/metal": (0.781, 1.414),
-    "hopper/cuda": (0.582, 1.313),
-    "rdna3.5/rocm": (0.469, 1.684),
+    "ada/cuda": (0.751, 1.522),
+    "apple-m1/metal": (0.819, 1.419),
+    "hopper/cuda": (0.577, 1.304),
+    "rdna3.5/rocm": (0.474, 1.686),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.74, 1.223)
-MOE_PREFILL_BAND: tuple[float, float] = (0.686, 1.602)
+MOE_DECODE_BAND: tuple[float, float] = (0.747, 1.206)
+MOE_PREFILL_BAND: tuple[float, float] = (0.671, 1.61)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
@@ -147,7 +147,7 @@ THIN_ARCHS: frozenset[str] = frozenset(
         "turing-gtx/vulkan",
         "turing/cuda",
         "volta/cuda",
-        "xe2/sycl",
+        "xe-hpg/sycl",
         "xe2/vulkan-intel",
     }
 )
@@ -157,6 +157,7 @@ MISSED_ARCHS: frozenset[str] = frozenset(
         "gcn5/rocm",
         "pascal-hbm/cuda",
         "xe-hpg/vulkan-intel",
+        "xe2/sycl",
     }
 )
 KEPT_OUT_DEVICES: frozenset[str] = frozenset(

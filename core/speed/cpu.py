@@ -31,7 +31,7 @@ FACTS = Path(__file__).resolve().parents[2] / "catalog" / "facts" / "cpus.toml"
 # Share of the int8 peak llama.cpp's CPU prompt kernels reach (pp512, mainline builds), fitted by
 # ``bench/cpu_speed.py --write`` on bench/calibration/llamacpp_cpu.csv (median of measured / peak-rate).
 # fitted: begin
-CPU_PREFILL_EFFICIENCY = 0.156
+CPU_PREFILL_EFFICIENCY = 0.157
 CPU_IQ_PROMPT_FACTOR = 3.52
 # fitted: end
 # i-quants below 4 bits (IQ1_*, IQ2_*, IQ3_*) have no int8 GEMM path in mainline's CPU backend: each token row

@@ -202,9 +202,11 @@ def test_a_segment_labelled_calibrated_has_its_held_out_rows_inside_its_band(res
 
 
 def test_fork_prompt_rows_stay_out():
-    """IPEX-LLM's prompt rows run its own XMX kernels, not upstream ggml-sycl's FP32 GEMM path: out of the fit."""
+    """IPEX-LLM's prompt rows run its own XMX kernels, not upstream ggml-sycl's FP32 GEMM path: out of the fit
+    (upstream SYCL prompt rows, such as the A770 CI run of NeoZhangJianyu/ci_log, stay in)."""
     from bench.speed_data import load_rows
 
     rows, skipped, _ = load_rows()
     assert skipped["prompt rows of a fork's own GEMMs (IPEX-LLM)"] == 3
-    assert not [r for r in rows if r.backend == "SYCL" and r.kind == "prefill"]
+    sycl_prompts = [r for r in rows if r.backend == "SYCL" and r.kind == "prefill"]
+    assert sycl_prompts and not [r for r in sycl_prompts if r.source == "intel/ipex-llm#12991"]
