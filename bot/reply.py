@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.labels import setup_label as setup_label  # the cards' and adapters' import
 from core.figures import Figures
 from core.notes import Note
 
@@ -36,11 +37,6 @@ class Tone(StrEnum):
 
 TONE_EMOJI = {Tone.GOOD: "🟢", Tone.WARN: "🟡", Tone.BAD: "🔴", Tone.INFO: "ℹ️"}
 TONE_COLOUR = {Tone.GOOD: 0x2ECC71, Tone.WARN: 0xF1C40F, Tone.BAD: 0xE74C3C, Tone.INFO: 0x3498DB}
-
-
-def setup_label(name: str, count: int) -> str:
-    """The one way a setup is written, on cards, in buttons, in autocomplete and in the CLI: "2x RTX 3090"."""
-    return f"{count}x {name}" if count > 1 else name
 
 
 class Row(_Frozen):

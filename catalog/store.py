@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import gc
 import json
-import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -30,9 +29,10 @@ from catalog.name_code import names_key
 from core.models import Catalog, CloudOffer, Frozen, GpuSpec, ModelSpec, NotADevice, QuantSize, QuantSpec
 
 if TYPE_CHECKING:
+    import logging
+
     import aiosqlite
 
-log = logging.getLogger(__name__)
 LOCK_WAIT_MS = 30_000  # another process building the same file holds the write lock this long at most
 
 
@@ -54,7 +54,7 @@ class CatalogStore:
         except (sqlite3.DatabaseError, ValidationError) as exc:  # ValidationError: a row that cannot be read back
             if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
                 raise
-            log.error(
+            _log().error(
                 "catalog database is unreadable; rebuilding it from the fact files",
                 extra={"event": "catalog_rebuilt", "error": f"{exc.__class__.__name__}: {str(exc)[:200]}"},
             )
@@ -149,7 +149,7 @@ class CatalogStore:
             try:
                 await db.execute("INSERT OR REPLACE INTO meta VALUES ('name_index', ?)", (names,))
             except sqlite3.OperationalError as exc:  # a read-only or locked file: the next start builds them again
-                log.warning("could not store the name index: %s", exc)
+                _log().warning("could not store the name index: %s", exc)
         return catalog
 
     def read_current(self) -> Catalog | None:
@@ -173,6 +173,14 @@ class CatalogStore:
             return None
         catalog.__dict__["_names_later"] = lambda: adopt_stored_names(catalog, stored)
         return catalog
+
+
+def _log() -> logging.Logger:
+    """This module's logger, imported when there is something to say: ``logging`` (and the patterns it
+    compiles) would cost every one-shot command a few milliseconds of its start for nothing."""
+    import logging
+
+    return logging.getLogger(__name__)
 
 
 # The fact tables, read in the order they were written, and the metadata kept with them.

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from functools import cache
@@ -60,6 +59,8 @@ def messages(lang: Lang) -> dict[str, str]:
         return dict(json.loads(cached.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         pass
+    import tomllib  # only when the kept JSON is missing or stale
+
     out = _flattened(tomllib.loads(source.read_text(encoding="utf-8")))
     try:  # written whole or not at all (other processes read it meanwhile); older versions removed
         cached.parent.mkdir(exist_ok=True)

@@ -13,21 +13,21 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot.app import mcp_serve
 from bot.app.datadir import CATALOG_FILE, PRICES_FILE, from_environment
 from bot.cards.notes import note_text
-from bot.reply import setup_label
+from bot.labels import setup_label
 from catalog.exact import ModelHit, NotFound, exact_gpu, exact_model
 from catalog.store import CatalogStore
 from core.analysis import Analysis, analyse
-from core.custom_device import custom_device
-from core.devices import GenericDevice, widened, with_memory
 from core.estimate import DEFAULT_ENGINE, EstimateError, Request, Scenario, default_quant, scenario
-from core.figures import figures_of
-from core.models import GIB, Backend, Catalog, CloudOffer, Engine, GpuSpec, KvCacheType, ModelSpec, QuantSpec
+from core.models import GIB, Backend, Catalog, Engine, GpuSpec, KvCacheType
 from core.speed.device import BACKEND_LABELS, backend_named
+
+if TYPE_CHECKING:
+    from core.devices import GenericDevice
 
 MAX_CONTEXT = 1 << 24
 ONE_SHOT = ("estimate", "finetune", "ask", "catalog")  # commands that answer once and exit (``entry``)
@@ -166,39 +166,6 @@ async def _with_shared_prices(catalog: Catalog) -> Catalog:
         return merge(catalog, await PriceTables(store.database).offers())
 
 
-def print_refresh(catalog: Catalog) -> int:
-    """Ask every price API once (``catalog/prices``) into ``prices.sqlite``, or the shared database with
-    FITBOT_DATABASE_URL; exit 1 when none answered."""
-    import asyncio
-    from datetime import UTC, datetime
-
-    from bot.app.settings import Settings
-    from catalog.prices.plausible import PriceBounds
-    from catalog.prices.refresh import ProviderResult, refresh
-    from catalog.prices.sources import default_sources
-    from catalog.prices.store import PriceStore, PriceTables
-
-    settings = Settings()
-    sources, keys, bounds = default_sources(settings.price_endpoint), settings.price_keys(), PriceBounds.of(catalog)
-
-    async def into_store() -> list[ProviderResult]:
-        if settings.database_url() is None:
-            return await refresh(PriceStore(settings.prices_path()), sources, keys, bounds)
-        from bot.app.migrate import user_store
-
-        async with user_store(settings) as store:  # the shared database: every worker applies it next
-            tables = PriceTables(store.database)
-            results = await refresh(tables, sources, keys, bounds)
-            await tables.mark_attempt(datetime.now(UTC))
-            return results
-
-    results = asyncio.run(into_store())
-    for r in results:
-        shown = f"{r.prices} prices" if r.status == "ok" else f"{r.status}: {r.detail}"
-        print(f"{r.provider:<14} {shown}")
-    return 0 if any(r.status == "ok" for r in results) else 1
-
-
 def _model(catalog: Catalog, text: str) -> ModelHit | NotFound:
     """--model: a name the catalog lists, else what the question parser reads (imported only then)."""
     if (model := exact_model(catalog, text)) is not None:
@@ -249,12 +216,19 @@ def resolve_device(args: argparse.Namespace, catalog: Catalog) -> tuple[GpuSpec,
                 if found
                 else "give --gpu or --vram"
             )
+        from core.custom_device import custom_device  # a device known by its specs only
+
         label = found.text if found else ""
         device = custom_device(catalog, args.vram, args.bandwidth, args.tflops, args.backend, label)
         return device.gpu, args.gpus or 1, device
     for line in assumed:  # on stderr, so --json output stays one JSON document
         print(f"assumed: {line}", file=sys.stderr)
-    gpu = with_memory(found[0], args.vram) if args.vram else found[0]
+    if args.vram:
+        from core.devices import with_memory
+
+        gpu = with_memory(found[0], args.vram)
+    else:
+        gpu = found[0]
     update = {"bandwidth_bytes_per_s": args.bandwidth * 1e9} if args.bandwidth else {}
     update |= {"fp16_tflops": args.tflops} if args.tflops else {}
     return gpu.model_copy(update=update), args.gpus or found[1], None
@@ -295,6 +269,8 @@ def run_estimate(args: argparse.Namespace, catalog: Catalog) -> Analysis:
             return rig_analysis(s, catalog)
         analysis = analyse(s, catalog)
         if device is not None:
+            from core.devices import widened
+
             analysis = analysis.model_copy(update={"estimate": widened(analysis.estimate, s, device)})
         return analysis
     except EstimateError as exc:
@@ -420,62 +396,6 @@ def assumptions(analysis: Analysis) -> list[str]:
     return [note_text(n, "en") for n in analysis.scenario.notes]
 
 
-def print_catalog(what: str, catalog: Catalog, as_json: bool) -> None:
-    tables: dict[str, tuple[GpuSpec, ...] | tuple[ModelSpec, ...] | tuple[CloudOffer, ...] | tuple[QuantSpec, ...]]
-    tables = {"gpus": catalog.gpus, "models": catalog.models, "offers": catalog.offers, "quants": catalog.quants}
-    items = tables[what]
-    if as_json:
-        print(json.dumps([i.model_dump(mode="json") for i in items], ensure_ascii=False, indent=1))
-        return
-    for item in items:
-        print(_catalog_line(item))
-    if what == "offers":
-        from catalog.facts import load_price_signals
-
-        signals = load_price_signals(catalog)
-        print(f"\n{len(signals)} price signals (marketplace medians, price caps): not offers, never on a card")
-        for signal in signals:
-            print(_catalog_line(signal))
-
-
-def _catalog_line(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
-    prov = item.provenance
-    flag = " [unverified: " + ", ".join(prov.unverified) + "]" if prov.unverified else ""
-    return f"{_catalog_head(item)}  ({prov.source[:60]}; {prov.as_of}){flag}"
-
-
-def print_stale_offers(catalog: Catalog, as_json: bool) -> None:
-    """Offers that need a fresh look, oldest first, with why."""
-    from datetime import date
-
-    from catalog.offers import stale_offers
-
-    stale = stale_offers(catalog, date.today())
-    if as_json:
-        print(json.dumps([s.model_dump(mode="json") for s in stale], ensure_ascii=False, indent=1))
-        return
-    for item in stale:
-        print(f"{_catalog_head(item.offer)}  ({'; '.join(item.reasons)})")
-    print(f"{len(stale)} of {len(catalog.offers)} offers need a refresh")
-
-
-def _catalog_head(item: GpuSpec | ModelSpec | CloudOffer | QuantSpec) -> str:
-    if isinstance(item, GpuSpec):
-        return f"{item.id:<24} {item.memory_bytes / GIB:>7.1f} GiB {item.bandwidth_bytes_per_s / 1e9:>7.0f} GB/s"
-    if isinstance(item, ModelSpec):
-        return f"{item.id:<32} {item.total_params / 1e9:>8.1f}B total {item.active_params / 1e9:>6.1f}B active"
-    if isinstance(item, CloudOffer):
-        from datetime import date
-
-        from catalog.offers import age_label
-
-        price = f"${item.price_per_hour_usd:>7.2f}/h"
-        setup = setup_label(item.gpu_id, item.gpu_count)
-        age = age_label(item, date.today())
-        return f"{item.provider:<14} {setup:<22} {price}  {item.pricing_type:<18} seen {item.seen} ({age})"
-    return f"{item.id:<14} {item.label}"
-
-
 def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
     lines = []
     for r in results:
@@ -487,32 +407,6 @@ def _finetune_lines(results: list[dict[str, Any]]) -> list[str]:
             + (f"; smallest: {setup_label(small['gpu_name'], small['count'])}" if small else "")
         )
     return lines
-
-
-def print_verify(catalog: Catalog, live: bool, as_json: bool) -> int:
-    """Rows whose stored config, live config (``--live``) or parameter counts disagree; exit 1 when any do."""
-    from catalog.verify import live_findings, stored_findings
-
-    findings = stored_findings(catalog)
-    if live:
-        import asyncio
-
-        async def check() -> list[Any]:
-            service = await _hub_service(catalog)()
-            try:
-                return await live_findings(catalog, service.hub)
-            finally:
-                await service.close()
-
-        findings += asyncio.run(check())
-    if as_json:
-        print(json.dumps([f.model_dump() for f in findings], indent=1))
-    else:
-        for f in findings:
-            print(f"{f.model:<34} {f.kind:<10} {f.detail}")
-        kinds = {k: sum(f.kind == k for f in findings) for k in ("no-config", "params", "live")}
-        print(f"{len(catalog.models)} models: " + ", ".join(f"{n} {k}" for k, n in kinds.items()))
-    return 1 if any(f.kind != "no-config" for f in findings) else 0
 
 
 def _hub_service(catalog: Catalog) -> Callable[[], Awaitable[Any]]:
@@ -546,6 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data["assumptions"] = assumptions(result)
                 data["cost"] = result.cost.model_dump(mode="json") if result.cost else None
                 data["advice"] = result.advice.model_dump(mode="json") if result.advice else None
+                from core.figures import figures_of
+
                 data["figures"] = figures_of(result).model_dump(mode="json")
                 print(json.dumps(data, indent=1, ensure_ascii=False))
             else:
@@ -565,14 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             chat(_hub_service(catalog), args.lang)
         elif args.command == "catalog":
-            if args.what == "verify":
-                return print_verify(catalog, args.live, args.json)
-            if args.what == "refresh":
-                return print_refresh(catalog)
-            if args.stale and args.what == "offers":
-                print_stale_offers(catalog, args.json)
-            else:
-                print_catalog(args.what, catalog, args.json)
+            from bot.app import catalog_command
+
+            return catalog_command.run(args, catalog, _hub_service(catalog))
     except UsageError as exc:
         print(f"fitbot: {exc}", file=sys.stderr)
         return 2

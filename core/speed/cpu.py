@@ -19,7 +19,6 @@ holds the int8 peak in tera-ops: the rate its prompt GEMMs run at, as for a GPU.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -89,6 +88,8 @@ class Cpu:
 @cache
 def cpus() -> dict[str, Cpu]:
     """Every CPU row, by id."""
+    import tomllib  # here: most estimates never read the CPU table
+
     data = tomllib.loads(FACTS.read_text(encoding="utf-8"))
     isas = {
         key: Isa(key, v["int8_ops"], v["fp32_flops"], v.get("amx_int8_ops", 0.0), tuple(v.get("amx_quants", ())),
