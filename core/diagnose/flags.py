@@ -120,7 +120,7 @@ def split_paste(text: str) -> tuple[EngineName, str, str] | None:
             if re.match(r"^FROM\s+\S+$", line, re.I) and (
                 re.search(r"[:/]|\.gguf$", line) or re.search(r"^\s*PARAMETER\s", text, re.I | re.M)
             ):
-                return "ollama", line, " ".join(lines[:n])  # a Modelfile
+                return "ollama", line, " ".join([*lines[:n], *_modelfile_prose(lines[n + 1 :])])  # a Modelfile
             continue
         command, before = line[m.start() :], line[: m.start()]
         for tail in _TAIL.finditer(command):
@@ -133,6 +133,21 @@ def split_paste(text: str) -> tuple[EngineName, str, str] | None:
         rest = [x for i, x in enumerate(lines) if i != n and not x.lstrip().startswith("-")]
         return engine, command.strip(), " ".join([before, *rest]).strip()
     return None
+
+
+# a Modelfile's instructions (ollama docs/modelfile.md): the lines that are no words of the user's
+_MODELFILE_LINE = re.compile(r"^\s*(?:FROM|PARAMETER|TEMPLATE|SYSTEM|ADAPTER|LICENSE|MESSAGE|REQUIRES)\b|^\s*#", re.I)
+
+
+def _modelfile_prose(lines: list[str]) -> list[str]:
+    """The lines after a Modelfile's FROM that are neither an instruction nor inside a triple-quoted value."""
+    words, quoted = [], False
+    for line in lines:
+        if quoted or _MODELFILE_LINE.match(line):
+            quoted ^= line.count('"""') % 2 == 1
+            continue
+        words.append(line)
+    return words
 
 
 def _docker_line(line: str) -> tuple[EngineName, str, str] | None:

@@ -63,6 +63,19 @@ def test_vllm_paste_on_the_same_line_as_the_hardware(plain):
     assert reply.code and "--max-model-len 8192" in reply.code[0].text
 
 
+MODELFILE_VALUES = ('SYSTEM """You are a helper.\nKeep answers short."""', 'TEMPLATE """{{ .Prompt }}"""', "# a comment")
+
+
+@pytest.mark.parametrize("words", ["on my {gpu}", "auf meiner {gpu}", "this is on an {gpu}, does it fit?"])
+@pytest.mark.parametrize("gpu", ["RTX 4090", "RTX 3060 12GB", "RX 7900 XTX"])
+def test_a_modelfile_reads_the_words_after_it(plain, words, gpu):
+    """A Modelfile with the user's words under it: the device they name is the one diagnosed, whatever
+    instructions (multi-line SYSTEM/TEMPLATE values, comments) come between."""
+    for value in MODELFILE_VALUES:
+        reply = answer(plain, f"FROM qwen3:32b\n{value}\nPARAMETER num_ctx 16384\n{words.format(gpu=gpu)}")
+        assert reply.kind == "diagnose" and gpu.split(" 12GB")[0] in reply.title, (value, reply.title)
+
+
 def test_unknown_model_and_unreadable_pastes_get_a_clear_answer(plain):
     unknown = answer(plain, "llama-server -m foo.gguf -ngl 99 on my 4090")
     assert unknown.kind == "diagnose" and "foo.gguf" in unknown.summary and unknown.tone.value == "info"
