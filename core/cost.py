@@ -9,7 +9,8 @@ Decode speed under batching comes from ``core.speed.serving.served`` (``decode_s
 rule every card reads.
 """
 
-from __future__ import annotations
+# no ``from __future__ import annotations``: pydantic reads these models' field types as objects instead of
+# compiling each from a string, a few milliseconds of every start (``fitbot estimate``, issue 33)
 
 import math
 from typing import NamedTuple

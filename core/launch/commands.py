@@ -4,7 +4,8 @@ A command is only written for a scenario that runs (fits, tight or offload), fro
 placement its estimate used, so the command and the card agree on layers, experts and KV cache.
 """
 
-from __future__ import annotations
+# no ``from __future__ import annotations``: pydantic reads these models' field types as objects instead of
+# compiling each from a string, a few milliseconds of every start (``fitbot estimate``, issue 33)
 
 import shlex
 from typing import Literal

@@ -7,7 +7,8 @@ nothing is placed. Below ``LOW_BITS`` a quantized KV cache (q8_0, fp8 on vLLM) i
 costs far less quality than 2-bit weights.
 """
 
-from __future__ import annotations
+# no ``from __future__ import annotations``: pydantic reads these models' field types as objects instead of
+# compiling each from a string, a few milliseconds of every start (``fitbot estimate``, issue 33)
 
 from typing import NamedTuple
 

@@ -41,13 +41,12 @@ adds) take a number of clock cycles, so a 1.4 GHz A100 pays about twice the per-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.models import Backend, GpuSpec
 
 
-@dataclass(frozen=True)
-class ArchProfile:
+class ArchProfile(NamedTuple):  # not a frozen dataclass: as immutable, far cheaper to create at import
     """How llama.cpp sees one chip generation."""
 
     clock_ghz: float  # typical boost clock: per-layer fixed cost is clock cycles

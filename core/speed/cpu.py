@@ -19,9 +19,9 @@ holds the int8 peak in tera-ops: the rate its prompt GEMMs run at, as for a GPU.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from core.models import GIB, Backend, GpuSpec, Provenance
 
@@ -40,8 +40,9 @@ IQ_PROMPT = re.compile(r"^(?:UD-)?IQ[123]_", re.IGNORECASE)
 PLATFORMS = ("epyc", "threadripper", "xeon", "desktop", "laptop", "apple", "pi")
 
 
-@dataclass(frozen=True)
-class Isa:
+# Named tuples, not frozen dataclasses: as immutable, and far cheaper to create at import, which every
+# estimate pays (the table itself is read only when a CPU is asked about).
+class Isa(NamedTuple):
     key: str
     int8_ops: float  # per core and cycle
     fp32_flops: float
@@ -50,8 +51,7 @@ class Isa:
     source: str = ""
 
 
-@dataclass(frozen=True)
-class Cpu:
+class Cpu(NamedTuple):
     id: str
     name: str
     platform: str

@@ -4,7 +4,8 @@ Bandwidth, matrix FLOP/s and the fixed per-layer time of one device after the fi
 (``core/speed/constants.py``) and the per-generation physics (``core/speed/arch.py``).
 """
 
-from __future__ import annotations
+# no ``from __future__ import annotations``: pydantic reads these models' field types as objects instead of
+# compiling each from a string, a few milliseconds of every start (``fitbot estimate``, issue 33)
 
 from typing import Literal, NamedTuple
 

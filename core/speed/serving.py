@@ -10,7 +10,8 @@ Every card that shows users (/fit, /speed, /cloud, the $/Mtok figures) reads ``S
 total`` holds on every card.
 """
 
-from __future__ import annotations
+# no ``from __future__ import annotations``: pydantic reads these models' field types as objects instead of
+# compiling each from a string, a few milliseconds of every start (``fitbot estimate``, issue 33)
 
 from typing import NamedTuple
 
