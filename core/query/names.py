@@ -169,6 +169,19 @@ def same_family(said: Typed, entry: Typed) -> bool:
     return bool(said.words) and _words_agree(said.words, entry)
 
 
+def near_family(said: Typed, entry: Typed) -> bool:
+    """For a "did you mean" only, where no entry is of the family typed: each family word is the entry's or
+    one edit from one of its words with the same first letter ("quen3 32b": Qwen3-32B?); never answered."""
+    return (
+        bool(said.words)
+        and all(n in entry.numbers for n in said.numbers)
+        and all(
+            w in entry.words or any(len(w) >= 4 and w[0] == e[0] and OSA.distance(w, e) <= 1 for e in entry.words)
+            for w in said.words
+        )
+    )
+
+
 def model_agrees(said: Typed, entry: Typed, total_b: float, active_b: float) -> bool:
     """Whether a model entry (its name's facets and parameter counts) is the model the user named."""
     if not _words_agree(said.words, entry):

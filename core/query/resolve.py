@@ -86,6 +86,8 @@ def _resolve(
         accepted = [(exact, 100.0)] + [(e, s) for e, s in accepted if e != exact]
     if not accepted:
         family = [e for e, s in c.ranking if s >= SUGGEST_MIN and N.same_family(said, idx.identity[e])]
+        if not family and c.kind == "model":  # "quen3 32b": a family one letter off, offered, never answered
+            family = [e for e, s in c.ranking if s >= SUGGEST_MIN and N.near_family(said, idx.identity[e])]
         if said.size_b:  # "qwen3-23b": the family's nearest sizes first (the typed name is one of its siblings)
             family.sort(key=lambda e: _size_gap(said.size_b, idx.identity[e].size_b))
         return Match(id=None, text=words, score=score, suggestions=tuple(family[:3]), unknown=True, memory_gib=memory)

@@ -63,7 +63,11 @@ def test_vllm_paste_on_the_same_line_as_the_hardware(plain):
     assert reply.code and "--max-model-len 8192" in reply.code[0].text
 
 
-MODELFILE_VALUES = ('SYSTEM """You are a helper.\nKeep answers short."""', 'TEMPLATE """{{ .Prompt }}"""', "# a comment")
+MODELFILE_VALUES = (
+    'SYSTEM """You are a helper.\nKeep answers short."""',
+    'TEMPLATE """{{ .Prompt }}"""',
+    "# a comment",
+)
 
 
 @pytest.mark.parametrize("words", ["on my {gpu}", "auf meiner {gpu}", "this is on an {gpu}, does it fit?"])
