@@ -467,7 +467,7 @@ def select_names(
         free = [s for s in slots[c.kind] if s not in chosen]
         if not free or (free[0] != slots[c.kind][0] and not _second_ok(c, chosen[slots[c.kind][0]])):
             continue
-        if c.kind == "not" and c.score < CONFIDENT:
+        if (c.kind == "not" and c.score < CONFIDENT) or _filler_only(c, toks, idx):
             continue
         chosen[free[0]] = c
         used |= span_pos
@@ -551,6 +551,13 @@ def _everyday(c: Candidate, toks: list[L.Tok], idx: NameIndex) -> bool:
     return any(t.key in ORDINARY_WORDS for t in named) and all(
         t.kind == "word" and (t.key in ORDINARY_WORDS or t.key not in idx.keys) for t in named
     )
+
+
+def _filler_only(c: Candidate, toks: list[L.Tok], idx: NameIndex) -> bool:
+    """A span of the parser's filler words that no name has ("german" in "a model for german text", "cheapest"):
+    what the question is about or for, never a name, however near a name it scores."""
+    named = [t for t in toks[c.span.first : c.span.last + 1] if t.kind in ("word", "num", "mem")]
+    return bool(named) and all(t.kind == "word" and t.key in L.FILLER and t.key not in idx.keys for t in named)
 
 
 def _second_ok(c: Candidate, first: Candidate) -> bool:

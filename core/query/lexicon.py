@@ -470,9 +470,17 @@ ENGLISH_WORDS = _words(
     three users need enough it a to do buy rent help have much many speed would could are this
     fits runs best compare"""
 )
+# languages a model should write ("a good model for german text"): no model is named by one
+LANGUAGE_WORDS = _words(
+    """english german french spanish italian portuguese dutch polish russian ukrainian turkish arabic hindi
+    japanese chinese korean vietnamese indonesian englisch deutsch deutsche deutschen deutscher französisch
+    spanisch italienisch japanisch chinesisch koreanisch russisch"""
+)
 # words that are understood without being a parameter (never reported as leftovers)
-FILLER = STOPWORDS | _words(
-    """vs versus gegen gegenüber gegenueber against compare vergleich vergleiche cheapest cloud rent mieten kaufen buy
+FILLER = (
+    STOPWORDS
+    | _words(
+        """vs versus gegen gegenüber gegenueber against compare vergleich vergleiche cheapest cloud rent mieten kaufen buy
     kostet kosten cost price preis speed schnell fast wie how tokens token tok per pro second
     sekunde gpu gpus grafikkarte grafikkarten karte card hardware modelle models llms welche
     which lohnt sich tco worth fine tune tuning finetune finetuning training quant quants
@@ -480,6 +488,8 @@ FILLER = STOPWORDS | _words(
     vram memory speicher mac studio system setup machine rechner pc laptop server local lokal
     with gb gib s t ja yes no nein hi hallo hello hey thanks danke ok okay voll full finetunen
     buying lassen viele schafft schaffen bekomme bekommen kriege möglich possible"""
+    )
+    | LANGUAGE_WORDS
 )
 
 
