@@ -18,102 +18,103 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8745,
-    "rocm": 0.9143,
-    "metal": 0.8607,
-    "vulkan": 0.9517,
-    "vulkan-intel": 0.6143,
-    "sycl": 0.6747,
+    "cuda": 0.8779,
+    "rocm": 0.9228,
+    "metal": 0.8616,
+    "vulkan": 0.9518,
+    "vulkan-intel": 0.6193,
+    "sycl": 0.6797,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5633,
-    "rocm": 0.4031,
-    "metal": 0.8348,
-    "vulkan": 0.4118,
-    "sycl": 0.7326,
+    "cuda": 0.5746,
+    "rocm": 0.4146,
+    "metal": 0.8462,
+    "vulkan": 0.4155,
+    "sycl": 0.7388,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 92600.0,
-    "rocm": 278200.0,
-    "metal": 177300.0,
-    "vulkan": 182700.0,
-    "vulkan-intel": 176200.0,
-    "sycl": 119000.0,
+    "cuda": 92250.0,
+    "rocm": 280800.0,
+    "metal": 175000.0,
+    "vulkan": 180400.0,
+    "vulkan-intel": 180200.0,
+    "sycl": 119900.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5501,
-    "rocm": 0.3362,
-    "metal": 0.522,
-    "vulkan": 0.2842,
-    "sycl": 0.3929,
+    "cuda": 0.5555,
+    "rocm": 0.325,
+    "metal": 0.5144,
+    "vulkan": 0.2789,
+    "sycl": 0.4055,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 66.33,
-    "rocm": 9.164,
-    "metal": 11.11,
-    "vulkan": 18.18,
+    "cuda": 75.47,
+    "rocm": 9.209,
+    "metal": 10.26,
+    "vulkan": 20.84,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.179
+CONSUMER_CLOCK_FACTOR = 1.183
 PRE_AMPERE_BANDWIDTH_FACTOR = 0.7121
-PRE_AMPERE_MATRIX_FACTOR = 0.6193
-IGPU_BANDWIDTH_FACTOR = 0.9467
-IGPU_MATRIX_FACTOR = 0.5979
-AMD_APU_MATRIX_FACTOR = 0.8407
-HBM_BANDWIDTH_FACTOR = 0.6973
-MOE_EXPERT_EXTRA = 0.08502
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9633, "q4_0": 0.9934, "k": 1.016, "mxfp4": 1.006}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.115, "q4_0": 1.066, "k": 1.483, "mxfp4": 1.39}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.113
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.744
-LAYER_SPLIT_HOP_S = 0.0001584
-XE_HPG_BANDWIDTH_FACTOR = 0.6264
+PRE_AMPERE_MATRIX_FACTOR = 0.6191
+IGPU_BANDWIDTH_FACTOR = 0.9549
+IGPU_MATRIX_FACTOR = 0.6124
+AMD_APU_MATRIX_FACTOR = 0.8521
+HBM_BANDWIDTH_FACTOR = 0.707
+MOE_EXPERT_EXTRA = 0.07993
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9707, "q4_0": 0.9986, "k": 1.024, "mxfp4": 0.7675}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.127, "q4_0": 1.09, "k": 1.451, "mxfp4": 1.212}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.112
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.75
+LAYER_SPLIT_HOP_S = 0.0001583
+XE_HPG_BANDWIDTH_FACTOR = 0.626
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.888, 1.199),
-    "rocm": (0.833, 1.215),
-    "metal": (0.888, 1.263),
-    "vulkan": (0.825, 1.199),
-    "vulkan-intel": (0.888, 1.199),
-    "sycl": (0.888, 1.199),
+    "cuda": (0.892, 1.187),
+    "rocm": (0.844, 1.213),
+    "metal": (0.892, 1.259),
+    "vulkan": (0.823, 1.187),
+    "vulkan-intel": (0.892, 1.187),
+    "sycl": (0.892, 1.187),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.756, 1.358),
-    "rocm": (0.737, 1.358),
-    "metal": (0.755, 1.358),
-    "vulkan": (0.676, 1.358),
-    "vulkan-intel": (0.602, 1.693),
-    "sycl": (0.756, 1.414),
+    "cuda": (0.761, 1.357),
+    "rocm": (0.747, 1.357),
+    "metal": (0.756, 1.357),
+    "vulkan": (0.693, 1.357),
+    "vulkan-intel": (0.598, 1.693),
+    "sycl": (0.761, 1.419),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.751, 1.304),
-    "rocm": (0.474, 1.304),
-    "metal": (0.819, 1.304),
-    "vulkan": (0.819, 2.009),
-    "vulkan-intel": (0.819, 1.304),
-    "sycl": (0.819, 1.304),
+    "cuda": (0.741, 1.285),
+    "rocm": (0.46, 1.285),
+    "metal": (0.798, 1.285),
+    "vulkan": (0.798, 2.004),
+    "vulkan-intel": (0.798, 1.285),
+    "sycl": (0.798, 1.285),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.607, 1.589),
-    "rocm": (0.474, 1.788),
-    "metal": (0.607, 1.589),
-    "vulkan": (0.576, 2.009),
-    "vulkan-intel": (0.245, 1.589),
-    "sycl": (0.607, 1.589),
+    "cuda": (0.607, 1.56),
+    "rocm": (0.46, 1.779),
+    "metal": (0.607, 1.56),
+    "vulkan": (0.587, 2.004),
+    "vulkan-intel": (0.244, 1.56),
+    "sycl": (0.607, 1.56),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.881, 1.199),
-    "apple-m1/metal": (0.754, 1.263),
-    "apple-m3/metal": (0.845, 1.263),
-    "rdna3.5/rocm": (0.787, 1.218),
+    "ampere-dc/cuda": (0.861, 1.187),
+    "apple-m1/metal": (0.758, 1.259),
+    "apple-m3/metal": (0.847, 1.259),
+    "rdna3.5/rocm": (0.785, 1.215),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.751, 1.522),
-    "apple-m1/metal": (0.819, 1.419),
-    "hopper/cuda": (0.577, 1.304),
-    "rdna3.5/rocm": (0.474, 1.686),
+    "ada/cuda": (0.715, 1.501),
+    "apple-m1/metal": (0.798, 1.411),
+    "blackwell/cuda": (0.741, 1.304),
+    "hopper/cuda": (0.549, 1.285),
+    "rdna3.5/rocm": (0.46, 1.697),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.747, 1.206)
-MOE_PREFILL_BAND: tuple[float, float] = (0.671, 1.61)
+MOE_DECODE_BAND: tuple[float, float] = (0.767, 1.191)
+MOE_PREFILL_BAND: tuple[float, float] = (0.679, 1.627)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
