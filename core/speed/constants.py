@@ -18,103 +18,103 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8779,
-    "rocm": 0.9228,
-    "metal": 0.8616,
-    "vulkan": 0.9518,
-    "vulkan-intel": 0.6193,
-    "sycl": 0.6797,
+    "cuda": 0.875,
+    "rocm": 0.9206,
+    "metal": 0.8602,
+    "vulkan": 0.9517,
+    "vulkan-intel": 0.6169,
+    "sycl": 0.6771,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
     "cuda": 0.5746,
-    "rocm": 0.4146,
-    "metal": 0.8462,
-    "vulkan": 0.4155,
-    "sycl": 0.7388,
+    "rocm": 0.4153,
+    "metal": 0.8465,
+    "vulkan": 0.4163,
+    "sycl": 0.7396,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 92250.0,
-    "rocm": 280800.0,
-    "metal": 175000.0,
-    "vulkan": 180400.0,
-    "vulkan-intel": 180200.0,
+    "cuda": 92230.0,
+    "rocm": 281400.0,
+    "metal": 176400.0,
+    "vulkan": 181700.0,
+    "vulkan-intel": 180400.0,
     "sycl": 119900.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5555,
-    "rocm": 0.325,
-    "metal": 0.5144,
-    "vulkan": 0.2789,
-    "sycl": 0.4055,
+    "cuda": 0.662,
+    "rocm": 0.3245,
+    "metal": 0.5138,
+    "vulkan": 0.2786,
+    "sycl": 0.4068,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 75.47,
-    "rocm": 9.209,
-    "metal": 10.26,
-    "vulkan": 20.84,
+    "cuda": 74.29,
+    "rocm": 9.202,
+    "metal": 10.36,
+    "vulkan": 20.85,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.183
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7121
-PRE_AMPERE_MATRIX_FACTOR = 0.6191
-IGPU_BANDWIDTH_FACTOR = 0.9549
-IGPU_MATRIX_FACTOR = 0.6124
-AMD_APU_MATRIX_FACTOR = 0.8521
-HBM_BANDWIDTH_FACTOR = 0.707
-MOE_EXPERT_EXTRA = 0.07993
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9707, "q4_0": 0.9986, "k": 1.024, "mxfp4": 0.7675}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.127, "q4_0": 1.09, "k": 1.451, "mxfp4": 1.212}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.112
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.75
-LAYER_SPLIT_HOP_S = 0.0001583
+CONSUMER_CLOCK_FACTOR = 1.182
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.7112
+PRE_AMPERE_MATRIX_FACTOR = 0.6183
+IGPU_BANDWIDTH_FACTOR = 0.9493
+IGPU_MATRIX_FACTOR = 0.6017
+AMD_APU_MATRIX_FACTOR = 0.8527
+HBM_BANDWIDTH_FACTOR = 0.7063
+MOE_EXPERT_EXTRA = 0.07941
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9655, "q4_0": 0.9945, "k": 1.02, "mxfp4": 0.9937}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.126, "q4_0": 1.091, "k": 1.453, "mxfp4": 1.207}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.113
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.747
+LAYER_SPLIT_HOP_S = 0.0001625
 XE_HPG_BANDWIDTH_FACTOR = 0.626
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.892, 1.187),
-    "rocm": (0.844, 1.213),
-    "metal": (0.892, 1.259),
-    "vulkan": (0.823, 1.187),
-    "vulkan-intel": (0.892, 1.187),
-    "sycl": (0.892, 1.187),
+    "cuda": (0.891, 1.193),
+    "rocm": (0.848, 1.215),
+    "metal": (0.891, 1.26),
+    "vulkan": (0.828, 1.193),
+    "vulkan-intel": (0.891, 1.193),
+    "sycl": (0.891, 1.193),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "cuda": (0.761, 1.357),
-    "rocm": (0.747, 1.357),
-    "metal": (0.756, 1.357),
-    "vulkan": (0.693, 1.357),
-    "vulkan-intel": (0.598, 1.693),
-    "sycl": (0.761, 1.419),
+    "rocm": (0.748, 1.357),
+    "metal": (0.757, 1.357),
+    "vulkan": (0.698, 1.357),
+    "vulkan-intel": (0.598, 1.691),
+    "sycl": (0.761, 1.418),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.741, 1.285),
-    "rocm": (0.46, 1.285),
-    "metal": (0.798, 1.285),
-    "vulkan": (0.798, 2.004),
-    "vulkan-intel": (0.798, 1.285),
-    "sycl": (0.798, 1.285),
+    "cuda": (0.743, 1.263),
+    "rocm": (0.46, 1.263),
+    "metal": (0.798, 1.263),
+    "vulkan": (0.798, 1.999),
+    "vulkan-intel": (0.798, 1.263),
+    "sycl": (0.798, 1.263),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.607, 1.56),
-    "rocm": (0.46, 1.779),
-    "metal": (0.607, 1.56),
-    "vulkan": (0.587, 2.004),
-    "vulkan-intel": (0.244, 1.56),
-    "sycl": (0.607, 1.56),
+    "cuda": (0.607, 1.566),
+    "rocm": (0.46, 1.776),
+    "metal": (0.607, 1.566),
+    "vulkan": (0.588, 1.999),
+    "vulkan-intel": (0.244, 1.566),
+    "sycl": (0.607, 1.566),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.861, 1.187),
-    "apple-m1/metal": (0.758, 1.259),
-    "apple-m3/metal": (0.847, 1.259),
-    "rdna3.5/rocm": (0.785, 1.215),
+    "ampere-dc/cuda": (0.867, 1.193),
+    "apple-m1/metal": (0.758, 1.26),
+    "apple-m3/metal": (0.847, 1.26),
+    "rdna3.5/rocm": (0.789, 1.224),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.715, 1.501),
-    "apple-m1/metal": (0.798, 1.411),
-    "blackwell/cuda": (0.741, 1.304),
-    "hopper/cuda": (0.549, 1.285),
-    "rdna3.5/rocm": (0.46, 1.697),
+    "ada/cuda": (0.717, 1.501),
+    "apple-m1/metal": (0.798, 1.408),
+    "blackwell/cuda": (0.743, 1.276),
+    "hopper/cuda": (0.551, 1.263),
+    "rdna3.5/rocm": (0.46, 1.7),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.767, 1.191)
-MOE_PREFILL_BAND: tuple[float, float] = (0.679, 1.627)
+MOE_DECODE_BAND: tuple[float, float] = (0.767, 1.194)
+MOE_PREFILL_BAND: tuple[float, float] = (0.678, 1.637)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
