@@ -165,9 +165,21 @@ def derive_bands(result: dict[str, Any]) -> None:
             if lo < flo or hi > fhi:
                 segment[key] = (min(lo, flo), max(hi, fhi))
         segment_bands[f"SEGMENT_{kind}_BAND"] = segment
-        bands[f"{kind}_BAND_ROUGH"] = {
+        rough = bands[f"{kind}_BAND_ROUGH"] = {
             f: (min(unseen[f][0], thin[f][0], seen[f][0]), max(unseen[f][1], thin[f][1], seen[f][1])) for f in FAMILIES
         }
+        # likewise a segment a card calls rough whose own source-held-out spread is wider than its family's rough
+        # band: "rough" must hold what was measured there too (issue 37 item 3)
+        q_rough, rough_segment = ((1 - UNSEEN_SHARE) / 2, (1 + UNSEEN_SHARE) / 2), {}
+        for key in sorted(set(keys[mask & ~calibrated])):
+            sel = mask & ~calibrated & (keys == key)
+            if sel.sum() < MIN_FAMILY_ROWS:
+                continue
+            lo, hi = band_factors(result["loso"][sel], *q_rough)
+            flo, fhi = rough[rows[int(np.flatnonzero(sel)[0])].family]
+            if lo < flo or hi > fhi:
+                rough_segment[key] = (min(lo, flo), max(hi, fhi))
+        segment_bands[f"SEGMENT_{kind}_BAND_ROUGH"] = rough_segment
         by_source, by_family = band_factors(result["loso"][mask & moe]), band_factors(result["lofo"][mask & moe])
         moe_bands[kind] = (min(by_source[0], by_family[0]), max(by_source[1], by_family[1]))
     result["bands"], result["moe_bands"], result["segment_bands"] = bands, moe_bands, segment_bands
@@ -192,7 +204,7 @@ def row_bands(
 
 def kind_bands(result: dict[str, Any], kind: str, suffix: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-row band of ``kind`` ("DECODE"/"PREFILL") at the calibrated ("") or rough ("_ROUGH") level."""
-    segment = result.get("segment_bands", {}).get(f"SEGMENT_{kind}_BAND") if not suffix else None
+    segment = result.get("segment_bands", {}).get(f"SEGMENT_{kind}_BAND{suffix}")
     return row_bands(result["rows"], result["bands"][f"{kind}_BAND{suffix}"], result["moe_bands"][kind], segment)
 
 

@@ -106,11 +106,19 @@ SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
     "apple-m3/metal": (0.845, 1.263),
     "rdna3.5/rocm": (0.787, 1.218),
 }
+SEGMENT_DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "apple-m1/metal": (0.69, 1.358),
+    "rdna3.5/rocm": (0.683, 1.358),
+    "turing/cuda": (0.755, 1.358),
+}
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
     "ada/cuda": (0.751, 1.522),
     "apple-m1/metal": (0.819, 1.419),
     "hopper/cuda": (0.577, 1.304),
     "rdna3.5/rocm": (0.474, 1.686),
+}
+SEGMENT_PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
+    "blackwell-soc/cuda": (0.603, 1.589),
 }
 MOE_DECODE_BAND: tuple[float, float] = (0.747, 1.206)
 MOE_PREFILL_BAND: tuple[float, float] = (0.671, 1.61)
@@ -223,7 +231,9 @@ KEPT_OUT_DEVICES: frozenset[str] = frozenset(
 #   the central 86 % of leave-one-source-out residuals (a generation x backend with rows from two or more
 #   sources, CALIBRATED_ARCHS); *_ROUGH: the central 92 % of the leave-one-architecture-out, leave-one-family-
 #   out and thin source-held-out residuals (a generation with rows from one source, THIN_ARCHS, none, or a
-#   proxy backend). MOE_*_BAND: held-out spread of the MoE rows; a MoE model's band is widened to contain it.
+#   proxy backend). SEGMENT_*_BAND(_ROUGH): a generation x backend whose own held-out spread is wider than its
+#   family's band, calibrated or rough, gets it (a band must hold per segment). MOE_*_BAND: held-out spread of
+#   the MoE rows; a MoE model's band is widened to contain it.
 
 IQ_EXTRA_FACTOR = 1.15
 # SYCL decode of a quant type without ggml-sycl's "reorder" layout (the scales split from the quants for coalesced

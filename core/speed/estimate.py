@@ -471,8 +471,11 @@ def _band(
     if level == 0:  # the family's calibrated band, or the segment's own where its held-out spread is wider
         lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
         lo, hi = (K.SEGMENT_DECODE_BAND if kind == "decode" else K.SEGMENT_PREFILL_BAND).get(segment, (lo, hi))
-    else:
+    else:  # the family's rough band, or the rough segment's own where its held-out spread is wider
         lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
+        lo, hi = (K.SEGMENT_DECODE_BAND_ROUGH if kind == "decode" else K.SEGMENT_PREFILL_BAND_ROUGH).get(
+            segment, (lo, hi)
+        )
     if moe:  # routing and expert GEMMs: the least certain part of the model
         moe_lo, moe_hi = K.MOE_DECODE_BAND if kind == "decode" else K.MOE_PREFILL_BAND
         lo, hi = min(lo, moe_lo), max(hi, moe_hi)

@@ -118,6 +118,26 @@ def test_every_row_is_predicted_with_its_source_held_out(result):
     assert sum(m > 1e-6 for m in moved) == len(rows)
 
 
+def test_a_rough_segment_keeps_a_band_that_holds_its_rows(result):
+    """Issue 37 item 3: a segment a card calls rough (thin, or held out) whose own source-held-out spread is
+    wider than its family's rough band gets that spread as its band, in the bench and on the card alike."""
+    from core.speed import constants as K
+    from core.speed.estimate import _band
+
+    keys = np.array([val.arch_key(r) for r in result["rows"]])
+    for kind in ("DECODE", "PREFILL"):
+        derived = result["segment_bands"][f"SEGMENT_{kind}_BAND_ROUGH"]
+        assert derived == getattr(K, f"SEGMENT_{kind}_BAND_ROUGH")  # what --write wrote is what the bench derives
+        for key, (lo, hi) in derived.items():
+            family = key.split("/")[1]
+            low, high = _band(1.0, kind.lower(), family, 1, segment=key)
+            assert (low, high) == pytest.approx((lo, hi)), key
+            rough = getattr(K, f"{kind}_BAND_ROUGH")[family]
+            assert lo <= rough[0] and hi >= rough[1] and (lo, hi) != rough, key
+            sel = keys == key
+            assert sel.any(), key
+
+
 def test_bands_hold_per_vendor_on_held_out_sources(result):
     """The stated range contains at least 80 % of the measurements of each vendor, source held out."""
     for name, sel in val.groups(result["rows"]):
