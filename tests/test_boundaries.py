@@ -176,7 +176,6 @@ LOCALES_NOT_YET_MOVED = frozenset(
         "bot/answers/hub_models.py",
         "bot/answers/lists.py",
         "bot/answers/resolve.py",
-        "bot/answers/rig_picks.py",
         "bot/answers/rigs.py",
         "bot/answers/together.py",
         "bot/answers/unknown_model.py",
