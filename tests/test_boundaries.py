@@ -176,7 +176,6 @@ LOCALES_NOT_YET_MOVED = frozenset(
         "bot/answers/resolve.py",
         "bot/answers/rigs.py",
         "bot/answers/together.py",
-        "bot/answers/variants.py",
         "bot/users/prefs.py",
         "catalog/prices/status.py",  # fitbot health's price lines
     }
