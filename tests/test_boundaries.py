@@ -174,7 +174,6 @@ LOCALES_NOT_YET_MOVED = frozenset(
         "bot/adapters/telegram/parts.py",  # the command menu per language
         "bot/answers/lists.py",
         "bot/answers/resolve.py",
-        "bot/answers/together.py",
         "bot/users/prefs.py",
         "catalog/prices/status.py",  # fitbot health's price lines
     }
