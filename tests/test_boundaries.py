@@ -172,7 +172,6 @@ LOCALES_NOT_YET_MOVED = frozenset(
         "bot/adapters/discord/stop.py",
         "bot/adapters/mcp/server.py",  # tool descriptions
         "bot/adapters/telegram/parts.py",  # the command menu per language
-        "catalog/prices/status.py",  # fitbot health's price lines
     }
 )
 SENTENCE_WRITERS = ("bot/cards/", "bot/render/", "bot/service.py")
