@@ -33,7 +33,7 @@ def telegram_feel_rate(rate: float, lang: Lang) -> str:
 
 def telegram_feel_done(rate: float, elapsed: float, lang: Lang) -> str:
     """The ⚡ stream's closing line: the rate and how long it ran."""
-    return telegram_text(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=num(elapsed, lang, 1))
+    return t(lang, "telegram.feel.done", rate=tokens_per_s(rate, lang), seconds=num(elapsed, lang, 1))
 
 
 def formulas_title(lang: Literal["en", "de"]) -> str:
