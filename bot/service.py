@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from bot.answers.compare import with_notes
 from bot.answers.hub_models import hub_answers
 from bot.answers.route import Answers, feel_rate
 from bot.answers.runs import RunsRead, read_runs
 from bot.answers.unknown_model import memory_only_card, sized_model, stated_row
 from bot.answers.unparsed import special_answer
 from bot.cards import notices as cards
+from bot.cards.parts import with_notes
 from bot.reply import Reply, untagged
 from bot.understand import MAX_QUESTION_CHARS, Question, in_catalog
 from bot.users.limits import Limits

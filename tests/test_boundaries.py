@@ -163,29 +163,7 @@ def test_the_query_package_imports_only_the_shared_core_types(path):
     assert outside <= {"core.models"}
 
 
-# Modules that still write sentences outside the cards (issue 33: their words move into bot/cards/); the list
-# may only shrink: a module not on it that imports locales fails, and so does one on it that no longer does.
-LOCALES_NOT_YET_MOVED = frozenset(
-    {
-        "bot/adapters/discord/bot.py",  # slash-command names and descriptions per locale (Discord's API)
-        "bot/adapters/discord/commands.py",
-        "bot/adapters/discord/stop.py",
-        "bot/adapters/mcp/server.py",  # tool descriptions
-        "bot/adapters/telegram/parts.py",  # the command menu per language
-        "bot/answers/biggest.py",
-        "bot/answers/compare.py",
-        "bot/answers/hub_models.py",
-        "bot/answers/lists.py",
-        "bot/answers/resolve.py",
-        "bot/answers/rig_picks.py",
-        "bot/answers/rigs.py",
-        "bot/answers/together.py",
-        "bot/answers/unknown_model.py",
-        "bot/answers/variants.py",
-        "bot/users/prefs.py",
-        "catalog/prices/status.py",  # fitbot health's price lines
-    }
-)
+# Sentences are written in the cards, the renderers and the service only (issue 33): no other module imports locales.
 SENTENCE_WRITERS = ("bot/cards/", "bot/render/", "bot/service.py")
 
 
@@ -195,10 +173,7 @@ def test_only_cards_render_and_the_service_import_locales(path):
     imports = "locales" in roots(path)
     if name.startswith(SENTENCE_WRITERS):
         return
-    if name in LOCALES_NOT_YET_MOVED:
-        assert imports, f"{name} no longer imports locales: take it off LOCALES_NOT_YET_MOVED"
-    else:
-        assert not imports, f"{name} writes words: build them in bot/cards/ (core.models.Lang is the language type)"
+    assert not imports, f"{name} writes words: build them in bot/cards/ (core.models.Lang is the language type)"
 
 
 @pytest.mark.parametrize("path", modules("fitbot_fakes"), ids=lambda p: p.name)

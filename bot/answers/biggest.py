@@ -8,7 +8,7 @@ biggest first, with its speed.
 
 from __future__ import annotations
 
-from bot.cards import notices as cards
+from bot.cards.biggest import biggest_card
 from bot.cards.launch import checkpoints
 from bot.question import Answering
 from bot.reply import Reply, setup_label
@@ -16,7 +16,6 @@ from core.estimate import DEFAULT_CONTEXT, Request
 from core.models import GpuSpec, Lang
 from core.quants.ladder import LOW_BITS
 from core.recommend import MIN_OFFLOAD_TOKENS_PER_S, rank_models
-from locales import context_label, num, t, tokens_per_s
 
 ACCEPTABLE_TOKENS_PER_S = MIN_OFFLOAD_TOKENS_PER_S  # the reading speed below which a model is not "runnable"
 # below 3 bits per weight a model "runs" only in name (core.quants.ladder.LOW_BITS): a 358B at 1.75 bits is not
@@ -35,22 +34,9 @@ def biggest_models(answers: Answering, gpu: GpuSpec, count: int, request: Reques
         (p for p in picks if p.decode_tokens_per_s >= ACCEPTABLE_TOKENS_PER_S and _bits(answers, p.quant) >= LOW_BITS),
         key=lambda p: (-p.total_params, -p.decode_tokens_per_s),
     )
-    name = setup_label(gpu.short_name, count)
-    title = t(lang, "biggest.title", gpu=name, context=context_label(request.context or DEFAULT_CONTEXT))
-    reply = cards.models_card(title, runs[:LIST_TOP], answers.catalog, lang, echo=echo)
-    if not runs:
-        return reply.model_copy(update={"summary": t(lang, "biggest.none", rate=f"{ACCEPTABLE_TOKENS_PER_S:g}")})
-    top = runs[0]
-    summary = t(
-        lang,
-        "biggest.summary",
-        model=top.name,
-        params=num(top.total_params / 1e9, lang, 0 if top.total_params >= 10e9 else 1),
-        quant=top.quant,
-        rate=tokens_per_s(top.decode_tokens_per_s, lang),
-        floor=f"{ACCEPTABLE_TOKENS_PER_S:g}",
-    )
-    return reply.model_copy(update={"summary": summary})
+    setup = setup_label(gpu.short_name, count)
+    context = request.context or DEFAULT_CONTEXT
+    return biggest_card(setup, context, runs[:LIST_TOP], ACCEPTABLE_TOKENS_PER_S, answers.catalog, lang, echo=echo)
 
 
 def _bits(answers: Answering, quant_id: str) -> float:

@@ -1,25 +1,23 @@
 """Comparisons of 2–4 devices or models, and what every card says about its subjects.
 
 ``compare`` answers "4090 or 5090 for X?", "X on A vs B vs C" and "X vs Y on a 4090": each name is
-resolved on its own (an unknown one is asked about, never dropped). ``with_notes`` puts what
-resolution assumed on one visible line; ``subject_of`` fills ``Reply.subjects``.
+resolved on its own (an unknown one is asked about, never dropped). ``subject_of`` fills
+``Reply.subjects``.
 """
 
 from __future__ import annotations
 
 from bot.answers.resolve import replace_name
 from bot.cards import notices as cards
-from bot.cards.notes import note_text
 from bot.question import Answering, Ask
 from bot.reply import Action, Reply, Subject
 from catalog.lookup import sized_name
 from core.estimate import DEFAULT_CONTEXT, DEFAULT_ENGINE, Request, Scenario, default_quant
 from core.figures import figures_of
 from core.fit import Verdict
-from core.models import GIB, GpuSpec, Lang, ModelSpec
+from core.models import GIB, GpuSpec, ModelSpec
 from core.notes import Note
 from core.query.parse import Match
-from locales import t
 
 MAX_COMPARED = 4
 
@@ -43,7 +41,7 @@ def compare(answers: Answering, model: ModelSpec, ask: Ask) -> Reply:
         gpu, count = answers.device(ask, model)
         pairs.extend((m, gpu, count) for m in models[:MAX_COMPARED])
     analyses = [answers.analyse(answers.scenario(ask, m, g, n), ask) for m, g, n in pairs]
-    reply = cards.compare_card(t(ask.lang, "compare.title"), [a.estimate for a in analyses], answers.catalog, ask.lang)
+    reply = cards.compare_card([a.estimate for a in analyses], answers.catalog, ask.lang)
     subjects = tuple(
         subject_of(a.scenario.model, a.scenario.gpu, a.scenario.count, a.scenario.request, (), a.scenario).model_copy(
             update={"figures": figures_of(a)}
@@ -102,12 +100,3 @@ def subject_of(
         engine=engine.value,
         notes=notes,
     )
-
-
-def with_notes(reply: Reply, notes: list[Note], lang: Lang) -> Reply:
-    """What was assumed, as one line above the card's summary."""
-    if not notes or reply.kind == "suggest":
-        return reply
-    line = " ".join(note_text(n, lang) for n in notes)
-    summary = f"ℹ️ {line}\n{reply.summary}" if reply.summary else f"ℹ️ {line}"
-    return reply.model_copy(update={"summary": summary})

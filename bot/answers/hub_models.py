@@ -6,10 +6,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from bot.answers.route import Answers
-from bot.cards import notices as cards
+from bot.cards.hub import hub_error_card, hub_source_line
 from bot.reply import Reply
 from core.models import Lang, ModelSpec
-from locales import t
 from storage.base import store_errors
 
 if TYPE_CHECKING:
@@ -27,10 +26,10 @@ async def hub_answers(
     try:
         found = await hub.lookup(f"{repo}:{quant}" if quant and ":" not in repo else repo)
     except HubError as exc:
-        return cards.error_card(lang, t(lang, exc.key, **dict(exc.params.items())))
+        return hub_error_card(lang, exc.key, exc.params)
     except store_errors():  # the cache is unusable: say so instead of failing the answer
         log.exception("hub cache failed")
-        return cards.error_card(lang, t(lang, "hub.error", repo=repo))
+        return hub_error_card(lang, "hub.error", {"repo": repo})
     catalog = answers.catalog
     extended = catalog.model_copy(
         update={
@@ -39,5 +38,4 @@ async def hub_answers(
         }
     )
     key, params = found.card_source()
-    params["fetched_at"] = params["fetched_at"].strftime("%Y-%m-%d %H:%M UTC")
-    return answers.with_model(extended), found.spec, t(lang, key, **params)
+    return answers.with_model(extended), found.spec, hub_source_line(lang, key, params)

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from bot.cards import notices as cards
 from bot.cards.launch import checkpoints
-from bot.cards.parts import LIST_TOP, VERDICT_EMOJI
+from bot.cards.lists import gpus_summary, gpus_title, models_title, quant_recommendation, quant_title
+from bot.cards.parts import LIST_TOP
 from bot.cards.quality import with_quality
 from bot.question import Answering, Ask
 from bot.reply import ChartSpec, Reply, setup_label
@@ -39,7 +40,6 @@ from core.query.names import typed
 from core.recommend import FILTERS, rank_models
 from core.regions import restricted
 from core.runs.calibrate import applied
-from locales import context_label, gib, t, tokens_per_s
 
 SPEED_CHART_GPUS = 12
 CHART_CONTEXTS = (4096, 8192, 16384, 32768, 65536, 131072)
@@ -68,21 +68,8 @@ def quant_matrix(answers: Answering, s: Scenario, ask: Ask) -> Reply:
             continue
         row = quick_fit(with_quant(s, quant, answers.catalog))
         rows.append((quant.id, row.need_bytes, row.decode_tokens_per_s, row.verdict))
-    choice = _choice(answers, s)
-    if choice is None:
-        recommended = t(lang, "quant.none")
-    else:
-        kv = t(lang, "tip.with_kv", kv=choice.kv_cache.value) if choice.kv_cache else ""
-        recommended = t(
-            lang,
-            f"tip.quant_{choice.reason}",
-            quant=choice.quant,
-            kv=kv,
-            verdict=VERDICT_EMOJI[choice.verdict],
-        )
-    title = t(
-        lang, "quant.title", model=model.name, gpu=_gpu_label(s.device, s.count), context=context_label(s.context)
-    )
+    recommended = quant_recommendation(_choice(answers, s), lang)
+    title = quant_title(model.name, _gpu_label(s.device, s.count), s.context, lang)
     more_query = "" if more else f"/quant {model.id} {setup_label(s.device.id, s.count)} more"
     card = cards.quant_card(title, rows, recommended, answers.catalog, lang, more_query=more_query)
     return with_quality(card, model, rows, lang, more)  # published KLD/perplexity per quant (issue 26)
@@ -137,25 +124,13 @@ def gpus_for_model(answers: Answering, model: ModelSpec, ask: Ask) -> Reply:
         ranked += [(g, e) for g, e in found if e.verdict is Verdict.NO_FIT]
     shown = ranked if more else ranked[:LIST_TOP]
     rows = [(g.short_name, g.memory_bytes, e.need_bytes, e.decode_tokens_per_s, e.verdict) for g, e in shown]
-    if fits:
-        need = min(fits, key=lambda ge: ge[0].memory_bytes)
-        fastest = max(fits, key=speed)
-        summary = t(
-            lang,
-            "gpus.summary",
-            memory=gib(need[0].memory_bytes, lang, 0),
-            smallest=need[0].short_name,
-            fastest=fastest[0].short_name,
-            rate=tokens_per_s(speed(fastest), lang),
-            count=len(fits),
-        )
-    elif runs:
-        summary = t(lang, "gpus.summary_offload", count=len(runs))
-    else:
-        summary = t(lang, "gpus.summary_none")
-    title = t(lang, "gpus.title", model=model.name, quant=s.quant.id, context=context_label(s.context))
+    smallest = min(fits, key=lambda ge: ge[0].memory_bytes)[0] if fits else None
+    fastest = max(fits, key=speed) if fits else None
+    top = (fastest[0].short_name, speed(fastest)) if fastest else None
+    summary = gpus_summary(len(fits), len(runs), smallest, top, lang)
+    title = gpus_title(model.name, s.quant.id, s.context, lang)
     more_query = "" if more or len(found) <= LIST_TOP else f"/gpus {model.id} more"
-    needs = estimate_of(on_device(s, need[0], 1)).memory if fits else None
+    needs = estimate_of(on_device(s, smallest, 1)).memory if smallest is not None else None
     return cards.gpus_card(title, summary, rows, answers.catalog, lang, more_query=more_query, needs=needs)
 
 
@@ -184,11 +159,8 @@ def recommend_models(
         sized = {m.id for m in of_size(answers.catalog, said.size_b, said.active_b)}
         picks = tuple(p for p in picks if p.model_id in sized)
     shown = picks if more else picks[:LIST_TOP]
-    context = context_label(req.context or DEFAULT_CONTEXT)
-    if said is not None and said.size_b:
-        title = t(lang, "models.title_sized", size=f"{said.size_b:g}B", gpu=_gpu_label(gpu, count), context=context)
-    else:
-        title = t(lang, "models.title", gpu=_gpu_label(gpu, count), context=context)
+    sized_b = said.size_b if said is not None and said.size_b else None
+    title = models_title(_gpu_label(gpu, count), req.context or DEFAULT_CONTEXT, sized_b, lang)
     target = setup_label(gpu.id, count)
     sized_words = (
         f" {said.size_b:g}b" + (f"-a{said.active_b:g}b" if said.active_b else "") if said and said.size_b else ""

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from bot.cards import notices as cards
+from bot.cards import resolve as words
 from bot.reply import Action, Reply
 from bot.users.saved import generic_saved, saved_board
 from bot.users.user import User
@@ -29,7 +30,6 @@ from core.query.names import same_memory, typed
 from core.query.parse import Match, Query
 from core.recommend import tags_of
 from core.speed.cpu import Cpu, cpus, find_cpu
-from locales import num, t
 
 GENERIC_SIZES = (8, 12, 16, 24)
 SIZE_KINDS = (
@@ -71,21 +71,19 @@ class Resolver:
         if match and match.id:
             found = self.catalog.model(match.id)
             if found and (other := related_repo(match.text, found)):  # "falcon 7b": Falcon3-7B, or tiiuae/falcon-7b?
-                message = t(lang, "resolve.which_related", text=match.text, model=found.name, repo=other)
+                message = words.which_related(lang, match.text, found.name, other)
                 queries = [replace_name(echo, match.text, found.id), replace_name(echo, match.text, other)]
                 return cards.ask_card(lang, message, [found.name, other], queries, echo=echo)
             if found:
                 return found
         if match and match.ambiguous and match.suggestions:
-            return self.suggest(
-                lang, t(lang, "resolve.which_model", text=match.text), match.suggestions, match.text, echo
-            )
+            return self.suggest(lang, words.which(lang, "model", match.text), match.suggestions, match.text, echo)
         phrase = match.text if match else q.model_text
         if phrase:
             return self.unknown_model(lang, phrase, match.suggestions if match else (), echo)
         if q.model_size:
             return self.sized_model(q.model_size, lang, echo, q.asks.model_filter)
-        return cards.ask_card(lang, t(lang, "ask.model_missing"), echo=echo)
+        return cards.ask_card(lang, words.missing(lang, "model"), echo=echo)
 
     def sized_model(self, size: str, lang: Lang, echo: str, kind: str | None = None) -> ModelSpec | Reply:
         """ "ein 8b modell": answered for the likeliest catalog model of that size (``core.model_sizes``; of
@@ -110,7 +108,7 @@ class Resolver:
 
     def unknown_model(self, lang: Lang, phrase: str, family: tuple[str, ...], echo: str) -> Reply:
         """ "I don't know X": quotes the whole phrase, offers same-family entries and the repo-id hint."""
-        message = t(lang, "resolve.unknown_model", text=phrase) + " " + t(lang, "resolve.paste_repo")
+        message = words.unknown_model(lang, phrase)
         return self.suggest(lang, message, family, phrase, echo)
 
     # --- devices --------------------------------------------------------------------------
@@ -122,8 +120,9 @@ class Resolver:
             note = ghost.note_de if lang == "de" and ghost.note_de else ghost.note
             if ghost.stand_in and q.not_device_text:  # a kind of device not covered: one tap asks about its memory
                 query = replace_name(echo, q.not_device_text, ghost.stand_in)
-                return cards.ask_card(lang, t(lang, "ask.not_covered", note=note), [ghost.stand_in], [query], echo=echo)
-            return cards.ask_card(lang, t(lang, "ask.not_a_device", name=ghost.name, note=note), echo=echo)
+                message = words.not_a_device(lang, ghost.name, note, covered=True)
+                return cards.ask_card(lang, message, [ghost.stand_in], [query], echo=echo)
+            return cards.ask_card(lang, words.not_a_device(lang, ghost.name, note, covered=False), echo=echo)
         match = q.gpu
         if match is not None:
             return self.named_device(match, q.gpu_count, q, lang, echo)
@@ -146,9 +145,9 @@ class Resolver:
             }
             return self.generic_device(q.model_copy(update=update), lang, echo)
         if not need:
-            return cards.ask_card(lang, t(lang, "ask.gpu_missing_models"), echo=echo)
+            return cards.ask_card(lang, words.missing(lang, "gpu_models"), echo=echo)
         model = q.model.text if q.model else q.model_size or "…"
-        return cards.ask_card(lang, t(lang, "ask.gpu_missing", model=model), echo=echo)
+        return cards.ask_card(lang, words.missing(lang, "gpu", model), echo=echo)
 
     def named_device(self, match: Match, count: int, q: Query, lang: Lang, echo: str) -> tuple[GpuSpec, int] | Reply:
         if match.id and (gpu := self.catalog.gpu(match.id)):
@@ -165,12 +164,10 @@ class Resolver:
             return gpu, count
         if match.choices:
             names = [g.short_name for c in match.choices if (g := self.catalog.gpu(c))]
-            message = t(lang, "resolve.which_memory", text=match.text)
+            message = words.which(lang, "memory", match.text)
             return self.suggest(lang, message, match.choices, match.text, echo, labels=names)
         if match.suggestions and not match.unknown:
-            return self.suggest(
-                lang, t(lang, "resolve.which_device", text=match.text), match.suggestions, match.text, echo
-            )
+            return self.suggest(lang, words.which(lang, "device", match.text), match.suggestions, match.text, echo)
         return self.unknown_device(match.text, q, lang, echo, match.suggestions)
 
     def dominant_variant(self, match: Match, gpu: GpuSpec, echo: str) -> None:
@@ -189,7 +186,7 @@ class Resolver:
             return self.generic_device(q, lang, echo, label=f"{phrase} ({q.device_memory_gib:g} GB)")
         queries = [replace_name(echo, phrase, f"{phrase} {size}gb vram") for size in GENERIC_SIZES]
         labels = [f"{size} GB" for size in GENERIC_SIZES]
-        message = t(lang, "resolve.unknown_device", text=phrase)
+        message = words.unknown_device(lang, phrase)
         return cards.ask_card(lang, message, labels, queries, echo=echo)
 
     def generic_device(self, q: Query, lang: Lang, echo: str, label: str = "") -> tuple[GpuSpec, int] | Reply:
@@ -202,14 +199,14 @@ class Resolver:
         named = (cpus().get(board) or find_cpu(board)) if kind == "cpu" else None
         board = named.id if named is not None else board
         if not memory and named is not None:  # "epyc 9654": its memory channels said, the RAM size asked
-            figures = {**_cpu_values(named), "bandwidth": num(named.bandwidth_gbps, lang, 1)}
-            message = t(lang, "resolve.cpu_ram_missing_named", **figures)
+            message = words.cpu_ram_missing(lang, _cpu_values(named), named.bandwidth_gbps)
             sizes = [gb for gb in CPU_RAM_SIZES if gb >= 8 * named.channels or gb == CPU_RAM_SIZES[-1]][:4]
             queries = [f"{echo} {gb}gb ram" for gb in sizes]
             return cards.ask_card(lang, message, [f"{gb} GB RAM" for gb in sizes], queries, echo=echo)
         if not memory:
-            key = "resolve.cpu_ram_missing" if kind in ("cpu", "igpu") else "resolve.vram_missing"
-            return cards.ask_card(lang, t(lang, key), echo=echo)
+            return cards.ask_card(
+                lang, words.missing(lang, "cpu_ram" if kind in ("cpu", "igpu") else "vram"), echo=echo
+            )
         if kind != "cpu" and (q.device_bandwidth_gbps or q.device_tflops):  # "32 GB at 608 GB/s"
             return self.spec_device(q, memory, label)
         if kind in ("sbc", "igpu") and not label:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from functools import partial
 
+from bot.cards.rig_picks import with_rig_picks
 from bot.question import Answering
-from bot.reply import Reply, Row, Section, setup_label
+from bot.reply import Reply
 from core.estimate import Scenario, hardware_on
 from core.fit import full_fit
 from core.launch.vllm_hardware import engine_runs
 from core.models import GpuSpec, Lang, ModelSpec
 from core.speed.serving import single_stream
-from locales import gib, t, tokens_per_s, usd
 
 RIG_CARDS = ("rtx-3090", "rtx-4090", "rtx-5090", "rtx-pro-6000", "mi325x", "h200-sxm", "h100-sxm", "b200")
 COUNTS = (2, 4, 8)
@@ -25,7 +25,7 @@ COUNTS = (2, 4, 8)
 
 def with_rigs(answers: Answering, reply: Reply, model: ModelSpec, s: Scenario, lang: Lang) -> Reply:
     """The /gpus card with a section of multi-GPU setups that hold the model."""
-    rows = []
+    rigs: list[tuple[GpuSpec, int, int, float]] = []
     for gid in RIG_CARDS:
         gpu = answers.catalog.gpu(gid)
         if gpu is None or not engine_runs(s.engine, s.quant.id, gpu):
@@ -33,14 +33,8 @@ def with_rigs(answers: Answering, reply: Reply, model: ModelSpec, s: Scenario, l
         key = ("rig-pick", model.id, s.quant.id, s.request.model_dump_json(exclude={"gpu_count"}), gid)
         rig = answers.cached(key, partial(smallest_rig, s, gpu))
         if rig is not None:
-            count, total_bytes, decode = rig
-            price = f" · ~{usd(gpu.price_usd * count, lang, 0)}" if gpu.price_usd else ""
-            value = f"{gib(total_bytes, lang, 0)} · {tokens_per_s(decode, lang)}{price}"
-            rows.append(Row(label=setup_label(gpu.short_name, count), value=value))
-    if not rows:
-        return reply
-    section = Section(title=t(lang, "rig_picks.title"), rows=tuple(rows))
-    return reply.model_copy(update={"sections": (*reply.sections, section)})
+            rigs.append((gpu, *rig))
+    return with_rig_picks(reply, rigs, lang)
 
 
 def smallest_rig(s: Scenario, gpu: GpuSpec) -> tuple[int, int, float] | None:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import re
 
-from bot.cards import notices as card_kit
+from bot.cards.rigs import rig_error_card, with_placement
 from bot.question import Answering, Ask, AskBack
-from bot.reply import Action, CodeBlock, Reply, Row, Section
+from bot.reply import Action, CodeBlock, Reply
 from catalog.lookup import rig_cards
 from core import rig
 from core.models import Engine, GpuSpec, ModelSpec
 from core.notes import Note
 from core.query.parse import Match
-from locales import gib, integer, t
 
 SPLIT_FLAG = re.compile(r"--tensor-split\s+\S+")
 
@@ -37,7 +36,7 @@ def device(answers: Answering, ask: Ask, model: ModelSpec) -> tuple[GpuSpec, int
     try:
         rig.check(cards)
     except rig.RigError as exc:
-        raise AskBack(card_kit.error_card(ask.lang, t(ask.lang, f"rig.{exc.code}", max=rig.MAX_CARDS))) from None
+        raise AskBack(rig_error_card(ask.lang, exc.code, rig.MAX_CARDS)) from None
     request = answers.request(ask, len(cards))
     if (request.engine or Engine.LLAMA_CPP) is Engine.VLLM:
         smallest = rig.vllm_stand_in(cards)
@@ -52,58 +51,21 @@ def placement(answers: Answering, reply: Reply, model: ModelSpec, stand_in: GpuS
     """The card with what each card holds, the RAM part and the flags; its command split to match."""
     if not stand_in.id.startswith("rig:") or reply.kind in ("suggest", "error"):
         return reply
-    lang = ask.lang
     cards = rig_cards(answers.catalog, stand_in)
     est = answers.analyse(answers.scenario(ask, model, stand_in, len(cards)), ask).estimate
     overhead = est.memory.overhead_bytes // len(cards)
     plan = rig.plan(cards, est.offload, est.gpu_bytes, est.ram_bytes, overhead)
     split = ",".join(f"{s:g}" for s in plan.tensor_split)
-    rows = []
-    first = 0
-    for card in plan.cards:
-        last = first + card.layers - 1
-        rows.append(
-            Row(
-                label=card.gpu.short_name,
-                value=t(
-                    lang,
-                    "rig.card",
-                    first=first,
-                    last=max(first, last),
-                    layers=card.layers,
-                    held=gib(card.holds_bytes, lang),
-                    share=f"{integer(round(100 * card.share), lang)} %",
-                ),
-            )  # fmt: skip
-        )
-        first = last + 1
-    held = gib(plan.ram_bytes, lang)
-    if plan.cpu_moe_layers:
-        rows.append(Row(label=t(lang, "rig.ram"), value=t(lang, "rig.ram_experts", n=plan.cpu_moe_layers, held=held)))
-    elif plan.layers_in_ram:
-        rows.append(Row(label=t(lang, "rig.ram"), value=t(lang, "rig.ram_layers", n=plan.layers_in_ram, held=held)))
     flags = f"-ngl {est.offload.layers_on_gpu if est.offload.mode == 'layers' else 999} --tensor-split {split}"
     if plan.cpu_moe_layers:
         flags += f" --n-cpu-moe {plan.cpu_moe_layers}"
-    rows.append(Row(label=t(lang, "rig.flags"), value=flags))
-    section = Section(title=t(lang, "rig.title"), rows=tuple(rows))
     code = tuple(
         CodeBlock(label=c.label, text=_split(c.text, split)) if "llama-server" in c.text else c for c in reply.code
     )
-    name, n = stand_in.short_name, len(cards)
-    title = reply.title.replace(f"{n}x {name}", name)
-    note = t(lang, "rig.note", split=split, slow=min(cards, key=lambda g: g.bandwidth_bytes_per_s).short_name)
-    summary = f"{note}\n{reply.summary.replace(f'{n}x {name}', name)}"
+    slow = min(cards, key=lambda g: g.bandwidth_bytes_per_s).short_name
     actions = tuple(_rig_action(a, stand_in, cards) for a in reply.actions)
-    return reply.model_copy(
-        update={
-            "sections": (*reply.sections, section),
-            "code": code,
-            "title": title,
-            "summary": summary,
-            "actions": tuple(a for a in actions if a is not None),
-        }
-    )
+    kept = [a for a in actions if a is not None]
+    return with_placement(reply, plan, flags, split, slow, (stand_in.short_name, len(cards)), code, kept, ask.lang)
 
 
 def _rig_action(action: Action, stand_in: GpuSpec, cards: list[GpuSpec]) -> Action | None:

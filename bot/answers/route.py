@@ -15,13 +15,14 @@ from typing import Any, Literal, TypeVar
 
 from bot.answers import biggest, rig_picks, rigs, variants
 from bot.answers import lists as tables
-from bot.answers.compare import compare, subject_of, with_notes
+from bot.answers.compare import compare, subject_of
 from bot.answers.fit_extras import extend_fit
 from bot.answers.resolve import Resolver, build_request
 from bot.cards import notices as cards
 from bot.cards import wording
 from bot.cards.launch import checkpoints, with_quantized_repos
 from bot.cards.measured import runs_for, with_measured
+from bot.cards.parts import with_notes
 from bot.question import Ask, AskBack
 from bot.reply import Reply, setup_label
 from bot.understand import MAX_QUESTION_CHARS, Question, understand

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from bot.answers.compare import subject_of
 from bot.answers.resolve import Resolver
 from bot.cards.diagnose import failure_card
-from bot.reply import Reply, Row, Section, Tone
+from bot.cards.together import llm_room_name, together_card
+from bot.reply import Reply
 from bot.users.user import User
 from core.estimate import DEFAULT_RAM_GB, EstimateError, Request, estimate, scenario
 from core.figures import figures_of
@@ -22,7 +23,6 @@ from core.memory import usable_bytes
 from core.models import GpuSpec, Hardware, Lang, Workload
 from core.multi_model import Part, side_part, together
 from core.notes import Note
-from locales import gib, t, tokens_per_s
 
 if TYPE_CHECKING:
     from bot.answers.route import Answers
@@ -47,7 +47,7 @@ def together_answer(answers: Answers, question: Question, lang: Lang, user: User
     model = resolver.model(q, lang, echo) if (q.model is not None and q.model.id) else None
     if isinstance(model, Reply):
         return model
-    rows: list[Row] = []
+    suggestions: list[tuple[str, float]] | None = None
     subject = subject_of(None, gpu, count, request, ())
     if model is not None:
         quant = answers.catalog.quant(q.quant or DEFAULT_QUANT)
@@ -76,66 +76,23 @@ def together_answer(answers: Answers, question: Question, lang: Lang, user: User
     if llm_part is None:
         side_total = sum(p.total_bytes for p in parts)
         budget = usable - comfortable_reserve(usable, count) - side_total
-        rows = _suggestions(answers, gpu, count, budget, request, lang)
-        llm_part = Part(
-            name=t(lang, "together.llm_room"), runtime="llama.cpp", weights_bytes=max(budget, 0), other_bytes=0
-        )
+        suggestions = _suggestions(answers, gpu, count, budget, request)
+        llm_part = Part(name=llm_room_name(lang), runtime="llama.cpp", weights_bytes=max(budget, 0), other_bytes=0)
     result = together(llm_part, parts, usable, count)
-    memory_rows = [
-        Row(
-            label=f"{p.name} ({p.runtime})",
-            value=t(
-                lang,
-                "together.part",
-                total=gib(p.total_bytes, lang),
-                weights=gib(p.weights_bytes, lang),
-                other=gib(p.other_bytes, lang),
-            ),
-        )
-        for p in result.parts
-    ]
-    memory_rows.append(
-        Row(
-            label=t(lang, "together.sum"),
-            value=t(lang, "spec.total_value", total=gib(result.total_bytes, lang), usable=gib(usable, lang)),
-        )
-    )
-    memory_rows += [Row(label=t(lang, "quality.source"), value=s.provenance.source) for s in sides]
-    if result.fits:
-        summary, tone = t(lang, "together.fits"), Tone.GOOD
-    else:
-        summary, tone = t(lang, "together.swap", names=", ".join(result.swap)), Tone.WARN
-    sections = [Section(title=t(lang, "section.memory"), rows=tuple(memory_rows))]
-    if rows:
-        sections.append(
-            Section(
-                title=t(lang, "together.suggest_title", room=gib(max(llm_part.weights_bytes, 0), lang)),
-                rows=tuple(rows),
-            )
-        )
-    assumed = [t(lang, f"together.note.{n.code}", **n.values) for n in notes] + [t(lang, "together.assumption")]
-    label = f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name
-    return Reply(
-        kind="together",
-        locale=lang,
-        title=t(lang, "together.title", gpu=label),
-        tone=tone,
-        summary=summary,
-        sections=tuple(sections),
-        assumptions=f"{t(lang, 'assumptions.prefix')}: " + "; ".join(assumed),
-        echo=echo[:300],
-        subjects=(subject.model_copy(update={"notes": tuple(notes)}),),
-    )
+    sources = [s.provenance.source for s in sides]
+    room = llm_part.weights_bytes
+    return together_card(result, usable, sources, suggestions, room, notes, gpu, count, subject, lang, echo)
 
 
-def _suggestions(answers: Answers, gpu: GpuSpec, count: int, budget: int, request: Request, lang: Lang) -> list[Row]:
-    """The largest catalog LLMs that fit in the room the side models leave (Q4_K_M, 8K, fully on the GPU)."""
+def _suggestions(answers: Answers, gpu: GpuSpec, count: int, budget: int, request: Request) -> list[tuple[str, float]]:
+    """The largest catalog LLMs (name, decode tok/s) that fit in the room the side models leave (Q4_K_M, 8K, fully
+    on the GPU); none where there is no room."""
     if budget <= 0:
-        return [Row(label="–", value=t(lang, "together.no_room"))]
+        return []
     quant = answers.catalog.quant(DEFAULT_QUANT)
     assert quant is not None
     room = gpu.model_copy(update={"memory_bytes": max(1, (budget + comfortable_reserve(budget, count)) // count)})
-    found = []
+    found: list[tuple[str, float]] = []
     for m in sorted(answers.catalog.models, key=lambda m: -m.total_params):
         if m.variant in ("base", "embedding") or m.total_params * 0.45 > budget:
             continue
@@ -143,10 +100,10 @@ def _suggestions(answers: Answers, gpu: GpuSpec, count: int, budget: int, reques
             m, room, quant, request.model_copy(update={"quant": quant.id}), answers.catalog.size(m.id, quant.id)
         )
         if est.verdict is Verdict.FITS:
-            found.append(Row(label=m.name, value=tokens_per_s(est.speed.decode_tokens_per_s, lang)))
+            found.append((m.name, est.speed.decode_tokens_per_s))
         if len(found) >= SUGGESTIONS:
             break
-    return found or [Row(label="–", value=t(lang, "together.no_room"))]
+    return found
 
 
 __all__ = ["together_answer"]

@@ -9,9 +9,9 @@ KV cache, buffers and speed need the config (paste the repo id when the bot is o
 
 from __future__ import annotations
 
-from bot.cards.parts import footer
+from bot.cards.memory_only import memory_only_reply
 from bot.question import Answering, Ask, AskBack
-from bot.reply import Reply, Subject, Table, Tone, setup_label
+from bot.reply import Reply, Subject, setup_label
 from bot.users.user import User
 from catalog.extra_facts import sized_models
 from catalog.hub.index import HfIndexRow
@@ -19,7 +19,6 @@ from core.memory import unified_fraction
 from core.models import GIB, GpuSpec, Lang, ModelSpec, SizedModel
 from core.notes import Note
 from core.query.parse import Query
-from locales import gib, num, t
 
 QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "IQ3_XXS", "Q2_K")
 HEADROOM = 0.9  # weights that fill more than 90 % leave no room for the KV cache and buffers
@@ -63,32 +62,11 @@ def memory_only_card(
             continue
         need = weights_bytes(row.params, quant.bpw_dense)
         mark = "🟢" if need <= HEADROOM * usable else "🟠" if need <= usable else "🔴"
-        rows.append((qid, gib(need, lang), mark))
+        rows.append((qid, need, mark))
     label = setup_label(gpu.short_name, count)
     main = q.quant or "Q4_K_M"
     need = weights_bytes(row.params, (answers.catalog.quant(main) or answers.catalog.quants[0]).bpw_dense)
-    key = (
-        "memory_only.fits" if need <= HEADROOM * usable else "memory_only.tight" if need <= usable else "memory_only.no"
-    )
-    params = num(row.params / 1e9, lang, 1)
-    what = (
-        t(
-            lang,
-            "memory_only.what_stated",
-            model=stated.name,
-            params=params,
-            why=t(lang, f"memory_only.why_{stated.why}"),
-        )
-        if stated
-        else t(lang, "memory_only.what", repo=row.repo, params=params)
-    )
-    summary = " ".join(
-        (
-            what,
-            t(lang, key, quant=main, need=gib(need, lang), usable=gib(usable, lang), gpu=label),
-            t(lang, "memory_only.unknown"),
-        )
-    )
+    verdict = "fits" if need <= HEADROOM * usable else "tight" if need <= usable else "no"
     note = (
         Note(code="memory_only_stated", values={"model": stated.name, "source": stated.provenance.source})
         if stated
@@ -106,17 +84,21 @@ def memory_only_card(
         quant=main,
         notes=(note,),
     )
-    tone = Tone.GOOD if key.endswith("fits") else Tone.WARN if key.endswith("tight") else Tone.BAD
-    return Reply(
-        kind="memory_only",
-        locale=lang,
-        title=t(lang, "memory_only.title", model=name, gpu=label),
-        tone=tone,
-        summary=summary,
-        table=Table(headers=(t(lang, "memory_only.quant"), t(lang, "memory_only.weights"), ""), rows=tuple(rows)),
-        echo=echo,
-        footer=footer(answers.catalog, lang),
-        subjects=(subject,),
+    return memory_only_reply(
+        name,
+        row.repo,
+        row.params,
+        label,
+        rows,
+        verdict,
+        main,
+        need,
+        usable,
+        stated,
+        subject,
+        answers.catalog,
+        lang,
+        echo,
     )
 
 

@@ -368,8 +368,8 @@ async def _health(settings: Settings) -> int:
 
 async def _price_health(settings: Settings, database: Any) -> list[str]:
     """Each live price source: skipped for want of a key, or its last refresh (``catalog.prices.status``)."""
+    from bot.app.price_health import price_status
     from catalog.prices.sources import default_sources
-    from catalog.prices.status import price_status
     from catalog.prices.store import PriceStore, PriceTables
 
     store = PriceTables(database) if database.shared else PriceStore(settings.prices_path())

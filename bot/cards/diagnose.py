@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.answers.compare import with_notes
 from bot.cards.log import log_findings, log_rows
-from bot.cards.parts import footer
+from bot.cards.parts import footer, with_notes
 from bot.reply import CodeBlock, Reply, Row, Section, Tone, setup_label
 from core.diagnose.command import Diagnosis, FlagChange, Outcome
 from core.diagnose.log import LogFacts

@@ -13,10 +13,11 @@ from bot.commands import MENU
 from bot.reply import Action, Reply, Row, Section, Table, Tone, setup_label
 from core.finetune import FinetuneEstimate, TrainingFit
 from core.fit import MemoryBreakdown, Verdict
-from core.models import Catalog, Lang
+from core.models import Catalog, GpuSpec, Lang
 from core.notes import Note
+from core.quants.choice import QuantChoice
 from core.recommend import ModelPick
-from locales import gib, num, t, tokens_per_s
+from locales import context_label, gib, num, t, tokens_per_s
 
 HELP_COMMANDS = MENU  # the one command list (bot.commands)
 TIPS = ("hf_repo", "runs")  # help.<key>: a repo id instead of a name; a pasted benchmark calibrates (issue 38)
@@ -124,6 +125,49 @@ def gpus_card(
         assumptions=t(lang, "gpus.note"),
         echo=echo,
     )
+
+
+def quant_title(model: str, setup: str, context: int, lang: Lang) -> str:
+    return t(lang, "quant.title", model=model, gpu=setup, context=context_label(context))
+
+
+def quant_recommendation(choice: QuantChoice | None, lang: Lang) -> str:
+    """The /quant card's one line: the quant (and KV cache) ``core.advice.choose_quant`` recommends, and why."""
+    if choice is None:
+        return t(lang, "quant.none")
+    kv = t(lang, "tip.with_kv", kv=choice.kv_cache.value) if choice.kv_cache else ""
+    return t(lang, f"tip.quant_{choice.reason}", quant=choice.quant, kv=kv, verdict=VERDICT_EMOJI[choice.verdict])
+
+
+def gpus_title(model: str, quant: str, context: int, lang: Lang) -> str:
+    return t(lang, "gpus.title", model=model, quant=quant, context=context_label(context))
+
+
+def gpus_summary(
+    fits: int, offloads: int, smallest: GpuSpec | None, fastest: tuple[str, float] | None, lang: Lang
+) -> str:
+    """ "Any 16 GB GPU works; fastest: …" where ``fits`` devices hold the model (the ``smallest`` and the
+    ``fastest``, name and tok/s), else how many run it with offload, else that none does."""
+    if fits and smallest is not None and fastest is not None:
+        return t(
+            lang,
+            "gpus.summary",
+            memory=gib(smallest.memory_bytes, lang, 0),
+            smallest=smallest.short_name,
+            fastest=fastest[0],
+            rate=tokens_per_s(fastest[1], lang),
+            count=fits,
+        )
+    if offloads:
+        return t(lang, "gpus.summary_offload", count=offloads)
+    return t(lang, "gpus.summary_none")
+
+
+def models_title(setup: str, context: int, size_b: float | None, lang: Lang) -> str:
+    """The /models card's title; with ``size_b``, the models of that size only."""
+    if size_b:
+        return t(lang, "models.title_sized", size=f"{size_b:g}B", gpu=setup, context=context_label(context))
+    return t(lang, "models.title", gpu=setup, context=context_label(context))
 
 
 def reasons_text(reasons: Sequence[Note], lang: Lang) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from bot.cards.notes import note_text, note_value, percent
-from bot.reply import setup_label
+from bot.reply import Reply, setup_label
 from core.estimate import FitEstimate
 from core.fit import Verdict
 from core.models import Catalog, Lang
@@ -86,3 +86,12 @@ __all__ = [
     "short_lines",
     "verdict_label",
 ]
+
+
+def with_notes(reply: Reply, notes: list[Note], lang: Lang) -> Reply:
+    """What was assumed, as one line above the card's summary."""
+    if not notes or reply.kind == "suggest":
+        return reply
+    line = " ".join(note_text(n, lang) for n in notes)
+    summary = f"ℹ️ {line}\n{reply.summary}" if reply.summary else f"ℹ️ {line}"
+    return reply.model_copy(update={"summary": summary})

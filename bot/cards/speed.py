@@ -103,8 +103,9 @@ def speed_card(
     )
 
 
-def compare_card(title: str, estimates: Sequence[FitEstimate], catalog: Catalog, lang: Lang) -> Reply:
+def compare_card(estimates: Sequence[FitEstimate], catalog: Catalog, lang: Lang) -> Reply:
     """Setups side by side as rows (one section each): reads on a phone without a wide table."""
+    title = t(lang, "compare.title")
     sections = tuple(
         Section(
             title=f"{e.model.name} · {hardware_label(e)}",

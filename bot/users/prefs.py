@@ -11,9 +11,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from bot.answers.resolve import Resolver
-from bot.cards import notices as cards
-from bot.cards.runs import mine_section
-from bot.reply import Action, Reply, Tone, setup_label
+from bot.cards import prefs as cards
+from bot.cards.resolve import unknown_gpu
+from bot.reply import Action, Reply, setup_label
 from bot.users.runs import RunBook
 from bot.users.saved import GENERIC_PREFIX, generic_saved, saved_board
 from bot.users.user import User
@@ -21,7 +21,6 @@ from catalog.lookup import sized_name
 from core.models import Engine, Lang
 from core.query.parse import Query
 from core.speed.cpu import cpus, find_cpu
-from locales import t
 from storage.base import store_errors
 
 if TYPE_CHECKING:
@@ -31,9 +30,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MENTION_WORDS = frozenset({"mentions", "mention", "erwähnungen", "erwaehnungen"})
-CHAT_SWITCHED = {
-    "share_runs": {True: "prefs.sharing_on", False: "prefs.sharing_off"},
-    "answer_mentions": {True: "prefs.mentions_on", False: "prefs.mentions_off"},
+CHAT_SWITCHED = {  # the answer's code (``bot.cards.prefs.prefs_card``)
+    "share_runs": {True: "sharing_on", False: "sharing_off"},
+    "answer_mentions": {True: "mentions_on", False: "mentions_off"},
 }
 SHARING_WORDS = frozenset({"sharing", "share", "teilen"})  # "/settings sharing on": pool members' runs (issue 38)
 RAM_GB = (1, 2048)  # what the question parser accepts as "ram N" without a unit
@@ -74,12 +73,12 @@ class Preferences:
     async def command(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         """/mygpu, /lang, /settings or /forget (``name``), with /lang's argument and the parsed rest."""
         if self.store is None or not user.id or user.anonymous:
-            return cards.notice_card(lang, t(lang, "prefs.unavailable"))  # a designed limit, not a failure
+            return cards.unavailable_card(lang)  # a designed limit, not a failure
         try:
             return await self._change(name, arg, q, lang, user, answers)
         except store_errors():
             log.exception("preferences could not be saved")
-            return cards.error_card(lang, t(lang, "prefs.storage_error"))
+            return cards.storage_error_card(lang)
 
     async def _change(self, name: str, arg: str | None, q: Query, lang: Lang, user: User, answers: Answers) -> Reply:
         prefs = self.store
@@ -87,27 +86,27 @@ class Preferences:
         if name == "forget":
             await prefs.forget(user.id)
             await self.runs.forget(user.id)
-            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.forgotten"))
+            return cards.prefs_card(lang, "forgotten")
         if name == "lang":
             choice = _lang((arg or "").lower())
             if choice is None:
-                return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.lang_usage"))
+                return cards.prefs_card(lang, "lang_usage")
             if user.chat and not user.is_admin:
                 return _admins_only(lang)
             if user.chat:  # in a group or server the setting is the chat's default
                 await prefs.set_chat(user.chat, lang=choice)
-                return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.chat_lang_saved"))
+                return cards.prefs_card(choice, "chat_lang_saved")
             await prefs.set_user(user.id, lang=choice)
-            return cards.info_card(choice, t(choice, "prefs.title"), t(choice, "prefs.lang_saved"))
+            return cards.prefs_card(choice, "lang_saved")
         if name == "mygpu" and ((q.gpu and q.gpu.unknown) or (q.gpu is None and q.gpu_text)):
             phrase = q.gpu.text if q.gpu else q.gpu_text  # a device the catalog lacks: never "Saved"
-            return _refused(lang, t(lang, "prefs.gpu_unknown", text=phrase))
+            return cards.refused_card(lang, "gpu_unknown", text=phrase)
         if name == "mygpu" and any(word.isdigit() for word in q.leftovers):
             # "ram 2049" or "ram 0": a number the parser would not take as RAM; saving the rest would
             # answer "Saved" while ignoring part of what was asked
-            return _refused(lang, t(lang, "prefs.ram_invalid", low=RAM_GB[0], high=RAM_GB[1]))
+            return cards.refused_card(lang, "ram_invalid", low=RAM_GB[0], high=RAM_GB[1])
         if name == "mygpu" and q.rig:  # one saved device: a mixed rig is named in each question instead
-            return _refused(lang, t(lang, "prefs.rig_unsaved"))
+            return cards.refused_card(lang, "rig_unsaved")
         if name == "mygpu" and q.gpu and q.gpu.id:
             gpu = answers.catalog.gpu(q.gpu.id)
             assert gpu is not None
@@ -116,28 +115,23 @@ class Preferences:
                 fields["ram_gb"] = q.ram_gb
             await prefs.set_user(user.id, **fields)
             label = setup_label(gpu.short_name, q.gpu_count)
-            message = t(lang, "prefs.gpu_saved", gpu=label)
             if q.gpu.assumed and q.gpu.choices:  # "/mygpu 3060": the 12 GB card, the 8 GB one a tap away
                 others = [g for c in q.gpu.choices if (g := answers.catalog.gpu(c))]
-                message += " " + t(
-                    lang, "prefs.gpu_assumed", text=q.gpu.text, others=", ".join(sized_name(g) for g in others)
-                )
                 buttons = tuple(Action(label=sized_name(g), query=f"/mygpu {g.id}") for g in others)
-                return cards.info_card(lang, t(lang, "prefs.title"), message).model_copy(update={"actions": buttons})
-            return cards.info_card(lang, t(lang, "prefs.title"), message)
+                return cards.gpu_saved_card(lang, label, q.gpu.text, buttons)
+            return cards.gpu_saved_card(lang, label)
         if name == "mygpu" and (unnamed := _unnamed_device(q)) is not None:
             await prefs.set_user(
                 user.id, **unnamed
             )  # "/mygpu 16gb vram", "/mygpu ram 96gb", "/mygpu cpu only 64gb ram"
-            return cards.info_card(lang, t(lang, "prefs.title"), t(lang, "prefs.saved", what=_describe(unnamed, lang)))
+            return cards.device_saved_card(lang, _generic(unnamed.get("gpu_id")), unnamed.get("ram_gb"))
         if name == "mygpu" and q.gpu and (q.gpu.suggestions or q.gpu.choices):
             resolver = Resolver(answers.catalog)
             ids = q.gpu.choices or q.gpu.suggestions
-            return resolver.suggest(
-                lang, t(lang, "ask.unknown_gpu", text=q.gpu.text), ids, q.gpu.text, f"/mygpu {q.gpu.text}"
-            )
+            message = unknown_gpu(lang, q.gpu.text)
+            return resolver.suggest(lang, message, ids, q.gpu.text, f"/mygpu {q.gpu.text}")
         if name == "mygpu" and (q.leftovers or q.model is not None):  # words that name nothing savable
-            return _refused(lang, t(lang, "prefs.mygpu_usage"))
+            return cards.refused_card(lang, "mygpu_usage")
         for words, setting in ((SHARING_WORDS, "share_runs"), (MENTION_WORDS, "answer_mentions")):
             switch = _switch(q.leftovers, words)
             if name == "settings" and switch is not None and user.chat:  # a chat's shared setting: its admins'
@@ -147,20 +141,12 @@ class Preferences:
                     await prefs.set_chat(user.chat, share_runs=switch)
                 else:
                     await prefs.set_chat(user.chat, answer_mentions=switch)
-                return cards.info_card(lang, t(lang, "prefs.title"), t(lang, CHAT_SWITCHED[setting][switch]))
+                return cards.prefs_card(lang, CHAT_SWITCHED[setting][switch])
         saved = await prefs.user(user.id)
         gpu = answers.catalog.gpu(saved.gpu_id) if saved.gpu_id else None
-        generic = generic_saved(saved.gpu_id)
-        rows = {
-            "prefs.gpu": setup_label(gpu.short_name, saved.gpu_count)
-            if gpu
-            else _generic_label(generic, lang, saved.gpu_id),
-            "prefs.ram": f"{saved.ram_gb:g} GB" if saved.ram_gb else "–",
-            "prefs.lang": saved.lang or "–",
-        }
-        card = cards.settings_card(lang, {t(lang, k): v for k, v in rows.items()})
-        mine = mine_section([_run_row(r, answers) for r in await self.runs.runs(user.id)], lang)
-        return card if mine is None else card.model_copy(update={"sections": (*card.sections, mine)})
+        setup = setup_label(gpu.short_name, saved.gpu_count) if gpu else None
+        runs = [_run_row(r, answers) for r in await self.runs.runs(user.id)]
+        return cards.saved_settings_card(lang, setup, _generic(saved.gpu_id), saved.ram_gb, saved.lang, runs)
 
     async def answers_mentions(self, chat: str) -> bool:
         """Whether plain mentions in this group/server get answers (commands always do)."""
@@ -196,32 +182,19 @@ def _unnamed_device(q: Query) -> dict[str, Any] | None:
     return fields or None
 
 
-def _describe(fields: dict[str, Any], lang: Lang) -> str:
-    parts = []
-    if generic := generic_saved(fields.get("gpu_id")):
-        parts.append(_generic_label(generic, lang, fields.get("gpu_id")))
-    if "ram_gb" in fields:
-        parts.append(t(lang, "prefs.ram_value", ram=f"{fields['ram_gb']:g}"))
-    return ", ".join(parts)
-
-
-def _generic_label(generic: tuple[str, float] | None, lang: Lang, gpu_id: str | None = None) -> str:
-    if generic is None:
-        return "–"
-    if named := cpus().get(saved_board(gpu_id)):
-        return t(lang, "prefs.named_cpu", cpu=named.name)
+def _generic(gpu_id: str | None) -> cards.Generic | None:
+    """A device saved by its memory: its kind, memory and the named CPU's name (None where it names none)."""
+    generic = generic_saved(gpu_id)
+    if not generic:
+        return None
+    named = cpus().get(saved_board(gpu_id))
     kind, memory = generic
-    return t(lang, f"prefs.generic_{kind}", memory=f"{memory:g}")
+    return kind, memory, named.name if named else None
 
 
 def _admins_only(lang: Lang) -> Reply:
     """Shared chat settings belong to the chat's admins; everyone else hears so in their language."""
-    return _refused(lang, t(lang, "prefs.admins_only"))
-
-
-def _refused(lang: Lang, message: str) -> Reply:
-    """A settings change that was not made, and why (under the settings title, not an error's)."""
-    return Reply(kind="settings", locale=lang, title=t(lang, "prefs.title"), tone=Tone.WARN, summary=message)
+    return cards.refused_card(lang, "admins_only")
 
 
 def _switch(words: tuple[str, ...], names: frozenset[str]) -> bool | None:

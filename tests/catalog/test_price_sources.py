@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from bot.app.price_health import price_status
 from catalog.facts import load_facts
 from catalog.prices.plausible import PriceBounds
 from catalog.prices.refresh import merge, refresh
 from catalog.prices.sources import default_sources, primeintellect
-from catalog.prices.status import price_status
 from catalog.prices.store import PriceStore
 from fitbot_fakes.price_apis import RESPONSES, VERDA_CREDENTIALS, VERDA_TOKEN, FakePriceApis
 

@@ -60,11 +60,11 @@ from bot.adapters.discord.retry import FOLLOWUP_BUDGET_S, callback_budget, persi
 from bot.adapters.discord.stop import StopMixin
 from bot.adapters.feel import feel_question, reveal
 from bot.app.jobs import shared_buttons
+from bot.cards.menu import platform_lang, telegram_text
 from bot.render.charts import cached_png
 from bot.render.discord_embed import to_discord
 from bot.reply import ChartSpec, Reply
 from bot.service import Service, User
-from locales import lang_of, t
 
 if TYPE_CHECKING:
     pass
@@ -333,8 +333,8 @@ class FitBotMixin(MentionMixin, StopMixin):
             return
         rate = await self.service.decode_speed(query)
         if not rate:
-            lang = lang_of(str(interaction.locale))
-            await interaction.followup.send(t(lang, "telegram.feel.unknown"), ephemeral=True)
+            lang = platform_lang(str(interaction.locale))
+            await interaction.followup.send(telegram_text(lang, "feel.unknown"), ephemeral=True)
             return
         self._feeling.add(interaction.message.id)
         task = asyncio.create_task(self._stream(interaction, rate), name=f"feel-{interaction.id}")
@@ -343,7 +343,7 @@ class FitBotMixin(MentionMixin, StopMixin):
 
     async def _stream(self, interaction: discord.Interaction, rate: float) -> None:
         """Edits the card about once a second with the sample text a decoder at ``rate`` would have written."""
-        lang = lang_of(str(interaction.locale))
+        lang = platform_lang(str(interaction.locale))
         shown = f"{rate:.0f}" if rate >= 10 else f"{rate:.1f}"
         head = "⚡ " + text(lang, "feel.title", rate=shown)
         sample = text(lang, "feel.sample")

@@ -1,5 +1,5 @@
 """Discord's side of the questions: slash commands with typed options, autocomplete from the
-service's name matcher, and the German names and descriptions (from locales)."""
+service's name matcher, and the German names and descriptions (``bot.cards.menu``)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     from discord.app_commands import locale_str
     from discord.ext import commands
 
+from bot.cards.menu import discord_text, platform_lang
 from bot.commands import context_part, kv_part, question, ram_part
 from bot.reply import Lang, setup_label
 from bot.service import ENGINE_CHOICES, KV_CACHE_CHOICES, QUANT_CHOICES, Service
-from locales import lang_of, t
 
 log = logging.getLogger("bot.adapters.discord.bot")
 
@@ -36,7 +36,7 @@ _COUNT = re.compile(r"^\s*(\d{1,2})\s*[x×]\s*(.*)$", re.IGNORECASE)
 
 def text(lang: Lang, key: str, **params: object) -> str:
     """A Discord-adapter string from the ``[discord]`` table of locales/."""
-    return t(lang, f"discord.{key}", **params)
+    return discord_text(lang, key, **params)
 
 
 def _T(key: str) -> locale_str:
@@ -277,7 +277,7 @@ class FitTree(app_commands.CommandTree):
 
 async def apologise(interaction: discord.Interaction, key: str = "error") -> None:
     """An ephemeral message in the user's language; never raises."""
-    message = text(lang_of(str(interaction.locale)), key)
+    message = text(platform_lang(str(interaction.locale)), key)
     try:
         if interaction.type is discord.InteractionType.autocomplete:
             return

@@ -17,8 +17,8 @@ with warnings.catch_warnings():  # discord.py's voice module imports audioop (de
     import discord
 
 from bot.adapters.discord.commands import apologise, text
+from bot.cards.menu import platform_lang
 from bot.service import Service
-from locales import lang_of
 
 if TYPE_CHECKING:
     from bot.handover import InteractionJournal
@@ -91,7 +91,7 @@ class StopMixin:
             await asyncio.sleep(0.05)
         told = 0
         for interaction, deferred in list(self._answering.values()):
-            lang = lang_of(str(interaction.locale))
+            lang = platform_lang(str(interaction.locale))
             try:
                 if deferred or interaction.id in self._held:  # held: a defer was sent, perhaps unconfirmed
                     await interaction.edit_original_response(
@@ -119,7 +119,7 @@ class StopMixin:
             try:
                 hook = discord.Webhook.partial(int(item.application_id), item.token, client=self)  # type: ignore[arg-type]
                 # discord.py types message_id as int; "@original" is the path Discord documents for the first reply
-                await hook.edit_message("@original", content=text(lang_of(item.locale), "restarting"))  # type: ignore[call-overload]
+                await hook.edit_message("@original", content=text(platform_lang(item.locale), "restarting"))  # type: ignore[call-overload]
                 fixed += 1
             except (discord.HTTPException, ValueError):
                 log.info("a deferred interaction from before the restart could not be edited (expired)")

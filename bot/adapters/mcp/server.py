@@ -32,11 +32,11 @@ from bot.adapters.mcp.tools import (
     Users,
     answer,
 )
+from bot.cards.menu import formulas_page, formulas_title
 from bot.commands import backend_part, context_part, kv_part, ram_part, users_part
 from bot.listing import CatalogRows
 from bot.reply import setup_label
 from bot.service import Service
-from locales import t
 
 INSTRUCTIONS = (
     "FitBot answers 'can I run this model on this hardware?' for local LLMs: memory (weights, KV cache, "
@@ -229,7 +229,7 @@ def build_server(service: Service, rows: CatalogRows) -> MCPServer:
 
     for lang in ("en", "de"):
         server.resource(f"fitbot://formulas/{lang}", name=f"formulas-{lang}", mime_type="text/markdown",
-                        description=t(lang, "mcp.formulas_title"))(_page(lang))  # fmt: skip
+                        description=formulas_title(lang))(_page(lang))  # fmt: skip
     return server
 
 
@@ -245,6 +245,6 @@ def _page(lang: Literal["en", "de"]) -> Callable[[], str]:
     """The formulas page in one language, as a resource function."""
 
     def formulas() -> str:
-        return t(lang, "mcp.formulas")
+        return formulas_page(lang)
 
     return formulas

@@ -23,10 +23,10 @@ from telegram.ext import Application, ContextTypes, ExtBot, JobQueue, filters
 
 from bot.adapters.buttons import ButtonStore
 from bot.adapters.feel import reveal
+from bot.cards.menu import platform_lang, telegram_feel_done, telegram_feel_rate, telegram_text
 from bot.render.telegram_html import MAX_CAPTION, MAX_TEXT, TelegramMessage, telegram_visible_length
 from bot.reply import Lang, Reply
 from bot.service import Service
-from locales import lang_of, num, t, tokens_per_s
 
 # The application ``build_application`` makes (its bot is an ExtBot[int]: it has a rate limiter; tests' may not).
 TelegramApp = Application[
@@ -46,7 +46,7 @@ FEEL_EDIT_S = {"private": 1.0, "group": 3.0}
 
 def say(lang: Lang, key: str, **params: object) -> str:
     """A Telegram-adapter string from the ``[telegram]`` table of locales/."""
-    return t(lang, f"telegram.{key}", **params)
+    return telegram_text(lang, key, **params)
 
 
 # --------------------------------------------------------------------------- buttons
@@ -101,7 +101,7 @@ def is_group(update: Update) -> bool:
 def update_lang(update: Update) -> Lang:
     """The language of the adapter's own short texts: the user's Telegram language."""
     user = update.effective_user
-    return lang_of(user.language_code if user else None)
+    return platform_lang(user.language_code if user else None)
 
 
 def quote_of(message: Message, update: Update) -> ReplyParameters | None:
@@ -159,12 +159,12 @@ class FeelStreams:
             return
         sample, limit = say(lang, "sample"), (MAX_CAPTION if caption else MAX_TEXT) - 120
         interval = FEEL_EDIT_S["group" if is_group(update) else "private"]
-        head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(tokens_per_s(rate, lang))}"
+        head = f"⏱ <b>{html.escape(say(lang, 'feel.title'))}</b> · {html.escape(telegram_feel_rate(rate, lang))}"
         async for written, elapsed, finished in reveal(rate, sample, every_s=interval, max_s=FEEL_MAX_S, room=limit):
             if not context.application.running:
                 return
             if finished:
-                done = say(lang, "feel.done", rate=tokens_per_s(rate, lang), seconds=num(elapsed, lang, 1))
+                done = telegram_feel_done(rate, elapsed, lang)
                 await self._edit(cq, f"✅ {html.escape(done)}\n\n{html.escape(written)}", back, caption)
             else:
                 await self._edit(cq, f"{head}\n\n{html.escape(written)}▌", None, caption)
