@@ -462,7 +462,7 @@ def batch_speed(
 # --------------------------------------------------------------------------------------------
 
 
-def _band(
+def speed_band(
     value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False, segment: str = ""
 ) -> tuple[float, float]:
     """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
@@ -539,10 +539,10 @@ def estimate_speed(
     return SpeedEstimate(
         decode_tokens_per_s=decode,
         decode_tokens_per_s_at_context=1.0 / at_ctx,
-        decode_range=_band(decode, "decode", family, band_level, model.is_moe, segment),
-        decode_range_at_context=_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe, segment),
+        decode_range=speed_band(decode, "decode", family, band_level, model.is_moe, segment),
+        decode_range_at_context=speed_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe, segment),
         prefill_tokens_per_s=pp,
-        prefill_range=_band(pp, "prefill", family, band_level, model.is_moe, segment),
+        prefill_range=speed_band(pp, "prefill", family, band_level, model.is_moe, segment),
         ttft_s=ttft,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,
@@ -588,6 +588,7 @@ __all__ = [
     "quant_factors",
     "quant_family",
     "ram_bandwidth",
+    "speed_band",
     "speed_family",
     "token_read_bytes",
     "touched_weight_bytes",

@@ -122,7 +122,7 @@ def test_a_rough_segment_keeps_a_band_that_holds_its_rows(result):
     """Issue 37 item 3: a segment a card calls rough (thin, or held out) whose own source-held-out spread is
     wider than its family's rough band gets that spread as its band, in the bench and on the card alike."""
     from core.speed import constants as K
-    from core.speed.estimate import _band
+    from core.speed.estimate import speed_band
 
     keys = np.array([val.arch_key(r) for r in result["rows"]])
     for kind in ("DECODE", "PREFILL"):
@@ -130,7 +130,7 @@ def test_a_rough_segment_keeps_a_band_that_holds_its_rows(result):
         assert derived == getattr(K, f"SEGMENT_{kind}_BAND_ROUGH")  # what --write wrote is what the bench derives
         for key, (lo, hi) in derived.items():
             family = key.split("/")[1]
-            low, high = _band(1.0, kind.lower(), family, 1, segment=key)
+            low, high = speed_band(1.0, kind.lower(), family, 1, segment=key)
             assert (low, high) == pytest.approx((lo, hi)), key
             rough = getattr(K, f"{kind}_BAND_ROUGH")[family]
             assert lo <= rough[0] and hi >= rough[1] and (lo, hi) != rough, key
