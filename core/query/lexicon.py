@@ -47,7 +47,8 @@ COUNT_SUFFIX = re.compile(r"[x×](\d{1,2})", A)  # 3090 x2
 MEM_TOKEN = re.compile(r"(\d{1,4})(?:gbs?|gib|g)", A)  # "32GBs": a plural's -s ("3 M2 Max 32GBs")
 MEM_IN_NAME = re.compile(r"\b\d{1,4}\s*(?:gb|gib)\b", A)  # "M3 Max 128GB" → "M3 Max"
 PLURAL_GPU = re.compile(r"(\d{3,5})(?:s|er|ern)", A)  # 5090s, 3090er
-VENDOR_PREFIX = re.compile(r"(?:rtx|gtx|rx)(\d.*)", A)
+# a line's letters glued to the model number: "rtx4090", "rtxa4000", "rtxpro6000", "arcb580", "rx7900xtx"
+VENDOR_PREFIX = re.compile(r"(?:rtx|gtx|rx|arc)(\d.*|[ab]\d{3,4}m?|pro\d.*)", A)
 SIZE = re.compile(r"\d+(?:\.\d+)?[bm]|\d+x\d+(?:\.\d+)?b", A)
 
 COUNT_WORDS = {

@@ -213,8 +213,10 @@ def device_agrees(said: Typed, entry: Typed, laptop: bool) -> bool:
     if any(n not in entry.numbers and n.removesuffix("s") not in entry.numbers for n in said.numbers):
         return False  # "h100s" is the plural of an H100
     product_only = not said.numbers and bool(set(said.words) & MAC_PRODUCT_WORDS)
-    if said.tiers != entry.tiers and not product_only:
-        return False  # a 3090 is not a 3090 Ti, an M3 is not an M3 Max ("mac studio 128gb" names no chip)
+    if not product_only and (
+        entry.tiers - said.tiers or any(t not in entry.tiers and t not in entry.words for t in said.tiers)
+    ):  # a 3090 is not a 3090 Ti, an M3 is not an M3 Max ("mac studio 128gb" names no chip); a tier word the
+        return False  # name has before its number is the same word after it ("rtx6000pro" is the RTX PRO 6000)
     if said.laptop != laptop:
         return False
     said_words = said.words + tuple(said.variants - said.tiers)
