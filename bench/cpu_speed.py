@@ -220,23 +220,21 @@ def summary(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def table(result: dict[str, Any]) -> list[str]:
-    lines = ["| row | CPU | model | quant | test | measured | predicted | error |", "|---|---|---|---|---|---|---|---|"]
+def table(result: dict[str, Any], rows_named: bool = True) -> list[str]:
+    """Every row as predicted held out by source (``rows_named``: with its place in the CSV file)."""
+    head = ["row", "CPU", "model", "quant", "test", "measured t/s", "predicted", "error"][0 if rows_named else 1 :]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r, p, g in result["rows"]:
         mark = "" if g else " (in sample)"
-        lines.append(f"| {r.index} | {r.cpu_name} | {r.model.id} | {r.quant_id} | {r.kind} {r.n_tokens} | "
-                     f"{r.measured:.1f} | {p:.1f} | {p / r.measured - 1:+.0%}{mark} |")  # fmt: skip
+        cells = [r.index, r.cpu_name, r.model.id, r.quant_id, f"{r.kind} {r.n_tokens}", f"{r.measured:.1f}",
+                 f"{p:.1f}", f"{p / r.measured - 1:+.0%}{mark}"][0 if rows_named else 1 :]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def readme_lines(result: dict[str, Any]) -> list[str]:
     """README's table: every row as predicted held out by source, then the medians per platform."""
-    lines = ["| CPU | model | quant | test | measured t/s | predicted | error |", "|---|---|---|---|---|---|---|"]
-    for r, p, g in result["rows"]:
-        mark = "" if g else " (in sample)"
-        lines.append(f"| {r.cpu_name} | {r.model.id} | {r.quant_id} | {r.kind} {r.n_tokens} | "
-                     f"{r.measured:.1f} | {p:.1f} | {p / r.measured - 1:+.0%}{mark} |")  # fmt: skip
-    return [*lines, "", *(f"- {line}" for line in summary(result)[:2])]
+    return [*table(result, rows_named=False), "", *(f"- {line}" for line in summary(result)[:2])]
 
 
 def readme_block() -> list[str]:
