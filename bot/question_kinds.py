@@ -1,5 +1,5 @@
-"""Telling the questions ``bot.answers.unparsed`` answers from the rest, cheaply: every message is checked,
-so this module keeps only the tests, and the answering modules are imported when one is asked."""
+"""Telling pastes and side-model questions from the rest, cheaply (``bot.understand`` asks of every message),
+so this module keeps only the tests; the modules that answer them are imported when one is asked."""
 
 from __future__ import annotations
 
