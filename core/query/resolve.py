@@ -37,6 +37,10 @@ def to_match(
     return match
 
 
+# a tier word's plural after a space ("4070 Tis", "7900 XTXs"): the plural of that tier (``lexicon.SAME_WORD``)
+_SPACED_PLURAL = re.compile(r"\s(?:tis|supers|xts|xtxs|gres)\b", re.I)
+
+
 def _resolve(
     c: Candidate,
     words: str,
@@ -62,6 +66,8 @@ def _resolve(
         return _lineup_match(line, words, score, memory, idx)
     keys = (f"{c.kind}:{L.compact(whole)}", f"{c.kind}:{L.compact(words)}", f"{c.kind}:{L.compact(keyed)}")
     exact = idx.exact.get(keys[0]) or idx.exact.get(keys[1]) or idx.exact.get(keys[2])
+    if c.kind == "gpu" and _SPACED_PLURAL.search(words) and idx.exact.get(keys[2]):
+        exact = idx.exact[keys[2]]  # "4 RTX 4070 Tis" are 4070 Tis: the glued alias "4070TiS" (Ti Super) is typed glued
     # "rtx spark": a full name whose vendor word is part of it is that device (RTX Spark, not the DGX Spark of "spark")
     named = idx.exact.get(f"gpu:{L.compact(vendor)}") if c.kind == "gpu" and vendor != words else None
     accepted = [(e, s) for e, s in c.ranking if _agrees(c.kind, said, e, idx)]

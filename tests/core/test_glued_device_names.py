@@ -44,3 +44,23 @@ def test_a_glued_device_name_is_the_device(catalog):
             if match is None or (match.id != gpu_id and gpu_id not in match.choices):
                 missed.append((sentence, match.id if match else None))
     assert missed == []
+
+
+TIER_END = re.compile(r".* (?:Ti|Super|XT|XTX|GRE)")
+
+
+def test_a_counted_plural_of_a_tier_is_that_card(catalog):
+    """ "4 RTX 4070 Tis", "zwei 7900 XTXs": the plural of a card named with its tier, spaced, is that card (a glued
+    alias of another card, "4070TiS" for the Ti Super, is read only when typed glued)."""
+    vocab = vocabulary(catalog)
+    cards = [g for g in catalog.gpus if TIER_END.fullmatch(g.short_name) and "Laptop" not in g.short_name]
+    assert len(cards) >= 20
+    missed = []
+    for g in cards:
+        if parse(f"qwen3 8b on {g.short_name}", vocab).gpu is None:
+            continue
+        for sentence in (f"llama 3.1 8b on 4 {g.short_name}s", f"passt llama 3.1 8b auf zwei {g.short_name}s?"):
+            match = parse(sentence, vocab).gpu
+            if match is None or (match.id != g.id and g.id not in match.choices):
+                missed.append((sentence, match.id if match else None))
+    assert missed == []
