@@ -19,58 +19,58 @@ from core.models import Backend
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
     "cuda": 0.875,
-    "rocm": 0.9206,
+    "rocm": 0.9204,
     "metal": 0.8602,
     "vulkan": 0.9517,
-    "vulkan-intel": 0.6169,
+    "vulkan-intel": 0.617,
     "sycl": 0.6771,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5746,
-    "rocm": 0.4153,
-    "metal": 0.8465,
-    "vulkan": 0.4163,
-    "sycl": 0.7396,
+    "cuda": 0.5738,
+    "rocm": 0.4146,
+    "metal": 0.8458,
+    "vulkan": 0.4154,
+    "sycl": 0.7387,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 92230.0,
-    "rocm": 281400.0,
-    "metal": 176400.0,
-    "vulkan": 181700.0,
-    "vulkan-intel": 180400.0,
+    "cuda": 92300.0,
+    "rocm": 281500.0,
+    "metal": 176500.0,
+    "vulkan": 181800.0,
+    "vulkan-intel": 180600.0,
     "sycl": 119900.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.662,
-    "rocm": 0.3245,
-    "metal": 0.5138,
-    "vulkan": 0.2786,
-    "sycl": 0.4068,
+    "cuda": 0.6622,
+    "rocm": 0.325,
+    "metal": 0.5144,
+    "vulkan": 0.2789,
+    "sycl": 0.4054,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 74.29,
-    "rocm": 9.202,
-    "metal": 10.36,
-    "vulkan": 20.85,
+    "cuda": 74.25,
+    "rocm": 9.157,
+    "metal": 10.34,
+    "vulkan": 20.81,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.182
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7112
-PRE_AMPERE_MATRIX_FACTOR = 0.6183
-IGPU_BANDWIDTH_FACTOR = 0.9493
-IGPU_MATRIX_FACTOR = 0.6017
-AMD_APU_MATRIX_FACTOR = 0.8527
-HBM_BANDWIDTH_FACTOR = 0.7063
-MOE_EXPERT_EXTRA = 0.07941
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9655, "q4_0": 0.9945, "k": 1.02, "mxfp4": 0.9937}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.126, "q4_0": 1.091, "k": 1.453, "mxfp4": 1.207}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.113
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.747
-LAYER_SPLIT_HOP_S = 0.0001625
-XE_HPG_BANDWIDTH_FACTOR = 0.626
+CONSUMER_CLOCK_FACTOR = 1.183
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.711
+PRE_AMPERE_MATRIX_FACTOR = 0.621
+IGPU_BANDWIDTH_FACTOR = 0.9494
+IGPU_MATRIX_FACTOR = 0.6023
+AMD_APU_MATRIX_FACTOR = 0.8536
+HBM_BANDWIDTH_FACTOR = 0.7071
+MOE_EXPERT_EXTRA = 0.07932
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9656, "q4_0": 0.9946, "k": 1.02, "mxfp4": 0.9937}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.126, "q4_0": 1.091, "k": 1.453, "mxfp4": 1.206}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.112
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.746
+LAYER_SPLIT_HOP_S = 0.0001626
+XE_HPG_BANDWIDTH_FACTOR = 0.6259
 DECODE_BAND: dict[str, tuple[float, float]] = {
     "cuda": (0.891, 1.193),
-    "rocm": (0.848, 1.215),
+    "rocm": (0.848, 1.214),
     "metal": (0.891, 1.26),
     "vulkan": (0.828, 1.193),
     "vulkan-intel": (0.891, 1.193),
@@ -81,28 +81,28 @@ DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "rocm": (0.748, 1.357),
     "metal": (0.757, 1.357),
     "vulkan": (0.698, 1.357),
-    "vulkan-intel": (0.598, 1.691),
-    "sycl": (0.761, 1.418),
+    "vulkan-intel": (0.599, 1.691),
+    "sycl": (0.761, 1.419),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.743, 1.263),
-    "rocm": (0.46, 1.263),
+    "cuda": (0.741, 1.263),
+    "rocm": (0.459, 1.263),
     "metal": (0.798, 1.263),
-    "vulkan": (0.798, 1.999),
+    "vulkan": (0.798, 2.0),
     "vulkan-intel": (0.798, 1.263),
     "sycl": (0.798, 1.263),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.607, 1.566),
-    "rocm": (0.46, 1.776),
-    "metal": (0.607, 1.566),
-    "vulkan": (0.588, 1.999),
-    "vulkan-intel": (0.244, 1.566),
-    "sycl": (0.607, 1.566),
+    "cuda": (0.607, 1.562),
+    "rocm": (0.459, 1.779),
+    "metal": (0.607, 1.562),
+    "vulkan": (0.585, 2.0),
+    "vulkan-intel": (0.244, 1.562),
+    "sycl": (0.607, 1.562),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.867, 1.193),
-    "apple-m1/metal": (0.758, 1.26),
+    "ampere-dc/cuda": (0.865, 1.193),
+    "apple-m1/metal": (0.757, 1.26),
     "apple-m3/metal": (0.847, 1.26),
     "rdna3.5/rocm": (0.789, 1.224),
 }
@@ -112,17 +112,17 @@ SEGMENT_DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
     "turing/cuda": (0.753, 1.357),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.717, 1.501),
-    "apple-m1/metal": (0.798, 1.408),
-    "blackwell/cuda": (0.743, 1.276),
-    "hopper/cuda": (0.551, 1.263),
-    "rdna3.5/rocm": (0.46, 1.7),
+    "ada/cuda": (0.715, 1.498),
+    "apple-m1/metal": (0.798, 1.401),
+    "blackwell/cuda": (0.741, 1.276),
+    "hopper/cuda": (0.55, 1.263),
+    "rdna3.5/rocm": (0.459, 1.699),
 }
 SEGMENT_PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "blackwell-soc/cuda": (0.593, 1.566),
+    "blackwell-soc/cuda": (0.593, 1.562),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.767, 1.194)
-MOE_PREFILL_BAND: tuple[float, float] = (0.678, 1.637)
+MOE_DECODE_BAND: tuple[float, float] = (0.768, 1.194)
+MOE_PREFILL_BAND: tuple[float, float] = (0.679, 1.635)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",
