@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from catalog.facts import FACTS_DIR, converted_rows, model_from_row
+from catalog.importers.model_configs import config_geometry, stored_config
+from catalog.model_files.params import routed_expert_params
 from core.models import AttentionKind, ModelSpec, Provenance
 
 PROV = Provenance(source="shared/calibration/configs.csv (HF config.json copies) / model cards", as_of="2026-11")
@@ -22,6 +24,12 @@ def _m(mid: str, total: float, active: float | None = None, **kw: Any) -> ModelS
         provenance=PROV,
         **kw,
     )
+
+
+def _experts(repo: str) -> int | None:
+    """Routed-expert weights counted from the catalog's stored config.json of ``repo`` (catalog/configs/), as the
+    catalog rows get them; a MoE without one (GLM-4.7-Flash) splits by its total and active counts."""
+    return routed_expert_params(stored_config(repo), config_geometry(repo))
 
 
 # Architectures of the calibration models (configs.csv; GLM-4.7-Flash from its HF config.json).
@@ -81,6 +89,7 @@ QWEN3_30B_A3B = _m(
     n_experts=128,
     experts_per_token=8,
     moe_intermediate_size=768,
+    expert_params=_experts("Qwen/Qwen3-30B-A3B"),
     vocab_size=151936,
     max_context=262144,
 )
@@ -112,6 +121,7 @@ GPT_OSS_20B = _m(
     n_experts=32,
     experts_per_token=4,
     moe_intermediate_size=2880,
+    expert_params=_experts("openai/gpt-oss-20b"),
     vocab_size=201088,
     max_context=131072,
     native_dtype="mxfp4",
@@ -130,6 +140,7 @@ GPT_OSS_120B = _m(
     n_experts=128,
     experts_per_token=4,
     moe_intermediate_size=2880,
+    expert_params=_experts("openai/gpt-oss-120b"),
     vocab_size=201088,
     max_context=131072,
     native_dtype="mxfp4",

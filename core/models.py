@@ -150,6 +150,9 @@ class ModelSpec(Frozen):
     experts_per_token: int | None = Field(default=None, gt=0)
     n_shared_experts: int = Field(default=0, ge=0)
     moe_intermediate_size: int | None = Field(default=None, gt=0)  # routed expert FFN width
+    # weights of the routed experts of all MoE layers, counted from the stored config.json
+    # (catalog.model_files.params.routed_expert_params); None: core.weights.split_params falls back to total/active
+    expert_params: int | None = Field(default=None, gt=0)
     vocab_size: int = Field(gt=0, le=1 << 22)
     max_context: int = Field(gt=0, le=1 << 25)
     tied_embeddings: bool = False

@@ -54,14 +54,22 @@ def param_groups(model: ModelSpec) -> ParamGroups:
 def split_params(model: ModelSpec) -> ParamGroups:
     """Split the parameter count into embedding, output, dense and routed-expert parameters.
 
-    Routed experts follow from total and active counts: with E experts of which k are used,
-    active = shared + routed * k / E and total = shared + routed, so
-    routed = (total - active) / (1 - k / E).
+    Routed experts come from the architecture where the catalog counted them from a stored config.json
+    (``ModelSpec.expert_params``: experts x MoE layers x 3 x hidden x expert width, plus biases where the
+    architecture has them; ``catalog.model_files.params.routed_expert_params``). Only without a config do they
+    follow from the publisher's total and active counts: with E experts of which k are used,
+    active = shared + routed * k / E and total = shared + routed, so routed = (total - active) / (1 - k / E).
+    That fallback is exact only when "active" counts everything but the unused experts; gpt-oss's counts
+    leave the embedding out, which took its whole dense part (attention) into the experts.
+    Dense is what is left: attention, norms, dense FFN layers, shared experts, routers, MTP layers and a
+    vision tower the total counts.
     """
     embed = model.vocab_size * model.hidden_size
     output = 0 if model.tied_embeddings else embed
     experts = 0
-    if model.is_moe:
+    if model.is_moe and model.expert_params:
+        experts = model.expert_params
+    elif model.is_moe:
         assert model.n_experts and model.experts_per_token
         share = model.experts_per_token / model.n_experts
         if share < 1:  # every expert active (k == E) reads like a dense model

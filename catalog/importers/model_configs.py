@@ -56,6 +56,7 @@ GEOMETRY_KEYS = (
     "experts_per_token",
     "n_shared_experts",
     "moe_intermediate_size",
+    "expert_params",
     "shared_expert_intermediate_size",
     "intermediate_size",
     "n_dense_layers",

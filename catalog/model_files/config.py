@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from catalog.model_files.geometry import MLA_TYPES, geometry, model_type, text_config
 from catalog.model_files.layers import LAYOUTS, READABLE_TYPES, per_layer_scalars
-from catalog.model_files.params import config_params
+from catalog.model_files.params import config_params, routed_expert_params
 from catalog.model_files.values import GeometryError
 from core.models import ModelSpec, Provenance
 
@@ -141,7 +141,8 @@ def _all_finite(value: Any) -> bool:
 
 
 def checked_geometry(config: dict[str, Any]) -> dict[str, Any]:
-    """``config_geometry.geometry`` after the bounds and architecture checks (``ConfigError`` otherwise)."""
+    """``config_geometry.geometry`` after the bounds and architecture checks (``ConfigError`` otherwise), with the
+    routed experts' weights (``expert_params``) a MoE config implies."""
     if not isinstance(config, dict):
         raise ConfigError("config.json must be a JSON object")
     config = per_layer_scalars(config)  # Hunyuan: one value per layer -> one value
@@ -152,7 +153,9 @@ def checked_geometry(config: dict[str, Any]) -> dict[str, Any]:
         archs = cfg.get("architectures")
         arch = str(archs[0]) if isinstance(archs, list) and archs else kind or "unknown"
         raise UnsupportedArchitecture(f"can't estimate the {arch} architecture yet", arch=arch)
-    return geometry(config, layout=LAYOUTS.get(kind))
+    fields = geometry(config, layout=LAYOUTS.get(kind))
+    experts = routed_expert_params(config, fields)
+    return fields | {"expert_params": experts} if experts else fields
 
 
 def _spec_from_config(

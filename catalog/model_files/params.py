@@ -250,6 +250,34 @@ def kimi_linear_params(cfg: dict[str, Any], g: dict[str, Any]) -> tuple[int, int
     return fixed + moe_layers * moe_all, fixed + moe_layers * moe_active
 
 
+def routed_expert_params(config: dict[str, Any], geometry: dict[str, Any]) -> int | None:
+    """Weights of the routed experts of all MoE layers, counted from the config (None for a dense model).
+
+    Per expert: gate, up and down projections of ``moe_intermediate_size`` (3 matrices; Nemotron-H's ReLU^2
+    experts have 2), in ``moe_latent_size`` (Nemotron-H) or ``routed_expert_hidden_size`` (Kimi Linear)
+    instead of ``hidden_size`` where the config has one; gpt-oss adds its expert biases (gate_up 2 x width,
+    down hidden). MoE layers are all layers but the dense ones ``n_dense_layers`` counts (first_k_dense_replace,
+    moe_layer_freq, mlp_only_layers, Llama 4's interleave step); MTP (next-n) layers are left out (a catalog total
+    that counts them leaves them in the dense remainder). Shared experts and the router are dense, not counted here.
+    """
+    experts, width = int(geometry.get("n_experts") or 0), int(geometry.get("moe_intermediate_size") or 0)
+    if experts <= 1 or not width or not geometry.get("experts_per_token"):
+        return None
+    cfg = text_config(config)
+    kind, hidden = model_type(cfg), int(geometry["hidden_size"])
+    if kind in BLOCK_TYPES:
+        blocks = nemotron_h_blocks(cfg) if kind != NEMOTRON_NAS else []
+        latent = integer(cfg, "moe_latent_size", default=0) or 0
+        return blocks.count("moe") * experts * 2 * (latent or hidden) * width or None
+    inner = (size(cfg, "routed_expert_hidden_size") or hidden) if kind == KIMI_LINEAR else hidden
+    per_expert = 3 * inner * width + (2 * width + hidden if kind == GPT_OSS else 0)
+    moe_layers = int(geometry["n_layers"]) - int(geometry.get("n_dense_layers") or 0)
+    return moe_layers * experts * per_expert
+
+
+GPT_OSS = "gpt_oss"  # expert projections with biases
+
+
 def mtp_layer_params(config: dict[str, Any], geometry: dict[str, Any]) -> int:
     """Weights of one next-n (MTP) layer: a decoder layer like the model's last (a MoE layer after its leading
     dense ones) plus the projection joining the hidden state and the next token's embedding (2 x hidden -> hidden).

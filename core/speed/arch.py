@@ -178,8 +178,9 @@ FLOP_PER_BYTE_BY_CATEGORY: dict[str, float] = {
 # NVIDIA L40 datasheet 181 TFLOPS FP16 (362 sparse) for 142 SM x 2.49 GHz x 1024 = 362 at FP16
 # accumulate; L20 likewise (92 SM x 2.52 GHz x 1024 = 237, listed 119.5).
 FP32_ACCUMULATE_LISTED = frozenset({"l40", "l20"})
-# ... except the Titan V: a GV100 (the V100's chip) on a consumer board, whose listed 110-119 TFLOPS is the
-# full tensor rate (NVIDIA Titan V spec sheet; 80 SM x 1.455 GHz x 1024 = 119), like the V100's.
+# ... except the Titan V: a GV100 (the V100's chip) on a consumer board, whose listed 110 TFLOPS is the
+# full tensor rate (NVIDIA's figure, at the ~1.35 GHz it rates the card at; 80 SM x 1.455 GHz boost x 1024 would
+# be 119, the catalog row's override says why it keeps NVIDIA's), like the V100's.
 FULL_RATE_CONSUMER_ARCHS = frozenset({"volta"})
 # Intel Arc under Vulkan: llama.cpp's Vulkan matmul shaders reach the XMX units only through
 # cooperative matrices, which ggml-vulkan.cpp (ggml_vk_khr_cooperative_matrix_support) turns off for

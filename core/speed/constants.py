@@ -18,110 +18,111 @@ from core.models import Backend
 # --------------------------------------------------------------------------------------------
 # BEGIN FITTED
 DECODE_BW_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.8745,
-    "rocm": 0.9143,
-    "metal": 0.8607,
+    "cuda": 0.875,
+    "rocm": 0.9204,
+    "metal": 0.8602,
     "vulkan": 0.9517,
-    "vulkan-intel": 0.6143,
-    "sycl": 0.6747,
+    "vulkan-intel": 0.617,
+    "sycl": 0.6771,
 }
 PREFILL_FLOPS_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5633,
-    "rocm": 0.4031,
-    "metal": 0.8348,
-    "vulkan": 0.4118,
-    "sycl": 0.7326,
+    "cuda": 0.5738,
+    "rocm": 0.4146,
+    "metal": 0.8458,
+    "vulkan": 0.4154,
+    "sycl": 0.7387,
 }
 LAYER_CYCLES: dict[str, float] = {
-    "cuda": 92600.0,
-    "rocm": 278200.0,
-    "metal": 177300.0,
-    "vulkan": 182700.0,
-    "vulkan-intel": 176200.0,
-    "sycl": 119000.0,
+    "cuda": 92300.0,
+    "rocm": 281500.0,
+    "metal": 176500.0,
+    "vulkan": 181800.0,
+    "vulkan-intel": 180600.0,
+    "sycl": 119900.0,
 }
 ATTENTION_EFFICIENCY: dict[str, float] = {
-    "cuda": 0.5501,
-    "rocm": 0.3362,
-    "metal": 0.522,
-    "vulkan": 0.2842,
-    "sycl": 0.3929,
+    "cuda": 0.6622,
+    "rocm": 0.325,
+    "metal": 0.5144,
+    "vulkan": 0.2789,
+    "sycl": 0.4054,
 }
 MOE_TILE_TOKENS: dict[str, float] = {
-    "cuda": 66.33,
-    "rocm": 9.164,
-    "metal": 11.11,
-    "vulkan": 18.18,
+    "cuda": 74.25,
+    "rocm": 9.157,
+    "metal": 10.34,
+    "vulkan": 20.81,
     "sycl": 16.0,
 }
-CONSUMER_CLOCK_FACTOR = 1.179
-PRE_AMPERE_BANDWIDTH_FACTOR = 0.7121
-PRE_AMPERE_MATRIX_FACTOR = 0.6193
-IGPU_BANDWIDTH_FACTOR = 0.9467
-IGPU_MATRIX_FACTOR = 0.5979
-AMD_APU_MATRIX_FACTOR = 0.8407
-HBM_BANDWIDTH_FACTOR = 0.6973
-MOE_EXPERT_EXTRA = 0.08502
-QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9633, "q4_0": 0.9934, "k": 1.016, "mxfp4": 1.006}
-QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.115, "q4_0": 1.066, "k": 1.483, "mxfp4": 1.39}
-PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.113
-NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.744
-LAYER_SPLIT_HOP_S = 0.0001584
-XE_HPG_BANDWIDTH_FACTOR = 0.6264
+CONSUMER_CLOCK_FACTOR = 1.183
+PRE_AMPERE_BANDWIDTH_FACTOR = 0.711
+PRE_AMPERE_MATRIX_FACTOR = 0.621
+IGPU_BANDWIDTH_FACTOR = 0.9494
+IGPU_MATRIX_FACTOR = 0.6023
+AMD_APU_MATRIX_FACTOR = 0.8536
+HBM_BANDWIDTH_FACTOR = 0.7071
+MOE_EXPERT_EXTRA = 0.07932
+QUANT_DECODE_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 0.9656, "q4_0": 0.9946, "k": 1.02, "mxfp4": 0.9937}
+QUANT_PREFILL_FACTOR: dict[str, float] = {"f16": 1.0, "q8_0": 1.126, "q4_0": 1.091, "k": 1.453, "mxfp4": 1.206}
+PREFILL_NO_FLASH_ATTENTION_FACTOR = 1.112
+NO_CUDA_GRAPHS_LATENCY_FACTOR = 1.746
+LAYER_SPLIT_HOP_S = 0.0001626
+XE_HPG_BANDWIDTH_FACTOR = 0.6259
 DECODE_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.888, 1.199),
-    "rocm": (0.833, 1.215),
-    "metal": (0.888, 1.263),
-    "vulkan": (0.825, 1.199),
-    "vulkan-intel": (0.888, 1.199),
-    "sycl": (0.888, 1.199),
+    "cuda": (0.891, 1.193),
+    "rocm": (0.848, 1.214),
+    "metal": (0.891, 1.26),
+    "vulkan": (0.828, 1.193),
+    "vulkan-intel": (0.891, 1.193),
+    "sycl": (0.891, 1.193),
 }
 DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.756, 1.358),
-    "rocm": (0.737, 1.358),
-    "metal": (0.755, 1.358),
-    "vulkan": (0.676, 1.358),
-    "vulkan-intel": (0.602, 1.693),
-    "sycl": (0.756, 1.414),
+    "cuda": (0.761, 1.357),
+    "rocm": (0.748, 1.357),
+    "metal": (0.757, 1.357),
+    "vulkan": (0.698, 1.357),
+    "vulkan-intel": (0.599, 1.691),
+    "sycl": (0.761, 1.419),
 }
 PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "cuda": (0.751, 1.304),
-    "rocm": (0.474, 1.304),
-    "metal": (0.819, 1.304),
-    "vulkan": (0.819, 2.009),
-    "vulkan-intel": (0.819, 1.304),
-    "sycl": (0.819, 1.304),
+    "cuda": (0.741, 1.263),
+    "rocm": (0.459, 1.263),
+    "metal": (0.798, 1.263),
+    "vulkan": (0.798, 2.0),
+    "vulkan-intel": (0.798, 1.263),
+    "sycl": (0.798, 1.263),
 }
 PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "cuda": (0.607, 1.589),
-    "rocm": (0.474, 1.788),
-    "metal": (0.607, 1.589),
-    "vulkan": (0.576, 2.009),
-    "vulkan-intel": (0.245, 1.589),
-    "sycl": (0.607, 1.589),
+    "cuda": (0.607, 1.562),
+    "rocm": (0.459, 1.779),
+    "metal": (0.607, 1.562),
+    "vulkan": (0.585, 2.0),
+    "vulkan-intel": (0.244, 1.562),
+    "sycl": (0.607, 1.562),
 }
 SEGMENT_DECODE_BAND: dict[str, tuple[float, float]] = {
-    "ampere-dc/cuda": (0.881, 1.199),
-    "apple-m1/metal": (0.754, 1.263),
-    "apple-m3/metal": (0.845, 1.263),
-    "rdna3.5/rocm": (0.787, 1.218),
+    "ampere-dc/cuda": (0.865, 1.193),
+    "apple-m1/metal": (0.757, 1.26),
+    "apple-m3/metal": (0.847, 1.26),
+    "rdna3.5/rocm": (0.789, 1.224),
 }
 SEGMENT_DECODE_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "apple-m1/metal": (0.69, 1.358),
-    "rdna3.5/rocm": (0.683, 1.358),
-    "turing/cuda": (0.755, 1.358),
+    "apple-m1/metal": (0.694, 1.357),
+    "rdna3.5/rocm": (0.685, 1.357),
+    "turing/cuda": (0.753, 1.357),
 }
 SEGMENT_PREFILL_BAND: dict[str, tuple[float, float]] = {
-    "ada/cuda": (0.751, 1.522),
-    "apple-m1/metal": (0.819, 1.419),
-    "hopper/cuda": (0.577, 1.304),
-    "rdna3.5/rocm": (0.474, 1.686),
+    "ada/cuda": (0.715, 1.498),
+    "apple-m1/metal": (0.798, 1.401),
+    "blackwell/cuda": (0.741, 1.276),
+    "hopper/cuda": (0.55, 1.263),
+    "rdna3.5/rocm": (0.459, 1.699),
 }
 SEGMENT_PREFILL_BAND_ROUGH: dict[str, tuple[float, float]] = {
-    "blackwell-soc/cuda": (0.603, 1.589),
+    "blackwell-soc/cuda": (0.593, 1.562),
 }
-MOE_DECODE_BAND: tuple[float, float] = (0.747, 1.206)
-MOE_PREFILL_BAND: tuple[float, float] = (0.671, 1.61)
+MOE_DECODE_BAND: tuple[float, float] = (0.768, 1.194)
+MOE_PREFILL_BAND: tuple[float, float] = (0.679, 1.635)
 CALIBRATED_ARCHS: frozenset[str] = frozenset(
     {
         "ada/cuda",

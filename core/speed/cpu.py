@@ -30,8 +30,8 @@ FACTS = Path(__file__).resolve().parents[2] / "catalog" / "facts" / "cpus.toml"
 # Share of the int8 peak llama.cpp's CPU prompt kernels reach (pp512, mainline builds), fitted by
 # ``bench/cpu_speed.py --write`` on bench/calibration/llamacpp_cpu.csv (median of measured / peak-rate).
 # fitted: begin
-CPU_PREFILL_EFFICIENCY = 0.157
-CPU_IQ_PROMPT_FACTOR = 3.52
+CPU_PREFILL_EFFICIENCY = 0.158
+CPU_IQ_PROMPT_FACTOR = 3.56
 # fitted: end
 # i-quants below 4 bits (IQ1_*, IQ2_*, IQ3_*) have no int8 GEMM path in mainline's CPU backend: each token row
 # is a vec_dot with grid lookups (ik_llama.cpp PR #518 measured mainline b5635 at 28 t/s pp512 for
