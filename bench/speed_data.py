@@ -15,14 +15,19 @@ be fitted and held out; ``missing_from_catalog`` lists them for the catalog main
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.speed_models import MODELS as MODELS  # re-exported: bench/cpu_speed.py imports both from here
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # run as a script: the repository root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.speed_models import MODELS as MODELS  # re-exported: bench/cpu_speed.py imports both
 from bench.speed_models import PROV as PROV
 from catalog.facts import FACTS_DIR, converted_rows, gpu_from_row, quant_from_row
 from core.models import GIB, Backend, GpuSpec, ModelSpec, Provenance, QuantSize, Workload
@@ -481,3 +486,19 @@ def features(row: Row) -> dict[str, float]:
         f["touched"] = speed.touched_weight_bytes(m, w, ub)
         f["hop_bytes"] = ub * m.hidden_size * 4
     return f
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The rows the speed fit reads: how many, why the others are skipped, which GPUs the catalog lacks."""
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    rows, skipped, missing = load_rows()
+    print(f"{len(rows)} rows from {len({r.source for r in rows})} sources ({', '.join(DATA_FILES)})")
+    for reason, count in sorted(skipped.items(), key=lambda x: -x[1]):
+        print(f"  skipped {count:4d}: {reason}")
+    if missing:
+        print(f"calibration GPUs outside the catalog (EXTRA_SPECS): {', '.join(missing)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
