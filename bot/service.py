@@ -1,8 +1,8 @@
 """``Service.answer``: the one use case every adapter calls. Text in, ``Reply`` out.
 
 Flow: rate limits → saved preferences → ``understand`` (the message read once, ``bot.understand``) →
-(Hugging Face look-up) → ``Answers`` builds the card on the worker thread → usage log. Nothing here knows about Discord or Telegram, and nothing
-here raises: every failure becomes a friendly, localized card.
+(Hugging Face look-up) → ``Answers`` builds the card on the worker thread → usage log. Nothing here
+knows about Discord or Telegram, and nothing here raises: every failure becomes a friendly, localized card.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from bot.answers.hub_models import hub_answers
-from bot.answers.route import Answers, feel_rate
+from bot.answers.route import Answers, feel_rate, understood_key
 from bot.answers.runs import RunsRead, read_runs
 from bot.answers.unknown_model import memory_only_card, sized_model, stated_row
 from bot.answers.unparsed import special_answer
@@ -198,8 +198,7 @@ class Service:
         """The message understood and, for a question about catalog names only, its card, in one trip to the
         worker (a repeat from the memo, on the loop). No card where the loop awaits something first: a
         settings command, a name the catalog lacks, a paste."""
-        key = ("understand", text, str(self.max_question_chars))
-        question: Question | None = self.answers.peek(key)
+        question: Question | None = self.answers.peek(understood_key(text, self.max_question_chars))
         if question is not None:
             lang = choose_language(user.lang, chat_lang, card_lang or question.language, locale)
             if not self._catalog_only(question):

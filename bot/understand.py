@@ -98,7 +98,7 @@ def paste_prose(body: str) -> str:
     return " ".join((found[2] if found else rest).splitlines())[:500]
 
 
-def copy_of(catalog: Catalog, repo: str) -> ModelSpec | None:
+def _copy_of(catalog: Catalog, repo: str) -> ModelSpec | None:
     """The catalog model a repo is a copy of, by name alone: a row's own GGUF repo, or a repo whose
     name is a row's repo name plus what quantizers append ("-GGUF", "-AWQ", "-FP8-dynamic", "-4bit")."""
     low = repo.lower()
@@ -173,7 +173,7 @@ def _offline(repo: str, text: str, vocab: Vocabulary, catalog: Catalog) -> tuple
     m = typed.search(text)
     if m is None:
         return None
-    copied = copy_of(catalog, repo)
+    copied = _copy_of(catalog, repo)
     if copied is not None:  # its id, and what the copy's name says of its format ("awq", "fp8 dynamic", "4bit")
         suffix = _COPY_SUFFIX.search(repo.rsplit("/", 1)[-1])
         words = f"{copied.id} {suffix[0].replace('-', ' ').replace('_', ' ') if suffix else ''}"
@@ -188,4 +188,4 @@ def _offline(repo: str, text: str, vocab: Vocabulary, catalog: Catalog) -> tuple
     return q, Note(code="repo_offline", values={"repo": repo, "model": name})
 
 
-__all__ = ["Question", "copy_of", "in_catalog", "paste_prose", "understand"]
+__all__ = ["Question", "in_catalog", "paste_prose", "understand"]

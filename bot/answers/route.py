@@ -84,7 +84,7 @@ class Answers:
         return self._scans.get(key)
 
     def understand(self, text: str, max_chars: int = MAX_QUESTION_CHARS) -> Question:  # memoised: bot.understand
-        key = ("understand", text, str(max_chars))
+        key = understood_key(text, max_chars)
         return self.cached(key, partial(understand, text, self.vocab, self.catalog, max_chars))
 
     # --- catalog-wide scans, memoised: they depend on the question, not on the user's device ---
@@ -304,6 +304,11 @@ class Answers:
         return cards.finetune_card(
             model.name, label, results, self.catalog, ask.lang, details=ask.flags.details, echo=ask.echo
         )
+
+
+def understood_key(text: str, max_chars: int) -> tuple[str, ...]:
+    """The memo key of a message's reading (``Answers.understand``; the service peeks at it on the loop)."""
+    return ("understand", text, str(max_chars))
 
 
 def feel_rate(answers: Answers, question: Question) -> float | None:

@@ -34,8 +34,8 @@ _IMAGE_SIDE = re.compile(r"\b(\d{3,4})\s*(?:px|pixels?|pixeln?)\b", re.I)
 MAX_IMAGES = 64
 MAX_SIDE = 8192
 # speculative decoding (bot.cards.speculative): a head named, a draft named by its size only
-_MTP = re.compile(r"\b(?:mtp|multi[- ]token|nextn)\b", re.I)
-_EAGLE = re.compile(r"\beagle[- ]?3?\b", re.I)
+MTP_HEAD = re.compile(r"\b(?:mtp|multi[- ]token(?:[- ]prediction)?|nextn)\b", re.I)
+EAGLE_HEAD = re.compile(r"\beagle[- ]?3?\b", re.I)
 _DRAFT_SIZE = re.compile(  # the size next to the draft word: "a 0.6b draft", "einem 0.6b Draft", "draft of 1.7b"
     r"(\d+(?:\.\d+)?)\s*b[- ]+(?:draft|entwurf)|\b(?:draft|entwurf)\w*\s+(?:model\s+|modell\s+)?"
     r"(?:of\s+|von\s+|mit\s+)?(\d+(?:\.\d+)?)\s*b\b",
@@ -77,8 +77,8 @@ def read_asks(text: str, leftovers: tuple[str, ...] = ()) -> Asks:
         images=bool(_IMAGES.search(text)),
         image_count=min(int(count.group(1)), MAX_IMAGES) if count else 1,
         image_size=_image_size(text),
-        mtp=bool(_MTP.search(text)),
-        eagle=bool(_EAGLE.search(text)),
+        mtp=bool(MTP_HEAD.search(text)),
+        eagle=bool(EAGLE_HEAD.search(text)),
         draft_b=float(draft.group(1) or draft.group(2)) if draft else None,
     )
 
@@ -91,4 +91,4 @@ def _image_size(text: str) -> tuple[int, int] | None:
     return None
 
 
-__all__ = ["FILTER_WORDS", "Asks", "read_asks"]
+__all__ = ["EAGLE_HEAD", "FILTER_WORDS", "MTP_HEAD", "Asks", "read_asks"]

@@ -12,15 +12,16 @@ from __future__ import annotations
 import re
 
 from core.query import lexicon as L
+from core.query.asks import EAGLE_HEAD, MTP_HEAD
 from core.query.index import Candidate, NameIndex
 
 MODEL_SLOTS = ("model", "model2", "model3", "model4")
 DRAFT_WORDS = re.compile(r"\b(?:draft\w*|speculative|spekulativ\w*|entwurfs?modell\w*)\b", re.I)
-MTP_WORDS = re.compile(r"\b(?:mtp|multi[- ]token(?:[- ]prediction)?|eagle-?3?)\b", re.I)
 
 
 def asks_speculative(low: str) -> bool:
-    return bool(DRAFT_WORDS.search(low) or MTP_WORDS.search(low))
+    """A draft word, or a model's own head named (MTP, EAGLE: ``core.query.asks``)."""
+    return bool(DRAFT_WORDS.search(low) or MTP_HEAD.search(low) or EAGLE_HEAD.search(low))
 
 
 def take_draft(chosen: dict[str, Candidate], toks: list[L.Tok], low: str, idx: NameIndex) -> Candidate | None:

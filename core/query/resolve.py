@@ -38,7 +38,8 @@ def to_match(
 
 
 # a tier word's plural after a space ("4070 Tis", "7900 XTXs"): the plural of that tier (``lexicon.SAME_WORD``)
-_SPACED_PLURAL = re.compile(r"\s(?:tis|supers|xts|xtxs|gres)\b", re.I)
+_TIER_PLURALS = sorted(k for k, v in L.SAME_WORD.items() if v in N.DEVICE_TIERS)
+_SPACED_PLURAL = re.compile(r"\s(?:" + "|".join(map(re.escape, _TIER_PLURALS)) + r")\b", re.I)
 
 
 def _resolve(

@@ -29,13 +29,11 @@ ENTRY = frozenset(
         ("bot.service", "_answer_text"),
         ("bot.service", "_first_pass"),
         ("bot.service", "_understand_and_answer"),
+        ("bot.reply", "untagged"),
         ("bot.service", "_off_loop"),
         ("bot.worker", "run"),
-        ("bot.worker", "submit"),
-        ("bot.worker", "_call"),
-        ("bot.reply", "untagged"),
+        ("bot.answers.route", "understood_key"),
         ("bot.answers.route", "understand"),
-        ("bot.answers.route", "cached"),
     }
 )
 READERS = frozenset({("bot.understand", "understand")})
