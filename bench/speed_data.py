@@ -490,7 +490,9 @@ def features(row: Row) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     """The rows the speed fit reads: how many, why the others are skipped, which GPUs the catalog lacks."""
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the same summary (CI runs every bench with it)")
+    parser.parse_args(argv)
     rows, skipped, missing = load_rows()
     print(f"{len(rows)} rows from {len({r.source for r in rows})} sources ({', '.join(DATA_FILES)})")
     for reason, count in sorted(skipped.items(), key=lambda x: -x[1]):
