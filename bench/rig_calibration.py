@@ -10,9 +10,9 @@ On every rig with runs of at least two models, each model (all its quants) is he
 other model is in turn the anchor, one pasted llama-bench run (its decode and prefill rows): the factors
 measured / predicted go through ``core.runs.calibrate.combine`` as the product keeps them, and scale the
 held-out model's predictions as it applies them: decode by the anchor's decode rows, prefill by its
-prefill rows of the same quant kernel family only (a held-out prefill row whose family the anchor lacks
-stays as the formula predicts it), each geometric mean drawn toward 1 by ``PRIOR_MODELS`` (one anchor
-model: half way, in log).
+prompt rows split into GEMM and attention factors (each row's attention share as the product estimates
+it, ``PromptTime``) and applied at the held-out row's own share, each drawn toward 1 by ``PRIOR_MODELS``
+(one anchor model: half way, in log). The two prompt rules this replaced (``RULES``) are graded beside it.
 Predictions are the speed fit's with the rig's source held out (``bench/speed_calibration.py``,
 leave-one-source-out: a user's rig is never in the calibration data). The error of a held-out row is
 |calibrated prediction / measured - 1|, pooled over every anchor, beside the uncalibrated error of the
@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file, too
 
 from bench.readme_block import read_block, write_block
-from bench.speed_calibration import calibrate
+from bench.speed_calibration import calibrate, production_prompt
 from bench.speed_data import Row, raw_rows
 from core.runs.calibrate import PRIOR_MODELS, RunFactor, combine
 
@@ -58,8 +58,9 @@ def _model(r: Row) -> str:
     return r.model.id
 
 
-def _factor(anchor: list[Row], target: Row, predicted: dict[str, float]) -> float:
-    """What the anchor's runs scale ``target`` by: ``core.runs.calibrate``'s own combination (1 where none applies)."""
+def _factor(anchor: list[Row], target: Row, predicted: dict[str, float], shares: dict[str, float]) -> float:
+    """What the anchor's runs scale ``target`` by: ``core.runs.calibrate``'s own combination (1 where none applies).
+    ``shares`` without a row's index: that run (and target) counts as a short prompt, the rules ``RULES`` compare."""
     factors = [
         RunFactor(
             gpu_id="rig",
@@ -69,12 +70,19 @@ def _factor(anchor: list[Row], target: Row, predicted: dict[str, float]) -> floa
             factor=r.measured / predicted[r.index],
             as_of="2026-01-01",
             model_id=_model(r),
+            attention_share=shares.get(r.index, 0.0),
         )
         for r in anchor
     ]
     (cal,) = combine(factors)
-    found = cal.decode if target.kind == "decode" else cal.prefill_for(target.quant_id)
+    found = cal.decode if target.kind == "decode" else cal.prefill_for(shares.get(target.index, 0.0))
     return found if found is not None else 1.0
+
+
+def attention_shares(rows: list[Row]) -> dict[str, float]:
+    """Each prompt row's attention share of its time as the product estimates it (``PromptTime``), what a pasted
+    run of that setup records."""
+    return {r.index: production_prompt(r).attention_share for r in rows if r.kind == "prefill"}
 
 
 def backend_segments(r: Row) -> tuple[str, ...]:
@@ -86,11 +94,23 @@ def detail_segments(r: Row) -> tuple[str, ...]:
     return (f"model {r.model.id}", f"quant {r.qfam}", f"test {_shape(r)}", "MoE" if r.model.is_moe else "dense")
 
 
+# The product's prompt rule (GEMMs and attention apart) and two it replaced, graded on the same rows
+RULES = {
+    "split": "GEMMs and attention apart (the product's)",
+    "family": "one prompt factor per quant kernel family",
+    "one": "one prompt factor for every family",
+}
+
+
 def grade(
-    rows: list[Row], predicted: dict[str, float], segments: Callable[[Row], tuple[str, ...]] = backend_segments
+    rows: list[Row],
+    predicted: dict[str, float],
+    segments: Callable[[Row], tuple[str, ...]] = backend_segments,
+    rule: str = "split",
 ) -> dict[str, dict[str, list[float]]]:
     """Per segment (``segments`` of the held-out row) and "<kind>:before"/"<kind>:after": absolute % errors."""
     errors: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    shares = attention_shares(rows) if rule == "split" else {}
     for rig_rows in rigs(rows).values():
         models = sorted({_model(r) for r in rig_rows})
         for held in models:
@@ -98,8 +118,9 @@ def grade(
             for anchor in (m for m in models if m != held):
                 runs = [r for r in rig_rows if _model(r) == anchor]
                 for r in targets:
+                    used = [a for a in runs if rule != "family" or a.kind == "decode" or a.qfam == r.qfam]
                     before = abs(predicted[r.index] / r.measured - 1.0) * 100
-                    after = abs(predicted[r.index] * _factor(runs, r, predicted) / r.measured - 1.0) * 100
+                    after = abs(predicted[r.index] * _factor(used, r, predicted, shares) / r.measured - 1.0) * 100
                     for segment in segments(r):
                         errors[segment][f"{r.kind}:before"].append(before)
                         errors[segment][f"{r.kind}:after"].append(after)
@@ -203,7 +224,13 @@ def report(fitted: tuple[list[Row], dict[str, float]] | None = None) -> tuple[li
     rows, predicted = fitted or held_out()
     errors = grade(rows, predicted)
     medians = {kind: statistics.median(errors["all"][f"{kind}:after"]) for kind in KINDS}
-    return [*table(errors, len(rigs(rows))), "", components_line(rows, predicted)], medians
+    others = [
+        f"{RULES[rule]} {statistics.median(grade(rows, predicted, rule=rule)['all']['prefill:after']):.1f} %"
+        for rule in RULES
+        if rule != "split"
+    ]
+    compared = "Prefill after calibration on the same rows with the rules it replaced: " + "; ".join(others) + "."
+    return [*table(errors, len(rigs(rows))), "", components_line(rows, predicted), "", compared], medians
 
 
 def write_readme(lines: list[str]) -> None:

@@ -422,8 +422,8 @@ def production_check(rows: list[Row], log_pred: np.ndarray) -> float:
     return worst
 
 
-def production_rate(row: Row) -> float:
-    """The tokens/s the product predicts for a calibration row (its setup wholly on the GPU), as a card would."""
+def _placement(row: Row) -> tuple[Hardware, Placement]:
+    """The row's setup wholly on its GPU(s), as a card places it."""
     hw = Hardware(gpu=row.gpu, count=row.n_gpus)
     mem, _ = breakdown(row.model, _quant(row.quant_id), hw, row.workload)
     off = Offload(
@@ -435,10 +435,21 @@ def production_rate(row: Row) -> float:
         ram_usable_bytes=0,
         fits_ram=True,
     )
-    place = Placement(memory=mem, offload=off, verdict="fits", weights=row.w)  # type: ignore[arg-type]
+    return hw, Placement(memory=mem, offload=off, verdict="fits", weights=row.w)  # type: ignore[arg-type]
+
+
+def production_rate(row: Row) -> float:
+    """The tokens/s the product predicts for a calibration row (its setup wholly on the GPU), as a card would."""
     if row.kind == "decode":
+        hw, place = _placement(row)
         return speed.decode_tokens_per_s(row.model, row.w, place, hw, row.workload, row.workload.context, row.quant_id)
-    return speed.prefill_tokens_per_s(row.model, row.w, place, hw, row.workload, row.n_tokens, row.depth, row.quant_id)
+    return row.n_tokens / production_prompt(row).seconds
+
+
+def production_prompt(row: Row) -> speed.PromptTime:
+    """A prompt row's time as the product predicts it, with attention's share of it."""
+    hw, place = _placement(row)
+    return speed.prompt_time(row.model, row.w, place, hw, row.workload, row.n_tokens, row.depth, row.quant_id)
 
 
 _QUANTS: dict[str, Any] = {}

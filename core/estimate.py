@@ -35,7 +35,7 @@ from core.models import (
 )
 from core.notes import CodedError, Note, note, unverified_note
 from core.speed.device import BACKEND_LABELS, with_backend
-from core.speed.estimate import SpeedEstimate, estimate_speed
+from core.speed.estimate import PromptTime, SpeedEstimate, estimate_speed, prompt_time
 from core.speed.serving import Speeds, speeds_of
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
@@ -513,6 +513,13 @@ def estimate_of(s: Scenario) -> FitEstimate:
     )
 
 
+def prompt_of(s: Scenario, n_tokens: int, depth: int = 0) -> PromptTime:
+    """A prompt of ``n_tokens`` after ``depth`` cached ones on the scenario's setup: what a pasted prompt
+    run (llama-bench pp2048 at d32768, a llama-server prompt) is measured against."""
+    placement = place(s.model, s.quant, s.hardware, s.workload, s.measured)
+    return prompt_time(s.model, placement.weights, placement, s.hardware, s.workload, n_tokens, depth, s.quant.id)
+
+
 def estimate(
     model: ModelSpec,
     gpu: GpuSpec,
@@ -547,6 +554,7 @@ __all__ = [
     "hardware_ref",
     "model_ref",
     "on_device",
+    "prompt_of",
     "ram_gb_of",
     "resolved",
     "rope_scaled_context",

@@ -47,6 +47,12 @@ async def m107_pooled_runs(db: Database) -> None:
     await db.execute("CREATE INDEX pooled_runs_chat ON pooled_runs (chat_id, added_at)")
 
 
+async def m108_run_attention_share(db: Database) -> None:
+    """A prompt run's attention share of its estimated time (``core.runs.calibrate``); older runs: 0, a short
+    prompt's."""
+    await db.execute("ALTER TABLE measured_runs ADD COLUMN attention_share REAL NOT NULL DEFAULT 0")
+
+
 @dataclass(frozen=True)
 class StoredRun:
     gpu_id: str
@@ -60,6 +66,7 @@ class StoredRun:
     estimated: float
     build: str
     source: str  # "llama-bench", "llama-server", "ollama"
+    attention_share: float = 0.0  # prefill: attention's share of the estimated prompt time
     added_at: str = ""  # ISO timestamp, set by ``RunStore.add``
 
 
@@ -88,10 +95,12 @@ class RunRow(Protocol):
     def build(self) -> str: ...
     @property
     def source(self) -> str: ...
+    @property
+    def attention_share(self) -> float: ...
 
 
 COLUMNS = ("gpu_id", "gpu_count", "backend", "model_id", "quant", "kind", "test", "measured", "estimated", "build")
-ALL = (*COLUMNS, "source", "added_at")
+ALL = (*COLUMNS, "source", "attention_share", "added_at")
 
 
 class RunStore:

@@ -30,7 +30,7 @@ from storage.leader import m105_leader_beats
 from storage.migrations import Migration, migrate
 from storage.prefs import PreferenceStore, QueryLog, m002_preferences, m003_query_log
 from storage.queue import m101_inbox_leases, m104_inbox_fences
-from storage.runs import RunStore, m106_measured_runs, m107_pooled_runs
+from storage.runs import RunStore, m106_measured_runs, m107_pooled_runs, m108_run_attention_share
 from storage.shared import m102_shared_state
 from storage.sqlite import SqliteDatabase
 
@@ -69,6 +69,7 @@ USER_MIGRATIONS: tuple[Migration, ...] = (
     m105_leader_beats,
     m106_measured_runs,
     m107_pooled_runs,
+    m108_run_attention_share,
 )
 LOCKED_RETRIES = 5
 MIGRATION_WAIT_MS = 30_000  # another process migrating the same file holds the write lock this long at most

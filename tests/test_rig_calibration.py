@@ -11,3 +11,8 @@ def test_readme_reports_the_bench_as_it_computes_now():
     lines, medians = rig_calibration.report()
     assert rig_calibration.readme_block() == lines
     assert set(medians) == {"decode", "prefill"} and all(m > 0 for m in medians.values())
+
+
+def test_one_anchor_run_meets_the_issue_s_targets():
+    _, medians = rig_calibration.report()
+    assert all(medians[kind] <= target for kind, target in rig_calibration.TARGETS.items()), medians

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from bot.users.user import User
 from catalog.extra_facts import ollama_tags
 from core.diagnose.log import looks_like_log, read_log
-from core.estimate import EstimateError, Request, estimate_of, scenario
+from core.estimate import EstimateError, Request, estimate_of, prompt_of, scenario
 from core.launch.ollama import OllamaTag
 from core.models import BACKEND_NAMES, Backend, Engine, GpuSpec, Lang, ModelSpec
 from core.query.parse import Query, parse
@@ -226,14 +226,12 @@ def _check_run(answers: Answers, setup: Setup, run: PastedRun, read: RunsRead) -
     if est.offload.mode != "none":
         read.rejected.append(("offload", {**label, "device": device}))
         return
-    speed = est.speed
-    estimated = (
-        speed.prefill_tokens_per_s
-        if run.kind == "prefill"
-        else speed.decode_tokens_per_s_at_context
-        if run.depth
-        else speed.decode_tokens_per_s
-    )
+    speed, share = est.speed, 0.0
+    if run.kind == "prefill":  # its own prompt length and depth (pp2048 at d32768 is mostly attention)
+        prompt = prompt_of(s, run.n_tokens, run.depth)
+        estimated, share = run.n_tokens / prompt.seconds, prompt.attention_share
+    else:
+        estimated = speed.decode_tokens_per_s_at_context if run.depth else speed.decode_tokens_per_s
     assert s.gpu is not None
     limits = bounds(setup.model, weights(s.model, s.quant, s.measured), s.gpu, setup.gpu_count)
     verdict = check(run.kind, run.tokens_per_s, estimated, limits)
@@ -252,6 +250,7 @@ def _check_run(answers: Answers, setup: Setup, run: PastedRun, read: RunsRead) -
             test=run.test,
             measured=run.tokens_per_s,
             estimated=estimated,
+            attention_share=share,
             build=run.build[:60],
             source=run.source,
         )

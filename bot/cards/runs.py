@@ -95,7 +95,7 @@ def _outcome(read: RunsRead, lang: Lang, outcome: Outcome, calibration: Calibrat
         device=setup.gpu.short_name,
         backend=_backend(calibration.backend),
         decode=_factor(calibration.decode, lang),
-        prefill=_factor(calibration.prefill_for(setup.quant), lang),
+        prefill=_factor(calibration.prefill_for(0.0), lang),  # a short prompt's: its GEMMs
         quant=setup.quant,
     )
     if calibration.runs > len(read.kept):

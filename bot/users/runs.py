@@ -121,6 +121,7 @@ def calibrations_of(runs: Sequence[StoredRun]) -> tuple[Calibration, ...]:
                     factor=factor,
                     as_of=r.added_at[:10],
                     model_id=r.model_id,
+                    attention_share=r.attention_share,
                 )
             )
     return combine(factors)

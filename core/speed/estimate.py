@@ -95,7 +95,9 @@ class SpeedEstimate(Frozen):
     decode_range_at_context: tuple[float, float]  # the same band around the figure at the context
     prefill_tokens_per_s: float  # llama-bench pp512
     prefill_range: tuple[float, float]
+    prefill_attention_share: float = 0.0  # of the pp512 time, attention's (``PromptTime``)
     ttft_s: float  # time to first token for prompt_tokens
+    ttft_attention_share: float = 0.0
     prompt_tokens: int
     context: int
     confidence: Literal["calibrated", "rough"]
@@ -265,6 +267,15 @@ def _decode_time(
     )
 
 
+class PromptTime(NamedTuple):
+    """Seconds to process a prompt, and the share of them the attention arithmetic takes (the rest is the
+    weight GEMMs, their reads and the per-layer time): what a user's run calibrates apart
+    (``core.runs.calibrate``), since attention grows with depth and the GEMMs do not."""
+
+    seconds: float
+    attention_share: float
+
+
 def _prompt_time(
     model: ModelSpec,
     w: WeightEstimate,
@@ -274,7 +285,7 @@ def _prompt_time(
     depth: int,
     quant_id: str | None,
     system: SetupRates,
-) -> float:
+) -> PromptTime:
     ubatch = max(1, min(workload.n_ubatch, n_tokens))
     chunks = math.ceil(n_tokens / ubatch)
     touched = touched_weight_bytes(model, w, ubatch)
@@ -287,11 +298,12 @@ def _prompt_time(
     elif system.tensor_parallel:
         extra = system.extra_decode_s
     no_fa = K.PREFILL_NO_FLASH_ATTENTION_FACTOR if not workload.flash_attention else 1.0
-    return no_fa * prefill_time_s(
+    attention_flops = prefill_attention_flops(model, n_tokens, depth)
+    seconds = no_fa * prefill_time_s(
         n_tokens=n_tokens,
         n_ubatches=chunks,
         gemm_params=gemm_params_effective(model, ubatch, system.rates.moe_tile_tokens),
-        attention_flops=prefill_attention_flops(model, n_tokens, depth),
+        attention_flops=attention_flops,
         ubatch_weight_bytes=touched * (1.0 - ram_share),
         bandwidth=system.rates.bandwidth_bytes_per_s,
         gemm_flops=system.rates.gemm_flops_per_s,
@@ -302,6 +314,8 @@ def _prompt_time(
         ubatch_extra_s=extra,
         attention_efficiency=system.rates.attention_efficiency,
     )
+    attention_s = no_fa * attention_flops / (system.rates.attention_efficiency * system.rates.gemm_flops_per_s)
+    return PromptTime(seconds, min(1.0, attention_s / seconds))
 
 
 def decode_tokens_per_s(
@@ -319,6 +333,26 @@ def decode_tokens_per_s(
     return 1.0 / _decode_time(model, weights, placement, workload, context, quant_id, system)
 
 
+def prompt_time(
+    model: ModelSpec,
+    weights: WeightEstimate,
+    placement: Placement,
+    hardware: Hardware,
+    workload: Workload,
+    n_tokens: int,
+    depth: int = 0,
+    quant_id: str | None = None,
+) -> PromptTime:
+    """Seconds to process ``n_tokens`` of prompt after ``depth`` cached tokens, ubatch by ubatch, and
+    attention's share of them.
+
+    Each ubatch streams the weights once (offloaded ones over PCIe) and pays attention over
+    everything before it; the attention sum is closed-form because it grows linearly with position.
+    """
+    system = setup_rates(hardware, workload.engine, model.n_layers)
+    return _prompt_time(model, weights, placement, workload, n_tokens, depth, quant_id, system)
+
+
 def prompt_time_s(
     model: ModelSpec,
     weights: WeightEstimate,
@@ -329,13 +363,8 @@ def prompt_time_s(
     depth: int = 0,
     quant_id: str | None = None,
 ) -> float:
-    """Seconds to process ``n_tokens`` of prompt after ``depth`` cached tokens, ubatch by ubatch.
-
-    Each ubatch streams the weights once (offloaded ones over PCIe) and pays attention over
-    everything before it; the attention sum is closed-form because it grows linearly with position.
-    """
-    system = setup_rates(hardware, workload.engine, model.n_layers)
-    return _prompt_time(model, weights, placement, workload, n_tokens, depth, quant_id, system)
+    """``prompt_time``'s seconds."""
+    return prompt_time(model, weights, placement, hardware, workload, n_tokens, depth, quant_id).seconds
 
 
 def prefill_tokens_per_s(
@@ -531,7 +560,7 @@ def estimate_speed(
     short = _decode_time(model, weights, placement, workload, TG_MEAN_DEPTH, quant_id, system)
     at_ctx = _decode_time(model, weights, placement, workload, workload.context, quant_id, system)
     decode = 1.0 / short
-    pp = LLAMA_BENCH_PP / _prompt_time(model, weights, placement, workload, LLAMA_BENCH_PP, 0, quant_id, system)
+    pp = _prompt_time(model, weights, placement, workload, LLAMA_BENCH_PP, 0, quant_id, system)
     ttft = _prompt_time(model, weights, placement, workload, workload.prompt_tokens, 0, quant_id, system)
     conc = None
     if engine is Engine.VLLM or workload.concurrent > 1:  # llama-server -np batches the same way
@@ -541,9 +570,11 @@ def estimate_speed(
         decode_tokens_per_s_at_context=1.0 / at_ctx,
         decode_range=speed_band(decode, "decode", family, band_level, model.is_moe, segment),
         decode_range_at_context=speed_band(1.0 / at_ctx, "decode", family, band_level, model.is_moe, segment),
-        prefill_tokens_per_s=pp,
-        prefill_range=speed_band(pp, "prefill", family, band_level, model.is_moe, segment),
-        ttft_s=ttft,
+        prefill_tokens_per_s=LLAMA_BENCH_PP / pp.seconds,
+        prefill_range=speed_band(LLAMA_BENCH_PP / pp.seconds, "prefill", family, band_level, model.is_moe, segment),
+        prefill_attention_share=pp.attention_share,
+        ttft_s=ttft.seconds,
+        ttft_attention_share=ttft.attention_share,
         prompt_tokens=workload.prompt_tokens,
         context=workload.context,
         confidence="calibrated" if level == 0 else "rough",
@@ -582,8 +613,10 @@ __all__ = [
     "moe_tile_factor",
     "param_groups",
     "prefill_attention_flops",
+    "PromptTime",
     "prefill_time_s",
     "prefill_tokens_per_s",
+    "prompt_time",
     "prompt_time_s",
     "quant_factors",
     "quant_family",

@@ -16,7 +16,7 @@ import pytest
 from bot.service import Service, User
 from bot.users.runs import MAX_RUNS_PER_DAY
 from catalog.facts import load_facts
-from core.estimate import Request, estimate_of, scenario
+from core.estimate import Request, estimate_of, prompt_of, scenario
 from core.models import Engine
 from core.runs.calibrate import PRIOR_MODELS
 from storage.userdata import UserDataStore
@@ -73,6 +73,29 @@ async def test_a_slower_rig_scales_that_users_later_answers_and_nobody_elses(ser
         assert "Calibrated to your run of" in mine.summary and "Calibrated" not in theirs.summary
     other_device = await service.answer("/speed qwen3 14b rtx 3090", user=ALICE)
     assert "Calibrated" not in other_device.summary  # a factor belongs to the device it was measured on
+
+
+@pytest.mark.parametrize("gpu_id", ["rtx-4090", "rtx-3090", "rtx-5090"])
+@pytest.mark.parametrize("depth", [4096, 32768])
+async def test_a_prompt_at_depth_is_measured_against_the_estimate_at_that_depth(service, gpu_id, depth):
+    """llama-bench ``-d``: a prompt after ``depth`` cached tokens is mostly attention; it is checked and kept against
+    FitBot's estimate of that prompt at that depth (not of pp512 on an empty cache), so a rig 20 % slow reads 0.8."""
+    model, gpu = CATALOG.model("llama-3.1-8b-instruct"), CATALOG.gpu(gpu_id)
+    assert model and gpu
+    decode, prefill = estimate("llama-3.1-8b-instruct", gpu_id)
+    request = Request(quant="Q4_K_M", context=depth + 2048, engine=Engine.LLAMA_CPP, prompt_tokens=2048)
+    deep = prompt_of(scenario(model, gpu, request, CATALOG), 2048, depth)
+    assert deep.attention_share > 0.1  # what the calibration tells apart from the GEMMs
+    paste = table(decode * SLOWER, prefill * SLOWER).replace(
+        "\nbuild:",
+        f"| llama 8B Q4_K - Medium |   4.58 GiB | 8.03 B | CUDA       |  99 | pp2048 @ d{depth} "
+        f"| {2048 / deep.seconds * SLOWER:.2f} ± 3.10 |\n\nbuild:",
+    )
+    card = await service.answer(f"{gpu.short_name}\n" + paste, user=ALICE)
+    assert card.kind == "runs" and card.table is not None, card.summary
+    rows = {row[0]: row[-1] for row in card.table.rows}
+    assert set(rows) == {"pp512", "tg128", f"pp2048 @ d{depth}"}, rows
+    assert set(rows.values()) == {"×0.80"}, rows
 
 
 async def test_mygpu_lists_the_runs_and_forget_deletes_them(service):
