@@ -38,6 +38,7 @@ from core.fit import Placement
 from core.models import Engine, Frozen, Hardware, ModelSpec, Workload
 from core.speed import constants as K
 from core.speed.arch import arch_profile, canonical_arch, consumer_board, is_igpu
+from core.speed.bands import speed_band
 from core.speed.constants import LLAMA_BENCH_PP, PCIE_BYTES_PER_S, RAM_READ_EFFICIENCY, TG_MEAN_DEPTH
 from core.speed.cpu import prompt_quant_factor
 from core.speed.device import (
@@ -353,20 +354,6 @@ def prompt_time(
     return _prompt_time(model, weights, placement, workload, n_tokens, depth, quant_id, system)
 
 
-def prompt_time_s(
-    model: ModelSpec,
-    weights: WeightEstimate,
-    placement: Placement,
-    hardware: Hardware,
-    workload: Workload,
-    n_tokens: int,
-    depth: int = 0,
-    quant_id: str | None = None,
-) -> float:
-    """``prompt_time``'s seconds."""
-    return prompt_time(model, weights, placement, hardware, workload, n_tokens, depth, quant_id).seconds
-
-
 def prefill_tokens_per_s(
     model: ModelSpec,
     weights: WeightEstimate,
@@ -378,7 +365,7 @@ def prefill_tokens_per_s(
     quant_id: str | None = None,
 ) -> float:
     """Prompt tokens/s for a batch of ``n_tokens`` (llama-bench pp512 by default) after ``depth``."""
-    return n_tokens / prompt_time_s(model, weights, placement, hardware, workload, n_tokens, depth, quant_id)
+    return n_tokens / prompt_time(model, weights, placement, hardware, workload, n_tokens, depth, quant_id).seconds
 
 
 # --------------------------------------------------------------------------------------------
@@ -491,28 +478,6 @@ def batch_speed(
 # --------------------------------------------------------------------------------------------
 
 
-def speed_band(
-    value: float, kind: Literal["decode", "prefill"], family: str, level: int, moe: bool = False, segment: str = ""
-) -> tuple[float, float]:
-    """Band around ``value`` from the speed family's held-out spread: level 0 = a calibrated generation
-    (leave-one-GPU-out), 1 = an uncalibrated one (leave-one-family-out), 2 = rough on top (proxy
-    backend, vLLM, offload at a default RAM bandwidth): the level-1 band widened by ``ROUGH_BAND_WIDEN``."""
-    if level == 0:  # the family's calibrated band, or the segment's own where its held-out spread is wider
-        lo, hi = (K.DECODE_BAND if kind == "decode" else K.PREFILL_BAND)[family]
-        lo, hi = (K.SEGMENT_DECODE_BAND if kind == "decode" else K.SEGMENT_PREFILL_BAND).get(segment, (lo, hi))
-    else:  # the family's rough band, or the rough segment's own where its held-out spread is wider
-        lo, hi = (K.DECODE_BAND_ROUGH if kind == "decode" else K.PREFILL_BAND_ROUGH)[family]
-        lo, hi = (K.SEGMENT_DECODE_BAND_ROUGH if kind == "decode" else K.SEGMENT_PREFILL_BAND_ROUGH).get(
-            segment, (lo, hi)
-        )
-    if moe:  # routing and expert GEMMs: the least certain part of the model
-        moe_lo, moe_hi = K.MOE_DECODE_BAND if kind == "decode" else K.MOE_PREFILL_BAND
-        lo, hi = min(lo, moe_lo), max(hi, moe_hi)
-    if level >= 2:
-        lo, hi = lo**K.ROUGH_BAND_WIDEN, hi**K.ROUGH_BAND_WIDEN
-    return value * lo, value * hi
-
-
 def estimate_speed(
     model: ModelSpec,
     weights: WeightEstimate,
@@ -617,11 +582,9 @@ __all__ = [
     "prefill_time_s",
     "prefill_tokens_per_s",
     "prompt_time",
-    "prompt_time_s",
     "quant_factors",
     "quant_family",
     "ram_bandwidth",
-    "speed_band",
     "speed_family",
     "token_read_bytes",
     "touched_weight_bytes",

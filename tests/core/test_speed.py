@@ -336,7 +336,7 @@ def test_ttft_is_prompt_over_prefill_plus_attention_growth():
     assert long.ttft_s > 32 * at512.ttft_s
     placement = place(LLAMA3_8B, Q4_K_M, Hardware(gpu=RTX_4090), Workload())
     hardware, workload = Hardware(gpu=RTX_4090, system_ram_bytes=256 * 10**9), Workload()
-    t = speed.prompt_time_s(LLAMA3_8B, placement.weights, placement, hardware, workload, 16384, quant_id="Q4_K_M")
+    t = speed.prompt_time(LLAMA3_8B, placement.weights, placement, hardware, workload, 16384, quant_id="Q4_K_M").seconds
     assert long.ttft_s == pytest.approx(t)
 
 

@@ -122,7 +122,7 @@ def test_a_rough_segment_keeps_a_band_that_holds_its_rows(result):
     """Issue 37 item 3: a segment a card calls rough (thin, or held out) whose own source-held-out spread is
     wider than its family's rough band gets that spread as its band, in the bench and on the card alike."""
     from core.speed import constants as K
-    from core.speed.estimate import speed_band
+    from core.speed.bands import speed_band
 
     keys = np.array([val.arch_key(r) for r in result["rows"]])
     for kind in ("DECODE", "PREFILL"):
