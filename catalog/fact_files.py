@@ -15,7 +15,7 @@ FACT_FILES = ("gpus.toml", "models.toml", "quants.toml", "gguf_sizes.toml", "off
 CONFIG_DIR = Path(__file__).with_name("configs")  # verbatim config.json copies (catalog.importers.model_configs)
 # what the code reading the facts puts in a row beyond the files (a field counted from a config, ...): part of
 # the hash, so a stored catalog built by older code is rebuilt; change it when a row gains or changes such a field
-ROWS_CODE = "rows 2: expert_params counted from the stored configs"
+ROWS_CODE = "rows 3: expert_params counted from the stored configs; a quant row's [quant.safetensors] bits"
 
 
 def facts_hash(directory: Path = FACTS_DIR) -> str:

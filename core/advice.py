@@ -170,10 +170,12 @@ def nearest_fix(
     shorter = est.max_context >= 4096 and est.max_context < est.context and est.verdict is not Verdict.NO_FIT
     if shorter and (fix := attempt("context", str(est.max_context), context=est.max_context)):
         return fix
+    # the catalog rows on both sides: a vLLM scenario holds the checkpoint form of MXFP4 (core.weights.as_loaded)
+    now = _bytes_per_weight(catalog.quant(s.quant.id) or s.quant)
     smaller = [
         q
         for q in ladder(s.model, s.engine, catalog)
-        if _bytes_per_weight(q) < _bytes_per_weight(s.quant)
+        if _bytes_per_weight(q) < now
         and (s.engine is not Engine.VLLM or vllm_quant_problem(q.id, s.device) is None)
         and (s.engine is not Engine.VLLM or has_checkpoint(s.model, q.id, checkpoints))
     ]

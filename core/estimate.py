@@ -37,6 +37,7 @@ from core.notes import CodedError, Note, note, unverified_note
 from core.speed.device import BACKEND_LABELS, with_backend
 from core.speed.estimate import PromptTime, SpeedEstimate, estimate_speed, prompt_time
 from core.speed.serving import Speeds, speeds_of
+from core.weights import as_loaded
 
 # The reference calculator's defaults (shared/reference): Q4_K_M, 8K context, f16 KV, llama.cpp.
 DEFAULT_QUANT = "Q4_K_M"
@@ -261,6 +262,7 @@ def resolved(
             options=options,
         )
     prompt = request.prompt_tokens or min(DEFAULT_PROMPT_TOKENS, context)
+    quant, measured = as_loaded(quant, measured, engine)  # vLLM: the safetensors checkpoint's bits, not the GGUF's
     return Resolved(request, quant, measured, shared_workload(context, kv, engine, request.concurrent or 1, prompt))
 
 

@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 
 from core import memory
 from core.models import GIB, Engine, Frozen, GpuSpec, Hardware, ModelSpec, QuantSize, QuantSpec, Workload
-from core.weights import WeightEstimate, weights
+from core.weights import WeightEstimate, as_loaded, weights
 
 
 class Verdict(StrEnum):
@@ -131,7 +131,7 @@ def memory_table(
     ]
     rows = []
     for quant, measured in quants:
-        w = weights(model, quant, measured)
+        w = weights(model, *as_loaded(quant, measured, workload.engine))
         held = w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
         rows.append(tuple(held + r for r in rest))
     return memory.usable_bytes(hardware, workload), tuple(rows)
@@ -149,7 +149,7 @@ def _parts(
 
     (weights, host-side weight bytes, KV cache, overhead, total on the GPU(s) with everything there, usable
     bytes): a plain tuple, since scans call it for every device."""
-    w = weights(model, quant, measured)
+    w = weights(model, *as_loaded(quant, measured, workload.engine))
     kv, per_device, shared = memory.context_bytes(model, workload, context)
     overhead = per_device * hardware.count + shared  # ``memory.overhead_bytes``
     host = host_weights_bytes(w, hardware.gpu, workload.engine)
@@ -364,7 +364,7 @@ _LONGEST_ENTRIES = 1024
 def _max_context(
     model: ModelSpec, quant: QuantSpec, hardware: Hardware, workload: Workload, measured: QuantSize | None
 ) -> int:
-    w = weights(model, quant, measured)
+    w = weights(model, *as_loaded(quant, measured, workload.engine))
     room = memory.usable_bytes(hardware, workload) - (
         w.total_bytes - host_weights_bytes(w, hardware.gpu, workload.engine)
     )

@@ -63,6 +63,12 @@ class Engine(StrEnum):
     LLAMA_CPP = "llama.cpp"
     VLLM = "vllm"
 
+    @property
+    def loads_safetensors(self) -> bool:
+        """The engine loads the publisher's safetensors checkpoint (vLLM), not a GGUF file (llama.cpp, and
+        Ollama and LM Studio, which run it): a quant's ``QuantSpec.safetensors`` bits apply to it."""
+        return self is not Engine.LLAMA_CPP
+
 
 class KvCacheType(StrEnum):
     F16 = "f16"
@@ -197,6 +203,18 @@ class ModelSpec(Frozen):
         return self
 
 
+class SafetensorsBits(Frozen):
+    """Bits per weight of a quant's tensor groups in the publisher's safetensors checkpoint, where they differ
+    from the GGUF the row's own figures describe: gpt-oss ships its routed experts in MXFP4 and keeps
+    attention, router, embedding and lm_head in BF16, which the MXFP4 GGUFs requantize to Q8_0."""
+
+    bpw_dense: float
+    bpw_experts: float
+    bpw_embed: float
+    bpw_output: float
+    source: str
+
+
 class QuantSpec(Frozen):
     """A weight format and how many bits each tensor group gets (llama.cpp recipe)."""
 
@@ -209,6 +227,9 @@ class QuantSpec(Frozen):
     bpw_experts_unaligned: float | None = None  # experts when their FFN width is not a multiple of 256
     bpw_embed: float  # token embedding
     bpw_output: float  # output projection (lm_head)
+    # the checkpoint an engine with ``Engine.loads_safetensors`` reads, when its tensors differ from the GGUF's
+    # (core.weights.as_loaded swaps them in; a measured GGUF size then does not apply)
+    safetensors: SafetensorsBits | None = None
     engines: tuple[Engine, ...] = (Engine.LLAMA_CPP,)
     vllm_quantization: str | None = None  # value for `vllm serve --quantization`
     provenance: Provenance

@@ -13,7 +13,7 @@ dense figure was fitted on llama.cpp's own size table for Llama-3.1-8B
 
 from pydantic import Field
 
-from core.models import Frozen, ModelSpec, QuantSize, QuantSpec
+from core.models import Engine, Frozen, ModelSpec, QuantSize, QuantSpec
 
 
 class ParamGroups(Frozen):
@@ -82,6 +82,49 @@ def split_params(model: ModelSpec) -> ParamGroups:
 
 
 _GROUPS: dict[int, tuple[ModelSpec, ParamGroups]] = {}  # id() keyed like ``_MEMO`` below
+
+
+def as_loaded(quant: QuantSpec, measured: QuantSize | None, engine: Engine) -> tuple[QuantSpec, QuantSize | None]:
+    """The quant and its measured size as ``engine`` loads them.
+
+    A row's bits describe the GGUF file; where the publisher's safetensors checkpoint holds other tensors
+    (``QuantSpec.safetensors``: gpt-oss's MXFP4 checkpoint keeps attention, router, embedding and lm_head in
+    BF16, its GGUFs have them in Q8_0), an engine that loads the checkpoint (``Engine.loads_safetensors``:
+    vLLM) gets the checkpoint's bits, and the measured GGUF size, a file it never loads, is dropped. Either
+    form of the quant may come in (a scenario's quant is passed on): the checkpoint form keeps its
+    ``safetensors``, so it stays the checkpoint for vLLM, and llama.cpp gets the catalog row back.
+    """
+    bits = quant.safetensors
+    if bits is None:
+        return quant, measured
+    known = _LOADED.get(id(quant))
+    if known is not None and (known[0] is quant or known[1] is quant):
+        row, checkpoint = known
+    else:
+        if len(_LOADED) >= _LOADED_ENTRIES:
+            _LOADED.clear()
+        row, checkpoint = (
+            quant,
+            quant.model_copy(
+                update={
+                    "bpw_dense": bits.bpw_dense,
+                    "bpw_experts": bits.bpw_experts,
+                    "bpw_experts_unaligned": None,  # no K/IQ blocks in a checkpoint
+                    "bpw_embed": bits.bpw_embed,
+                    "bpw_output": bits.bpw_output,
+                }
+            ),
+        )
+        _LOADED[id(row)] = _LOADED[id(checkpoint)] = (row, checkpoint)
+    if engine.loads_safetensors:
+        return checkpoint, None
+    return row, measured
+
+
+# the row and its checkpoint form under the id() of either, both kept in the entry (an id a collected object
+# leaves behind never matches, as in ``_MEMO``): one checkpoint object per row, so the weights memo hits
+_LOADED: dict[int, tuple[QuantSpec, QuantSpec]] = {}
+_LOADED_ENTRIES = 256  # only the rows with a ``safetensors`` table, one set per catalog object
 
 
 def recipe_weights(model: ModelSpec, quant: QuantSpec) -> WeightEstimate:

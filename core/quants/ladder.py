@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from core.models import Catalog, Engine, ModelSpec, QuantSpec
 from core.quants.rules import sensible
-from core.weights import WeightEstimate, weights
+from core.weights import WeightEstimate, as_loaded, weights
 
 QUANT_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS")
 LOW_BIT_LADDER_MOE = ("UD-Q2_K_XL", "UD-IQ2_M", "UD-IQ1_M")
@@ -129,10 +129,11 @@ def ladder_weights(model: ModelSpec, engine: Engine, catalog: Catalog) -> Iterat
         quants = ladder(model, engine, catalog)
         hit = _RUNGS[key] = (catalog, model, quants, [None] * len(quants))
     quants, weighed = hit[2], hit[3]
-    for i, quant in enumerate(quants):
+    for i, row in enumerate(quants):
+        quant, measured = as_loaded(row, catalog.size(model.id, row.id), engine)  # vLLM: the checkpoint's bits
         w = weighed[i]
         if w is None:  # set by index: the same figures whichever thread weighs it first
-            w = weighed[i] = weights(model, quant, catalog.size(model.id, quant.id))
+            w = weighed[i] = weights(model, quant, measured)
         yield quant, w
 
 
