@@ -152,37 +152,43 @@ def derive_bands(result: dict[str, Any]) -> None:
         # a segment (generation x backend) with enough calibrated rows whose own held-out spread is wider than its
         # family's gets its own calibrated band: the band must hold per segment, not only per family
         keys = np.array([arch_key(r) for r in rows])
-        segment: dict[str, tuple[float, float]] = {}
-        q = ((1 - SEEN_SHARE) / 2, (1 + SEEN_SHARE) / 2)
-        by_arch = sources_by_arch(rows)
-        for key in sorted(k for k, src in by_arch.items() if len(src) >= MIN_SOURCES):
-            sel = mask & (keys == key)
-            if sel.sum() < MIN_FAMILY_ROWS:
-                continue
-            lo, hi = band_factors(result["loso"][sel], *q)
-            family = rows[int(np.flatnonzero(sel)[0])].family
-            flo, fhi = seen[family]
-            if lo < flo or hi > fhi:
-                segment[key] = (min(lo, flo), max(hi, fhi))
-        segment_bands[f"SEGMENT_{kind}_BAND"] = segment
+        wide = sorted(k for k, src in sources_by_arch(rows).items() if len(src) >= MIN_SOURCES)
+        segment_bands[f"SEGMENT_{kind}_BAND"] = wider_segments(result, keys, wide, mask, seen, SEEN_SHARE)
         rough = bands[f"{kind}_BAND_ROUGH"] = {
             f: (min(unseen[f][0], thin[f][0], seen[f][0]), max(unseen[f][1], thin[f][1], seen[f][1])) for f in FAMILIES
         }
         # likewise a segment a card calls rough whose own source-held-out spread is wider than its family's rough
         # band: "rough" must hold what was measured there too (issue 37 item 3)
-        q_rough, rough_segment = ((1 - UNSEEN_SHARE) / 2, (1 + UNSEEN_SHARE) / 2), {}
-        for key in sorted(set(keys[mask & ~calibrated])):
-            sel = mask & ~calibrated & (keys == key)
-            if sel.sum() < MIN_FAMILY_ROWS:
-                continue
-            lo, hi = band_factors(result["loso"][sel], *q_rough)
-            flo, fhi = rough[rows[int(np.flatnonzero(sel)[0])].family]
-            if lo < flo or hi > fhi:
-                rough_segment[key] = (min(lo, flo), max(hi, fhi))
-        segment_bands[f"SEGMENT_{kind}_BAND_ROUGH"] = rough_segment
+        thin_mask = mask & ~calibrated
+        rough_keys = sorted(set(keys[thin_mask]))
+        segment_bands[f"SEGMENT_{kind}_BAND_ROUGH"] = wider_segments(
+            result, keys, rough_keys, thin_mask, rough, UNSEEN_SHARE
+        )
         by_source, by_family = band_factors(result["loso"][mask & moe]), band_factors(result["lofo"][mask & moe])
         moe_bands[kind] = (min(by_source[0], by_family[0]), max(by_source[1], by_family[1]))
     result["bands"], result["moe_bands"], result["segment_bands"] = bands, moe_bands, segment_bands
+
+
+def wider_segments(
+    result: dict[str, Any],
+    keys: np.ndarray,
+    segments: list[str],
+    mask: np.ndarray,
+    family_band: dict[str, tuple[float, float]],
+    share: float,
+) -> dict[str, tuple[float, float]]:
+    """The segments among ``segments`` (rows ``mask``) whose own source-held-out central ``share`` is wider than
+    their family's band, each with the union of both."""
+    rows, out = result["rows"], {}
+    for key in segments:
+        sel = mask & (keys == key)
+        if sel.sum() < MIN_FAMILY_ROWS:
+            continue
+        lo, hi = band_factors(result["loso"][sel], (1 - share) / 2, (1 + share) / 2)
+        flo, fhi = family_band[rows[int(np.flatnonzero(sel)[0])].family]
+        if lo < flo or hi > fhi:
+            out[key] = (min(lo, flo), max(hi, fhi))
+    return out
 
 
 def row_bands(
