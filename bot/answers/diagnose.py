@@ -44,11 +44,10 @@ def diagnose_answer(answers: Answers, paste: str, words: Query, lang: Lang, user
     """The diagnosis card for a paste (pure: the same paste gives the same card); ``words``: the user's own
     words around it as parsed (``bot.understand``), ``echo`` the message for the cards' buttons."""
     notes: list[Note] = []
-    body = paste
-    if len(body) > MAX_PASTE_CHARS:
+    if len(paste) > MAX_PASTE_CHARS:
         return failure_card(lang, "too_long", limit=MAX_PASTE_CHARS)
-    facts = read_log(body) if looks_like_log(body) else None
-    flags: LaunchFlags | ParseFailure | None = parse_command(body) if find_command(body) else None
+    facts = read_log(paste) if looks_like_log(paste) else None
+    flags: LaunchFlags | ParseFailure | None = parse_command(paste) if find_command(paste) else None
     if flags is None or (isinstance(flags, ParseFailure) and facts is not None):
         flags = log_settings(facts) if facts is not None else None
     prose_model = _model_from_words(answers, words) if flags is None and facts is not None else None
@@ -71,7 +70,7 @@ def diagnose_answer(answers: Answers, paste: str, words: Query, lang: Lang, user
     q = words
     named = q.gpu is not None  # the user's own words name the device: their count (1 unless said) stands
     if q.gpu is None and q.gpu_text is None and q.device_kind is None and facts and facts.device_names:
-        prose = paste_prose(body)
+        prose = paste_prose(paste)
         q = parse(f"{prose} {len(facts.device_names)}x {_VENDOR.sub('', facts.device_names[0])}", answers.vocab)
         notes.append(
             Note(code="dx_log_devices", values={"gpu": facts.device_names[0], "n": str(len(facts.device_names))})
@@ -100,7 +99,7 @@ def diagnose_answer(answers: Answers, paste: str, words: Query, lang: Lang, user
         if not gpu.unified_memory:
             notes.append(Note(code="dx_ram_default", values={"ram": f"{ram_gb:g}"}))
     result = diagnose(flags, model, quant, answers.catalog.size(model.id, quant.id), gpu, count, round(ram_gb * 1e9))
-    card = diagnosis_card(result, facts, answers.catalog, lang, [*resolver.notes, *notes], echo=_echo(body))
+    card = diagnosis_card(result, facts, answers.catalog, lang, [*resolver.notes, *notes], echo=_echo(paste))
     subject = Subject(
         model_id=model.id,
         model_name=model.name,

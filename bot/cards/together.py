@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.reply import Reply, Row, Section, Subject, Tone
+from bot.reply import Reply, Row, Section, Subject, Tone, setup_label
 from core.models import GpuSpec, Lang
 from core.multi_model import Together
 from core.notes import Note
@@ -65,11 +65,10 @@ def together_card(
             )
         )
     assumed = [t(lang, f"together.note.{n.code}", **n.values) for n in notes] + [t(lang, "together.assumption")]
-    label = f"{count}x {gpu.short_name}" if count > 1 else gpu.short_name
     return Reply(
         kind="together",
         locale=lang,
-        title=t(lang, "together.title", gpu=label),
+        title=t(lang, "together.title", gpu=setup_label(gpu.short_name, count)),
         tone=tone,
         summary=summary,
         sections=tuple(sections),
