@@ -70,3 +70,17 @@ def test_plain_questions_are_not_special(service):
     kinds = {text: service.answers.understand(text).kind for text in (
         "can I run qwen3 32b on a 4090?", "llama-server -m x.gguf -ngl 99", "whisper and qwen3 8b on a 3060")}  # fmt: skip
     assert list(kinds.values()) == ["question", "paste", "together"]
+
+
+@pytest.mark.parametrize(
+    "lang, question",
+    [("en", "LLM + embedder + Whisper on one 6 GB card"), ("de", "LLM + Embedder + Whisper auf einer 6-GB-Karte")],
+)
+def test_no_room_left_for_an_llm_says_so_in_the_user_s_language(service, lang, question):
+    """The side models alone fill a small card: the suggestion list is empty, and the card says there is no room
+    for an LLM (not an empty section)."""
+    reply = ask(service, question)
+    assert reply.kind == "together" and reply.locale == lang, reply.summary
+    suggest = reply.sections[-1].rows
+    expected = {"en": "No room left for an LLM on this GPU.", "de": "Auf dieser GPU bleibt kein Platz für ein LLM."}
+    assert [r.value for r in suggest] == [expected[lang]]
